@@ -1,0 +1,76 @@
+// ringmaster-agent: the daemon on every GPU host. Thin: flags in, AgentServer out.
+#include <CLI/CLI.hpp>
+#include <cstdio>
+
+#include "agent_server.h"
+#include "ringmaster/security/keys.h"
+
+using namespace ringmaster;
+
+int main(int argc, char** argv) {
+  // Before any thread exists, so every thread inherits the mask (signals come via signalfd).
+  agent::blockAgentSignals();
+
+  CLI::App app{"ringmaster-agent: runs training ranks for Ringmaster clients"};
+  agent::AgentOptions options;
+  app.add_option("--listen", options.listen, "endpoint to listen on, tcp://HOST:PORT")
+      ->capture_default_str();
+  app.add_option("--state-dir", options.state_dir, "keys, journal, job logs and checkpoints");
+  app.add_option("--name", options.name, "agent name (default: host name)");
+  app.add_option("--slots", options.slots, "ranks it runs at once (default: GPUs, else CPUs)")
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--health-interval-ms", options.health_interval_ms, "host health sampling period")
+      ->check(CLI::Range(50, 3600000))
+      ->capture_default_str();
+  app.add_flag("--quiet", options.quiet, "no log lines on stderr");
+
+  std::string state_dir;
+  auto* pubkey = app.add_subcommand("pubkey", "print the agent's public key (creating it)");
+  pubkey->add_option("--state-dir", state_dir, "state directory")->required();
+  auto* authorize = app.add_subcommand("authorize", "allow a client key to use this agent");
+  std::string key, comment;
+  authorize->add_option("--state-dir", state_dir, "state directory")->required();
+  authorize->add_option("KEY", key, "the client's public key (ringmasterctl keys)")->required();
+  authorize->add_option("--comment", comment, "note stored next to the key");
+  CLI11_PARSE(app, argc, argv);
+
+  if (*pubkey) {
+    auto pair = security::loadOrCreateKeyPair(agent::agentKeyPath(state_dir));
+    if (!pair.isOk()) {
+      std::fprintf(stderr, "ringmaster-agent: %s\n", pair.status().message().c_str());
+      return 1;
+    }
+    std::printf("%s\n", pair->public_key.c_str());
+    return 0;
+  }
+  if (*authorize) {
+    bool added = false;
+    Status status =
+        security::authorizeKey(agent::authorizedKeysPath(state_dir), key, comment, &added);
+    if (!status.isOk()) {
+      std::fprintf(stderr, "ringmaster-agent: %s\n", status.message().c_str());
+      return 2;
+    }
+    std::printf("%s %s in %s\n", key.c_str(), added ? "authorized" : "was already authorized",
+                agent::authorizedKeysPath(state_dir).c_str());
+    return 0;
+  }
+  if (options.state_dir.empty()) {
+    std::fprintf(stderr, "ringmaster-agent: --state-dir is required\n%s", app.help().c_str());
+    return 2;
+  }
+  auto server = agent::AgentServer::create(options);
+  if (!server.isOk()) {
+    std::fprintf(stderr, "ringmaster-agent: %s\n", server.status().message().c_str());
+    return 1;
+  }
+  std::printf("agent %s\nendpoint %s\npublic-key %s\n", (*server)->name().c_str(),
+              (*server)->endpoint().c_str(), (*server)->publicKey().c_str());
+  std::fflush(stdout);
+  Status status = (*server)->run();
+  if (!status.isOk()) {
+    std::fprintf(stderr, "ringmaster-agent: %s\n", status.message().c_str());
+    return 1;
+  }
+  return 0;
+}

@@ -1,0 +1,509 @@
+#include "agent_server.h"
+
+#include <signal.h>
+#include <sys/signalfd.h>
+#include <unistd.h>
+#include <zmq.h>
+
+#include <chrono>
+#include <cstdio>
+#include <ctime>
+#include <deque>
+#include <filesystem>
+#include <map>
+#include <set>
+#include <thread>
+
+#include "host_sampler.h"
+#include "job_supervisor.h"
+#include "journal.h"
+#include "ringmaster/config.h"
+#include "ringmaster/net/socket_options.h"
+#include "ringmaster/protocol/codec.h"
+#include "ringmaster/security/keys.h"
+#include "zap_handler.h"
+
+extern char** environ;
+
+namespace ringmaster::agent {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+constexpr uint32_t kDefaultBatchRecords = 10000;
+constexpr uint32_t kMaxBatchRecords = 100000;
+constexpr uint32_t kDefaultLogChunk = 1u << 20;
+constexpr uint32_t kMaxWaitMs = 60000;
+
+double unixNow() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+std::string hostName() {
+  char buffer[256] = {};
+  ::gethostname(buffer, sizeof buffer - 1);
+  return buffer;
+}
+
+std::vector<std::string> currentEnvironment() {
+  std::vector<std::string> env;
+  for (char** e = environ; e && *e; ++e) env.emplace_back(*e);
+  return env;
+}
+
+// A request that waits for data (long poll): answered when data arrives or at its deadline.
+struct ParkedRequest {
+  std::string identity;
+  proto::Envelope request;
+  Clock::time_point deadline;
+};
+
+}  // namespace
+
+void blockAgentSignals() {
+  sigset_t set;
+  sigemptyset(&set);
+  for (int sig : {SIGCHLD, SIGTERM, SIGINT, SIGHUP}) sigaddset(&set, sig);
+  pthread_sigmask(SIG_BLOCK, &set, nullptr);
+  ::signal(SIGPIPE, SIG_IGN);
+}
+
+std::string agentKeyPath(const std::string& state_dir) { return state_dir + "/agent.key"; }
+std::string authorizedKeysPath(const std::string& state_dir) {
+  return state_dir + "/authorized_keys";
+}
+
+struct AgentServer::Impl {
+  AgentOptions options;
+  security::KeyPair keys;
+  std::string endpoint;
+  void* context = nullptr;
+  void* router = nullptr;
+  int signal_fd = -1;
+  std::unique_ptr<ZapHandler> zap;
+  std::unique_ptr<Journal> journal;
+  std::unique_ptr<HostSampler> sampler;
+  std::unique_ptr<JobSupervisor> supervisor;
+  proto::Inventory inventory;
+  proto::HealthSample last_health;
+  double last_health_time = 0;
+  double started_at = 0;
+  Clock::time_point next_health;
+  std::deque<ParkedRequest> parked;
+  bool stopping = false;
+  uint64_t answered_up_to = 0;  // journal seq the parked requests were last retried at
+
+  ~Impl() {
+    supervisor.reset();
+    if (router) zmq_close(router);
+    zap.reset();
+    if (context) zmq_ctx_term(context);
+    if (signal_fd >= 0) ::close(signal_fd);
+  }
+
+  void log(const std::string& line) const {
+    if (options.quiet) return;
+    std::time_t t = std::time(nullptr);
+    char stamp[32];
+    std::strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%S", std::localtime(&t));
+    std::fprintf(stderr, "%s ringmaster-agent[%s] %s\n", stamp, options.name.c_str(), line.c_str());
+  }
+
+  Status start();
+  void recoverInterruptedJobs();
+  Status loop();
+  void sampleHealth();
+  void onSocketReadable();
+  void handle(const std::string& identity, const proto::Envelope& request);
+  // Returns false when the request must wait (long poll) for more data.
+  bool answerJournalRead(const std::string& identity, const proto::Envelope& request, bool final);
+  bool answerLogRead(const std::string& identity, const proto::Envelope& request, bool final);
+  void reply(const std::string& identity, proto::Envelope& envelope);
+  void replyError(const std::string& identity, uint64_t request_id, const Status& status);
+  void retryParked(bool expire_only);
+};
+
+Status AgentServer::Impl::start() {
+  std::error_code ec;
+  std::filesystem::create_directories(options.state_dir, ec);
+  if (ec) return ioError("cannot create state dir " + options.state_dir + ": " + ec.message());
+  std::filesystem::permissions(options.state_dir, std::filesystem::perms::owner_all, ec);
+  RM_ASSIGN_OR_RETURN(keys, security::loadOrCreateKeyPair(agentKeyPath(options.state_dir)));
+  RM_ASSIGN_OR_RETURN(journal, Journal::open(options.state_dir + "/journal"));
+
+  HostSamplerOptions sampler_options;
+  sampler = std::make_unique<HostSampler>(sampler_options);
+  inventory = sampler->inventory();
+  if (options.slots <= 0) {
+    options.slots = sampler->gpuCount() > 0 ? sampler->gpuCount()
+                                            : std::max<int>(1, static_cast<int>(inventory.cpus()));
+  }
+  SupervisorOptions supervisor_options;
+  supervisor_options.agent_name = options.name;
+  supervisor_options.state_dir = options.state_dir;
+  supervisor_options.slots = options.slots;
+  supervisor_options.gpu_count = sampler->gpuCount();
+  supervisor_options.base_env = currentEnvironment();
+  supervisor = std::make_unique<JobSupervisor>(supervisor_options, journal.get());
+  recoverInterruptedJobs();
+
+  sigset_t set;
+  sigemptyset(&set);
+  for (int sig : {SIGCHLD, SIGTERM, SIGINT, SIGHUP}) sigaddset(&set, sig);
+  signal_fd = ::signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
+  if (signal_fd < 0) return ioError("signalfd failed");
+
+  context = zmq_ctx_new();
+  // The ZAP handler must exist before the CURVE socket; ZAP_ENFORCE_DOMAIN fails closed anyway.
+  zap = std::make_unique<ZapHandler>(context, authorizedKeysPath(options.state_dir),
+                                     [this](const std::string& line) { log(line); });
+  RM_RETURN_IF_ERROR(zap->start());
+  router = zmq_socket(context, ZMQ_ROUTER);
+  RM_RETURN_IF_ERROR(net::applyCommonOptions(router));
+  RM_RETURN_IF_ERROR(net::makeCurveServer(router, keys));
+  int mandatory = 1;
+  zmq_setsockopt(router, ZMQ_ROUTER_MANDATORY, &mandatory, sizeof mandatory);
+  if (zmq_bind(router, options.listen.c_str()) != 0) {
+    return ioError("cannot listen on " + options.listen + ": " + zmq_strerror(zmq_errno()));
+  }
+  char bound[256];
+  size_t bound_size = sizeof bound;
+  zmq_getsockopt(router, ZMQ_LAST_ENDPOINT, bound, &bound_size);
+  endpoint = bound;
+  started_at = unixNow();
+  sampleHealth();
+  return Status::ok();
+}
+
+// Ranks that were running when a previous agent process died are gone with it (they die with
+// the agent): record them as failed so that no client waits for them forever.
+void AgentServer::Impl::recoverInterruptedJobs() {
+  std::map<std::pair<std::string, uint32_t>, std::set<int>> open_ranks;
+  std::set<std::pair<std::string, uint32_t>> open_jobs;
+  std::vector<std::string> batch;
+  proto::JournalRecord record;
+  for (uint64_t seq = 1; seq <= journal->lastSeq(); seq += batch.size()) {
+    batch.clear();
+    if (!journal->read(seq, 100000, 64u << 20, &batch).isOk() || batch.empty()) break;
+    for (const auto& bytes : batch) {
+      if (!record.ParseFromString(bytes)) continue;
+      auto key = std::make_pair(record.job(), record.attempt());
+      switch (record.kind_case()) {
+        case proto::JournalRecord::kJobAccepted:
+          open_jobs.insert(key);
+          for (const auto& r : record.job_accepted().ranks()) open_ranks[key].insert(r.rank());
+          break;
+        case proto::JournalRecord::kRankExited:
+          open_ranks[key].erase(record.rank_exited().rank());
+          break;
+        case proto::JournalRecord::kJobFinished:
+          open_jobs.erase(key);
+          break;
+        default:
+          break;
+      }
+    }
+  }
+  for (const auto& key : open_jobs) {
+    for (int rank : open_ranks[key]) {
+      proto::JournalRecord exited;
+      exited.set_job(key.first);
+      exited.set_attempt(key.second);
+      exited.set_source("rank:" + std::to_string(rank));
+      exited.mutable_rank_exited()->set_rank(rank);
+      exited.mutable_rank_exited()->set_state(proto::FAILED);
+      exited.mutable_rank_exited()->set_exit_code(-1);
+      exited.mutable_rank_exited()->set_error("the agent restarted while the rank was running");
+      journal->append(exited);
+    }
+    proto::JournalRecord finished;
+    finished.set_job(key.first);
+    finished.set_attempt(key.second);
+    finished.set_source("agent:" + options.name);
+    finished.mutable_job_finished()->set_state(proto::FAILED);
+    finished.mutable_job_finished()->set_agent(options.name);
+    journal->append(finished);
+    log("job " + key.first + " attempt " + std::to_string(key.second) +
+        " was interrupted by an agent restart: recorded as failed");
+  }
+  journal->flush();
+}
+
+void AgentServer::Impl::sampleHealth() {
+  last_health = sampler->sample();
+  last_health_time = unixNow();
+  proto::JournalRecord record;
+  record.set_source("host:" + options.name);
+  record.set_time(last_health_time);
+  *record.mutable_health() = last_health;
+  journal->append(record);
+  next_health = Clock::now() + std::chrono::milliseconds(options.health_interval_ms);
+}
+
+void AgentServer::Impl::reply(const std::string& identity, proto::Envelope& envelope) {
+  std::string frame = protocol::encode(envelope);
+  if (zmq_send(router, identity.data(), identity.size(), ZMQ_SNDMORE | ZMQ_DONTWAIT) < 0) {
+    return;  // the client is gone (ROUTER_MANDATORY): nothing to do
+  }
+  zmq_send(router, frame.data(), frame.size(), ZMQ_DONTWAIT);
+}
+
+void AgentServer::Impl::replyError(const std::string& identity, uint64_t request_id,
+                                   const Status& status) {
+  proto::Envelope envelope = protocol::makeError(request_id, status.code(), status.message(),
+                                                 options.name);
+  reply(identity, envelope);
+}
+
+void AgentServer::Impl::onSocketReadable() {
+  // Bounded so that rank output and signals are served between bursts of requests.
+  for (int budget = 0; budget < 256; ++budget) {
+    std::vector<std::string> frames;
+    bool more = true;
+    while (more) {
+      zmq_msg_t frame;
+      zmq_msg_init(&frame);
+      if (zmq_msg_recv(&frame, router, ZMQ_DONTWAIT) < 0) {
+        zmq_msg_close(&frame);
+        return;
+      }
+      more = zmq_msg_more(&frame);
+      // Keep at most identity + payload; a longer message is drained and refused below.
+      if (frames.size() < 3) {
+        frames.emplace_back(static_cast<const char*>(zmq_msg_data(&frame)), zmq_msg_size(&frame));
+      }
+      zmq_msg_close(&frame);
+    }
+    if (frames.size() != 2) {
+      log("dropped a message of " + std::to_string(frames.size()) +
+          " frame(s) (expected one payload frame)");
+      if (!frames.empty()) {
+        replyError(frames[0], 0, protocolError("expected exactly one frame per request"));
+      }
+      continue;
+    }
+    auto decoded = protocol::decode(frames[1].data(), frames[1].size());
+    if (!decoded.isOk()) {
+      // Echo the request id when the frame parses at all, so the client can match the error.
+      proto::Envelope partial;
+      uint64_t request_id = partial.ParseFromString(frames[1]) ? partial.request_id() : 0;
+      log("bad request: " + decoded.status().message());
+      replyError(frames[0], request_id, decoded.status());
+      continue;
+    }
+    handle(frames[0], *decoded);
+  }
+}
+
+void AgentServer::Impl::handle(const std::string& identity, const proto::Envelope& request) {
+  proto::Envelope response;
+  response.set_request_id(request.request_id());
+  switch (request.body_case()) {
+    case proto::Envelope::kInventoryRequest: {
+      proto::Inventory* inv = response.mutable_inventory();
+      *inv = inventory;
+      inv->set_agent_name(options.name);
+      inv->set_slots(supervisor->slotsTotal());
+      inv->set_slots_free(supervisor->slotsFree());
+      *inv->mutable_health() = last_health;
+      inv->set_health_time(last_health_time);
+      inv->set_journal_id(journal->id());
+      inv->set_journal_last_seq(journal->lastSeq());
+      inv->set_version(RINGMASTER_VERSION);
+      inv->set_started_at(started_at);
+      for (const auto& id : supervisor->runningJobs()) inv->add_running_jobs(id);
+      break;
+    }
+    case proto::Envelope::kPrepareJob: {
+      auto port = supervisor->prepare(request.prepare_job().launch(),
+                                      request.prepare_job().reserve_master_port());
+      if (!port.isOk()) return replyError(identity, request.request_id(), port.status());
+      response.mutable_prepare_reply()->set_master_port(*port);
+      break;
+    }
+    case proto::Envelope::kLaunchJob: {
+      const auto& launch = request.launch_job().launch();
+      auto pids = supervisor->launch(launch);
+      if (!pids.isOk()) {
+        log("launch of job " + launch.job_id() + " failed: " + pids.status().message());
+        return replyError(identity, request.request_id(), pids.status());
+      }
+      log("job " + launch.job_id() + " attempt " + std::to_string(launch.attempt()) + ": started " +
+          std::to_string(pids->size()) + " rank(s)");
+      for (int pid : *pids) response.mutable_launch_reply()->add_pids(pid);
+      break;
+    }
+    case proto::Envelope::kStopJob: {
+      auto signalled = supervisor->stop(request.stop_job().job_id(),
+                                        std::chrono::milliseconds(request.stop_job().grace_ms()));
+      if (!signalled.isOk()) return replyError(identity, request.request_id(), signalled.status());
+      log("job " + request.stop_job().job_id() + ": stop requested");
+      response.mutable_stop_reply()->set_ranks_signalled(*signalled);
+      break;
+    }
+    case proto::Envelope::kReadJournal:
+      if (!answerJournalRead(identity, request, false)) {
+        uint32_t wait = std::min(request.read_journal().wait_ms(), kMaxWaitMs);
+        parked.push_back({identity, request, Clock::now() + std::chrono::milliseconds(wait)});
+      }
+      return;
+    case proto::Envelope::kReadLog:
+      if (!answerLogRead(identity, request, false)) {
+        uint32_t wait = std::min(request.read_log().wait_ms(), kMaxWaitMs);
+        parked.push_back({identity, request, Clock::now() + std::chrono::milliseconds(wait)});
+      }
+      return;
+    default:
+      return replyError(identity, request.request_id(),
+                        Status(ErrorCode::kUnimplemented,
+                               std::string("agents do not accept '") +
+                                   protocol::bodyName(request) + "' requests"));
+  }
+  reply(identity, response);
+}
+
+bool AgentServer::Impl::answerJournalRead(const std::string& identity,
+                                          const proto::Envelope& request, bool final) {
+  const proto::ReadJournal& read = request.read_journal();
+  if (!read.journal_id().empty() && read.journal_id() != journal->id()) {
+    replyError(identity, request.request_id(),
+               notFound("journal '" + read.journal_id() + "' is not this agent's (it has '" +
+                        journal->id() + "'; was its state dir replaced?)"));
+    return true;
+  }
+  uint64_t from = std::max<uint64_t>(1, read.from_seq());
+  if (from > journal->lastSeq() && read.wait_ms() > 0 && !final) return false;
+  uint32_t max_records = read.max_records() ? std::min(read.max_records(), kMaxBatchRecords)
+                                            : kDefaultBatchRecords;
+  uint32_t max_bytes = read.max_bytes() ? std::min(read.max_bytes(), protocol::kMaxReplyBytes)
+                                        : protocol::kMaxReplyBytes / 2;
+  std::vector<std::string> records;
+  Status status = journal->read(from, max_records, max_bytes, &records);
+  if (!status.isOk()) {
+    replyError(identity, request.request_id(), status);
+    return true;
+  }
+  proto::Envelope response;
+  response.set_request_id(request.request_id());
+  proto::JournalBatch* batch = response.mutable_journal_batch();
+  batch->set_journal_id(journal->id());
+  batch->set_next_seq(from + records.size());
+  batch->set_last_seq(journal->lastSeq());
+  for (auto& r : records) batch->add_records(std::move(r));
+  reply(identity, response);
+  return true;
+}
+
+bool AgentServer::Impl::answerLogRead(const std::string& identity, const proto::Envelope& request,
+                                      bool final) {
+  const proto::ReadLog& read = request.read_log();
+  auto info = supervisor->logInfo(read.job_id(), read.rank(), read.attempt());
+  if (!info.isOk()) {
+    replyError(identity, request.request_id(), info.status());
+    return true;
+  }
+  std::error_code ec;
+  uint64_t size = std::filesystem::file_size(info->path, ec);
+  if (read.offset() >= size && !info->finished && read.wait_ms() > 0 && !final) return false;
+  proto::Envelope response;
+  response.set_request_id(request.request_id());
+  proto::LogChunk* chunk = response.mutable_log_chunk();
+  uint64_t offset = std::min<uint64_t>(read.offset(), size);
+  uint32_t want = read.max_bytes() ? std::min(read.max_bytes(), protocol::kMaxReplyBytes)
+                                   : kDefaultLogChunk;
+  std::string data(static_cast<size_t>(std::min<uint64_t>(want, size - offset)), '\0');
+  if (FILE* f = std::fopen(info->path.c_str(), "rb")) {
+    std::fseek(f, static_cast<long>(offset), SEEK_SET);
+    data.resize(std::fread(data.data(), 1, data.size(), f));
+    std::fclose(f);
+  }
+  chunk->set_offset(offset);
+  chunk->set_size(size);
+  chunk->set_finished(info->finished && offset + data.size() >= size);
+  chunk->set_data(std::move(data));
+  reply(identity, response);
+  return true;
+}
+
+void AgentServer::Impl::retryParked(bool expire_only) {
+  const auto now = Clock::now();
+  for (auto it = parked.begin(); it != parked.end();) {
+    bool expired = it->deadline <= now;
+    if (expire_only && !expired) {
+      ++it;
+      continue;
+    }
+    bool done = it->request.has_read_journal()
+                    ? answerJournalRead(it->identity, it->request, expired)
+                    : answerLogRead(it->identity, it->request, expired);
+    it = done ? parked.erase(it) : std::next(it);
+  }
+}
+
+Status AgentServer::Impl::loop() {
+  std::vector<zmq_pollitem_t> items;
+  while (true) {
+    items.clear();
+    items.push_back({router, 0, ZMQ_POLLIN, 0});
+    items.push_back({nullptr, signal_fd, ZMQ_POLLIN, 0});
+    for (int fd : supervisor->outputFds()) items.push_back({nullptr, fd, ZMQ_POLLIN, 0});
+
+    auto now = Clock::now();
+    auto wake = std::min(next_health, supervisor->onTimer(now));
+    for (const auto& p : parked) wake = std::min(wake, p.deadline);
+    long timeout_ms = std::max<long>(
+        0, std::chrono::duration_cast<std::chrono::milliseconds>(wake - now).count() + 1);
+    if (zmq_poll(items.data(), static_cast<int>(items.size()), timeout_ms) < 0 &&
+        zmq_errno() != EINTR) {
+      return ioError(std::string("zmq_poll: ") + zmq_strerror(zmq_errno()));
+    }
+    for (size_t i = 2; i < items.size(); ++i) {
+      if (items[i].revents & (ZMQ_POLLIN | ZMQ_POLLERR)) supervisor->onOutputReadable(items[i].fd);
+    }
+    if (items[1].revents & ZMQ_POLLIN) {
+      signalfd_siginfo info;
+      while (::read(signal_fd, &info, sizeof info) == sizeof info) {
+        if (info.ssi_signo == SIGTERM || info.ssi_signo == SIGINT || info.ssi_signo == SIGHUP) {
+          stopping = true;
+        }
+      }
+      supervisor->reapChildren();
+    }
+    if (stopping) {
+      log("shutting down: stopping every rank");
+      supervisor->stopAll(std::chrono::seconds(5));
+      journal->flush();
+      return Status::ok();
+    }
+    if (Clock::now() >= next_health) sampleHealth();
+    if (items[0].revents & ZMQ_POLLIN) onSocketReadable();
+    // Everything appended this round becomes visible to readers before anyone is answered.
+    if (Status flushed = journal->flush(); !flushed.isOk()) log(flushed.message());
+    // Long polls are retried only when something new exists; otherwise only expired ones.
+    bool journal_grew = journal->lastSeq() != answered_up_to;
+    answered_up_to = journal->lastSeq();
+    bool logs_grew = supervisor->takeActivity();
+    retryParked(!(journal_grew || logs_grew));
+  }
+}
+
+AgentServer::AgentServer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+AgentServer::~AgentServer() = default;
+
+Result<std::unique_ptr<AgentServer>> AgentServer::create(AgentOptions options) {
+  auto impl = std::make_unique<Impl>();
+  if (options.state_dir.empty()) return invalidArgument("--state-dir is required");
+  if (options.name.empty()) options.name = hostName();
+  impl->options = std::move(options);
+  RM_RETURN_IF_ERROR(impl->start());
+  return std::unique_ptr<AgentServer>(new AgentServer(std::move(impl)));
+}
+
+const std::string& AgentServer::name() const { return impl_->options.name; }
+const std::string& AgentServer::endpoint() const { return impl_->endpoint; }
+const std::string& AgentServer::publicKey() const { return impl_->keys.public_key; }
+
+Status AgentServer::run() { return impl_->loop(); }
+
+}  // namespace ringmaster::agent

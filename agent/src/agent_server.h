@@ -1,0 +1,49 @@
+#pragma once
+// ringmaster-agent's server: one thread owns the CURVE ROUTER socket, the journal, the host
+// sampler and the job supervisor, and multiplexes them with zmq_poll (the socket, a signalfd for
+// SIGCHLD/SIGTERM/SIGINT, and every rank's output pipe). The ZAP handler runs on its own thread.
+//
+// REQUIRES: SIGCHLD, SIGTERM, SIGINT and SIGHUP are blocked in every thread before create() is
+// called (blockAgentSignals() does it), so that they arrive through the signalfd.
+
+#include <memory>
+#include <string>
+
+#include "ringmaster/util/result.h"
+
+namespace ringmaster::agent {
+
+struct AgentOptions {
+  std::string listen = "tcp://127.0.0.1:7070";  // tcp://HOST:PORT (port 0: pick one)
+  std::string state_dir;
+  std::string name;  // default: the host name
+  int slots = 0;     // default: the number of GPUs, or of CPUs on a host without GPUs
+  int health_interval_ms = 1000;
+  bool quiet = false;  // no log lines on stderr
+};
+
+void blockAgentSignals();
+
+class AgentServer {
+ public:
+  static Result<std::unique_ptr<AgentServer>> create(AgentOptions options);
+  ~AgentServer();
+
+  const std::string& name() const;
+  const std::string& endpoint() const;  // the bound endpoint (actual port)
+  const std::string& publicKey() const;
+
+  // Serves until SIGTERM/SIGINT. On the way out every rank is stopped and recorded.
+  Status run();
+
+ private:
+  struct Impl;
+  explicit AgentServer(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+// Paths inside a state dir.
+std::string agentKeyPath(const std::string& state_dir);
+std::string authorizedKeysPath(const std::string& state_dir);
+
+}  // namespace ringmaster::agent

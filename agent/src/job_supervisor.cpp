@@ -1,0 +1,544 @@
+#include "job_supervisor.h"
+
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+
+#include "env_contract.h"
+#include "rank_process.h"
+
+namespace ringmaster::agent {
+namespace {
+
+constexpr size_t kMaxLineBytes = 64 * 1024;  // longer lines are logged but never metrics
+
+Result<uint32_t> reserveFreePort() {
+  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return ioError(std::string("socket: ") + std::strerror(errno));
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_ANY);
+  socklen_t length = sizeof address;
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0 ||
+      ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) != 0) {
+    ::close(fd);
+    return ioError(std::string("cannot find a free port: ") + std::strerror(errno));
+  }
+  ::close(fd);
+  return static_cast<uint32_t>(ntohs(address.sin_port));
+}
+
+bool isPythonScript(const std::string& program) {
+  return program.size() > 3 && program.compare(program.size() - 3, 3, ".py") == 0;
+}
+
+// torchrun runs `script.py args` with the Python interpreter; a program is run as it is.
+std::vector<std::string> rankArgv(const proto::JobLaunch& launch) {
+  std::vector<std::string> argv(launch.argv().begin(), launch.argv().end());
+  if (launch.launcher() == proto::TORCHRUN && !argv.empty() && isPythonScript(argv[0])) {
+    argv.insert(argv.begin(), "python3");
+  }
+  return argv;
+}
+
+std::vector<std::string> withJobEnv(const std::vector<std::string>& base,
+                                    const proto::JobLaunch& launch) {
+  std::vector<std::string> env = base;
+  for (const auto& var : launch.env()) env.push_back(var.name() + "=" + var.value());
+  return env;
+}
+
+}  // namespace
+
+bool isValidJobId(const std::string& job_id) {
+  if (job_id.empty() || job_id.size() > 128 || job_id == "." || job_id == "..") return false;
+  return std::all_of(job_id.begin(), job_id.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-';
+  });
+}
+
+JobSupervisor::JobSupervisor(SupervisorOptions options, Journal* journal)
+    : options_(std::move(options)), journal_(journal) {}
+
+JobSupervisor::~JobSupervisor() {
+  for (auto& [id, job] : jobs_) {
+    for (auto& rank : job.ranks) {
+      if (!rank.exited) ::kill(-rank.pid, SIGKILL);
+      if (rank.output_fd >= 0) ::close(rank.output_fd);
+      if (rank.log_fd >= 0) ::close(rank.log_fd);
+    }
+  }
+}
+
+std::string JobSupervisor::jobDir(const std::string& job_id) const {
+  return options_.state_dir + "/jobs/" + job_id;
+}
+
+std::string JobSupervisor::logPath(const std::string& job_id, uint32_t attempt, int rank) const {
+  return jobDir(job_id) + "/attempt-" + std::to_string(attempt) + "/rank-" + std::to_string(rank) +
+         ".log";
+}
+
+int JobSupervisor::slotsFree() const {
+  int used = 0;
+  for (const auto& [id, job] : jobs_) {
+    for (const auto& rank : job.ranks) used += rank.exited ? 0 : 1;
+  }
+  for (const auto& [id, reservation] : reservations_) used += reservation.slots;
+  return std::max(0, options_.slots - used);
+}
+
+std::vector<std::string> JobSupervisor::runningJobs() const {
+  std::vector<std::string> ids;
+  for (const auto& [id, job] : jobs_) ids.push_back(id);
+  return ids;
+}
+
+bool JobSupervisor::takeActivity() {
+  bool was = activity_;
+  activity_ = false;
+  return was;
+}
+
+void JobSupervisor::journal(proto::JournalRecord& record) {
+  auto appended = journal_->append(record);
+  (void)appended;  // an I/O failure here is logged by the journal's next flush
+  activity_ = true;
+}
+
+Status JobSupervisor::validate(const proto::JobLaunch& launch) const {
+  if (!isValidJobId(launch.job_id())) {
+    return invalidArgument("job id '" + launch.job_id() + "' is not valid ([A-Za-z0-9._-]{1,128})");
+  }
+  if (launch.attempt() < 1) return invalidArgument("attempt must be >= 1");
+  if (launch.launcher() == proto::NATIVE) {
+    return Status(ErrorCode::kUnimplemented,
+                  "launcher 'native' is not available on this agent yet (use 'command' or "
+                  "'torchrun')");
+  }
+  if (launch.launcher() != proto::COMMAND && launch.launcher() != proto::TORCHRUN) {
+    return invalidArgument("unknown launcher");
+  }
+  if (launch.ranks().empty()) return invalidArgument("no ranks assigned to this agent");
+  if (launch.world_size() < launch.ranks_size()) {
+    return invalidArgument("world_size is smaller than the ranks assigned here");
+  }
+  for (const auto& rank : launch.ranks()) {
+    if (rank.rank() < 0 || rank.rank() >= launch.world_size()) {
+      return invalidArgument("rank " + std::to_string(rank.rank()) + " is outside world_size " +
+                             std::to_string(launch.world_size()));
+    }
+  }
+  if (launch.argv().empty()) return invalidArgument("empty command");
+  std::vector<std::string> argv = rankArgv(launch);
+  if (resolveProgram(argv[0], withJobEnv(options_.base_env, launch)).empty()) {
+    return notFound("command '" + argv[0] + "' not found or not executable on agent '" +
+                    options_.agent_name + "'");
+  }
+  if (!launch.workdir().empty()) {
+    std::error_code ec;
+    if (!std::filesystem::is_directory(launch.workdir(), ec)) {
+      return notFound("workdir '" + launch.workdir() + "' does not exist on agent '" +
+                      options_.agent_name + "'");
+    }
+  }
+  return Status::ok();
+}
+
+Result<uint32_t> JobSupervisor::prepare(const proto::JobLaunch& launch, bool reserve_master_port) {
+  RM_RETURN_IF_ERROR(validate(launch));
+  if (jobs_.count(launch.job_id())) {
+    return Status(ErrorCode::kAlreadyExists, "job '" + launch.job_id() + "' is already running");
+  }
+  reservations_.erase(launch.job_id());
+  if (launch.ranks_size() > slotsFree()) {
+    return Status(ErrorCode::kResourceExhausted,
+                  "agent '" + options_.agent_name + "' has " + std::to_string(slotsFree()) +
+                      " free slot(s) of " + std::to_string(options_.slots) + ", the job needs " +
+                      std::to_string(launch.ranks_size()));
+  }
+  uint32_t port = 0;
+  if (reserve_master_port) {
+    RM_ASSIGN_OR_RETURN(port, reserveFreePort());
+  }
+  reservations_[launch.job_id()] = {launch.ranks_size(), Clock::now() + options_.prepare_hold};
+  return port;
+}
+
+Result<std::vector<int>> JobSupervisor::launch(const proto::JobLaunch& launch) {
+  RM_RETURN_IF_ERROR(validate(launch));
+  const std::string& id = launch.job_id();
+  if (jobs_.count(id)) return Status(ErrorCode::kAlreadyExists, "job '" + id + "' is already running");
+  reservations_.erase(id);
+  if (launch.ranks_size() > slotsFree()) {
+    return Status(ErrorCode::kResourceExhausted,
+                  "agent '" + options_.agent_name + "' has " + std::to_string(slotsFree()) +
+                      " free slot(s), the job needs " + std::to_string(launch.ranks_size()));
+  }
+  Job job;
+  job.launch = launch;
+  if (!launch.metric_patterns().empty()) {
+    std::vector<std::pair<std::string, std::string>> patterns;
+    for (const auto& p : launch.metric_patterns()) patterns.emplace_back(p.name(), p.regex());
+    auto matcher = metrics::PatternMatcher::compile(patterns);
+    if (!matcher.isOk()) return matcher.status();
+    job.patterns = std::move(*matcher);
+  }
+  const std::string dir = jobDir(id);
+  const std::string attempt_dir = dir + "/attempt-" + std::to_string(launch.attempt());
+  const std::string checkpoint_dir = dir + "/checkpoints";
+  std::string workdir = launch.workdir().empty() ? dir + "/work" : launch.workdir();
+  std::error_code ec;
+  for (const auto& d : {attempt_dir, checkpoint_dir, workdir}) {
+    std::filesystem::create_directories(d, ec);
+    if (ec) return ioError("cannot create " + d + ": " + ec.message());
+  }
+  if (!launch.spec_yaml().empty()) std::ofstream(dir + "/spec.yaml") << launch.spec_yaml();
+
+  proto::JournalRecord accepted;
+  accepted.set_job(id);
+  accepted.set_attempt(launch.attempt());
+  accepted.set_source("agent:" + options_.agent_name);
+  auto* a = accepted.mutable_job_accepted();
+  a->set_name(launch.name());
+  a->set_launcher(launch.launcher());
+  a->set_world_size(launch.world_size());
+  *a->mutable_ranks() = launch.ranks();
+  a->set_agent(options_.agent_name);
+  a->set_spec_yaml(launch.spec_yaml());
+  *a->mutable_argv() = launch.argv();
+  journal(accepted);
+
+  std::vector<int> pids;
+  const std::vector<std::string> argv = rankArgv(launch);
+  for (const auto& assignment : launch.ranks()) {
+    Rank rank;
+    rank.rank = assignment.rank();
+    rank.local_rank = assignment.local_rank();
+    RankContext context;
+    context.checkpoint_dir = checkpoint_dir;
+    if (options_.gpu_count > 0) context.gpu_index = assignment.local_rank() % options_.gpu_count;
+    SpawnRequest request{argv, buildRankEnvironment(launch, assignment, context, options_.base_env),
+                         workdir};
+    const std::string log_path = logPath(id, launch.attempt(), rank.rank);
+    rank.log_fd = ::open(log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0640);
+    auto spawned = spawnProcess(request);
+    if (!spawned.isOk() || rank.log_fd < 0) {
+      Status failure = spawned.isOk() ? ioError("cannot create " + log_path) : spawned.status();
+      if (spawned.isOk()) {
+        ::kill(-spawned->pid, SIGKILL);
+        ::close(spawned->output_fd);
+      }
+      if (rank.log_fd >= 0) ::close(rank.log_fd);
+      // Gang semantics: a launch either starts every rank or leaves none running.
+      for (auto& started : job.ranks) ::kill(-started.pid, SIGKILL);
+      proto::JournalRecord exited;
+      exited.set_job(id);
+      exited.set_attempt(launch.attempt());
+      exited.set_source("rank:" + std::to_string(rank.rank));
+      auto* e = exited.mutable_rank_exited();
+      e->set_rank(rank.rank);
+      e->set_exit_code(127);
+      e->set_state(proto::FAILED);
+      e->set_error(failure.message());
+      journal(exited);
+      job.any_failed = true;
+      for (auto& started : job.ranks) started.stop_requested = true;
+      jobs_[id] = std::move(job);
+      finishIfDone(id);  // the started ones are reaped as they die
+      return Status(failure.code(), "rank " + std::to_string(rank.rank) + ": " + failure.message());
+    }
+    rank.pid = spawned->pid;
+    rank.output_fd = spawned->output_fd;
+    pids.push_back(rank.pid);
+    proto::JournalRecord started;
+    started.set_job(id);
+    started.set_attempt(launch.attempt());
+    started.set_source("rank:" + std::to_string(rank.rank));
+    auto* s = started.mutable_rank_started();
+    s->set_rank(rank.rank);
+    s->set_local_rank(rank.local_rank);
+    s->set_pid(rank.pid);
+    journal(started);
+    job.ranks.push_back(std::move(rank));
+  }
+  jobs_[id] = std::move(job);
+  return pids;
+}
+
+void JobSupervisor::signalJob(Job& job, int signal) {
+  for (auto& rank : job.ranks) {
+    if (rank.exited) continue;
+    rank.stop_requested = true;
+    ::kill(-rank.pid, signal);
+  }
+}
+
+Result<int> JobSupervisor::stop(const std::string& job_id, std::chrono::milliseconds grace) {
+  auto it = jobs_.find(job_id);
+  if (it == jobs_.end()) {
+    if (reservations_.erase(job_id)) return 0;
+    if (finished_attempts_.count(job_id)) return 0;  // already over: stopping is a no-op
+    return notFound("job '" + job_id + "' is not running on agent '" + options_.agent_name + "'");
+  }
+  Job& job = it->second;
+  int running = 0;
+  for (const auto& rank : job.ranks) running += rank.exited ? 0 : 1;
+  signalJob(job, SIGTERM);
+  if (grace.count() == 0) grace = std::chrono::milliseconds(job.launch.stop_grace_ms());
+  if (grace.count() == 0) grace = std::chrono::seconds(10);
+  auto kill_at = Clock::now() + grace;
+  if (!job.kill_at || *job.kill_at > kill_at) job.kill_at = kill_at;
+  return running;
+}
+
+void JobSupervisor::stopAll(std::chrono::milliseconds grace) {
+  for (auto& [id, job] : jobs_) signalJob(job, SIGTERM);
+  const auto deadline = Clock::now() + grace;
+  while (!jobs_.empty() && Clock::now() < deadline) {
+    reapChildren();
+    ::usleep(20000);
+  }
+  for (auto& [id, job] : jobs_) signalJob(job, SIGKILL);
+  while (!jobs_.empty()) {
+    reapChildren();
+    if (!jobs_.empty()) ::usleep(5000);
+  }
+}
+
+std::vector<int> JobSupervisor::outputFds() const {
+  std::vector<int> fds;
+  for (const auto& [id, job] : jobs_) {
+    for (const auto& rank : job.ranks) {
+      if (rank.output_fd >= 0) fds.push_back(rank.output_fd);
+    }
+  }
+  return fds;
+}
+
+void JobSupervisor::onOutputReadable(int fd) {
+  for (auto& [id, job] : jobs_) {
+    for (auto& rank : job.ranks) {
+      if (rank.output_fd == fd) {
+        drainOutput(job, rank, false);
+        return;
+      }
+    }
+  }
+}
+
+void JobSupervisor::drainOutput(Job& job, Rank& rank, bool final) {
+  char buffer[64 * 1024];
+  // Bounded per call so one chatty rank cannot starve the others or the socket.
+  for (int round = 0; rank.output_fd >= 0 && (final || round < 16); ++round) {
+    ssize_t n = ::read(rank.output_fd, buffer, sizeof buffer);
+    if (n < 0 && errno == EINTR) continue;
+    if (n > 0) {
+      handleOutput(job, rank, buffer, static_cast<size_t>(n));
+      continue;
+    }
+    if (n < 0 && errno == EAGAIN && !final) return;
+    // EOF, or the rank is gone and a grandchild still holds the pipe: stop reading.
+    ::close(rank.output_fd);
+    rank.output_fd = -1;
+  }
+  if (final && !rank.pending_line.empty()) {
+    std::string last = std::move(rank.pending_line);
+    rank.pending_line.clear();
+    handleLine(job, rank, last);
+  }
+}
+
+void JobSupervisor::handleOutput(Job& job, Rank& rank, const char* data, size_t size) {
+  if (rank.log_fd >= 0) {
+    ssize_t written = ::write(rank.log_fd, data, size);
+    (void)written;
+  }
+  activity_ = true;
+  size_t start = 0;
+  for (size_t i = 0; i < size; ++i) {
+    if (data[i] != '\n') continue;
+    if (rank.pending_line.empty()) {
+      handleLine(job, rank, std::string_view(data + start, i - start));
+    } else {
+      rank.pending_line.append(data + start, i - start);
+      handleLine(job, rank, rank.pending_line);
+      rank.pending_line.clear();
+    }
+    start = i + 1;
+  }
+  if (start < size && rank.pending_line.size() < kMaxLineBytes) {
+    rank.pending_line.append(data + start, std::min(size - start, kMaxLineBytes));
+  }
+}
+
+void JobSupervisor::handleLine(Job& job, Rank& rank, std::string_view line) {
+  if (line.size() > kMaxLineBytes) return;
+  if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+  std::optional<metrics::ParsedMetrics> parsed = metrics::parseJsonMetricLine(line);
+  if (!parsed && job.patterns) parsed = job.patterns->match(line);
+  if (!parsed || parsed->values.empty()) return;
+  proto::JournalRecord record;
+  record.set_job(job.launch.job_id());
+  record.set_attempt(job.launch.attempt());
+  record.set_source("rank:" + std::to_string(rank.rank));
+  auto* sample = record.mutable_metric();
+  sample->set_rank(rank.rank);
+  int64_t step = parsed->step ? *parsed->step : rank.next_step;
+  rank.next_step = step + 1;
+  sample->set_step(step);
+  for (const auto& [name, value] : parsed->values) {
+    auto* v = sample->add_values();
+    v->set_name(name);
+    v->set_value(value);
+  }
+  journal(record);
+}
+
+void JobSupervisor::reapChildren() {
+  while (true) {
+    int status = 0;
+    pid_t pid = ::waitpid(-1, &status, WNOHANG);
+    if (pid <= 0) return;
+    for (auto& [id, job] : jobs_) {
+      auto it = std::find_if(job.ranks.begin(), job.ranks.end(),
+                             [pid](const Rank& r) { return r.pid == pid; });
+      if (it == job.ranks.end()) continue;
+      recordExit(job, *it, status);
+      finishIfDone(std::string(id));
+      break;
+    }
+  }
+}
+
+void JobSupervisor::recordExit(Job& job, Rank& rank, int wait_status) {
+  drainOutput(job, rank, true);
+  if (rank.log_fd >= 0) {
+    ::close(rank.log_fd);
+    rank.log_fd = -1;
+  }
+  rank.exited = true;
+  proto::JournalRecord record;
+  record.set_job(job.launch.job_id());
+  record.set_attempt(job.launch.attempt());
+  record.set_source("rank:" + std::to_string(rank.rank));
+  auto* exited = record.mutable_rank_exited();
+  exited->set_rank(rank.rank);
+  bool clean = false;
+  if (WIFEXITED(wait_status)) {
+    exited->set_exit_code(WEXITSTATUS(wait_status));
+    clean = WEXITSTATUS(wait_status) == 0;
+  } else if (WIFSIGNALED(wait_status)) {
+    exited->set_signal(WTERMSIG(wait_status));
+  }
+  proto::RankState state = clean ? proto::SUCCEEDED : proto::FAILED;
+  if (!clean && rank.stop_requested) state = proto::STOPPED;
+  exited->set_state(state);
+  journal(record);
+  if (state == proto::FAILED) {
+    job.any_failed = true;
+    // Gang semantics on this agent: the attempt has failed, its other ranks go too.
+    bool others_running = std::any_of(job.ranks.begin(), job.ranks.end(),
+                                      [](const Rank& r) { return !r.exited; });
+    if (others_running && !job.kill_at) {
+      signalJob(job, SIGTERM);
+      job.kill_at = Clock::now() + std::chrono::milliseconds(
+                                       job.launch.stop_grace_ms() ? job.launch.stop_grace_ms() : 10000);
+    }
+  }
+  if (state == proto::STOPPED) job.any_stopped = true;
+}
+
+void JobSupervisor::finishIfDone(const std::string& job_id) {
+  auto it = jobs_.find(job_id);
+  if (it == jobs_.end()) return;
+  Job& job = it->second;
+  if (std::any_of(job.ranks.begin(), job.ranks.end(), [](const Rank& r) { return !r.exited; })) {
+    return;
+  }
+  proto::JournalRecord record;
+  record.set_job(job_id);
+  record.set_attempt(job.launch.attempt());
+  record.set_source("agent:" + options_.agent_name);
+  auto* finished = record.mutable_job_finished();
+  finished->set_state(job.any_failed    ? proto::FAILED
+                      : job.any_stopped ? proto::STOPPED
+                                        : proto::SUCCEEDED);
+  finished->set_agent(options_.agent_name);
+  finished->set_ranks(job.launch.ranks_size());
+  journal(record);
+  finished_attempts_[job_id] = job.launch.attempt();
+  jobs_.erase(it);
+}
+
+JobSupervisor::Clock::time_point JobSupervisor::onTimer(Clock::time_point now) {
+  Clock::time_point next = now + std::chrono::seconds(1);
+  for (auto& [id, job] : jobs_) {
+    if (!job.kill_at) continue;
+    if (*job.kill_at <= now) {
+      signalJob(job, SIGKILL);
+      job.kill_at = now + std::chrono::seconds(1);  // repeat until reaped
+    }
+    next = std::min(next, *job.kill_at);
+  }
+  for (auto it = reservations_.begin(); it != reservations_.end();) {
+    if (it->second.expires <= now) {
+      it = reservations_.erase(it);
+    } else {
+      next = std::min(next, it->second.expires);
+      ++it;
+    }
+  }
+  return next;
+}
+
+Result<JobSupervisor::LogInfo> JobSupervisor::logInfo(const std::string& job_id, int rank,
+                                                      uint32_t attempt) const {
+  if (!isValidJobId(job_id)) return invalidArgument("job id '" + job_id + "' is not valid");
+  auto running = jobs_.find(job_id);
+  if (attempt == 0) {
+    if (running != jobs_.end()) {
+      attempt = running->second.launch.attempt();
+    } else if (auto f = finished_attempts_.find(job_id); f != finished_attempts_.end()) {
+      attempt = f->second;
+    } else {
+      // Not seen since this agent started: the newest attempt directory on disk.
+      std::error_code ec;
+      for (const auto& entry : std::filesystem::directory_iterator(jobDir(job_id), ec)) {
+        const std::string name = entry.path().filename().string();
+        if (name.rfind("attempt-", 0) == 0) {
+          attempt = std::max<uint32_t>(attempt, std::strtoul(name.c_str() + 8, nullptr, 10));
+        }
+      }
+      if (attempt == 0) {
+        return notFound("job '" + job_id + "' is unknown to agent '" + options_.agent_name + "'");
+      }
+    }
+  }
+  LogInfo info;
+  info.path = logPath(job_id, attempt, rank);
+  std::error_code ec;
+  if (!std::filesystem::exists(info.path, ec)) {
+    return notFound("no log for rank " + std::to_string(rank) + " of job '" + job_id +
+                    "' attempt " + std::to_string(attempt) + " on agent '" + options_.agent_name +
+                    "'");
+  }
+  info.finished = true;
+  if (running != jobs_.end() && running->second.launch.attempt() == attempt) {
+    for (const auto& r : running->second.ranks) {
+      if (r.rank == rank) info.finished = r.exited;
+    }
+  }
+  return info;
+}
+
+}  // namespace ringmaster::agent

@@ -1,0 +1,120 @@
+#pragma once
+// The agent's ranks: admission (slots, checks), launch with the launcher's environment contract,
+// per-rank logs parsed for metrics, exit bookkeeping, stop (SIGTERM, then SIGKILL after a grace
+// period) and local gang teardown when a rank fails. Everything it sees goes to the journal.
+//
+// Thread-safety: none; the agent's main thread owns it.
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "journal.h"
+#include "ringmaster/metrics/line_parser.h"
+#include "ringmaster/protocol/ringmaster.pb.h"
+#include "ringmaster/util/result.h"
+
+namespace ringmaster::agent {
+
+struct SupervisorOptions {
+  std::string agent_name;
+  std::string state_dir;  // jobs live in state_dir/jobs/<job id>/
+  int slots = 1;
+  int gpu_count = 0;  // ranks get CUDA_VISIBLE_DEVICES = local_rank % gpu_count when > 0
+  std::vector<std::string> base_env;  // the agent's environment, passed on to ranks
+  std::chrono::milliseconds prepare_hold{30000};  // how long a PrepareJob reserves slots
+};
+
+class JobSupervisor {
+ public:
+  using Clock = std::chrono::steady_clock;
+
+  JobSupervisor(SupervisorOptions options, Journal* journal);
+  ~JobSupervisor();  // kills every rank (SIGKILL to each group)
+
+  // Phase 1: validates the launch and reserves its slots; returns the MASTER_PORT reserved when
+  // asked (0 otherwise).
+  Result<uint32_t> prepare(const proto::JobLaunch& launch, bool reserve_master_port);
+  // Phase 2: starts the ranks. Returns their pids. On failure, nothing keeps running.
+  Result<std::vector<int>> launch(const proto::JobLaunch& launch);
+  // SIGTERM to every running rank's process group; SIGKILL after `grace` (0: the job's own).
+  Result<int> stop(const std::string& job_id, std::chrono::milliseconds grace);
+  // SIGTERM/SIGKILL everything and wait for it (agent shutdown).
+  void stopAll(std::chrono::milliseconds grace);
+
+  // Rank output pipes, for the agent's poll loop.
+  std::vector<int> outputFds() const;
+  void onOutputReadable(int fd);
+  // waitpid() every exited child and record it. Call when SIGCHLD arrives.
+  void reapChildren();
+  // Deadlines (SIGKILL after grace, expired reservations). Returns when it next needs a call.
+  Clock::time_point onTimer(Clock::time_point now);
+
+  int slotsTotal() const { return options_.slots; }
+  int slotsFree() const;
+  std::vector<std::string> runningJobs() const;
+  bool busy() const { return !jobs_.empty() || !reservations_.empty(); }
+
+  // Per-rank log file of an attempt (0: the latest known) and whether that rank has exited.
+  struct LogInfo {
+    std::string path;
+    bool finished = true;
+  };
+  Result<LogInfo> logInfo(const std::string& job_id, int rank, uint32_t attempt) const;
+
+  // True once since the last call when something was journaled or logged (wakes long polls).
+  bool takeActivity();
+
+ private:
+  struct Rank {
+    int rank = 0;
+    int local_rank = 0;
+    pid_t pid = -1;
+    int output_fd = -1;
+    int log_fd = -1;
+    std::string pending_line;
+    int64_t next_step = 0;  // per-rank counter for metric lines without "step"
+    bool stop_requested = false;
+    bool exited = false;
+  };
+  struct Job {
+    proto::JobLaunch launch;
+    std::vector<Rank> ranks;
+    std::optional<metrics::PatternMatcher> patterns;
+    std::optional<Clock::time_point> kill_at;
+    bool any_failed = false;
+    bool any_stopped = false;
+  };
+  struct Reservation {
+    int slots = 0;
+    Clock::time_point expires;
+  };
+
+  Status validate(const proto::JobLaunch& launch) const;
+  std::string jobDir(const std::string& job_id) const;
+  std::string logPath(const std::string& job_id, uint32_t attempt, int rank) const;
+  void journal(proto::JournalRecord& record);
+  void handleOutput(Job& job, Rank& rank, const char* data, size_t size);
+  void handleLine(Job& job, Rank& rank, std::string_view line);
+  void drainOutput(Job& job, Rank& rank, bool final);
+  void recordExit(Job& job, Rank& rank, int wait_status);
+  void finishIfDone(const std::string& job_id);
+  void signalJob(Job& job, int signal);
+
+  SupervisorOptions options_;
+  Journal* journal_;
+  std::map<std::string, Job> jobs_;  // running jobs
+  std::map<std::string, Reservation> reservations_;
+  std::map<std::string, uint32_t> finished_attempts_;  // job id -> latest finished attempt
+  bool activity_ = false;
+};
+
+// [A-Za-z0-9._-]{1,128}, not "." or "..": safe as a directory name.
+bool isValidJobId(const std::string& job_id);
+
+}  // namespace ringmaster::agent

@@ -1,0 +1,60 @@
+#pragma once
+// The agent's append-only journal: every lifecycle event, metric sample and health sample, each
+// with a dense agent-wide sequence number. Clients read it from a cursor; it survives restarts.
+//
+// File format (DIR/journal.log): frames of [u32 payload length][u32 CRC-32 of payload][payload],
+// payload = a serialized proto::JournalRecord. A torn frame at the end (crash mid-write) is cut
+// off when the journal is opened. DIR/journal.id names this journal, so a client can tell a
+// wiped state dir from a continued one.
+//
+// Thread-safety: none; the agent's main thread owns it.
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "ringmaster/protocol/ringmaster.pb.h"
+#include "ringmaster/util/result.h"
+
+namespace ringmaster::agent {
+
+class Journal {
+ public:
+  static Result<std::unique_ptr<Journal>> open(const std::string& dir);
+  ~Journal();
+
+  const std::string& id() const { return id_; }
+  uint64_t lastSeq() const { return last_seq_; }
+
+  // Stamps the next seq (and the time, when unset) on `record` and appends it. The record is in
+  // the OS (visible to readers, surviving an agent crash) after the next flush().
+  Result<uint64_t> append(proto::JournalRecord& record);
+  Status flush();
+
+  // Serialized records with seq >= from_seq, at most `max_records` and about `max_bytes`
+  // (always at least one when any exists).
+  Status read(uint64_t from_seq, size_t max_records, size_t max_bytes,
+              std::vector<std::string>* out);
+
+ private:
+  Journal(std::string id, int fd);
+  Status scanExisting();
+  uint64_t offsetForSeq(uint64_t seq);
+
+  static constexpr uint64_t kIndexStride = 1024;  // one file offset remembered per 1024 records
+
+  std::string id_;
+  int fd_;
+  uint64_t last_seq_ = 0;
+  uint64_t file_size_ = 0;      // bytes in the file (flushed)
+  std::string pending_;         // appended, not yet written
+  std::vector<uint64_t> index_;  // index_[i] = offset of record seq i * kIndexStride + 1
+  // Where the previous read stopped, so sequential readers never rescan.
+  uint64_t hint_seq_ = 0;
+  uint64_t hint_offset_ = 0;
+};
+
+uint32_t crc32(const void* data, size_t size);
+
+}  // namespace ringmaster::agent

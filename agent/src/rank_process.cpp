@@ -1,0 +1,135 @@
+#include "rank_process.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+
+namespace ringmaster::agent {
+namespace {
+
+bool isExecutableFile(const std::string& path) {
+  struct stat st;
+  return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && ::access(path.c_str(), X_OK) == 0;
+}
+
+std::vector<char*> cStrings(const std::vector<std::string>& strings) {
+  std::vector<char*> out;
+  out.reserve(strings.size() + 1);
+  for (const auto& s : strings) out.push_back(const_cast<char*>(s.c_str()));
+  out.push_back(nullptr);
+  return out;
+}
+
+// Runs in the child between fork and exec: only async-signal-safe calls.
+[[noreturn]] void execChild(const std::string& program, char* const* argv, char* const* envp,
+                            const char* workdir, int output_fd, int error_fd, pid_t agent_pid) {
+  ::setpgid(0, 0);
+  ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (::getppid() != agent_pid) ::_exit(127);  // the agent died before prctl
+  sigset_t all;
+  sigemptyset(&all);
+  ::sigprocmask(SIG_SETMASK, &all, nullptr);  // the agent blocks SIGCHLD/SIGTERM for signalfd
+  for (int sig : {SIGPIPE, SIGTERM, SIGINT, SIGCHLD}) ::signal(sig, SIG_DFL);
+  int null_fd = ::open("/dev/null", O_RDONLY);
+  if (null_fd >= 0) ::dup2(null_fd, 0);
+  ::dup2(output_fd, 1);
+  ::dup2(output_fd, 2);
+  int err = 0;
+  if (workdir[0] != '\0' && ::chdir(workdir) != 0) {
+    err = errno;
+  } else {
+    ::execve(program.c_str(), argv, envp);
+    err = errno;
+  }
+  // Tell the parent why, then die.
+  char message[1 + sizeof err];
+  message[0] = 'e';
+  std::memcpy(message + 1, &err, sizeof err);
+  ssize_t ignored = ::write(error_fd, message, sizeof message);
+  (void)ignored;
+  ::_exit(127);
+}
+
+}  // namespace
+
+std::string resolveProgram(const std::string& program, const std::vector<std::string>& env) {
+  if (program.empty()) return "";
+  if (program.find('/') != std::string::npos) return isExecutableFile(program) ? program : "";
+  std::string path;
+  for (const auto& entry : env) {
+    if (entry.rfind("PATH=", 0) == 0) path = entry.substr(5);
+  }
+  if (path.empty()) path = "/usr/local/bin:/usr/bin:/bin";
+  size_t start = 0;
+  while (start <= path.size()) {
+    size_t end = path.find(':', start);
+    if (end == std::string::npos) end = path.size();
+    std::string dir = path.substr(start, end - start);
+    if (dir.empty()) dir = ".";
+    std::string candidate = dir + "/" + program;
+    if (isExecutableFile(candidate)) return candidate;
+    start = end + 1;
+  }
+  return "";
+}
+
+Result<SpawnedProcess> spawnProcess(const SpawnRequest& request) {
+  if (request.argv.empty()) return invalidArgument("empty command");
+  std::string program = resolveProgram(request.argv[0], request.env);
+  if (program.empty()) {
+    return notFound("command '" + request.argv[0] + "' not found or not executable" +
+                    (request.argv[0].find('/') == std::string::npos ? " on PATH" : ""));
+  }
+  int output[2], errors[2];
+  if (::pipe2(output, O_CLOEXEC) != 0) return ioError(std::string("pipe: ") + std::strerror(errno));
+  if (::pipe2(errors, O_CLOEXEC) != 0) {
+    ::close(output[0]);
+    ::close(output[1]);
+    return ioError(std::string("pipe: ") + std::strerror(errno));
+  }
+  std::vector<char*> argv = cStrings(request.argv);
+  std::vector<char*> envp = cStrings(request.env);
+  const pid_t agent_pid = ::getpid();
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    ::close(output[0]);
+    ::close(errors[0]);
+    execChild(program, argv.data(), envp.data(), request.workdir.c_str(), output[1], errors[1],
+              agent_pid);
+  }
+  ::close(output[1]);
+  ::close(errors[1]);
+  if (pid < 0) {
+    ::close(output[0]);
+    ::close(errors[0]);
+    return ioError(std::string("fork: ") + std::strerror(errno));
+  }
+  ::setpgid(pid, pid);  // also from the parent, so the group exists before we ever signal it
+  // The error pipe closes on a successful exec (close-on-exec) or carries errno on failure.
+  char message[1 + sizeof(int)];
+  ssize_t n;
+  do {
+    n = ::read(errors[0], message, sizeof message);
+  } while (n < 0 && errno == EINTR);
+  ::close(errors[0]);
+  if (n == static_cast<ssize_t>(sizeof message)) {
+    int err;
+    std::memcpy(&err, message + 1, sizeof err);
+    ::close(output[0]);
+    ::waitpid(pid, nullptr, 0);  // it exits with 127 right after writing
+    std::string what = request.workdir.empty() ? "exec '" + program + "'"
+                                               : "starting '" + program + "' in '" + request.workdir + "'";
+    return ioError(what + " failed: " + std::strerror(err));
+  }
+  ::fcntl(output[0], F_SETFL, ::fcntl(output[0], F_GETFL) | O_NONBLOCK);
+  return SpawnedProcess{pid, output[0]};
+}
+
+}  // namespace ringmaster::agent

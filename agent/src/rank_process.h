@@ -1,0 +1,32 @@
+#pragma once
+// Starting one rank: fork + exec of an argv vector (no shell), in its own process group, with
+// stdout and stderr on one pipe the agent reads, stdin from /dev/null, and PR_SET_PDEATHSIG so
+// the rank dies with the agent. An exec failure is reported synchronously, with errno's text.
+
+#include <sys/types.h>
+
+#include <string>
+#include <vector>
+
+#include "ringmaster/util/result.h"
+
+namespace ringmaster::agent {
+
+struct SpawnRequest {
+  std::vector<std::string> argv;
+  std::vector<std::string> env;  // KEY=VALUE
+  std::string workdir;
+};
+
+struct SpawnedProcess {
+  pid_t pid = -1;    // also the process group id
+  int output_fd = -1;  // read end of the stdout+stderr pipe, non-blocking, close-on-exec
+};
+
+Result<SpawnedProcess> spawnProcess(const SpawnRequest& request);
+
+// Finds `program` on PATH (from `env`, else the agent's) as execvp would; absolute or relative
+// paths with a slash are checked as they are. Empty string when not found or not executable.
+std::string resolveProgram(const std::string& program, const std::vector<std::string>& env);
+
+}  // namespace ringmaster::agent

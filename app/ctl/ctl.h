@@ -1,0 +1,65 @@
+#pragma once
+// ringmasterctl's commands. Each returns the process exit code:
+// 0 success, 1 failure (an agent, the history, a failed job), 2 bad input (spec, flags).
+
+#include <optional>
+#include <string>
+
+#include "ringmaster/client/cluster_client.h"
+
+namespace ringmaster::ctl {
+
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitFailure = 1;
+inline constexpr int kExitBadInput = 2;
+
+struct Globals {
+  std::string cluster_file;  // --cluster
+  std::string db_file;       // --db
+};
+
+struct SubmitFlags {
+  std::string spec_path;
+  bool wait = false;
+  bool follow = false;
+};
+
+struct LogsFlags {
+  std::string job;
+  std::optional<int> rank;
+  bool follow = false;
+};
+
+struct MetricsFlags {
+  std::string job;
+  std::optional<int> rank;
+  std::string name;
+  std::string format = "csv";
+};
+
+int runKeys(const Globals& globals);
+int runAgents(const Globals& globals, bool json);
+int runSubmit(const Globals& globals, const SubmitFlags& flags);
+int runStatus(const Globals& globals, const std::string& job, bool json);
+int runLogs(const Globals& globals, const LogsFlags& flags);
+int runMetrics(const Globals& globals, const MetricsFlags& flags);
+int runStop(const Globals& globals, const std::string& job);
+int runRuns(const Globals& globals, bool json);
+int runSync(const Globals& globals);
+int runDemo(const Globals& globals, const std::string& spec_path);
+
+// Shared by submit and demo: submits and, as asked, follows logs live and/or waits for the end.
+int submitAndWatch(client::ClusterClient& cluster, const job::JobSpec& spec, bool wait,
+                   bool follow);
+
+// Opens the cluster; prints the error and returns nullptr when it cannot.
+std::unique_ptr<client::ClusterClient> openCluster(const Globals& globals);
+
+// Pulls every agent's journal into the history, quietly; unreachable agents are warned about on
+// stderr. Returns false when the history cannot be written.
+bool syncQuietly(client::ClusterClient& cluster, const std::vector<std::string>& agents = {});
+
+// Prints "ringmasterctl: <message>" on stderr.
+void printError(const std::string& message);
+
+}  // namespace ringmaster::ctl

@@ -1,0 +1,36 @@
+#include <cstdio>
+
+#include "ctl.h"
+
+namespace ringmaster::ctl {
+
+void printError(const std::string& message) {
+  std::fprintf(stderr, "ringmasterctl: %s\n", message.c_str());
+}
+
+std::unique_ptr<client::ClusterClient> openCluster(const Globals& globals) {
+  auto cluster = client::ClusterClient::open(
+      client::ClientPaths::resolve(globals.cluster_file, globals.db_file));
+  if (!cluster.isOk()) {
+    printError(cluster.status().message());
+    return nullptr;
+  }
+  return std::move(*cluster);
+}
+
+bool syncQuietly(client::ClusterClient& cluster, const std::vector<std::string>& agents) {
+  client::SyncOptions options;
+  options.timeout_ms = 0;
+  options.request_timeout_ms = 1500;
+  auto report = cluster.sync(agents, options);
+  if (!report.isOk()) {
+    printError("warning: " + report.status().message() + " (showing the history as it is)");
+    return report.status().code() != ErrorCode::kIo;
+  }
+  for (const auto& [agent, error] : report->agent_errors) {
+    printError("warning: " + error.message() + " (its newest records are missing)");
+  }
+  return true;
+}
+
+}  // namespace ringmaster::ctl

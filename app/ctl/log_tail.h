@@ -1,0 +1,42 @@
+#pragma once
+// Streams rank logs from their agents to stdout, whole lines at a time, optionally prefixed
+// "[rank R] " so that several ranks can share one terminal.
+
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "ringmaster/client/cluster_client.h"
+
+namespace ringmaster::ctl {
+
+class LogTail {
+ public:
+  LogTail(client::ClusterClient& cluster, std::string job_id,
+          const std::vector<std::pair<std::string, std::vector<int>>>& shares, bool prefix);
+
+  // Prints what is new (everything there is, in chunks); returns true when anything was.
+  // `wait_ms` > 0 long-polls the first unfinished rank's agent.
+  bool poll(uint32_t wait_ms = 0);
+  bool allFinished() const;
+  // Errors of the last poll (e.g. an unreachable agent), by rank.
+  const std::map<int, Status>& errors() const { return errors_; }
+
+ private:
+  struct RankLog {
+    std::string agent;
+    uint64_t offset = 0;
+    std::string partial;
+    bool finished = false;
+  };
+  void print(int rank, RankLog& log, const std::string& data);
+
+  client::ClusterClient& cluster_;
+  std::string job_id_;
+  bool prefix_;
+  std::map<int, RankLog> ranks_;
+  std::map<int, Status> errors_;
+};
+
+}  // namespace ringmaster::ctl

@@ -1,0 +1,72 @@
+// ringmasterctl: the command-line client. Thin: flags in, ctl commands out.
+#include <CLI/CLI.hpp>
+
+#include "ctl.h"
+
+using namespace ringmaster::ctl;
+
+int main(int argc, char** argv) {
+  CLI::App app{"ringmasterctl: submit and follow data-parallel training jobs on Ringmaster agents"};
+  app.require_subcommand(1);
+  app.fallthrough();
+  Globals globals;
+  app.add_option("--cluster", globals.cluster_file,
+                 "cluster file (default $RINGMASTER_CLUSTER or ~/.config/ringmaster/cluster.yaml)");
+  app.add_option("--db", globals.db_file,
+                 "history DB (default $RINGMASTER_DB or ~/.local/share/ringmaster/history.db)");
+
+  auto* keys = app.add_subcommand("keys", "print this client's public key (for agents' authorize)");
+  bool json = false;
+  auto* agents = app.add_subcommand("agents", "agents' status, inventory and latest health");
+  agents->add_flag("--json", json, "JSON output");
+
+  SubmitFlags submit_flags;
+  auto* submit = app.add_subcommand("submit", "submit a job; prints its id on the first line");
+  submit->add_option("JOB", submit_flags.spec_path, "job spec (YAML)")->required();
+  submit->add_flag("--wait", submit_flags.wait, "wait for the end; exit 0 only if every rank succeeded");
+  submit->add_flag("--follow", submit_flags.follow, "stream every rank's log until the end (implies --wait)");
+
+  std::string job;
+  auto* status = app.add_subcommand("status", "per-rank state of a job (default: running jobs)");
+  status->add_option("JOB", job, "job id or unique prefix");
+  status->add_flag("--json", json, "JSON output");
+
+  LogsFlags logs_flags;
+  auto* logs = app.add_subcommand("logs", "a job's logs");
+  logs->add_option("JOB", logs_flags.job, "job id or unique prefix")->required();
+  logs->add_option("--rank", logs_flags.rank, "only this rank (raw output)");
+  logs->add_flag("--follow,-f", logs_flags.follow, "keep streaming until the ranks exit");
+
+  MetricsFlags metrics_flags;
+  auto* metrics = app.add_subcommand("metrics", "a job's metrics (csv: job,attempt,rank,step,name,value,time)");
+  metrics->add_option("JOB", metrics_flags.job, "job id or unique prefix")->required();
+  metrics->add_option("--rank", metrics_flags.rank, "only this rank");
+  metrics->add_option("--name", metrics_flags.name, "only this metric");
+  metrics->add_option("--format", metrics_flags.format, "csv or json")->capture_default_str();
+
+  auto* stop = app.add_subcommand("stop", "stop a job on every agent (SIGTERM, then SIGKILL)");
+  stop->add_option("JOB", job, "job id or unique prefix")->required();
+
+  auto* runs = app.add_subcommand("runs", "every job in the history");
+  runs->add_flag("--json", json, "JSON output");
+
+  auto* sync = app.add_subcommand("sync", "pull everything the agents have that the history lacks");
+
+  std::string demo_spec;
+  auto* demo = app.add_subcommand("demo", "run the demo job on an embedded local agent, live");
+  demo->add_option("--spec", demo_spec, "another job spec to run instead of the bundled demo");
+
+  CLI11_PARSE(app, argc, argv);
+
+  if (*keys) return runKeys(globals);
+  if (*agents) return runAgents(globals, json);
+  if (*submit) return runSubmit(globals, submit_flags);
+  if (*status) return runStatus(globals, job, json);
+  if (*logs) return runLogs(globals, logs_flags);
+  if (*metrics) return runMetrics(globals, metrics_flags);
+  if (*stop) return runStop(globals, job);
+  if (*runs) return runRuns(globals, json);
+  if (*sync) return runSync(globals);
+  if (*demo) return runDemo(globals, demo_spec);
+  return kExitBadInput;
+}

@@ -1,0 +1,294 @@
+// keys, agents, status, metrics, stop, runs, sync.
+#include <chrono>
+#include <cstdio>
+#include <nlohmann/json.hpp>
+
+#include "ctl.h"
+#include "table.h"
+
+namespace ringmaster::ctl {
+namespace {
+
+using nlohmann::json;
+
+double unixNow() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+std::string exitText(const store::RankRow& r) {
+  if (r.state == "running" || r.state == "pending") return "-";
+  if (r.signal) return "signal " + std::to_string(r.signal);
+  return std::to_string(r.exit_code);
+}
+
+json rankJson(const store::RankRow& r) {
+  return {{"rank", r.rank},           {"local_rank", r.local_rank}, {"agent", r.agent},
+          {"pid", r.pid},             {"state", r.state},           {"exit_code", r.exit_code},
+          {"signal", r.signal},       {"error", r.error},           {"last_step", r.last_step},
+          {"started_at", r.started_at}, {"finished_at", r.finished_at}};
+}
+
+json jobJson(const store::JobRow& j) {
+  return {{"job", j.job_id},         {"name", j.name},
+          {"launcher", j.launcher},  {"state", j.state},
+          {"world_size", j.world_size}, {"attempt", j.attempt},
+          {"submitted_at", j.submitted_at}, {"finished_at", j.finished_at}};
+}
+
+std::string jobDuration(const store::JobRow& j) {
+  if (j.submitted_at <= 0) return "-";
+  double end = j.finished_at > 0 ? j.finished_at : unixNow();
+  return formatDuration(std::max(0.0, end - j.submitted_at));
+}
+
+// The cluster when it can be opened; otherwise the history alone is still useful.
+struct History {
+  std::unique_ptr<client::ClusterClient> cluster;
+  std::unique_ptr<store::Store> local;
+  store::Store* store = nullptr;
+};
+
+bool openHistory(const Globals& globals, History* h) {
+  auto paths = client::ClientPaths::resolve(globals.cluster_file, globals.db_file);
+  auto cluster = client::ClusterClient::open(paths);
+  if (cluster.isOk()) {
+    h->cluster = std::move(*cluster);
+    syncQuietly(*h->cluster);
+    auto store = h->cluster->history();
+    if (!store.isOk()) {
+      printError(store.status().message());
+      return false;
+    }
+    h->store = *store;
+    return true;
+  }
+  printError(cluster.status().message() + " (showing the history only)");
+  auto store = store::Store::open(paths.db_file);
+  if (!store.isOk()) {
+    printError(store.status().message());
+    return false;
+  }
+  h->local = std::move(*store);
+  h->store = h->local.get();
+  return true;
+}
+
+}  // namespace
+
+int runKeys(const Globals& globals) {
+  auto paths = client::ClientPaths::resolve(globals.cluster_file, globals.db_file);
+  auto keys = client::loadClientKeys(paths);
+  if (!keys.isOk()) {
+    printError(keys.status().message());
+    return kExitFailure;
+  }
+  std::printf("%s\n", keys->public_key.c_str());
+  return kExitOk;
+}
+
+int runAgents(const Globals& globals, bool as_json) {
+  auto cluster = openCluster(globals);
+  if (!cluster) return kExitFailure;
+  auto inventories = cluster->inventories({}, 5000);
+  Table table({"AGENT", "ENDPOINT", "STATUS", "SLOTS FREE", "CPUS", "MEMORY", "GPUS", "CPU%",
+               "MEM USED", "LOAD", "NET RX/TX", "JOBS"});
+  json out = json::array();
+  bool all_ok = true;
+  for (const auto& [name, inventory] : inventories) {
+    std::string endpoint;
+    for (const auto& a : cluster->agents()) {
+      if (a.name == name) endpoint = a.endpoint;
+    }
+    if (!inventory.isOk()) {
+      all_ok = false;
+      table.add({name, endpoint, "error: " + inventory.status().message()});
+      out.push_back({{"agent", name}, {"endpoint", endpoint}, {"error", inventory.status().message()}});
+      continue;
+    }
+    const auto& inv = *inventory;
+    const auto& h = inv.health();
+    std::string gpus = std::to_string(inv.gpus_size());
+    if (inv.gpus_size() > 0) gpus += " x " + inv.gpus(0).name();
+    table.add({name, endpoint, "ok", std::to_string(inv.slots_free()) + "/" + std::to_string(inv.slots()),
+               std::to_string(inv.cpus()), formatBytes(static_cast<double>(inv.memory_total_bytes())),
+               gpus, formatNumber(static_cast<int>(h.cpu_percent() * 10) / 10.0),
+               formatBytes(static_cast<double>(h.memory_used_bytes())), formatNumber(h.load1()),
+               formatBytes(h.net_rx_bytes_per_s()) + "/s " + formatBytes(h.net_tx_bytes_per_s()) + "/s",
+               std::to_string(inv.running_jobs_size())});
+    json gpu_health = json::array();
+    for (const auto& g : h.gpus()) {
+      gpu_health.push_back({{"index", g.index()}, {"utilization_percent", g.utilization_percent()},
+                            {"memory_used_bytes", g.memory_used_bytes()},
+                            {"temperature_c", g.temperature_c()}, {"power_w", g.power_w()}});
+    }
+    out.push_back({{"agent", name}, {"endpoint", endpoint}, {"hostname", inv.hostname()},
+                   {"slots", inv.slots()}, {"slots_free", inv.slots_free()}, {"cpus", inv.cpus()},
+                   {"memory_total_bytes", inv.memory_total_bytes()}, {"gpus", inv.gpus_size()},
+                   {"health", {{"cpu_percent", h.cpu_percent()},
+                               {"memory_used_bytes", h.memory_used_bytes()},
+                               {"load1", h.load1()},
+                               {"net_rx_bytes_per_s", h.net_rx_bytes_per_s()},
+                               {"net_tx_bytes_per_s", h.net_tx_bytes_per_s()},
+                               {"gpus", gpu_health}}},
+                   {"running_jobs", std::vector<std::string>(inv.running_jobs().begin(), inv.running_jobs().end())},
+                   {"version", inv.version()}});
+  }
+  if (as_json) {
+    std::printf("%s\n", out.dump(2).c_str());
+  } else {
+    std::printf("%s", table.render().c_str());
+  }
+  return all_ok ? kExitOk : kExitFailure;
+}
+
+int runStatus(const Globals& globals, const std::string& job_ref, bool as_json) {
+  History h;
+  if (!openHistory(globals, &h)) return kExitFailure;
+  std::vector<store::JobRow> jobs;
+  if (!job_ref.empty()) {
+    auto job = h.store->job(job_ref);
+    if (!job.isOk()) {
+      printError(job.status().message());
+      return job.status().code() == ErrorCode::kNotFound ? kExitBadInput : kExitFailure;
+    }
+    jobs.push_back(*job);
+  } else {
+    auto all = h.store->jobs();
+    if (!all.isOk()) {
+      printError(all.status().message());
+      return kExitFailure;
+    }
+    for (const auto& j : *all) {
+      if (j.state == "running" || j.state == "submitted") jobs.push_back(j);
+    }
+    if (jobs.empty() && !all->empty()) jobs.push_back(all->front());  // the most recent one
+  }
+  json out = json::array();
+  for (const auto& j : jobs) {
+    auto ranks = h.store->ranks(j.job_id);
+    if (!ranks.isOk()) {
+      printError(ranks.status().message());
+      return kExitFailure;
+    }
+    if (as_json) {
+      json entry = jobJson(j);
+      entry["ranks"] = json::array();
+      for (const auto& r : *ranks) entry["ranks"].push_back(rankJson(r));
+      out.push_back(entry);
+      continue;
+    }
+    std::printf("job %s (%s, %s) %s, attempt %u, %d rank(s), %s\n", j.job_id.c_str(),
+                j.name.c_str(), j.launcher.c_str(), j.state.c_str(), j.attempt, j.world_size,
+                jobDuration(j).c_str());
+    Table table({"RANK", "AGENT", "PID", "STATE", "EXIT", "LAST STEP", "ERROR"});
+    for (const auto& r : *ranks) {
+      table.add({std::to_string(r.rank), r.agent, r.pid ? std::to_string(r.pid) : "-", r.state,
+                 exitText(r), r.last_step >= 0 ? std::to_string(r.last_step) : "-", r.error});
+    }
+    std::printf("%s", table.render().c_str());
+  }
+  if (as_json) std::printf("%s\n", (job_ref.empty() ? out : out.at(0)).dump(2).c_str());
+  if (!as_json && jobs.empty()) std::printf("no jobs yet\n");
+  return kExitOk;
+}
+
+int runMetrics(const Globals& globals, const MetricsFlags& flags) {
+  if (flags.format != "csv" && flags.format != "json") {
+    printError("--format must be csv or json, not '" + flags.format + "'");
+    return kExitBadInput;
+  }
+  History h;
+  if (!openHistory(globals, &h)) return kExitFailure;
+  auto job = h.store->job(flags.job);
+  if (!job.isOk()) {
+    printError(job.status().message());
+    return kExitBadInput;
+  }
+  store::MetricQuery query;
+  query.job_id = job->job_id;
+  query.rank = flags.rank;
+  if (!flags.name.empty()) query.name = flags.name;
+  auto rows = h.store->metrics(query);
+  if (!rows.isOk()) {
+    printError(rows.status().message());
+    return kExitFailure;
+  }
+  if (flags.format == "json") {
+    json out = json::array();
+    for (const auto& m : *rows) {
+      out.push_back({{"job", m.job_id}, {"attempt", m.attempt}, {"rank", m.rank},
+                     {"step", m.step}, {"name", m.name}, {"value", m.value}, {"time", m.time}});
+    }
+    std::printf("%s\n", out.dump(2).c_str());
+    return kExitOk;
+  }
+  std::string out = "job,attempt,rank,step,name,value,time\n";
+  char line[512];
+  for (const auto& m : *rows) {
+    std::snprintf(line, sizeof line, "%s,%u,%d,%lld,%s,%.17g,%.6f\n", m.job_id.c_str(), m.attempt,
+                  m.rank, static_cast<long long>(m.step), m.name.c_str(), m.value, m.time);
+    out += line;
+  }
+  std::fwrite(out.data(), 1, out.size(), stdout);
+  return kExitOk;
+}
+
+int runStop(const Globals& globals, const std::string& job_ref) {
+  auto cluster = openCluster(globals);
+  if (!cluster) return kExitFailure;
+  syncQuietly(*cluster);
+  std::string job_id = job_ref;
+  if (auto store = cluster->history(); store.isOk()) {
+    if (auto job = (*store)->job(job_ref); job.isOk()) job_id = job->job_id;
+  }
+  auto signalled = cluster->stop(job_id);
+  if (!signalled.isOk()) {
+    printError(signalled.status().message());
+    return kExitFailure;
+  }
+  std::printf("stopping %s: %d rank(s) signalled\n", job_id.c_str(), *signalled);
+  return kExitOk;
+}
+
+int runRuns(const Globals& globals, bool as_json) {
+  History h;
+  if (!openHistory(globals, &h)) return kExitFailure;
+  auto jobs = h.store->jobs();
+  if (!jobs.isOk()) {
+    printError(jobs.status().message());
+    return kExitFailure;
+  }
+  if (as_json) {
+    json out = json::array();
+    for (const auto& j : *jobs) out.push_back(jobJson(j));
+    std::printf("%s\n", out.dump(2).c_str());
+    return kExitOk;
+  }
+  Table table({"JOB", "NAME", "LAUNCHER", "STATE", "RANKS", "ATTEMPT", "SUBMITTED", "DURATION"});
+  for (const auto& j : *jobs) {
+    table.add({j.job_id, j.name, j.launcher, j.state, std::to_string(j.world_size),
+               std::to_string(j.attempt), formatTime(j.submitted_at), jobDuration(j)});
+  }
+  std::printf("%s", table.render().c_str());
+  return kExitOk;
+}
+
+int runSync(const Globals& globals) {
+  auto cluster = openCluster(globals);
+  if (!cluster) return kExitFailure;
+  client::SyncOptions options;
+  options.timeout_ms = 0;
+  auto report = cluster->sync({}, options);
+  if (!report.isOk()) {
+    printError(report.status().message());
+    return kExitFailure;
+  }
+  for (const auto& [agent, error] : report->agent_errors) printError(error.message());
+  std::printf("synced %llu record(s) from %zu agent(s)\n",
+              static_cast<unsigned long long>(report->records),
+              cluster->agents().size() - report->agent_errors.size());
+  return report->agent_errors.empty() ? kExitOk : kExitFailure;
+}
+
+}  // namespace ringmaster::ctl

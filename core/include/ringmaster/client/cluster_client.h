@@ -1,0 +1,84 @@
+#pragma once
+// The client library shared by ringmasterctl and the GUI: the cluster's agents (authenticated
+// connections), the history DB, and the operations on them: submit, sync, stop, logs.
+//
+// Not thread-safe: one thread owns a ClusterClient (its sockets and DB connections). The GUI runs
+// one on its I/O thread.
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "ringmaster/client/agent_connection.h"
+#include "ringmaster/client/cluster_config.h"
+#include "ringmaster/client/journal_sync.h"
+#include "ringmaster/job/spec.h"
+#include "ringmaster/store/store.h"
+
+namespace ringmaster::client {
+
+struct SubmitOptions {
+  int timeout_ms = 10000;
+};
+
+struct SubmittedJob {
+  std::string job_id;
+  // Agents in group-rank order (rank 0's agent first) with the global ranks each runs.
+  std::vector<std::pair<std::string, std::vector<int>>> shares;
+  std::vector<std::string> agentNames() const;
+};
+
+class ClusterClient {
+ public:
+  // Loads the cluster file and this client's keys. The DB is opened on first use.
+  static Result<std::unique_ptr<ClusterClient>> open(const ClientPaths& paths);
+  ~ClusterClient();
+
+  const ClientPaths& paths() const { return paths_; }
+  const std::vector<AgentEndpoint>& agents() const { return agents_; }
+  const security::KeyPair& keys() const { return keys_; }
+
+  Result<store::Store*> history();
+  // The connection to agent `name` (an agent of the cluster file), made on first use.
+  Result<AgentConnection*> connection(const std::string& name);
+
+  // Inventory of each named agent (all when empty), in that order; recorded in the history.
+  std::vector<std::pair<std::string, Result<proto::Inventory>>> inventories(
+      std::vector<std::string> names, int timeout_ms);
+
+  // Places, prepares and launches the job on its agents; returns the job id. A placement error
+  // is kInvalidArgument with compiler-style diagnostics; an agent's refusal names the agent.
+  // Nothing keeps running when any agent refuses.
+  Result<SubmittedJob> submit(const job::JobSpec& spec, const SubmitOptions& options = {});
+
+  // Pulls the journals of the named agents (all when empty) into the history.
+  Result<SyncReport> sync(std::vector<std::string> names, const SyncOptions& options);
+
+  // Stops a job on every agent it runs on. Returns how many ranks were signalled.
+  Result<int> stop(const std::string& job_id, int grace_ms = 0);
+
+  // One chunk of a rank's log from the agent that runs it.
+  Result<proto::LogChunk> readLog(const std::string& agent, const std::string& job_id, int rank,
+                                  uint64_t offset, uint32_t wait_ms, uint32_t attempt = 0);
+
+  // Agents a job runs on (from the history), in rank order, without repeats.
+  Result<std::vector<std::string>> jobAgents(const std::string& job_id);
+
+ private:
+  ClusterClient(ClientPaths paths, std::vector<AgentEndpoint> agents, security::KeyPair keys);
+  Result<std::vector<AgentConnection*>> connections(const std::vector<std::string>& names);
+
+  ClientPaths paths_;
+  std::vector<AgentEndpoint> agents_;
+  security::KeyPair keys_;
+  ZmqContext context_;
+  std::map<std::string, std::unique_ptr<AgentConnection>> connections_;
+  std::unique_ptr<store::Store> store_;
+  std::unique_ptr<store::BatchWriter> writer_;
+};
+
+// "<name>-YYMMDD-HHMMSS-xxxx": sortable, readable, unique enough to never collide in practice.
+std::string newJobId(const std::string& name);
+
+}  // namespace ringmaster::client

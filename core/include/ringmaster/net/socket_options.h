@@ -1,0 +1,30 @@
+#pragma once
+// The ZeroMQ socket settings of DESIGN.md §4 and the CurveZMQ roles of §5, in one place.
+
+#include <string>
+
+#include "ringmaster/security/keys.h"
+#include "ringmaster/util/result.h"
+
+namespace ringmaster::net {
+
+// ZAP domain every Ringmaster CURVE server authenticates in.
+inline constexpr const char* kZapDomain = "ringmaster";
+// libzmq's DRAFT option ZMQ_ZAP_ENFORCE_DOMAIN: with it a CURVE server whose ZAP handler is
+// missing refuses every client instead of admitting any key (checked with libzmq 4.3.4).
+inline constexpr int kZapEnforceDomainOption = 93;
+
+// LINGER 0, MAXMSGSIZE, ZMTP heartbeats, HANDSHAKE_IVL, RECONNECT_IVL/MAX.
+Status applyCommonOptions(void* socket);
+
+// CURVE server with the agent's key pair, ZAP domain set and enforced.
+Status makeCurveServer(void* socket, const security::KeyPair& server);
+
+// CURVE client pinned to `server_public_key`; IMMEDIATE so nothing queues for a dead peer.
+Status makeCurveClient(void* socket, const security::KeyPair& client,
+                       const std::string& server_public_key);
+
+// "zmq_setsockopt(ZMQ_LINGER): Invalid argument"-style status from zmq_errno().
+Status zmqError(const std::string& what);
+
+}  // namespace ringmaster::net

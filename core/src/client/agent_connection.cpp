@@ -1,0 +1,233 @@
+#include "ringmaster/client/agent_connection.h"
+
+#include <zmq.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstring>
+
+#include "ringmaster/net/socket_options.h"
+#include "ringmaster/protocol/codec.h"
+
+namespace ringmaster::client {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+int64_t msSince(Clock::time_point start) {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start).count();
+}
+
+constexpr int kMonitoredEvents = ZMQ_EVENT_CONNECTED | ZMQ_EVENT_CONNECT_RETRIED |
+                                 ZMQ_EVENT_DISCONNECTED | ZMQ_EVENT_HANDSHAKE_SUCCEEDED |
+                                 ZMQ_EVENT_HANDSHAKE_FAILED_AUTH |
+                                 ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL |
+                                 ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL;
+
+std::atomic<uint64_t> monitor_counter{0};
+
+}  // namespace
+
+ZmqContext::ZmqContext() : context_(zmq_ctx_new()) {}
+ZmqContext::~ZmqContext() { zmq_ctx_term(context_); }
+
+AgentConnection::AgentConnection(AgentEndpoint agent, std::string client_key, void* socket,
+                                 void* monitor)
+    : agent_(std::move(agent)),
+      client_public_key_(std::move(client_key)),
+      socket_(socket),
+      monitor_(monitor) {}
+
+AgentConnection::~AgentConnection() {
+  zmq_socket_monitor(socket_, nullptr, 0);
+  zmq_close(monitor_);
+  zmq_close(socket_);
+}
+
+Result<std::unique_ptr<AgentConnection>> AgentConnection::connect(
+    const ZmqContext& context, const AgentEndpoint& agent, const security::KeyPair& client_keys) {
+  void* socket = zmq_socket(context.get(), ZMQ_DEALER);
+  if (!socket) return net::zmqError("zmq_socket(DEALER)");
+  auto fail = [&](Status status) {
+    zmq_close(socket);
+    return Status(status.code(), "agent '" + agent.name + "': " + status.message());
+  };
+  if (Status s = net::applyCommonOptions(socket); !s.isOk()) return fail(s);
+  if (Status s = net::makeCurveClient(socket, client_keys, agent.server_key); !s.isOk()) {
+    return fail(s);
+  }
+  std::string monitor_endpoint =
+      "inproc://ringmaster-monitor-" + std::to_string(monitor_counter.fetch_add(1));
+  if (zmq_socket_monitor(socket, monitor_endpoint.c_str(), kMonitoredEvents) != 0) {
+    return fail(net::zmqError("zmq_socket_monitor"));
+  }
+  void* monitor = zmq_socket(context.get(), ZMQ_PAIR);
+  int linger = 0;
+  zmq_setsockopt(monitor, ZMQ_LINGER, &linger, sizeof linger);
+  if (zmq_connect(monitor, monitor_endpoint.c_str()) != 0) {
+    zmq_close(monitor);
+    return fail(net::zmqError("connecting the socket monitor"));
+  }
+  if (zmq_connect(socket, agent.endpoint.c_str()) != 0) {
+    zmq_close(monitor);
+    return fail(net::zmqError("endpoint '" + agent.endpoint + "'"));
+  }
+  return std::unique_ptr<AgentConnection>(
+      new AgentConnection(agent, client_keys.public_key, socket, monitor));
+}
+
+void AgentConnection::drainMonitor() {
+  while (true) {
+    zmq_msg_t event_frame;
+    zmq_msg_init(&event_frame);
+    if (zmq_msg_recv(&event_frame, monitor_, ZMQ_DONTWAIT) < 0) {
+      zmq_msg_close(&event_frame);
+      return;
+    }
+    if (zmq_msg_size(&event_frame) >= 2) {
+      uint16_t event;
+      std::memcpy(&event, zmq_msg_data(&event_frame), 2);
+      last_event_ = event;
+      if (event == ZMQ_EVENT_HANDSHAKE_SUCCEEDED) handshake_ok_ = true;
+      if (event & (ZMQ_EVENT_HANDSHAKE_FAILED_AUTH | ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL |
+                   ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL)) {
+        handshake_ok_ = false;
+      }
+    }
+    bool more = zmq_msg_more(&event_frame);
+    zmq_msg_close(&event_frame);
+    if (more) {  // second frame: the endpoint
+      zmq_msg_t endpoint_frame;
+      zmq_msg_init(&endpoint_frame);
+      zmq_msg_recv(&endpoint_frame, monitor_, ZMQ_DONTWAIT);
+      zmq_msg_close(&endpoint_frame);
+    }
+  }
+}
+
+Status AgentConnection::explainSilence(int timeout_ms) const {
+  std::string who = "agent '" + agent_.name + "' at " + agent_.endpoint;
+  switch (last_event_) {
+    case ZMQ_EVENT_HANDSHAKE_FAILED_AUTH:
+      return Status(ErrorCode::kUnauthorized,
+                    who + " rejected this client's key " + client_public_key_ +
+                        " (on that host run: ringmaster-agent authorize --state-dir DIR " +
+                        client_public_key_ + ")");
+    case ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL:
+    case ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL:
+      return Status(ErrorCode::kUnauthorized,
+                    who + " failed the CURVE handshake: its key does not match server_key " +
+                        agent_.server_key + " in the cluster file (check `ringmaster-agent "
+                        "pubkey` on that host)");
+    default:
+      break;
+  }
+  if (!handshake_ok_) {
+    return unavailable("cannot reach " + who + " within " + std::to_string(timeout_ms) +
+                       " ms (is ringmaster-agent running and listening there?)");
+  }
+  return timeoutError(who + " did not answer within " + std::to_string(timeout_ms) + " ms");
+}
+
+Status AgentConnection::send(proto::Envelope& request, int timeout_ms) {
+  request.set_request_id(next_request_id_++);
+  std::string frame = protocol::encode(request);
+  // With ZMQ_IMMEDIATE the send waits until the CURVE handshake has completed.
+  zmq_setsockopt(socket_, ZMQ_SNDTIMEO, &timeout_ms, sizeof timeout_ms);
+  if (zmq_send(socket_, frame.data(), frame.size(), 0) < 0) {
+    drainMonitor();
+    if (zmq_errno() == EAGAIN) return explainSilence(timeout_ms);
+    return net::zmqError("sending to agent '" + agent_.name + "'");
+  }
+  return Status::ok();
+}
+
+std::optional<Result<proto::Envelope>> AgentConnection::receive(uint64_t request_id) {
+  zmq_msg_t frame;
+  zmq_msg_init(&frame);
+  if (zmq_msg_recv(&frame, socket_, ZMQ_DONTWAIT) < 0) {
+    zmq_msg_close(&frame);
+    return std::nullopt;
+  }
+  bool more = zmq_msg_more(&frame);
+  auto decoded = protocol::decode(zmq_msg_data(&frame), zmq_msg_size(&frame));
+  zmq_msg_close(&frame);
+  while (more) {  // agents send single frames; drop anything else
+    zmq_msg_t extra;
+    zmq_msg_init(&extra);
+    zmq_msg_recv(&extra, socket_, ZMQ_DONTWAIT);
+    more = zmq_msg_more(&extra);
+    zmq_msg_close(&extra);
+  }
+  if (!decoded.isOk()) {
+    return Result<proto::Envelope>(Status(
+        decoded.status().code(),
+        "agent '" + agent_.name + "' sent a bad reply: " + decoded.status().message()));
+  }
+  if (decoded->request_id() != request_id) return std::nullopt;
+  if (decoded->has_error()) {
+    return Result<proto::Envelope>(protocol::statusFromError(decoded->error()));
+  }
+  return decoded;
+}
+
+Result<proto::Envelope> AgentConnection::call(proto::Envelope request, int timeout_ms) {
+  std::vector<AgentConnection*> one{this};
+  std::vector<proto::Envelope> requests;
+  requests.push_back(std::move(request));
+  return std::move(callAll(one, std::move(requests), timeout_ms)[0]);
+}
+
+std::vector<Result<proto::Envelope>> callAll(const std::vector<AgentConnection*>& connections,
+                                             std::vector<proto::Envelope> requests,
+                                             int timeout_ms) {
+  const auto start = Clock::now();
+  std::vector<Result<proto::Envelope>> results(connections.size(),
+                                               Result<proto::Envelope>(timeoutError("pending")));
+  std::vector<bool> pending(connections.size(), false);
+  size_t waiting = 0;
+  for (size_t i = 0; i < connections.size(); ++i) {
+    int remaining = std::max<int>(1, timeout_ms - static_cast<int>(msSince(start)));
+    Status sent = connections[i]->send(requests[i], remaining);
+    if (!sent.isOk()) {
+      results[i] = sent;
+      continue;
+    }
+    pending[i] = true;
+    ++waiting;
+  }
+  std::vector<zmq_pollitem_t> items;
+  std::vector<size_t> owner;
+  while (waiting > 0) {
+    int64_t remaining = timeout_ms - msSince(start);
+    if (remaining <= 0) break;
+    items.clear();
+    owner.clear();
+    for (size_t i = 0; i < connections.size(); ++i) {
+      if (!pending[i]) continue;
+      items.push_back({connections[i]->socket(), 0, ZMQ_POLLIN, 0});
+      owner.push_back(i);
+    }
+    if (zmq_poll(items.data(), static_cast<int>(items.size()), remaining) < 0) {
+      if (zmq_errno() == EINTR) continue;
+      break;
+    }
+    for (size_t k = 0; k < items.size(); ++k) {
+      if (!(items[k].revents & ZMQ_POLLIN)) continue;
+      size_t i = owner[k];
+      auto reply = connections[i]->receive(requests[i].request_id());
+      if (!reply) continue;
+      results[i] = std::move(*reply);
+      pending[i] = false;
+      --waiting;
+    }
+  }
+  for (size_t i = 0; i < connections.size(); ++i) {
+    if (!pending[i]) continue;
+    connections[i]->drainMonitor();
+    results[i] = connections[i]->explainSilence(timeout_ms);
+  }
+  return results;
+}
+
+}  // namespace ringmaster::client

@@ -1,0 +1,338 @@
+#include "ringmaster/client/cluster_client.h"
+
+#include <algorithm>
+#include <chrono>
+#include <ctime>
+#include <random>
+
+#include "ringmaster/job/placement.h"
+
+namespace ringmaster::client {
+namespace {
+
+double unixNow() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+std::string randomHex(size_t digits) {
+  static std::mt19937_64 rng(std::random_device{}());
+  const char* hex = "0123456789abcdef";
+  std::string out;
+  for (size_t i = 0; i < digits; ++i) out += hex[rng() % 16];
+  return out;
+}
+
+proto::Launcher toProto(job::Launcher launcher) {
+  switch (launcher) {
+    case job::Launcher::kNative: return proto::NATIVE;
+    case job::Launcher::kTorchrun: return proto::TORCHRUN;
+    case job::Launcher::kCommand: return proto::COMMAND;
+  }
+  return proto::LAUNCHER_UNSPECIFIED;
+}
+
+// The per-agent part of a launch; ranks and group rank are filled by the caller.
+proto::JobLaunch baseLaunch(const job::JobSpec& spec, const std::string& job_id) {
+  proto::JobLaunch launch;
+  launch.set_job_id(job_id);
+  launch.set_attempt(1);
+  launch.set_name(spec.name);
+  launch.set_launcher(toProto(spec.launcher));
+  for (const auto& arg : spec.command) launch.add_argv(arg);
+  launch.set_workdir(spec.workdir);
+  for (const auto& [name, value] : spec.env) {
+    auto* var = launch.add_env();
+    var->set_name(name);
+    var->set_value(value);
+  }
+  launch.set_world_size(spec.world_size);
+  launch.set_max_restarts(static_cast<uint32_t>(spec.max_restarts));
+  for (const auto& pattern : spec.metric_patterns) {
+    auto* p = launch.add_metric_patterns();
+    p->set_name(pattern.name);
+    p->set_regex(pattern.regex);
+  }
+  launch.set_spec_yaml(spec.text);
+  launch.set_rendezvous_token(randomHex(32));
+  launch.set_stop_grace_ms(static_cast<uint32_t>(spec.stop_grace_seconds) * 1000);
+  launch.set_backend(job::backendName(spec.backend));
+  return launch;
+}
+
+}  // namespace
+
+std::string newJobId(const std::string& name) {
+  std::time_t t = std::time(nullptr);
+  char stamp[32];
+  std::strftime(stamp, sizeof stamp, "%y%m%d-%H%M%S", std::localtime(&t));
+  return name.substr(0, 40) + "-" + stamp + "-" + randomHex(4);
+}
+
+ClusterClient::ClusterClient(ClientPaths paths, std::vector<AgentEndpoint> agents,
+                             security::KeyPair keys)
+    : paths_(std::move(paths)), agents_(std::move(agents)), keys_(std::move(keys)) {}
+
+ClusterClient::~ClusterClient() {
+  writer_.reset();
+  connections_.clear();  // sockets close before the context ends
+}
+
+Result<std::unique_ptr<ClusterClient>> ClusterClient::open(const ClientPaths& paths) {
+  RM_ASSIGN_OR_RETURN(auto agents, loadClusterFile(paths.cluster_file));
+  RM_ASSIGN_OR_RETURN(auto keys, loadClientKeys(paths));
+  return std::unique_ptr<ClusterClient>(
+      new ClusterClient(paths, std::move(agents), std::move(keys)));
+}
+
+Result<store::Store*> ClusterClient::history() {
+  if (!store_) {
+    RM_ASSIGN_OR_RETURN(store_, store::Store::open(paths_.db_file));
+  }
+  return store_.get();
+}
+
+Result<AgentConnection*> ClusterClient::connection(const std::string& name) {
+  if (auto it = connections_.find(name); it != connections_.end()) return it->second.get();
+  auto agent = std::find_if(agents_.begin(), agents_.end(),
+                            [&](const AgentEndpoint& a) { return a.name == name; });
+  if (agent == agents_.end()) {
+    std::string known;
+    for (const auto& a : agents_) known += (known.empty() ? "" : ", ") + a.name;
+    return notFound("agent '" + name + "' is not in the cluster file " + paths_.cluster_file +
+                    " (known: " + known + ")");
+  }
+  RM_ASSIGN_OR_RETURN(auto connection, AgentConnection::connect(context_, *agent, keys_));
+  AgentConnection* raw = connection.get();
+  connections_[name] = std::move(connection);
+  return raw;
+}
+
+Result<std::vector<AgentConnection*>> ClusterClient::connections(
+    const std::vector<std::string>& names) {
+  std::vector<AgentConnection*> out;
+  for (const auto& name : names) {
+    RM_ASSIGN_OR_RETURN(AgentConnection * c, connection(name));
+    out.push_back(c);
+  }
+  return out;
+}
+
+std::vector<std::pair<std::string, Result<proto::Inventory>>> ClusterClient::inventories(
+    std::vector<std::string> names, int timeout_ms) {
+  if (names.empty()) {
+    for (const auto& a : agents_) names.push_back(a.name);
+  }
+  std::vector<std::pair<std::string, Result<proto::Inventory>>> out;
+  std::vector<AgentConnection*> reachable;
+  std::vector<size_t> slot;
+  for (const auto& name : names) {
+    auto c = connection(name);
+    out.emplace_back(name, c.isOk() ? Result<proto::Inventory>(timeoutError("pending"))
+                                    : Result<proto::Inventory>(c.status()));
+    if (c.isOk()) {
+      reachable.push_back(*c);
+      slot.push_back(out.size() - 1);
+    }
+  }
+  std::vector<proto::Envelope> requests(reachable.size());
+  for (auto& r : requests) r.mutable_inventory_request();
+  auto replies = callAll(reachable, std::move(requests), timeout_ms);
+  auto history_store = history();
+  for (size_t i = 0; i < replies.size(); ++i) {
+    auto& entry = out[slot[i]];
+    if (!replies[i].isOk()) {
+      entry.second = replies[i].status();
+      continue;
+    }
+    entry.second = replies[i]->inventory();
+    if (history_store.isOk()) {
+      (*history_store)->recordAgent(entry.first, reachable[i]->agent().endpoint, *entry.second);
+    }
+  }
+  return out;
+}
+
+std::vector<std::string> SubmittedJob::agentNames() const {
+  std::vector<std::string> names;
+  for (const auto& share : shares) names.push_back(share.first);
+  return names;
+}
+
+Result<SubmittedJob> ClusterClient::submit(const job::JobSpec& spec, const SubmitOptions& options) {
+  // 1. Capacity of the candidate agents.
+  std::vector<std::string> candidates;
+  if (!spec.placement.empty()) {
+    for (const auto& p : spec.placement) {
+      bool known = std::any_of(agents_.begin(), agents_.end(),
+                               [&](const AgentEndpoint& a) { return a.name == p.agent; });
+      if (known) candidates.push_back(p.agent);
+    }
+  } else {
+    for (const auto& a : agents_) candidates.push_back(a.name);
+  }
+  std::vector<job::AgentCapacity> capacity;
+  for (auto& [name, inventory] : inventories(candidates, options.timeout_ms)) {
+    if (!inventory.isOk()) return inventory.status();
+    capacity.push_back({name, static_cast<int>(inventory->slots()),
+                        static_cast<int>(inventory->slots_free())});
+  }
+  // Cluster agents the placement does not name still count as known (with no slots), so a typo
+  // in the placement gets "did you mean" instead of a bare "unknown agent".
+  for (const auto& a : agents_) {
+    if (std::none_of(capacity.begin(), capacity.end(),
+                     [&](const job::AgentCapacity& c) { return c.name == a.name; })) {
+      capacity.push_back({a.name, 0, 0});
+    }
+  }
+
+  // 2. Ranks -> agents.
+  std::vector<job::AgentShare> shares;
+  auto diagnostics = job::resolvePlacement(spec, capacity, &shares);
+  if (!diagnostics.empty()) return invalidArgument(job::formatDiagnostics(diagnostics));
+
+  // 3. One launch per agent; rank 0's agent hosts MASTER_ADDR:MASTER_PORT.
+  const std::string job_id = newJobId(spec.name);
+  proto::JobLaunch base = baseLaunch(spec, job_id);
+  std::vector<std::string> names;
+  std::vector<proto::JobLaunch> launches;
+  for (size_t g = 0; g < shares.size(); ++g) {
+    proto::JobLaunch launch = base;
+    launch.set_group_rank(static_cast<int>(g));
+    launch.set_group_world_size(static_cast<int>(shares.size()));
+    for (size_t local = 0; local < shares[g].ranks.size(); ++local) {
+      auto* r = launch.add_ranks();
+      r->set_rank(shares[g].ranks[local]);
+      r->set_local_rank(static_cast<int>(local));
+    }
+    names.push_back(shares[g].agent);
+    launches.push_back(std::move(launch));
+  }
+  RM_ASSIGN_OR_RETURN(auto conns, connections(names));
+  const std::string master_addr = endpointHost(conns[0]->agent().endpoint);
+
+  auto release = [&](size_t count) {
+    std::vector<proto::Envelope> stops(count);
+    for (auto& s : stops) s.mutable_stop_job()->set_job_id(job_id);
+    std::vector<AgentConnection*> targets(conns.begin(), conns.begin() + count);
+    callAll(targets, std::move(stops), options.timeout_ms);
+  };
+
+  // 4. Prepare everywhere (checks, slot reservation, MASTER_PORT), then launch everywhere.
+  std::vector<proto::Envelope> prepares(conns.size());
+  for (size_t g = 0; g < conns.size(); ++g) {
+    *prepares[g].mutable_prepare_job()->mutable_launch() = launches[g];
+    prepares[g].mutable_prepare_job()->set_reserve_master_port(g == 0);
+  }
+  auto prepared = callAll(conns, std::move(prepares), options.timeout_ms);
+  for (auto& reply : prepared) {
+    if (!reply.isOk()) {
+      release(conns.size());
+      return reply.status();
+    }
+  }
+  const uint32_t master_port = prepared[0]->prepare_reply().master_port();
+  std::vector<proto::Envelope> starts(conns.size());
+  for (size_t g = 0; g < conns.size(); ++g) {
+    launches[g].set_master_addr(master_addr);
+    launches[g].set_master_port(master_port);
+    *starts[g].mutable_launch_job()->mutable_launch() = launches[g];
+  }
+  auto started = callAll(conns, std::move(starts), options.timeout_ms);
+  for (auto& reply : started) {
+    if (!reply.isOk()) {
+      release(conns.size());
+      return reply.status();
+    }
+  }
+
+  // 5. The submitter's own record; the agents' journals fill in the rest on sync.
+  if (auto h = history(); h.isOk()) {
+    store::JobRow row;
+    row.job_id = job_id;
+    row.name = spec.name;
+    row.launcher = job::launcherName(spec.launcher);
+    row.state = "submitted";
+    row.spec_yaml = spec.text;
+    row.world_size = spec.world_size;
+    row.attempt = 1;
+    row.submitted_at = unixNow();
+    (*h)->recordSubmission(row);
+  }
+  SubmittedJob submitted;
+  submitted.job_id = job_id;
+  for (const auto& share : shares) submitted.shares.emplace_back(share.agent, share.ranks);
+  return submitted;
+}
+
+Result<SyncReport> ClusterClient::sync(std::vector<std::string> names, const SyncOptions& options) {
+  if (names.empty()) {
+    for (const auto& a : agents_) names.push_back(a.name);
+  }
+  RM_ASSIGN_OR_RETURN(auto conns, connections(names));
+  RM_ASSIGN_OR_RETURN(store::Store * store, history());
+  if (!writer_) {
+    RM_ASSIGN_OR_RETURN(writer_, store::BatchWriter::open(paths_.db_file));
+  }
+  JournalSync puller(conns, store, writer_.get());
+  return puller.run(options);
+}
+
+Result<std::vector<std::string>> ClusterClient::jobAgents(const std::string& job_id) {
+  RM_ASSIGN_OR_RETURN(store::Store * store, history());
+  RM_ASSIGN_OR_RETURN(auto ranks, store->ranks(job_id));
+  std::vector<std::string> names;
+  for (const auto& r : ranks) {
+    if (std::find(names.begin(), names.end(), r.agent) == names.end()) names.push_back(r.agent);
+  }
+  return names;
+}
+
+Result<int> ClusterClient::stop(const std::string& job_id, int grace_ms) {
+  auto names = jobAgents(job_id);
+  std::vector<std::string> targets = names.isOk() && !names->empty() ? *names : std::vector<std::string>{};
+  if (targets.empty()) {
+    for (const auto& a : agents_) targets.push_back(a.name);
+  }
+  RM_ASSIGN_OR_RETURN(auto conns, connections(targets));
+  std::vector<proto::Envelope> requests(conns.size());
+  for (auto& r : requests) {
+    r.mutable_stop_job()->set_job_id(job_id);
+    r.mutable_stop_job()->set_grace_ms(static_cast<uint32_t>(grace_ms));
+  }
+  auto replies = callAll(conns, std::move(requests), 10000);
+  int signalled = 0;
+  Status first_error;
+  int not_found = 0;
+  for (auto& reply : replies) {
+    if (reply.isOk()) {
+      signalled += static_cast<int>(reply->stop_reply().ranks_signalled());
+    } else if (reply.status().code() == ErrorCode::kNotFound) {
+      ++not_found;
+    } else if (first_error.isOk()) {
+      first_error = reply.status();
+    }
+  }
+  if (!first_error.isOk()) return first_error;
+  if (not_found == static_cast<int>(replies.size())) {
+    return notFound("job '" + job_id + "' is not running on any agent");
+  }
+  return signalled;
+}
+
+Result<proto::LogChunk> ClusterClient::readLog(const std::string& agent, const std::string& job_id,
+                                               int rank, uint64_t offset, uint32_t wait_ms,
+                                               uint32_t attempt) {
+  RM_ASSIGN_OR_RETURN(AgentConnection * c, connection(agent));
+  proto::Envelope request;
+  auto* read = request.mutable_read_log();
+  read->set_job_id(job_id);
+  read->set_rank(rank);
+  read->set_offset(offset);
+  read->set_wait_ms(wait_ms);
+  read->set_attempt(attempt);
+  RM_ASSIGN_OR_RETURN(auto reply, c->call(std::move(request), 10000 + static_cast<int>(wait_ms)));
+  return std::move(*reply.mutable_log_chunk());
+}
+
+}  // namespace ringmaster::client

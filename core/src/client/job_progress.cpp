@@ -1,0 +1,32 @@
+#include "ringmaster/client/job_progress.h"
+
+#include <algorithm>
+
+namespace ringmaster::client {
+
+void JobProgress::observe(const proto::JournalRecord& record) {
+  if (record.job() != job_id_ || record.attempt() < attempt_) return;
+  if (record.attempt() > attempt_) {
+    attempt_ = record.attempt();
+    exits_.clear();
+  }
+  if (record.has_job_accepted()) world_size_ = record.job_accepted().world_size();
+  if (record.has_rank_exited()) exits_[record.rank_exited().rank()] = record.rank_exited();
+}
+
+bool JobProgress::finished() const {
+  return world_size_ > 0 && static_cast<int>(exits_.size()) >= world_size_;
+}
+
+bool JobProgress::anyFailed() const {
+  return std::any_of(exits_.begin(), exits_.end(),
+                     [](const auto& e) { return e.second.state() == proto::FAILED; });
+}
+
+bool JobProgress::succeeded() const {
+  return finished() && std::all_of(exits_.begin(), exits_.end(), [](const auto& e) {
+           return e.second.state() == proto::SUCCEEDED;
+         });
+}
+
+}  // namespace ringmaster::client

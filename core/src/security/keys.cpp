@@ -1,0 +1,112 @@
+#include "ringmaster/security/keys.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zmq.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+namespace ringmaster::security {
+namespace {
+
+std::string firstWord(const std::string& line) {
+  std::istringstream in(line);
+  std::string word;
+  in >> word;
+  return word;
+}
+
+Status writePrivateFile(const std::string& path, const std::string& text, bool append) {
+  std::error_code ec;
+  auto parent = std::filesystem::path(path).parent_path();
+  if (!parent.empty()) std::filesystem::create_directories(parent, ec);
+  int flags = O_WRONLY | O_CREAT | O_CLOEXEC | (append ? O_APPEND : O_TRUNC);
+  int fd = ::open(path.c_str(), flags, 0600);
+  if (fd < 0) return ioError("cannot write " + path + ": " + std::strerror(errno));
+  ::fchmod(fd, 0600);
+  bool ok = ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
+  ok = (::fsync(fd) == 0) && ok;
+  ::close(fd);
+  if (!ok) return ioError("cannot write " + path + ": " + std::strerror(errno));
+  return Status::ok();
+}
+
+}  // namespace
+
+bool isValidKey(const std::string& key) {
+  if (key.size() != 40) return false;
+  uint8_t decoded[32];
+  return zmq_z85_decode(decoded, key.c_str()) != nullptr;
+}
+
+Result<KeyPair> generateKeyPair() {
+  char public_key[41], secret_key[41];
+  if (zmq_curve_keypair(public_key, secret_key) != 0) {
+    return internalError(std::string("zmq_curve_keypair failed: ") + zmq_strerror(zmq_errno()));
+  }
+  return KeyPair{public_key, secret_key};
+}
+
+Result<KeyPair> loadOrCreateKeyPair(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) {
+    RM_ASSIGN_OR_RETURN(KeyPair pair, generateKeyPair());
+    RM_RETURN_IF_ERROR(writePrivateFile(
+        path, "public " + pair.public_key + "\nsecret " + pair.secret_key + "\n", false));
+    return pair;
+  }
+  KeyPair pair;
+  std::string label, key;
+  while (in >> label >> key) {
+    if (label == "public") pair.public_key = key;
+    if (label == "secret") pair.secret_key = key;
+  }
+  if (!isValidKey(pair.public_key) || !isValidKey(pair.secret_key)) {
+    return invalidArgument("key file " + path +
+                           " is malformed: expected lines 'public <Z85 key>' and 'secret <Z85 key>'");
+  }
+  return pair;
+}
+
+Result<std::vector<std::string>> readAuthorizedKeys(const std::string& path,
+                                                    std::vector<int>* bad_lines) {
+  std::vector<std::string> keys;
+  std::ifstream in(path);
+  if (!in) {
+    if (errno == ENOENT || !std::filesystem::exists(path)) return keys;
+    return ioError("cannot read " + path + ": " + std::strerror(errno));
+  }
+  std::string line;
+  int number = 0;
+  while (std::getline(in, line)) {
+    ++number;
+    std::string word = firstWord(line);
+    if (word.empty() || word[0] == '#') continue;
+    if (isValidKey(word)) {
+      keys.push_back(word);
+    } else if (bad_lines) {
+      bad_lines->push_back(number);
+    }
+  }
+  return keys;
+}
+
+Status authorizeKey(const std::string& path, const std::string& key, const std::string& comment,
+                    bool* added) {
+  if (!isValidKey(key)) {
+    return invalidArgument("'" + key + "' is not a CURVE public key (40 characters of Z85)");
+  }
+  RM_ASSIGN_OR_RETURN(auto keys, readAuthorizedKeys(path));
+  bool present = std::find(keys.begin(), keys.end(), key) != keys.end();
+  if (added) *added = !present;
+  if (present) return Status::ok();
+  return writePrivateFile(path, key + (comment.empty() ? "" : " " + comment) + "\n", true);
+}
+
+}  // namespace ringmaster::security
