@@ -18,11 +18,10 @@ int64_t msSince(Clock::time_point start) {
   return std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start).count();
 }
 
-constexpr int kMonitoredEvents = ZMQ_EVENT_CONNECTED | ZMQ_EVENT_CONNECT_RETRIED |
-                                 ZMQ_EVENT_DISCONNECTED | ZMQ_EVENT_HANDSHAKE_SUCCEEDED |
-                                 ZMQ_EVENT_HANDSHAKE_FAILED_AUTH |
-                                 ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL |
-                                 ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL;
+constexpr int kMonitoredEvents =
+    ZMQ_EVENT_CONNECTED | ZMQ_EVENT_CONNECT_RETRIED | ZMQ_EVENT_DISCONNECTED |
+    ZMQ_EVENT_HANDSHAKE_SUCCEEDED | ZMQ_EVENT_HANDSHAKE_FAILED_AUTH |
+    ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL | ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL;
 
 std::atomic<uint64_t> monitor_counter{0};
 
@@ -87,11 +86,14 @@ void AgentConnection::drainMonitor() {
     if (zmq_msg_size(&event_frame) >= 2) {
       uint16_t event;
       std::memcpy(&event, zmq_msg_data(&event_frame), 2);
-      last_event_ = event;
-      if (event == ZMQ_EVENT_HANDSHAKE_SUCCEEDED) handshake_ok_ = true;
+      if (event == ZMQ_EVENT_HANDSHAKE_SUCCEEDED) {
+        handshake_ok_ = true;
+        handshake_failure_ = 0;
+      }
       if (event & (ZMQ_EVENT_HANDSHAKE_FAILED_AUTH | ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL |
                    ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL)) {
         handshake_ok_ = false;
+        handshake_failure_ = event;
       }
     }
     bool more = zmq_msg_more(&event_frame);
@@ -107,7 +109,7 @@ void AgentConnection::drainMonitor() {
 
 Status AgentConnection::explainSilence(int timeout_ms) const {
   std::string who = "agent '" + agent_.name + "' at " + agent_.endpoint;
-  switch (last_event_) {
+  switch (handshake_failure_) {
     case ZMQ_EVENT_HANDSHAKE_FAILED_AUTH:
       return Status(ErrorCode::kUnauthorized,
                     who + " rejected this client's key " + client_public_key_ +
@@ -117,7 +119,8 @@ Status AgentConnection::explainSilence(int timeout_ms) const {
     case ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL:
       return Status(ErrorCode::kUnauthorized,
                     who + " failed the CURVE handshake: its key does not match server_key " +
-                        agent_.server_key + " in the cluster file (check `ringmaster-agent "
+                        agent_.server_key +
+                        " in the cluster file (check `ringmaster-agent "
                         "pubkey` on that host)");
     default:
       break;
@@ -134,9 +137,12 @@ Status AgentConnection::send(proto::Envelope& request, int timeout_ms) {
   std::string frame = protocol::encode(request);
   // With ZMQ_IMMEDIATE the send waits until the CURVE handshake has completed.
   zmq_setsockopt(socket_, ZMQ_SNDTIMEO, &timeout_ms, sizeof timeout_ms);
-  if (zmq_send(socket_, frame.data(), frame.size(), 0) < 0) {
+  if (zmq_send(socket_, frame.data(), frame.size(), timeout_ms == 0 ? ZMQ_DONTWAIT : 0) < 0) {
+    const int error = zmq_errno();
     drainMonitor();
-    if (zmq_errno() == EAGAIN) return explainSilence(timeout_ms);
+    if (error == EAGAIN) {
+      return timeout_ms == 0 ? unavailable("not connected yet") : explainSilence(timeout_ms);
+    }
     return net::zmqError("sending to agent '" + agent_.name + "'");
   }
   return Status::ok();
@@ -160,9 +166,9 @@ std::optional<Result<proto::Envelope>> AgentConnection::receive(uint64_t request
     zmq_msg_close(&extra);
   }
   if (!decoded.isOk()) {
-    return Result<proto::Envelope>(Status(
-        decoded.status().code(),
-        "agent '" + agent_.name + "' sent a bad reply: " + decoded.status().message()));
+    return Result<proto::Envelope>(
+        Status(decoded.status().code(),
+               "agent '" + agent_.name + "' sent a bad reply: " + decoded.status().message()));
   }
   if (decoded->request_id() != request_id) return std::nullopt;
   if (decoded->has_error()) {
@@ -181,31 +187,26 @@ Result<proto::Envelope> AgentConnection::call(proto::Envelope request, int timeo
 std::vector<Result<proto::Envelope>> callAll(const std::vector<AgentConnection*>& connections,
                                              std::vector<proto::Envelope> requests,
                                              int timeout_ms) {
+  // Every agent is handled at its own pace: a request goes out as soon as that agent's
+  // connection is up (POLLOUT; ZMQ_IMMEDIATE queues nothing for a peer that is not connected),
+  // and one unreachable agent never delays the others' replies.
+  enum class Phase { kUnsent, kSent, kDone };
   const auto start = Clock::now();
-  std::vector<Result<proto::Envelope>> results(connections.size(),
-                                               Result<proto::Envelope>(timeoutError("pending")));
-  std::vector<bool> pending(connections.size(), false);
-  size_t waiting = 0;
-  for (size_t i = 0; i < connections.size(); ++i) {
-    int remaining = std::max<int>(1, timeout_ms - static_cast<int>(msSince(start)));
-    Status sent = connections[i]->send(requests[i], remaining);
-    if (!sent.isOk()) {
-      results[i] = sent;
-      continue;
-    }
-    pending[i] = true;
-    ++waiting;
-  }
+  const size_t n = connections.size();
+  std::vector<Result<proto::Envelope>> results(n, Result<proto::Envelope>(timeoutError("pending")));
+  std::vector<Phase> phase(n, Phase::kUnsent);
+  size_t open = n;
   std::vector<zmq_pollitem_t> items;
   std::vector<size_t> owner;
-  while (waiting > 0) {
+  while (open > 0) {
     int64_t remaining = timeout_ms - msSince(start);
     if (remaining <= 0) break;
     items.clear();
     owner.clear();
-    for (size_t i = 0; i < connections.size(); ++i) {
-      if (!pending[i]) continue;
-      items.push_back({connections[i]->socket(), 0, ZMQ_POLLIN, 0});
+    for (size_t i = 0; i < n; ++i) {
+      if (phase[i] == Phase::kDone) continue;
+      short events = phase[i] == Phase::kUnsent ? ZMQ_POLLOUT : ZMQ_POLLIN;
+      items.push_back({connections[i]->socket(), 0, events, 0});
       owner.push_back(i);
     }
     if (zmq_poll(items.data(), static_cast<int>(items.size()), remaining) < 0) {
@@ -213,17 +214,27 @@ std::vector<Result<proto::Envelope>> callAll(const std::vector<AgentConnection*>
       break;
     }
     for (size_t k = 0; k < items.size(); ++k) {
-      if (!(items[k].revents & ZMQ_POLLIN)) continue;
-      size_t i = owner[k];
-      auto reply = connections[i]->receive(requests[i].request_id());
-      if (!reply) continue;
-      results[i] = std::move(*reply);
-      pending[i] = false;
-      --waiting;
+      const size_t i = owner[k];
+      if (phase[i] == Phase::kUnsent && (items[k].revents & ZMQ_POLLOUT)) {
+        Status sent = connections[i]->send(requests[i], 0);
+        if (sent.isOk()) {
+          phase[i] = Phase::kSent;
+        } else if (sent.code() != ErrorCode::kUnavailable) {
+          results[i] = sent;
+          phase[i] = Phase::kDone;
+          --open;
+        }
+      } else if (phase[i] == Phase::kSent && (items[k].revents & ZMQ_POLLIN)) {
+        auto reply = connections[i]->receive(requests[i].request_id());
+        if (!reply) continue;
+        results[i] = std::move(*reply);
+        phase[i] = Phase::kDone;
+        --open;
+      }
     }
   }
-  for (size_t i = 0; i < connections.size(); ++i) {
-    if (!pending[i]) continue;
+  for (size_t i = 0; i < n; ++i) {
+    if (phase[i] == Phase::kDone) continue;
     connections[i]->drainMonitor();
     results[i] = connections[i]->explainSilence(timeout_ms);
   }

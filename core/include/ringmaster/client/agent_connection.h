@@ -45,6 +45,8 @@ class AgentConnection {
   Result<proto::Envelope> call(proto::Envelope request, int timeout_ms);
 
   // Split form of call() so one thread can keep several agents busy at once (see callAll).
+  // Stamps a fresh request id. With timeout_ms == 0 it never blocks: kUnavailable (EAGAIN) means
+  // the connection is not up yet; poll the socket for ZMQ_POLLOUT and try again.
   Status send(proto::Envelope& request, int timeout_ms);
   // Reads one frame without blocking: the reply to `request_id` (or its error), or nullopt when
   // nothing was there or the frame answered an earlier, abandoned request.
@@ -66,14 +68,13 @@ class AgentConnection {
   void* socket_;
   void* monitor_;
   uint64_t next_request_id_ = 1;
-  int last_event_ = 0;
+  int handshake_failure_ = 0;  // the last ZMQ_EVENT_HANDSHAKE_FAILED_*, until a handshake succeeds
   bool handshake_ok_ = false;
 };
 
 // One request per connection, sent together, replies gathered until `timeout_ms`. Result i
 // answers request i.
 std::vector<Result<proto::Envelope>> callAll(const std::vector<AgentConnection*>& connections,
-                                             std::vector<proto::Envelope> requests,
-                                             int timeout_ms);
+                                             std::vector<proto::Envelope> requests, int timeout_ms);
 
 }  // namespace ringmaster::client

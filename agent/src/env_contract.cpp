@@ -1,0 +1,86 @@
+#include "env_contract.h"
+
+#include <string_view>
+#include <unordered_map>
+
+namespace ringmaster::agent {
+namespace {
+
+// KEY=VALUE entries in order, each name once.
+class Environment {
+ public:
+  void set(std::string_view name, std::string_view value) {
+    std::string entry;
+    entry.reserve(name.size() + 1 + value.size());
+    entry.append(name).append("=").append(value);
+    auto [it, inserted] = index_.try_emplace(std::string(name), entries_.size());
+    if (inserted) {
+      entries_.push_back(std::move(entry));
+    } else {
+      entries_[it->second] = std::move(entry);
+    }
+  }
+  void set(std::string_view name, long long value) { set(name, std::to_string(value)); }
+  bool has(const std::string& name) const { return index_.count(name) != 0; }
+
+  std::vector<std::string> release() && { return std::move(entries_); }
+
+ private:
+  std::vector<std::string> entries_;
+  std::unordered_map<std::string, size_t> index_;
+};
+
+}  // namespace
+
+std::vector<std::string> buildRankEnvironment(const proto::JobLaunch& job,
+                                              const proto::RankAssignment& rank,
+                                              const RankContext& ctx,
+                                              const std::vector<std::string>& base_env) {
+  Environment env;
+  for (const std::string& entry : base_env) {
+    const size_t eq = entry.find('=');
+    if (eq == std::string::npos || eq == 0) continue;
+    env.set(std::string_view(entry).substr(0, eq), std::string_view(entry).substr(eq + 1));
+  }
+  bool job_sets_omp = false;
+  bool job_sets_unbuffered = false;
+  for (const proto::EnvVar& var : job.env()) {
+    job_sets_omp = job_sets_omp || var.name() == "OMP_NUM_THREADS";
+    job_sets_unbuffered = job_sets_unbuffered || var.name() == "PYTHONUNBUFFERED";
+  }
+
+  // torchrun's contract.
+  env.set("RANK", rank.rank());
+  env.set("LOCAL_RANK", rank.local_rank());
+  env.set("WORLD_SIZE", job.world_size());
+  env.set("LOCAL_WORLD_SIZE", job.ranks_size());
+  env.set("GROUP_RANK", job.group_rank());
+  env.set("GROUP_WORLD_SIZE", job.group_world_size());
+  env.set("ROLE_RANK", rank.rank());
+  env.set("ROLE_NAME", "default");
+  env.set("ROLE_WORLD_SIZE", job.world_size());
+  env.set("MASTER_ADDR", job.master_addr());
+  env.set("MASTER_PORT", job.master_port());
+  env.set("TORCHELASTIC_RESTART_COUNT", job.attempt() > 0 ? job.attempt() - 1 : 0);
+  env.set("TORCHELASTIC_MAX_RESTARTS", job.max_restarts());
+  env.set("TORCHELASTIC_RUN_ID", job.job_id());
+  // One OpenMP thread per rank unless told otherwise: N ranks x all cores oversubscribes the host.
+  if (!job_sets_omp && !env.has("OMP_NUM_THREADS")) env.set("OMP_NUM_THREADS", "1");
+  if (ctx.gpu_index >= 0) env.set("CUDA_VISIBLE_DEVICES", ctx.gpu_index);
+  // NCCL errors then abort the process instead of hanging the collective forever.
+  env.set("TORCH_NCCL_ASYNC_ERROR_HANDLING", "1");
+
+  env.set("RINGMASTER_JOB_ID", job.job_id());
+  env.set("RINGMASTER_ATTEMPT", job.attempt());
+  env.set("RINGMASTER_RANK", rank.rank());
+  env.set("RINGMASTER_CHECKPOINT_DIR", ctx.checkpoint_dir);
+  if (!job_sets_unbuffered && !env.has("PYTHONUNBUFFERED")) env.set("PYTHONUNBUFFERED", "1");
+
+  for (const proto::EnvVar& var : job.env()) {
+    if (var.name().empty() || var.name().find('=') != std::string::npos) continue;
+    env.set(var.name(), var.value());
+  }
+  return std::move(env).release();
+}
+
+}  // namespace ringmaster::agent

@@ -1,0 +1,37 @@
+#pragma once
+// The environment each rank process starts with (DESIGN.md §6): torchrun's variables, so that
+// scripts written for torchrun run unchanged, plus Ringmaster's own.
+
+#include <string>
+#include <vector>
+
+#include "ringmaster/protocol/ringmaster.pb.h"
+
+namespace ringmaster::agent {
+
+struct RankContext {
+  int gpu_index = -1;  // the GPU this rank uses (written verbatim to CUDA_VISIBLE_DEVICES); -1: CPU
+  std::string checkpoint_dir;  // RINGMASTER_CHECKPOINT_DIR
+};
+
+// Environment for one rank as "KEY=VALUE" strings: the agent's `base_env` first, then the
+// contract, then the job's own env (job.env) on top. A later entry replaces an earlier one with the
+// same name in place, so each name appears once, at its first position.
+//
+// Contract: RANK, LOCAL_RANK, WORLD_SIZE, LOCAL_WORLD_SIZE (ranks of this job on this agent),
+// GROUP_RANK, GROUP_WORLD_SIZE, ROLE_RANK (= RANK), ROLE_NAME ("default"), ROLE_WORLD_SIZE
+// (= WORLD_SIZE), MASTER_ADDR, MASTER_PORT, TORCHELASTIC_RESTART_COUNT (attempts count from 1, so
+// attempt - 1), TORCHELASTIC_MAX_RESTARTS, TORCHELASTIC_RUN_ID (= job id),
+// TORCH_NCCL_ASYNC_ERROR_HANDLING=1, CUDA_VISIBLE_DEVICES (only when ctx.gpu_index >= 0),
+// RINGMASTER_JOB_ID, RINGMASTER_ATTEMPT, RINGMASTER_RANK, RINGMASTER_CHECKPOINT_DIR; and, only when
+// neither base_env nor job.env sets them, OMP_NUM_THREADS=1 and PYTHONUNBUFFERED=1 (so that Python
+// metric lines arrive promptly).
+//
+// base_env entries without '=' and job.env entries whose name is empty or contains '=' are
+// dropped: they cannot be expressed as KEY=VALUE (the job spec validator reports the latter).
+std::vector<std::string> buildRankEnvironment(const proto::JobLaunch& job,
+                                              const proto::RankAssignment& rank,
+                                              const RankContext& ctx,
+                                              const std::vector<std::string>& base_env);
+
+}  // namespace ringmaster::agent

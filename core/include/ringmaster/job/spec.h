@@ -1,0 +1,98 @@
+#pragma once
+// The job spec: a YAML file that says what to run, where, and how. parseJobSpec() validates the
+// whole file at once and reports every problem it finds, each with its line, like a compiler.
+//
+// Thread safety: all functions are pure (no shared state) and may be called from any thread.
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace ringmaster::job {
+
+enum class Launcher { kNative, kTorchrun, kCommand };
+enum class Backend { kAuto, kNccl, kGloo };
+
+// The spelling used in spec files: "native", "torchrun", "command" / "auto", "nccl", "gloo".
+const char* launcherName(Launcher launcher);
+const char* backendName(Backend backend);
+// The inverse of launcherName() / backendName(); nullopt for anything else (case-sensitive).
+std::optional<Launcher> parseLauncher(std::string_view name);
+std::optional<Backend> parseBackend(std::string_view name);
+
+struct PlacementEntry {
+  std::string agent;
+  int ranks = 0;
+  int line = 0;  // 1-based line of the entry in the spec file; 0 when not from a file
+};
+
+struct MetricPatternSpec {
+  std::string name;
+  std::string regex;  // ECMAScript, at least one capture group; group 1 is the number
+};
+
+struct JobSpec {
+  std::string name;                        // required, [A-Za-z0-9._-]{1,64}
+  Launcher launcher = Launcher::kCommand;  // required
+  std::vector<std::string> command;        // argv; required (non-empty) for torchrun/command
+  std::string workdir;                     // optional; an absolute path when given
+  // Names match [A-Za-z_][A-Za-z0-9_]* and are never reserved (see isReservedEnvName()).
+  std::vector<std::pair<std::string, std::string>> env;
+  std::vector<PlacementEntry> placement;  // either placement ...
+  int world_size = 0;                     // ... or world_size; after parsing, the total rank count
+  int world_size_line = 0;                // line of `world_size:` (0 when placement was used)
+  Backend backend = Backend::kAuto;
+  int max_restarts = 0;  // `restart: {max_restarts: N}`, N >= 0
+  // From `metrics: {patterns: {loss: 'loss=([-+0-9.eE]+)'}}`, in file order.
+  // The pattern named `step` sets the step.
+  std::vector<MetricPatternSpec> metric_patterns;
+  // The `native:` mapping re-emitted as YAML text; validated later by the native trainer.
+  // Required when launcher is native, an error otherwise.
+  std::string native_yaml;
+  int native_line = 0;  // line of the `native:` key, to offset the native trainer's line numbers
+  int stop_grace_seconds = 10;  // optional `stop_grace_seconds`, >= 0
+  std::string file;             // the file name given
+  std::string text;             // the whole file text
+};
+
+// One problem in a spec file.
+struct SpecDiagnostic {
+  std::string file;
+  int line = 0;         // 1-based; 0 when unknown
+  int column = 0;       // 1-based; 0 when unknown
+  std::string field;    // dotted path, e.g. "placement[1].ranks", "env.FOO"; empty for the file
+  std::string message;  // what is wrong and what was expected
+  std::string hint;     // optional, e.g. "did you mean 'world_size'?"
+
+  // "job.yaml:12:3: error: placement[1].ranks: expected ... (hint: ...)"
+  std::string toString() const;
+};
+
+struct SpecParseResult {
+  std::optional<JobSpec> spec;  // set exactly when errors is empty
+  std::vector<SpecDiagnostic> errors;
+
+  bool ok() const { return spec.has_value() && errors.empty(); }
+};
+
+// Parses and validates `text`; `file_name` is only used in diagnostics and JobSpec::file.
+// Never throws.
+SpecParseResult parseJobSpec(std::string_view text, std::string file_name);
+
+// Reads `path` and parses it. A missing or unreadable file gives one diagnostic naming the file.
+SpecParseResult loadJobSpec(const std::string& path);
+
+// One diagnostic per line (each ending in '\n'), like a compiler.
+std::string formatDiagnostics(const std::vector<SpecDiagnostic>& diagnostics);
+
+// True for the variables Ringmaster sets for every rank (RANK, WORLD_SIZE, MASTER_ADDR, ...,
+// TORCHELASTIC_*, RINGMASTER_*), which a spec may not set.
+bool isReservedEnvName(std::string_view name);
+
+// The candidate closest to `word` by edit distance (ignoring case), or "" when none is close
+// enough to be a plausible typo.
+std::string closestMatch(std::string_view word, const std::vector<std::string>& candidates);
+
+}  // namespace ringmaster::job

@@ -1,0 +1,73 @@
+#pragma once
+// Metric records from a rank's stdout: JSON metric lines and regex patterns for unmodified scripts.
+// Both run on every stdout line, so they reject non-matching lines cheaply and never throw.
+
+#include <cstdint>
+#include <optional>
+#include <regex>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "ringmaster/util/result.h"
+
+namespace ringmaster::metrics {
+
+// Limits of a JSON metric line; a line over either limit is not a metric record.
+inline constexpr size_t kMaxMetricKeys = 256;      // keys per line, "step" included
+inline constexpr size_t kMaxMetricKeyBytes = 128;  // bytes of one key after unescaping (UTF-8)
+// Lines longer than this are not offered to regex patterns (std::regex recurses per character).
+inline constexpr size_t kMaxPatternLineBytes = 4096;
+
+struct ParsedMetrics {
+  std::optional<int64_t> step;
+  // In the order they appear in the line; names are unique, non-empty, valid UTF-8 and never
+  // "step"; values are finite.
+  std::vector<std::pair<std::string, double>> values;
+};
+
+// A metrics line is a flat JSON object whose values are all JSON numbers, with optional JSON
+// whitespace around it, e.g. {"step": 10, "loss": 0.31, "lr": 1e-3}. "step" must be an integer
+// value (10, 1e3 or 10.0) within int64 and becomes .step instead of a value. Returns nullopt for
+// anything else: not an object, nested objects or arrays, strings, true/false/null, NaN or
+// Infinity, numbers outside the range of a double (1e400, and also 1e-400, which no encoder
+// prints), duplicate keys (compared after unescaping), more than kMaxMetricKeys keys, trailing
+// garbage, an object without any value besides "step" (nothing to record), or a bad key: empty,
+// longer than kMaxMetricKeyBytes, not valid UTF-8, or holding a control character (raw or escaped,
+// so \b \f \n \r \t and \u0000-\u001f are rejected). Keys may use the escapes \" \\ \/ and
+// \uXXXX (surrogate pairs combined, lone surrogates rejected).
+// Thread-safe; never throws; reads only inside `line`.
+std::optional<ParsedMetrics> parseJsonMetricLine(std::string_view line);
+
+// Regex patterns from a job spec, for scripts that print e.g. "epoch 3 loss=0.25".
+// Immutable after compile(): match() may be called from several threads at once.
+class PatternMatcher {
+ public:
+  // An empty matcher: match() always returns nullopt.
+  PatternMatcher() = default;
+
+  // Each pattern is (metric name, ECMAScript regex whose capture group 1 holds the number);
+  // name "step" sets the step. A name that appears more than once is allowed: the first pattern
+  // that matches a line wins. An empty name, an invalid regex or a regex without a capture group
+  // gives INVALID_ARGUMENT naming the pattern.
+  static Result<PatternMatcher> compile(
+      const std::vector<std::pair<std::string, std::string>>& patterns);
+
+  // Searches `line` with every pattern. Group 1 must be a whole decimal number (a leading '+'
+  // is allowed; "inf"/"nan" are not); for "step" an integer value. A pattern whose group is not
+  // such a number counts as not matching. Returns nullopt when no pattern other than "step"
+  // matched, or when the line is longer than kMaxPatternLineBytes. Never throws.
+  std::optional<ParsedMetrics> match(std::string_view line) const;
+
+  bool empty() const { return patterns_.empty(); }
+
+ private:
+  struct Pattern {
+    std::string name;
+    std::regex regex;
+  };
+  std::vector<Pattern> patterns_;
+};
+
+}  // namespace ringmaster::metrics

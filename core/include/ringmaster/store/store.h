@@ -1,0 +1,178 @@
+#pragma once
+// The client-side history: a SQLite file (WAL) holding what the agents' journals reported, so the
+// GUI and CLI can show jobs, ranks, metrics and host health after the fact.
+//
+// Records are keyed like the journal, (job, attempt, source, seq); applying a batch twice stores
+// everything once. Job and rank states are derived from the records alone, so a job submitted by
+// another client shows up with the right state.
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ringmaster/protocol/ringmaster.pb.h"
+#include "ringmaster/util/result.h"
+
+namespace ringmaster::store {
+
+// Job states: "submitted" (only the submitting client knows it), "running" (an agent accepted
+// it), "succeeded" (all world_size ranks of the current attempt succeeded), "failed" (a rank of
+// the current attempt failed), "stopped" (a rank was stopped and none failed).
+struct JobRow {
+  std::string job_id{}, name{}, launcher{}, state{}, spec_yaml{};
+  int world_size = 0;
+  uint32_t attempt = 0;                      // newest attempt seen
+  double submitted_at = 0, finished_at = 0;  // unix seconds; finished_at 0 while running
+};
+
+// Rank states: "pending" (assigned, not started), "running", "succeeded", "failed", "stopped".
+struct RankRow {
+  std::string job_id{};
+  uint32_t attempt = 0;
+  int rank = 0;
+  int local_rank = 0;
+  std::string agent{};
+  int pid = 0;
+  std::string state{};
+  int exit_code = 0;
+  int signal = 0;
+  std::string error{};
+  int64_t last_step = -1;  // highest metric step stored for the rank; -1 when none
+  double started_at = 0, finished_at = 0;
+};
+
+struct MetricRow {
+  std::string job_id{};
+  uint32_t attempt = 0;
+  int rank = 0;
+  int64_t step = 0;
+  std::string name{};
+  double value = 0;
+  double time = 0;
+};
+
+// Unset filters match everything; an empty job_id matches every job.
+struct MetricQuery {
+  std::string job_id{};
+  std::optional<int> rank{};
+  std::optional<std::string> name{};
+  std::optional<uint32_t> attempt{};
+};
+
+// One bucket of a decimated series: the min and max value in the bucket, and the value, step and
+// time of its last point (highest step, then newest record).
+struct SeriesPoint {
+  int64_t step = 0;
+  double min = 0, max = 0, last = 0;
+  double time = 0;
+};
+
+struct HealthRow {
+  std::string agent{};
+  double time = 0;
+  proto::HealthSample sample{};
+};
+
+struct AgentRow {
+  std::string name{}, endpoint{};
+  proto::Inventory inventory{};
+  double last_seen = 0;  // unix seconds of the last recordAgent()
+};
+
+// A job lifecycle record as stored: kind is "job_accepted", "rank_started", "rank_exited" or
+// "job_finished"; detail is a human-readable summary.
+struct EventRow {
+  std::string job_id{};
+  uint32_t attempt = 0;
+  std::string source{};
+  uint64_t seq = 0;
+  std::string agent{};
+  double time = 0;
+  std::string kind{}, detail{};
+};
+
+// A SQLite history file. Not thread-safe: one Store object per thread for reads; writes go through
+// one writer (the object's own connection, or BatchWriter below). Readers in other threads or
+// processes see each committed batch as a whole (WAL).
+class Store {
+ public:
+  // Opens or creates the file (and its parent directories), in WAL mode, migrating an older
+  // schema. A file from a newer build gives kUnsupportedVersion.
+  static Result<std::unique_ptr<Store>> open(const std::string& path);
+  ~Store();
+  Store(const Store&) = delete;
+  Store& operator=(const Store&) = delete;
+
+  // The schema version this build writes (PRAGMA user_version of the files it opens).
+  static int schemaVersion();
+
+  // Applies pulled journal records of one agent and advances that agent's cursor to next_seq, in
+  // ONE transaction, so a crash can never store records without the cursor or vice versa.
+  // Idempotent: records already stored are skipped. The cursor never moves backwards.
+  Status applyJournal(const std::string& agent, const std::string& journal_id,
+                      const std::vector<proto::JournalRecord>& records, uint64_t next_seq);
+  // The next seq to pull from the agent's journal; 1 when unknown (seq starts at 1).
+  Result<uint64_t> cursor(const std::string& agent, const std::string& journal_id);
+
+  // The submitting client's view (state "submitted"), before any record arrives; later records
+  // fill in the rest. Fields the records already set are kept, except submitted_at (the client's
+  // time of submission wins); job.state is ignored. Replaying a submission changes nothing.
+  Status recordSubmission(const JobRow& job);
+  // Remembers an agent's endpoint and latest inventory; last_seen is now.
+  Status recordAgent(const std::string& name, const std::string& endpoint,
+                     const proto::Inventory& inv);
+
+  Result<std::vector<AgentRow>> agents();  // by name
+  Result<std::vector<JobRow>> jobs();      // newest first
+  // The job whose id is `id_or_unique_prefix` or starts with it. kNotFound when none matches,
+  // kInvalidArgument ("ambiguous ...", naming the candidates) when several do.
+  Result<JobRow> job(const std::string& id_or_unique_prefix);
+  // Ranks of one attempt by rank; default: the job's latest attempt.
+  Result<std::vector<RankRow>> ranks(const std::string& job_id,
+                                     std::optional<uint32_t> attempt = {});
+  // Ordered by attempt, rank, name, then journal order.
+  Result<std::vector<MetricRow>> metrics(const MetricQuery& q);
+  // The series decimated to at most `buckets` points: min/max/last per bucket of equal step
+  // range. Lossless (one point per step) when the series spans no more than `buckets` steps.
+  Result<std::vector<SeriesPoint>> series(const std::string& job_id, uint32_t attempt, int rank,
+                                          const std::string& name, int buckets);
+  Result<std::vector<HealthRow>> latestHealth();                    // newest per agent, by agent
+  Result<std::vector<EventRow>> events(const std::string& job_id);  // by time, then seq
+  Result<int64_t> countMetrics(const std::string& job_id = "");     // for tests/benchmarks
+
+ private:
+  friend class BatchWriter;
+  class Impl;
+  explicit Store(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+// The one writer thread: callers enqueue batches (non-blocking up to a bounded queue, then they
+// wait = backpressure); the thread commits each batch (or several coalesced into one transaction)
+// as Store::applyJournal does. flush() waits until everything enqueued is committed and returns
+// the first error since the previous flush().
+//
+// After an error the writer drops every later batch until flush() has reported it: a later batch
+// would advance a cursor past the records of the failed one. The caller then pulls again from
+// Store::cursor(). Thread-safe: any thread may enqueue() and flush().
+class BatchWriter {
+ public:
+  static Result<std::unique_ptr<BatchWriter>> open(const std::string& path,
+                                                   size_t max_queued_batches = 8);
+  void enqueue(std::string agent, std::string journal_id, std::vector<proto::JournalRecord> records,
+               uint64_t next_seq);
+  Status flush();
+  ~BatchWriter();  // flushes and joins
+  BatchWriter(const BatchWriter&) = delete;
+  BatchWriter& operator=(const BatchWriter&) = delete;
+
+ private:
+  class Impl;
+  explicit BatchWriter(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace ringmaster::store

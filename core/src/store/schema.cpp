@@ -1,0 +1,168 @@
+#include "store/schema.h"
+
+#include <cstddef>
+#include <cstdlib>
+#include <iterator>
+
+#include "store/sqlite_util.h"
+
+namespace ringmaster::store {
+namespace {
+
+struct Migration {
+  int version;
+  const char* description;
+  const char* sql;
+};
+
+// Append only: a released migration never changes, so every file reaches the same schema.
+constexpr Migration kMigrations[] = {
+    {1, "initial schema", R"sql(
+CREATE TABLE agents(
+  name TEXT PRIMARY KEY,
+  endpoint TEXT NOT NULL DEFAULT '',
+  inventory BLOB,                        -- serialized proto::Inventory
+  last_seen REAL NOT NULL DEFAULT 0
+);
+CREATE TABLE jobs(
+  job_id TEXT PRIMARY KEY,
+  name TEXT NOT NULL DEFAULT '',
+  launcher TEXT NOT NULL DEFAULT '',
+  world_size INTEGER NOT NULL DEFAULT 0,
+  state TEXT NOT NULL DEFAULT 'submitted',
+  spec_yaml TEXT NOT NULL DEFAULT '',
+  submitted_at REAL NOT NULL DEFAULT 0,
+  finished_at REAL NOT NULL DEFAULT 0,
+  attempt INTEGER NOT NULL DEFAULT 0     -- newest attempt seen
+);
+CREATE TABLE attempts(
+  job_id TEXT NOT NULL,
+  attempt INTEGER NOT NULL,
+  state TEXT NOT NULL DEFAULT 'running',
+  started_at REAL NOT NULL DEFAULT 0,
+  finished_at REAL NOT NULL DEFAULT 0,
+  PRIMARY KEY(job_id, attempt)
+) WITHOUT ROWID;
+CREATE TABLE ranks(
+  job_id TEXT NOT NULL,
+  attempt INTEGER NOT NULL,
+  rank INTEGER NOT NULL,
+  agent TEXT NOT NULL DEFAULT '',
+  local_rank INTEGER NOT NULL DEFAULT 0,
+  pid INTEGER NOT NULL DEFAULT 0,
+  state TEXT NOT NULL DEFAULT 'pending',
+  exit_code INTEGER NOT NULL DEFAULT 0,
+  signal INTEGER NOT NULL DEFAULT 0,
+  error TEXT NOT NULL DEFAULT '',
+  last_step INTEGER NOT NULL DEFAULT -1,
+  started_at REAL NOT NULL DEFAULT 0,
+  finished_at REAL NOT NULL DEFAULT 0,
+  PRIMARY KEY(job_id, attempt, rank)
+) WITHOUT ROWID;
+CREATE TABLE series(
+  id INTEGER PRIMARY KEY,
+  job_id TEXT NOT NULL,
+  attempt INTEGER NOT NULL,
+  rank INTEGER NOT NULL,
+  name TEXT NOT NULL,
+  UNIQUE(job_id, attempt, rank, name)
+);
+CREATE TABLE metrics(
+  series_id INTEGER NOT NULL,
+  seq INTEGER NOT NULL,
+  step INTEGER NOT NULL,
+  value REAL NOT NULL,
+  time REAL NOT NULL,
+  PRIMARY KEY(series_id, seq)
+) WITHOUT ROWID;
+CREATE TABLE health(
+  agent TEXT NOT NULL,
+  seq INTEGER NOT NULL,
+  time REAL NOT NULL,
+  cpu_percent REAL NOT NULL DEFAULT 0,
+  mem_used INTEGER NOT NULL DEFAULT 0,
+  mem_total INTEGER NOT NULL DEFAULT 0,
+  load1 REAL NOT NULL DEFAULT 0,
+  net_rx REAL NOT NULL DEFAULT 0,
+  net_tx REAL NOT NULL DEFAULT 0,
+  gpus BLOB,                             -- serialized proto::HealthSample holding only `gpus`
+  PRIMARY KEY(agent, seq)
+) WITHOUT ROWID;
+CREATE TABLE cursors(
+  agent TEXT NOT NULL,
+  journal_id TEXT NOT NULL,
+  next_seq INTEGER NOT NULL,
+  PRIMARY KEY(agent, journal_id)
+) WITHOUT ROWID;
+)sql"},
+    {2, "lifecycle events and the newest-first job index", R"sql(
+CREATE TABLE events(
+  job_id TEXT NOT NULL,
+  attempt INTEGER NOT NULL,
+  source TEXT NOT NULL,
+  seq INTEGER NOT NULL,
+  agent TEXT NOT NULL,
+  time REAL NOT NULL,
+  kind TEXT NOT NULL,
+  detail TEXT NOT NULL DEFAULT '',
+  PRIMARY KEY(job_id, attempt, source, seq)
+) WITHOUT ROWID;
+CREATE INDEX jobs_by_submitted_at ON jobs(submitted_at DESC, job_id DESC);
+)sql"},
+};
+
+Result<int> userVersion(Connection& db) {
+  RM_ASSIGN_OR_RETURN(Statement stmt, Statement::prepare(db.get(), "PRAGMA user_version"));
+  const int rc = stmt.step();
+  if (rc != SQLITE_ROW) return sqliteError(db.get(), rc, "reading the schema version");
+  return static_cast<int>(stmt.columnInt64(0));
+}
+
+// Runs one migration step. REQUIRES: no transaction is open on `db`.
+Status applyNext(Connection& db, const std::string& path, bool* done) {
+  RM_RETURN_IF_ERROR(db.exec("BEGIN IMMEDIATE", "starting a schema migration of " + path));
+  // Read the version inside the write transaction: another process may have migrated meanwhile.
+  auto rollback = [&](Status status) {
+    db.exec("ROLLBACK", "rolling back a schema migration");
+    return status;
+  };
+  Result<int> version = userVersion(db);
+  if (!version.isOk()) return rollback(version.status());
+  const int current = currentSchemaVersion();
+  if (*version > current) {
+    return rollback(Status(ErrorCode::kUnsupportedVersion,
+                           "history file " + path + " has schema version " +
+                               std::to_string(*version) +
+                               ", newer than the newest this build knows (" +
+                               std::to_string(current) + "); open it with a newer Ringmaster"));
+  }
+  if (*version == current) {
+    *done = true;
+    return rollback(Status::ok());  // nothing to write
+  }
+  const Migration& m = kMigrations[*version];  // versions are dense from 1
+  const std::string what = "migrating " + path + " to schema version " + std::to_string(m.version) +
+                           " (" + m.description + ")";
+  Status status = db.exec(m.sql, what);
+  if (!status.isOk()) return rollback(status);
+  // PRAGMA takes no parameters; the value is a compile-time constant, not input.
+  const std::string set_version = "PRAGMA user_version = " + std::to_string(m.version);
+  status = db.exec(set_version.c_str(), what);
+  if (!status.isOk()) return rollback(status);
+  return db.exec("COMMIT", what);
+}
+
+}  // namespace
+
+int currentSchemaVersion() { return static_cast<int>(std::size(kMigrations)); }
+
+Status migrate(Connection& db, const std::string& path) {
+  for (int v = 0; v < currentSchemaVersion(); ++v) {
+    if (kMigrations[v].version != v + 1) std::abort();  // broken invariant: versions dense from 1
+  }
+  bool done = false;
+  while (!done) RM_RETURN_IF_ERROR(applyNext(db, path, &done));
+  return Status::ok();
+}
+
+}  // namespace ringmaster::store

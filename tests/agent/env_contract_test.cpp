@@ -1,0 +1,178 @@
+#include "env_contract.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <set>
+#include <string>
+
+namespace ringmaster::agent {
+namespace {
+
+// 4 ranks on 2 agents; this is agent 1, which runs ranks 2 and 3.
+proto::JobLaunch twoAgentJob() {
+  proto::JobLaunch job;
+  job.set_job_id("job-42");
+  job.set_attempt(3);
+  job.set_world_size(4);
+  job.set_group_rank(1);
+  job.set_group_world_size(2);
+  job.set_master_addr("10.0.0.1");
+  job.set_master_port(29500);
+  job.set_max_restarts(5);
+  for (int r : {2, 3}) {
+    auto* a = job.add_ranks();
+    a->set_rank(r);
+    a->set_local_rank(r - 2);
+  }
+  return job;
+}
+
+proto::RankAssignment rank3() {
+  proto::RankAssignment r;
+  r.set_rank(3);
+  r.set_local_rank(1);
+  return r;
+}
+
+std::map<std::string, std::string> asMap(const std::vector<std::string>& env) {
+  std::map<std::string, std::string> out;
+  for (const auto& entry : env) {
+    const size_t eq = entry.find('=');
+    EXPECT_NE(eq, std::string::npos) << entry;
+    EXPECT_TRUE(out.emplace(entry.substr(0, eq), entry.substr(eq + 1)).second)
+        << "duplicate " << entry;
+  }
+  return out;
+}
+
+void addEnv(proto::JobLaunch& job, const std::string& name, const std::string& value) {
+  auto* v = job.add_env();
+  v->set_name(name);
+  v->set_value(value);
+}
+
+TEST(BuildRankEnvironment, SetsTheWholeContractForRank3OnAgent1) {
+  RankContext ctx;
+  ctx.gpu_index = 1;
+  ctx.checkpoint_dir = "/var/lib/ringmaster/jobs/job-42/checkpoints";
+  const auto env = asMap(buildRankEnvironment(twoAgentJob(), rank3(), ctx, {"PATH=/usr/bin"}));
+
+  const std::map<std::string, std::string> expected = {
+      {"PATH", "/usr/bin"},
+      {"RANK", "3"},
+      {"LOCAL_RANK", "1"},
+      {"WORLD_SIZE", "4"},
+      {"LOCAL_WORLD_SIZE", "2"},
+      {"GROUP_RANK", "1"},
+      {"GROUP_WORLD_SIZE", "2"},
+      {"ROLE_RANK", "3"},
+      {"ROLE_NAME", "default"},
+      {"ROLE_WORLD_SIZE", "4"},
+      {"MASTER_ADDR", "10.0.0.1"},
+      {"MASTER_PORT", "29500"},
+      {"TORCHELASTIC_RESTART_COUNT", "2"},
+      {"TORCHELASTIC_MAX_RESTARTS", "5"},
+      {"TORCHELASTIC_RUN_ID", "job-42"},
+      {"OMP_NUM_THREADS", "1"},
+      {"CUDA_VISIBLE_DEVICES", "1"},
+      {"TORCH_NCCL_ASYNC_ERROR_HANDLING", "1"},
+      {"RINGMASTER_JOB_ID", "job-42"},
+      {"RINGMASTER_ATTEMPT", "3"},
+      {"RINGMASTER_RANK", "3"},
+      {"RINGMASTER_CHECKPOINT_DIR", "/var/lib/ringmaster/jobs/job-42/checkpoints"},
+      {"PYTHONUNBUFFERED", "1"},
+  };
+  EXPECT_EQ(env, expected);
+}
+
+TEST(BuildRankEnvironment, FirstAttemptHasRestartCountZero) {
+  auto job = twoAgentJob();
+  job.set_attempt(1);
+  auto env = asMap(buildRankEnvironment(job, rank3(), {}, {}));
+  EXPECT_EQ(env["TORCHELASTIC_RESTART_COUNT"], "0");
+  EXPECT_EQ(env["RINGMASTER_ATTEMPT"], "1");
+}
+
+TEST(BuildRankEnvironment, CudaVisibleDevicesOnlyOnGpuRanks) {
+  RankContext cpu;  // gpu_index -1
+  EXPECT_EQ(
+      asMap(buildRankEnvironment(twoAgentJob(), rank3(), cpu, {})).count("CUDA_VISIBLE_DEVICES"),
+      0u);
+  RankContext gpu0;
+  gpu0.gpu_index = 0;
+  EXPECT_EQ(asMap(buildRankEnvironment(twoAgentJob(), rank3(), gpu0, {}))["CUDA_VISIBLE_DEVICES"],
+            "0");
+}
+
+TEST(BuildRankEnvironment, OmpNumThreadsDefaultsToOneOnlyWhenUnset) {
+  const auto job = twoAgentJob();
+  EXPECT_EQ(asMap(buildRankEnvironment(job, rank3(), {}, {}))["OMP_NUM_THREADS"], "1");
+  // Set by the agent's environment: kept.
+  EXPECT_EQ(asMap(buildRankEnvironment(job, rank3(), {}, {"OMP_NUM_THREADS=8"}))["OMP_NUM_THREADS"],
+            "8");
+  // Set by the job: the job wins, even over the agent's.
+  auto with_omp = job;
+  addEnv(with_omp, "OMP_NUM_THREADS", "4");
+  EXPECT_EQ(asMap(buildRankEnvironment(with_omp, rank3(), {}, {}))["OMP_NUM_THREADS"], "4");
+  EXPECT_EQ(
+      asMap(buildRankEnvironment(with_omp, rank3(), {}, {"OMP_NUM_THREADS=8"}))["OMP_NUM_THREADS"],
+      "4");
+}
+
+TEST(BuildRankEnvironment, PythonUnbufferedDefaultsToOneOnlyWhenUnset) {
+  const auto job = twoAgentJob();
+  EXPECT_EQ(asMap(buildRankEnvironment(job, rank3(), {}, {}))["PYTHONUNBUFFERED"], "1");
+  EXPECT_EQ(
+      asMap(buildRankEnvironment(job, rank3(), {}, {"PYTHONUNBUFFERED="}))["PYTHONUNBUFFERED"], "");
+  auto with_var = job;
+  addEnv(with_var, "PYTHONUNBUFFERED", "0");
+  EXPECT_EQ(asMap(buildRankEnvironment(with_var, rank3(), {}, {}))["PYTHONUNBUFFERED"], "0");
+}
+
+TEST(BuildRankEnvironment, ContractOverridesBaseAndJobEnvOverridesContract) {
+  auto job = twoAgentJob();
+  addEnv(job, "MASTER_PORT", "1234");
+  addEnv(job, "NCCL_DEBUG", "INFO");
+  addEnv(job, "TORCH_NCCL_ASYNC_ERROR_HANDLING", "0");
+  const std::vector<std::string> base = {"HOME=/root", "RANK=99", "WORLD_SIZE=1",
+                                         "NCCL_DEBUG=WARN"};
+  auto env = asMap(buildRankEnvironment(job, rank3(), {}, base));
+  EXPECT_EQ(env["HOME"], "/root");
+  EXPECT_EQ(env["RANK"], "3");            // contract over base
+  EXPECT_EQ(env["WORLD_SIZE"], "4");      // contract over base
+  EXPECT_EQ(env["MASTER_PORT"], "1234");  // job over contract
+  EXPECT_EQ(env["NCCL_DEBUG"], "INFO");   // job over base
+  EXPECT_EQ(env["TORCH_NCCL_ASYNC_ERROR_HANDLING"], "0");
+}
+
+TEST(BuildRankEnvironment, NoDuplicatesAndBaseOrderKept) {
+  auto job = twoAgentJob();
+  addEnv(job, "A", "job1");
+  addEnv(job, "A", "job2");  // a later job entry wins too
+  const std::vector<std::string> base = {"Z=1", "A=base", "Z=2", "B=x=y", "MALFORMED", "=nameless"};
+  const auto env = buildRankEnvironment(job, rank3(), {}, base);
+  std::set<std::string> names;
+  for (const auto& entry : env) {
+    EXPECT_TRUE(names.insert(entry.substr(0, entry.find('='))).second) << "duplicate " << entry;
+  }
+  // Replacement keeps the first position: Z, A, B lead in base order.
+  ASSERT_GE(env.size(), 3u);
+  EXPECT_EQ(env[0], "Z=2");
+  EXPECT_EQ(env[1], "A=job2");
+  EXPECT_EQ(env[2], "B=x=y");  // only the first '=' separates name and value
+  EXPECT_EQ(names.count("MALFORMED"), 0u);
+  EXPECT_EQ(names.count(""), 0u);
+}
+
+TEST(BuildRankEnvironment, DropsJobEnvNamesThatCannotBeExpressed) {
+  auto job = twoAgentJob();
+  addEnv(job, "", "empty");
+  addEnv(job, "A=B", "c");
+  const auto env = asMap(buildRankEnvironment(job, rank3(), {}, {}));
+  EXPECT_EQ(env.count(""), 0u);
+  EXPECT_EQ(env.count("A"), 0u);
+}
+
+}  // namespace
+}  // namespace ringmaster::agent

@@ -1,0 +1,130 @@
+#include "journal.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+namespace ringmaster::agent {
+namespace {
+
+class JournalTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char pattern[] = "/tmp/journal-test-XXXXXX";
+    dir_ = ::mkdtemp(pattern);
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+
+  static proto::JournalRecord metric(int rank, int64_t step, double loss) {
+    proto::JournalRecord record;
+    record.set_job("j");
+    record.set_attempt(1);
+    record.set_source("rank:" + std::to_string(rank));
+    auto* m = record.mutable_metric();
+    m->set_rank(rank);
+    m->set_step(step);
+    auto* v = m->add_values();
+    v->set_name("loss");
+    v->set_value(loss);
+    return record;
+  }
+
+  static std::vector<proto::JournalRecord> readAll(Journal& journal, uint64_t from) {
+    std::vector<std::string> bytes;
+    EXPECT_TRUE(journal.read(from, 1000000, 1u << 30, &bytes).isOk());
+    std::vector<proto::JournalRecord> out(bytes.size());
+    for (size_t i = 0; i < bytes.size(); ++i) EXPECT_TRUE(out[i].ParseFromString(bytes[i]));
+    return out;
+  }
+
+  std::string dir_;
+};
+
+TEST_F(JournalTest, AssignsDenseSequenceNumbersAndTimes) {
+  auto journal = Journal::open(dir_);
+  ASSERT_TRUE(journal.isOk());
+  for (int i = 0; i < 10; ++i) {
+    auto record = metric(0, i, 1.0 / (i + 1));
+    auto seq = (*journal)->append(record);
+    ASSERT_TRUE(seq.isOk());
+    EXPECT_EQ(*seq, static_cast<uint64_t>(i + 1));
+  }
+  auto records = readAll(**journal, 1);
+  ASSERT_EQ(records.size(), 10u);
+  for (size_t i = 0; i < records.size(); ++i) {
+    EXPECT_EQ(records[i].seq(), i + 1);
+    EXPECT_GT(records[i].time(), 1.6e9);
+    EXPECT_EQ(records[i].metric().step(), static_cast<int64_t>(i));
+  }
+}
+
+TEST_F(JournalTest, SurvivesReopenWithTheSameIdAndContinuesTheSequence) {
+  std::string id;
+  {
+    auto journal = Journal::open(dir_);
+    id = (*journal)->id();
+    for (int i = 0; i < 3000; ++i) {
+      auto record = metric(i % 4, i, i);
+      (*journal)->append(record);
+    }
+  }
+  auto journal = Journal::open(dir_);
+  ASSERT_TRUE(journal.isOk());
+  EXPECT_EQ((*journal)->id(), id);
+  EXPECT_EQ((*journal)->lastSeq(), 3000u);
+  auto record = metric(0, 3000, 0);
+  EXPECT_EQ(*(*journal)->append(record), 3001u);
+  // Reads starting anywhere (across index strides) return exactly the records from there.
+  for (uint64_t from : {1ull, 1024ull, 1025ull, 2049ull, 3001ull}) {
+    auto records = readAll(**journal, from);
+    ASSERT_EQ(records.size(), 3001 - from + 1) << from;
+    EXPECT_EQ(records.front().seq(), from);
+  }
+  EXPECT_TRUE(readAll(**journal, 3002).empty());
+}
+
+TEST_F(JournalTest, CutsATornTailAndKeepsEverythingBefore) {
+  {
+    auto journal = Journal::open(dir_);
+    for (int i = 0; i < 5; ++i) {
+      auto record = metric(0, i, i);
+      (*journal)->append(record);
+    }
+  }
+  const std::string path = dir_ + "/journal.log";
+  const auto size = std::filesystem::file_size(path);
+  std::filesystem::resize_file(path, size - 3);  // a crash in the middle of the last frame
+  {
+    std::ofstream garbage(path, std::ios::app | std::ios::binary);
+    garbage << "\x07\x00";  // and some junk after it
+  }
+  auto journal = Journal::open(dir_);
+  ASSERT_TRUE(journal.isOk());
+  EXPECT_EQ((*journal)->lastSeq(), 4u);
+  auto record = metric(0, 99, 0);
+  EXPECT_EQ(*(*journal)->append(record), 5u);
+  auto records = readAll(**journal, 1);
+  ASSERT_EQ(records.size(), 5u);
+  EXPECT_EQ(records.back().metric().step(), 99);
+}
+
+TEST_F(JournalTest, ReadRespectsRecordAndByteLimitsButReturnsAtLeastOne) {
+  auto journal = Journal::open(dir_);
+  for (int i = 0; i < 100; ++i) {
+    auto record = metric(0, i, i);
+    (*journal)->append(record);
+  }
+  std::vector<std::string> out;
+  ASSERT_TRUE((*journal)->read(10, 7, 1u << 20, &out).isOk());
+  EXPECT_EQ(out.size(), 7u);
+  out.clear();
+  ASSERT_TRUE((*journal)->read(10, 100, 1, &out).isOk());
+  EXPECT_EQ(out.size(), 1u);
+}
+
+TEST(Crc32, MatchesTheStandardCheckValue) { EXPECT_EQ(crc32("123456789", 9), 0xCBF43926u); }
+
+}  // namespace
+}  // namespace ringmaster::agent

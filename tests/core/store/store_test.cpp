@@ -1,0 +1,769 @@
+#include "ringmaster/store/store.h"
+
+#include <gtest/gtest.h>
+#include <sqlite3.h>
+#include <stdlib.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <limits>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace ringmaster::store {
+namespace {
+
+namespace fs = std::filesystem;
+
+// ---------------------------------------------------------------------------------------------
+// Journal record builders
+
+proto::JournalRecord record(uint64_t seq, const std::string& job, uint32_t attempt,
+                            const std::string& source, double time) {
+  proto::JournalRecord r;
+  r.set_seq(seq);
+  r.set_time(time);
+  r.set_job(job);
+  r.set_attempt(attempt);
+  r.set_source(source);
+  return r;
+}
+
+proto::JournalRecord accepted(uint64_t seq, const std::string& job, uint32_t attempt,
+                              int world_size, const std::vector<int>& ranks,
+                              const std::string& agent = "a1", double time = 100) {
+  proto::JournalRecord r = record(seq, job, attempt, "agent:" + agent, time);
+  auto* a = r.mutable_job_accepted();
+  a->set_name("train-" + job);
+  a->set_launcher(proto::TORCHRUN);
+  a->set_world_size(world_size);
+  a->set_agent(agent);
+  a->set_spec_yaml("name: train\n");
+  int local = 0;
+  for (int rank : ranks) {
+    auto* assignment = a->add_ranks();
+    assignment->set_rank(rank);
+    assignment->set_local_rank(local++);
+  }
+  return r;
+}
+
+proto::JournalRecord started(uint64_t seq, const std::string& job, uint32_t attempt, int rank,
+                             double time = 101) {
+  proto::JournalRecord r = record(seq, job, attempt, "rank:" + std::to_string(rank), time);
+  auto* s = r.mutable_rank_started();
+  s->set_rank(rank);
+  s->set_local_rank(rank);
+  s->set_pid(1000 + rank);
+  return r;
+}
+
+proto::JournalRecord exited(uint64_t seq, const std::string& job, uint32_t attempt, int rank,
+                            proto::RankState state, double time = 200) {
+  proto::JournalRecord r = record(seq, job, attempt, "rank:" + std::to_string(rank), time);
+  auto* e = r.mutable_rank_exited();
+  e->set_rank(rank);
+  e->set_state(state);
+  e->set_exit_code(state == proto::FAILED ? 3 : 0);
+  e->set_signal(state == proto::STOPPED ? 15 : 0);
+  if (state == proto::FAILED) e->set_error("CUDA error: out of memory");
+  return r;
+}
+
+proto::JournalRecord finished(uint64_t seq, const std::string& job, uint32_t attempt,
+                              proto::RankState state, double time = 201) {
+  proto::JournalRecord r = record(seq, job, attempt, "agent:a1", time);
+  r.mutable_job_finished()->set_state(state);
+  r.mutable_job_finished()->set_agent("a1");
+  return r;
+}
+
+proto::JournalRecord metric(uint64_t seq, const std::string& job, uint32_t attempt, int rank,
+                            int64_t step, const std::vector<std::pair<std::string, double>>& values,
+                            double time = 150) {
+  proto::JournalRecord r = record(seq, job, attempt, "rank:" + std::to_string(rank), time);
+  auto* m = r.mutable_metric();
+  m->set_rank(rank);
+  m->set_step(step);
+  for (const auto& [name, value] : values) {
+    auto* v = m->add_values();
+    v->set_name(name);
+    v->set_value(value);
+  }
+  return r;
+}
+
+proto::JournalRecord health(uint64_t seq, const std::string& agent, double cpu, double time) {
+  proto::JournalRecord r = record(seq, "", 0, "host:" + agent, time);
+  auto* h = r.mutable_health();
+  h->set_cpu_percent(cpu);
+  h->set_memory_used_bytes(1u << 30);
+  h->set_memory_total_bytes(8ull << 30);
+  h->set_load1(0.5);
+  h->set_net_rx_bytes_per_s(10);
+  h->set_net_tx_bytes_per_s(20);
+  return r;
+}
+
+// ---------------------------------------------------------------------------------------------
+// A raw SQLite connection, for checks and for setting up files the way older builds wrote them.
+
+class RawDb {
+ public:
+  explicit RawDb(const std::string& path) {
+    EXPECT_EQ(sqlite3_open(path.c_str(), &db_), SQLITE_OK);
+    sqlite3_busy_timeout(db_, 5000);
+  }
+  ~RawDb() { sqlite3_close(db_); }
+  void exec(const std::string& sql) {
+    char* err = nullptr;
+    ASSERT_EQ(sqlite3_exec(db_, sql.c_str(), nullptr, nullptr, &err), SQLITE_OK)
+        << (err ? err : "") << " in: " << sql;
+  }
+  std::string text(const std::string& sql) {
+    sqlite3_stmt* stmt = nullptr;
+    EXPECT_EQ(sqlite3_prepare_v2(db_, sql.c_str(), -1, &stmt, nullptr), SQLITE_OK);
+    std::string out;
+    if (sqlite3_step(stmt) == SQLITE_ROW) {
+      const auto* t = sqlite3_column_text(stmt, 0);
+      out = t ? reinterpret_cast<const char*>(t) : "";
+    }
+    sqlite3_finalize(stmt);
+    return out;
+  }
+
+ private:
+  sqlite3* db_ = nullptr;
+};
+
+class StoreTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string tmpl = (fs::temp_directory_path() / "ringmaster-store-XXXXXX").string();
+    ASSERT_NE(mkdtemp(tmpl.data()), nullptr);
+    dir_ = tmpl;
+    path_ = (fs::path(dir_) / "history" / "history.db").string();
+  }
+  void TearDown() override {
+    std::error_code ec;
+    fs::remove_all(dir_, ec);
+  }
+
+  std::unique_ptr<Store> open() {
+    auto store = Store::open(path_);
+    EXPECT_TRUE(store.isOk()) << store.status().toString();
+    return store.isOk() ? std::move(*store) : nullptr;
+  }
+
+  std::string dir_, path_;
+};
+
+#define ASSERT_OK(expr)                            \
+  do {                                             \
+    const ::ringmaster::Status rm_s_ = (expr);     \
+    ASSERT_TRUE(rm_s_.isOk()) << rm_s_.toString(); \
+  } while (0)
+
+// ---------------------------------------------------------------------------------------------
+
+TEST_F(StoreTest, OpenCreatesParentDirectoriesAndUsesWal) {
+  auto store = open();
+  ASSERT_TRUE(store);
+  EXPECT_TRUE(fs::exists(path_));
+  RawDb raw(path_);
+  EXPECT_EQ(raw.text("PRAGMA journal_mode"), "wal");
+  EXPECT_EQ(raw.text("PRAGMA user_version"), std::to_string(Store::schemaVersion()));
+}
+
+TEST_F(StoreTest, ApplyingTheSameBatchTwiceStoresEachMetricOnce) {
+  auto store = open();
+  std::vector<proto::JournalRecord> batch;
+  for (uint64_t seq = 1; seq <= 100; ++seq) {
+    batch.push_back(metric(seq, "j1", 1, 0, static_cast<int64_t>(seq), {{"loss", 1.0 / seq}}));
+  }
+  batch.push_back(metric(101, "j1", 1, 0, 101, {{"loss", 0.5}, {"lr", 0.1}}));
+  ASSERT_OK(store->applyJournal("a1", "jid", batch, 102));
+  ASSERT_OK(store->applyJournal("a1", "jid", batch, 102));
+  EXPECT_EQ(*store->countMetrics(), 102);
+
+  // A fresh object (empty series cache) replaying it also stores nothing new.
+  store.reset();
+  store = open();
+  ASSERT_OK(store->applyJournal("a1", "jid", batch, 102));
+  EXPECT_EQ(*store->countMetrics("j1"), 102);
+  EXPECT_EQ(*store->countMetrics("other"), 0);
+}
+
+TEST_F(StoreTest, CursorIsOneWhenUnknownAndAdvancesWithRecords) {
+  auto store = open();
+  EXPECT_EQ(*store->cursor("a1", "jid"), 1u);
+  ASSERT_OK(store->applyJournal("a1", "jid", {metric(1, "j1", 1, 0, 1, {{"loss", 1}})}, 2));
+  EXPECT_EQ(*store->cursor("a1", "jid"), 2u);
+  EXPECT_EQ(*store->cursor("a1", "other-journal"), 1u);
+  EXPECT_EQ(*store->cursor("a2", "jid"), 1u);
+  // An empty batch still moves the cursor (records the agent skipped, e.g. retention).
+  ASSERT_OK(store->applyJournal("a1", "jid", {}, 7));
+  EXPECT_EQ(*store->cursor("a1", "jid"), 7u);
+  // A replay of an old batch never moves it back.
+  ASSERT_OK(store->applyJournal("a1", "jid", {metric(1, "j1", 1, 0, 1, {{"loss", 1}})}, 2));
+  EXPECT_EQ(*store->cursor("a1", "jid"), 7u);
+}
+
+TEST_F(StoreTest, FailedBatchStoresNeitherRecordsNorCursor) {
+  auto store = open();
+  RawDb raw(path_);
+  raw.exec(
+      "CREATE TRIGGER poison BEFORE INSERT ON metrics WHEN NEW.value = -666 "
+      "BEGIN SELECT RAISE(ABORT, 'poisoned value'); END");
+  const std::vector<proto::JournalRecord> batch = {
+      accepted(1, "j1", 1, 1, {0}),
+      metric(2, "j1", 1, 0, 1, {{"loss", 1.0}, {"acc", 0.1}}),
+      metric(3, "j1", 1, 0, 2, {{"loss", -666}}),
+  };
+  const Status status = store->applyJournal("a1", "jid", batch, 4);
+  ASSERT_FALSE(status.isOk());
+  EXPECT_NE(status.message().find("poisoned value"), std::string::npos) << status.toString();
+  EXPECT_EQ(*store->countMetrics(), 0);
+  EXPECT_EQ(*store->cursor("a1", "jid"), 1u);
+  EXPECT_FALSE(store->job("j1").isOk());
+
+  // Series created by the rolled-back transaction must not linger in the id cache.
+  raw.exec("DROP TRIGGER poison");
+  ASSERT_OK(store->applyJournal("a1", "jid", batch, 4));
+  EXPECT_EQ(*store->cursor("a1", "jid"), 4u);
+  auto rows = store->metrics({.job_id = "j1", .name = std::string("acc")});
+  ASSERT_TRUE(rows.isOk());
+  ASSERT_EQ(rows->size(), 1u);
+  EXPECT_DOUBLE_EQ(rows->front().value, 0.1);
+  EXPECT_EQ(raw.text("SELECT count(*) FROM metrics m LEFT JOIN series s ON s.id = m.series_id "
+                     "WHERE s.id IS NULL"),
+            "0");
+}
+
+TEST_F(StoreTest, JobGoesFromSubmittedToRunningToSucceeded) {
+  auto store = open();
+  ASSERT_OK(store->recordSubmission({.job_id = "j1",
+                                     .name = "train",
+                                     .launcher = "torchrun",
+                                     .state = "ignored",
+                                     .spec_yaml = "name: train\n",
+                                     .world_size = 2,
+                                     .submitted_at = 50}));
+  EXPECT_EQ(store->job("j1")->state, "submitted");
+
+  ASSERT_OK(store->applyJournal("a1", "jid", {accepted(1, "j1", 1, 2, {0, 1})}, 2));
+  auto job = store->job("j1");
+  EXPECT_EQ(job->state, "running");
+  EXPECT_EQ(job->attempt, 1u);
+  EXPECT_DOUBLE_EQ(job->submitted_at, 50);  // the client's clock
+  auto ranks = store->ranks("j1");
+  ASSERT_EQ(ranks->size(), 2u);
+  EXPECT_EQ((*ranks)[0].state, "pending");
+
+  ASSERT_OK(store->applyJournal("a1", "jid", {started(2, "j1", 1, 0), started(3, "j1", 1, 1)}, 4));
+  ranks = store->ranks("j1");
+  EXPECT_EQ((*ranks)[1].state, "running");
+  EXPECT_EQ((*ranks)[1].pid, 1001);
+  EXPECT_EQ((*ranks)[1].agent, "a1");
+
+  ASSERT_OK(store->applyJournal("a1", "jid", {exited(4, "j1", 1, 0, proto::SUCCEEDED, 200)}, 5));
+  EXPECT_EQ(store->job("j1")->state, "running");
+  EXPECT_DOUBLE_EQ(store->job("j1")->finished_at, 0);
+  ASSERT_OK(store->applyJournal(
+      "a1", "jid",
+      {exited(5, "j1", 1, 1, proto::SUCCEEDED, 210), finished(6, "j1", 1, proto::SUCCEEDED, 211)},
+      7));
+  job = store->job("j1");
+  EXPECT_EQ(job->state, "succeeded");
+  EXPECT_DOUBLE_EQ(job->finished_at, 211);
+  EXPECT_EQ(job->name, "train-j1");
+  EXPECT_EQ(job->launcher, "torchrun");
+  EXPECT_EQ(job->world_size, 2);
+
+  auto events = store->events("j1");
+  ASSERT_EQ(events->size(), 6u);
+  EXPECT_EQ(events->front().kind, "job_accepted");
+  EXPECT_EQ(events->back().kind, "job_finished");
+}
+
+TEST_F(StoreTest, OneFailedRankFailsTheJobAtOnce) {
+  auto store = open();
+  ASSERT_OK(store->applyJournal(
+      "a1", "jid",
+      {accepted(1, "j1", 1, 3, {0, 1, 2}), started(2, "j1", 1, 0), started(3, "j1", 1, 1),
+       started(4, "j1", 1, 2), exited(5, "j1", 1, 2, proto::FAILED, 300)},
+      6));
+  auto job = store->job("j1");
+  EXPECT_EQ(job->state, "failed");
+  EXPECT_DOUBLE_EQ(job->finished_at, 300);
+  auto ranks = store->ranks("j1");
+  EXPECT_EQ((*ranks)[2].state, "failed");
+  EXPECT_EQ((*ranks)[2].exit_code, 3);
+  EXPECT_EQ((*ranks)[2].error, "CUDA error: out of memory");
+
+  // The gang teardown stops the others: still failed, finished_at unchanged.
+  ASSERT_OK(store->applyJournal(
+      "a1", "jid",
+      {exited(6, "j1", 1, 0, proto::STOPPED, 310), exited(7, "j1", 1, 1, proto::SUCCEEDED, 311)},
+      8));
+  job = store->job("j1");
+  EXPECT_EQ(job->state, "failed");
+  EXPECT_DOUBLE_EQ(job->finished_at, 300);
+}
+
+TEST_F(StoreTest, StoppedRankWithoutFailuresStopsTheJob) {
+  auto store = open();
+  ASSERT_OK(store->applyJournal(
+      "a1", "jid",
+      {accepted(1, "j1", 1, 2, {0, 1}), started(2, "j1", 1, 0), started(3, "j1", 1, 1),
+       exited(4, "j1", 1, 0, proto::STOPPED, 400), exited(5, "j1", 1, 1, proto::SUCCEEDED, 401)},
+      6));
+  EXPECT_EQ(store->job("j1")->state, "stopped");
+  EXPECT_EQ((*store->ranks("j1"))[0].signal, 15);
+}
+
+TEST_F(StoreTest, NewAttemptMakesTheJobRunningAgain) {
+  auto store = open();
+  ASSERT_OK(store->applyJournal("a1", "jid",
+                                {accepted(1, "j1", 1, 1, {0}), started(2, "j1", 1, 0),
+                                 exited(3, "j1", 1, 0, proto::FAILED, 300)},
+                                4));
+  EXPECT_EQ(store->job("j1")->state, "failed");
+  ASSERT_OK(store->applyJournal("a1", "jid", {accepted(4, "j1", 2, 1, {0}, "a1", 310)}, 5));
+  auto job = store->job("j1");
+  EXPECT_EQ(job->state, "running");
+  EXPECT_EQ(job->attempt, 2u);
+  EXPECT_DOUBLE_EQ(job->finished_at, 0);
+  EXPECT_EQ((*store->ranks("j1"))[0].state, "pending");  // the latest attempt by default
+  EXPECT_EQ((*store->ranks("j1", 1u))[0].state, "failed");
+
+  // A late record of the old attempt does not change the job.
+  ASSERT_OK(store->applyJournal("a2", "jid2", {exited(1, "j1", 1, 5, proto::SUCCEEDED)}, 2));
+  EXPECT_EQ(store->job("j1")->state, "running");
+}
+
+TEST_F(StoreTest, ReplayedRankStartDoesNotReviveAnExitedRank) {
+  auto store = open();
+  const auto start_batch =
+      std::vector<proto::JournalRecord>{accepted(1, "j1", 1, 1, {0}), started(2, "j1", 1, 0)};
+  ASSERT_OK(store->applyJournal("a1", "jid", start_batch, 3));
+  ASSERT_OK(store->applyJournal("a1", "jid", {exited(3, "j1", 1, 0, proto::SUCCEEDED)}, 4));
+  ASSERT_OK(store->applyJournal("a1", "jid", start_batch, 3));
+  EXPECT_EQ((*store->ranks("j1"))[0].state, "succeeded");
+  EXPECT_EQ(store->job("j1")->state, "succeeded");
+  EXPECT_EQ(store->events("j1")->size(), 3u);
+}
+
+TEST_F(StoreTest, JobStateCombinesRecordsOfSeveralAgentsWithoutASubmission) {
+  auto store = open();
+  ASSERT_OK(store->applyJournal("a1", "j-a1",
+                                {accepted(1, "j1", 1, 2, {0}, "a1"), started(2, "j1", 1, 0),
+                                 exited(3, "j1", 1, 0, proto::SUCCEEDED, 500)},
+                                4));
+  EXPECT_EQ(store->job("j1")->state, "running");  // rank 1 on a2 not heard from yet
+  ASSERT_OK(store->applyJournal("a2", "j-a2",
+                                {accepted(1, "j1", 1, 2, {1}, "a2"), started(2, "j1", 1, 1),
+                                 exited(3, "j1", 1, 1, proto::SUCCEEDED, 510)},
+                                4));
+  EXPECT_EQ(store->job("j1")->state, "succeeded");
+  EXPECT_DOUBLE_EQ(store->job("j1")->finished_at, 510);
+  auto ranks = store->ranks("j1");
+  ASSERT_EQ(ranks->size(), 2u);
+  EXPECT_EQ((*ranks)[0].agent, "a1");
+  EXPECT_EQ((*ranks)[1].agent, "a2");
+}
+
+TEST_F(StoreTest, LastStepIsTheHighestStepStoredForTheRank) {
+  auto store = open();
+  ASSERT_OK(store->applyJournal("a1", "jid", {accepted(1, "j1", 1, 2, {0, 1})}, 2));
+  EXPECT_EQ((*store->ranks("j1"))[0].last_step, -1);
+  std::vector<proto::JournalRecord> batch;
+  uint64_t seq = 2;
+  for (int64_t step = 0; step < 50; ++step) {
+    batch.push_back(metric(seq++, "j1", 1, 0, step, {{"loss", 1}}));
+    batch.push_back(metric(seq++, "j1", 1, 1, step * 2, {{"loss", 1}}));
+  }
+  batch.push_back(metric(seq++, "j1", 1, 0, 7, {{"loss", 1}}));  // out of order: not the last
+  ASSERT_OK(store->applyJournal("a1", "jid", batch, seq));
+  auto ranks = store->ranks("j1");
+  EXPECT_EQ((*ranks)[0].last_step, 49);
+  EXPECT_EQ((*ranks)[1].last_step, 98);
+}
+
+TEST_F(StoreTest, MetricsQueryFiltersByRankNameAndAttempt) {
+  auto store = open();
+  std::vector<proto::JournalRecord> batch;
+  uint64_t seq = 1;
+  for (uint32_t attempt : {1u, 2u}) {
+    for (int rank = 0; rank < 3; ++rank) {
+      for (int64_t step = 0; step < 4; ++step) {
+        batch.push_back(
+            metric(seq++, "j1", attempt, rank, step, {{"loss", rank * 10.0 + step}, {"lr", 0.01}}));
+      }
+    }
+  }
+  batch.push_back(metric(seq++, "j2", 1, 0, 0, {{"loss", 99}}));
+  ASSERT_OK(store->applyJournal("a1", "jid", batch, seq));
+
+  EXPECT_EQ(store->metrics({.job_id = "j1"})->size(), 48u);
+  EXPECT_EQ(store->metrics({})->size(), 49u);
+
+  auto rows = store->metrics({.job_id = "j1", .rank = 2, .name = std::string("loss")});
+  ASSERT_TRUE(rows.isOk());
+  ASSERT_EQ(rows->size(), 8u);
+  for (size_t i = 0; i < rows->size(); ++i) {
+    const MetricRow& r = (*rows)[i];
+    EXPECT_EQ(r.rank, 2);
+    EXPECT_EQ(r.name, "loss");
+    EXPECT_EQ(r.attempt, i < 4 ? 1u : 2u);  // ordered by attempt, then step
+    EXPECT_EQ(r.step, static_cast<int64_t>(i % 4));
+    EXPECT_DOUBLE_EQ(r.value, 20.0 + r.step);
+  }
+  rows = store->metrics({.job_id = "j1", .name = std::string("lr"), .attempt = 2u});
+  ASSERT_EQ(rows->size(), 12u);
+  EXPECT_EQ(rows->front().rank, 0);
+  EXPECT_EQ(rows->back().rank, 2);
+  EXPECT_TRUE(store->metrics({.job_id = "j1", .name = std::string("nope")})->empty());
+}
+
+TEST_F(StoreTest, SeriesDecimationKeepsMinMaxAndLastPerBucket) {
+  auto store = open();
+  std::vector<proto::JournalRecord> batch;
+  std::vector<double> values;
+  for (int64_t step = 0; step < 1000; ++step) {
+    const double v = static_cast<double>((step * 7919) % 1000) - 500;  // scrambled
+    values.push_back(v);
+    batch.push_back(
+        metric(static_cast<uint64_t>(step + 1), "j1", 1, 0, step, {{"loss", v}}, 1000.0 + step));
+  }
+  ASSERT_OK(store->applyJournal("a1", "jid", batch, 1001));
+
+  auto points = store->series("j1", 1, 0, "loss", 64);
+  ASSERT_TRUE(points.isOk()) << points.status().toString();
+  ASSERT_LE(points->size(), 64u);
+  ASSERT_GE(points->size(), 60u);
+  double overall_min = 1e9, overall_max = -1e9;
+  int64_t previous_last = -1;
+  for (const SeriesPoint& p : *points) {
+    overall_min = std::min(overall_min, p.min);
+    overall_max = std::max(overall_max, p.max);
+    EXPECT_LE(p.min, p.last);
+    EXPECT_GE(p.max, p.last);
+    EXPECT_DOUBLE_EQ(p.last, values[static_cast<size_t>(p.step)]);
+    EXPECT_DOUBLE_EQ(p.time, 1000.0 + p.step);
+    // The bucket holds steps (previous_last, p.step]: check min/max against them.
+    double lo = 1e9, hi = -1e9;
+    for (int64_t s = previous_last + 1; s <= p.step; ++s) {
+      lo = std::min(lo, values[static_cast<size_t>(s)]);
+      hi = std::max(hi, values[static_cast<size_t>(s)]);
+    }
+    EXPECT_DOUBLE_EQ(p.min, lo) << "bucket ending at step " << p.step;
+    EXPECT_DOUBLE_EQ(p.max, hi) << "bucket ending at step " << p.step;
+    previous_last = p.step;
+  }
+  EXPECT_EQ(previous_last, 999);
+  EXPECT_DOUBLE_EQ(overall_min, *std::min_element(values.begin(), values.end()));
+  EXPECT_DOUBLE_EQ(overall_max, *std::max_element(values.begin(), values.end()));
+
+  // Enough buckets: one point per step, lossless.
+  points = store->series("j1", 1, 0, "loss", 5000);
+  ASSERT_EQ(points->size(), 1000u);
+  EXPECT_DOUBLE_EQ((*points)[10].min, values[10]);
+  EXPECT_DOUBLE_EQ((*points)[10].max, values[10]);
+
+  EXPECT_EQ(store->series("j1", 1, 0, "loss", 1)->size(), 1u);
+  EXPECT_EQ(store->series("j1", 1, 0, "loss", 0).status().code(), ErrorCode::kInvalidArgument);
+  EXPECT_EQ(store->series("j1", 1, 0, "nope", 10).status().code(), ErrorCode::kNotFound);
+}
+
+TEST_F(StoreTest, SeriesHandlesStepsSpanningTheWholeInt64Range) {
+  auto store = open();
+  const int64_t lo = std::numeric_limits<int64_t>::min();
+  const int64_t hi = std::numeric_limits<int64_t>::max();
+  ASSERT_OK(store->applyJournal(
+      "a1", "jid",
+      {metric(1, "j1", 1, 0, lo, {{"x", 1}}), metric(2, "j1", 1, 0, 0, {{"x", 2}}),
+       metric(3, "j1", 1, 0, hi, {{"x", 3}})},
+      4));
+  auto points = store->series("j1", 1, 0, "x", 4);
+  ASSERT_TRUE(points.isOk());
+  ASSERT_EQ(points->size(), 3u);
+  EXPECT_EQ(points->front().step, lo);
+  EXPECT_EQ(points->back().step, hi);
+}
+
+TEST_F(StoreTest, JobLookupByUniquePrefix) {
+  auto store = open();
+  for (const char* id : {"ab12", "ab34", "cd56", "x", "xy"}) {
+    ASSERT_OK(store->recordSubmission({.job_id = id, .name = id}));
+  }
+  EXPECT_EQ(store->job("cd")->job_id, "cd56");
+  EXPECT_EQ(store->job("ab1")->job_id, "ab12");
+  EXPECT_EQ(store->job("x")->job_id, "x");  // an exact id wins over the ids it prefixes
+
+  auto ambiguous = store->job("ab");
+  ASSERT_FALSE(ambiguous.isOk());
+  EXPECT_EQ(ambiguous.status().code(), ErrorCode::kInvalidArgument);
+  EXPECT_NE(ambiguous.status().message().find("ambiguous"), std::string::npos);
+  EXPECT_NE(ambiguous.status().message().find("ab12"), std::string::npos);
+  EXPECT_NE(ambiguous.status().message().find("ab34"), std::string::npos);
+
+  auto missing = store->job("zz");
+  EXPECT_EQ(missing.status().code(), ErrorCode::kNotFound);
+  EXPECT_NE(missing.status().message().find("zz"), std::string::npos);
+  EXPECT_EQ(store->job("").status().code(), ErrorCode::kInvalidArgument);
+  EXPECT_EQ(store->ranks("zz").status().code(), ErrorCode::kNotFound);
+}
+
+TEST_F(StoreTest, JobsAreListedNewestFirst) {
+  auto store = open();
+  ASSERT_OK(store->recordSubmission({.job_id = "old", .submitted_at = 10}));
+  ASSERT_OK(store->recordSubmission({.job_id = "new", .submitted_at = 30}));
+  ASSERT_OK(store->applyJournal("a1", "jid", {accepted(1, "mid", 1, 1, {0}, "a1", 20)}, 2));
+  auto jobs = store->jobs();
+  ASSERT_EQ(jobs->size(), 3u);
+  EXPECT_EQ((*jobs)[0].job_id, "new");
+  EXPECT_EQ((*jobs)[1].job_id, "mid");
+  EXPECT_EQ((*jobs)[2].job_id, "old");
+}
+
+TEST_F(StoreTest, LatestHealthIsTheNewestSamplePerAgent) {
+  auto store = open();
+  std::vector<proto::JournalRecord> batch = {health(1, "a1", 10, 1000), health(2, "a1", 20, 1001)};
+  auto with_gpu = health(3, "a1", 30, 1002);
+  auto* gpu = with_gpu.mutable_health()->add_gpus();
+  gpu->set_index(1);
+  gpu->set_utilization_percent(87.5);
+  gpu->set_temperature_c(71);
+  batch.push_back(with_gpu);
+  ASSERT_OK(store->applyJournal("a1", "jid", batch, 4));
+  ASSERT_OK(store->applyJournal("a2", "jid2", {health(1, "a2", 5, 999)}, 2));
+  ASSERT_OK(store->applyJournal("a1", "jid", batch, 4));  // replay: no duplicates
+
+  auto rows = store->latestHealth();
+  ASSERT_TRUE(rows.isOk()) << rows.status().toString();
+  ASSERT_EQ(rows->size(), 2u);
+  const HealthRow& a1 = (*rows)[0];
+  EXPECT_EQ(a1.agent, "a1");
+  EXPECT_DOUBLE_EQ(a1.time, 1002);
+  EXPECT_DOUBLE_EQ(a1.sample.cpu_percent(), 30);
+  EXPECT_EQ(a1.sample.memory_total_bytes(), 8ull << 30);
+  ASSERT_EQ(a1.sample.gpus_size(), 1);
+  EXPECT_EQ(a1.sample.gpus(0).index(), 1u);
+  EXPECT_DOUBLE_EQ(a1.sample.gpus(0).utilization_percent(), 87.5);
+  EXPECT_EQ((*rows)[1].agent, "a2");
+  EXPECT_EQ((*rows)[1].sample.gpus_size(), 0);
+}
+
+TEST_F(StoreTest, RecordAgentKeepsTheLatestInventory) {
+  auto store = open();
+  proto::Inventory inv;
+  inv.set_agent_name("a1");
+  inv.set_slots(4);
+  ASSERT_OK(store->recordAgent("a1", "tcp://h1:7070", inv));
+  inv.set_slots(8);
+  ASSERT_OK(store->recordAgent("a1", "tcp://h1:7071", inv));
+  auto agents = store->agents();
+  ASSERT_EQ(agents->size(), 1u);
+  EXPECT_EQ(agents->front().endpoint, "tcp://h1:7071");
+  EXPECT_EQ(agents->front().inventory.slots(), 8u);
+  EXPECT_GT(agents->front().last_seen, 0);
+}
+
+// The schema of version 1, frozen as that build wrote it.
+constexpr const char* kVersion1Schema = R"sql(
+CREATE TABLE agents(name TEXT PRIMARY KEY, endpoint TEXT NOT NULL DEFAULT '', inventory BLOB,
+  last_seen REAL NOT NULL DEFAULT 0);
+CREATE TABLE jobs(job_id TEXT PRIMARY KEY, name TEXT NOT NULL DEFAULT '',
+  launcher TEXT NOT NULL DEFAULT '', world_size INTEGER NOT NULL DEFAULT 0,
+  state TEXT NOT NULL DEFAULT 'submitted', spec_yaml TEXT NOT NULL DEFAULT '',
+  submitted_at REAL NOT NULL DEFAULT 0, finished_at REAL NOT NULL DEFAULT 0,
+  attempt INTEGER NOT NULL DEFAULT 0);
+CREATE TABLE attempts(job_id TEXT NOT NULL, attempt INTEGER NOT NULL,
+  state TEXT NOT NULL DEFAULT 'running', started_at REAL NOT NULL DEFAULT 0,
+  finished_at REAL NOT NULL DEFAULT 0, PRIMARY KEY(job_id, attempt)) WITHOUT ROWID;
+CREATE TABLE ranks(job_id TEXT NOT NULL, attempt INTEGER NOT NULL, rank INTEGER NOT NULL,
+  agent TEXT NOT NULL DEFAULT '', local_rank INTEGER NOT NULL DEFAULT 0,
+  pid INTEGER NOT NULL DEFAULT 0, state TEXT NOT NULL DEFAULT 'pending',
+  exit_code INTEGER NOT NULL DEFAULT 0, signal INTEGER NOT NULL DEFAULT 0,
+  error TEXT NOT NULL DEFAULT '', last_step INTEGER NOT NULL DEFAULT -1,
+  started_at REAL NOT NULL DEFAULT 0, finished_at REAL NOT NULL DEFAULT 0,
+  PRIMARY KEY(job_id, attempt, rank)) WITHOUT ROWID;
+CREATE TABLE series(id INTEGER PRIMARY KEY, job_id TEXT NOT NULL, attempt INTEGER NOT NULL,
+  rank INTEGER NOT NULL, name TEXT NOT NULL, UNIQUE(job_id, attempt, rank, name));
+CREATE TABLE metrics(series_id INTEGER NOT NULL, seq INTEGER NOT NULL, step INTEGER NOT NULL,
+  value REAL NOT NULL, time REAL NOT NULL, PRIMARY KEY(series_id, seq)) WITHOUT ROWID;
+CREATE TABLE health(agent TEXT NOT NULL, seq INTEGER NOT NULL, time REAL NOT NULL,
+  cpu_percent REAL NOT NULL DEFAULT 0, mem_used INTEGER NOT NULL DEFAULT 0,
+  mem_total INTEGER NOT NULL DEFAULT 0, load1 REAL NOT NULL DEFAULT 0,
+  net_rx REAL NOT NULL DEFAULT 0, net_tx REAL NOT NULL DEFAULT 0, gpus BLOB,
+  PRIMARY KEY(agent, seq)) WITHOUT ROWID;
+CREATE TABLE cursors(agent TEXT NOT NULL, journal_id TEXT NOT NULL, next_seq INTEGER NOT NULL,
+  PRIMARY KEY(agent, journal_id)) WITHOUT ROWID;
+PRAGMA user_version = 1;
+)sql";
+
+TEST_F(StoreTest, MigratesAVersion1FileKeepingItsData) {
+  fs::create_directories(fs::path(path_).parent_path());
+  {
+    RawDb raw(path_);
+    raw.exec(kVersion1Schema);
+    raw.exec(
+        "INSERT INTO jobs(job_id, name, state, world_size, submitted_at, attempt) "
+        "VALUES('old1', 'legacy', 'succeeded', 1, 5, 1);"
+        "INSERT INTO ranks(job_id, attempt, rank, state, last_step) "
+        "VALUES('old1', 1, 0, 'succeeded', 2);"
+        "INSERT INTO series(id, job_id, attempt, rank, name) VALUES(1, 'old1', 1, 0, 'loss');"
+        "INSERT INTO metrics VALUES(1, 10, 1, 0.9, 6), (1, 11, 2, 0.7, 7);"
+        "INSERT INTO cursors VALUES('a1', 'jid', 12);");
+  }
+  auto store = open();
+  ASSERT_TRUE(store);
+  EXPECT_EQ(RawDb(path_).text("PRAGMA user_version"), std::to_string(Store::schemaVersion()));
+
+  auto job = store->job("old");
+  ASSERT_TRUE(job.isOk()) << job.status().toString();
+  EXPECT_EQ(job->name, "legacy");
+  EXPECT_EQ(job->state, "succeeded");
+  EXPECT_EQ((*store->ranks("old1"))[0].last_step, 2);
+  auto rows = store->metrics({.job_id = "old1", .name = std::string("loss")});
+  ASSERT_EQ(rows->size(), 2u);
+  EXPECT_DOUBLE_EQ((*rows)[1].value, 0.7);
+  EXPECT_EQ(*store->cursor("a1", "jid"), 12u);
+
+  // What version 2 added works on the migrated file.
+  ASSERT_OK(store->applyJournal(
+      "a1", "jid", {accepted(12, "new1", 1, 1, {0}), metric(13, "old1", 1, 0, 3, {{"loss", 0.5}})},
+      14));
+  EXPECT_EQ(store->events("new1")->size(), 1u);
+  EXPECT_EQ(*store->countMetrics("old1"), 3);
+
+  // Opening again migrates nothing and keeps everything.
+  store.reset();
+  store = open();
+  EXPECT_EQ(*store->countMetrics(), 3);
+}
+
+TEST_F(StoreTest, RefusesAFileFromANewerSchemaVersion) {
+  fs::create_directories(fs::path(path_).parent_path());
+  {
+    RawDb raw(path_);
+    raw.exec("CREATE TABLE future(x); PRAGMA user_version = 99;");
+  }
+  auto store = Store::open(path_);
+  ASSERT_FALSE(store.isOk());
+  EXPECT_EQ(store.status().code(), ErrorCode::kUnsupportedVersion);
+  EXPECT_NE(store.status().message().find("99"), std::string::npos) << store.status().toString();
+  EXPECT_EQ(RawDb(path_).text("PRAGMA user_version"), "99");  // untouched
+}
+
+TEST_F(StoreTest, WalReaderSeesCommittedDataWhileTheWriterIsActive) {
+  auto writer = open();
+  auto reader = open();
+  ASSERT_OK(writer->applyJournal("a1", "jid", {metric(1, "j1", 1, 0, 1, {{"loss", 1}})}, 2));
+  EXPECT_EQ(*reader->countMetrics(), 1);
+
+  // Another writer holds the write lock with uncommitted rows: the reader neither blocks nor sees
+  // them.
+  RawDb raw(path_);
+  raw.exec("BEGIN IMMEDIATE; INSERT INTO metrics VALUES(1, 99, 99, 9, 9);");
+  EXPECT_EQ(*reader->countMetrics(), 1);
+  EXPECT_EQ(reader->metrics({.job_id = "j1"})->size(), 1u);
+  raw.exec("COMMIT");
+  EXPECT_EQ(*reader->countMetrics(), 2);  // no stale snapshot held by a cached statement
+
+  // And while a BatchWriter streams batches, every read sees whole batches only.
+  auto batch_writer = BatchWriter::open(path_, 2);
+  ASSERT_TRUE(batch_writer.isOk());
+  std::thread producer([&] {
+    uint64_t seq = 100;
+    for (int b = 0; b < 50; ++b) {
+      std::vector<proto::JournalRecord> records;
+      for (int i = 0; i < 100; ++i, ++seq) {
+        records.push_back(metric(seq, "j2", 1, 0, static_cast<int64_t>(seq), {{"loss", 1}}));
+      }
+      (*batch_writer)->enqueue("a1", "jid", std::move(records), seq);
+    }
+  });
+  int64_t previous = 0;
+  for (int i = 0; i < 200; ++i) {
+    auto count = reader->countMetrics("j2");
+    ASSERT_TRUE(count.isOk()) << count.status().toString();
+    EXPECT_EQ(*count % 100, 0) << "a partial batch is visible";
+    EXPECT_GE(*count, previous);
+    previous = *count;
+  }
+  producer.join();
+  ASSERT_OK((*batch_writer)->flush());
+  EXPECT_EQ(*reader->countMetrics("j2"), 5000);
+}
+
+TEST_F(StoreTest, BatchWriterFlushWaitsUntilEverythingEnqueuedIsCommitted) {
+  auto writer = BatchWriter::open(path_, 2);
+  ASSERT_TRUE(writer.isOk()) << writer.status().toString();
+  // Two producers (agents) share the bounded queue and wait for room.
+  auto produce = [&](const std::string& agent) {
+    uint64_t seq = 1;
+    for (int b = 0; b < 40; ++b) {
+      std::vector<proto::JournalRecord> records;
+      for (int i = 0; i < 25; ++i, ++seq) {
+        records.push_back(
+            metric(seq, "job-" + agent, 1, 0, static_cast<int64_t>(seq), {{"loss", 1}}));
+      }
+      (*writer)->enqueue(agent, "jid-" + agent, std::move(records), seq);
+    }
+  };
+  std::thread t1(produce, "a1");
+  std::thread t2(produce, "a2");
+  t1.join();
+  t2.join();
+  ASSERT_OK((*writer)->flush());
+
+  auto store = open();
+  EXPECT_EQ(*store->countMetrics(), 2000);
+  EXPECT_EQ(*store->cursor("a1", "jid-a1"), 1001u);
+  EXPECT_EQ(*store->cursor("a2", "jid-a2"), 1001u);
+
+  // The destructor flushes too.
+  (*writer)->enqueue("a1", "jid-a1", {metric(1001, "job-a1", 1, 0, 1001, {{"loss", 1}})}, 1002);
+  writer->reset();
+  EXPECT_EQ(*store->countMetrics(), 2001);
+}
+
+TEST_F(StoreTest, BatchWriterReportsAnErrorAndSkipsLaterBatchesUntilFlush) {
+  auto writer = BatchWriter::open(path_, 4);
+  ASSERT_TRUE(writer.isOk());
+  ASSERT_OK((*writer)->flush());  // the schema exists now
+  RawDb raw(path_);
+  raw.exec(
+      "CREATE TRIGGER poison BEFORE INSERT ON metrics WHEN NEW.value = -666 "
+      "BEGIN SELECT RAISE(ABORT, 'poisoned value'); END");
+  (*writer)->enqueue("a1", "jid", {metric(1, "j1", 1, 0, 1, {{"loss", -666}})}, 2);
+  (*writer)->enqueue("a1", "jid", {metric(2, "j1", 1, 0, 2, {{"loss", 1}})}, 3);
+  const Status status = (*writer)->flush();
+  ASSERT_FALSE(status.isOk());
+  EXPECT_NE(status.message().find("poisoned value"), std::string::npos) << status.toString();
+
+  // The later batch must not have advanced the cursor past the failed one.
+  auto store = open();
+  EXPECT_EQ(*store->cursor("a1", "jid"), 1u);
+  EXPECT_EQ(*store->countMetrics(), 0);
+
+  // Reported once; afterwards the writer works again.
+  raw.exec("DROP TRIGGER poison");
+  (*writer)->enqueue("a1", "jid", {metric(1, "j1", 1, 0, 1, {{"loss", 2}})}, 2);
+  ASSERT_OK((*writer)->flush());
+  EXPECT_EQ(*store->cursor("a1", "jid"), 2u);
+}
+
+TEST_F(StoreTest, RecordsOfUnknownKindAreSkippedAndTheCursorStillAdvances) {
+  auto store = open();
+  proto::JournalRecord unknown = record(1, "j1", 1, "rank:0", 1);  // no kind set
+  ASSERT_OK(store->applyJournal("a1", "jid", {unknown}, 2));
+  EXPECT_EQ(*store->cursor("a1", "jid"), 2u);
+  EXPECT_TRUE(store->jobs()->empty());
+}
+
+}  // namespace
+}  // namespace ringmaster::store

@@ -1,0 +1,227 @@
+// Two real agents on loopback, a `command` job of 4 ranks (2 per agent) driven through
+// ringmasterctl, checked against the real SQLite history.
+#include <gtest/gtest.h>
+#include <sqlite3.h>
+
+#include <nlohmann/json.hpp>
+#include <regex>
+#include <set>
+
+#include "harness.h"
+
+namespace ringmaster::testing {
+namespace {
+
+using nlohmann::json;
+
+// Each rank prints its environment contract, then 5 JSON metric lines, then exits with
+// $FAIL_CODE when it is rank $FAIL_RANK.
+const char* kRankScript =
+    "echo \"ENV RANK=$RANK LOCAL_RANK=$LOCAL_RANK WORLD_SIZE=$WORLD_SIZE "
+    "LOCAL_WORLD_SIZE=$LOCAL_WORLD_SIZE GROUP_RANK=$GROUP_RANK MASTER_ADDR=$MASTER_ADDR "
+    "MASTER_PORT=$MASTER_PORT JOB=$RINGMASTER_JOB_ID\"; "
+    "for i in 0 1 2 3 4; do echo \"{\\\"step\\\": $i, \\\"loss\\\": 1$i.5, \\\"rank_seen\\\": $RANK}\"; done; "
+    "echo 'to stderr' >&2; "
+    "if [ \"$RANK\" = \"${FAIL_RANK:-x}\" ]; then exit 3; fi";
+
+std::string jobSpec(const std::string& name, const std::string& extra_env = "") {
+  json script = kRankScript;
+  return "name: " + name +
+         "\n"
+         "launcher: command\n"
+         "command: [/bin/sh, -c, " + script.dump() + "]\n"
+         "placement:\n"
+         "  - {agent: a1, ranks: 2}\n"
+         "  - {agent: a2, ranks: 2}\n"
+         "env: {" + extra_env + "}\n";
+}
+
+int64_t sqliteCount(const std::string& db, const std::string& sql) {
+  sqlite3* handle = nullptr;
+  sqlite3_open_v2(db.c_str(), &handle, SQLITE_OPEN_READONLY, nullptr);
+  sqlite3_stmt* stmt = nullptr;
+  int64_t value = -1;
+  if (sqlite3_prepare_v2(handle, sql.c_str(), -1, &stmt, nullptr) == SQLITE_OK &&
+      sqlite3_step(stmt) == SQLITE_ROW) {
+    value = sqlite3_column_int64(stmt, 0);
+  }
+  sqlite3_finalize(stmt);
+  sqlite3_close(handle);
+  return value;
+}
+
+class CommandJobTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string error;
+    ASSERT_TRUE(cluster_.addAgent("a1", 2, &error)) << error;
+    ASSERT_TRUE(cluster_.addAgent("a2", 2, &error)) << error;
+  }
+  Cluster cluster_;
+};
+
+TEST_F(CommandJobTest, FourRanksOnTwoAgentsRunWithContractLogsAndMetricsOnce) {
+  auto submitted = cluster_.ctl({"submit", cluster_.writeSpec("job.yaml", jobSpec("envcheck")), "--wait"});
+  ASSERT_EQ(submitted.exit_code, 0) << submitted.out << submitted.err;
+  const std::string job = submitted.firstLine();
+  ASSERT_TRUE(std::regex_match(job, std::regex("envcheck-[0-9]{6}-[0-9]{6}-[0-9a-f]{4}"))) << job;
+
+  // Every metric exactly once, even after syncing twice more.
+  ASSERT_EQ(cluster_.ctl({"sync"}).exit_code, 0);
+  ASSERT_EQ(cluster_.ctl({"sync"}).exit_code, 0);
+  auto csv = cluster_.ctl({"metrics", job});
+  ASSERT_EQ(csv.exit_code, 0) << csv.err;
+  EXPECT_EQ(csv.firstLine(), "job,attempt,rank,step,name,value,time");
+  std::set<std::string> keys;
+  int rows = 0;
+  std::istringstream lines(csv.out);
+  std::string line;
+  std::getline(lines, line);
+  while (std::getline(lines, line)) {
+    ++rows;
+    // job,attempt,rank,step,name -> unique
+    std::string key = line.substr(0, line.find(',', line.find(',', line.find(',', line.find(',', line.find(',') + 1) + 1) + 1) + 1));
+    EXPECT_TRUE(keys.insert(key).second) << "duplicated: " << line;
+  }
+  EXPECT_EQ(rows, 4 * 5 * 2);
+  EXPECT_EQ(sqliteCount(cluster_.dbPath(), "SELECT COUNT(*) FROM metrics"), 4 * 5 * 2);
+
+  // Per-rank environment contract and logs (stdout and stderr both captured).
+  std::set<std::string> master_ports;
+  for (int rank = 0; rank < 4; ++rank) {
+    auto log = cluster_.ctl({"logs", job, "--rank", std::to_string(rank)});
+    ASSERT_EQ(log.exit_code, 0) << log.err;
+    std::smatch m;
+    ASSERT_TRUE(std::regex_search(
+        log.out, m,
+        std::regex("ENV RANK=(\\d+) LOCAL_RANK=(\\d+) WORLD_SIZE=(\\d+) LOCAL_WORLD_SIZE=(\\d+) "
+                   "GROUP_RANK=(\\d+) MASTER_ADDR=(\\S+) MASTER_PORT=(\\d+) JOB=(\\S+)")))
+        << log.out;
+    EXPECT_EQ(m[1], std::to_string(rank));
+    EXPECT_EQ(m[2], std::to_string(rank % 2));
+    EXPECT_EQ(m[3], "4");
+    EXPECT_EQ(m[4], "2");
+    EXPECT_EQ(m[5], std::to_string(rank / 2));
+    EXPECT_EQ(m[6], "127.0.0.1");
+    EXPECT_EQ(m[8], job);
+    master_ports.insert(m[7]);
+    EXPECT_NE(log.out.find("to stderr"), std::string::npos);
+  }
+  EXPECT_EQ(master_ports.size(), 1u) << "every rank must get rank 0's MASTER_PORT";
+
+  // Status: placement, pids, exit codes, last step.
+  auto status = cluster_.ctl({"status", job, "--json"});
+  ASSERT_EQ(status.exit_code, 0) << status.err;
+  json parsed = json::parse(status.out);
+  EXPECT_EQ(parsed["state"], "succeeded");
+  ASSERT_EQ(parsed["ranks"].size(), 4u);
+  for (const auto& r : parsed["ranks"]) {
+    EXPECT_EQ(r["agent"], r["rank"].get<int>() < 2 ? "a1" : "a2");
+    EXPECT_EQ(r["state"], "succeeded");
+    EXPECT_EQ(r["exit_code"], 0);
+    EXPECT_GT(r["pid"].get<int>(), 0);
+    EXPECT_EQ(r["last_step"], 4);
+  }
+  auto runs = cluster_.ctl({"runs", "--json"});
+  ASSERT_EQ(runs.exit_code, 0);
+  EXPECT_EQ(json::parse(runs.out).size(), 1u);
+}
+
+TEST_F(CommandJobTest, FailingRankMakesSubmitWaitExitNonZeroAndIsRecorded) {
+  auto submitted = cluster_.ctl(
+      {"submit", cluster_.writeSpec("fail.yaml", jobSpec("failing", "FAIL_RANK: \"2\"")), "--wait"});
+  EXPECT_EQ(submitted.exit_code, 1) << submitted.out << submitted.err;
+  const std::string job = submitted.firstLine();
+  auto status = cluster_.ctl({"status", job, "--json"});
+  ASSERT_EQ(status.exit_code, 0) << status.err;
+  json parsed = json::parse(status.out);
+  EXPECT_EQ(parsed["state"], "failed");
+  for (const auto& r : parsed["ranks"]) {
+    if (r["rank"] == 2) {
+      EXPECT_EQ(r["state"], "failed");
+      EXPECT_EQ(r["exit_code"], 3);
+    }
+  }
+}
+
+TEST_F(CommandJobTest, StopEndsALongJobOnEveryAgent) {
+  auto spec = cluster_.writeSpec("sleep.yaml",
+                                 "name: sleeper\nlauncher: command\ncommand: [/bin/sleep, \"60\"]\n"
+                                 "world_size: 4\nstop_grace_seconds: 2\n");
+  auto submitted = cluster_.ctl({"submit", spec});
+  ASSERT_EQ(submitted.exit_code, 0) << submitted.err;
+  const std::string job = submitted.firstLine();
+  auto stopped = cluster_.ctl({"stop", job});
+  ASSERT_EQ(stopped.exit_code, 0) << stopped.err;
+  EXPECT_NE(stopped.out.find("4 rank(s) signalled"), std::string::npos) << stopped.out;
+  json parsed;
+  for (int i = 0; i < 50; ++i) {
+    parsed = json::parse(cluster_.ctl({"status", job, "--json"}).out);
+    if (parsed["state"] == "stopped") break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  EXPECT_EQ(parsed["state"], "stopped");
+  for (const auto& r : parsed["ranks"]) {
+    EXPECT_EQ(r["state"], "stopped");
+    EXPECT_EQ(r["signal"], 15);
+  }
+}
+
+TEST_F(CommandJobTest, BadSpecExitsTwoNamingFileLineAndFieldAndReachesNoAgent) {
+  auto spec = cluster_.writeSpec("bad.yaml",
+                                 "name: bad\nlauncher: command\ncommand: [/bin/true]\n"
+                                 "world_size: many\n");
+  auto result = cluster_.ctl({"submit", spec});
+  EXPECT_EQ(result.exit_code, 2);
+  EXPECT_NE(result.err.find("bad.yaml:4"), std::string::npos) << result.err;
+  EXPECT_NE(result.err.find("world_size"), std::string::npos) << result.err;
+  EXPECT_EQ(json::parse(cluster_.ctl({"runs", "--json"}).out).size(), 0u);
+}
+
+TEST_F(CommandJobTest, UnknownAgentAndTooManyRanksAreSpecErrorsWithHints) {
+  auto spec = cluster_.writeSpec("place.yaml",
+                                 "name: place\nlauncher: command\ncommand: [/bin/true]\n"
+                                 "placement:\n  - {agent: a3, ranks: 1}\n  - {agent: a1, ranks: 5}\n");
+  auto result = cluster_.ctl({"submit", spec});
+  EXPECT_EQ(result.exit_code, 2);
+  EXPECT_NE(result.err.find("place.yaml:5"), std::string::npos) << result.err;
+  EXPECT_NE(result.err.find("a3"), std::string::npos) << result.err;
+  EXPECT_NE(result.err.find("place.yaml:6"), std::string::npos) << result.err;
+}
+
+TEST_F(CommandJobTest, MissingProgramIsRefusedBeforeAnythingStarts) {
+  auto spec = cluster_.writeSpec("missing.yaml",
+                                 "name: missing\nlauncher: command\n"
+                                 "command: [/nonexistent/train]\nworld_size: 4\n");
+  auto result = cluster_.ctl({"submit", spec, "--wait"});
+  EXPECT_EQ(result.exit_code, 1);
+  EXPECT_NE(result.err.find("/nonexistent/train"), std::string::npos) << result.err;
+  EXPECT_NE(result.err.find("not found"), std::string::npos) << result.err;
+}
+
+TEST_F(CommandJobTest, UnreachableAgentIsNamed) {
+  cluster_.agent("a2").stop();
+  auto spec = cluster_.writeSpec("job.yaml", jobSpec("unreachable"));
+  auto result = cluster_.ctl({"submit", spec}, 30000);
+  EXPECT_EQ(result.exit_code, 1);
+  EXPECT_NE(result.err.find("agent 'a2'"), std::string::npos) << result.err;
+  EXPECT_NE(result.err.find("cannot reach"), std::string::npos) << result.err;
+}
+
+TEST_F(CommandJobTest, MetricsAsJsonFilterByRankAndName) {
+  auto submitted = cluster_.ctl({"submit", cluster_.writeSpec("job.yaml", jobSpec("json")), "--wait"});
+  ASSERT_EQ(submitted.exit_code, 0) << submitted.err;
+  auto result = cluster_.ctl({"metrics", submitted.firstLine(), "--rank", "3", "--name", "loss",
+                              "--format", "json"});
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  json rows = json::parse(result.out);
+  ASSERT_EQ(rows.size(), 5u);
+  for (size_t i = 0; i < rows.size(); ++i) {
+    EXPECT_EQ(rows[i]["rank"], 3);
+    EXPECT_EQ(rows[i]["step"], static_cast<int>(i));
+    EXPECT_DOUBLE_EQ(rows[i]["value"].get<double>(), 10.5 + static_cast<double>(i));
+  }
+}
+
+}  // namespace
+}  // namespace ringmaster::testing

@@ -1,0 +1,272 @@
+#include "harness.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+extern char** environ;
+
+namespace ringmaster::testing {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+std::vector<char*> cStrings(std::vector<std::string>& strings) {
+  std::vector<char*> out;
+  for (auto& s : strings) out.push_back(s.data());
+  out.push_back(nullptr);
+  return out;
+}
+
+std::vector<std::string> mergedEnv(const std::map<std::string, std::string>& extra) {
+  std::map<std::string, std::string> all;
+  for (char** e = environ; *e; ++e) {
+    std::string entry = *e;
+    size_t eq = entry.find('=');
+    if (eq != std::string::npos) all[entry.substr(0, eq)] = entry.substr(eq + 1);
+  }
+  for (const auto& [k, v] : extra) all[k] = v;
+  std::vector<std::string> out;
+  for (const auto& [k, v] : all) out.push_back(k + "=" + v);
+  return out;
+}
+
+}  // namespace
+
+TempDir::TempDir() {
+  std::string pattern =
+      (std::filesystem::temp_directory_path() / "ringmaster-test-XXXXXX").string();
+  path_ = ::mkdtemp(pattern.data());
+}
+
+TempDir::~TempDir() {
+  std::error_code ec;
+  std::filesystem::remove_all(path_, ec);
+}
+
+std::string binPath(const std::string& name) { return std::string(RM_BIN_DIR) + "/" + name; }
+std::string sourcePath(const std::string& relative) {
+  return std::string(RM_SOURCE_DIR) + "/" + relative;
+}
+
+std::string readFile(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+void writeFile(const std::string& path, const std::string& text) {
+  std::filesystem::create_directories(std::filesystem::path(path).parent_path());
+  std::ofstream(path) << text;
+}
+
+CommandResult runCommand(const std::vector<std::string>& argv_in,
+                         const std::map<std::string, std::string>& env, int timeout_ms) {
+  CommandResult result;
+  std::vector<std::string> argv_strings = argv_in;
+  std::vector<std::string> env_strings = mergedEnv(env);
+  auto argv = cStrings(argv_strings);
+  auto envp = cStrings(env_strings);
+  int out[2], err[2];
+  if (::pipe2(out, O_CLOEXEC) != 0 || ::pipe2(err, O_CLOEXEC) != 0) return result;
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    ::dup2(out[1], 1);
+    ::dup2(err[1], 2);
+    ::execve(argv[0], argv.data(), envp.data());
+    ::_exit(127);
+  }
+  ::close(out[1]);
+  ::close(err[1]);
+  const auto deadline = Clock::now() + std::chrono::milliseconds(timeout_ms);
+  pollfd fds[2] = {{out[0], POLLIN, 0}, {err[0], POLLIN, 0}};
+  int open = 2;
+  char buffer[65536];
+  while (open > 0) {
+    int left = static_cast<int>(
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count());
+    if (left <= 0) {
+      result.timed_out = true;
+      ::kill(pid, SIGKILL);
+      break;
+    }
+    if (::poll(fds, 2, left) < 0) continue;
+    for (int i = 0; i < 2; ++i) {
+      if (fds[i].fd < 0 || !(fds[i].revents & (POLLIN | POLLHUP))) continue;
+      ssize_t n = ::read(fds[i].fd, buffer, sizeof buffer);
+      if (n <= 0) {
+        ::close(fds[i].fd);
+        fds[i].fd = -1;
+        --open;
+        continue;
+      }
+      (i == 0 ? result.out : result.err).append(buffer, static_cast<size_t>(n));
+    }
+  }
+  for (auto& f : fds) {
+    if (f.fd >= 0) ::close(f.fd);
+  }
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  return result;
+}
+
+AgentProcess::AgentProcess(AgentProcess&& other) noexcept
+    : pid_(other.pid_),
+      name_(std::move(other.name_)),
+      endpoint_(std::move(other.endpoint_)),
+      public_key_(std::move(other.public_key_)),
+      state_dir_(std::move(other.state_dir_)),
+      stderr_path_(std::move(other.stderr_path_)) {
+  other.pid_ = -1;
+}
+
+AgentProcess::~AgentProcess() { stop(); }
+
+bool AgentProcess::start(const std::string& name, const std::string& state_dir, int slots,
+                         std::string* error) {
+  name_ = name;
+  state_dir_ = state_dir;
+  std::filesystem::create_directories(state_dir);
+  stderr_path_ = state_dir + "/../" + name + ".stderr";
+  std::vector<std::string> args = {binPath("ringmaster-agent"),
+                                   "--listen",
+                                   "tcp://127.0.0.1:0",
+                                   "--state-dir",
+                                   state_dir,
+                                   "--name",
+                                   name,
+                                   "--slots",
+                                   std::to_string(slots)};
+  auto argv = cStrings(args);
+  int out[2];
+  if (::pipe2(out, O_CLOEXEC) != 0) return false;
+  pid_ = ::fork();
+  if (pid_ == 0) {
+    ::dup2(out[1], 1);
+    int err_fd = ::open(stderr_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (err_fd >= 0) ::dup2(err_fd, 2);
+    ::execv(argv[0], argv.data());
+    ::_exit(127);
+  }
+  ::close(out[1]);
+  std::string text;
+  char buffer[1024];
+  const auto deadline = Clock::now() + std::chrono::seconds(20);
+  while (Clock::now() < deadline) {
+    pollfd p{out[0], POLLIN, 0};
+    if (::poll(&p, 1, 200) <= 0) continue;
+    ssize_t n = ::read(out[0], buffer, sizeof buffer);
+    if (n <= 0) break;
+    text.append(buffer, static_cast<size_t>(n));
+    size_t key = text.find("public-key ");
+    if (key != std::string::npos && text.find('\n', key) != std::string::npos) break;
+  }
+  ::close(out[0]);
+  auto field = [&](const std::string& label) {
+    size_t at = text.find(label + " ");
+    if (at == std::string::npos) return std::string();
+    at += label.size() + 1;
+    return text.substr(at, text.find('\n', at) - at);
+  };
+  endpoint_ = field("endpoint");
+  public_key_ = field("public-key");
+  if (endpoint_.empty() || public_key_.empty()) {
+    if (error) *error = "agent " + name + " did not start: " + text + stderrText();
+    stop();
+    return false;
+  }
+  return true;
+}
+
+void AgentProcess::stop() {
+  if (pid_ <= 0) return;
+  ::kill(pid_, SIGTERM);
+  int status;
+  for (int i = 0; i < 200; ++i) {
+    if (::waitpid(pid_, &status, WNOHANG) == pid_) {
+      pid_ = -1;
+      return;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  ::kill(pid_, SIGKILL);
+  ::waitpid(pid_, &status, 0);
+  pid_ = -1;
+}
+
+bool AgentProcess::alive() const {
+  return pid_ > 0 && ::kill(pid_, 0) == 0 && ::waitpid(pid_, nullptr, WNOHANG) == 0;
+}
+
+std::string AgentProcess::stderrText() const { return readFile(stderr_path_); }
+
+Cluster::Cluster() {
+  auto keys = runCommand({binPath("ringmasterctl"), "keys"}, env());
+  client_key_ = keys.firstLine();
+  writeClusterFile();
+}
+
+std::map<std::string, std::string> Cluster::env() const {
+  return {{"RINGMASTER_CONFIG_DIR", configDir()},
+          {"RINGMASTER_CLUSTER", clusterPath()},
+          {"RINGMASTER_DB", dbPath()}};
+}
+
+bool Cluster::addAgent(const std::string& name, int slots, std::string* error) {
+  const std::string state_dir = dir() + "/agents/" + name;
+  auto authorized =
+      runCommand({binPath("ringmaster-agent"), "authorize", "--state-dir", state_dir, client_key_});
+  if (authorized.exit_code != 0) {
+    if (error) *error = "authorize failed: " + authorized.err;
+    return false;
+  }
+  AgentProcess agent;
+  if (!agent.start(name, state_dir, slots, error)) return false;
+  agents_.push_back(std::move(agent));
+  writeClusterFile();
+  return true;
+}
+
+AgentProcess& Cluster::agent(const std::string& name) {
+  for (auto& a : agents_) {
+    if (a.name() == name) return a;
+  }
+  std::abort();
+}
+
+void Cluster::writeClusterFile() {
+  std::string text = "agents:\n";
+  for (const auto& a : agents_) {
+    text += "  - {name: " + a.name() + ", endpoint: \"" + a.endpoint() + "\", server_key: \"" +
+            a.publicKey() + "\"}\n";
+  }
+  if (agents_.empty()) text = "agents: []\n";
+  writeFile(clusterPath(), text);
+}
+
+CommandResult Cluster::ctl(const std::vector<std::string>& args, int timeout_ms) {
+  std::vector<std::string> argv = {binPath("ringmasterctl")};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return runCommand(argv, env(), timeout_ms);
+}
+
+std::string Cluster::writeSpec(const std::string& file_name, const std::string& yaml) {
+  std::string path = dir() + "/" + file_name;
+  writeFile(path, yaml);
+  return path;
+}
+
+}  // namespace ringmaster::testing

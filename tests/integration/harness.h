@@ -1,0 +1,92 @@
+#pragma once
+// Real processes for integration tests: temporary directories, ringmaster-agent processes on
+// loopback with their own state dirs, and ringmasterctl runs with an isolated config, cluster
+// file and history DB.
+
+#include <sys/types.h>
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace ringmaster::testing {
+
+class TempDir {
+ public:
+  TempDir();
+  ~TempDir();
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+struct CommandResult {
+  int exit_code = -1;  // 128 + signal when killed
+  std::string out;
+  std::string err;
+  bool timed_out = false;
+  std::string firstLine() const { return out.substr(0, out.find('\n')); }
+};
+
+// Runs argv (no shell) with `env` added to this process's environment; kills it after timeout.
+CommandResult runCommand(const std::vector<std::string>& argv,
+                         const std::map<std::string, std::string>& env = {},
+                         int timeout_ms = 60000);
+
+std::string binPath(const std::string& name);  // build/bin/<name>
+std::string sourcePath(const std::string& relative);
+std::string readFile(const std::string& path);
+void writeFile(const std::string& path, const std::string& text);
+
+class AgentProcess {
+ public:
+  AgentProcess() = default;
+  AgentProcess(const AgentProcess&) = delete;
+  AgentProcess(AgentProcess&& other) noexcept;
+  ~AgentProcess();
+
+  // Starts ringmaster-agent on tcp://127.0.0.1:0 and waits for its banner. Returns false (with
+  // the reason in *error) when it does not come up.
+  bool start(const std::string& name, const std::string& state_dir, int slots, std::string* error);
+  void stop();  // SIGTERM and wait
+  bool alive() const;
+
+  const std::string& name() const { return name_; }
+  const std::string& endpoint() const { return endpoint_; }
+  const std::string& publicKey() const { return public_key_; }
+  const std::string& stateDir() const { return state_dir_; }
+  pid_t pid() const { return pid_; }
+  std::string stderrText() const;
+
+ private:
+  pid_t pid_ = -1;
+  std::string name_, endpoint_, public_key_, state_dir_, stderr_path_;
+};
+
+// A client config dir, cluster file and history DB in a temp dir, and agents that authorize it.
+class Cluster {
+ public:
+  Cluster();
+  // Starts an agent that authorizes this cluster's client key; adds it to the cluster file.
+  bool addAgent(const std::string& name, int slots, std::string* error);
+  AgentProcess& agent(const std::string& name);
+  // ringmasterctl with this cluster's environment.
+  CommandResult ctl(const std::vector<std::string>& args, int timeout_ms = 60000);
+  std::string writeSpec(const std::string& file_name, const std::string& yaml);
+
+  const std::string& dir() const { return dir_.path(); }
+  std::string dbPath() const { return dir_.path() + "/history.db"; }
+  std::string clusterPath() const { return dir_.path() + "/cluster.yaml"; }
+  std::string configDir() const { return dir_.path() + "/config"; }
+  const std::string& clientKey() const { return client_key_; }
+  std::map<std::string, std::string> env() const;
+  void writeClusterFile();
+
+ private:
+  TempDir dir_;
+  std::string client_key_;
+  std::vector<AgentProcess> agents_;
+};
+
+}  // namespace ringmaster::testing

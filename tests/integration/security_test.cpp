@@ -1,0 +1,168 @@
+// Every agent socket is CURVE-authenticated against authorized_keys: plaintext clients and unknown
+// keys get nothing and run nothing, authorized clients keep working, garbage never crashes it.
+#include <gtest/gtest.h>
+#include <zmq.h>
+
+#include <filesystem>
+#include <random>
+#include <thread>
+
+#include "harness.h"
+#include "ringmaster/client/agent_connection.h"
+#include "ringmaster/protocol/codec.h"
+#include "ringmaster/security/keys.h"
+
+namespace ringmaster::testing {
+namespace {
+
+using client::AgentConnection;
+using client::AgentEndpoint;
+using client::ZmqContext;
+
+proto::Envelope inventoryRequest() {
+  proto::Envelope request;
+  request.mutable_inventory_request();
+  return request;
+}
+
+class SecurityTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string error;
+    ASSERT_TRUE(cluster_.addAgent("a1", 2, &error)) << error;
+    auto keys = security::loadOrCreateKeyPair(cluster_.configDir() + "/client.key");
+    ASSERT_TRUE(keys.isOk());
+    authorized_ = *keys;
+    endpoint_ = {"a1", cluster_.agent("a1").endpoint(), cluster_.agent("a1").publicKey()};
+  }
+
+  void expectAuthorizedClientStillServed() {
+    auto connection = AgentConnection::connect(context_, endpoint_, authorized_);
+    ASSERT_TRUE(connection.isOk());
+    auto reply = (*connection)->call(inventoryRequest(), 5000);
+    ASSERT_TRUE(reply.isOk()) << reply.status().toString();
+    EXPECT_EQ(reply->inventory().agent_name(), "a1");
+    EXPECT_TRUE(cluster_.agent("a1").alive());
+  }
+
+  Cluster cluster_;
+  ZmqContext context_;
+  security::KeyPair authorized_;
+  AgentEndpoint endpoint_;
+};
+
+TEST_F(SecurityTest, PlaintextClientGetsNothing) {
+  void* socket = zmq_socket(context_.get(), ZMQ_DEALER);
+  int linger = 0, timeout = 1500;
+  zmq_setsockopt(socket, ZMQ_LINGER, &linger, sizeof linger);
+  zmq_setsockopt(socket, ZMQ_RCVTIMEO, &timeout, sizeof timeout);
+  zmq_setsockopt(socket, ZMQ_SNDTIMEO, &timeout, sizeof timeout);
+  ASSERT_EQ(zmq_connect(socket, endpoint_.endpoint.c_str()), 0);
+  proto::Envelope request = inventoryRequest();
+  std::string frame = protocol::encode(request);
+  zmq_send(socket, frame.data(), frame.size(), 0);
+  char buffer[256];
+  EXPECT_EQ(zmq_recv(socket, buffer, sizeof buffer, 0), -1) << "a plaintext client was answered";
+  zmq_close(socket);
+  expectAuthorizedClientStillServed();
+}
+
+TEST_F(SecurityTest, UnknownKeyIsRejectedWithAClearErrorAndRunsNothing) {
+  auto stranger = security::generateKeyPair();
+  ASSERT_TRUE(stranger.isOk());
+  auto connection = AgentConnection::connect(context_, endpoint_, *stranger);
+  ASSERT_TRUE(connection.isOk());
+  proto::Envelope launch;
+  auto* job = launch.mutable_launch_job()->mutable_launch();
+  job->set_job_id("intruder");
+  job->set_attempt(1);
+  job->set_launcher(proto::COMMAND);
+  job->add_argv("/bin/touch");
+  job->add_argv(cluster_.dir() + "/pwned");
+  job->set_world_size(1);
+  job->add_ranks()->set_rank(0);
+  auto reply = (*connection)->call(launch, 2000);
+  ASSERT_FALSE(reply.isOk());
+  EXPECT_EQ(reply.status().code(), ErrorCode::kUnauthorized) << reply.status().toString();
+  EXPECT_NE(reply.status().message().find("rejected this client's key"), std::string::npos);
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  EXPECT_FALSE(std::filesystem::exists(cluster_.dir() + "/pwned"));
+  EXPECT_NE(cluster_.agent("a1").stderrText().find("refused CURVE client " + stranger->public_key),
+            std::string::npos);
+  expectAuthorizedClientStillServed();
+}
+
+TEST_F(SecurityTest, WrongServerKeyFailsTheHandshake) {
+  auto impostor = security::generateKeyPair();
+  AgentEndpoint pinned_wrong = endpoint_;
+  pinned_wrong.server_key = impostor->public_key;
+  auto connection = AgentConnection::connect(context_, pinned_wrong, authorized_);
+  ASSERT_TRUE(connection.isOk());
+  auto reply = (*connection)->call(inventoryRequest(), 2000);
+  ASSERT_FALSE(reply.isOk());
+  EXPECT_EQ(reply.status().code(), ErrorCode::kUnauthorized) << reply.status().toString();
+  expectAuthorizedClientStillServed();
+}
+
+TEST_F(SecurityTest, AuthorizeTakesEffectWithoutRestart) {
+  auto newcomer = security::generateKeyPair();
+  {
+    auto connection = AgentConnection::connect(context_, endpoint_, *newcomer);
+    EXPECT_FALSE((*connection)->call(inventoryRequest(), 1500).isOk());
+  }
+  auto authorized = runCommand({binPath("ringmaster-agent"), "authorize", "--state-dir",
+                                cluster_.agent("a1").stateDir(), newcomer->public_key});
+  ASSERT_EQ(authorized.exit_code, 0) << authorized.err;
+  auto connection = AgentConnection::connect(context_, endpoint_, *newcomer);
+  auto reply = (*connection)->call(inventoryRequest(), 5000);
+  EXPECT_TRUE(reply.isOk()) << reply.status().toString();
+}
+
+TEST_F(SecurityTest, GarbageFramesNeverCrashTheAgent) {
+  // An authorized peer sending garbage: every request gets an error or nothing; the agent lives.
+  void* socket = zmq_socket(context_.get(), ZMQ_DEALER);
+  int linger = 0, timeout = 1000;
+  zmq_setsockopt(socket, ZMQ_LINGER, &linger, sizeof linger);
+  zmq_setsockopt(socket, ZMQ_RCVTIMEO, &timeout, sizeof timeout);
+  zmq_setsockopt(socket, ZMQ_CURVE_SERVERKEY, endpoint_.server_key.c_str(), 40);
+  zmq_setsockopt(socket, ZMQ_CURVE_PUBLICKEY, authorized_.public_key.c_str(), 40);
+  zmq_setsockopt(socket, ZMQ_CURVE_SECRETKEY, authorized_.secret_key.c_str(), 40);
+  ASSERT_EQ(zmq_connect(socket, endpoint_.endpoint.c_str()), 0);
+
+  std::mt19937 rng(42);
+  std::vector<std::string> frames = {"", std::string(1, '\0'), "garbage",
+                                     std::string(1000, '\xff')};
+  proto::Envelope valid = inventoryRequest();
+  valid.set_request_id(7);
+  std::string encoded = protocol::encode(valid);
+  for (size_t cut = 1; cut < encoded.size(); ++cut) frames.push_back(encoded.substr(0, cut));
+  proto::Envelope future = valid;
+  future.set_version(99);
+  std::string future_frame;
+  future.SerializeToString(&future_frame);
+  frames.push_back(future_frame);
+  for (int i = 0; i < 200; ++i) {
+    std::string random(static_cast<size_t>(rng() % 512), '\0');
+    for (auto& c : random) c = static_cast<char>(rng());
+    frames.push_back(random);
+  }
+  int errors = 0;
+  for (const auto& frame : frames) {
+    zmq_send(socket, frame.data(), frame.size(), 0);
+  }
+  // A two-frame message and an oversized-but-allowed frame, too.
+  zmq_send(socket, "a", 1, ZMQ_SNDMORE);
+  zmq_send(socket, "b", 1, 0);
+  char buffer[4096];
+  int n;
+  while ((n = zmq_recv(socket, buffer, sizeof buffer, 0)) >= 0) {
+    auto reply = protocol::decode(buffer, static_cast<size_t>(std::min<int>(n, sizeof buffer)));
+    if (reply.isOk() && reply->has_error()) ++errors;
+  }
+  EXPECT_GT(errors, 0) << "bad requests should be answered with errors";
+  zmq_close(socket);
+  expectAuthorizedClientStillServed();
+}
+
+}  // namespace
+}  // namespace ringmaster::testing
