@@ -49,8 +49,9 @@ int runSync(const Globals& globals);
 int runDemo(const Globals& globals, const std::string& spec_path);
 
 // Shared by submit and demo: submits and, as asked, follows logs live and/or waits for the end.
-int submitAndWatch(client::ClusterClient& cluster, const job::JobSpec& spec, bool wait,
-                   bool follow);
+// compact_metrics: see LogTail.
+int submitAndWatch(client::ClusterClient& cluster, const job::JobSpec& spec, bool wait, bool follow,
+                   bool compact_metrics = false);
 
 // Opens the cluster; prints the error and returns nullptr when it cannot.
 std::unique_ptr<client::ClusterClient> openCluster(const Globals& globals);

@@ -2,11 +2,17 @@
 
 #include <cstdio>
 
+#include "ringmaster/metrics/line_parser.h"
+
 namespace ringmaster::ctl {
 
 LogTail::LogTail(client::ClusterClient& cluster, std::string job_id,
-                 const std::vector<std::pair<std::string, std::vector<int>>>& shares, bool prefix)
-    : cluster_(cluster), job_id_(std::move(job_id)), prefix_(prefix) {
+                 const std::vector<std::pair<std::string, std::vector<int>>>& shares, bool prefix,
+                 bool compact_metrics)
+    : cluster_(cluster),
+      job_id_(std::move(job_id)),
+      prefix_(prefix),
+      compact_metrics_(compact_metrics) {
   for (const auto& [agent, ranks] : shares) {
     for (int rank : ranks) ranks_[rank].agent = agent;
   }
@@ -20,14 +26,41 @@ void LogTail::print(int rank, RankLog& log, const std::string& data) {
   log.partial += data;
   size_t start = 0, end;
   while ((end = log.partial.find('\n', start)) != std::string::npos) {
-    std::printf("[rank %d] %.*s\n", rank, static_cast<int>(end - start), log.partial.data() + start);
+    printLine(rank, log, std::string_view(log.partial).substr(start, end - start));
     start = end + 1;
   }
   log.partial.erase(0, start);
   if (log.finished && !log.partial.empty()) {
-    std::printf("[rank %d] %s\n", rank, log.partial.c_str());
+    printLine(rank, log, log.partial);
     log.partial.clear();
   }
+  showMetrics(rank, log, log.finished);
+}
+
+void LogTail::printLine(int rank, RankLog& log, std::string_view line) {
+  if (compact_metrics_) {
+    if (auto parsed = metrics::parseJsonMetricLine(line)) {
+      std::string text = parsed->step ? "step " + std::to_string(*parsed->step) + ":" : "";
+      char value[64];
+      for (const auto& [name, v] : parsed->values) {
+        std::snprintf(value, sizeof value, "%.4g", v);
+        text += " " + name + "=" + value;
+      }
+      log.latest_metrics = text;
+      return;
+    }
+  }
+  std::printf("[rank %d] %.*s\n", rank, static_cast<int>(line.size()), line.data());
+}
+
+void LogTail::showMetrics(int rank, RankLog& log, bool force) {
+  const auto now = std::chrono::steady_clock::now();
+  if (log.latest_metrics.empty() || (!force && now - log.shown_at < std::chrono::seconds(1))) {
+    return;
+  }
+  std::printf("[rank %d] %s\n", rank, log.latest_metrics.c_str());
+  log.latest_metrics.clear();
+  log.shown_at = now;
 }
 
 bool LogTail::poll(uint32_t wait_ms) {

@@ -23,8 +23,10 @@ int main(int argc, char** argv) {
   SubmitFlags submit_flags;
   auto* submit = app.add_subcommand("submit", "submit a job; prints its id on the first line");
   submit->add_option("JOB", submit_flags.spec_path, "job spec (YAML)")->required();
-  submit->add_flag("--wait", submit_flags.wait, "wait for the end; exit 0 only if every rank succeeded");
-  submit->add_flag("--follow", submit_flags.follow, "stream every rank's log until the end (implies --wait)");
+  submit->add_flag("--wait", submit_flags.wait,
+                   "wait for the end; exit 0 only if every rank succeeded");
+  submit->add_flag("--follow", submit_flags.follow,
+                   "stream every rank's log until the end (implies --wait)");
 
   std::string job;
   auto* status = app.add_subcommand("status", "per-rank state of a job (default: running jobs)");
@@ -38,7 +40,8 @@ int main(int argc, char** argv) {
   logs->add_flag("--follow,-f", logs_flags.follow, "keep streaming until the ranks exit");
 
   MetricsFlags metrics_flags;
-  auto* metrics = app.add_subcommand("metrics", "a job's metrics (csv: job,attempt,rank,step,name,value,time)");
+  auto* metrics =
+      app.add_subcommand("metrics", "a job's metrics (csv: job,attempt,rank,step,name,value,time)");
   metrics->add_option("JOB", metrics_flags.job, "job id or unique prefix")->required();
   metrics->add_option("--rank", metrics_flags.rank, "only this rank");
   metrics->add_option("--name", metrics_flags.name, "only this metric");

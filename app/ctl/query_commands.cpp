@@ -12,8 +12,7 @@ namespace {
 using nlohmann::json;
 
 double unixNow() {
-  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch())
-      .count();
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
 std::string exitText(const store::RankRow& r) {
@@ -23,17 +22,28 @@ std::string exitText(const store::RankRow& r) {
 }
 
 json rankJson(const store::RankRow& r) {
-  return {{"rank", r.rank},           {"local_rank", r.local_rank}, {"agent", r.agent},
-          {"pid", r.pid},             {"state", r.state},           {"exit_code", r.exit_code},
-          {"signal", r.signal},       {"error", r.error},           {"last_step", r.last_step},
-          {"started_at", r.started_at}, {"finished_at", r.finished_at}};
+  return {{"rank", r.rank},
+          {"local_rank", r.local_rank},
+          {"agent", r.agent},
+          {"pid", r.pid},
+          {"state", r.state},
+          {"exit_code", r.exit_code},
+          {"signal", r.signal},
+          {"error", r.error},
+          {"last_step", r.last_step},
+          {"started_at", r.started_at},
+          {"finished_at", r.finished_at}};
 }
 
 json jobJson(const store::JobRow& j) {
-  return {{"job", j.job_id},         {"name", j.name},
-          {"launcher", j.launcher},  {"state", j.state},
-          {"world_size", j.world_size}, {"attempt", j.attempt},
-          {"submitted_at", j.submitted_at}, {"finished_at", j.finished_at}};
+  return {{"job", j.job_id},
+          {"name", j.name},
+          {"launcher", j.launcher},
+          {"state", j.state},
+          {"world_size", j.world_size},
+          {"attempt", j.attempt},
+          {"submitted_at", j.submitted_at},
+          {"finished_at", j.finished_at}};
 }
 
 std::string jobDuration(const store::JobRow& j) {
@@ -103,35 +113,46 @@ int runAgents(const Globals& globals, bool as_json) {
     if (!inventory.isOk()) {
       all_ok = false;
       table.add({name, endpoint, "error: " + inventory.status().message()});
-      out.push_back({{"agent", name}, {"endpoint", endpoint}, {"error", inventory.status().message()}});
+      out.push_back(
+          {{"agent", name}, {"endpoint", endpoint}, {"error", inventory.status().message()}});
       continue;
     }
     const auto& inv = *inventory;
     const auto& h = inv.health();
     std::string gpus = std::to_string(inv.gpus_size());
     if (inv.gpus_size() > 0) gpus += " x " + inv.gpus(0).name();
-    table.add({name, endpoint, "ok", std::to_string(inv.slots_free()) + "/" + std::to_string(inv.slots()),
-               std::to_string(inv.cpus()), formatBytes(static_cast<double>(inv.memory_total_bytes())),
-               gpus, formatNumber(static_cast<int>(h.cpu_percent() * 10) / 10.0),
-               formatBytes(static_cast<double>(h.memory_used_bytes())), formatNumber(h.load1()),
-               formatBytes(h.net_rx_bytes_per_s()) + "/s " + formatBytes(h.net_tx_bytes_per_s()) + "/s",
-               std::to_string(inv.running_jobs_size())});
+    table.add(
+        {name, endpoint, "ok", std::to_string(inv.slots_free()) + "/" + std::to_string(inv.slots()),
+         std::to_string(inv.cpus()), formatBytes(static_cast<double>(inv.memory_total_bytes())),
+         gpus, formatNumber(static_cast<int>(h.cpu_percent() * 10) / 10.0),
+         formatBytes(static_cast<double>(h.memory_used_bytes())), formatNumber(h.load1()),
+         formatBytes(h.net_rx_bytes_per_s()) + "/s " + formatBytes(h.net_tx_bytes_per_s()) + "/s",
+         std::to_string(inv.running_jobs_size())});
     json gpu_health = json::array();
     for (const auto& g : h.gpus()) {
-      gpu_health.push_back({{"index", g.index()}, {"utilization_percent", g.utilization_percent()},
+      gpu_health.push_back({{"index", g.index()},
+                            {"utilization_percent", g.utilization_percent()},
                             {"memory_used_bytes", g.memory_used_bytes()},
-                            {"temperature_c", g.temperature_c()}, {"power_w", g.power_w()}});
+                            {"temperature_c", g.temperature_c()},
+                            {"power_w", g.power_w()}});
     }
-    out.push_back({{"agent", name}, {"endpoint", endpoint}, {"hostname", inv.hostname()},
-                   {"slots", inv.slots()}, {"slots_free", inv.slots_free()}, {"cpus", inv.cpus()},
-                   {"memory_total_bytes", inv.memory_total_bytes()}, {"gpus", inv.gpus_size()},
-                   {"health", {{"cpu_percent", h.cpu_percent()},
-                               {"memory_used_bytes", h.memory_used_bytes()},
-                               {"load1", h.load1()},
-                               {"net_rx_bytes_per_s", h.net_rx_bytes_per_s()},
-                               {"net_tx_bytes_per_s", h.net_tx_bytes_per_s()},
-                               {"gpus", gpu_health}}},
-                   {"running_jobs", std::vector<std::string>(inv.running_jobs().begin(), inv.running_jobs().end())},
+    out.push_back({{"agent", name},
+                   {"endpoint", endpoint},
+                   {"hostname", inv.hostname()},
+                   {"slots", inv.slots()},
+                   {"slots_free", inv.slots_free()},
+                   {"cpus", inv.cpus()},
+                   {"memory_total_bytes", inv.memory_total_bytes()},
+                   {"gpus", inv.gpus_size()},
+                   {"health",
+                    {{"cpu_percent", h.cpu_percent()},
+                     {"memory_used_bytes", h.memory_used_bytes()},
+                     {"load1", h.load1()},
+                     {"net_rx_bytes_per_s", h.net_rx_bytes_per_s()},
+                     {"net_tx_bytes_per_s", h.net_tx_bytes_per_s()},
+                     {"gpus", gpu_health}}},
+                   {"running_jobs",
+                    std::vector<std::string>(inv.running_jobs().begin(), inv.running_jobs().end())},
                    {"version", inv.version()}});
   }
   if (as_json) {
@@ -217,8 +238,13 @@ int runMetrics(const Globals& globals, const MetricsFlags& flags) {
   if (flags.format == "json") {
     json out = json::array();
     for (const auto& m : *rows) {
-      out.push_back({{"job", m.job_id}, {"attempt", m.attempt}, {"rank", m.rank},
-                     {"step", m.step}, {"name", m.name}, {"value", m.value}, {"time", m.time}});
+      out.push_back({{"job", m.job_id},
+                     {"attempt", m.attempt},
+                     {"rank", m.rank},
+                     {"step", m.step},
+                     {"name", m.name},
+                     {"value", m.value},
+                     {"time", m.time}});
     }
     std::printf("%s\n", out.dump(2).c_str());
     return kExitOk;

@@ -23,8 +23,10 @@ void printOutcome(const client::JobProgress& progress, const std::string& job_id
   for (const auto& [rank, exit] : progress.exits()) {
     if (exit.state() == proto::SUCCEEDED) continue;
     std::printf("  rank %d: %s", rank, proto::RankState_Name(exit.state()).c_str());
-    if (exit.signal()) std::printf(" (signal %d)", exit.signal());
-    else std::printf(" (exit code %d)", exit.exit_code());
+    if (exit.signal())
+      std::printf(" (signal %d)", exit.signal());
+    else
+      std::printf(" (exit code %d)", exit.exit_code());
     if (!exit.error().empty()) std::printf(": %s", exit.error().c_str());
     std::printf("\n");
   }
@@ -33,8 +35,8 @@ void printOutcome(const client::JobProgress& progress, const std::string& job_id
 
 }  // namespace
 
-int submitAndWatch(client::ClusterClient& cluster, const job::JobSpec& spec, bool wait,
-                   bool follow) {
+int submitAndWatch(client::ClusterClient& cluster, const job::JobSpec& spec, bool wait, bool follow,
+                   bool compact_metrics) {
   const auto started = Clock::now();
   auto submitted = cluster.submit(spec);
   if (!submitted.isOk()) {
@@ -59,7 +61,7 @@ int submitAndWatch(client::ClusterClient& cluster, const job::JobSpec& spec, boo
   sync.timeout_ms = 0;
 
   if (follow) {
-    LogTail logs(cluster, submitted->job_id, submitted->shares, /*prefix=*/true);
+    LogTail logs(cluster, submitted->job_id, submitted->shares, /*prefix=*/true, compact_metrics);
     while (true) {
       auto synced = cluster.sync(submitted->agentNames(), sync);
       if (!synced.isOk()) {

@@ -17,8 +17,8 @@ class Table {
 };
 
 std::string formatBytes(double bytes);
-std::string formatTime(double unix_seconds);      // local "YYYY-MM-DD HH:MM:SS", "-" for 0
-std::string formatDuration(double seconds);       // "1h02m", "3m05s", "4.2s"
-std::string formatNumber(double value);           // shortest round-trip text (%.10g)
+std::string formatTime(double unix_seconds);  // local "YYYY-MM-DD HH:MM:SS", "-" for 0
+std::string formatDuration(double seconds);   // "1h02m", "3m05s", "4.2s"
+std::string formatNumber(double value);       // shortest round-trip text (%.10g)
 
 }  // namespace ringmaster::ctl

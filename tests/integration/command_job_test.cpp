@@ -20,7 +20,8 @@ const char* kRankScript =
     "echo \"ENV RANK=$RANK LOCAL_RANK=$LOCAL_RANK WORLD_SIZE=$WORLD_SIZE "
     "LOCAL_WORLD_SIZE=$LOCAL_WORLD_SIZE GROUP_RANK=$GROUP_RANK MASTER_ADDR=$MASTER_ADDR "
     "MASTER_PORT=$MASTER_PORT JOB=$RINGMASTER_JOB_ID\"; "
-    "for i in 0 1 2 3 4; do echo \"{\\\"step\\\": $i, \\\"loss\\\": 1$i.5, \\\"rank_seen\\\": $RANK}\"; done; "
+    "for i in 0 1 2 3 4; do echo \"{\\\"step\\\": $i, \\\"loss\\\": 1$i.5, \\\"rank_seen\\\": "
+    "$RANK}\"; done; "
     "echo 'to stderr' >&2; "
     "if [ \"$RANK\" = \"${FAIL_RANK:-x}\" ]; then exit 3; fi";
 
@@ -29,11 +30,14 @@ std::string jobSpec(const std::string& name, const std::string& extra_env = "") 
   return "name: " + name +
          "\n"
          "launcher: command\n"
-         "command: [/bin/sh, -c, " + script.dump() + "]\n"
+         "command: [/bin/sh, -c, " +
+         script.dump() +
+         "]\n"
          "placement:\n"
          "  - {agent: a1, ranks: 2}\n"
          "  - {agent: a2, ranks: 2}\n"
-         "env: {" + extra_env + "}\n";
+         "env: {" +
+         extra_env + "}\n";
 }
 
 int64_t sqliteCount(const std::string& db, const std::string& sql) {
@@ -61,7 +65,8 @@ class CommandJobTest : public ::testing::Test {
 };
 
 TEST_F(CommandJobTest, FourRanksOnTwoAgentsRunWithContractLogsAndMetricsOnce) {
-  auto submitted = cluster_.ctl({"submit", cluster_.writeSpec("job.yaml", jobSpec("envcheck")), "--wait"});
+  auto submitted =
+      cluster_.ctl({"submit", cluster_.writeSpec("job.yaml", jobSpec("envcheck")), "--wait"});
   ASSERT_EQ(submitted.exit_code, 0) << submitted.out << submitted.err;
   const std::string job = submitted.firstLine();
   ASSERT_TRUE(std::regex_match(job, std::regex("envcheck-[0-9]{6}-[0-9]{6}-[0-9a-f]{4}"))) << job;
@@ -80,7 +85,10 @@ TEST_F(CommandJobTest, FourRanksOnTwoAgentsRunWithContractLogsAndMetricsOnce) {
   while (std::getline(lines, line)) {
     ++rows;
     // job,attempt,rank,step,name -> unique
-    std::string key = line.substr(0, line.find(',', line.find(',', line.find(',', line.find(',', line.find(',') + 1) + 1) + 1) + 1));
+    std::string key = line.substr(
+        0,
+        line.find(',',
+                  line.find(',', line.find(',', line.find(',', line.find(',') + 1) + 1) + 1) + 1));
     EXPECT_TRUE(keys.insert(key).second) << "duplicated: " << line;
   }
   EXPECT_EQ(rows, 4 * 5 * 2);
@@ -129,7 +137,8 @@ TEST_F(CommandJobTest, FourRanksOnTwoAgentsRunWithContractLogsAndMetricsOnce) {
 
 TEST_F(CommandJobTest, FailingRankMakesSubmitWaitExitNonZeroAndIsRecorded) {
   auto submitted = cluster_.ctl(
-      {"submit", cluster_.writeSpec("fail.yaml", jobSpec("failing", "FAIL_RANK: \"2\"")), "--wait"});
+      {"submit", cluster_.writeSpec("fail.yaml", jobSpec("failing", "FAIL_RANK: \"2\"")),
+       "--wait"});
   EXPECT_EQ(submitted.exit_code, 1) << submitted.out << submitted.err;
   const std::string job = submitted.firstLine();
   auto status = cluster_.ctl({"status", job, "--json"});
@@ -179,9 +188,10 @@ TEST_F(CommandJobTest, BadSpecExitsTwoNamingFileLineAndFieldAndReachesNoAgent) {
 }
 
 TEST_F(CommandJobTest, UnknownAgentAndTooManyRanksAreSpecErrorsWithHints) {
-  auto spec = cluster_.writeSpec("place.yaml",
-                                 "name: place\nlauncher: command\ncommand: [/bin/true]\n"
-                                 "placement:\n  - {agent: a3, ranks: 1}\n  - {agent: a1, ranks: 5}\n");
+  auto spec =
+      cluster_.writeSpec("place.yaml",
+                         "name: place\nlauncher: command\ncommand: [/bin/true]\n"
+                         "placement:\n  - {agent: a3, ranks: 1}\n  - {agent: a1, ranks: 5}\n");
   auto result = cluster_.ctl({"submit", spec});
   EXPECT_EQ(result.exit_code, 2);
   EXPECT_NE(result.err.find("place.yaml:5"), std::string::npos) << result.err;
@@ -209,10 +219,11 @@ TEST_F(CommandJobTest, UnreachableAgentIsNamed) {
 }
 
 TEST_F(CommandJobTest, MetricsAsJsonFilterByRankAndName) {
-  auto submitted = cluster_.ctl({"submit", cluster_.writeSpec("job.yaml", jobSpec("json")), "--wait"});
+  auto submitted =
+      cluster_.ctl({"submit", cluster_.writeSpec("job.yaml", jobSpec("json")), "--wait"});
   ASSERT_EQ(submitted.exit_code, 0) << submitted.err;
-  auto result = cluster_.ctl({"metrics", submitted.firstLine(), "--rank", "3", "--name", "loss",
-                              "--format", "json"});
+  auto result = cluster_.ctl(
+      {"metrics", submitted.firstLine(), "--rank", "3", "--name", "loss", "--format", "json"});
   ASSERT_EQ(result.exit_code, 0) << result.err;
   json rows = json::parse(result.out);
   ASSERT_EQ(rows.size(), 5u);
