@@ -1,11 +1,14 @@
 // Two real agents on loopback, a `command` job of 4 ranks (2 per agent) driven through
 // ringmasterctl, checked against the real SQLite history.
 #include <gtest/gtest.h>
+#include <signal.h>
 #include <sqlite3.h>
 
+#include <chrono>
 #include <nlohmann/json.hpp>
 #include <regex>
 #include <set>
+#include <thread>
 
 #include "harness.h"
 
@@ -174,6 +177,50 @@ TEST_F(CommandJobTest, StopEndsALongJobOnEveryAgent) {
     EXPECT_EQ(r["state"], "stopped");
     EXPECT_EQ(r["signal"], 15);
   }
+}
+
+TEST_F(CommandJobTest, AgentCrashFailsItsRanksAndTheJournalSurvivesTheRestart) {
+  auto spec = cluster_.writeSpec("sleep.yaml",
+                                 "name: crash\nlauncher: command\n"
+                                 "command: [/bin/sh, -c, 'echo started; sleep 60']\n"
+                                 "world_size: 4\n");
+  auto submitted = cluster_.ctl({"submit", spec});
+  ASSERT_EQ(submitted.exit_code, 0) << submitted.err;
+  const std::string job = submitted.firstLine();
+  ASSERT_EQ(cluster_.ctl({"sync"}).exit_code, 0);
+  auto before = json::parse(cluster_.ctl({"status", job, "--json"}).out);
+  int a2_pid = 0;
+  for (const auto& r : before["ranks"]) {
+    if (r["agent"] == "a2") a2_pid = r["pid"];
+  }
+  ASSERT_GT(a2_pid, 0);
+
+  std::string error;
+  ASSERT_TRUE(cluster_.crashAndRestartAgent("a2", &error)) << error;
+  // The ranks died with their agent (PR_SET_PDEATHSIG), ...
+  for (int i = 0; i < 50 && ::kill(a2_pid, 0) == 0; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  EXPECT_NE(::kill(a2_pid, 0), 0) << "a rank outlived its agent";
+  // ... the restarted agent recorded them as failed, and the rest of the job was stopped.
+  ASSERT_EQ(cluster_.ctl({"stop", job}).exit_code, 0);
+  json after;
+  for (int i = 0; i < 50; ++i) {
+    after = json::parse(cluster_.ctl({"status", job, "--json"}).out);
+    if (after["state"] == "failed") break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  EXPECT_EQ(after["state"], "failed");
+  for (const auto& r : after["ranks"]) {
+    if (r["agent"] == "a2") {
+      EXPECT_EQ(r["state"], "failed");
+      EXPECT_NE(r["error"].get<std::string>().find("agent restarted"), std::string::npos);
+    }
+  }
+  // Logs written before the crash are still served by the new agent process.
+  auto log = cluster_.ctl({"logs", job, "--rank", "3"});
+  EXPECT_EQ(log.exit_code, 0) << log.err;
+  EXPECT_NE(log.out.find("started"), std::string::npos);
 }
 
 TEST_F(CommandJobTest, BadSpecExitsTwoNamingFileLineAndFieldAndReachesNoAgent) {

@@ -129,8 +129,24 @@ AgentProcess::AgentProcess(AgentProcess&& other) noexcept
       endpoint_(std::move(other.endpoint_)),
       public_key_(std::move(other.public_key_)),
       state_dir_(std::move(other.state_dir_)),
-      stderr_path_(std::move(other.stderr_path_)) {
+      stderr_path_(std::move(other.stderr_path_)),
+      slots_(other.slots_) {
   other.pid_ = -1;
+}
+
+AgentProcess& AgentProcess::operator=(AgentProcess&& other) noexcept {
+  if (this != &other) {
+    stop();
+    pid_ = other.pid_;
+    name_ = std::move(other.name_);
+    endpoint_ = std::move(other.endpoint_);
+    public_key_ = std::move(other.public_key_);
+    state_dir_ = std::move(other.state_dir_);
+    stderr_path_ = std::move(other.stderr_path_);
+    slots_ = other.slots_;
+    other.pid_ = -1;
+  }
+  return *this;
 }
 
 AgentProcess::~AgentProcess() { stop(); }
@@ -139,6 +155,7 @@ bool AgentProcess::start(const std::string& name, const std::string& state_dir, 
                          std::string* error) {
   name_ = name;
   state_dir_ = state_dir;
+  slots_ = slots;
   std::filesystem::create_directories(state_dir);
   stderr_path_ = state_dir + "/../" + name + ".stderr";
   std::vector<std::string> args = {binPath("ringmaster-agent"),
@@ -207,6 +224,13 @@ void AgentProcess::stop() {
   pid_ = -1;
 }
 
+void AgentProcess::kill() {
+  if (pid_ <= 0) return;
+  ::kill(pid_, SIGKILL);
+  ::waitpid(pid_, nullptr, 0);
+  pid_ = -1;
+}
+
 bool AgentProcess::alive() const {
   return pid_ > 0 && ::kill(pid_, 0) == 0 && ::waitpid(pid_, nullptr, WNOHANG) == 0;
 }
@@ -245,6 +269,18 @@ AgentProcess& Cluster::agent(const std::string& name) {
     if (a.name() == name) return a;
   }
   std::abort();
+}
+
+bool Cluster::crashAndRestartAgent(const std::string& name, std::string* error) {
+  AgentProcess& old = agent(name);
+  const int slots = old.slots();
+  const std::string state_dir = old.stateDir();
+  old.kill();
+  AgentProcess restarted;
+  if (!restarted.start(name, state_dir, slots, error)) return false;
+  old = std::move(restarted);
+  writeClusterFile();
+  return true;
 }
 
 void Cluster::writeClusterFile() {

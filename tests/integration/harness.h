@@ -44,12 +44,14 @@ class AgentProcess {
   AgentProcess() = default;
   AgentProcess(const AgentProcess&) = delete;
   AgentProcess(AgentProcess&& other) noexcept;
+  AgentProcess& operator=(AgentProcess&& other) noexcept;
   ~AgentProcess();
 
   // Starts ringmaster-agent on tcp://127.0.0.1:0 and waits for its banner. Returns false (with
   // the reason in *error) when it does not come up.
   bool start(const std::string& name, const std::string& state_dir, int slots, std::string* error);
   void stop();  // SIGTERM and wait
+  void kill();  // SIGKILL and wait: a crash
   bool alive() const;
 
   const std::string& name() const { return name_; }
@@ -57,11 +59,13 @@ class AgentProcess {
   const std::string& publicKey() const { return public_key_; }
   const std::string& stateDir() const { return state_dir_; }
   pid_t pid() const { return pid_; }
+  int slots() const { return slots_; }
   std::string stderrText() const;
 
  private:
   pid_t pid_ = -1;
   std::string name_, endpoint_, public_key_, state_dir_, stderr_path_;
+  int slots_ = 0;
 };
 
 // A client config dir, cluster file and history DB in a temp dir, and agents that authorize it.
@@ -71,6 +75,8 @@ class Cluster {
   // Starts an agent that authorizes this cluster's client key; adds it to the cluster file.
   bool addAgent(const std::string& name, int slots, std::string* error);
   AgentProcess& agent(const std::string& name);
+  // SIGKILLs the agent (a crash) and starts it again on the same state dir (a new port).
+  bool crashAndRestartAgent(const std::string& name, std::string* error);
   // ringmasterctl with this cluster's environment.
   CommandResult ctl(const std::vector<std::string>& args, int timeout_ms = 60000);
   std::string writeSpec(const std::string& file_name, const std::string& yaml);
