@@ -36,8 +36,7 @@ constexpr uint32_t kDefaultLogChunk = 1u << 20;
 constexpr uint32_t kMaxWaitMs = 60000;
 
 double unixNow() {
-  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch())
-      .count();
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
 std::string hostName() {
@@ -93,6 +92,10 @@ struct AgentServer::Impl {
   std::deque<ParkedRequest> parked;
   bool stopping = false;
   uint64_t answered_up_to = 0;  // journal seq the parked requests were last retried at
+  // Rendezvous stores this agent hosts (it runs rank 0 of those jobs), and their credentials.
+  std::map<std::string, std::map<std::string, std::string>> rendezvous;
+  std::map<std::string, std::string> rendezvous_keys;  // job id -> its rendezvous public key
+  bool rendezvous_changed = false;
 
   ~Impl() {
     supervisor.reset();
@@ -115,7 +118,10 @@ struct AgentServer::Impl {
   Status loop();
   void sampleHealth();
   void onSocketReadable();
-  void handle(const std::string& identity, const proto::Envelope& request);
+  void handle(const std::string& identity, const std::string& user, const proto::Envelope& request);
+  void hostRendezvous(const proto::JobLaunch& launch);
+  void dropFinishedRendezvous();
+  bool answerRendezvousGet(const std::string& identity, const proto::Envelope& request, bool final);
   // Returns false when the request must wait (long poll) for more data.
   bool answerJournalRead(const std::string& identity, const proto::Envelope& request, bool final);
   bool answerLogRead(const std::string& identity, const proto::Envelope& request, bool final);
@@ -251,8 +257,8 @@ void AgentServer::Impl::reply(const std::string& identity, proto::Envelope& enve
 
 void AgentServer::Impl::replyError(const std::string& identity, uint64_t request_id,
                                    const Status& status) {
-  proto::Envelope envelope = protocol::makeError(request_id, status.code(), status.message(),
-                                                 options.name);
+  proto::Envelope envelope =
+      protocol::makeError(request_id, status.code(), status.message(), options.name);
   reply(identity, envelope);
 }
 
@@ -260,6 +266,7 @@ void AgentServer::Impl::onSocketReadable() {
   // Bounded so that rank output and signals are served between bursts of requests.
   for (int budget = 0; budget < 256; ++budget) {
     std::vector<std::string> frames;
+    std::string user;  // from ZAP: "client" or "job:<id>"
     bool more = true;
     while (more) {
       zmq_msg_t frame;
@@ -269,6 +276,7 @@ void AgentServer::Impl::onSocketReadable() {
         return;
       }
       more = zmq_msg_more(&frame);
+      if (const char* id = zmq_msg_gets(&frame, "User-Id")) user = id;
       // Keep at most identity + payload; a longer message is drained and refused below.
       if (frames.size() < 3) {
         frames.emplace_back(static_cast<const char*>(zmq_msg_data(&frame)), zmq_msg_size(&frame));
@@ -292,13 +300,28 @@ void AgentServer::Impl::onSocketReadable() {
       replyError(frames[0], request_id, decoded.status());
       continue;
     }
-    handle(frames[0], *decoded);
+    handle(frames[0], user, *decoded);
   }
 }
 
-void AgentServer::Impl::handle(const std::string& identity, const proto::Envelope& request) {
+void AgentServer::Impl::handle(const std::string& identity, const std::string& user,
+                               const proto::Envelope& request) {
   proto::Envelope response;
   response.set_request_id(request.request_id());
+  if (user != "client") {
+    // A job's rendezvous credential: that job's rendezvous store and nothing else.
+    const std::string job = user.rfind("job:", 0) == 0 ? user.substr(4) : "";
+    const std::string asked = request.has_rendezvous_set()   ? request.rendezvous_set().job_id()
+                              : request.has_rendezvous_get() ? request.rendezvous_get().job_id()
+                                                             : "";
+    if (job.empty() || asked != job) {
+      log("refused a '" + std::string(protocol::bodyName(request)) + "' request from " +
+          (job.empty() ? "an unknown peer" : "the rendezvous credential of job " + job));
+      return replyError(identity, request.request_id(),
+                        Status(ErrorCode::kUnauthorized,
+                               "this key may only use the rendezvous store of job " + job));
+    }
+  }
   switch (request.body_case()) {
     case proto::Envelope::kInventoryRequest: {
       proto::Inventory* inv = response.mutable_inventory();
@@ -316,14 +339,16 @@ void AgentServer::Impl::handle(const std::string& identity, const proto::Envelop
       break;
     }
     case proto::Envelope::kPrepareJob: {
-      auto port = supervisor->prepare(request.prepare_job().launch(),
-                                      request.prepare_job().reserve_master_port());
+      const auto& launch = request.prepare_job().launch();
+      auto port = supervisor->prepare(launch, request.prepare_job().reserve_master_port());
       if (!port.isOk()) return replyError(identity, request.request_id(), port.status());
+      hostRendezvous(launch);
       response.mutable_prepare_reply()->set_master_port(*port);
       break;
     }
     case proto::Envelope::kLaunchJob: {
       const auto& launch = request.launch_job().launch();
+      hostRendezvous(launch);
       auto pids = supervisor->launch(launch);
       if (!pids.isOk()) {
         log("launch of job " + launch.job_id() + " failed: " + pids.status().message());
@@ -354,11 +379,30 @@ void AgentServer::Impl::handle(const std::string& identity, const proto::Envelop
         parked.push_back({identity, request, Clock::now() + std::chrono::milliseconds(wait)});
       }
       return;
+    case proto::Envelope::kRendezvousSet: {
+      const auto& set = request.rendezvous_set();
+      auto store = rendezvous.find(set.job_id());
+      if (store == rendezvous.end()) {
+        return replyError(identity, request.request_id(),
+                          notFound("agent '" + options.name + "' hosts no rendezvous for job '" +
+                                   set.job_id() + "'"));
+      }
+      store->second[set.key()] = set.value();
+      rendezvous_changed = true;
+      response.mutable_ack();
+      break;
+    }
+    case proto::Envelope::kRendezvousGet:
+      if (!answerRendezvousGet(identity, request, false)) {
+        uint32_t wait = std::min(request.rendezvous_get().wait_ms(), kMaxWaitMs);
+        parked.push_back({identity, request, Clock::now() + std::chrono::milliseconds(wait)});
+      }
+      return;
     default:
-      return replyError(identity, request.request_id(),
-                        Status(ErrorCode::kUnimplemented,
-                               std::string("agents do not accept '") +
-                                   protocol::bodyName(request) + "' requests"));
+      return replyError(
+          identity, request.request_id(),
+          Status(ErrorCode::kUnimplemented, std::string("agents do not accept '") +
+                                                protocol::bodyName(request) + "' requests"));
   }
   reply(identity, response);
 }
@@ -374,8 +418,8 @@ bool AgentServer::Impl::answerJournalRead(const std::string& identity,
   }
   uint64_t from = std::max<uint64_t>(1, read.from_seq());
   if (from > journal->lastSeq() && read.wait_ms() > 0 && !final) return false;
-  uint32_t max_records = read.max_records() ? std::min(read.max_records(), kMaxBatchRecords)
-                                            : kDefaultBatchRecords;
+  uint32_t max_records =
+      read.max_records() ? std::min(read.max_records(), kMaxBatchRecords) : kDefaultBatchRecords;
   uint32_t max_bytes = read.max_bytes() ? std::min(read.max_bytes(), protocol::kMaxReplyBytes)
                                         : protocol::kMaxReplyBytes / 2;
   std::vector<std::string> records;
@@ -410,8 +454,8 @@ bool AgentServer::Impl::answerLogRead(const std::string& identity, const proto::
   response.set_request_id(request.request_id());
   proto::LogChunk* chunk = response.mutable_log_chunk();
   uint64_t offset = std::min<uint64_t>(read.offset(), size);
-  uint32_t want = read.max_bytes() ? std::min(read.max_bytes(), protocol::kMaxReplyBytes)
-                                   : kDefaultLogChunk;
+  uint32_t want =
+      read.max_bytes() ? std::min(read.max_bytes(), protocol::kMaxReplyBytes) : kDefaultLogChunk;
   std::string data(static_cast<size_t>(std::min<uint64_t>(want, size - offset)), '\0');
   if (FILE* f = std::fopen(info->path.c_str(), "rb")) {
     std::fseek(f, static_cast<long>(offset), SEEK_SET);
@@ -426,6 +470,51 @@ bool AgentServer::Impl::answerLogRead(const std::string& identity, const proto::
   return true;
 }
 
+void AgentServer::Impl::hostRendezvous(const proto::JobLaunch& launch) {
+  if (launch.group_rank() != 0 || launch.rendezvous_public_key().empty()) return;
+  if (!security::isValidKey(launch.rendezvous_public_key())) return;
+  zap->allowJobKey(launch.rendezvous_public_key(), launch.job_id());
+  rendezvous_keys[launch.job_id()] = launch.rendezvous_public_key();
+  rendezvous[launch.job_id()];  // an empty store exists from now on
+}
+
+void AgentServer::Impl::dropFinishedRendezvous() {
+  for (auto it = rendezvous_keys.begin(); it != rendezvous_keys.end();) {
+    if (supervisor->isActive(it->first)) {
+      ++it;
+      continue;
+    }
+    zap->revokeJobKey(it->second);
+    rendezvous.erase(it->first);
+    it = rendezvous_keys.erase(it);
+  }
+}
+
+bool AgentServer::Impl::answerRendezvousGet(const std::string& identity,
+                                            const proto::Envelope& request, bool final) {
+  const auto& get = request.rendezvous_get();
+  auto store = rendezvous.find(get.job_id());
+  if (store == rendezvous.end()) {
+    replyError(identity, request.request_id(),
+               notFound("agent '" + options.name + "' hosts no rendezvous for job '" +
+                        get.job_id() + "'"));
+    return true;
+  }
+  auto value = store->second.find(get.key());
+  if (value == store->second.end()) {
+    if (!final && get.wait_ms() > 0) return false;
+    replyError(identity, request.request_id(),
+               timeoutError("rendezvous key '" + get.key() + "' of job '" + get.job_id() +
+                            "' was not set within " + std::to_string(get.wait_ms()) + " ms"));
+    return true;
+  }
+  proto::Envelope response;
+  response.set_request_id(request.request_id());
+  response.mutable_rendezvous_value()->set_value(value->second);
+  reply(identity, response);
+  return true;
+}
+
 void AgentServer::Impl::retryParked(bool expire_only) {
   const auto now = Clock::now();
   for (auto it = parked.begin(); it != parked.end();) {
@@ -434,9 +523,10 @@ void AgentServer::Impl::retryParked(bool expire_only) {
       ++it;
       continue;
     }
-    bool done = it->request.has_read_journal()
-                    ? answerJournalRead(it->identity, it->request, expired)
-                    : answerLogRead(it->identity, it->request, expired);
+    bool done =
+        it->request.has_read_journal() ? answerJournalRead(it->identity, it->request, expired)
+        : it->request.has_read_log()   ? answerLogRead(it->identity, it->request, expired)
+                                       : answerRendezvousGet(it->identity, it->request, expired);
     it = done ? parked.erase(it) : std::next(it);
   }
 }
@@ -484,7 +574,9 @@ Status AgentServer::Impl::loop() {
     bool journal_grew = journal->lastSeq() != answered_up_to;
     answered_up_to = journal->lastSeq();
     bool logs_grew = supervisor->takeActivity();
-    retryParked(!(journal_grew || logs_grew));
+    retryParked(!(journal_grew || logs_grew || rendezvous_changed));
+    rendezvous_changed = false;
+    dropFinishedRendezvous();
   }
 }
 

@@ -74,6 +74,13 @@ std::vector<std::string> buildRankEnvironment(const proto::JobLaunch& job,
   env.set("RINGMASTER_ATTEMPT", job.attempt());
   env.set("RINGMASTER_RANK", rank.rank());
   env.set("RINGMASTER_CHECKPOINT_DIR", ctx.checkpoint_dir);
+  // The job's rendezvous store on rank 0's agent and the per-job credential to reach it.
+  if (!job.rendezvous_endpoint().empty()) {
+    env.set("RINGMASTER_RENDEZVOUS_ENDPOINT", job.rendezvous_endpoint());
+    env.set("RINGMASTER_RENDEZVOUS_SERVER_KEY", job.rendezvous_server_key());
+    env.set("RINGMASTER_RENDEZVOUS_PUBLIC_KEY", job.rendezvous_public_key());
+    env.set("RINGMASTER_RENDEZVOUS_SECRET_KEY", job.rendezvous_secret_key());
+  }
   if (!job_sets_unbuffered && !env.has("PYTHONUNBUFFERED")) env.set("PYTHONUNBUFFERED", "1");
 
   for (const proto::EnvVar& var : job.env()) {

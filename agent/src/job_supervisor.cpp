@@ -177,7 +177,8 @@ Result<uint32_t> JobSupervisor::prepare(const proto::JobLaunch& launch, bool res
 Result<std::vector<int>> JobSupervisor::launch(const proto::JobLaunch& launch) {
   RM_RETURN_IF_ERROR(validate(launch));
   const std::string& id = launch.job_id();
-  if (jobs_.count(id)) return Status(ErrorCode::kAlreadyExists, "job '" + id + "' is already running");
+  if (jobs_.count(id))
+    return Status(ErrorCode::kAlreadyExists, "job '" + id + "' is already running");
   reservations_.erase(id);
   if (launch.ranks_size() > slotsFree()) {
     return Status(ErrorCode::kResourceExhausted,
@@ -230,7 +231,8 @@ Result<std::vector<int>> JobSupervisor::launch(const proto::JobLaunch& launch) {
     SpawnRequest request{argv, buildRankEnvironment(launch, assignment, context, options_.base_env),
                          workdir};
     const std::string log_path = logPath(id, launch.attempt(), rank.rank);
-    rank.log_fd = ::open(log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0640);
+    rank.log_fd =
+        ::open(log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0640);
     auto spawned = spawnProcess(request);
     if (!spawned.isOk() || rank.log_fd < 0) {
       Status failure = spawned.isOk() ? ioError("cannot create " + log_path) : spawned.status();
@@ -447,12 +449,13 @@ void JobSupervisor::recordExit(Job& job, Rank& rank, int wait_status) {
   if (state == proto::FAILED) {
     job.any_failed = true;
     // Gang semantics on this agent: the attempt has failed, its other ranks go too.
-    bool others_running = std::any_of(job.ranks.begin(), job.ranks.end(),
-                                      [](const Rank& r) { return !r.exited; });
+    bool others_running =
+        std::any_of(job.ranks.begin(), job.ranks.end(), [](const Rank& r) { return !r.exited; });
     if (others_running && !job.kill_at) {
       signalJob(job, SIGTERM);
-      job.kill_at = Clock::now() + std::chrono::milliseconds(
-                                       job.launch.stop_grace_ms() ? job.launch.stop_grace_ms() : 10000);
+      job.kill_at = Clock::now() + std::chrono::milliseconds(job.launch.stop_grace_ms()
+                                                                 ? job.launch.stop_grace_ms()
+                                                                 : 10000);
     }
   }
   if (state == proto::STOPPED) job.any_stopped = true;

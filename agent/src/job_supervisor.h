@@ -26,7 +26,7 @@ struct SupervisorOptions {
   std::string state_dir;  // jobs live in state_dir/jobs/<job id>/
   int slots = 1;
   int gpu_count = 0;  // ranks get CUDA_VISIBLE_DEVICES = local_rank % gpu_count when > 0
-  std::vector<std::string> base_env;  // the agent's environment, passed on to ranks
+  std::vector<std::string> base_env;              // the agent's environment, passed on to ranks
   std::chrono::milliseconds prepare_hold{30000};  // how long a PrepareJob reserves slots
 };
 
@@ -58,6 +58,10 @@ class JobSupervisor {
   int slotsTotal() const { return options_.slots; }
   int slotsFree() const;
   std::vector<std::string> runningJobs() const;
+  // Running, or prepared and waiting for its launch.
+  bool isActive(const std::string& job_id) const {
+    return jobs_.count(job_id) > 0 || reservations_.count(job_id) > 0;
+  }
   bool busy() const { return !jobs_.empty() || !reservations_.empty(); }
 
   // Per-rank log file of an attempt (0: the latest known) and whether that rank has exited.

@@ -30,8 +30,7 @@ std::array<uint32_t, 256> makeCrcTable() {
 }
 
 double nowSeconds() {
-  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch())
-      .count();
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
 std::string randomId() {

@@ -47,8 +47,8 @@ class Journal {
   std::string id_;
   int fd_;
   uint64_t last_seq_ = 0;
-  uint64_t file_size_ = 0;      // bytes in the file (flushed)
-  std::string pending_;         // appended, not yet written
+  uint64_t file_size_ = 0;       // bytes in the file (flushed)
+  std::string pending_;          // appended, not yet written
   std::vector<uint64_t> index_;  // index_[i] = offset of record seq i * kIndexStride + 1
   // Where the previous read stopped, so sequential readers never rescan.
   uint64_t hint_seq_ = 0;

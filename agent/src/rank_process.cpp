@@ -124,8 +124,9 @@ Result<SpawnedProcess> spawnProcess(const SpawnRequest& request) {
     std::memcpy(&err, message + 1, sizeof err);
     ::close(output[0]);
     ::waitpid(pid, nullptr, 0);  // it exits with 127 right after writing
-    std::string what = request.workdir.empty() ? "exec '" + program + "'"
-                                               : "starting '" + program + "' in '" + request.workdir + "'";
+    std::string what = request.workdir.empty()
+                           ? "exec '" + program + "'"
+                           : "starting '" + program + "' in '" + request.workdir + "'";
     return ioError(what + " failed: " + std::strerror(err));
   }
   ::fcntl(output[0], F_SETFL, ::fcntl(output[0], F_GETFL) | O_NONBLOCK);

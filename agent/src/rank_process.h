@@ -19,7 +19,7 @@ struct SpawnRequest {
 };
 
 struct SpawnedProcess {
-  pid_t pid = -1;    // also the process group id
+  pid_t pid = -1;      // also the process group id
   int output_fd = -1;  // read end of the stdout+stderr pipe, non-blocking, close-on-exec
 };
 

@@ -30,8 +30,9 @@ std::vector<std::string> receiveMultipart(void* socket) {
 }
 
 void sendReply(void* socket, const std::string& request_id, bool ok, const std::string& user) {
-  const std::string frames[] = {"1.0", request_id, ok ? "200" : "400",
-                                ok ? "OK" : "key not in authorized_keys", ok ? user : "", ""};
+  const std::string frames[] = {
+      "1.0",          request_id, ok ? "200" : "400", ok ? "OK" : "key not in authorized_keys",
+      ok ? user : "", ""};
   for (size_t i = 0; i < 6; ++i) {
     zmq_send(socket, frames[i].data(), frames[i].size(), i + 1 < 6 ? ZMQ_SNDMORE : 0);
   }
@@ -86,9 +87,22 @@ void ZapHandler::reloadIfChanged() {
   log_("authorized_keys: " + std::to_string(keys_.size()) + " key(s) loaded");
 }
 
-bool ZapHandler::isAuthorized(const std::string& z85_key) {
+void ZapHandler::allowJobKey(const std::string& public_key, const std::string& job_id) {
+  std::lock_guard<std::mutex> lock(job_keys_mutex_);
+  job_keys_[public_key] = job_id;
+}
+
+void ZapHandler::revokeJobKey(const std::string& public_key) {
+  std::lock_guard<std::mutex> lock(job_keys_mutex_);
+  job_keys_.erase(public_key);
+}
+
+std::string ZapHandler::userFor(const std::string& z85_key) {
   reloadIfChanged();
-  return keys_.count(z85_key) > 0;
+  if (keys_.count(z85_key) > 0) return "client";
+  std::lock_guard<std::mutex> lock(job_keys_mutex_);
+  auto it = job_keys_.find(z85_key);
+  return it == job_keys_.end() ? "" : "job:" + it->second;
 }
 
 void ZapHandler::run() {
@@ -102,20 +116,20 @@ void ZapHandler::run() {
     }
     const std::string& address = frames[3];
     const std::string& mechanism = frames[5];
-    bool ok = false;
+    std::string user;
     std::string key_text = "(none)";
     if (frames[0] == "1.0" && mechanism == "CURVE" && frames.size() >= 7 &&
         frames[6].size() == 32) {
       char z85[41];
       zmq_z85_encode(z85, reinterpret_cast<const uint8_t*>(frames[6].data()), 32);
       key_text = z85;
-      ok = isAuthorized(key_text);
+      user = userFor(key_text);
     }
-    if (!ok) {
-      log_("refused " + mechanism + " client " + key_text + " from " + address +
-           " (not in " + path_ + ")");
+    if (user.empty()) {
+      log_("refused " + mechanism + " client " + key_text + " from " + address + " (not in " +
+           path_ + ")");
     }
-    sendReply(socket_, frames[1], ok, key_text);
+    sendReply(socket_, frames[1], !user.empty(), user);
   }
 }
 

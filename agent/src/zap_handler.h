@@ -9,6 +9,8 @@
 #include <atomic>
 #include <ctime>
 #include <functional>
+#include <map>
+#include <mutex>
 #include <set>
 #include <string>
 #include <thread>
@@ -27,8 +29,15 @@ class ZapHandler {
   // Binds the handler socket and starts the thread. Call before binding any CURVE socket.
   Status start();
 
-  // Decision for one key; public for tests.
-  bool isAuthorized(const std::string& z85_key);
+  // Admits `public_key` as the rendezvous credential of `job_id` (rank 0's agent of a job does
+  // this at launch). Such peers carry the user id "job:<job_id>"; the agent lets them use that
+  // job's rendezvous store and nothing else. Thread-safe.
+  void allowJobKey(const std::string& public_key, const std::string& job_id);
+  void revokeJobKey(const std::string& public_key);
+
+  // The user id a key authenticates as: "client" for authorized_keys, "job:<id>" for a job
+  // credential, empty when refused. Public for tests.
+  std::string userFor(const std::string& z85_key);
 
  private:
   void run();
@@ -41,6 +50,8 @@ class ZapHandler {
   std::thread thread_;
   std::atomic<bool> stop_{false};
   std::set<std::string> keys_;
+  std::mutex job_keys_mutex_;
+  std::map<std::string, std::string> job_keys_;  // key -> job id; GUARDED_BY(job_keys_mutex_)
   timespec loaded_mtime_{};
   off_t loaded_size_ = -1;
   ino_t loaded_inode_ = 0;

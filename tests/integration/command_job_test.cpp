@@ -265,6 +265,27 @@ TEST_F(CommandJobTest, UnreachableAgentIsNamed) {
   EXPECT_NE(result.err.find("cannot reach"), std::string::npos) << result.err;
 }
 
+TEST_F(CommandJobTest, RegexPatternsTurnPlainLinesIntoMetrics) {
+  auto spec = cluster_.writeSpec(
+      "regex.yaml",
+      "name: regex\nlauncher: command\nworld_size: 1\n"
+      "command: [/bin/sh, -c, 'for i in 1 2 3; do echo \"epoch $i: loss=0.$i acc 9$i%\"; done']\n"
+      "metrics:\n  patterns: {step: 'epoch (\\d+)', loss: 'loss=([0-9.]+)', acc: 'acc ([0-9]+)%'}\n");
+  auto submitted = cluster_.ctl({"submit", spec, "--wait"});
+  ASSERT_EQ(submitted.exit_code, 0) << submitted.err;
+  auto rows = json::parse(
+      cluster_.ctl({"metrics", submitted.firstLine(), "--name", "loss", "--format", "json"}).out);
+  ASSERT_EQ(rows.size(), 3u);
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(rows[i]["step"], i + 1);
+    EXPECT_DOUBLE_EQ(rows[i]["value"].get<double>(), 0.1 * (i + 1));
+  }
+  auto acc = json::parse(
+      cluster_.ctl({"metrics", submitted.firstLine(), "--name", "acc", "--format", "json"}).out);
+  ASSERT_EQ(acc.size(), 3u);
+  EXPECT_EQ(acc[2]["value"], 93.0);
+}
+
 TEST_F(CommandJobTest, MetricsAsJsonFilterByRankAndName) {
   auto submitted =
       cluster_.ctl({"submit", cluster_.writeSpec("job.yaml", jobSpec("json")), "--wait"});

@@ -11,8 +11,7 @@ namespace ringmaster::client {
 namespace {
 
 double unixNow() {
-  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch())
-      .count();
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
 std::string randomHex(size_t digits) {
@@ -25,9 +24,12 @@ std::string randomHex(size_t digits) {
 
 proto::Launcher toProto(job::Launcher launcher) {
   switch (launcher) {
-    case job::Launcher::kNative: return proto::NATIVE;
-    case job::Launcher::kTorchrun: return proto::TORCHRUN;
-    case job::Launcher::kCommand: return proto::COMMAND;
+    case job::Launcher::kNative:
+      return proto::NATIVE;
+    case job::Launcher::kTorchrun:
+      return proto::TORCHRUN;
+    case job::Launcher::kCommand:
+      return proto::COMMAND;
   }
   return proto::LAUNCHER_UNSPECIFIED;
 }
@@ -54,7 +56,7 @@ proto::JobLaunch baseLaunch(const job::JobSpec& spec, const std::string& job_id)
     p->set_regex(pattern.regex);
   }
   launch.set_spec_yaml(spec.text);
-  launch.set_rendezvous_token(randomHex(32));
+  launch.set_native_yaml(spec.native_yaml);
   launch.set_stop_grace_ms(static_cast<uint32_t>(spec.stop_grace_seconds) * 1000);
   launch.set_backend(job::backendName(spec.backend));
   return launch;
@@ -174,8 +176,8 @@ Result<SubmittedJob> ClusterClient::submit(const job::JobSpec& spec, const Submi
   std::vector<job::AgentCapacity> capacity;
   for (auto& [name, inventory] : inventories(candidates, options.timeout_ms)) {
     if (!inventory.isOk()) return inventory.status();
-    capacity.push_back({name, static_cast<int>(inventory->slots()),
-                        static_cast<int>(inventory->slots_free())});
+    capacity.push_back(
+        {name, static_cast<int>(inventory->slots()), static_cast<int>(inventory->slots_free())});
   }
   // Cluster agents the placement does not name still count as known (with no slots), so a typo
   // in the placement gets "did you mean" instead of a bare "unknown agent".
@@ -210,6 +212,14 @@ Result<SubmittedJob> ClusterClient::submit(const job::JobSpec& spec, const Submi
   }
   RM_ASSIGN_OR_RETURN(auto conns, connections(names));
   const std::string master_addr = endpointHost(conns[0]->agent().endpoint);
+  // The per-job rendezvous credential: a key pair that rank 0's agent admits for this job only.
+  RM_ASSIGN_OR_RETURN(security::KeyPair rendezvous_keys, security::generateKeyPair());
+  for (auto& launch : launches) {
+    launch.set_rendezvous_endpoint(conns[0]->agent().endpoint);
+    launch.set_rendezvous_server_key(conns[0]->agent().server_key);
+    launch.set_rendezvous_public_key(rendezvous_keys.public_key);
+    launch.set_rendezvous_secret_key(rendezvous_keys.secret_key);
+  }
 
   auto release = [&](size_t count) {
     std::vector<proto::Envelope> stops(count);
@@ -290,7 +300,8 @@ Result<std::vector<std::string>> ClusterClient::jobAgents(const std::string& job
 
 Result<int> ClusterClient::stop(const std::string& job_id, int grace_ms) {
   auto names = jobAgents(job_id);
-  std::vector<std::string> targets = names.isOk() && !names->empty() ? *names : std::vector<std::string>{};
+  std::vector<std::string> targets =
+      names.isOk() && !names->empty() ? *names : std::vector<std::string>{};
   if (targets.empty()) {
     for (const auto& a : agents_) targets.push_back(a.name);
   }

@@ -27,9 +27,9 @@ std::string at(const std::string& file, const YAML::Node& node) {
 ClientPaths ClientPaths::resolve(const std::string& cluster_flag, const std::string& db_flag) {
   ClientPaths paths;
   paths.config_dir = envOr("RINGMASTER_CONFIG_DIR", home() + "/.config/ringmaster");
-  paths.cluster_file = !cluster_flag.empty()
-                           ? cluster_flag
-                           : envOr("RINGMASTER_CLUSTER", home() + "/.config/ringmaster/cluster.yaml");
+  paths.cluster_file = !cluster_flag.empty() ? cluster_flag
+                                             : envOr("RINGMASTER_CLUSTER",
+                                                     home() + "/.config/ringmaster/cluster.yaml");
   paths.db_file = !db_flag.empty()
                       ? db_flag
                       : envOr("RINGMASTER_DB", home() + "/.local/share/ringmaster/history.db");

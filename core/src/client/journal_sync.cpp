@@ -105,9 +105,9 @@ Result<SyncReport> JournalSync::run(const SyncOptions& options) {
       AgentPull& pull = *owners[k];
       const std::string& name = pull.connection->agent().name;
       if (!(items[k].revents & ZMQ_POLLIN)) {
-        int64_t waited = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() -
-                                                                               pull.sent_at)
-                             .count();
+        int64_t waited =
+            std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - pull.sent_at)
+                .count();
         if (waited > options.request_timeout_ms + options.poll_wait_ms) {
           pull.connection->drainMonitor();
           pull.failed = true;
