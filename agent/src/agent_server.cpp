@@ -45,6 +45,12 @@ std::string hostName() {
   return buffer;
 }
 
+std::string executableDir() {
+  std::error_code ec;
+  auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
+  return ec ? "." : self.parent_path().string();
+}
+
 std::vector<std::string> currentEnvironment() {
   std::vector<std::string> env;
   for (char** e = environ; e && *e; ++e) env.emplace_back(*e);
@@ -151,6 +157,7 @@ Status AgentServer::Impl::start() {
   supervisor_options.slots = options.slots;
   supervisor_options.gpu_count = sampler->gpuCount();
   supervisor_options.base_env = currentEnvironment();
+  supervisor_options.worker_path = executableDir() + "/ringmaster-worker";
   supervisor = std::make_unique<JobSupervisor>(supervisor_options, journal.get());
   recoverInterruptedJobs();
 

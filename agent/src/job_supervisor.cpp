@@ -41,15 +41,6 @@ bool isPythonScript(const std::string& program) {
   return program.size() > 3 && program.compare(program.size() - 3, 3, ".py") == 0;
 }
 
-// torchrun runs `script.py args` with the Python interpreter; a program is run as it is.
-std::vector<std::string> rankArgv(const proto::JobLaunch& launch) {
-  std::vector<std::string> argv(launch.argv().begin(), launch.argv().end());
-  if (launch.launcher() == proto::TORCHRUN && !argv.empty() && isPythonScript(argv[0])) {
-    argv.insert(argv.begin(), "python3");
-  }
-  return argv;
-}
-
 std::vector<std::string> withJobEnv(const std::vector<std::string>& base,
                                     const proto::JobLaunch& launch) {
   std::vector<std::string> env = base;
@@ -77,6 +68,20 @@ JobSupervisor::~JobSupervisor() {
       if (rank.log_fd >= 0) ::close(rank.log_fd);
     }
   }
+}
+
+// native: ringmaster-worker with the job's native: section. torchrun runs `script.py args` with
+// the Python interpreter. Otherwise the program runs as it is.
+std::vector<std::string> JobSupervisor::rankArgv(const proto::JobLaunch& launch) const {
+  if (launch.launcher() == proto::NATIVE) {
+    return {options_.worker_path, "--config", jobDir(launch.job_id()) + "/native.yaml", "--backend",
+            launch.backend().empty() ? "auto" : launch.backend()};
+  }
+  std::vector<std::string> argv(launch.argv().begin(), launch.argv().end());
+  if (launch.launcher() == proto::TORCHRUN && !argv.empty() && isPythonScript(argv[0])) {
+    argv.insert(argv.begin(), "python3");
+  }
+  return argv;
 }
 
 std::string JobSupervisor::jobDir(const std::string& job_id) const {
@@ -120,12 +125,11 @@ Status JobSupervisor::validate(const proto::JobLaunch& launch) const {
     return invalidArgument("job id '" + launch.job_id() + "' is not valid ([A-Za-z0-9._-]{1,128})");
   }
   if (launch.attempt() < 1) return invalidArgument("attempt must be >= 1");
-  if (launch.launcher() == proto::NATIVE) {
-    return Status(ErrorCode::kUnimplemented,
-                  "launcher 'native' is not available on this agent yet (use 'command' or "
-                  "'torchrun')");
+  if (launch.launcher() == proto::NATIVE && launch.native_yaml().empty()) {
+    return invalidArgument("a native job needs its native: section");
   }
-  if (launch.launcher() != proto::COMMAND && launch.launcher() != proto::TORCHRUN) {
+  if (launch.launcher() != proto::COMMAND && launch.launcher() != proto::TORCHRUN &&
+      launch.launcher() != proto::NATIVE) {
     return invalidArgument("unknown launcher");
   }
   if (launch.ranks().empty()) return invalidArgument("no ranks assigned to this agent");
@@ -138,8 +142,8 @@ Status JobSupervisor::validate(const proto::JobLaunch& launch) const {
                              std::to_string(launch.world_size()));
     }
   }
-  if (launch.argv().empty()) return invalidArgument("empty command");
   std::vector<std::string> argv = rankArgv(launch);
+  if (argv.empty() || argv[0].empty()) return invalidArgument("empty command");
   if (resolveProgram(argv[0], withJobEnv(options_.base_env, launch)).empty()) {
     return notFound("command '" + argv[0] + "' not found or not executable on agent '" +
                     options_.agent_name + "'");
@@ -204,6 +208,7 @@ Result<std::vector<int>> JobSupervisor::launch(const proto::JobLaunch& launch) {
     if (ec) return ioError("cannot create " + d + ": " + ec.message());
   }
   if (!launch.spec_yaml().empty()) std::ofstream(dir + "/spec.yaml") << launch.spec_yaml();
+  if (!launch.native_yaml().empty()) std::ofstream(dir + "/native.yaml") << launch.native_yaml();
 
   proto::JournalRecord accepted;
   accepted.set_job(id);

@@ -28,6 +28,7 @@ struct SupervisorOptions {
   int gpu_count = 0;  // ranks get CUDA_VISIBLE_DEVICES = local_rank % gpu_count when > 0
   std::vector<std::string> base_env;              // the agent's environment, passed on to ranks
   std::chrono::milliseconds prepare_hold{30000};  // how long a PrepareJob reserves slots
+  std::string worker_path;  // ringmaster-worker, which runs the ranks of `native` jobs
 };
 
 class JobSupervisor {
@@ -100,6 +101,8 @@ class JobSupervisor {
   };
 
   Status validate(const proto::JobLaunch& launch) const;
+  // The program and arguments every rank of the job runs.
+  std::vector<std::string> rankArgv(const proto::JobLaunch& launch) const;
   std::string jobDir(const std::string& job_id) const;
   std::string logPath(const std::string& job_id, uint32_t attempt, int rank) const;
   void journal(proto::JournalRecord& record);

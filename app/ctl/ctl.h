@@ -53,6 +53,9 @@ int runDemo(const Globals& globals, const std::string& spec_path);
 int submitAndWatch(client::ClusterClient& cluster, const job::JobSpec& spec, bool wait, bool follow,
                    bool compact_metrics = false);
 
+// Prints the spec's errors (the native: section's included) compiler style; false when any.
+bool checkSpec(const job::SpecParseResult& parsed);
+
 // Opens the cluster; prints the error and returns nullptr when it cannot.
 std::unique_ptr<client::ClusterClient> openCluster(const Globals& globals);
 

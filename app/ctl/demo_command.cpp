@@ -139,10 +139,7 @@ int runDemo(const Globals& globals, const std::string& spec_path_flag) {
   const std::string spec_path =
       spec_path_flag.empty() ? resourcesDir() + "/jobs/demo.yaml" : spec_path_flag;
   job::SpecParseResult parsed = job::loadJobSpec(spec_path);
-  if (!parsed.ok()) {
-    std::fprintf(stderr, "%s", job::formatDiagnostics(parsed.errors).c_str());
-    return kExitBadInput;
-  }
+  if (!checkSpec(parsed)) return kExitBadInput;
   job::JobSpec spec = *parsed.spec;
   if (spec.workdir.empty()) spec.workdir = resourcesDir();
 

@@ -40,13 +40,10 @@ void LogTail::print(int rank, RankLog& log, const std::string& data) {
 void LogTail::printLine(int rank, RankLog& log, std::string_view line) {
   if (compact_metrics_) {
     if (auto parsed = metrics::parseJsonMetricLine(line)) {
-      std::string text = parsed->step ? "step " + std::to_string(*parsed->step) + ":" : "";
-      char value[64];
-      for (const auto& [name, v] : parsed->values) {
-        std::snprintf(value, sizeof value, "%.4g", v);
-        text += " " + name + "=" + value;
-      }
-      log.latest_metrics = text;
+      // Newest value of every metric since the last display (an eval line's accuracy survives
+      // the training lines that follow it).
+      if (parsed->step) log.latest_step = *parsed->step;
+      for (const auto& [name, v] : parsed->values) log.latest_metrics[name] = v;
       return;
     }
   }
@@ -58,7 +55,13 @@ void LogTail::showMetrics(int rank, RankLog& log, bool force) {
   if (log.latest_metrics.empty() || (!force && now - log.shown_at < std::chrono::seconds(1))) {
     return;
   }
-  std::printf("[rank %d] %s\n", rank, log.latest_metrics.c_str());
+  std::string text = "step " + std::to_string(log.latest_step) + ":";
+  char value[64];
+  for (const auto& [name, v] : log.latest_metrics) {
+    std::snprintf(value, sizeof value, " %s=%.4g", name.c_str(), v);
+    text += value;
+  }
+  std::printf("[rank %d] %s\n", rank, text.c_str());
   log.latest_metrics.clear();
   log.shown_at = now;
 }

@@ -35,7 +35,8 @@ class LogTail {
     uint64_t offset = 0;
     std::string partial;
     bool finished = false;
-    std::string latest_metrics;  // compact mode: not yet shown
+    std::map<std::string, double> latest_metrics;  // compact mode: not yet shown
+    int64_t latest_step = 0;
     std::chrono::steady_clock::time_point shown_at;
   };
   void print(int rank, RankLog& log, const std::string& data);

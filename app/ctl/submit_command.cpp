@@ -4,11 +4,13 @@
 #include <chrono>
 #include <cstdio>
 #include <map>
+#include <sstream>
 #include <thread>
 
 #include "ctl.h"
 #include "log_tail.h"
 #include "ringmaster/client/job_progress.h"
+#include "ringmaster/train/config.h"
 
 namespace ringmaster::ctl {
 namespace {
@@ -98,12 +100,30 @@ int submitAndWatch(client::ClusterClient& cluster, const job::JobSpec& spec, boo
   return progress.succeeded() ? kExitOk : kExitFailure;
 }
 
-int runSubmit(const Globals& globals, const SubmitFlags& flags) {
-  job::SpecParseResult parsed = job::loadJobSpec(flags.spec_path);
+bool checkSpec(const job::SpecParseResult& parsed) {
   if (!parsed.ok()) {
     std::fprintf(stderr, "%s", job::formatDiagnostics(parsed.errors).c_str());
-    return kExitBadInput;
+    return false;
   }
+  // The native: section is the trainer's to judge; it is checked here so that a mistake is
+  // reported before anything reaches an agent.
+  if (parsed.spec->launcher == job::Launcher::kNative) {
+    auto config = train::parseNativeConfig(parsed.spec->native_yaml, parsed.spec->native_line);
+    if (!config.isOk()) {
+      std::istringstream lines(config.status().message());
+      std::string line;
+      while (std::getline(lines, line)) {
+        std::fprintf(stderr, "%s: error: %s\n", parsed.spec->file.c_str(), line.c_str());
+      }
+      return false;
+    }
+  }
+  return true;
+}
+
+int runSubmit(const Globals& globals, const SubmitFlags& flags) {
+  job::SpecParseResult parsed = job::loadJobSpec(flags.spec_path);
+  if (!checkSpec(parsed)) return kExitBadInput;
   auto cluster = openCluster(globals);
   if (!cluster) return kExitFailure;
   return submitAndWatch(*cluster, *parsed.spec, flags.wait, flags.follow);

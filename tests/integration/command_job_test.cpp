@@ -270,7 +270,8 @@ TEST_F(CommandJobTest, RegexPatternsTurnPlainLinesIntoMetrics) {
       "regex.yaml",
       "name: regex\nlauncher: command\nworld_size: 1\n"
       "command: [/bin/sh, -c, 'for i in 1 2 3; do echo \"epoch $i: loss=0.$i acc 9$i%\"; done']\n"
-      "metrics:\n  patterns: {step: 'epoch (\\d+)', loss: 'loss=([0-9.]+)', acc: 'acc ([0-9]+)%'}\n");
+      "metrics:\n  patterns: {step: 'epoch (\\d+)', loss: 'loss=([0-9.]+)', acc: 'acc "
+      "([0-9]+)%'}\n");
   auto submitted = cluster_.ctl({"submit", spec, "--wait"});
   ASSERT_EQ(submitted.exit_code, 0) << submitted.err;
   auto rows = json::parse(

@@ -214,6 +214,9 @@ Result<SubmittedJob> ClusterClient::submit(const job::JobSpec& spec, const Submi
   const std::string master_addr = endpointHost(conns[0]->agent().endpoint);
   // The per-job rendezvous credential: a key pair that rank 0's agent admits for this job only.
   RM_ASSIGN_OR_RETURN(security::KeyPair rendezvous_keys, security::generateKeyPair());
+  for (size_t g = 0; g < launches.size(); ++g) {
+    launches[g].set_host_address(endpointHost(conns[g]->agent().endpoint));
+  }
   for (auto& launch : launches) {
     launch.set_rendezvous_endpoint(conns[0]->agent().endpoint);
     launch.set_rendezvous_server_key(conns[0]->agent().server_key);

@@ -1,0 +1,95 @@
+#include "gradient_sync.h"
+
+#include <chrono>
+
+namespace ringmaster::agent {
+namespace {
+
+double now() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+}  // namespace
+
+GradientSync::GradientSync(comm::Communicator* communicator, size_t bucket_bytes)
+    : communicator_(communicator),
+      bucket_floats_(std::max<size_t>(1, bucket_bytes / sizeof(float))),
+      thread_([this] { run(); }) {}
+
+GradientSync::~GradientSync() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stop_ = true;
+  }
+  changed_.notify_all();
+  thread_.join();
+}
+
+void GradientSync::submit(float* begin, float* end) {
+  if (begin == end) return;
+  covered_begin_ = covered_begin_ ? std::min(covered_begin_, begin) : begin;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    queue_.emplace_back(begin, static_cast<size_t>(end - begin));
+    ++in_flight_;
+  }
+  changed_.notify_all();
+}
+
+void GradientSync::onLayerReady(float* data, size_t count) {
+  if (pending_begin_ && data + count == pending_begin_) {
+    pending_begin_ = data;  // backward walks down the buffer: extend the bucket
+  } else {
+    submit(pending_begin_, pending_end_);
+    pending_begin_ = data;
+    pending_end_ = data + count;
+  }
+  if (static_cast<size_t>(pending_end_ - pending_begin_) >= bucket_floats_) {
+    submit(pending_begin_, pending_end_);
+    pending_begin_ = pending_end_ = nullptr;
+  }
+}
+
+Status GradientSync::finish(std::span<float> grads) {
+  float* const begin = grads.data();
+  float* const end = grads.data() + grads.size();
+  submit(pending_begin_, pending_end_);
+  pending_begin_ = pending_end_ = nullptr;
+  // Layers report from the end of the buffer down, so what the hooks did not cover (all of it
+  // without hooks) is the front: one more bucket.
+  submit(begin, covered_begin_ ? covered_begin_ : end);
+  const double wait_start = now();
+  std::unique_lock<std::mutex> lock(mutex_);
+  changed_.wait(lock, [this] { return in_flight_ == 0; });
+  last_wait_s_ = now() - wait_start;
+  last_comm_s_ = comm_s_;
+  comm_s_ = 0;
+  covered_begin_ = nullptr;
+  Status error = error_;
+  error_ = Status::ok();
+  return error;
+}
+
+void GradientSync::run() {
+  std::unique_lock<std::mutex> lock(mutex_);
+  while (true) {
+    changed_.wait(lock, [this] { return stop_ || !queue_.empty(); });
+    if (queue_.empty()) return;  // stop_ and nothing left
+    std::span<float> bucket = queue_.front();
+    queue_.pop_front();
+    const bool skip = !error_.isOk();  // after a failure the step fails anyway
+    lock.unlock();
+    const double start = now();
+    Status status =
+        skip ? Status::ok()
+             : communicator_->allreduce(bucket.data(), bucket.size(), comm::ReduceOp::kAverage);
+    const double took = now() - start;
+    lock.lock();
+    comm_s_ += took;
+    if (!status.isOk() && error_.isOk()) error_ = status;
+    --in_flight_;
+    changed_.notify_all();
+  }
+}
+
+}  // namespace ringmaster::agent

@@ -1,0 +1,67 @@
+// ringmaster-worker: one rank of a `native` job, started by ringmaster-agent with the job's
+// environment (RANK, WORLD_SIZE, RINGMASTER_*). Thin: environment and flags in, runNativeWorker.
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <cstdlib>
+
+#include "ringmaster/client/rendezvous_store.h"
+#include "worker/native_worker.h"
+
+using namespace ringmaster;
+
+namespace {
+
+int envInt(const char* name, int fallback) {
+  const char* value = std::getenv(name);
+  return value && *value ? std::atoi(value) : fallback;
+}
+
+std::string envString(const char* name) {
+  const char* value = std::getenv(name);
+  return value ? value : "";
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"ringmaster-worker: one rank of a native data-parallel training job"};
+  agent::WorkerOptions options;
+  app.add_option("--config", options.config_path, "the job's native: section (YAML)")->required();
+  app.add_option("--backend", options.backend, "auto | gloo | nccl")->capture_default_str();
+  app.add_option("--metrics-every", options.metrics_every, "report metrics every N steps")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  CLI11_PARSE(app, argc, argv);
+
+  options.rank = envInt("RANK", 0);
+  options.world_size = envInt("WORLD_SIZE", 1);
+  options.attempt = static_cast<uint32_t>(envInt("RINGMASTER_ATTEMPT", 1));
+  options.checkpoint_dir = envString("RINGMASTER_CHECKPOINT_DIR");
+  options.bind_address = envString("RINGMASTER_HOST_ADDRESS");
+  if (!options.checkpoint_dir.empty()) {
+    // One directory per rank: ranks of one host never write the same file.
+    options.checkpoint_dir += "/rank-" + std::to_string(options.rank);
+  }
+
+  std::unique_ptr<client::AgentRendezvousStore> store;
+  if (options.world_size > 1) {
+    auto where = client::RendezvousEndpoint::fromEnvironment();
+    if (!where.isOk()) {
+      std::fprintf(stderr, "ringmaster-worker: %s\n", where.status().message().c_str());
+      return 2;
+    }
+    auto connected = client::AgentRendezvousStore::connect(*where);
+    if (!connected.isOk()) {
+      std::fprintf(stderr, "ringmaster-worker: %s\n", connected.status().message().c_str());
+      return 1;
+    }
+    store = std::move(*connected);
+  }
+  Status status = agent::runNativeWorker(options, store.get(), stdout, stderr);
+  if (!status.isOk()) {
+    std::fprintf(stderr, "ringmaster-worker: rank %d: %s\n", options.rank,
+                 status.toString().c_str());
+    return 1;
+  }
+  return 0;
+}

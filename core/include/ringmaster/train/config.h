@@ -1,0 +1,87 @@
+#pragma once
+// NativeConfig: the `native:` section of a job spec, which configures the built-in trainer.
+//
+//   native:
+//     model: {kind: mlp, hidden: [128, 64], activation: relu, task: classification}
+//     dataset: {kind: synthetic, samples: 20000, features: 32, classes: 4, seed: 1}
+//     # or     {kind: csv, path: /data/train.csv, label_column: label, standardize: true}
+//     batch_size: 64            # per rank
+//     epochs: 5                 # or steps: N
+//     optimizer: {name: sgd, lr: 0.05, momentum: 0.9, weight_decay: 0.0, warmup_steps: 0,
+//                 schedule: cosine}
+//     grad_accumulation: 1
+//     clip_norm: 0              # 0 = off
+//     checkpoint: {every_steps: 100}
+//     eval_every: 1             # epochs
+//     seed: 1
+//
+// Thread safety: all functions are pure and may be called from any thread.
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "ringmaster/train/model.h"
+#include "ringmaster/train/optimizer.h"
+#include "ringmaster/util/result.h"
+
+namespace ringmaster::train {
+
+struct ModelConfig {
+  // kind: mlp (the only kind so far).
+  std::vector<size_t> hidden = {128, 64};     // hidden: [widths], each > 0; [] = linear model
+  Activation activation = Activation::kRelu;  // activation: relu|gelu|tanh
+  Task task = Task::kClassification;          // task: classification|regression
+};
+
+enum class DatasetKind { kSynthetic, kCsv };
+
+struct DatasetConfig {
+  DatasetKind kind = DatasetKind::kSynthetic;  // kind: synthetic|csv
+  // synthetic
+  size_t samples = 20000;  // > 0
+  size_t features = 32;    // > 0
+  size_t classes = 4;      // >= 2 (classification)
+  uint64_t seed = 1;       // data seed; defaults to the top-level seed when not given
+  // csv
+  std::string path;                    // required for csv
+  std::string label_column = "label";  // label_column
+  bool standardize = true;             // with training-split statistics
+  // both
+  double eval_fraction = 0.1;  // held out for evaluation, in [0, 1)
+};
+
+struct CheckpointConfig {
+  uint64_t every_steps = 0;  // 0 = no periodic checkpoints
+  std::string dir;           // empty: the worker chooses (e.g. under the job's run directory)
+  size_t keep = 3;           // newest checkpoints kept; 0 = keep all
+};
+
+struct NativeConfig {
+  ModelConfig model;
+  DatasetConfig dataset;
+  size_t batch_size = 64;  // per rank
+  // Exactly one of epochs / steps is given (> 0); the other stays 0.
+  uint64_t epochs = 0;
+  uint64_t steps = 0;  // optimizer steps
+  // name: sgd|adam, lr, momentum, nesterov, beta1, beta2, eps, weight_decay, warmup_steps,
+  // schedule: cosine|constant. total_steps is not read from YAML: the trainer derives it.
+  OptimizerOptions optimizer;
+  size_t grad_accumulation = 1;  // micro-batches per optimizer step, >= 1
+  double clip_norm = 0.0;        // global L2 norm; 0 = off
+  CheckpointConfig checkpoint;
+  uint64_t eval_every = 1;  // epochs; 0 = only at the end
+  uint64_t seed = 1;        // model init and sampler shuffling
+};
+
+// Parses and validates the `native:` mapping given as YAML text (JobSpec::native_yaml). Unknown
+// keys, wrong types and out-of-range values are errors; all of them are reported at once, one per
+// line of the Status message, each naming the field and the line:
+//   "native.optimizer.lr (line 12): expected a positive number, got -1"
+// `line_offset` is added to line numbers within `yaml_text` (JobSpec::native_line makes them the
+// spec file's lines). Never throws.
+Result<NativeConfig> parseNativeConfig(std::string_view yaml_text, int line_offset = 0);
+
+}  // namespace ringmaster::train

@@ -1,0 +1,372 @@
+#include "comm/gloo/gloo_communicator.h"
+
+#include <gloo/allgather.h>
+#include <gloo/allreduce.h>
+#include <gloo/barrier.h>
+#include <gloo/broadcast.h>
+#include <gloo/common/error.h>
+#include <gloo/common/logging.h>
+#include <gloo/math.h>
+#include <gloo/transport/tcp/device.h>
+#include <signal.h>
+
+#include <cstring>
+#include <exception>
+#include <string>
+#include <utility>
+
+#include "comm/gloo/gloo_store.h"
+
+namespace ringmaster::comm {
+namespace gloo {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+std::string ms(std::chrono::milliseconds t) { return std::to_string(t.count()) + " ms"; }
+
+bool mentionsTimeout(const std::string& message) {
+  return message.find("Timed out") != std::string::npos ||
+         message.find("timeout") != std::string::npos;
+}
+
+// Gloo writes with writev(2), which raises SIGPIPE when a peer has gone away; at its default
+// action that signal kills the process instead of letting Gloo report an error. Python (and so
+// torch.distributed) ignores SIGPIPE for the same reason.
+void ignoreSigpipeIfDefault() {
+  struct sigaction current {};
+  if (sigaction(SIGPIPE, nullptr, &current) == 0 && current.sa_handler == SIG_DFL) {
+    signal(SIGPIPE, SIG_IGN);
+  }
+}
+
+void sumFloat(void* c, const void* a, const void* b, size_t n) { ::gloo::sum<float>(c, a, b, n); }
+
+}  // namespace
+
+GlooCommunicator::InflightGuard::InflightGuard(GlooCommunicator& comm,
+                                               ::gloo::transport::UnboundBuffer* buffer)
+    : comm_(comm), buffer_(buffer) {
+  std::lock_guard lock(comm_.mutex_);
+  comm_.inflight_.push_back(buffer_);
+}
+
+GlooCommunicator::InflightGuard::~InflightGuard() {
+  std::lock_guard lock(comm_.mutex_);
+  std::erase(comm_.inflight_, buffer_);
+}
+
+GlooCommunicator::GlooCommunicator(std::shared_ptr<::gloo::rendezvous::Context> context,
+                                   const GlooOptions& options)
+    : context_(std::move(context)),
+      rank_(options.rank),
+      size_(options.size),
+      defaultTimeout_(options.timeout),
+      algorithm_(options.allreduceAlgorithm),
+      watchdogSleepsUntil_(Clock::time_point::max()),
+      watchdog_([this] { watchdogLoop(); }) {}
+
+GlooCommunicator::~GlooCommunicator() {
+  {
+    std::lock_guard lock(watchdogMutex_);
+    watchdogStop_ = true;
+  }
+  watchdogWake_.notify_one();
+  watchdog_.join();
+}
+
+void GlooCommunicator::armWatchdog(Clock::time_point deadline) {
+  bool wake = false;
+  {
+    std::lock_guard lock(watchdogMutex_);
+    deadline_ = deadline;
+    watchdogFired_ = false;
+    wake = deadline < watchdogSleepsUntil_;
+  }
+  // Usually the watchdog already sleeps until an earlier deadline and finds this one when it
+  // wakes up: no wake-up (and no context switch) per call.
+  if (wake) watchdogWake_.notify_one();
+}
+
+bool GlooCommunicator::disarmWatchdog() {
+  std::lock_guard lock(watchdogMutex_);
+  deadline_.reset();
+  return watchdogFired_;
+}
+
+void GlooCommunicator::watchdogLoop() {
+  std::unique_lock lock(watchdogMutex_);
+  while (!watchdogStop_) {
+    const auto now = Clock::now();
+    if (deadline_ && *deadline_ <= now) {
+      deadline_.reset();
+      watchdogFired_ = true;
+      lock.unlock();
+      closeConnections();
+      lock.lock();
+      continue;
+    }
+    // With no call in flight, keep the previous wake-up time if it is still ahead: the next
+    // call's deadline will be later, so arming it needs no wake-up.
+    if (deadline_) {
+      watchdogSleepsUntil_ = *deadline_;
+    } else if (watchdogSleepsUntil_ <= now) {
+      watchdogSleepsUntil_ = Clock::time_point::max();
+    }
+    const auto until = watchdogSleepsUntil_;
+    auto wakeEarly = [&] { return watchdogStop_ || (deadline_ && *deadline_ < until); };
+    if (until == Clock::time_point::max()) {
+      watchdogWake_.wait(lock, wakeEarly);
+    } else {
+      watchdogWake_.wait_until(lock, until, wakeEarly);
+    }
+  }
+}
+
+Status GlooCommunicator::brokenStatus() const {
+  std::lock_guard lock(mutex_);
+  if (firstError_.isOk()) return ioError("communicator is broken: its connections were closed");
+  if (firstError_.code() == ErrorCode::kCancelled) return firstError_;
+  return Status(firstError_.code(),
+                "communicator unusable after an earlier failure: " + firstError_.message());
+}
+
+Status GlooCommunicator::fail(Status status) {
+  std::lock_guard lock(mutex_);
+  if (firstError_.isOk()) firstError_ = status;
+  broken_ = true;
+  return status;
+}
+
+template <typename Body>
+Status GlooCommunicator::run(const char* what, std::chrono::milliseconds timeout, Body&& body) {
+  if (broken_) return brokenStatus();
+  if (timeout == kDefaultTimeout) timeout = defaultTimeout_;
+  if (timeout.count() <= 0) {
+    return invalidArgument(std::string(what) + ": timeout must be positive, got " + ms(timeout));
+  }
+  const auto start = Clock::now();
+  std::string error;
+  armWatchdog(start + timeout);
+  try {
+    body(timeout);
+  } catch (const ::gloo::IoException& e) {
+    error = e.what();
+  } catch (const ::gloo::EnforceNotMet& e) {
+    error = e.what();
+  } catch (const std::exception& e) {
+    error = e.what();
+  } catch (...) {
+    error = "unknown exception";
+  }
+  const bool expired = disarmWatchdog();
+  if (error.empty() && !expired && !aborted_) return Status::ok();
+  const std::string where = " on rank " + std::to_string(rank_) + " of " + std::to_string(size_);
+  if (aborted_) {
+    return fail(Status(ErrorCode::kCancelled, std::string(what) + " cancelled" + where +
+                                                  ": the communicator was aborted"));
+  }
+  if (expired) {
+    return fail(timeoutError(std::string(what) + " timed out after " + ms(timeout) + where +
+                             " (a peer did not take part in time)"));
+  }
+  if (mentionsTimeout(error)) {
+    return fail(timeoutError(std::string(what) + " timed out" + where +
+                             " (a peer did not take part in time; limit " + ms(timeout) +
+                             "); gloo: " + error));
+  }
+  return fail(ioError(std::string(what) + " failed" + where +
+                      " (a peer failed, aborted or closed its connection); gloo: " + error));
+}
+
+Status GlooCommunicator::allreduce(void* data, size_t count, DataType type, ReduceOp op,
+                                   std::chrono::milliseconds timeout) {
+  if (type != DataType::kFloat32) {
+    return Status(ErrorCode::kUnimplemented,
+                  std::string("gloo allreduce supports float32 only, got ") + dataTypeName(type));
+  }
+  if (data == nullptr && count > 0) return invalidArgument("allreduce: data is null");
+  const size_t bytes = count * sizeof(float);
+  const bool useBcube =
+      algorithm_ == GlooOptions::Algorithm::kBcube ||
+      (algorithm_ == GlooOptions::Algorithm::kAuto && size_ > 2 && bytes < kGlooRingMinBytes);
+  Status status = run("allreduce", timeout, [&](std::chrono::milliseconds t) {
+    const uint32_t tag = nextTag();
+    if (count == 0 || size_ == 1) return;
+    ::gloo::AllreduceOptions opts(context_);
+    auto buffer = context_->createUnboundBuffer(data, bytes);
+    InflightGuard guard(*this, buffer.get());
+    opts.setOutput<float>(std::move(buffer));
+    opts.setReduceFunction(&sumFloat);
+    opts.setAlgorithm(useBcube ? ::gloo::AllreduceOptions::Algorithm::BCUBE
+                               : ::gloo::AllreduceOptions::Algorithm::RING);
+    opts.setTag(tag);
+    opts.setTimeout(t);
+    ::gloo::allreduce(opts);
+  });
+  if (!status.isOk() || op != ReduceOp::kAverage || size_ == 1) return status;
+  float* values = static_cast<float*>(data);
+  const float scale = 1.0f / static_cast<float>(size_);
+  for (size_t i = 0; i < count; ++i) values[i] *= scale;
+  return status;
+}
+
+Status GlooCommunicator::broadcast(void* data, size_t bytes, int root,
+                                   std::chrono::milliseconds timeout) {
+  if (root < 0 || root >= size_) {
+    return invalidArgument("broadcast: root " + std::to_string(root) + " is not a rank of 0.." +
+                           std::to_string(size_ - 1));
+  }
+  if (data == nullptr && bytes > 0) return invalidArgument("broadcast: data is null");
+  return run("broadcast", timeout, [&](std::chrono::milliseconds t) {
+    const uint32_t tag = nextTag();
+    if (bytes == 0 || size_ == 1) return;
+    ::gloo::BroadcastOptions opts(context_);
+    auto buffer = context_->createUnboundBuffer(data, bytes);
+    InflightGuard guard(*this, buffer.get());
+    opts.setOutput<char>(std::move(buffer));
+    opts.setRoot(root);
+    opts.setTag(tag);
+    opts.setTimeout(t);
+    ::gloo::broadcast(opts);
+  });
+}
+
+Status GlooCommunicator::allgather(const void* send, void* recv, size_t bytesPerRank,
+                                   std::chrono::milliseconds timeout) {
+  if ((send == nullptr || recv == nullptr) && bytesPerRank > 0) {
+    return invalidArgument("allgather: send or recv is null");
+  }
+  return run("allgather", timeout, [&](std::chrono::milliseconds t) {
+    const uint32_t tag = nextTag();
+    if (bytesPerRank == 0) return;
+    // In place: our contribution goes to its slot first (memmove: `send` may alias it).
+    char* slot = static_cast<char*>(recv) + static_cast<size_t>(rank_) * bytesPerRank;
+    if (slot != send) std::memmove(slot, send, bytesPerRank);
+    if (size_ == 1) return;
+    ::gloo::AllgatherOptions opts(context_);
+    auto buffer = context_->createUnboundBuffer(recv, bytesPerRank * static_cast<size_t>(size_));
+    InflightGuard guard(*this, buffer.get());
+    opts.setOutput<char>(std::move(buffer));
+    opts.setTag(tag);
+    opts.setTimeout(t);
+    ::gloo::allgather(opts);
+  });
+}
+
+Status GlooCommunicator::barrier(std::chrono::milliseconds timeout) {
+  return run("barrier", timeout, [&](std::chrono::milliseconds t) {
+    const uint32_t tag = nextTag();
+    if (size_ == 1) return;
+    ::gloo::BarrierOptions opts(context_);
+    opts.setTag(tag);
+    opts.setTimeout(t);
+    ::gloo::barrier(opts);
+  });
+}
+
+void GlooCommunicator::abort() {
+  aborted_ = true;
+  {
+    std::lock_guard lock(mutex_);
+    if (firstError_.isOk()) {
+      firstError_ =
+          Status(ErrorCode::kCancelled, "communicator was aborted on rank " +
+                                            std::to_string(rank_) + " of " + std::to_string(size_));
+    }
+    broken_ = true;
+  }
+  closeConnections();
+}
+
+void GlooCommunicator::closeConnections() {
+  std::lock_guard lock(mutex_);
+  broken_ = true;
+  if (!connectionsClosed_ && size_ > 1) {
+    connectionsClosed_ = true;
+    // Gloo has no public "abort" in this version. What it does have: when a wait on an unbound
+    // buffer times out, the transport context signals an error to every pair, which wakes every
+    // pending operation of this context with an exception and closes the connections. A wait of
+    // 1 ms on an empty buffer with nothing posted triggers exactly that path.
+    try {
+      auto trigger = context_->createUnboundBuffer(nullptr, 0);
+      trigger->waitRecv(nullptr, std::chrono::milliseconds(1));
+    } catch (...) {
+      // The expected "Timed out waiting" exception; the pairs are closed now.
+    }
+  }
+  // A send that was partly written is queued in the pair and not woken by the error signal;
+  // release waits on the buffers of the collective in flight directly.
+  for (auto* buffer : inflight_) {
+    buffer->abortWaitSend();
+    buffer->abortWaitRecv();
+  }
+}
+
+}  // namespace gloo
+
+Result<std::unique_ptr<Communicator>> createGlooCommunicator(const GlooOptions& options) {
+  if (options.size < 1) {
+    return invalidArgument("gloo: size must be at least 1, got " + std::to_string(options.size));
+  }
+  if (options.rank < 0 || options.rank >= options.size) {
+    return invalidArgument("gloo: rank " + std::to_string(options.rank) + " is not in 0.." +
+                           std::to_string(options.size - 1));
+  }
+  if (options.store == nullptr) return invalidArgument("gloo: no rendezvous store given");
+  if (options.timeout.count() <= 0) {
+    return invalidArgument("gloo: timeout must be positive, got " + gloo::ms(options.timeout));
+  }
+  gloo::ignoreSigpipeIfDefault();
+  const std::string where =
+      " (rank " + std::to_string(options.rank) + " of " + std::to_string(options.size) + ")";
+
+  std::shared_ptr<::gloo::transport::Device> device;
+  try {
+    ::gloo::transport::tcp::attr attr;
+    if (!options.interface.empty()) {
+      attr.iface = options.interface;
+    } else {
+      attr.hostname = options.hostname;
+    }
+    device = ::gloo::transport::tcp::CreateDevice(attr);
+  } catch (const std::exception& e) {
+    const std::string what = !options.interface.empty()  ? "interface '" + options.interface + "'"
+                             : !options.hostname.empty() ? "host '" + options.hostname + "'"
+                                                         : "this machine's host name";
+    return invalidArgument("gloo: cannot bind " + what + where + ": " + e.what());
+  }
+
+  auto context = std::make_shared<::gloo::rendezvous::Context>(options.rank, options.size);
+  context->setTimeout(options.timeout);
+  gloo::GlooStoreAdapter store(*options.store, options.storePrefix, options.timeout);
+  std::string error;
+  try {
+    context->connectFullMesh(store, device);
+  } catch (const std::exception& e) {
+    error = e.what();
+  } catch (...) {
+    error = "unknown exception";
+  }
+  if (!error.empty()) {
+    Status storeError = store.firstError();
+    if (storeError.code() == ErrorCode::kTimeout) {
+      return timeoutError("gloo rendezvous timed out after " + gloo::ms(options.timeout) + where +
+                          ": a rank did not join; " + storeError.message());
+    }
+    if (!storeError.isOk()) {
+      return Status(storeError.code(),
+                    "gloo rendezvous failed" + where + ": " + storeError.message());
+    }
+    if (gloo::mentionsTimeout(error)) {
+      return timeoutError("gloo connect timed out after " + gloo::ms(options.timeout) + where +
+                          ": " + error);
+    }
+    return ioError("gloo connect failed" + where + ": " + error);
+  }
+  return std::unique_ptr<Communicator>(
+      std::make_unique<gloo::GlooCommunicator>(std::move(context), options));
+}
+
+}  // namespace ringmaster::comm

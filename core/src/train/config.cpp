@@ -1,0 +1,385 @@
+#include "ringmaster/train/config.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <cmath>
+#include <exception>
+#include <limits>
+#include <optional>
+#include <set>
+#include <utility>
+
+#include "ringmaster/job/spec.h"
+
+namespace ringmaster::train {
+namespace {
+
+// Walks the YAML tree and collects every problem; each names the dotted field and its line.
+class ConfigParser {
+ public:
+  explicit ConfigParser(int line_offset) : line_offset_(line_offset) {}
+
+  Result<NativeConfig> parse(std::string_view text) {
+    YAML::Node root;
+    try {
+      root = YAML::Load(std::string(text));
+    } catch (const YAML::Exception& e) {
+      return invalidArgument("native (line " + std::to_string(e.mark.line + 1 + line_offset_) +
+                             "): invalid YAML: " + e.msg);
+    } catch (const std::exception& e) {
+      return invalidArgument(std::string("native: invalid YAML: ") + e.what());
+    }
+    try {
+      parseRoot(root);
+    } catch (const std::exception& e) {  // yaml-cpp throws on odd trees; report, never leak
+      report(root, "native", std::string("unexpected YAML structure: ") + e.what());
+    }
+    if (!errors_.empty()) return invalidArgument(joinErrors());
+    return config_;
+  }
+
+ private:
+  int lineOf(const YAML::Node& node) const {
+    const YAML::Mark mark = node.Mark();
+    return mark.line < 0 ? 0 : mark.line + 1 + line_offset_;
+  }
+
+  void report(const YAML::Node& at, const std::string& field, const std::string& message) {
+    const int line = lineOf(at);
+    std::string text = field;
+    if (line > 0) text += " (line " + std::to_string(line) + ")";
+    errors_.emplace_back(line, text + ": " + message);
+  }
+
+  // In line order, like a compiler's diagnostics.
+  std::string joinErrors() {
+    std::stable_sort(errors_.begin(), errors_.end(),
+                     [](const auto& a, const auto& b) { return a.first < b.first; });
+    std::string all;
+    for (const auto& [line, text] : errors_) all += (all.empty() ? "" : "\n") + text;
+    return all;
+  }
+
+  static std::string describe(const YAML::Node& node) {
+    if (node.IsNull()) return "nothing";
+    if (node.IsSequence()) return "a list";
+    if (node.IsMap()) return "a mapping";
+    return "'" + node.Scalar() + "'";
+  }
+
+  // Checks `node` is a mapping with plain keys from `known`; records which keys it has.
+  bool checkMapping(const YAML::Node& node, const std::string& field,
+                    const std::vector<std::string>& known, std::set<std::string>* present) {
+    if (!node.IsMap()) {
+      report(node, field, "expected a mapping, got " + describe(node));
+      return false;
+    }
+    for (const auto& item : node) {
+      const YAML::Node& key = item.first;
+      if (!key.IsScalar()) {
+        report(key, field, "expected a plain name as key, got " + describe(key));
+        continue;
+      }
+      const std::string name = key.Scalar();
+      if (std::find(known.begin(), known.end(), name) == known.end()) {
+        std::string message = "unknown key '" + name + "'";
+        const std::string suggestion = job::closestMatch(name, known);
+        if (!suggestion.empty()) message += "; did you mean '" + suggestion + "'?";
+        report(key, field + "." + name, message);
+        continue;
+      }
+      if (!present->insert(name).second) {
+        report(key, field + "." + name, "given twice");
+      }
+    }
+    return true;
+  }
+
+  std::optional<int64_t> readInteger(const YAML::Node& node, const std::string& field,
+                                     int64_t min) {
+    long long value = 0;
+    if (!node.IsScalar() || !YAML::convert<long long>::decode(node, value)) {
+      report(node, field, "expected an integer, got " + describe(node));
+      return std::nullopt;
+    }
+    if (value < min) {
+      report(node, field,
+             "expected an integer >= " + std::to_string(min) + ", got " + std::to_string(value));
+      return std::nullopt;
+    }
+    return static_cast<int64_t>(value);
+  }
+
+  void readSize(const YAML::Node& node, const std::string& field, int64_t min, size_t* out) {
+    if (auto v = readInteger(node, field, min)) *out = static_cast<size_t>(*v);
+  }
+  void readU64(const YAML::Node& node, const std::string& field, int64_t min, uint64_t* out) {
+    if (auto v = readInteger(node, field, min)) *out = static_cast<uint64_t>(*v);
+  }
+
+  // A finite number in [min, max) (or [min, max] when max_inclusive); `expected` words the range.
+  void readDouble(const YAML::Node& node, const std::string& field, double min, double max,
+                  bool min_exclusive, const std::string& expected, double* out) {
+    double value = 0.0;
+    if (!node.IsScalar() || !YAML::convert<double>::decode(node, value) || !std::isfinite(value)) {
+      report(node, field, "expected " + expected + ", got " + describe(node));
+      return;
+    }
+    if (value < min || (min_exclusive && value == min) || value >= max) {
+      report(node, field, "expected " + expected + ", got " + node.Scalar());
+      return;
+    }
+    *out = value;
+  }
+
+  void readBool(const YAML::Node& node, const std::string& field, bool* out) {
+    bool value = false;
+    if (!node.IsScalar() || !YAML::convert<bool>::decode(node, value)) {
+      report(node, field, "expected true or false, got " + describe(node));
+      return;
+    }
+    *out = value;
+  }
+
+  void readString(const YAML::Node& node, const std::string& field, std::string* out) {
+    if (!node.IsScalar() || node.Scalar().empty()) {
+      report(node, field, "expected a non-empty string, got " + describe(node));
+      return;
+    }
+    *out = node.Scalar();
+  }
+
+  // One of `choices`, converted with `parse`.
+  template <typename T, typename Parse>
+  void readChoice(const YAML::Node& node, const std::string& field,
+                  const std::vector<std::string>& choices, Parse parse, T* out) {
+    std::string list;
+    for (const std::string& c : choices) list += (list.empty() ? "" : "|") + c;
+    if (!node.IsScalar()) {
+      report(node, field, "expected one of " + list + ", got " + describe(node));
+      return;
+    }
+    const std::optional<T> value = parse(node.Scalar());
+    if (!value) {
+      std::string message = "expected one of " + list + ", got '" + node.Scalar() + "'";
+      const std::string suggestion = job::closestMatch(node.Scalar(), choices);
+      if (!suggestion.empty()) message += "; did you mean '" + suggestion + "'?";
+      report(node, field, message);
+      return;
+    }
+    *out = *value;
+  }
+
+  void parseRoot(const YAML::Node& root) {
+    std::set<std::string> keys;
+    if (!checkMapping(root, "native",
+                      {"model", "dataset", "batch_size", "epochs", "steps", "optimizer",
+                       "grad_accumulation", "clip_norm", "checkpoint", "eval_every", "seed"},
+                      &keys)) {
+      return;
+    }
+    NativeConfig& c = config_;
+    if (keys.count("seed")) readU64(root["seed"], "native.seed", 0, &c.seed);
+    c.dataset.seed = c.seed;
+    if (keys.count("model")) parseModel(root["model"]);
+    if (keys.count("dataset")) {
+      parseDataset(root["dataset"]);
+    } else {
+      report(root, "native.dataset", "missing; expected e.g. {kind: synthetic, samples: 20000}");
+    }
+    if (keys.count("batch_size")) {
+      readSize(root["batch_size"], "native.batch_size", 1, &c.batch_size);
+    }
+    if (keys.count("epochs")) readU64(root["epochs"], "native.epochs", 1, &c.epochs);
+    if (keys.count("steps")) readU64(root["steps"], "native.steps", 1, &c.steps);
+    if (keys.count("epochs") && keys.count("steps")) {
+      report(root["steps"], "native.steps", "give either epochs or steps, not both");
+    } else if (!keys.count("epochs") && !keys.count("steps")) {
+      report(root, "native", "missing epochs or steps; expected e.g. 'epochs: 5' or 'steps: 1000'");
+    }
+    if (keys.count("optimizer")) parseOptimizer(root["optimizer"]);
+    if (keys.count("grad_accumulation")) {
+      readSize(root["grad_accumulation"], "native.grad_accumulation", 1, &c.grad_accumulation);
+    }
+    if (keys.count("clip_norm")) {
+      readDouble(root["clip_norm"], "native.clip_norm", 0.0,
+                 std::numeric_limits<double>::infinity(), false, "a number >= 0 (0 = off)",
+                 &c.clip_norm);
+    }
+    if (keys.count("checkpoint")) parseCheckpoint(root["checkpoint"]);
+    if (keys.count("eval_every")) {
+      readU64(root["eval_every"], "native.eval_every", 0, &c.eval_every);
+    }
+  }
+
+  void parseModel(const YAML::Node& node) {
+    std::set<std::string> keys;
+    const std::string f = "native.model";
+    if (!checkMapping(node, f, {"kind", "hidden", "activation", "task"}, &keys)) return;
+    ModelConfig& m = config_.model;
+    if (keys.count("kind")) {
+      const YAML::Node kind = node["kind"];
+      if (!kind.IsScalar() || kind.Scalar() != "mlp") {
+        report(kind, f + ".kind", "expected mlp (the only model kind), got " + describe(kind));
+      }
+    }
+    if (keys.count("hidden")) {
+      const YAML::Node hidden = node["hidden"];
+      if (!hidden.IsSequence()) {
+        report(hidden, f + ".hidden", "expected a list of layer widths, got " + describe(hidden));
+      } else {
+        m.hidden.clear();
+        for (size_t i = 0; i < hidden.size(); ++i) {
+          size_t width = 0;
+          readSize(hidden[i], f + ".hidden[" + std::to_string(i) + "]", 1, &width);
+          m.hidden.push_back(width);
+        }
+      }
+    }
+    if (keys.count("activation")) {
+      readChoice(node["activation"], f + ".activation", {"relu", "gelu", "tanh"}, parseActivation,
+                 &m.activation);
+    }
+    if (keys.count("task")) {
+      readChoice(node["task"], f + ".task", {"classification", "regression"}, parseTask, &m.task);
+    }
+  }
+
+  void parseDataset(const YAML::Node& node) {
+    std::set<std::string> keys;
+    const std::string f = "native.dataset";
+    if (!checkMapping(node, f,
+                      {"kind", "samples", "features", "classes", "seed", "path", "label_column",
+                       "standardize", "eval_fraction"},
+                      &keys)) {
+      return;
+    }
+    DatasetConfig& d = config_.dataset;
+    if (keys.count("kind")) {
+      readChoice(
+          node["kind"], f + ".kind", {"synthetic", "csv"},
+          [](std::string_view s) -> std::optional<DatasetKind> {
+            if (s == "synthetic") return DatasetKind::kSynthetic;
+            if (s == "csv") return DatasetKind::kCsv;
+            return std::nullopt;
+          },
+          &d.kind);
+    } else {
+      report(node, f + ".kind", "missing; expected synthetic or csv");
+      return;
+    }
+    const bool csv = d.kind == DatasetKind::kCsv;
+    const auto onlyFor = [&](const char* key, bool allowed, const char* kind) {
+      if (keys.count(key) && !allowed) {
+        report(node[key], f + "." + key, std::string("only used with kind: ") + kind);
+        return false;
+      }
+      return keys.count(key) > 0;
+    };
+    if (onlyFor("samples", !csv, "synthetic")) {
+      readSize(node["samples"], f + ".samples", 1, &d.samples);
+    }
+    if (onlyFor("features", !csv, "synthetic")) {
+      readSize(node["features"], f + ".features", 1, &d.features);
+    }
+    if (onlyFor("classes", !csv, "synthetic")) {
+      readSize(node["classes"], f + ".classes", 2, &d.classes);
+    }
+    if (onlyFor("seed", !csv, "synthetic")) readU64(node["seed"], f + ".seed", 0, &d.seed);
+    if (onlyFor("path", csv, "csv")) readString(node["path"], f + ".path", &d.path);
+    if (onlyFor("label_column", csv, "csv")) {
+      readString(node["label_column"], f + ".label_column", &d.label_column);
+    }
+    if (onlyFor("standardize", csv, "csv")) {
+      readBool(node["standardize"], f + ".standardize", &d.standardize);
+    }
+    if (csv && !keys.count("path")) {
+      report(node, f + ".path", "missing; kind csv needs the path of the CSV file");
+    }
+    if (keys.count("eval_fraction")) {
+      readDouble(node["eval_fraction"], f + ".eval_fraction", 0.0, 1.0, false,
+                 "a fraction in [0, 1)", &d.eval_fraction);
+    }
+  }
+
+  void parseOptimizer(const YAML::Node& node) {
+    std::set<std::string> keys;
+    const std::string f = "native.optimizer";
+    if (!checkMapping(node, f,
+                      {"name", "lr", "momentum", "nesterov", "beta1", "beta2", "eps",
+                       "weight_decay", "warmup_steps", "schedule"},
+                      &keys)) {
+      return;
+    }
+    OptimizerOptions& o = config_.optimizer;
+    if (keys.count("name")) {
+      readChoice(node["name"], f + ".name", {"sgd", "adam"}, parseOptimizerKind, &o.kind);
+    }
+    const double inf = std::numeric_limits<double>::infinity();
+    if (keys.count("lr")) {
+      readDouble(node["lr"], f + ".lr", 0.0, inf, true, "a positive number", &o.lr);
+    }
+    if (keys.count("weight_decay")) {
+      readDouble(node["weight_decay"], f + ".weight_decay", 0.0, inf, false, "a number >= 0",
+                 &o.weight_decay);
+    }
+    if (keys.count("warmup_steps")) {
+      readU64(node["warmup_steps"], f + ".warmup_steps", 0, &o.warmup_steps);
+    }
+    if (keys.count("schedule")) {
+      readChoice(node["schedule"], f + ".schedule", {"cosine", "constant"}, parseLrSchedule,
+                 &o.schedule);
+    }
+    const bool sgd = o.kind == OptimizerKind::kSgd;
+    for (const char* key : {"momentum", "nesterov"}) {
+      if (keys.count(key) && !sgd) report(node[key], f + "." + key, "only used with name: sgd");
+    }
+    for (const char* key : {"beta1", "beta2", "eps"}) {
+      if (keys.count(key) && sgd) report(node[key], f + "." + key, "only used with name: adam");
+    }
+    if (sgd && keys.count("momentum")) {
+      readDouble(node["momentum"], f + ".momentum", 0.0, 1.0, false, "a number in [0, 1)",
+                 &o.momentum);
+    }
+    if (sgd && keys.count("nesterov")) {
+      readBool(node["nesterov"], f + ".nesterov", &o.nesterov);
+      if (o.nesterov && o.momentum == 0.0) {
+        report(node["nesterov"], f + ".nesterov", "needs momentum > 0");
+      }
+    }
+    if (!sgd && keys.count("beta1")) {
+      readDouble(node["beta1"], f + ".beta1", 0.0, 1.0, false, "a number in [0, 1)", &o.beta1);
+    }
+    if (!sgd && keys.count("beta2")) {
+      readDouble(node["beta2"], f + ".beta2", 0.0, 1.0, false, "a number in [0, 1)", &o.beta2);
+    }
+    if (!sgd && keys.count("eps")) {
+      readDouble(node["eps"], f + ".eps", 0.0, inf, true, "a positive number", &o.epsilon);
+    }
+  }
+
+  void parseCheckpoint(const YAML::Node& node) {
+    std::set<std::string> keys;
+    const std::string f = "native.checkpoint";
+    if (!checkMapping(node, f, {"every_steps", "dir", "keep"}, &keys)) return;
+    CheckpointConfig& c = config_.checkpoint;
+    if (keys.count("every_steps")) {
+      readU64(node["every_steps"], f + ".every_steps", 0, &c.every_steps);
+    }
+    if (keys.count("dir")) readString(node["dir"], f + ".dir", &c.dir);
+    if (keys.count("keep")) readSize(node["keep"], f + ".keep", 0, &c.keep);
+  }
+
+  int line_offset_;
+  NativeConfig config_;
+  std::vector<std::pair<int, std::string>> errors_;  // (line, message)
+};
+
+}  // namespace
+
+Result<NativeConfig> parseNativeConfig(std::string_view yaml_text, int line_offset) {
+  return ConfigParser(line_offset).parse(yaml_text);
+}
+
+}  // namespace ringmaster::train

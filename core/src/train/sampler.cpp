@@ -1,0 +1,86 @@
+#include "ringmaster/train/sampler.h"
+
+#include <algorithm>
+#include <limits>
+#include <numeric>
+#include <string>
+
+#include "train/random.h"
+
+namespace ringmaster::train {
+
+Result<DistributedSampler> DistributedSampler::create(const SamplerOptions& options) {
+  if (options.dataset_size == 0) return invalidArgument("sampler: the data set is empty");
+  if (options.dataset_size > std::numeric_limits<uint32_t>::max()) {
+    return invalidArgument("sampler: more than 2^32 - 1 samples are not supported");
+  }
+  if (options.world_size <= 0) {
+    return invalidArgument("world_size: expected a positive rank count, got " +
+                           std::to_string(options.world_size));
+  }
+  if (options.rank < 0 || options.rank >= options.world_size) {
+    return invalidArgument("rank: expected a rank in [0, " + std::to_string(options.world_size) +
+                           "), got " + std::to_string(options.rank));
+  }
+  if (options.batch_size == 0) return invalidArgument("batch_size: expected a positive size");
+  return DistributedSampler(options);
+}
+
+DistributedSampler::DistributedSampler(const SamplerOptions& options) : options_(options) {
+  permutation_.resize(options.dataset_size);
+  const auto world = static_cast<size_t>(options.world_size);
+  shard_.reserve((options.dataset_size + world - 1) / world);
+  startEpoch(0);
+}
+
+size_t DistributedSampler::batchesPerEpoch() const {
+  return (shard_.size() + options_.batch_size - 1) / options_.batch_size;
+}
+
+size_t DistributedSampler::batchesLeftInEpoch() const {
+  return (shard_.size() - offset_ + options_.batch_size - 1) / options_.batch_size;
+}
+
+void DistributedSampler::startEpoch(uint64_t epoch) {
+  epoch_ = epoch;
+  offset_ = 0;
+  const size_t n = options_.dataset_size;
+  std::iota(permutation_.begin(), permutation_.end(), 0u);
+  if (options_.shuffle) {
+    Rng rng(deriveSeed(options_.seed, epoch));
+    for (size_t i = n; i > 1; --i) std::swap(permutation_[i - 1], permutation_[rng.below(i)]);
+  }
+  const auto world = static_cast<size_t>(options_.world_size);
+  const size_t per_rank = (n + world - 1) / world;
+  const size_t total = per_rank * world;
+  shard_.clear();
+  // Position p of the padded permutation is permutation_[p % n]: the padding repeats its start.
+  for (size_t p = static_cast<size_t>(options_.rank); p < total; p += world) {
+    shard_.push_back(permutation_[p % n]);
+  }
+}
+
+bool DistributedSampler::nextBatch(std::vector<uint32_t>* indices) {
+  indices->clear();
+  if (offset_ >= shard_.size()) return false;
+  const size_t count = std::min(options_.batch_size, shard_.size() - offset_);
+  indices->assign(shard_.begin() + static_cast<std::ptrdiff_t>(offset_),
+                  shard_.begin() + static_cast<std::ptrdiff_t>(offset_ + count));
+  offset_ += count;
+  return true;
+}
+
+Status DistributedSampler::restore(const SamplerPosition& position) {
+  const auto world = static_cast<size_t>(options_.world_size);
+  const size_t per_rank = (options_.dataset_size + world - 1) / world;
+  if (position.offset > per_rank) {
+    return invalidArgument("sampler position: offset " + std::to_string(position.offset) +
+                           " is past the " + std::to_string(per_rank) +
+                           " samples of this rank's epoch");
+  }
+  startEpoch(position.epoch);
+  offset_ = static_cast<size_t>(position.offset);
+  return Status::ok();
+}
+
+}  // namespace ringmaster::train

@@ -1,0 +1,246 @@
+#include "ringmaster/train/trainer.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <utility>
+
+namespace ringmaster::train {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+}  // namespace
+
+Result<Split> loadData(const NativeConfig& config) {
+  const DatasetConfig& d = config.dataset;
+  Dataset all;
+  if (d.kind == DatasetKind::kSynthetic) {
+    SyntheticOptions options;
+    options.task = config.model.task;
+    options.samples = d.samples;
+    options.features = d.features;
+    options.classes = d.classes;
+    options.seed = d.seed;
+    RM_ASSIGN_OR_RETURN(all, makeSynthetic(options));
+  } else {
+    CsvOptions options;
+    options.path = d.path;
+    options.label_column = d.label_column;
+    options.task = config.model.task;
+    RM_ASSIGN_OR_RETURN(all, loadCsv(options));
+  }
+  RM_ASSIGN_OR_RETURN(Split split, splitTrainEval(all, d.eval_fraction, d.seed));
+  if (d.kind == DatasetKind::kCsv && d.standardize) {
+    const Standardizer standardizer = fitStandardizer(split.train);
+    applyStandardizer(standardizer, &split.train);
+    applyStandardizer(standardizer, &split.eval);
+  }
+  return split;
+}
+
+Result<Trainer> Trainer::create(const NativeConfig& config, TrainerOptions options) {
+  RM_ASSIGN_OR_RETURN(Split data, loadData(config));
+  return create(config, std::move(data), std::move(options));
+}
+
+Result<Trainer> Trainer::create(const NativeConfig& config, Split data, TrainerOptions options) {
+  if (config.grad_accumulation == 0) {
+    return invalidArgument("native.grad_accumulation: expected at least 1");
+  }
+  if ((config.epochs == 0) == (config.steps == 0)) {
+    return invalidArgument("native: exactly one of epochs or steps must be positive");
+  }
+  if (data.train.size() == 0) return invalidArgument("dataset: the training split is empty");
+  if (config.model.task != data.train.task) {
+    return invalidArgument(std::string("native.model.task: ") + taskName(config.model.task) +
+                           ", but the data set was loaded for " + taskName(data.train.task));
+  }
+
+  MlpOptions model_options;
+  model_options.inputs = data.train.features;
+  model_options.hidden = config.model.hidden;
+  model_options.activation = config.model.activation;
+  model_options.task = config.model.task;
+  model_options.classes = data.train.classes;
+  RM_ASSIGN_OR_RETURN(Mlp model, Mlp::create(model_options));
+  model.initialize(config.seed);
+
+  SamplerOptions sampler_options;
+  sampler_options.dataset_size = data.train.size();
+  sampler_options.rank = options.rank;
+  sampler_options.world_size = options.world_size;
+  sampler_options.batch_size = config.batch_size;
+  sampler_options.seed = config.seed;
+  RM_ASSIGN_OR_RETURN(DistributedSampler sampler, DistributedSampler::create(sampler_options));
+
+  const size_t k = config.grad_accumulation;
+  const size_t steps_per_epoch = (sampler.batchesPerEpoch() + k - 1) / k;
+  const uint64_t total_steps = config.steps > 0 ? config.steps : config.epochs * steps_per_epoch;
+  OptimizerOptions optimizer_options = config.optimizer;
+  optimizer_options.total_steps = total_steps;
+  RM_ASSIGN_OR_RETURN(Optimizer optimizer, Optimizer::create(optimizer_options, model.numParams()));
+  return Trainer(config, std::move(data), std::move(options), std::move(model),
+                 std::move(optimizer), std::move(sampler), total_steps);
+}
+
+Trainer::Trainer(const NativeConfig& config, Split data, TrainerOptions options, Mlp model,
+                 Optimizer optimizer, DistributedSampler sampler, uint64_t total_steps)
+    : config_(config),
+      data_(std::move(data)),
+      options_(std::move(options)),
+      model_(std::move(model)),
+      optimizer_(std::move(optimizer)),
+      sampler_(std::move(sampler)),
+      total_steps_(total_steps) {
+  const size_t k = config_.grad_accumulation;
+  steps_per_epoch_ = (sampler_.batchesPerEpoch() + k - 1) / k;
+  indices_.reserve(config_.batch_size);
+  batch_x_.resize(config_.batch_size * data_.train.features);
+  batch_y_.resize(config_.batch_size);
+}
+
+void Trainer::gather(const std::vector<uint32_t>& indices) {
+  const size_t f = data_.train.features;
+  const float* x = data_.train.x.data();
+  const float* y = data_.train.y.data();
+  for (size_t i = 0; i < indices.size(); ++i) {
+    std::memcpy(batch_x_.data() + i * f, x + static_cast<size_t>(indices[i]) * f,
+                f * sizeof(float));
+    batch_y_[i] = y[indices[i]];
+  }
+}
+
+Result<StepReport> Trainer::step() {
+  const Clock::time_point start = Clock::now();
+  if (sampler_.batchesLeftInEpoch() == 0) sampler_.startEpoch(sampler_.position().epoch + 1);
+  const size_t micro_batches = std::min(config_.grad_accumulation, sampler_.batchesLeftInEpoch());
+  const float scale = 1.0f / static_cast<float>(micro_batches);
+
+  StepReport report;
+  report.epoch = sampler_.position().epoch;
+  double loss_sum = 0.0;
+  for (size_t k = 0; k < micro_batches; ++k) {
+    sampler_.nextBatch(&indices_);
+    gather(indices_);
+    const Batch batch{batch_x_.data(), batch_y_.data(), indices_.size()};
+    loss_sum += model_.forward(batch);
+    const bool last = k + 1 == micro_batches;
+    static const LayerGradReadyFn kNoHook;
+    model_.backward(batch, last ? options_.on_layer_grad_ready : kNoHook,
+                    BackwardOptions{scale, k > 0});
+    report.samples += batch.size;
+  }
+  if (options_.reduce_gradients) {
+    Status reduced = options_.reduce_gradients(model_.grads());
+    if (!reduced.isOk()) {
+      return Status(reduced.code(), "step " + std::to_string(step_ + 1) +
+                                        ": gradient reduction failed: " + reduced.message());
+    }
+  }
+  report.grad_norm = clipGradNorm(model_.grads(), config_.clip_norm);
+  report.lr = optimizer_.apply(model_.params(), model_.grads());
+  ++step_;
+
+  report.step = step_;
+  report.epoch_end = sampler_.batchesLeftInEpoch() == 0;
+  report.loss = loss_sum / static_cast<double>(micro_batches);
+  report.step_time_s = std::chrono::duration<double>(Clock::now() - start).count();
+  report.samples_per_sec =
+      report.step_time_s > 0.0 ? static_cast<double>(report.samples) / report.step_time_s : 0.0;
+  return report;
+}
+
+EvalReport Trainer::evaluate() {
+  EvalReport report;
+  report.step = step_;
+  report.epoch = sampler_.position().epoch;
+  const Dataset& eval = data_.eval;
+  if (eval.size() == 0) return report;
+  const EvalTotals totals = model_.evaluate(eval.x.data(), eval.y.data(), eval.size(),
+                                            std::max<size_t>(config_.batch_size, 256));
+  const auto n = static_cast<double>(totals.samples);
+  report.samples = totals.samples;
+  report.loss = totals.loss_sum / n;
+  if (config_.model.task == Task::kClassification) {
+    report.accuracy = static_cast<double>(totals.correct) / n;
+  } else {
+    report.mse = report.loss;
+  }
+  return report;
+}
+
+bool Trainer::evaluationDue(const StepReport& report) const {
+  if (report.step >= total_steps_) return true;
+  if (!report.epoch_end || config_.eval_every == 0) return false;
+  return (report.epoch + 1) % config_.eval_every == 0;
+}
+
+CheckpointState Trainer::checkpointState() const {
+  CheckpointState state;
+  state.step = step_;
+  state.sampler = sampler_.position();
+  state.epoch = state.sampler.epoch;
+  state.world_size = static_cast<uint32_t>(options_.world_size);
+  state.batch_size = config_.batch_size;
+  const std::span<const float> params = model_.params();
+  state.params.assign(params.begin(), params.end());
+  state.optimizer_state = optimizer_.serializeState();
+  return state;
+}
+
+Status Trainer::restore(const CheckpointState& state) {
+  if (state.params.size() != model_.numParams()) {
+    return invalidArgument("checkpoint: holds " + std::to_string(state.params.size()) +
+                           " parameters, this model has " + std::to_string(model_.numParams()));
+  }
+  if (state.world_size != static_cast<uint32_t>(options_.world_size) ||
+      state.batch_size != config_.batch_size) {
+    return invalidArgument("checkpoint: written by " + std::to_string(state.world_size) +
+                           " ranks with batch_size " + std::to_string(state.batch_size) +
+                           ", this run has " + std::to_string(options_.world_size) +
+                           " ranks with batch_size " + std::to_string(config_.batch_size) +
+                           "; the data order cannot continue");
+  }
+  Optimizer optimizer = optimizer_;
+  RM_RETURN_IF_ERROR(optimizer.restoreState(state.optimizer_state));
+  if (optimizer.step() != state.step) {
+    return invalidArgument("checkpoint: optimizer state at step " +
+                           std::to_string(optimizer.step()) + ", checkpoint at step " +
+                           std::to_string(state.step));
+  }
+  RM_RETURN_IF_ERROR(sampler_.restore(state.sampler));
+  optimizer_ = std::move(optimizer);
+  std::copy(state.params.begin(), state.params.end(), model_.params().begin());
+  model_.zeroGrads();
+  step_ = state.step;
+  return Status::ok();
+}
+
+uint64_t Trainer::paramChecksum() const { return train::paramChecksum(model_.params()); }
+
+Status Trainer::run(const Callbacks& callbacks, const std::atomic<bool>* stop) {
+  const std::string& dir =
+      options_.checkpoint_dir.empty() ? config_.checkpoint.dir : options_.checkpoint_dir;
+  const uint64_t every = config_.checkpoint.every_steps;
+  const bool checkpoints = options_.rank == 0 && !dir.empty() && every > 0;
+  uint64_t last_saved = step_;
+  while (!done()) {
+    if (stop != nullptr && stop->load(std::memory_order_relaxed)) {
+      return Status(ErrorCode::kCancelled, "stopped at step " + std::to_string(step_));
+    }
+    RM_ASSIGN_OR_RETURN(StepReport report, step());
+    if (callbacks.on_step) callbacks.on_step(report);
+    if (evaluationDue(report)) {
+      const EvalReport eval = evaluate();
+      if (callbacks.on_eval) callbacks.on_eval(eval);
+    }
+    if (checkpoints && (step_ % every == 0 || done()) && last_saved != step_) {
+      RM_RETURN_IF_ERROR(saveCheckpoint(dir, checkpointState(), config_.checkpoint.keep));
+      last_saved = step_;
+    }
+  }
+  return Status::ok();
+}
+
+}  // namespace ringmaster::train

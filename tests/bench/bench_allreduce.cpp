@@ -1,0 +1,570 @@
+// bench_allreduce: float32 allreduce bus bandwidth through ringmaster::comm (Gloo backend) against
+// raw Gloo called directly (same algorithm, same TCP transport, same reduction function) and
+// torch.distributed's gloo backend, for 2 and 4 ranks and 1..64 MiB, in one run.
+//
+//   busbw = algbw * 2(n-1)/n, algbw = bytes / time
+//
+// Ranks are threads of this process with one Gloo TCP device each, over loopback. Raw Gloo runs on
+// the communicator's own Gloo context (same connections, same device thread, same calling
+// thread), so the two differ only in the code path: on a 2-core machine, two separate sets of
+// threads and sockets drift apart by 10% and more for scheduling reasons alone. torch ranks are
+// processes (tests/bench/torch_allreduce_peer.py run by /usr/bin/python3). Each repetition starts
+// after a barrier and counts the slowest rank's time; the best repetition is reported (15 or more
+// repetitions, up to 64 for small buffers). The communicator and raw Gloo alternate within every
+// repetition (ABBA order), so that load from other processes hits both alike.
+//
+// Usage: bench_allreduce [--reps N] [--no-torch] [--peer-script PATH] [--algorithms]
+//   --reps N      at least N repetitions per size (default 15)
+//   --no-torch    skip the torch.distributed peer
+//   --peer-script the peer script (default: tests/bench/torch_allreduce_peer.py in the source tree)
+//   --algorithms  instead of the comparison, measures the candidate allreduce algorithms
+//                 (Gloo ring and bcube through the communicator, Gloo's AllreduceRingChunked and
+//                 AllreduceHalvingDoubling) to back the choice documented in communicator.h.
+// Prints a table and one final line "RESULT key=value ...".
+
+#include <fcntl.h>
+#include <gloo/allreduce.h>
+#include <gloo/allreduce_halving_doubling.h>
+#include <gloo/allreduce_ring_chunked.h>
+#include <gloo/barrier.h>
+#include <gloo/math.h>
+#include <gloo/rendezvous/context.h>
+#include <gloo/rendezvous/hash_store.h>
+#include <gloo/rendezvous/prefix_store.h>
+#include <gloo/transport/tcp/device.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "comm/gloo/gloo_communicator.h"  // White-box: raw Gloo on the communicator's context.
+#include "ringmaster/comm/communicator.h"
+#include "ringmaster/comm/store.h"
+
+extern char** environ;
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using ringmaster::comm::Communicator;
+using ringmaster::comm::GlooOptions;
+
+constexpr size_t kMiB = size_t{1} << 20;
+const std::vector<size_t> kSizes = {1 * kMiB,  2 * kMiB,  4 * kMiB, 8 * kMiB,
+                                    16 * kMiB, 32 * kMiB, 64 * kMiB};
+const std::vector<int> kRankCounts = {2, 4};
+
+// Repetitions at each size: at least `minReps`, more for smaller buffers (1 GiB of traffic per
+// size, at most 64 repetitions), so that medians and minima settle even on a loaded machine.
+int repsFor(size_t bytes, int minReps) {
+  const size_t byVolume = (1024 * kMiB) / bytes;
+  return static_cast<int>(std::max<size_t>(minReps, std::min<size_t>(byVolume, 64)));
+}
+
+// torch only contributes its best repetition; fewer repetitions keep the run short.
+constexpr int kMaxTorchReps = 16;
+
+double busbw(size_t bytes, double seconds, int ranks) {
+  return static_cast<double>(bytes) / seconds * 2.0 * (ranks - 1) / ranks / 1e9;
+}
+
+void sumFloat(void* c, const void* a, const void* b, size_t n) { gloo::sum<float>(c, a, b, n); }
+
+// The same choice GlooCommunicator makes with GlooOptions::Algorithm::kAuto.
+bool autoPicksBcube(size_t bytes, int ranks) {
+  return ranks > 2 && bytes < ringmaster::comm::kGlooRingMinBytes;
+}
+
+// One rank of raw Gloo: Gloo's collectives called directly, on a context of its own or on one
+// borrowed from a communicator.
+class RawGloo {
+ public:
+  RawGloo(int rank, int size, gloo::rendezvous::Store& store) {
+    gloo::transport::tcp::attr attr;
+    attr.hostname = "127.0.0.1";
+    auto device = gloo::transport::tcp::CreateDevice(attr);
+    context_ = std::make_shared<gloo::rendezvous::Context>(rank, size);
+    context_->setTimeout(std::chrono::seconds(60));
+    context_->connectFullMesh(store, device);
+  }
+
+  // Shares the communicator's connections; tags start far above the communicator's.
+  explicit RawGloo(const Communicator& comm)
+      : context_(dynamic_cast<const ringmaster::comm::gloo::GlooCommunicator&>(comm).glooContext()),
+        tag_(1u << 30) {}
+
+  void allreduce(float* data, size_t count, bool bcube) {
+    gloo::AllreduceOptions opts(context_);
+    opts.setOutput(data, count);
+    opts.setReduceFunction(&sumFloat);
+    opts.setAlgorithm(bcube ? gloo::AllreduceOptions::Algorithm::BCUBE
+                            : gloo::AllreduceOptions::Algorithm::RING);
+    opts.setTag(tag_++);
+    opts.setTimeout(std::chrono::seconds(60));
+    gloo::allreduce(opts);
+  }
+
+  void barrier() {
+    gloo::BarrierOptions opts(context_);
+    opts.setTag(tag_++);
+    gloo::barrier(opts);
+  }
+
+  const std::shared_ptr<gloo::rendezvous::Context>& context() const { return context_; }
+
+ private:
+  std::shared_ptr<gloo::rendezvous::Context> context_;
+  uint32_t tag_ = 0;
+};
+
+// A candidate the benchmark times on every rank: prepare(bytes) once per size, then run().
+struct Candidate {
+  std::string name;
+  std::function<void(float* data, size_t bytes)> prepare;
+  std::function<void()> run;
+  std::function<void()> barrier;
+};
+
+// Seconds per repetition (the slowest rank's), [candidate][size][repetition].
+struct Timings {
+  std::vector<std::vector<std::vector<double>>> perRep;
+
+  double best(size_t c, size_t s) const {
+    return *std::min_element(perRep[c][s].begin(), perRep[c][s].end());
+  }
+  // Median over repetitions of time(other) / time(c): c's speed relative to `other`, each
+  // repetition comparing two runs made back to back, so that load from elsewhere mostly cancels.
+  double pairedSpeedup(size_t c, size_t other, size_t s) const {
+    std::vector<double> ratios;
+    for (size_t rep = 0; rep < perRep[c][s].size(); ++rep) {
+      ratios.push_back(perRep[other][s][rep] / perRep[c][s][rep]);
+    }
+    std::sort(ratios.begin(), ratios.end());
+    const size_t n = ratios.size();
+    return n % 2 == 1 ? ratios[n / 2] : 0.5 * (ratios[n / 2 - 1] + ratios[n / 2]);
+  }
+};
+
+// Times `candidates` on `ranks` threads at every size, interleaving them within each repetition
+// (in alternating order).
+using MakeCandidates = std::function<std::vector<Candidate>(int rank)>;
+
+Timings timeCandidates(int ranks, int minReps, const MakeCandidates& make) {
+  size_t numCandidates = 0;
+  const int maxReps = repsFor(kSizes.front(), minReps);
+  // samples[c][s][rep * ranks + rank]
+  std::vector<std::vector<std::vector<double>>> samples;
+  std::mutex setup;
+  std::atomic<bool> failed{false};
+  std::vector<std::thread> threads;
+  for (int r = 0; r < ranks; ++r) {
+    threads.emplace_back([&, r] {
+      try {
+        std::vector<Candidate> candidates = make(r);
+        {
+          std::lock_guard lock(setup);
+          if (samples.empty()) {
+            numCandidates = candidates.size();
+            samples.assign(numCandidates,
+                           std::vector<std::vector<double>>(
+                               kSizes.size(), std::vector<double>(maxReps * ranks, 0.0)));
+          }
+        }
+        std::vector<float> buffer(kSizes.back() / sizeof(float), 0.0f);
+        // Warm the connections up with the largest size first: socket buffers and TCP windows
+        // grow, and the first sizes measured are not penalised for coming first.
+        for (auto& c : candidates) {
+          c.prepare(buffer.data(), kSizes.back());
+          for (int i = 0; i < 3; ++i) c.run();
+        }
+        for (size_t s = 0; s < kSizes.size(); ++s) {
+          for (auto& c : candidates) {
+            c.prepare(buffer.data(), kSizes[s]);
+            c.run();  // Warm-up.
+          }
+          const int reps = repsFor(kSizes[s], minReps);
+          for (int rep = 0; rep < reps; ++rep) {
+            for (size_t k = 0; k < candidates.size(); ++k) {
+              auto& c = candidates[rep % 2 == 0 ? k : candidates.size() - 1 - k];
+              const size_t index = rep % 2 == 0 ? k : candidates.size() - 1 - k;
+              c.barrier();
+              const auto start = Clock::now();
+              c.run();
+              samples[index][s][rep * ranks + r] =
+                  std::chrono::duration<double>(Clock::now() - start).count();
+            }
+          }
+        }
+        for (auto& c : candidates) c.barrier();
+      } catch (const std::exception& e) {
+        std::fprintf(stderr, "rank %d failed: %s\n", r, e.what());
+        failed = true;
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  if (failed) std::exit(1);
+  Timings timings;
+  timings.perRep.assign(numCandidates, std::vector<std::vector<double>>(kSizes.size()));
+  for (size_t c = 0; c < numCandidates; ++c) {
+    for (size_t s = 0; s < kSizes.size(); ++s) {
+      for (int rep = 0; rep < repsFor(kSizes[s], minReps); ++rep) {
+        double slowest = 0;
+        for (int r = 0; r < ranks; ++r) slowest = std::max(slowest, samples[c][s][rep * ranks + r]);
+        timings.perRep[c][s].push_back(slowest);
+      }
+    }
+  }
+  return timings;
+}
+
+std::unique_ptr<Communicator> connectCommunicator(int rank, int ranks,
+                                                  ringmaster::comm::KeyValueStore& store,
+                                                  const std::string& prefix,
+                                                  GlooOptions::Algorithm algorithm) {
+  GlooOptions options;
+  options.rank = rank;
+  options.size = ranks;
+  options.store = &store;
+  options.storePrefix = prefix;
+  options.hostname = "127.0.0.1";
+  options.timeout = std::chrono::seconds(60);
+  options.allreduceAlgorithm = algorithm;
+  auto comm = ringmaster::comm::createGlooCommunicator(options);
+  if (!comm.isOk()) throw std::runtime_error(comm.status().toString());
+  return std::move(*comm);
+}
+
+void check(const ringmaster::Status& status) {
+  if (!status.isOk()) throw std::runtime_error(status.toString());
+}
+
+Candidate communicatorCandidate(std::string name, std::shared_ptr<Communicator> comm) {
+  auto state = std::make_shared<std::pair<float*, size_t>>();
+  return Candidate{std::move(name),
+                   [state](float* data, size_t bytes) {
+                     *state = {data, bytes / sizeof(float)};
+                   },
+                   [state, comm] { check(comm->allreduce(state->first, state->second)); },
+                   [comm] { check(comm->barrier()); }};
+}
+
+Candidate rawCandidate(std::string name, std::shared_ptr<RawGloo> raw, int ranks) {
+  auto state = std::make_shared<std::pair<float*, size_t>>();
+  return Candidate{std::move(name),
+                   [state](float* data, size_t bytes) {
+                     *state = {data, bytes / sizeof(float)};
+                   },
+                   [state, raw, ranks] {
+                     raw->allreduce(state->first, state->second,
+                                    autoPicksBcube(state->second * sizeof(float), ranks));
+                   },
+                   [raw] { raw->barrier(); }};
+}
+
+// Gloo's older algorithm classes bind one buffer at construction; prepare() builds a new one.
+template <typename Algorithm>
+Candidate classicCandidate(std::string name, std::shared_ptr<RawGloo> raw) {
+  auto algorithm = std::make_shared<std::unique_ptr<gloo::Algorithm>>();
+  return Candidate{std::move(name),
+                   [algorithm, raw](float* data, size_t bytes) {
+                     algorithm->reset();
+                     *algorithm =
+                         std::make_unique<Algorithm>(raw->context(), std::vector<float*>{data},
+                                                     static_cast<int>(bytes / sizeof(float)));
+                   },
+                   [algorithm] { (*algorithm)->run(); }, [raw] { raw->barrier(); }};
+}
+
+// --- torch.distributed peer ---------------------------------------------------------------------
+
+int freeLoopbackPort() {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  if (fd < 0) return -1;
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = 0;
+  socklen_t len = sizeof(addr);
+  int port = -1;
+  if (bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0 &&
+      getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0) {
+    port = ntohs(addr.sin_port);
+  }
+  close(fd);
+  return port;
+}
+
+// Runs `ranks` torch peers; returns best seconds per size, or an empty vector (with `why`) when
+// torch is unavailable or the peers fail.
+std::vector<double> runTorch(int ranks, int reps, const std::string& script, std::string* why) {
+  if (access(script.c_str(), R_OK) != 0) {
+    *why = "peer script not found: " + script;
+    return {};
+  }
+  const int port = freeLoopbackPort();
+  std::string sizes, repsList;
+  for (size_t s : kSizes) {
+    sizes += (sizes.empty() ? "" : ",") + std::to_string(s);
+    repsList += (repsList.empty() ? "" : ",") +
+                std::to_string(std::min(repsFor(s, reps), std::max(reps, kMaxTorchReps)));
+  }
+  int pipeFds[2];
+  if (pipe(pipeFds) != 0) {
+    *why = "pipe failed";
+    return {};
+  }
+  std::vector<pid_t> pids;
+  for (int r = 0; r < ranks; ++r) {
+    std::vector<std::string> env;
+    for (char** e = environ; *e != nullptr; ++e) {
+      const std::string entry(*e);
+      if (entry.rfind("RANK=", 0) == 0 || entry.rfind("WORLD_SIZE=", 0) == 0 ||
+          entry.rfind("MASTER_", 0) == 0 || entry.rfind("OMP_NUM_THREADS=", 0) == 0) {
+        continue;
+      }
+      env.push_back(entry);
+    }
+    env.push_back("RANK=" + std::to_string(r));
+    env.push_back("WORLD_SIZE=" + std::to_string(ranks));
+    env.push_back("MASTER_ADDR=127.0.0.1");
+    env.push_back("MASTER_PORT=" + std::to_string(port));
+    env.push_back("OMP_NUM_THREADS=1");
+    std::vector<std::string> args = {"/usr/bin/python3", script,  "--sizes", sizes,
+                                     "--reps",           repsList};
+    std::vector<char*> argv, envp;
+    for (auto& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    for (auto& e : env) envp.push_back(e.data());
+    envp.push_back(nullptr);
+
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    if (r == 0) {
+      posix_spawn_file_actions_adddup2(&actions, pipeFds[1], STDOUT_FILENO);
+    } else {
+      posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
+    }
+    posix_spawn_file_actions_addclose(&actions, pipeFds[0]);
+    posix_spawn_file_actions_addclose(&actions, pipeFds[1]);
+    pid_t pid = 0;
+    if (posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), envp.data()) == 0) {
+      pids.push_back(pid);
+    }
+    posix_spawn_file_actions_destroy(&actions);
+  }
+  close(pipeFds[1]);
+
+  // Read rank 0's output; a watchdog kills the peers if they take too long.
+  std::atomic<bool> done{false};
+  std::thread watchdog([&] {
+    const auto deadline = Clock::now() + std::chrono::seconds(75);
+    while (!done && Clock::now() < deadline)
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    if (!done) {
+      for (pid_t pid : pids) kill(pid, SIGKILL);
+    }
+  });
+  std::string output;
+  char chunk[4096];
+  ssize_t n;
+  while ((n = read(pipeFds[0], chunk, sizeof(chunk))) > 0) output.append(chunk, n);
+  close(pipeFds[0]);
+  bool ok = static_cast<int>(pids.size()) == ranks;
+  for (pid_t pid : pids) {
+    int status = 0;
+    waitpid(pid, &status, 0);
+    ok = ok && WIFEXITED(status) && WEXITSTATUS(status) == 0;
+  }
+  done = true;
+  watchdog.join();
+
+  std::map<size_t, double> bySize;
+  size_t pos = 0;
+  while ((pos = output.find("TORCH size=", pos)) != std::string::npos) {
+    size_t size = 0;
+    double seconds = 0;
+    if (std::sscanf(output.c_str() + pos, "TORCH size=%zu best_s=%lf", &size, &seconds) == 2) {
+      bySize[size] = seconds;
+    }
+    pos += 1;
+  }
+  std::vector<double> best;
+  for (size_t s : kSizes) {
+    if (bySize.count(s) == 0) {
+      *why = output.find("TORCH_UNAVAILABLE") != std::string::npos
+                 ? output.substr(output.find("TORCH_UNAVAILABLE"))
+                 : std::string("torch peers failed") + (ok ? "" : " (non-zero exit)");
+      while (!why->empty() && (why->back() == '\n' || why->back() == '\r')) why->pop_back();
+      return {};
+    }
+    best.push_back(bySize[s]);
+  }
+  return best;
+}
+
+std::string fmt(double value, int digits = 3) {
+  if (!std::isfinite(value)) return "nan";
+  char buf[64];
+  std::snprintf(buf, sizeof(buf), "%.*f", digits, value);
+  return buf;
+}
+
+std::string sizeLabel(size_t bytes) { return std::to_string(bytes / kMiB) + "mb"; }
+
+int runComparison(int reps, bool withTorch, const std::string& script) {
+  double minRatio = 1e30, minBestRatio = 1e30, minRatioVsTorch = 1e30;
+  bool torchAvailable = withTorch;
+  std::map<std::string, std::string> headline;
+
+  for (int ranks : kRankCounts) {
+    ringmaster::comm::InMemoryStore store;
+    const Timings timings = timeCandidates(ranks, reps, [&](int r) {
+      std::shared_ptr<Communicator> comm =
+          connectCommunicator(r, ranks, store, "bench/", GlooOptions::Algorithm::kAuto);
+      auto raw = std::make_shared<RawGloo>(*comm);
+      return std::vector<Candidate>{communicatorCandidate("ringmaster", comm),
+                                    rawCandidate("gloo", raw, ranks)};
+    });
+    std::string why;
+    std::vector<double> torch;
+    if (withTorch) torch = runTorch(ranks, reps, script, &why);
+    if (withTorch && torch.empty()) {
+      torchAvailable = false;
+      std::printf("torch.distributed peer unavailable: %s\n", why.c_str());
+    }
+
+    std::printf("\n%d ranks, float32 allreduce over loopback TCP, busbw GB/s (best repetition)\n",
+                ranks);
+    std::printf("%8s %10s %10s %7s %7s %10s %9s %s\n", "size", "ringmaster", "raw gloo", "ratio",
+                "best/", "torch", "vs torch", "algorithm");
+    for (size_t s = 0; s < kSizes.size(); ++s) {
+      const double ours = busbw(kSizes[s], timings.best(0, s), ranks);
+      const double gloo = busbw(kSizes[s], timings.best(1, s), ranks);
+      const double theirs = torch.empty() ? NAN : busbw(kSizes[s], torch[s], ranks);
+      const double ratio = timings.pairedSpeedup(0, 1, s);
+      const double bestRatio = ours / gloo;
+      minRatio = std::min(minRatio, ratio);
+      minBestRatio = std::min(minBestRatio, bestRatio);
+      if (!torch.empty()) minRatioVsTorch = std::min(minRatioVsTorch, ours / theirs);
+      std::printf("%6zuMB %10s %10s %7s %7s %10s %9s %s\n", kSizes[s] / kMiB, fmt(ours).c_str(),
+                  fmt(gloo).c_str(), fmt(ratio).c_str(), fmt(bestRatio).c_str(),
+                  fmt(theirs).c_str(), fmt(ours / theirs).c_str(),
+                  autoPicksBcube(kSizes[s], ranks) ? "bcube" : "ring");
+      if (kSizes[s] == 64 * kMiB || kSizes[s] == kMiB) {
+        const std::string key = sizeLabel(kSizes[s]) + "_" + std::to_string(ranks) + "ranks";
+        headline["busbw_" + key] = fmt(ours);
+        headline["gloo_busbw_" + key] = fmt(gloo);
+        headline["ratio_vs_gloo_" + key] = fmt(ratio);
+        headline["torch_busbw_" + key] = fmt(theirs);
+        headline["ratio_vs_torch_" + key] = fmt(ours / theirs);
+      }
+    }
+    std::fflush(stdout);
+  }
+
+  std::printf(
+      "\nratio: median over repetitions of raw Gloo's time / ringmaster's time, the two run back\n"
+      "to back in each repetition; best/: ratio of the best repetitions (busbw columns).\n\n");
+  std::string result = "RESULT";
+  result += " min_ratio_vs_gloo=" + fmt(minRatio);
+  result += " min_best_ratio_vs_gloo=" + fmt(minBestRatio);
+  result += " min_ratio_vs_torch=" + fmt(torchAvailable ? minRatioVsTorch : NAN);
+  result += std::string(" torch_available=") + (torchAvailable ? "1" : "0");
+  for (const auto& [key, value] : headline) result += " " + key + "=" + value;
+  result += " min_reps=" + std::to_string(reps);
+  std::printf("%s\n", result.c_str());
+  return 0;
+}
+
+int runAlgorithms(int reps) {
+  std::string result = "RESULT mode=algorithms";
+  for (int ranks : kRankCounts) {
+    ringmaster::comm::InMemoryStore store;
+    gloo::rendezvous::HashStore rawStore;
+    std::vector<std::string> names;
+    const Timings timings = timeCandidates(ranks, reps, [&](int r) {
+      // Every candidate on its own connections, so that none disturbs another's slots.
+      std::shared_ptr<Communicator> ring =
+          connectCommunicator(r, ranks, store, "ring/", GlooOptions::Algorithm::kRing);
+      std::shared_ptr<Communicator> bcube =
+          connectCommunicator(r, ranks, store, "bcube/", GlooOptions::Algorithm::kBcube);
+      gloo::rendezvous::PrefixStore chunkedStore("chunked", rawStore);
+      gloo::rendezvous::PrefixStore hdStore("hd", rawStore);
+      auto chunked = std::make_shared<RawGloo>(r, ranks, chunkedStore);
+      auto hd = std::make_shared<RawGloo>(r, ranks, hdStore);
+      return std::vector<Candidate>{
+          communicatorCandidate("ring", ring), communicatorCandidate("bcube", bcube),
+          classicCandidate<gloo::AllreduceRingChunked<float>>("ring_chunked", chunked),
+          classicCandidate<gloo::AllreduceHalvingDoubling<float>>("halving_doubling", hd)};
+    });
+    names = {"ring", "bcube", "ring_chunked", "halving_doubling"};
+    std::printf("\n%d ranks, float32 allreduce, busbw GB/s (best repetition, slowest rank)\n",
+                ranks);
+    std::printf("%8s", "size");
+    for (const auto& n : names) std::printf(" %17s", n.c_str());
+    std::printf("\n");
+    for (size_t s = 0; s < kSizes.size(); ++s) {
+      std::printf("%6zuMB", kSizes[s] / kMiB);
+      for (size_t c = 0; c < names.size(); ++c) {
+        const double value = busbw(kSizes[s], timings.best(c, s), ranks);
+        std::printf(" %17s", fmt(value).c_str());
+        result += " " + names[c] + "_" + sizeLabel(kSizes[s]) + "_" + std::to_string(ranks) +
+                  "ranks=" + fmt(value);
+      }
+      std::printf("\n");
+    }
+    std::fflush(stdout);
+  }
+  std::printf("\n%s\n", result.c_str());
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int reps = 15;
+  bool withTorch = true;
+  bool algorithms = false;
+  std::string script = std::string(RM_SOURCE_DIR) + "/tests/bench/torch_allreduce_peer.py";
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--reps" && i + 1 < argc) {
+      reps = std::max(1, std::atoi(argv[++i]));
+    } else if (arg == "--no-torch") {
+      withTorch = false;
+    } else if (arg == "--peer-script" && i + 1 < argc) {
+      script = argv[++i];
+    } else if (arg == "--algorithms") {
+      algorithms = true;
+    } else {
+      std::fprintf(stderr,
+                   "usage: %s [--reps N] [--no-torch] [--peer-script PATH] [--algorithms]\n",
+                   argv[0]);
+      return 2;
+    }
+  }
+  const auto start = Clock::now();
+  const int rc = algorithms ? runAlgorithms(reps) : runComparison(reps, withTorch, script);
+  std::fprintf(stderr, "bench_allreduce took %.1f s\n",
+               std::chrono::duration<double>(Clock::now() - start).count());
+  return rc;
+}

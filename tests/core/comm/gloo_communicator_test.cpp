@@ -1,0 +1,380 @@
+// Gloo communicator tests: one thread per rank over an InMemoryStore, on loopback, swept over 2, 3
+// and 4 ranks.
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstring>
+#include <functional>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "ringmaster/comm/communicator.h"
+#include "ringmaster/comm/store.h"
+
+namespace ringmaster::comm {
+namespace {
+
+using namespace std::chrono_literals;
+using Clock = std::chrono::steady_clock;
+using Comms = std::vector<std::unique_ptr<Communicator>>;
+
+GlooOptions optionsFor(int rank, int size, KeyValueStore* store,
+                       std::chrono::milliseconds timeout = 20s) {
+  GlooOptions options;
+  options.rank = rank;
+  options.size = size;
+  options.store = store;
+  options.hostname = "127.0.0.1";
+  options.timeout = timeout;
+  return options;
+}
+
+// Runs fn(rank) on one thread per rank and joins them.
+void onEveryRank(int size, const std::function<void(int)>& fn) {
+  std::vector<std::thread> threads;
+  for (int r = 0; r < size; ++r) threads.emplace_back(fn, r);
+  for (auto& t : threads) t.join();
+}
+
+// Connects `size` ranks (in parallel, as they must) and returns their communicators.
+Comms connectAll(int size, KeyValueStore& store,
+                 GlooOptions::Algorithm algorithm = GlooOptions::Algorithm::kAuto) {
+  Comms comms(size);
+  onEveryRank(size, [&](int r) {
+    auto options = optionsFor(r, size, &store);
+    options.allreduceAlgorithm = algorithm;
+    auto comm = createGlooCommunicator(options);
+    ASSERT_TRUE(comm.isOk()) << comm.status().toString();
+    comms[r] = std::move(*comm);
+  });
+  return comms;
+}
+
+// Ends like a well-behaved job: a barrier, then teardown (see communicator.h).
+void finish(Comms& comms) {
+  onEveryRank(static_cast<int>(comms.size()), [&](int r) {
+    if (comms[r] && !comms[r]->isBroken()) {
+      EXPECT_TRUE(comms[r]->barrier().isOk());
+    }
+  });
+  comms.clear();
+}
+
+class GlooCommunicatorTest : public ::testing::TestWithParam<int> {
+ protected:
+  int size() const { return GetParam(); }
+  InMemoryStore store_;
+};
+
+TEST_P(GlooCommunicatorTest, ReportsRankAndSize) {
+  Comms comms = connectAll(size(), store_);
+  ASSERT_EQ(comms.size(), static_cast<size_t>(size()));
+  for (int r = 0; r < size(); ++r) {
+    ASSERT_TRUE(comms[r]);
+    EXPECT_EQ(comms[r]->rank(), r);
+    EXPECT_EQ(comms[r]->size(), size());
+    EXPECT_EQ(comms[r]->backend(), "gloo");
+  }
+  finish(comms);
+}
+
+TEST_P(GlooCommunicatorTest, AllreduceSumsOddSizesWithEveryAlgorithm) {
+  for (auto algorithm : {GlooOptions::Algorithm::kRing, GlooOptions::Algorithm::kBcube,
+                         GlooOptions::Algorithm::kAuto}) {
+    InMemoryStore store;
+    Comms comms = connectAll(size(), store, algorithm);
+    ASSERT_FALSE(HasFatalFailure());
+    for (size_t count : {size_t{1}, size_t{3}, size_t{17}, size_t{1001}, size_t{262147}}) {
+      onEveryRank(size(), [&](int r) {
+        std::vector<float> data(count);
+        for (size_t i = 0; i < count; ++i) data[i] = static_cast<float>(r) + 0.5f * (i % 1024);
+        ASSERT_TRUE(comms[r]->allreduce(data.data(), count, ReduceOp::kSum).isOk());
+        const float rankSum = static_cast<float>(size() * (size() - 1) / 2);
+        for (size_t i = 0; i < count; ++i) {
+          const float expected = rankSum + static_cast<float>(size()) * 0.5f * (i % 1024);
+          if (data[i] != expected) {
+            ADD_FAILURE() << "rank " << r << " count " << count << " element " << i << ": got "
+                          << data[i] << ", expected " << expected;
+            return;
+          }
+        }
+      });
+    }
+    finish(comms);
+  }
+}
+
+TEST_P(GlooCommunicatorTest, AllreduceAveragesAcrossRanks) {
+  Comms comms = connectAll(size(), store_);
+  const size_t count = 4099;
+  onEveryRank(size(), [&](int r) {
+    std::vector<float> data(count);
+    for (size_t i = 0; i < count; ++i) data[i] = 2.0f * r + static_cast<float>(i % 7);
+    ASSERT_TRUE(comms[r]->allreduce(data.data(), count, ReduceOp::kAverage).isOk());
+    for (size_t i = 0; i < count; ++i) {
+      ASSERT_FLOAT_EQ(data[i], static_cast<float>(size() - 1) + static_cast<float>(i % 7))
+          << "rank " << r << " element " << i;
+    }
+  });
+  finish(comms);
+}
+
+TEST_P(GlooCommunicatorTest, ZeroLengthCollectivesSucceed) {
+  Comms comms = connectAll(size(), store_);
+  onEveryRank(size(), [&](int r) {
+    EXPECT_TRUE(comms[r]->allreduce(static_cast<float*>(nullptr), 0).isOk());
+    EXPECT_TRUE(comms[r]->allreduce(static_cast<float*>(nullptr), 0, ReduceOp::kAverage).isOk());
+    EXPECT_TRUE(comms[r]->broadcast(nullptr, 0, size() - 1).isOk());
+    EXPECT_TRUE(comms[r]->allgather(nullptr, nullptr, 0).isOk());
+    // The communicator still works afterwards.
+    float one = 1.0f;
+    EXPECT_TRUE(comms[r]->allreduce(&one, 1).isOk());
+    EXPECT_EQ(one, static_cast<float>(size()));
+  });
+  finish(comms);
+}
+
+TEST_P(GlooCommunicatorTest, Allreduces64MegabyteBuffer) {
+  Comms comms = connectAll(size(), store_);
+  const size_t count = (64u << 20) / sizeof(float);
+  onEveryRank(size(), [&](int r) {
+    std::vector<float> data(count, static_cast<float>(r + 1));
+    data[count - 1] = static_cast<float>(10 * r);
+    ASSERT_TRUE(comms[r]->allreduce(data.data(), count, ReduceOp::kSum).isOk());
+    const float expected = static_cast<float>(size() * (size() + 1) / 2);
+    size_t wrong = 0;
+    for (size_t i = 0; i + 1 < count; ++i) wrong += data[i] != expected;
+    EXPECT_EQ(wrong, 0u) << "rank " << r;
+    EXPECT_EQ(data[count - 1], static_cast<float>(10 * size() * (size() - 1) / 2));
+  });
+  finish(comms);
+}
+
+TEST_P(GlooCommunicatorTest, BroadcastsFromNonZeroRoot) {
+  Comms comms = connectAll(size(), store_);
+  for (int root : {size() - 1, 1}) {
+    const size_t bytes = 100003;
+    onEveryRank(size(), [&](int r) {
+      std::vector<unsigned char> data(bytes);
+      for (size_t i = 0; i < bytes; ++i) data[i] = static_cast<unsigned char>(i * 7 + r);
+      ASSERT_TRUE(comms[r]->broadcast(data.data(), bytes, root).isOk());
+      for (size_t i = 0; i < bytes; ++i) {
+        ASSERT_EQ(data[i], static_cast<unsigned char>(i * 7 + root))
+            << "rank " << r << " root " << root << " byte " << i;
+      }
+    });
+  }
+  finish(comms);
+}
+
+TEST_P(GlooCommunicatorTest, AllgathersInRankOrder) {
+  Comms comms = connectAll(size(), store_);
+  for (size_t bytesPerRank : {size_t{1}, size_t{7}, size_t{65537}}) {
+    onEveryRank(size(), [&](int r) {
+      std::vector<char> send(bytesPerRank);
+      for (size_t i = 0; i < bytesPerRank; ++i) send[i] = static_cast<char>(r * 31 + i);
+      std::vector<char> recv(bytesPerRank * size(), 0);
+      ASSERT_TRUE(comms[r]->allgather(send.data(), recv.data(), bytesPerRank).isOk());
+      for (int from = 0; from < size(); ++from) {
+        for (size_t i = 0; i < bytesPerRank; ++i) {
+          ASSERT_EQ(recv[from * bytesPerRank + i], static_cast<char>(from * 31 + i))
+              << "rank " << r << " slot " << from << " byte " << i;
+        }
+      }
+    });
+  }
+  finish(comms);
+}
+
+TEST_P(GlooCommunicatorTest, AllgathersInPlace) {
+  Comms comms = connectAll(size(), store_);
+  onEveryRank(size(), [&](int r) {
+    std::vector<int> all(size(), -1);
+    all[r] = 100 + r;
+    ASSERT_TRUE(comms[r]->allgather(&all[r], all.data(), sizeof(int)).isOk());
+    for (int from = 0; from < size(); ++from) EXPECT_EQ(all[from], 100 + from);
+  });
+  finish(comms);
+}
+
+TEST_P(GlooCommunicatorTest, BarrierWaitsForTheLastRank) {
+  Comms comms = connectAll(size(), store_);
+  std::atomic<int> arrived{0};
+  onEveryRank(size(), [&](int r) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(40 * r));
+    arrived++;
+    ASSERT_TRUE(comms[r]->barrier().isOk());
+    EXPECT_EQ(arrived.load(), size()) << "rank " << r << " left the barrier early";
+  });
+  finish(comms);
+}
+
+TEST_P(GlooCommunicatorTest, MissingRankMakesConnectTimeOut) {
+  const auto start = Clock::now();
+  onEveryRank(size() - 1, [&](int r) {  // The last rank never starts.
+    auto comm = createGlooCommunicator(optionsFor(r, size(), &store_, 500ms));
+    ASSERT_FALSE(comm.isOk());
+    EXPECT_EQ(comm.status().code(), ErrorCode::kTimeout) << comm.status().toString();
+    EXPECT_NE(comm.status().message().find("500 ms"), std::string::npos)
+        << comm.status().toString();
+    EXPECT_NE(comm.status().message().find("did not join"), std::string::npos)
+        << comm.status().toString();
+  });
+  EXPECT_LT(Clock::now() - start, 10s);
+}
+
+TEST_P(GlooCommunicatorTest, MissingRankMakesCollectiveTimeOut) {
+  Comms comms = connectAll(size(), store_);
+  const int absent = size() - 1;
+  std::vector<Status> results(size());
+  const auto start = Clock::now();
+  onEveryRank(absent, [&](int r) {  // Every rank but the last one.
+    std::vector<float> data(1000, 1.0f);
+    results[r] = comms[r]->allreduce(data.data(), data.size(), ReduceOp::kSum, 300ms);
+  });
+  EXPECT_LT(Clock::now() - start, 10s);
+  int timeouts = 0;
+  for (int r = 0; r < absent; ++r) {
+    ASSERT_FALSE(results[r].isOk()) << "rank " << r;
+    // The first rank to time out closes its connections, so its peers may see that first.
+    EXPECT_TRUE(results[r].code() == ErrorCode::kTimeout || results[r].code() == ErrorCode::kIo)
+        << results[r].toString();
+    if (results[r].code() == ErrorCode::kTimeout) {
+      ++timeouts;
+      EXPECT_NE(results[r].message().find("timed out after 300 ms"), std::string::npos)
+          << results[r].toString();
+    }
+    // Broken now: later calls fail at once with the same kind of error.
+    const auto again = Clock::now();
+    Status later = comms[r]->barrier(5s);
+    EXPECT_EQ(later.code(), results[r].code()) << later.toString();
+    EXPECT_LT(Clock::now() - again, 100ms);
+    EXPECT_TRUE(comms[r]->isBroken());
+  }
+  EXPECT_GE(timeouts, 1);
+  comms.clear();
+}
+
+TEST_P(GlooCommunicatorTest, AbortReleasesBlockedAllreducePromptly) {
+  // A small buffer (bcube with more than two ranks) and a large one (ring).
+  for (size_t count : {size_t{1000}, size_t{1} << 20}) {
+    InMemoryStore store;
+    Comms comms = connectAll(size(), store);
+    ASSERT_FALSE(HasFatalFailure());
+    const int absent = size() - 1;  // Never joins the allreduce, so everyone else blocks.
+    std::vector<Status> results(size());
+    std::vector<Clock::duration> returnedAt(size());
+    const auto start = Clock::now();
+    std::thread aborter([&] {
+      std::this_thread::sleep_for(300ms);
+      for (int r = 0; r < absent; ++r) comms[r]->abort();
+    });
+    onEveryRank(absent, [&](int r) {
+      std::vector<float> data(count, 1.0f);
+      results[r] = comms[r]->allreduce(data.data(), data.size(), ReduceOp::kSum, 30s);
+      returnedAt[r] = Clock::now() - start;
+    });
+    aborter.join();
+    for (int r = 0; r < absent; ++r) {
+      EXPECT_EQ(results[r].code(), ErrorCode::kCancelled) << results[r].toString();
+      EXPECT_NE(results[r].message().find("aborted"), std::string::npos) << results[r].toString();
+      EXPECT_LT(returnedAt[r], 3s) << "rank " << r << " stayed blocked after abort()";
+      // Later calls fail fast.
+      const auto again = Clock::now();
+      float x = 1.0f;
+      EXPECT_EQ(comms[r]->allreduce(&x, 1).code(), ErrorCode::kCancelled);
+      EXPECT_LT(Clock::now() - again, 100ms);
+    }
+  }
+}
+
+TEST_P(GlooCommunicatorTest, AbortBeforeACallMakesItFailFast) {
+  Comms comms = connectAll(size(), store_);
+  comms[0]->abort();
+  comms[0]->abort();  // Twice is fine.
+  EXPECT_TRUE(comms[0]->isBroken());
+  const auto start = Clock::now();
+  EXPECT_EQ(comms[0]->barrier().code(), ErrorCode::kCancelled);
+  float x = 0;
+  EXPECT_EQ(comms[0]->allreduce(&x, 1).code(), ErrorCode::kCancelled);
+  EXPECT_LT(Clock::now() - start, 100ms);
+  comms.clear();
+}
+
+INSTANTIATE_TEST_SUITE_P(Ranks, GlooCommunicatorTest, ::testing::Values(2, 3, 4),
+                         [](const ::testing::TestParamInfo<int>& info) {
+                           return std::to_string(info.param) + "ranks";
+                         });
+
+TEST(GlooCommunicator, SingleRankNeedsNoPeers) {
+  InMemoryStore store;
+  auto comm = createGlooCommunicator(optionsFor(0, 1, &store));
+  ASSERT_TRUE(comm.isOk()) << comm.status().toString();
+  std::vector<float> data = {1.0f, 2.0f, 3.0f};
+  EXPECT_TRUE((*comm)->allreduce(data.data(), data.size(), ReduceOp::kAverage).isOk());
+  EXPECT_EQ(data, (std::vector<float>{1.0f, 2.0f, 3.0f}));
+  int value = 7, gathered = 0;
+  EXPECT_TRUE((*comm)->allgather(&value, &gathered, sizeof(int)).isOk());
+  EXPECT_EQ(gathered, 7);
+  EXPECT_TRUE((*comm)->broadcast(&value, sizeof(value), 0).isOk());
+  EXPECT_TRUE((*comm)->barrier().isOk());
+}
+
+TEST(GlooCommunicator, RejectsBadArguments) {
+  InMemoryStore store;
+  EXPECT_EQ(createGlooCommunicator(optionsFor(0, 2, nullptr)).status().code(),
+            ErrorCode::kInvalidArgument);
+  EXPECT_EQ(createGlooCommunicator(optionsFor(2, 2, &store)).status().code(),
+            ErrorCode::kInvalidArgument);
+  EXPECT_EQ(createGlooCommunicator(optionsFor(0, 0, &store)).status().code(),
+            ErrorCode::kInvalidArgument);
+  auto badInterface = optionsFor(0, 1, &store);
+  badInterface.interface = "no-such-nic0";
+  auto noNic = createGlooCommunicator(badInterface);
+  EXPECT_EQ(noNic.status().code(), ErrorCode::kInvalidArgument);
+  EXPECT_NE(noNic.status().message().find("no-such-nic0"), std::string::npos)
+      << noNic.status().toString();
+
+  Comms comms = connectAll(2, store);
+  float x = 1.0f;
+  EXPECT_EQ(comms[0]->allreduce(&x, 1, DataType::kFloat16, ReduceOp::kSum).code(),
+            ErrorCode::kUnimplemented);
+  EXPECT_EQ(comms[0]->allreduce(&x, 1, DataType::kBFloat16, ReduceOp::kSum).code(),
+            ErrorCode::kUnimplemented);
+  EXPECT_EQ(comms[0]->broadcast(&x, sizeof(x), 2).code(), ErrorCode::kInvalidArgument);
+  EXPECT_EQ(comms[0]->broadcast(&x, sizeof(x), -1).code(), ErrorCode::kInvalidArgument);
+  EXPECT_EQ(comms[0]->allreduce(&x, 1, ReduceOp::kSum, 0ms).code(), ErrorCode::kInvalidArgument);
+  EXPECT_EQ(comms[0]->allreduce(static_cast<float*>(nullptr), 4).code(),
+            ErrorCode::kInvalidArgument);
+  // None of that broke the communicator.
+  EXPECT_FALSE(comms[0]->isBroken());
+  finish(comms);
+}
+
+TEST(GlooCommunicator, StorePrefixesKeepCommunicatorsApart) {
+  // Two groups rendezvous on one store at once; different prefixes keep their keys apart.
+  InMemoryStore store;
+  Comms a(2), b(2);
+  onEveryRank(4, [&](int t) {
+    auto options = optionsFor(t % 2, 2, &store);
+    options.storePrefix = t < 2 ? "job/a/" : "job/b/";
+    auto comm = createGlooCommunicator(options);
+    ASSERT_TRUE(comm.isOk()) << comm.status().toString();
+    (t < 2 ? a : b)[t % 2] = std::move(*comm);
+  });
+  onEveryRank(4, [&](int t) {
+    Comms& group = t < 2 ? a : b;
+    float value = t < 2 ? 1.0f : 10.0f;
+    ASSERT_TRUE(group[t % 2]->allreduce(&value, 1).isOk());
+    EXPECT_EQ(value, t < 2 ? 2.0f : 20.0f);
+  });
+  finish(a);
+  finish(b);
+}
+
+}  // namespace
+}  // namespace ringmaster::comm

@@ -1,0 +1,229 @@
+#include "ringmaster/train/config.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "ringmaster/job/spec.h"
+
+namespace ringmaster::train {
+namespace {
+
+// The example from the issue, as the content of the `native:` mapping.
+const char* const kIssueExample =
+    R"(model: {kind: mlp, hidden: [128, 64], activation: relu, task: classification}
+dataset: {kind: synthetic, samples: 20000, features: 32, classes: 4, seed: 1}
+batch_size: 64
+epochs: 5
+optimizer: {name: sgd, lr: 0.05, momentum: 0.9, weight_decay: 0.0, warmup_steps: 0, schedule: cosine}
+grad_accumulation: 1
+clip_norm: 0
+checkpoint: {every_steps: 100}
+eval_every: 1
+seed: 1
+)";
+
+// Parsing fails and the message contains every fragment.
+void expectError(const std::string& yaml, const std::vector<std::string>& fragments) {
+  Result<NativeConfig> config = parseNativeConfig(yaml);
+  ASSERT_FALSE(config.isOk()) << "expected an error for:\n" << yaml;
+  EXPECT_EQ(config.status().code(), ErrorCode::kInvalidArgument);
+  for (const std::string& f : fragments) {
+    EXPECT_NE(config.status().message().find(f), std::string::npos)
+        << "'" << f << "' not in: " << config.status().message();
+  }
+}
+
+TEST(NativeConfig, ParsesTheIssueExample) {
+  Result<NativeConfig> config = parseNativeConfig(kIssueExample);
+  ASSERT_TRUE(config.isOk()) << config.status().toString();
+  const NativeConfig& c = *config;
+  EXPECT_EQ(c.model.hidden, (std::vector<size_t>{128, 64}));
+  EXPECT_EQ(c.model.activation, Activation::kRelu);
+  EXPECT_EQ(c.model.task, Task::kClassification);
+  EXPECT_EQ(c.dataset.kind, DatasetKind::kSynthetic);
+  EXPECT_EQ(c.dataset.samples, 20000u);
+  EXPECT_EQ(c.dataset.features, 32u);
+  EXPECT_EQ(c.dataset.classes, 4u);
+  EXPECT_EQ(c.dataset.seed, 1u);
+  EXPECT_EQ(c.batch_size, 64u);
+  EXPECT_EQ(c.epochs, 5u);
+  EXPECT_EQ(c.steps, 0u);
+  EXPECT_EQ(c.optimizer.kind, OptimizerKind::kSgd);
+  EXPECT_DOUBLE_EQ(c.optimizer.lr, 0.05);
+  EXPECT_DOUBLE_EQ(c.optimizer.momentum, 0.9);
+  EXPECT_DOUBLE_EQ(c.optimizer.weight_decay, 0.0);
+  EXPECT_EQ(c.optimizer.warmup_steps, 0u);
+  EXPECT_EQ(c.optimizer.schedule, LrSchedule::kCosine);
+  EXPECT_EQ(c.grad_accumulation, 1u);
+  EXPECT_DOUBLE_EQ(c.clip_norm, 0.0);
+  EXPECT_EQ(c.checkpoint.every_steps, 100u);
+  EXPECT_EQ(c.eval_every, 1u);
+  EXPECT_EQ(c.seed, 1u);
+}
+
+TEST(NativeConfig, ParsesCsvAdamAndStepsInBlockStyle) {
+  Result<NativeConfig> config = parseNativeConfig(R"(
+model:
+  hidden: []
+  activation: gelu
+  task: regression
+dataset:
+  kind: csv
+  path: /data/train.csv
+  label_column: price
+  standardize: false
+batch_size: 32
+steps: 1000
+optimizer:
+  name: adam
+  lr: 1e-3
+  beta2: 0.98
+  eps: 1.0e-6
+  weight_decay: 0.01
+  warmup_steps: 100
+  schedule: constant
+grad_accumulation: 4
+clip_norm: 1.5
+checkpoint: {every_steps: 50, dir: /tmp/ckpt, keep: 0}
+seed: 9
+)");
+  ASSERT_TRUE(config.isOk()) << config.status().toString();
+  const NativeConfig& c = *config;
+  EXPECT_TRUE(c.model.hidden.empty());
+  EXPECT_EQ(c.model.activation, Activation::kGelu);
+  EXPECT_EQ(c.model.task, Task::kRegression);
+  EXPECT_EQ(c.dataset.kind, DatasetKind::kCsv);
+  EXPECT_EQ(c.dataset.path, "/data/train.csv");
+  EXPECT_EQ(c.dataset.label_column, "price");
+  EXPECT_FALSE(c.dataset.standardize);
+  EXPECT_EQ(c.dataset.seed, 9u);  // the top-level seed when the dataset gives none
+  EXPECT_EQ(c.steps, 1000u);
+  EXPECT_EQ(c.epochs, 0u);
+  EXPECT_EQ(c.optimizer.kind, OptimizerKind::kAdam);
+  EXPECT_DOUBLE_EQ(c.optimizer.lr, 1e-3);
+  EXPECT_DOUBLE_EQ(c.optimizer.beta2, 0.98);
+  EXPECT_DOUBLE_EQ(c.optimizer.epsilon, 1e-6);
+  EXPECT_EQ(c.optimizer.schedule, LrSchedule::kConstant);
+  EXPECT_EQ(c.grad_accumulation, 4u);
+  EXPECT_DOUBLE_EQ(c.clip_norm, 1.5);
+  EXPECT_EQ(c.checkpoint.dir, "/tmp/ckpt");
+  EXPECT_EQ(c.checkpoint.keep, 0u);
+}
+
+TEST(NativeConfig, DefaultsFillWhatIsNotGiven) {
+  Result<NativeConfig> config = parseNativeConfig("dataset: {kind: synthetic}\nsteps: 10\n");
+  ASSERT_TRUE(config.isOk()) << config.status().toString();
+  EXPECT_EQ(config->model.hidden, (std::vector<size_t>{128, 64}));
+  EXPECT_EQ(config->batch_size, 64u);
+  EXPECT_EQ(config->optimizer.kind, OptimizerKind::kSgd);
+  EXPECT_EQ(config->grad_accumulation, 1u);
+}
+
+TEST(NativeConfig, UnknownKeySuggestsTheClosestName) {
+  expectError("dataset: {kind: synthetic}\nsteps: 10\nbatch_sise: 3\n",
+              {"native.batch_sise (line 3)", "unknown key", "did you mean 'batch_size'?"});
+  expectError("dataset: {kind: synthetic}\nsteps: 10\noptimizer: {name: sgd, momentun: 0.5}\n",
+              {"native.optimizer.momentun (line 3)", "did you mean 'momentum'?"});
+}
+
+TEST(NativeConfig, BadValuesNameTheFieldAndLine) {
+  expectError("dataset: {kind: synthetic}\nsteps: 10\noptimizer:\n  lr: -1\n",
+              {"native.optimizer.lr (line 4)", "expected a positive number, got -1"});
+  expectError("dataset: {kind: synthetic}\nsteps: 10\nbatch_size: 0\n",
+              {"native.batch_size (line 3)", "expected an integer >= 1, got 0"});
+  expectError("dataset: {kind: synthetic}\nsteps: ten\n",
+              {"native.steps (line 2)", "expected an integer, got 'ten'"});
+  expectError("dataset: {kind: synthetic}\nsteps: 10\nmodel: {hidden: [64, 0]}\n",
+              {"native.model.hidden[1] (line 3)", ">= 1"});
+  expectError("dataset: {kind: synthetic}\nsteps: 10\nmodel: {hidden: 64}\n",
+              {"native.model.hidden", "expected a list of layer widths"});
+  expectError("dataset: {kind: synthetic}\nsteps: 10\nmodel: {activation: relu6}\n",
+              {"native.model.activation", "relu|gelu|tanh", "did you mean 'relu'?"});
+  expectError("dataset: {kind: synthetic}\nsteps: 10\nmodel: {kind: transformer}\n",
+              {"native.model.kind", "expected mlp"});
+  expectError("dataset: {kind: synthetic}\nsteps: 10\noptimizer: {name: adamw}\n",
+              {"native.optimizer.name", "sgd|adam", "did you mean 'adam'?"});
+  expectError("dataset: {kind: synthetic}\nsteps: 10\noptimizer: {momentum: 1.0}\n",
+              {"native.optimizer.momentum", "[0, 1)"});
+  expectError("dataset: {kind: synthetic}\nsteps: 10\nclip_norm: -2\n",
+              {"native.clip_norm", ">= 0"});
+  expectError("dataset: {kind: synthetic, eval_fraction: 1}\nsteps: 10\n",
+              {"native.dataset.eval_fraction", "[0, 1)"});
+  expectError("dataset: {kind: synthetic, classes: 1}\nsteps: 10\n",
+              {"native.dataset.classes", ">= 2"});
+}
+
+TEST(NativeConfig, EpochsAndStepsAreExclusiveAndOneIsRequired) {
+  expectError("dataset: {kind: synthetic}\nepochs: 2\nsteps: 10\n",
+              {"native.steps (line 3)", "either epochs or steps"});
+  expectError("dataset: {kind: synthetic}\n", {"native", "missing epochs or steps"});
+}
+
+TEST(NativeConfig, DatasetKindDecidesWhichKeysApply) {
+  expectError("dataset: {kind: csv}\nsteps: 10\n", {"native.dataset.path", "missing"});
+  expectError("dataset: {kind: csv, path: a.csv, samples: 5}\nsteps: 10\n",
+              {"native.dataset.samples", "only used with kind: synthetic"});
+  expectError("dataset: {kind: synthetic, path: a.csv}\nsteps: 10\n",
+              {"native.dataset.path", "only used with kind: csv"});
+  expectError("dataset: {samples: 5}\nsteps: 10\n", {"native.dataset.kind", "missing"});
+  expectError("steps: 10\n", {"native.dataset", "missing"});
+}
+
+TEST(NativeConfig, OptimizerKeysOfTheOtherOptimizerAreErrors) {
+  expectError("dataset: {kind: synthetic}\nsteps: 10\noptimizer: {name: adam, momentum: 0.9}\n",
+              {"native.optimizer.momentum", "only used with name: sgd"});
+  expectError("dataset: {kind: synthetic}\nsteps: 10\noptimizer: {name: sgd, beta1: 0.9}\n",
+              {"native.optimizer.beta1", "only used with name: adam"});
+  expectError("dataset: {kind: synthetic}\nsteps: 10\noptimizer: {momentum: 0, nesterov: true}\n",
+              {"native.optimizer.nesterov", "needs momentum > 0"});
+}
+
+TEST(NativeConfig, ReportsEveryErrorOnItsOwnLine) {
+  Result<NativeConfig> config =
+      parseNativeConfig("dataset: {kind: synthetic}\nsteps: 0\nbatch_size: -1\nfoo: 1\n");
+  ASSERT_FALSE(config.isOk());
+  const std::string m = config.status().message();
+  EXPECT_NE(m.find("native.steps (line 2)"), std::string::npos) << m;
+  EXPECT_NE(m.find("\nnative.batch_size (line 3)"), std::string::npos) << m;
+  EXPECT_NE(m.find("\nnative.foo (line 4)"), std::string::npos) << m;
+}
+
+TEST(NativeConfig, InvalidYamlAndNonMappingsAreErrorsNotExceptions) {
+  expectError("model: {hidden: [1, 2\n", {"native", "invalid YAML"});
+  expectError("- 1\n- 2\n", {"native", "expected a mapping"});
+  expectError("", {"native", "expected a mapping"});
+}
+
+TEST(NativeConfig, LineOffsetMapsLinesToTheSpecFile) {
+  Result<NativeConfig> config =
+      parseNativeConfig("dataset: {kind: synthetic}\nsteps: 10\nbatch_size: 0\n", 20);
+  ASSERT_FALSE(config.isOk());
+  EXPECT_NE(config.status().message().find("native.batch_size (line 23)"), std::string::npos)
+      << config.status().message();
+}
+
+TEST(NativeConfig, LinesOfAJobSpecNativeSectionPointIntoTheSpecFile) {
+  const std::string spec_text = R"(name: mlp
+launcher: native
+world_size: 2
+native:
+  dataset:
+    kind: synthetic
+  steps: 10
+  optimizer:
+    name: sgd
+    lr: -0.5
+)";
+  const job::SpecParseResult spec = job::parseJobSpec(spec_text, "job.yaml");
+  ASSERT_TRUE(spec.ok()) << job::formatDiagnostics(spec.errors);
+  Result<NativeConfig> config = parseNativeConfig(spec.spec->native_yaml, spec.spec->native_line);
+  ASSERT_FALSE(config.isOk());
+  EXPECT_NE(config.status().message().find("native.optimizer.lr (line 10)"), std::string::npos)
+      << config.status().message() << "\n--- native_yaml (line " << spec.spec->native_line << "):\n"
+      << spec.spec->native_yaml;
+}
+
+}  // namespace
+}  // namespace ringmaster::train
