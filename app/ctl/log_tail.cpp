@@ -55,10 +55,23 @@ void LogTail::showMetrics(int rank, RankLog& log, bool force) {
   if (log.latest_metrics.empty() || (!force && now - log.shown_at < std::chrono::seconds(1))) {
     return;
   }
+  // The figures a person watches, in this order; other metrics stay in the history.
+  static const char* const kShown[] = {"loss",         "accuracy",      "mse", "samples_per_sec",
+                                       "params_agree", "param_checksum"};
   std::string text = "step " + std::to_string(log.latest_step) + ":";
   char value[64];
-  for (const auto& [name, v] : log.latest_metrics) {
-    std::snprintf(value, sizeof value, " %s=%.4g", name.c_str(), v);
+  int shown = 0;
+  for (const char* name : kShown) {
+    auto it = log.latest_metrics.find(name);
+    if (it == log.latest_metrics.end()) continue;
+    std::snprintf(value, sizeof value,
+                  std::string(name) == "param_checksum" ? " %s=%.0f" : " %s=%.4g", name,
+                  it->second);
+    text += value;
+    ++shown;
+  }
+  for (auto it = log.latest_metrics.begin(); shown == 0 && it != log.latest_metrics.end(); ++it) {
+    std::snprintf(value, sizeof value, " %s=%.4g", it->first.c_str(), it->second);
     text += value;
   }
   std::printf("[rank %d] %s\n", rank, text.c_str());

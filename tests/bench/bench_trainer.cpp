@@ -1,10 +1,14 @@
 // bench_trainer: samples/s of the native trainer (one rank, MLP 32-128-64-4, batch 64, SGD with
 // momentum, 1 BLAS thread) side by side with PyTorch on the CPU training the same MLP with the
 // same batch and thread count in the same run; and data-parallel scaling from 1 to 2 ranks
-// (threads of this process, Gloo over loopback TCP, bucketed overlapped allreduce).
-// scaling_2ranks = (samples/s of both ranks together) / (samples/s of one rank).
+// (threads of this process, Gloo over loopback TCP, bucketed allreduce overlapping backward),
+// for that MLP and for a larger one (32-1024-1024-4, batch 256) whose steps are long enough for
+// communication not to dominate. scaling = samples/s of both ranks together / of one rank.
+#include <unistd.h>
+
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 #include <thread>
 #include <vector>
@@ -19,46 +23,50 @@ using namespace ringmaster;
 
 namespace {
 
-constexpr size_t kFeatures = 32, kHidden1 = 128, kHidden2 = 64, kClasses = 4, kBatch = 64;
-constexpr uint64_t kSteps = 3000;
+struct BenchModel {
+  size_t hidden1, hidden2, batch;
+  uint64_t steps;  // timed steps (3 stretches)
+};
+constexpr size_t kFeatures = 32, kClasses = 4;
+constexpr BenchModel kSmall{128, 64, 64, 3000};
+constexpr BenchModel kLarge{1024, 1024, 256, 90};
 
-train::NativeConfig benchConfig() {
+train::NativeConfig benchConfig(const BenchModel& m) {
   train::NativeConfig config;
-  config.model.hidden = {kHidden1, kHidden2};
+  config.model.hidden = {m.hidden1, m.hidden2};
   config.dataset.samples = 40000;
   config.dataset.features = kFeatures;
   config.dataset.classes = kClasses;
-  config.batch_size = kBatch;
-  config.steps = kSteps + 200;
+  config.batch_size = m.batch;
+  config.steps = m.steps + 400;
   config.optimizer.lr = 0.05;
   config.optimizer.momentum = 0.9;
   return config;
 }
 
-// Best of three timed stretches of kSteps steps after a warm-up, in samples/s of this rank.
-double timeRank(train::Trainer& trainer, comm::Communicator* comm) {
+// Best of three timed stretches after a warm-up, in samples/s of this rank.
+double timeRank(train::Trainer& trainer, const BenchModel& m, comm::Communicator* comm) {
+  for (uint64_t i = 0; i < std::min<uint64_t>(100, m.steps / 3); ++i) trainer.step();
   double best = 0;
   for (int round = 0; round < 3; ++round) {
     if (comm) comm->barrier();
     const auto start = std::chrono::steady_clock::now();
-    for (uint64_t i = 0; i < kSteps / 3; ++i) {
+    for (uint64_t i = 0; i < m.steps / 3; ++i) {
       if (!trainer.step().isOk()) return 0;
     }
     const double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    best = std::max(best, static_cast<double>(kSteps / 3 * kBatch) / seconds);
+    best = std::max(best, static_cast<double>(m.steps / 3 * m.batch) / seconds);
   }
   return best;
 }
 
-double oneRank() {
-  auto trainer = train::Trainer::create(benchConfig());
-  if (!trainer.isOk()) return 0;
-  for (int i = 0; i < 200; ++i) trainer->step();
-  return timeRank(*trainer, nullptr);
+double oneRank(const BenchModel& m) {
+  auto trainer = train::Trainer::create(benchConfig(m));
+  return trainer.isOk() ? timeRank(*trainer, m, nullptr) : 0;
 }
 
-double twoRanks() {
+double twoRanks(const BenchModel& m) {
   comm::InMemoryStore store;
   std::vector<double> rates(2, 0);
   std::vector<std::thread> threads;
@@ -79,10 +87,9 @@ double twoRanks() {
         sync.onLayerReady(g, n);
       };
       trainer_options.reduce_gradients = [&](std::span<float> g) { return sync.finish(g); };
-      auto trainer = train::Trainer::create(benchConfig(), trainer_options);
+      auto trainer = train::Trainer::create(benchConfig(m), trainer_options);
       if (!trainer.isOk()) return;
-      for (int i = 0; i < 200; ++i) trainer->step();
-      rates[static_cast<size_t>(rank)] = timeRank(*trainer, comm->get());
+      rates[static_cast<size_t>(rank)] = timeRank(*trainer, m, comm->get());
       (*comm)->barrier();
     });
   }
@@ -90,31 +97,51 @@ double twoRanks() {
   return rates[0] + rates[1];
 }
 
-}  // namespace
-
-int main() {
-  train::setBlasThreads(1);
-  const double ours = oneRank();
-  const double two = twoRanks();
-  double torch = 0;
+double torchPeer(const BenchModel& m) {
   auto peer = testing::runCommand(
       {"/usr/bin/python3", testing::sourcePath("tests/bench/torch_trainer_peer.py"),
-       std::to_string(kFeatures), std::to_string(kHidden1), std::to_string(kHidden2),
-       std::to_string(kClasses), std::to_string(kBatch), std::to_string(kSteps / 3), "1"},
+       std::to_string(kFeatures), std::to_string(m.hidden1), std::to_string(m.hidden2),
+       std::to_string(kClasses), std::to_string(m.batch), std::to_string(m.steps / 3), "1"},
       {}, 110000);
   if (peer.exit_code == 0 && peer.out.rfind("samples_per_s=", 0) == 0) {
-    torch = std::stod(peer.out.substr(14));
-  } else {
-    std::fprintf(stderr, "bench_trainer: PyTorch peer unavailable: %s\n", peer.err.c_str());
+    return std::stod(peer.out.substr(14));
   }
-  std::printf("native trainer, 1 rank, MLP %zu-%zu-%zu-%zu, batch %zu, 1 thread: %.0f samples/s\n",
-              kFeatures, kHidden1, kHidden2, kClasses, kBatch, ours);
-  std::printf("PyTorch %s, same model, batch and threads:               %.0f samples/s\n",
-              torch > 0 ? "CPU" : "(absent)", torch);
-  std::printf("native trainer, 2 ranks (Gloo, loopback), both together:   %.0f samples/s\n", two);
+  std::fprintf(stderr, "bench_trainer: PyTorch peer unavailable: %s\n", peer.err.c_str());
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  // OpenBLAS picks its kernels when it loads; both sides must run with the same ones, the ones
+  // the agent gives native ranks (see addBlasTuning in agent/src/job_supervisor.cpp).
+  __builtin_cpu_init();
+  if (!std::getenv("OPENBLAS_CORETYPE") && __builtin_cpu_supports("avx512f")) {
+    ::setenv("OPENBLAS_CORETYPE", "SkylakeX", 1);
+    ::execv("/proc/self/exe", argv);
+  }
+  (void)argc;
+  train::setBlasThreads(1);
+  const double ours = oneRank(kSmall);
+  const double torch = torchPeer(kSmall);
+  const double two = twoRanks(kSmall);
+  const double large_one = oneRank(kLarge);
+  const double large_two = twoRanks(kLarge);
+
+  std::printf("OpenBLAS kernels: %s (OPENBLAS_CORETYPE=%s), 1 thread per rank\n",
+              train::blasCoreName().c_str(),
+              std::getenv("OPENBLAS_CORETYPE") ? std::getenv("OPENBLAS_CORETYPE") : "unset");
+  std::printf(
+      "MLP 32-128-64-4, batch 64:  native 1 rank %.0f samples/s, PyTorch %.0f, native 2 "
+      "ranks %.0f\n",
+      ours, torch, two);
+  std::printf("MLP 32-1024-1024-4, batch 256: native 1 rank %.0f samples/s, 2 ranks %.0f\n",
+              large_one, large_two);
   std::printf(
       "RESULT samples_per_s=%.0f torch_samples_per_s=%.0f ratio_vs_torch=%.3f "
-      "samples_per_s_2ranks=%.0f scaling_2ranks=%.3f\n",
-      ours, torch, torch > 0 ? ours / torch : 0.0, two, ours > 0 ? two / ours : 0.0);
+      "samples_per_s_2ranks=%.0f scaling_2ranks=%.3f large_samples_per_s=%.0f "
+      "large_scaling_2ranks=%.3f\n",
+      ours, torch, torch > 0 ? ours / torch : 0.0, two, ours > 0 ? two / ours : 0.0, large_one,
+      large_one > 0 ? large_two / large_one : 0.0);
   return ours > 0 && two > 0 ? 0 : 1;
 }
