@@ -59,6 +59,16 @@ std::vector<std::string> withJobEnv(const std::vector<std::string>& base,
   return env;
 }
 
+// A journal record about `job`, keyed like every other: (job, attempt, source, seq).
+proto::JournalRecord journalRecord(const std::string& job, uint32_t attempt,
+                                   const std::string& source) {
+  proto::JournalRecord record;
+  record.set_job(job);
+  record.set_attempt(attempt);
+  record.set_source(source);
+  return record;
+}
+
 }  // namespace
 
 bool isValidJobId(const std::string& job_id) {
@@ -221,10 +231,8 @@ Result<std::vector<int>> JobSupervisor::launch(const proto::JobLaunch& launch) {
   if (!launch.spec_yaml().empty()) std::ofstream(dir + "/spec.yaml") << launch.spec_yaml();
   if (!launch.native_yaml().empty()) std::ofstream(dir + "/native.yaml") << launch.native_yaml();
 
-  proto::JournalRecord accepted;
-  accepted.set_job(id);
-  accepted.set_attempt(launch.attempt());
-  accepted.set_source("agent:" + options_.agent_name);
+  proto::JournalRecord accepted =
+      journalRecord(id, launch.attempt(), "agent:" + options_.agent_name);
   auto* a = accepted.mutable_job_accepted();
   a->set_name(launch.name());
   a->set_launcher(launch.launcher());
@@ -260,10 +268,8 @@ Result<std::vector<int>> JobSupervisor::launch(const proto::JobLaunch& launch) {
       if (rank.log_fd >= 0) ::close(rank.log_fd);
       // Gang semantics: a launch either starts every rank or leaves none running.
       for (auto& started : job.ranks) ::kill(-started.pid, SIGKILL);
-      proto::JournalRecord exited;
-      exited.set_job(id);
-      exited.set_attempt(launch.attempt());
-      exited.set_source("rank:" + std::to_string(rank.rank));
+      proto::JournalRecord exited =
+          journalRecord(id, launch.attempt(), "rank:" + std::to_string(rank.rank));
       auto* e = exited.mutable_rank_exited();
       e->set_rank(rank.rank);
       e->set_exit_code(127);
@@ -279,10 +285,8 @@ Result<std::vector<int>> JobSupervisor::launch(const proto::JobLaunch& launch) {
     rank.pid = spawned->pid;
     rank.output_fd = spawned->output_fd;
     pids.push_back(rank.pid);
-    proto::JournalRecord started;
-    started.set_job(id);
-    started.set_attempt(launch.attempt());
-    started.set_source("rank:" + std::to_string(rank.rank));
+    proto::JournalRecord started =
+        journalRecord(id, launch.attempt(), "rank:" + std::to_string(rank.rank));
     auto* s = started.mutable_rank_started();
     s->set_rank(rank.rank);
     s->set_local_rank(rank.local_rank);
@@ -406,10 +410,8 @@ void JobSupervisor::handleLine(Job& job, Rank& rank, std::string_view line) {
   std::optional<metrics::ParsedMetrics> parsed = metrics::parseJsonMetricLine(line);
   if (!parsed && job.patterns) parsed = job.patterns->match(line);
   if (!parsed || parsed->values.empty()) return;
-  proto::JournalRecord record;
-  record.set_job(job.launch.job_id());
-  record.set_attempt(job.launch.attempt());
-  record.set_source("rank:" + std::to_string(rank.rank));
+  proto::JournalRecord record =
+      journalRecord(job.launch.job_id(), job.launch.attempt(), "rank:" + std::to_string(rank.rank));
   auto* sample = record.mutable_metric();
   sample->set_rank(rank.rank);
   int64_t step = parsed->step ? *parsed->step : rank.next_step;
@@ -446,10 +448,8 @@ void JobSupervisor::recordExit(Job& job, Rank& rank, int wait_status) {
     rank.log_fd = -1;
   }
   rank.exited = true;
-  proto::JournalRecord record;
-  record.set_job(job.launch.job_id());
-  record.set_attempt(job.launch.attempt());
-  record.set_source("rank:" + std::to_string(rank.rank));
+  proto::JournalRecord record =
+      journalRecord(job.launch.job_id(), job.launch.attempt(), "rank:" + std::to_string(rank.rank));
   auto* exited = record.mutable_rank_exited();
   exited->set_rank(rank.rank);
   bool clean = false;
@@ -485,10 +485,8 @@ void JobSupervisor::finishIfDone(const std::string& job_id) {
   if (std::any_of(job.ranks.begin(), job.ranks.end(), [](const Rank& r) { return !r.exited; })) {
     return;
   }
-  proto::JournalRecord record;
-  record.set_job(job_id);
-  record.set_attempt(job.launch.attempt());
-  record.set_source("agent:" + options_.agent_name);
+  proto::JournalRecord record =
+      journalRecord(job_id, job.launch.attempt(), "agent:" + options_.agent_name);
   auto* finished = record.mutable_job_finished();
   finished->set_state(job.any_failed    ? proto::FAILED
                       : job.any_stopped ? proto::STOPPED
