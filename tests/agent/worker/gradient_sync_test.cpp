@@ -1,0 +1,92 @@
+#include "worker/gradient_sync.h"
+
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <thread>
+#include <vector>
+
+namespace ringmaster::agent {
+namespace {
+
+// Runs `body(rank, communicator)` on `size` threads joined by Gloo over loopback.
+void onRanks(int size, const std::function<void(int, comm::Communicator*)>& body) {
+  comm::InMemoryStore store;
+  std::vector<std::thread> threads;
+  for (int rank = 0; rank < size; ++rank) {
+    threads.emplace_back([&, rank] {
+      comm::GlooOptions options;
+      options.rank = rank;
+      options.size = size;
+      options.store = &store;
+      options.hostname = "127.0.0.1";
+      auto communicator = comm::createGlooCommunicator(options);
+      ASSERT_TRUE(communicator.isOk()) << communicator.status().toString();
+      body(rank, communicator->get());
+      (*communicator)->barrier();
+    });
+  }
+  for (auto& t : threads) t.join();
+}
+
+// Gradients of 3 "layers" [0,10) [10,1010) [1010,1013); rank r holds r + i at index i.
+std::vector<float> rankGradients(int rank) {
+  std::vector<float> grads(1013);
+  for (size_t i = 0; i < grads.size(); ++i)
+    grads[i] = static_cast<float>(rank) + static_cast<float>(i);
+  return grads;
+}
+
+void expectAverageOfRanks(const std::vector<float>& grads, int size) {
+  const float mean_rank = static_cast<float>(size - 1) / 2.0f;
+  for (size_t i = 0; i < grads.size(); ++i) {
+    ASSERT_FLOAT_EQ(grads[i], mean_rank + static_cast<float>(i)) << "index " << i;
+  }
+}
+
+TEST(GradientSync, LayerHooksLastFirstGiveTheAverageInSmallBuckets) {
+  onRanks(3, [](int rank, comm::Communicator* communicator) {
+    GradientSync sync(communicator, /*bucket_bytes=*/256);  // forces several buckets
+    for (int step = 0; step < 3; ++step) {
+      std::vector<float> grads = rankGradients(rank);
+      sync.onLayerReady(grads.data() + 1010, 3);
+      sync.onLayerReady(grads.data() + 10, 1000);
+      sync.onLayerReady(grads.data(), 10);
+      ASSERT_TRUE(sync.finish(grads).isOk());
+      expectAverageOfRanks(grads, 3);
+      EXPECT_GE(sync.lastCommSeconds(), 0.0);
+    }
+  });
+}
+
+TEST(GradientSync, WithoutHooksTheWholeBufferIsOneBucket) {
+  onRanks(2, [](int rank, comm::Communicator* communicator) {
+    GradientSync sync(communicator);
+    std::vector<float> grads = rankGradients(rank);
+    ASSERT_TRUE(sync.finish(grads).isOk());
+    expectAverageOfRanks(grads, 2);
+  });
+}
+
+TEST(GradientSync, PartialHooksLeaveTheFrontForFinish) {
+  onRanks(2, [](int rank, comm::Communicator* communicator) {
+    GradientSync sync(communicator);
+    std::vector<float> grads = rankGradients(rank);
+    sync.onLayerReady(grads.data() + 1010, 3);  // only the last layer reported
+    ASSERT_TRUE(sync.finish(grads).isOk());
+    expectAverageOfRanks(grads, 2);
+  });
+}
+
+TEST(GradientSync, AFailedAllreduceFailsTheStep) {
+  onRanks(2, [](int rank, comm::Communicator* communicator) {
+    std::vector<float> grads = rankGradients(rank);
+    if (rank == 1) communicator->abort();
+    GradientSync sync(communicator);
+    Status status = sync.finish(grads);
+    EXPECT_FALSE(status.isOk());
+  });
+}
+
+}  // namespace
+}  // namespace ringmaster::agent
