@@ -22,7 +22,9 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", required=True, help="comma-separated buffer sizes in bytes")
     parser.add_argument(
-        "--reps", default="7", help="timed repetitions: one number, or one per size (comma-separated)"
+        "--reps",
+        default="7",
+        help="timed repetitions: one number, or one per size (comma-separated)",
     )
     parser.add_argument("--timeout", type=float, default=60.0, help="seconds for any collective")
     args = parser.parse_args()

@@ -15,7 +15,8 @@
 //   every later call fail fast.
 // - Zero-length collectives succeed at once without communicating (all ranks must agree).
 //
-// Thread safety: rank(), size(), backend() and abort() are thread-safe. The collectives are not
+// Thread safety: rank(), size(), backend(), isBroken() and abort() are thread-safe (while the
+// communicator is alive: not concurrently with its destructor). The collectives are not
 // thread-safe with respect to each other: call them from one thread at a time (their order must
 // match across ranks anyway).
 
@@ -160,8 +161,9 @@ struct GlooOptions {
 Result<std::unique_ptr<Communicator>> createGlooCommunicator(const GlooOptions& options);
 
 // ----------------------------------------------------------------------------------------------
-// NCCL: GPU collectives. Built when the CUDA toolkit is found (RINGMASTER_HAVE_CUDA in
-// "ringmaster/config.h"); otherwise createNcclCommunicator() returns UNIMPLEMENTED.
+// NCCL: GPU collectives. Built when the CUDA toolkit (RINGMASTER_HAVE_CUDA in
+// "ringmaster/config.h") and NCCL are found; otherwise createNcclCommunicator() returns
+// UNIMPLEMENTED. Every buffer passed to an NCCL communicator is device memory on its GPU.
 //
 // Rank 0 creates the ncclUniqueId and publishes it through the store; the other ranks read it.
 // The communicator is non-blocking: every call enqueues on the communicator's own CUDA stream and
@@ -180,8 +182,8 @@ struct NcclOptions {
   std::chrono::milliseconds timeout = std::chrono::minutes(5);
 };
 
-// Errors: UNIMPLEMENTED (built without CUDA), UNAVAILABLE (no usable GPU: the message says why),
-// INVALID_ARGUMENT, TIMEOUT (a rank did not join in time), INTERNAL (an NCCL or CUDA error).
+// Errors: UNIMPLEMENTED (built without CUDA or NCCL), UNAVAILABLE (no usable GPU: the message says
+// why), INVALID_ARGUMENT, TIMEOUT (a rank did not join in time), INTERNAL (an NCCL or CUDA error).
 Result<std::unique_ptr<Communicator>> createNcclCommunicator(const NcclOptions& options);
 
 // Number of CUDA devices this process can use; 0 when built without CUDA or when the CUDA runtime

@@ -8,7 +8,10 @@
 #include <gloo/common/logging.h>
 #include <gloo/math.h>
 #include <gloo/transport/tcp/device.h>
+#include <ifaddrs.h>
+#include <netinet/in.h>
 #include <signal.h>
+#include <sys/socket.h>
 
 #include <cstring>
 #include <exception>
@@ -42,6 +45,20 @@ void ignoreSigpipeIfDefault() {
 }
 
 void sumFloat(void* c, const void* a, const void* b, size_t n) { ::gloo::sum<float>(c, a, b, n); }
+
+// Whether `name` is a network interface with an IPv4 or IPv6 address. Checked before Gloo looks
+// the interface up, because this Gloo version leaks its getifaddrs(3) list when the lookup fails.
+bool interfaceHasAddress(const std::string& name) {
+  struct ifaddrs* list = nullptr;
+  if (getifaddrs(&list) != 0) return false;
+  bool found = false;
+  for (struct ifaddrs* it = list; it != nullptr && !found; it = it->ifa_next) {
+    found = it->ifa_addr != nullptr && name == it->ifa_name &&
+            (it->ifa_addr->sa_family == AF_INET || it->ifa_addr->sa_family == AF_INET6);
+  }
+  freeifaddrs(list);
+  return found;
+}
 
 }  // namespace
 
@@ -322,6 +339,10 @@ Result<std::unique_ptr<Communicator>> createGlooCommunicator(const GlooOptions& 
   const std::string where =
       " (rank " + std::to_string(options.rank) + " of " + std::to_string(options.size) + ")";
 
+  if (!options.interface.empty() && !gloo::interfaceHasAddress(options.interface)) {
+    return invalidArgument("gloo: network interface '" + options.interface +
+                           "' does not exist or has no IP address" + where);
+  }
   std::shared_ptr<::gloo::transport::Device> device;
   try {
     ::gloo::transport::tcp::attr attr;
