@@ -27,13 +27,16 @@ int main(int argc, char** argv) {
   CLI::App app{"ringmaster-worker: one rank of a native data-parallel training job"};
   agent::WorkerOptions options;
   app.add_option("--config", options.config_path, "the job's native: section (YAML)")->required();
-  app.add_option("--backend", options.backend, "auto | gloo | nccl")->capture_default_str();
+  app.add_option("--backend", options.backend, "auto | gloo | nccl")
+      ->check(CLI::IsMember({"auto", "gloo", "nccl"}))
+      ->capture_default_str();
   app.add_option("--metrics-every", options.metrics_every, "report metrics every N steps")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
   CLI11_PARSE(app, argc, argv);
 
   options.rank = envInt("RANK", 0);
+  options.local_rank = envInt("LOCAL_RANK", options.rank);
   options.world_size = envInt("WORLD_SIZE", 1);
   options.attempt = static_cast<uint32_t>(envInt("RINGMASTER_ATTEMPT", 1));
   options.checkpoint_dir = envString("RINGMASTER_CHECKPOINT_DIR");

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -240,6 +241,10 @@ std::string AgentProcess::stderrText() const { return readFile(stderr_path_); }
 Cluster::Cluster() {
   auto keys = runCommand({binPath("ringmasterctl"), "keys"}, env());
   client_key_ = keys.firstLine();
+  if (client_key_.empty()) {
+    std::fprintf(stderr, "ringmasterctl keys failed (exit %d): %s\n", keys.exit_code,
+                 keys.err.c_str());
+  }
   writeClusterFile();
 }
 

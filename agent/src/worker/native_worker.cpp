@@ -1,14 +1,19 @@
 #include "native_worker.h"
 
+#include <algorithm>
+#include <charconv>
 #include <chrono>
 #include <fstream>
 #include <memory>
+#include <span>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "gradient_sync.h"
 #include "ringmaster/comm/communicator.h"
 #include "ringmaster/train/checkpoint.h"
+#include "ringmaster/train/gpu_model.h"
 #include "ringmaster/train/trainer.h"
 
 namespace ringmaster::agent {
@@ -19,9 +24,14 @@ class MetricLine {
  public:
   explicit MetricLine(uint64_t step) { text_ = "{\"step\": " + std::to_string(step); }
   MetricLine& add(const char* name, double value) {
-    char buffer[64];
-    std::snprintf(buffer, sizeof buffer, ", \"%s\": %.9g", name, value);
+    char buffer[96];
+    std::snprintf(buffer, sizeof buffer, ", \"%s\": %.10g", name, value);
     text_ += buffer;
+    return *this;
+  }
+  // Exact for integers below 2^53 (a JSON number is read as a double).
+  MetricLine& addInteger(const char* name, uint64_t value) {
+    text_ += ", \"" + std::string(name) + "\": " + std::to_string(value);
     return *this;
   }
   void print(std::FILE* out) {
@@ -41,76 +51,122 @@ Result<std::string> readFile(const std::string& path) {
   return text.str();
 }
 
+constexpr std::chrono::milliseconds kAgreementTimeout = std::chrono::minutes(5);
+
+std::string attemptPrefix(const WorkerOptions& options) {
+  return "attempt-" + std::to_string(options.attempt) + "/";
+}
+
+// Every rank publishes `value` under "<attempt>/<topic>/<rank>" in the rendezvous store and reads
+// every rank's, in rank order. Small host-side agreements (the backend, the step to resume from)
+// go this way rather than through the communicator: an NCCL communicator only reduces device
+// memory, and the backend must be agreed before there is a communicator at all.
+Result<std::vector<std::string>> exchange(const WorkerOptions& options, comm::KeyValueStore* store,
+                                          const std::string& topic, const std::string& value) {
+  if (options.world_size <= 1) return std::vector<std::string>{value};
+  if (!store) return invalidArgument("a rendezvous store is needed for world_size > 1");
+  const std::string prefix = attemptPrefix(options) + topic + "/";
+  RM_RETURN_IF_ERROR(store->set(prefix + std::to_string(options.rank), value));
+  std::vector<std::string> values;
+  for (int rank = 0; rank < options.world_size; ++rank) {
+    RM_ASSIGN_OR_RETURN(std::string theirs,
+                        store->get(prefix + std::to_string(rank), kAgreementTimeout));
+    values.push_back(std::move(theirs));
+  }
+  return values;
+}
+
+// Where this rank trains: on the CPU with Gloo, or on CUDA device `device` with NCCL.
+struct Placement {
+  bool gpu = false;
+  int device = 0;
+};
+
+// gloo: the CPU. nccl: this host's GPU (LOCAL_RANK % devices), or a clear error without one.
+// auto: the GPU when every rank has one of its own (and, with several ranks, the NCCL backend is
+// built), otherwise the CPU everywhere: one rank on Gloo and another on NCCL would never meet.
+Result<Placement> choosePlacement(const WorkerOptions& options, comm::KeyValueStore* store,
+                                  std::FILE* log) {
+  if (options.backend != "auto" && options.backend != "gloo" && options.backend != "nccl") {
+    return invalidArgument("--backend: expected auto, gloo or nccl, got '" + options.backend + "'");
+  }
+  if (options.backend == "gloo") return Placement{};
+  const Result<int> devices = train::gpuCount();
+  if (options.backend == "nccl") {
+    if (!devices.isOk()) {
+      return Status(devices.status().code(),
+                    "backend nccl needs a CUDA device for the native trainer's GPU path: " +
+                        devices.status().message());
+    }
+    return Placement{true, options.local_rank % *devices};
+  }
+  // Usable: a GPU of its own (NCCL refuses two ranks on one device), and NCCL when needed.
+  const bool usable = devices.isOk() && options.local_rank < *devices &&
+                      (options.world_size == 1 || comm::cudaDeviceCount() > 0);
+  RM_ASSIGN_OR_RETURN(const std::vector<std::string> votes,
+                      exchange(options, store, "gpu", usable ? "1" : "0"));
+  const auto without = std::find(votes.begin(), votes.end(), "0");
+  if (without != votes.end()) {
+    if (options.world_size > 1) {
+      std::fprintf(log, "backend auto: gloo on the CPU, rank %d has no usable GPU\n",
+                   static_cast<int>(without - votes.begin()));
+    }
+    return Placement{};
+  }
+  return Placement{true, options.local_rank % *devices};
+}
+
+// What the communicator broadcasts at the start: host memory for Gloo, device memory for NCCL.
+std::span<float> startingParams(train::Trainer& trainer) { return trainer.model().params(); }
+std::span<float> startingParams(train::GpuTrainer& trainer) {
+  return trainer.model().deviceParams();
+}
+
 // Every rank continues from the same checkpoint: the newest step that all ranks have.
-Status resume(train::Trainer& trainer, const std::string& dir, comm::Communicator* comm,
+template <typename AnyTrainer>
+Status resume(AnyTrainer& trainer, const WorkerOptions& options, comm::KeyValueStore* store,
               std::FILE* log) {
+  const std::string& dir = options.checkpoint_dir;
   auto loaded = train::loadLatestCheckpoint(dir);
   for (const auto& skipped : loaded.isOk() ? loaded->skipped : std::vector<std::string>{}) {
     std::fprintf(log, "skipped checkpoint %s\n", skipped.c_str());
   }
   uint64_t step = loaded.isOk() ? loaded->state.step : 0;
-  if (comm && comm->size() > 1) {
-    std::vector<uint64_t> steps(static_cast<size_t>(comm->size()));
-    RM_RETURN_IF_ERROR(comm->allgather(&step, steps.data(), sizeof step));
-    uint64_t common = *std::min_element(steps.begin(), steps.end());
-    if (common != step) {
-      auto older = train::readCheckpoint(train::checkpointPath(dir, common));
-      if (common > 0 && !older.isOk()) return older.status();
-      if (common == 0) return Status::ok();  // some rank has none: start from scratch
-      loaded = train::LoadedCheckpoint{std::move(*older), train::checkpointPath(dir, common), {}};
+  RM_ASSIGN_OR_RETURN(std::vector<std::string> steps,
+                      exchange(options, store, "resume", std::to_string(step)));
+  uint64_t common = step;
+  for (const std::string& theirs : steps) {
+    uint64_t value = 0;
+    const auto [end, error] = std::from_chars(theirs.data(), theirs.data() + theirs.size(), value);
+    if (error != std::errc() || end != theirs.data() + theirs.size()) {
+      return protocolError("resume: a rank published '" + theirs + "' as its checkpoint step");
     }
-    step = common;
+    common = std::min(common, value);
   }
-  if (step == 0 || !loaded.isOk()) return Status::ok();
+  if (common == 0) return Status::ok();  // no checkpoint here, or some rank has none
+  if (common != step) {
+    RM_ASSIGN_OR_RETURN(train::CheckpointState older,
+                        train::readCheckpoint(train::checkpointPath(dir, common)));
+    loaded = train::LoadedCheckpoint{std::move(older), train::checkpointPath(dir, common), {}};
+  }
   RM_RETURN_IF_ERROR(trainer.restore(loaded->state));
   std::fprintf(log, "resumed from %s (step %llu)\n", loaded->path.c_str(),
-               static_cast<unsigned long long>(step));
+               static_cast<unsigned long long>(common));
   return Status::ok();
 }
 
-}  // namespace
-
-Status runNativeWorker(const WorkerOptions& options, comm::KeyValueStore* store, std::FILE* out,
-                       std::FILE* log) {
-  RM_ASSIGN_OR_RETURN(std::string yaml, readFile(options.config_path));
-  RM_ASSIGN_OR_RETURN(train::NativeConfig config, train::parseNativeConfig(yaml));
-  if (options.backend == "nccl") {
-    return Status(ErrorCode::kUnimplemented,
-                  "the native trainer's GPU path is not built yet: use backend gloo (or auto)");
-  }
-
-  std::unique_ptr<comm::Communicator> comm;
-  if (options.world_size > 1) {
-    if (!store) return invalidArgument("a rendezvous store is needed for world_size > 1");
-    comm::GlooOptions gloo;
-    gloo.rank = options.rank;
-    gloo.size = options.world_size;
-    gloo.store = store;
-    gloo.storePrefix = "attempt-" + std::to_string(options.attempt) + "/gloo/";
-    gloo.hostname = options.bind_address;
-    RM_ASSIGN_OR_RETURN(comm, comm::createGlooCommunicator(gloo));
-    std::fprintf(log, "rank %d/%d connected (gloo)\n", options.rank, options.world_size);
-  }
-  std::unique_ptr<GradientSync> sync;
-  if (comm) sync = std::make_unique<GradientSync>(comm.get());
-
-  train::TrainerOptions trainer_options;
-  trainer_options.rank = options.rank;
-  trainer_options.world_size = options.world_size;
-  if (sync) {
-    trainer_options.on_layer_grad_ready = [&](size_t, float* grad, size_t count) {
-      sync->onLayerReady(grad, count);
-    };
-    trainer_options.reduce_gradients = [&](std::span<float> grads) { return sync->finish(grads); };
-  }
-  RM_ASSIGN_OR_RETURN(train::Trainer trainer, train::Trainer::create(config, trainer_options));
-
-  if (!options.checkpoint_dir.empty()) {
-    RM_RETURN_IF_ERROR(resume(trainer, options.checkpoint_dir, comm.get(), log));
-  }
+// One rank's run with either trainer (train::Trainer on the CPU, train::GpuTrainer): resume,
+// agree on the starting parameters, train with metrics, evaluations and checkpoints, report the
+// parameter checksum. The GPU trainer's evaluate(), checkpointState() and paramChecksum() can
+// fail (CUDA errors), the CPU's cannot: Result<T>(...) takes either.
+template <typename AnyTrainer>
+Status runRank(AnyTrainer& trainer, const train::NativeConfig& config, const WorkerOptions& options,
+               comm::KeyValueStore* store, comm::Communicator* comm, GradientSync* sync,
+               std::FILE* out, std::FILE* log) {
+  if (!options.checkpoint_dir.empty()) RM_RETURN_IF_ERROR(resume(trainer, options, store, log));
   // Rank 0's parameters are everyone's starting point (they agree already when seeded alike).
   if (comm) {
-    auto params = trainer.model().params();
+    const std::span<float> params = startingParams(trainer);
     RM_RETURN_IF_ERROR(comm->broadcast(params.data(), params.size_bytes(), 0));
   }
 
@@ -128,7 +184,7 @@ Status runNativeWorker(const WorkerOptions& options, comm::KeyValueStore* store,
           .print(out);
     }
     if (trainer.evaluationDue(report)) {
-      train::EvalReport eval = trainer.evaluate();
+      RM_ASSIGN_OR_RETURN(train::EvalReport eval, Result<train::EvalReport>(trainer.evaluate()));
       MetricLine line(report.step);
       line.add("eval_loss", eval.loss).add("epoch", static_cast<double>(report.epoch));
       if (config.model.task == train::Task::kClassification) {
@@ -141,15 +197,17 @@ Status runNativeWorker(const WorkerOptions& options, comm::KeyValueStore* store,
     const bool checkpoint_due =
         (checkpoint_every > 0 && report.step % checkpoint_every == 0) || trainer.done();
     if (!options.checkpoint_dir.empty() && checkpoint_due) {
-      RM_RETURN_IF_ERROR(train::saveCheckpoint(options.checkpoint_dir, trainer.checkpointState(),
-                                               config.checkpoint.keep));
+      RM_ASSIGN_OR_RETURN(train::CheckpointState state,
+                          Result<train::CheckpointState>(trainer.checkpointState()));
+      RM_RETURN_IF_ERROR(
+          train::saveCheckpoint(options.checkpoint_dir, state, config.checkpoint.keep));
     }
   }
   // 52 bits of the checksum: exact as a JSON number (a double), equal across ranks iff the
   // parameters are (with overwhelming probability).
-  const uint64_t checksum = trainer.paramChecksum();
+  RM_ASSIGN_OR_RETURN(const uint64_t checksum, Result<uint64_t>(trainer.paramChecksum()));
   MetricLine(trainer.completedSteps())
-      .add("param_checksum", static_cast<double>(checksum & ((1ull << 52) - 1)))
+      .addInteger("param_checksum", checksum & ((1ull << 52) - 1))
       .print(out);
   std::fprintf(log, "rank %d done: %llu steps, parameter checksum %s\n", options.rank,
                static_cast<unsigned long long>(trainer.completedSteps()),
@@ -157,6 +215,70 @@ Status runNativeWorker(const WorkerOptions& options, comm::KeyValueStore* store,
   // Peers may still be finishing their last collective (see NOTES.md on Gloo).
   if (comm) RM_RETURN_IF_ERROR(comm->barrier());
   return Status::ok();
+}
+
+Result<std::unique_ptr<comm::Communicator>> connect(const WorkerOptions& options,
+                                                    comm::KeyValueStore* store,
+                                                    const Placement& placement) {
+  if (placement.gpu) {
+    comm::NcclOptions nccl;
+    nccl.rank = options.rank;
+    nccl.size = options.world_size;
+    nccl.store = store;
+    nccl.storePrefix = attemptPrefix(options) + "nccl/";
+    nccl.device = placement.device;
+    return comm::createNcclCommunicator(nccl);
+  }
+  comm::GlooOptions gloo;
+  gloo.rank = options.rank;
+  gloo.size = options.world_size;
+  gloo.store = store;
+  gloo.storePrefix = attemptPrefix(options) + "gloo/";
+  gloo.hostname = options.bind_address;
+  return comm::createGlooCommunicator(gloo);
+}
+
+}  // namespace
+
+Status runNativeWorker(const WorkerOptions& options, comm::KeyValueStore* store, std::FILE* out,
+                       std::FILE* log) {
+  RM_ASSIGN_OR_RETURN(std::string yaml, readFile(options.config_path));
+  RM_ASSIGN_OR_RETURN(train::NativeConfig config, train::parseNativeConfig(yaml));
+  if (options.world_size > 1 && !store) {
+    return invalidArgument("a rendezvous store is needed for world_size > 1");
+  }
+  RM_ASSIGN_OR_RETURN(const Placement placement, choosePlacement(options, store, log));
+  if (placement.gpu) {
+    std::fprintf(log, "rank %d/%d: native trainer on CUDA device %d\n", options.rank,
+                 options.world_size, placement.device);
+  }
+
+  std::unique_ptr<comm::Communicator> comm;
+  if (options.world_size > 1) {
+    RM_ASSIGN_OR_RETURN(comm, connect(options, store, placement));
+    std::fprintf(log, "rank %d/%d connected (%s)\n", options.rank, options.world_size,
+                 std::string(comm->backend()).c_str());
+  }
+  // With NCCL the buckets are device memory: GradientSync only does pointer arithmetic on them.
+  std::unique_ptr<GradientSync> sync;
+  if (comm) sync = std::make_unique<GradientSync>(comm.get());
+
+  train::TrainerOptions trainer_options;
+  trainer_options.rank = options.rank;
+  trainer_options.world_size = options.world_size;
+  if (sync) {
+    trainer_options.on_layer_grad_ready = [&](size_t, float* grad, size_t count) {
+      sync->onLayerReady(grad, count);
+    };
+    trainer_options.reduce_gradients = [&](std::span<float> grads) { return sync->finish(grads); };
+  }
+  if (placement.gpu) {
+    RM_ASSIGN_OR_RETURN(std::unique_ptr<train::GpuTrainer> trainer,
+                        train::GpuTrainer::create(config, placement.device, trainer_options));
+    return runRank(*trainer, config, options, store, comm.get(), sync.get(), out, log);
+  }
+  RM_ASSIGN_OR_RETURN(train::Trainer trainer, train::Trainer::create(config, trainer_options));
+  return runRank(trainer, config, options, store, comm.get(), sync.get(), out, log);
 }
 
 }  // namespace ringmaster::agent

@@ -1,10 +1,11 @@
 #pragma once
 // ringmaster-worker's job: one rank of a `native` job. Builds the trainer from the job's
-// `native:` section, joins the other ranks through the job's rendezvous store (Gloo over TCP),
-// resumes from the newest checkpoint, trains with gradients averaged by bucketed allreduces that
-// overlap the backward pass, and reports metrics as JSON lines on stdout, which its agent
-// journals: loss, lr, samples_per_sec, step_time, comm_time every `metrics_every` steps,
-// accuracy (classification) or mse after each evaluation, param_checksum at the end.
+// `native:` section, on the CPU (Gloo over TCP) or on this host's GPU (NCCL) as the backend says,
+// joins the other ranks through the job's rendezvous store, resumes from the newest checkpoint,
+// trains with gradients averaged by bucketed allreduces that overlap the backward pass, and reports
+// metrics as JSON lines on stdout, which its agent journals: loss, lr, samples_per_sec, step_time,
+// comm_time every `metrics_every` steps, accuracy (classification) or mse after each evaluation,
+// param_checksum at the end.
 
 #include <cstdint>
 #include <cstdio>
@@ -18,11 +19,14 @@ namespace ringmaster::agent {
 struct WorkerOptions {
   std::string config_path;  // YAML of the native: section
   int rank = 0;
+  int local_rank = 0;  // rank on this host: the GPU is local_rank % (CUDA devices)
   int world_size = 1;
   uint32_t attempt = 1;
-  std::string backend = "auto";  // auto | gloo | nccl
-  std::string checkpoint_dir;    // empty: no checkpoints
-  std::string bind_address;      // this rank's address for Gloo (empty: the host name's)
+  // gloo: CPU + Gloo. nccl: GPU + NCCL (an error on a host without a CUDA device). auto: nccl
+  // when every rank has a usable GPU, gloo otherwise.
+  std::string backend = "auto";
+  std::string checkpoint_dir;  // empty: no checkpoints
+  std::string bind_address;    // this rank's address for Gloo (empty: the host name's)
   uint32_t metrics_every = 1;
 };
 
