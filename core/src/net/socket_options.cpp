@@ -47,7 +47,8 @@ Status applyCommonOptions(void* socket) {
 
 Status makeCurveServer(void* socket, const security::KeyPair& server) {
   RM_RETURN_IF_ERROR(setInt(socket, ZMQ_CURVE_SERVER, 1, "ZMQ_CURVE_SERVER"));
-  RM_RETURN_IF_ERROR(setString(socket, ZMQ_CURVE_SECRETKEY, server.secret_key, "ZMQ_CURVE_SECRETKEY"));
+  RM_RETURN_IF_ERROR(
+      setString(socket, ZMQ_CURVE_SECRETKEY, server.secret_key, "ZMQ_CURVE_SECRETKEY"));
   RM_RETURN_IF_ERROR(setString(socket, ZMQ_ZAP_DOMAIN, kZapDomain, "ZMQ_ZAP_DOMAIN"));
   return setInt(socket, kZapEnforceDomainOption, 1, "ZMQ_ZAP_ENFORCE_DOMAIN");
 }
@@ -58,9 +59,12 @@ Status makeCurveClient(void* socket, const security::KeyPair& client,
     return invalidArgument("server key '" + server_public_key +
                            "' is not a CURVE public key (40 characters of Z85)");
   }
-  RM_RETURN_IF_ERROR(setString(socket, ZMQ_CURVE_SERVERKEY, server_public_key, "ZMQ_CURVE_SERVERKEY"));
-  RM_RETURN_IF_ERROR(setString(socket, ZMQ_CURVE_PUBLICKEY, client.public_key, "ZMQ_CURVE_PUBLICKEY"));
-  RM_RETURN_IF_ERROR(setString(socket, ZMQ_CURVE_SECRETKEY, client.secret_key, "ZMQ_CURVE_SECRETKEY"));
+  RM_RETURN_IF_ERROR(
+      setString(socket, ZMQ_CURVE_SERVERKEY, server_public_key, "ZMQ_CURVE_SERVERKEY"));
+  RM_RETURN_IF_ERROR(
+      setString(socket, ZMQ_CURVE_PUBLICKEY, client.public_key, "ZMQ_CURVE_PUBLICKEY"));
+  RM_RETURN_IF_ERROR(
+      setString(socket, ZMQ_CURVE_SECRETKEY, client.secret_key, "ZMQ_CURVE_SECRETKEY"));
   return setInt(socket, ZMQ_IMMEDIATE, 1, "ZMQ_IMMEDIATE");
 }
 

@@ -68,8 +68,9 @@ Result<KeyPair> loadOrCreateKeyPair(const std::string& path) {
     if (label == "secret") pair.secret_key = key;
   }
   if (!isValidKey(pair.public_key) || !isValidKey(pair.secret_key)) {
-    return invalidArgument("key file " + path +
-                           " is malformed: expected lines 'public <Z85 key>' and 'secret <Z85 key>'");
+    return invalidArgument(
+        "key file " + path +
+        " is malformed: expected lines 'public <Z85 key>' and 'secret <Z85 key>'");
   }
   return pair;
 }

@@ -25,8 +25,7 @@ std::string encode(proto::Envelope& envelope);
 Result<proto::Envelope> decode(const void* data, size_t size);
 
 proto::Envelope makeError(uint64_t request_id, ErrorCode code, const std::string& message,
-                          const std::string& host = "", const std::string& job = "",
-                          int rank = -1);
+                          const std::string& host = "", const std::string& job = "", int rank = -1);
 
 // An error envelope as a Status: "host 'a1': NOT_FOUND: no such job 'x'".
 Status statusFromError(const proto::Error& error);

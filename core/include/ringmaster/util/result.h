@@ -58,8 +58,8 @@ inline Status timeoutError(std::string m) { return {ErrorCode::kTimeout, std::mo
 template <typename T>
 class Result {
  public:
-  Result(T value) : v_(std::move(value)) {}  // NOLINT(google-explicit-constructor)
-  Result(Status status) : v_(std::move(status)) {  // NOLINT(google-explicit-constructor)
+  Result(T value) : v_(std::move(value)) {}         // NOLINT(google-explicit-constructor)
+  Result(Status status) : v_(std::move(status)) {   // NOLINT(google-explicit-constructor)
     if (std::get<Status>(v_).isOk()) std::abort();  // an error Result needs an error Status
   }
 
@@ -86,14 +86,15 @@ class Result {
 #define RM_CONCAT(a, b) RM_CONCAT_INNER(a, b)
 
 // Returns the Status from the enclosing function when `expr` (a Status) is not ok.
-#define RM_RETURN_IF_ERROR(expr)            \
-  do {                                      \
-    ::ringmaster::Status rm_status_ = (expr); \
+#define RM_RETURN_IF_ERROR(expr)               \
+  do {                                         \
+    ::ringmaster::Status rm_status_ = (expr);  \
     if (!rm_status_.isOk()) return rm_status_; \
   } while (0)
 
 // `RM_ASSIGN_OR_RETURN(auto x, resultExpr);`
-#define RM_ASSIGN_OR_RETURN(lhs, expr) RM_ASSIGN_OR_RETURN_IMPL(RM_CONCAT(rm_result_, __LINE__), lhs, expr)
+#define RM_ASSIGN_OR_RETURN(lhs, expr) \
+  RM_ASSIGN_OR_RETURN_IMPL(RM_CONCAT(rm_result_, __LINE__), lhs, expr)
 #define RM_ASSIGN_OR_RETURN_IMPL(tmp, lhs, expr) \
   auto tmp = (expr);                             \
   if (!tmp.isOk()) return tmp.status();          \
