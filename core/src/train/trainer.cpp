@@ -5,6 +5,8 @@
 #include <cstring>
 #include <utility>
 
+#include "train/trainer_common.h"
+
 namespace ringmaster::train {
 namespace {
 
@@ -45,38 +47,12 @@ Result<Trainer> Trainer::create(const NativeConfig& config, TrainerOptions optio
 }
 
 Result<Trainer> Trainer::create(const NativeConfig& config, Split data, TrainerOptions options) {
-  if (config.grad_accumulation == 0) {
-    return invalidArgument("native.grad_accumulation: expected at least 1");
-  }
-  if ((config.epochs == 0) == (config.steps == 0)) {
-    return invalidArgument("native: exactly one of epochs or steps must be positive");
-  }
-  if (data.train.size() == 0) return invalidArgument("dataset: the training split is empty");
-  if (config.model.task != data.train.task) {
-    return invalidArgument(std::string("native.model.task: ") + taskName(config.model.task) +
-                           ", but the data set was loaded for " + taskName(data.train.task));
-  }
-
-  MlpOptions model_options;
-  model_options.inputs = data.train.features;
-  model_options.hidden = config.model.hidden;
-  model_options.activation = config.model.activation;
-  model_options.task = config.model.task;
-  model_options.classes = data.train.classes;
-  RM_ASSIGN_OR_RETURN(Mlp model, Mlp::create(model_options));
+  RM_RETURN_IF_ERROR(internal::checkTrainerInputs(config, data));
+  RM_ASSIGN_OR_RETURN(Mlp model, Mlp::create(internal::mlpOptionsFor(config, data.train)));
   model.initialize(config.seed);
-
-  SamplerOptions sampler_options;
-  sampler_options.dataset_size = data.train.size();
-  sampler_options.rank = options.rank;
-  sampler_options.world_size = options.world_size;
-  sampler_options.batch_size = config.batch_size;
-  sampler_options.seed = config.seed;
-  RM_ASSIGN_OR_RETURN(DistributedSampler sampler, DistributedSampler::create(sampler_options));
-
-  const size_t k = config.grad_accumulation;
-  const size_t steps_per_epoch = (sampler.batchesPerEpoch() + k - 1) / k;
-  const uint64_t total_steps = config.steps > 0 ? config.steps : config.epochs * steps_per_epoch;
+  RM_ASSIGN_OR_RETURN(DistributedSampler sampler,
+                      internal::makeSampler(config, data.train, options));
+  const uint64_t total_steps = internal::totalSteps(config, sampler);
   OptimizerOptions optimizer_options = config.optimizer;
   optimizer_options.total_steps = total_steps;
   RM_ASSIGN_OR_RETURN(Optimizer optimizer, Optimizer::create(optimizer_options, model.numParams()));
@@ -93,8 +69,7 @@ Trainer::Trainer(const NativeConfig& config, Split data, TrainerOptions options,
       optimizer_(std::move(optimizer)),
       sampler_(std::move(sampler)),
       total_steps_(total_steps) {
-  const size_t k = config_.grad_accumulation;
-  steps_per_epoch_ = (sampler_.batchesPerEpoch() + k - 1) / k;
+  steps_per_epoch_ = internal::stepsPerEpoch(config_, sampler_);
   indices_.reserve(config_.batch_size);
   batch_x_.resize(config_.batch_size * data_.train.features);
   batch_y_.resize(config_.batch_size);
@@ -152,28 +127,17 @@ Result<StepReport> Trainer::step() {
 }
 
 EvalReport Trainer::evaluate() {
-  EvalReport report;
-  report.step = step_;
-  report.epoch = sampler_.position().epoch;
   const Dataset& eval = data_.eval;
-  if (eval.size() == 0) return report;
-  const EvalTotals totals = model_.evaluate(eval.x.data(), eval.y.data(), eval.size(),
-                                            std::max<size_t>(config_.batch_size, 256));
-  const auto n = static_cast<double>(totals.samples);
-  report.samples = totals.samples;
-  report.loss = totals.loss_sum / n;
-  if (config_.model.task == Task::kClassification) {
-    report.accuracy = static_cast<double>(totals.correct) / n;
-  } else {
-    report.mse = report.loss;
+  EvalTotals totals;
+  if (eval.size() > 0) {
+    totals = model_.evaluate(eval.x.data(), eval.y.data(), eval.size(),
+                             std::max<size_t>(config_.batch_size, 256));
   }
-  return report;
+  return internal::evalReport(config_, totals, step_, sampler_.position().epoch);
 }
 
 bool Trainer::evaluationDue(const StepReport& report) const {
-  if (report.step >= total_steps_) return true;
-  if (!report.epoch_end || config_.eval_every == 0) return false;
-  return (report.epoch + 1) % config_.eval_every == 0;
+  return internal::evaluationDue(config_, report, total_steps_);
 }
 
 CheckpointState Trainer::checkpointState() const {
@@ -190,18 +154,7 @@ CheckpointState Trainer::checkpointState() const {
 }
 
 Status Trainer::restore(const CheckpointState& state) {
-  if (state.params.size() != model_.numParams()) {
-    return invalidArgument("checkpoint: holds " + std::to_string(state.params.size()) +
-                           " parameters, this model has " + std::to_string(model_.numParams()));
-  }
-  if (state.world_size != static_cast<uint32_t>(options_.world_size) ||
-      state.batch_size != config_.batch_size) {
-    return invalidArgument("checkpoint: written by " + std::to_string(state.world_size) +
-                           " ranks with batch_size " + std::to_string(state.batch_size) +
-                           ", this run has " + std::to_string(options_.world_size) +
-                           " ranks with batch_size " + std::to_string(config_.batch_size) +
-                           "; the data order cannot continue");
-  }
+  RM_RETURN_IF_ERROR(internal::checkCheckpointShape(state, model_.numParams(), config_, options_));
   Optimizer optimizer = optimizer_;
   RM_RETURN_IF_ERROR(optimizer.restoreState(state.optimizer_state));
   if (optimizer.step() != state.step) {

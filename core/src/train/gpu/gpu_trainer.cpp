@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "ringmaster/train/gpu_model.h"
+#include "train/trainer_common.h"
 
 namespace ringmaster::train {
 
@@ -19,24 +20,8 @@ Result<std::unique_ptr<GpuTrainer>> GpuTrainer::create(const NativeConfig& confi
 Result<std::unique_ptr<GpuTrainer>> GpuTrainer::create(const NativeConfig& config, int device,
                                                        Split data, TrainerOptions options) {
   // The same checks, model shape, sampler and step count as Trainer::create().
-  if (config.grad_accumulation == 0) {
-    return invalidArgument("native.grad_accumulation: expected at least 1");
-  }
-  if ((config.epochs == 0) == (config.steps == 0)) {
-    return invalidArgument("native: exactly one of epochs or steps must be positive");
-  }
-  if (data.train.size() == 0) return invalidArgument("dataset: the training split is empty");
-  if (config.model.task != data.train.task) {
-    return invalidArgument(std::string("native.model.task: ") + taskName(config.model.task) +
-                           ", but the data set was loaded for " + taskName(data.train.task));
-  }
-
-  MlpOptions model_options;
-  model_options.inputs = data.train.features;
-  model_options.hidden = config.model.hidden;
-  model_options.activation = config.model.activation;
-  model_options.task = config.model.task;
-  model_options.classes = data.train.classes;
+  RM_RETURN_IF_ERROR(internal::checkTrainerInputs(config, data));
+  const MlpOptions model_options = internal::mlpOptionsFor(config, data.train);
   RM_ASSIGN_OR_RETURN(std::unique_ptr<GpuMlp> model, createGpuMlp(model_options, device));
   {
     // The CPU path's initial weights, so that both paths start from the same point.
@@ -45,17 +30,9 @@ Result<std::unique_ptr<GpuTrainer>> GpuTrainer::create(const NativeConfig& confi
     RM_RETURN_IF_ERROR(model->copyParamsFrom(initial.params()));
   }
 
-  SamplerOptions sampler_options;
-  sampler_options.dataset_size = data.train.size();
-  sampler_options.rank = options.rank;
-  sampler_options.world_size = options.world_size;
-  sampler_options.batch_size = config.batch_size;
-  sampler_options.seed = config.seed;
-  RM_ASSIGN_OR_RETURN(DistributedSampler sampler, DistributedSampler::create(sampler_options));
-
-  const size_t k = config.grad_accumulation;
-  const size_t steps_per_epoch = (sampler.batchesPerEpoch() + k - 1) / k;
-  const uint64_t total_steps = config.steps > 0 ? config.steps : config.epochs * steps_per_epoch;
+  RM_ASSIGN_OR_RETURN(DistributedSampler sampler,
+                      internal::makeSampler(config, data.train, options));
+  const uint64_t total_steps = internal::totalSteps(config, sampler);
   OptimizerOptions optimizer_options = config.optimizer;
   optimizer_options.total_steps = total_steps;
   RM_ASSIGN_OR_RETURN(std::unique_ptr<GpuOptimizer> optimizer,
@@ -75,8 +52,7 @@ GpuTrainer::GpuTrainer(const NativeConfig& config, Split data, TrainerOptions op
       optimizer_(std::move(optimizer)),
       sampler_(std::move(sampler)),
       total_steps_(total_steps) {
-  const size_t k = config_.grad_accumulation;
-  steps_per_epoch_ = (sampler_.batchesPerEpoch() + k - 1) / k;
+  steps_per_epoch_ = internal::stepsPerEpoch(config_, sampler_);
   indices_.reserve(config_.batch_size);
   batch_x_.resize(config_.batch_size * data_.train.features);
   batch_y_.resize(config_.batch_size);
@@ -136,29 +112,17 @@ Result<StepReport> GpuTrainer::step() {
 }
 
 Result<EvalReport> GpuTrainer::evaluate() {
-  EvalReport report;
-  report.step = step_;
-  report.epoch = sampler_.position().epoch;
   const Dataset& eval = data_.eval;
-  if (eval.size() == 0) return report;
-  RM_ASSIGN_OR_RETURN(const EvalTotals totals,
-                      model_->evaluate(eval.x.data(), eval.y.data(), eval.size(),
-                                       std::max<size_t>(config_.batch_size, 256)));
-  const auto n = static_cast<double>(totals.samples);
-  report.samples = totals.samples;
-  report.loss = totals.loss_sum / n;
-  if (config_.model.task == Task::kClassification) {
-    report.accuracy = static_cast<double>(totals.correct) / n;
-  } else {
-    report.mse = report.loss;
+  EvalTotals totals;
+  if (eval.size() > 0) {
+    RM_ASSIGN_OR_RETURN(totals, model_->evaluate(eval.x.data(), eval.y.data(), eval.size(),
+                                                 std::max<size_t>(config_.batch_size, 256)));
   }
-  return report;
+  return internal::evalReport(config_, totals, step_, sampler_.position().epoch);
 }
 
 bool GpuTrainer::evaluationDue(const StepReport& report) const {
-  if (report.step >= total_steps_) return true;
-  if (!report.epoch_end || config_.eval_every == 0) return false;
-  return (report.epoch + 1) % config_.eval_every == 0;
+  return internal::evaluationDue(config_, report, total_steps_);
 }
 
 Result<CheckpointState> GpuTrainer::checkpointState() const {
@@ -176,18 +140,7 @@ Result<CheckpointState> GpuTrainer::checkpointState() const {
 
 Status GpuTrainer::restore(const CheckpointState& state) {
   // Everything that can be refused is checked before anything changes, as in Trainer::restore().
-  if (state.params.size() != model_->numParams()) {
-    return invalidArgument("checkpoint: holds " + std::to_string(state.params.size()) +
-                           " parameters, this model has " + std::to_string(model_->numParams()));
-  }
-  if (state.world_size != static_cast<uint32_t>(options_.world_size) ||
-      state.batch_size != config_.batch_size) {
-    return invalidArgument("checkpoint: written by " + std::to_string(state.world_size) +
-                           " ranks with batch_size " + std::to_string(state.batch_size) +
-                           ", this run has " + std::to_string(options_.world_size) +
-                           " ranks with batch_size " + std::to_string(config_.batch_size) +
-                           "; the data order cannot continue");
-  }
+  RM_RETURN_IF_ERROR(internal::checkCheckpointShape(state, model_->numParams(), config_, options_));
   RM_ASSIGN_OR_RETURN(Optimizer check,
                       Optimizer::create(optimizer_->options(), state.params.size()));
   RM_RETURN_IF_ERROR(check.restoreState(state.optimizer_state));
