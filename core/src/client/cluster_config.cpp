@@ -1,11 +1,17 @@
 #include "ringmaster/client/cluster_config.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <set>
 #include <sstream>
 
 namespace ringmaster::client {
@@ -20,6 +26,135 @@ std::string home() { return envOr("HOME", "/root"); }
 
 std::string at(const std::string& file, const YAML::Node& node) {
   return file + ":" + std::to_string(node.Mark().line + 1);
+}
+
+// A YAML double-quoted scalar. Z85 keys hold characters that mean something to YAML unquoted
+// ([ ] { } : # & * ! % @ ...); inside double quotes only the quote, the backslash and control
+// characters need escapes.
+std::string yamlQuoted(const std::string& value) {
+  std::string out = "\"";
+  for (unsigned char c : value) {
+    switch (c) {
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      default:
+        if (c < 0x20 || c == 0x7f) {
+          char escaped[8];
+          std::snprintf(escaped, sizeof escaped, "\\x%02x", c);
+          out += escaped;
+        } else {
+          out += static_cast<char>(c);
+        }
+    }
+  }
+  return out + "\"";
+}
+
+std::string endpointProblem(const std::string& endpoint) {
+  const std::string expected = "expected tcp://HOST:PORT, e.g. tcp://gpu01:7070";
+  if (endpoint.empty()) return "is missing: " + expected;
+  const std::string quoted = "'" + endpoint + "'";
+  if (endpoint.rfind("tcp://", 0) != 0) return quoted + ": " + expected;
+  if (endpoint.find_first_of(" \t\r\n") != std::string::npos) {
+    return quoted + " contains a space: " + expected;
+  }
+  const std::string rest = endpoint.substr(6);
+  if (endpointHost(endpoint).empty()) return quoted + " has no host: " + expected;
+  size_t host_end = 0;
+  if (rest[0] == '[') {
+    host_end = rest.find(']') + 1;
+  } else {
+    const size_t colon = rest.rfind(':');
+    host_end = colon == std::string::npos ? rest.size() : colon;
+  }
+  if (host_end >= rest.size() || rest[host_end] != ':') {
+    return quoted + " has no port: " + expected;
+  }
+  const std::string port = rest.substr(host_end + 1);
+  const bool digits = !port.empty() && port.size() <= 5 &&
+                      port.find_first_not_of("0123456789") == std::string::npos;
+  if (!digits || std::stoi(port) < 1 || std::stoi(port) > 65535) {
+    return quoted + ": port '" + port + "' is not a number from 1 to 65535";
+  }
+  return "";
+}
+
+std::string serverKeyProblem(const std::string& key) {
+  const std::string expected =
+      "expected the agent's public key, 40 characters of Z85 (ringmaster-agent pubkey "
+      "--state-dir DIR on that host)";
+  if (key.empty()) return "is missing: " + expected;
+  if (key.size() != 40) return "has " + std::to_string(key.size()) + " characters: " + expected;
+  if (!security::isValidKey(key)) return "is not valid Z85: " + expected;
+  return "";
+}
+
+// Writes `text` to a temporary file next to `path`, syncs it and renames it over `path`, so a
+// crash or a full disk leaves the old file whole. The directory is synced too, so the rename
+// itself survives a power cut.
+Status replaceFileAtomically(const std::string& path, const std::string& text) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  fs::path target(path);
+  if (fs::is_symlink(target, ec)) {
+    fs::path resolved = fs::canonical(target, ec);
+    if (ec) return ioError("cannot write " + path + ": dangling symlink: " + ec.message());
+    target = resolved;
+  }
+  fs::path dir = target.parent_path();
+  if (dir.empty()) dir = ".";
+  fs::create_directories(dir, ec);
+  if (ec) return ioError("cannot create directory " + dir.string() + ": " + ec.message());
+
+  std::string temp = (dir / ("." + target.filename().string() + ".tmp.XXXXXX")).string();
+  const int fd = ::mkostemp(temp.data(), O_CLOEXEC);
+  if (fd < 0) {
+    return ioError("cannot write " + path + ": cannot create a temporary file in " + dir.string() +
+                   ": " + std::strerror(errno));
+  }
+  struct stat existing {};
+  // Keeps the mode of the file it replaces; a new one is world-readable (public keys only).
+  ::fchmod(fd, ::stat(target.c_str(), &existing) == 0 ? (existing.st_mode & 07777) : 0644);
+  auto fail = [&](const std::string& what) {
+    const std::string reason = std::strerror(errno);
+    ::close(fd);
+    ::unlink(temp.c_str());
+    return ioError("cannot write " + path + ": " + what + ": " + reason);
+  };
+  size_t written = 0;
+  while (written < text.size()) {
+    const ssize_t n = ::write(fd, text.data() + written, text.size() - written);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return fail("write " + temp);
+    written += static_cast<size_t>(n);
+  }
+  if (::fsync(fd) != 0) return fail("fsync " + temp);
+  if (::close(fd) != 0) {
+    const std::string reason = std::strerror(errno);
+    ::unlink(temp.c_str());
+    return ioError("cannot write " + path + ": close " + temp + ": " + reason);
+  }
+  if (::rename(temp.c_str(), target.c_str()) != 0) {
+    const std::string reason = std::strerror(errno);
+    ::unlink(temp.c_str());
+    return ioError("cannot write " + path + ": rename " + temp + ": " + reason);
+  }
+  const int dir_fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dir_fd >= 0) {
+    ::fsync(dir_fd);  // best effort: some filesystems refuse fsync on a directory
+    ::close(dir_fd);
+  }
+  return Status::ok();
 }
 
 }  // namespace
@@ -52,6 +187,22 @@ std::string endpointHost(const std::string& endpoint) {
   return colon == std::string::npos ? rest : rest.substr(0, colon);
 }
 
+AgentEntryProblems checkAgentEntry(const AgentEndpoint& agent,
+                                   const std::vector<std::string>& other_names) {
+  AgentEntryProblems problems;
+  if (agent.name.empty()) {
+    problems.name = "is missing";
+  } else if (std::any_of(agent.name.begin(), agent.name.end(),
+                         [](unsigned char c) { return c < 0x20 || c == 0x7f; })) {
+    problems.name = "'" + agent.name + "' contains a control character (a line break or tab)";
+  } else if (std::find(other_names.begin(), other_names.end(), agent.name) != other_names.end()) {
+    problems.name = "'" + agent.name + "' is used by another agent (names must be unique)";
+  }
+  problems.endpoint = endpointProblem(agent.endpoint);
+  problems.server_key = serverKeyProblem(agent.server_key);
+  return problems;
+}
+
 Result<std::vector<AgentEndpoint>> parseClusterFile(const std::string& text,
                                                     const std::string& file_name) {
   YAML::Node root;
@@ -68,7 +219,7 @@ Result<std::vector<AgentEndpoint>> parseClusterFile(const std::string& text,
   }
   std::vector<AgentEndpoint> agents;
   std::vector<std::string> errors;
-  std::set<std::string> names;
+  std::vector<std::string> names;
   for (const auto& node : root["agents"]) {
     if (!node.IsMap()) {
       errors.push_back(at(file_name, node) + ": agents[]: expected {name, endpoint, server_key}");
@@ -93,20 +244,14 @@ Result<std::vector<AgentEndpoint>> parseClusterFile(const std::string& text,
                          "' (expected name, endpoint, server_key)");
       }
     }
-    if (agent.name.empty()) errors.push_back(at(file_name, node) + ": agents[].name is missing");
-    if (!names.insert(agent.name).second) {
-      errors.push_back(at(file_name, node) + ": agents[].name '" + agent.name +
-                       "' is listed twice");
+    const AgentEntryProblems problems = checkAgentEntry(agent, names);
+    const std::string where = at(file_name, node) + ": agents[" + agent.name + "]";
+    if (!problems.name.empty()) errors.push_back(where + ".name " + problems.name);
+    if (!problems.endpoint.empty()) errors.push_back(where + ".endpoint " + problems.endpoint);
+    if (!problems.server_key.empty()) {
+      errors.push_back(where + ".server_key " + problems.server_key);
     }
-    if (endpointHost(agent.endpoint).empty()) {
-      errors.push_back(at(file_name, node) + ": agents[" + agent.name + "].endpoint '" +
-                       agent.endpoint + "': expected tcp://HOST:PORT");
-    }
-    if (!security::isValidKey(agent.server_key)) {
-      errors.push_back(at(file_name, node) + ": agents[" + agent.name +
-                       "].server_key: expected the agent's public key, 40 characters of Z85 "
-                       "(ringmaster-agent pubkey --state-dir DIR)");
-    }
+    names.push_back(agent.name);
     agents.push_back(std::move(agent));
   }
   if (!errors.empty()) {
@@ -130,18 +275,30 @@ Result<std::vector<AgentEndpoint>> loadClusterFile(const std::string& path) {
 }
 
 Status writeClusterFile(const std::string& path, const std::vector<AgentEndpoint>& agents) {
-  std::error_code ec;
-  auto parent = std::filesystem::path(path).parent_path();
-  if (!parent.empty()) std::filesystem::create_directories(parent, ec);
-  std::ofstream out(path);
-  out << "agents:\n";
-  for (const auto& a : agents) {
-    out << "  - name: \"" << a.name << "\"\n    endpoint: \"" << a.endpoint
-        << "\"\n    server_key: \"" << a.server_key << "\"\n";
+  std::vector<std::string> names;
+  for (size_t i = 0; i < agents.size(); ++i) {
+    const AgentEntryProblems problems = checkAgentEntry(agents[i], names);
+    if (!problems.ok()) {
+      std::string message =
+          "not writing " + path + ": agents[" + std::to_string(i) + "] ('" + agents[i].name + "')";
+      if (!problems.name.empty()) message += ": name " + problems.name;
+      if (!problems.endpoint.empty()) message += ": endpoint " + problems.endpoint;
+      if (!problems.server_key.empty()) message += ": server_key " + problems.server_key;
+      return invalidArgument(message);
+    }
+    names.push_back(agents[i].name);
   }
-  out.flush();
-  if (!out) return ioError("cannot write " + path);
-  return Status::ok();
+  std::string text =
+      "# Ringmaster cluster file, rewritten by ringmaster and ringmasterctl (comments are not\n"
+      "# kept). server_key: what `ringmaster-agent pubkey` prints on the agent's host.\n"
+      "agents:";
+  // An empty block sequence would read back as null, not as an empty list.
+  text += agents.empty() ? " []\n" : "\n";
+  for (const auto& a : agents) {
+    text += "  - name: " + yamlQuoted(a.name) + "\n    endpoint: " + yamlQuoted(a.endpoint) +
+            "\n    server_key: " + yamlQuoted(a.server_key) + "\n";
+  }
+  return replaceFileAtomically(path, text);
 }
 
 }  // namespace ringmaster::client

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -43,6 +44,26 @@ bool isValidKey(const std::string& key) {
   if (key.size() != 40) return false;
   uint8_t decoded[32];
   return zmq_z85_decode(decoded, key.c_str()) != nullptr;
+}
+
+std::string keyFingerprint(const std::string& z85_key) {
+  if (z85_key.size() != 40) return "";
+  uint8_t decoded[32];
+  if (zmq_z85_decode(decoded, z85_key.c_str()) == nullptr) return "";
+  uint64_t hash = 0xcbf29ce484222325ull;  // FNV-1a 64 offset basis
+  for (uint8_t byte : decoded) {
+    hash ^= byte;
+    hash *= 0x100000001b3ull;  // FNV-1a 64 prime
+  }
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string text;
+  for (int i = 7; i >= 0; --i) {
+    const auto byte = static_cast<uint8_t>(hash >> (8 * i));
+    if (!text.empty()) text += ':';
+    text += kHex[byte >> 4];
+    text += kHex[byte & 0xf];
+  }
+  return text;
 }
 
 Result<KeyPair> generateKeyPair() {

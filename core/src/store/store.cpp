@@ -150,6 +150,11 @@ const char* eventKind(proto::JournalRecord::KindCase kind) {
 
 }  // namespace
 
+std::string eventKindOf(const proto::JournalRecord& record) { return eventKind(record.kind_case()); }
+std::string eventDetailOf(const std::string& agent, const proto::JournalRecord& record) {
+  return summarize(agent, record);
+}
+
 // ---------------------------------------------------------------------------------------------
 // Store::Impl: one connection and its cached statements. Not thread-safe (see Store).
 
@@ -171,6 +176,8 @@ class Store::Impl {
   Result<std::vector<SeriesPoint>> series(const std::string& job_id, uint32_t attempt, int rank,
                                           const std::string& name, int buckets);
   Result<std::vector<HealthRow>> latestHealth();
+  Result<std::vector<HealthRow>> health(const std::string& agent, double from, double to,
+                                        int limit);
   Result<std::vector<EventRow>> events(const std::string& job_id);
   Result<int64_t> countMetrics(const std::string& job_id);
 
@@ -218,7 +225,7 @@ class Store::Impl {
       set_attempt_state_, set_job_state_, record_submission_, record_agent_, select_agents_,
       select_jobs_, select_job_exact_, select_job_prefix_, select_job_attempt_,
       select_max_rank_attempt_, select_ranks_, series_extent_, series_points_, next_health_agent_,
-      latest_health_, select_events_, count_all_metrics_, count_job_metrics_;
+      latest_health_, health_range_, select_events_, count_all_metrics_, count_job_metrics_;
   // metrics() statements by which filters are set (bit 0 job, 1 rank, 2 name, 3 attempt).
   std::array<Statement, 16> metric_queries_;
 
@@ -371,6 +378,9 @@ Status Store::Impl::prepareAll() {
       {&latest_health_,
        "SELECT time, cpu_percent, mem_used, mem_total, load1, net_rx, net_tx, gpus FROM health "
        "WHERE agent = ?1 ORDER BY seq DESC LIMIT 1"},
+      {&health_range_,
+       "SELECT time, cpu_percent, mem_used, mem_total, load1, net_rx, net_tx, gpus FROM health "
+       "WHERE agent = ?1 AND time >= ?2 AND time <= ?3 ORDER BY seq LIMIT ?4"},
       {&select_events_,
        "SELECT job_id, attempt, source, seq, agent, time, kind, detail FROM events "
        "WHERE job_id = ?1 ORDER BY time, seq"},
@@ -950,6 +960,43 @@ Result<std::vector<SeriesPoint>> Store::Impl::series(const std::string& job_id, 
   return points;
 }
 
+// One health row from a statement selecting time, cpu_percent, mem_used, mem_total, load1,
+// net_rx, net_tx, gpus.
+static Result<HealthRow> healthRowFrom(const Statement& s, const std::string& agent,
+                                const std::string& path) {
+  HealthRow row;
+  row.agent = agent;
+  row.time = s.columnDouble(0);
+  if (!row.sample.ParseFromString(s.columnBlob(7))) {  // first: parsing clears the message
+    return ioError("history file " + path + ": GPU health of " + agent + " does not parse");
+  }
+  row.sample.set_cpu_percent(s.columnDouble(1));
+  row.sample.set_memory_used_bytes(static_cast<uint64_t>(s.columnInt64(2)));
+  row.sample.set_memory_total_bytes(static_cast<uint64_t>(s.columnInt64(3)));
+  row.sample.set_load1(s.columnDouble(4));
+  row.sample.set_net_rx_bytes_per_s(s.columnDouble(5));
+  row.sample.set_net_tx_bytes_per_s(s.columnDouble(6));
+  return row;
+}
+
+Result<std::vector<HealthRow>> Store::Impl::health(const std::string& agent, double from,
+                                                   double to, int limit) {
+  ScopedReset reset(health_range_);
+  Statement& s = health_range_;
+  s.bindText(1, agent);
+  s.bindDouble(2, from);
+  s.bindDouble(3, to);
+  s.bindInt64(4, limit);
+  std::vector<HealthRow> rows;
+  int rc;
+  while ((rc = s.step()) == SQLITE_ROW) {
+    RM_ASSIGN_OR_RETURN(HealthRow row, healthRowFrom(s, agent, path_));
+    rows.push_back(std::move(row));
+  }
+  if (rc != SQLITE_DONE) return error(rc, "reading the health of " + agent);
+  return rows;
+}
+
 Result<std::vector<HealthRow>> Store::Impl::latestHealth() {
   std::vector<HealthRow> rows;
   std::string agent;  // walks the distinct agents through the (agent, seq) key
@@ -968,18 +1015,7 @@ Result<std::vector<HealthRow>> Store::Impl::latestHealth() {
     const int rc = s.step();
     if (rc == SQLITE_DONE) continue;
     if (rc != SQLITE_ROW) return error(rc, "reading the health of " + agent);
-    HealthRow row;
-    row.agent = agent;
-    row.time = s.columnDouble(0);
-    if (!row.sample.ParseFromString(s.columnBlob(7))) {  // first: parsing clears the message
-      return ioError("history file " + path_ + ": GPU health of " + agent + " does not parse");
-    }
-    row.sample.set_cpu_percent(s.columnDouble(1));
-    row.sample.set_memory_used_bytes(static_cast<uint64_t>(s.columnInt64(2)));
-    row.sample.set_memory_total_bytes(static_cast<uint64_t>(s.columnInt64(3)));
-    row.sample.set_load1(s.columnDouble(4));
-    row.sample.set_net_rx_bytes_per_s(s.columnDouble(5));
-    row.sample.set_net_tx_bytes_per_s(s.columnDouble(6));
+    RM_ASSIGN_OR_RETURN(HealthRow row, healthRowFrom(s, agent, path_));
     rows.push_back(std::move(row));
   }
   return rows;
@@ -1058,6 +1094,10 @@ Result<std::vector<SeriesPoint>> Store::series(const std::string& job_id, uint32
   return impl_->series(job_id, attempt, rank, name, buckets);
 }
 Result<std::vector<HealthRow>> Store::latestHealth() { return impl_->latestHealth(); }
+Result<std::vector<HealthRow>> Store::health(const std::string& agent, double from, double to,
+                                             int limit) {
+  return impl_->health(agent, from, to, limit);
+}
 Result<std::vector<EventRow>> Store::events(const std::string& job_id) {
   return impl_->events(job_id);
 }

@@ -30,7 +30,25 @@ Result<security::KeyPair> loadClientKeys(const ClientPaths& paths);
 Result<std::vector<AgentEndpoint>> loadClusterFile(const std::string& path);
 Result<std::vector<AgentEndpoint>> parseClusterFile(const std::string& text,
                                                     const std::string& file_name);
-// Writes a cluster file (used by `ringmasterctl demo` and tests).
+// What is wrong with one cluster-file entry, field by field (an empty string: that field is
+// fine). These are the rules parseClusterFile applies, so an editor can check an entry before it
+// writes one: a non-empty name without control characters that no other agent uses, an endpoint
+// tcp://HOST:PORT (PORT 1-65535), and a valid server key.
+struct AgentEntryProblems {
+  std::string name;
+  std::string endpoint;
+  std::string server_key;
+  bool ok() const { return name.empty() && endpoint.empty() && server_key.empty(); }
+};
+AgentEntryProblems checkAgentEntry(const AgentEndpoint& agent,
+                                   const std::vector<std::string>& other_names);
+
+// Writes a cluster file atomically: the text goes to a temporary file in the same directory,
+// which is synced and renamed over `path` (a reader sees the old file or the new one, never a
+// torn one; a symlink at `path` is followed). Every value is double-quoted and escaped, so names
+// and Z85 keys with YAML-special characters read back unchanged. Entries that loadClusterFile
+// would refuse are refused here, naming the entry and field, and nothing is written. Comments of
+// an earlier file are not kept.
 Status writeClusterFile(const std::string& path, const std::vector<AgentEndpoint>& agents);
 
 // "tcp://10.0.0.11:7070" -> "10.0.0.11" (brackets of IPv6 removed); empty when not tcp://.

@@ -18,6 +18,13 @@ bool isValidKey(const std::string& key);
 
 Result<KeyPair> generateKeyPair();
 
+// A short, stable digest of a public key for people to compare by eye ("ab:cd:ef:12:34:56:78:9a"),
+// e.g. the GUI's copy of an agent key against `ringmaster-agent pubkey` on that host. It is the
+// 64-bit FNV-1a hash of the decoded key: fine for spotting a wrong paste, not a security
+// boundary (an attacker can craft a key with a chosen fingerprint). Empty when `z85_key` is not
+// a valid key.
+std::string keyFingerprint(const std::string& z85_key);
+
 // Reads the key pair at `path`, creating it (and its directory) when missing. The file holds
 // "public KEY" and "secret KEY" lines and is created with mode 0600.
 Result<KeyPair> loadOrCreateKeyPair(const std::string& path);

@@ -94,6 +94,12 @@ struct EventRow {
   std::string kind{}, detail{};
 };
 
+// What the history stores for a lifecycle record (job_accepted, rank_started, rank_exited,
+// job_finished): its kind and detail, as in EventRow; "" for other records. Live views use these
+// so that they say the same as the history.
+std::string eventKindOf(const proto::JournalRecord& record);
+std::string eventDetailOf(const std::string& agent, const proto::JournalRecord& record);
+
 // A SQLite history file. Not thread-safe: one Store object per thread for reads; writes go through
 // one writer (the object's own connection, or BatchWriter below). Readers in other threads or
 // processes see each committed batch as a whole (WAL).
@@ -140,6 +146,9 @@ class Store {
   Result<std::vector<SeriesPoint>> series(const std::string& job_id, uint32_t attempt, int rank,
                                           const std::string& name, int buckets);
   Result<std::vector<HealthRow>> latestHealth();                    // newest per agent, by agent
+  // An agent's samples with time in [from, to], oldest first, at most `limit`.
+  Result<std::vector<HealthRow>> health(const std::string& agent, double from, double to,
+                                        int limit);
   Result<std::vector<EventRow>> events(const std::string& job_id);  // by time, then seq
   Result<int64_t> countMetrics(const std::string& job_id = "");     // for tests/benchmarks
 

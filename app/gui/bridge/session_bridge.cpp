@@ -1,0 +1,135 @@
+#include "bridge/session_bridge.h"
+
+#include <map>
+
+namespace ringmaster::gui {
+namespace {
+constexpr int kDeliveryIntervalMs = 40;
+}
+
+// What the I/O thread has reported since the last delivery. Agent statuses keep only the newest
+// per agent; records and answers keep everything, in order.
+class SessionBridge::Inbox : public client::SessionSink {
+ public:
+  struct Batch {
+    std::map<std::string, client::AgentStatus> statuses;
+    std::vector<AgentRecords> records;
+    std::vector<std::function<void(SessionBridge&)>> answers;
+    bool empty() const { return statuses.empty() && records.empty() && answers.empty(); }
+  };
+
+  Batch take() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    Batch out;
+    std::swap(out, pending_);
+    return out;
+  }
+
+  void agentStatus(const client::AgentStatus& status) override {
+    std::lock_guard<std::mutex> lock(mutex_);
+    pending_.statuses[status.name] = status;
+  }
+  void records(const std::string& agent, std::vector<proto::JournalRecord> records) override {
+    std::lock_guard<std::mutex> lock(mutex_);
+    pending_.records.push_back({agent, std::move(records)});
+  }
+  void submitted(uint64_t token, const Result<client::SubmittedJob>& result) override {
+    answer([token, result](SessionBridge& b) { emit b.submitted(token, result); });
+  }
+  void stopped(uint64_t token, const std::string& job_id, const Result<int>& result) override {
+    answer([token, id = QString::fromStdString(job_id), result](SessionBridge& b) {
+      emit b.stopped(token, id, result);
+    });
+  }
+  void logChunk(uint64_t token, const std::string& job_id, int rank,
+                const Result<proto::LogChunk>& chunk) override {
+    answer([token, id = QString::fromStdString(job_id), rank, chunk](SessionBridge& b) {
+      emit b.logChunk(token, id, rank, chunk);
+    });
+  }
+  void jobLoaded(uint64_t token, const Result<client::JobSnapshot>& snapshot) override {
+    auto shared = std::make_shared<Result<client::JobSnapshot>>(snapshot);
+    answer([token, shared](SessionBridge& b) { emit b.jobLoaded(token, *shared); });
+  }
+  void runsListed(uint64_t token, const Result<std::vector<client::RunSummary>>& runs) override {
+    answer([token, runs](SessionBridge& b) { emit b.runsListed(token, runs); });
+  }
+
+ private:
+  void answer(std::function<void(SessionBridge&)> f) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    pending_.answers.push_back(std::move(f));
+  }
+
+  std::mutex mutex_;
+  Batch pending_;  // GUARDED_BY(mutex_)
+};
+
+SessionBridge::SessionBridge(QObject* parent) : QObject(parent), inbox_(new Inbox) {
+  timer_.setInterval(kDeliveryIntervalMs);
+  connect(&timer_, &QTimer::timeout, this, &SessionBridge::deliver);
+}
+
+SessionBridge::~SessionBridge() { stop(); }
+
+Status SessionBridge::start(const client::ClientPaths& paths,
+                            const client::SessionOptions& options) {
+  stop();
+  paths_ = paths;
+  RM_ASSIGN_OR_RETURN(session_, client::ClusterSession::open(paths, inbox_.get(), options));
+  client::ClusterSession* session = session_.get();
+  thread_ = std::thread([session] { session->run(); });
+  timer_.start();
+  return Status::ok();
+}
+
+void SessionBridge::stop() {
+  if (!session_) return;
+  session_->stop();
+  if (thread_.joinable()) thread_.join();
+  session_.reset();
+  timer_.stop();
+  inbox_->take();  // answers to a session that is gone
+}
+
+QString SessionBridge::clientPublicKey() const {
+  return session_ ? QString::fromStdString(session_->clientPublicKey()) : QString();
+}
+
+uint64_t SessionBridge::submit(job::JobSpec spec) {
+  return session_ ? session_->postSubmit(std::move(spec)) : 0;
+}
+
+uint64_t SessionBridge::stopJob(const QString& job_id) {
+  return session_ ? session_->postStop(job_id.toStdString()) : 0;
+}
+
+uint64_t SessionBridge::readLog(const QString& agent, const QString& job_id, int rank,
+                                uint64_t offset, uint32_t attempt) {
+  return session_ ? session_->postReadLog(agent.toStdString(), job_id.toStdString(), rank, offset,
+                                          attempt)
+                  : 0;
+}
+
+uint64_t SessionBridge::loadJob(const QString& job_id) {
+  return session_ ? session_->postLoadJob(job_id.toStdString()) : 0;
+}
+
+uint64_t SessionBridge::listRuns() { return session_ ? session_->postListRuns() : 0; }
+
+void SessionBridge::reloadCluster() {
+  if (session_) session_->postReloadCluster();
+}
+
+void SessionBridge::deliver() {
+  Inbox::Batch batch = inbox_->take();
+  if (batch.empty()) return;
+  for (const auto& [name, status] : batch.statuses) emit agentStatus(status);
+  if (!batch.records.empty()) {
+    for (const auto& r : batch.records) delivered_records_ += r.records.size();
+    emit records(batch.records);
+  }
+  for (auto& answer : batch.answers) answer(*this);
+}
+
+}  // namespace ringmaster::gui

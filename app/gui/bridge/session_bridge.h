@@ -1,0 +1,79 @@
+#pragma once
+// SessionBridge: the GUI's I/O thread. It runs a client::ClusterSession (every socket, the
+// journal sync and the SQLite batch writer live there) and hands what the session reports to the
+// GUI thread in batches, on a 40 ms timer, so that a flood of metrics costs the GUI one wake-up
+// per frame and never a wait on the network or on SQLite.
+//
+// Thread safety: the public API and the signals belong to the GUI thread (the object's thread);
+// the sink side is called on the I/O thread and only touches the mutex-guarded inbox.
+
+#include <QObject>
+#include <QTimer>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+// The generated protobuf code has Inventory::slots(), which Qt's `slots` keyword macro would eat:
+// hide the macro while core's headers are parsed, whatever was included before.
+#pragma push_macro("slots")
+#undef slots
+#include "ringmaster/client/cluster_session.h"
+#pragma pop_macro("slots")
+
+namespace ringmaster::gui {
+
+// Journal records of one agent, in journal order.
+struct AgentRecords {
+  std::string agent;
+  std::vector<proto::JournalRecord> records;
+};
+
+class SessionBridge : public QObject {
+  Q_OBJECT
+ public:
+  explicit SessionBridge(QObject* parent = nullptr);
+  ~SessionBridge() override;  // stops the session and joins the I/O thread
+
+  // Opens the session (keys, history, cluster file) and starts the I/O thread.
+  Status start(const client::ClientPaths& paths, const client::SessionOptions& options = {});
+  void stop();
+  bool running() const { return session_ != nullptr; }
+  const client::ClientPaths& paths() const { return paths_; }
+  QString clientPublicKey() const;
+
+  // Commands: they return at once; the answer comes as the signal of the same name.
+  uint64_t submit(job::JobSpec spec);
+  uint64_t stopJob(const QString& job_id);
+  uint64_t readLog(const QString& agent, const QString& job_id, int rank, uint64_t offset,
+                   uint32_t attempt = 0);
+  uint64_t loadJob(const QString& job_id);
+  uint64_t listRuns();
+  void reloadCluster();
+
+  // Records delivered to the GUI so far (tests and benchmarks).
+  uint64_t deliveredRecords() const { return delivered_records_; }
+
+ signals:
+  void agentStatus(const client::AgentStatus& status);
+  void records(const std::vector<ringmaster::gui::AgentRecords>& batch);
+  void submitted(uint64_t token, const Result<client::SubmittedJob>& result);
+  void stopped(uint64_t token, const QString& job_id, const Result<int>& result);
+  void logChunk(uint64_t token, const QString& job_id, int rank,
+                const Result<proto::LogChunk>& chunk);
+  void jobLoaded(uint64_t token, const Result<client::JobSnapshot>& snapshot);
+  void runsListed(uint64_t token, const Result<std::vector<client::RunSummary>>& runs);
+
+ private:
+  class Inbox;
+  void deliver();
+
+  client::ClientPaths paths_;
+  std::unique_ptr<Inbox> inbox_;
+  std::unique_ptr<client::ClusterSession> session_;
+  std::thread thread_;
+  QTimer timer_;
+  uint64_t delivered_records_ = 0;
+};
+
+}  // namespace ringmaster::gui

@@ -1,0 +1,49 @@
+#include "charts/axis_ticks.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace ringmaster::gui {
+
+double niceTickInterval(double span, int target_ticks) {
+  if (!(span > 0) || !std::isfinite(span) || target_ticks < 1) return 1;
+  const double raw = span / target_ticks;
+  const double magnitude = std::pow(10.0, std::floor(std::log10(raw)));
+  for (double m : {1.0, 2.0, 5.0, 10.0}) {
+    if (m * magnitude >= raw * 0.999) return m * magnitude;
+  }
+  return 10 * magnitude;
+}
+
+double niceTimeInterval(double span_s, int target_ticks) {
+  if (!(span_s > 0) || !std::isfinite(span_s) || target_ticks < 1) return 1;
+  static constexpr double kSteps[] = {1,     2,     5,     10,    15,     30,    60,
+                                      120,   300,   600,   900,   1800,   3600,  7200,
+                                      10800, 21600, 43200, 86400, 172800, 604800};
+  const double raw = span_s / target_ticks;
+  if (raw < 1) return niceTickInterval(span_s, target_ticks);
+  for (double s : kSteps) {
+    if (s >= raw * 0.999) return s;
+  }
+  return niceTickInterval(span_s / 86400, target_ticks) * 86400;
+}
+
+std::vector<double> tickValues(double lo, double hi, double interval, double offset) {
+  std::vector<double> out;
+  if (!(interval > 0) || !(lo <= hi) || (hi - lo) / interval > 1000) return out;
+  const double first = std::ceil((lo - offset) / interval - 1e-9);
+  for (double k = first;; k += 1) {
+    const double v = offset + k * interval;
+    if (v > hi + interval * 1e-9) break;
+    out.push_back(std::abs(v) < interval * 1e-9 ? 0.0 : v);
+  }
+  return out;
+}
+
+std::string tickLabelFormat(double interval, double max_abs) {
+  if (!(interval > 0) || max_abs >= 1e7 || interval < 1e-4) return "%.3g";
+  const int decimals = std::max(0, static_cast<int>(std::ceil(-std::log10(interval) - 1e-9)));
+  return "%." + std::to_string(decimals) + "f";
+}
+
+}  // namespace ringmaster::gui

@@ -1,0 +1,24 @@
+#pragma once
+// Round tick spacing for chart axes, so labels read 0.25, 0.50, 0.75 rather than 0.2371, 0.4742.
+
+#include <string>
+#include <vector>
+
+namespace ringmaster::gui {
+
+// The 1, 2 or 5 times a power of ten closest above span / target_ticks. 1 for a bad span.
+double niceTickInterval(double span, int target_ticks);
+
+// Round spacing for a wall-clock axis, in seconds: 1, 2, 5, 10, 15, 30 s, 1, 2, 5, 10, 15, 30 min,
+// 1, 2, 3, 6, 12 h, 1, 2, 7 days (sub-second spans fall back to niceTickInterval).
+double niceTimeInterval(double span_s, int target_ticks);
+
+// The multiples of `interval` (shifted by `offset`: ticks sit at offset + k * interval) inside
+// [lo, hi], at most 1000 of them.
+std::vector<double> tickValues(double lo, double hi, double interval, double offset = 0);
+
+// A printf format that shows every tick at `interval` apart without noise digits: "%.0f" for
+// whole numbers, "%.2f" for 0.05 steps, "%.3g" beyond 1e7 or below 1e-4.
+std::string tickLabelFormat(double interval, double max_abs);
+
+}  // namespace ringmaster::gui

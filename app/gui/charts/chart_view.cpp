@@ -1,0 +1,194 @@
+#include "charts/chart_view.h"
+
+#include <QMouseEvent>
+#include <QPainter>
+#include <QWheelEvent>
+#include <algorithm>
+#include <cmath>
+
+namespace ringmaster::gui {
+namespace {
+
+// A press that moves less than this is a click (context menu), not a drag.
+constexpr double kDragThresholdPx = 4;
+constexpr double kWheelZoomPerNotch = 0.8;
+
+}  // namespace
+
+ChartView::ChartView(QChart* chart, QWidget* parent) : QChartView(chart, parent) {
+  setRenderHint(QPainter::Antialiasing, true);
+  setMouseTracking(true);
+  viewport()->setMouseTracking(true);
+  setContextMenuPolicy(Qt::PreventContextMenu);  // shown on right release, after a drag test
+  setFrameShape(QFrame::NoFrame);
+}
+
+void ChartView::setCallbacks(Callbacks callbacks) { callbacks_ = std::move(callbacks); }
+
+void ChartView::setPlaceholder(const QString& text) {
+  if (text == placeholder_) return;
+  placeholder_ = text;
+  viewport()->update();
+}
+
+QRectF ChartView::plot() const { return chart()->plotArea(); }
+
+void ChartView::mousePressEvent(QMouseEvent* event) {
+  const QPointF pos = mapToScene(event->position().toPoint());
+  press_pos_ = last_pos_ = pos;
+  const bool in_plot = plot().contains(pos);
+  if (event->button() == Qt::LeftButton && in_plot) {
+    drag_ = (event->modifiers() & Qt::ShiftModifier) ? Drag::kPan : Drag::kZoom;
+  } else if (event->button() == Qt::MiddleButton && in_plot) {
+    drag_ = Drag::kPan;
+  } else if (event->button() == Qt::RightButton) {
+    drag_ = Drag::kRightPending;
+  } else {
+    QChartView::mousePressEvent(event);  // legend markers and the rest of the scene
+    return;
+  }
+  event->accept();
+}
+
+void ChartView::mouseMoveEvent(QMouseEvent* event) {
+  const QPointF pos = mapToScene(event->position().toPoint());
+  if (drag_ == Drag::kRightPending && std::abs(pos.x() - press_pos_.x()) >= kDragThresholdPx) {
+    drag_ = Drag::kPan;
+  }
+  if (drag_ == Drag::kPan) {
+    if (callbacks_.panByPixels) callbacks_.panByPixels(pos.x() - last_pos_.x());
+  }
+  last_pos_ = pos;
+  hover_ = plot().contains(pos) && drag_ != Drag::kPan ? std::optional<QPointF>(pos) : std::nullopt;
+  viewport()->update();
+  if (drag_ == Drag::kNone) QChartView::mouseMoveEvent(event);
+}
+
+void ChartView::mouseReleaseEvent(QMouseEvent* event) {
+  const QPointF pos = mapToScene(event->position().toPoint());
+  const Drag drag = std::exchange(drag_, Drag::kNone);
+  if (drag == Drag::kZoom) {
+    const QRectF p = plot();
+    const double a = std::clamp(std::min(press_pos_.x(), pos.x()), p.left(), p.right());
+    const double b = std::clamp(std::max(press_pos_.x(), pos.x()), p.left(), p.right());
+    if (b - a >= kDragThresholdPx && callbacks_.zoomToPixels) callbacks_.zoomToPixels(a, b);
+  } else if (drag == Drag::kRightPending) {
+    if (callbacks_.contextMenu) callbacks_.contextMenu(event->globalPosition().toPoint());
+  } else if (drag == Drag::kNone) {
+    QChartView::mouseReleaseEvent(event);
+    return;
+  }
+  viewport()->update();
+  event->accept();
+}
+
+void ChartView::mouseDoubleClickEvent(QMouseEvent* event) {
+  if (event->button() == Qt::LeftButton && plot().contains(mapToScene(event->pos()))) {
+    if (callbacks_.resetZoom) callbacks_.resetZoom();
+    event->accept();
+    return;
+  }
+  QChartView::mouseDoubleClickEvent(event);
+}
+
+void ChartView::wheelEvent(QWheelEvent* event) {
+  const QPointF pos = mapToScene(event->position().toPoint());
+  const double notches = event->angleDelta().y() / 120.0;
+  if (!plot().contains(pos) || notches == 0 || !callbacks_.zoomAround) {
+    QChartView::wheelEvent(event);
+    return;
+  }
+  callbacks_.zoomAround(pos.x(), std::pow(kWheelZoomPerNotch, notches));
+  event->accept();
+}
+
+void ChartView::leaveEvent(QEvent* event) {
+  hover_.reset();
+  viewport()->update();
+  QChartView::leaveEvent(event);
+}
+
+void ChartView::resizeEvent(QResizeEvent* event) {
+  QChartView::resizeEvent(event);
+  if (callbacks_.resized) callbacks_.resized();
+}
+
+void ChartView::drawForeground(QPainter* painter, const QRectF& rect) {
+  QChartView::drawForeground(painter, rect);
+  const QRectF p = plot();
+  painter->save();
+  if (drag_ == Drag::kZoom) {
+    QColor hl = palette().color(QPalette::Highlight);
+    const double a = std::clamp(std::min(press_pos_.x(), last_pos_.x()), p.left(), p.right());
+    const double b = std::clamp(std::max(press_pos_.x(), last_pos_.x()), p.left(), p.right());
+    painter->setPen(QPen(hl, 1));
+    hl.setAlpha(60);
+    painter->setBrush(hl);
+    painter->drawRect(QRectF(a, p.top(), b - a, p.height()));
+  }
+  if (!placeholder_.isEmpty()) {
+    painter->setPen(palette().color(QPalette::PlaceholderText));
+    QFont f = font();
+    f.setPointSizeF(f.pointSizeF() * 1.2);
+    painter->setFont(f);
+    painter->drawText(p, Qt::AlignCenter, placeholder_);
+  } else if (hover_ && drag_ == Drag::kNone) {
+    drawReadout(painter, p);
+  }
+  painter->restore();
+}
+
+void ChartView::drawReadout(QPainter* painter, const QRectF& p) {
+  const double x = hover_->x();
+  QColor line = palette().color(QPalette::Text);
+  line.setAlpha(110);
+  painter->setPen(QPen(line, 1, Qt::DashLine));
+  painter->drawLine(QPointF(x, p.top()), QPointF(x, p.bottom()));
+  if (!callbacks_.readoutAt) return;
+  const Readout r = callbacks_.readoutAt(x);
+  if (r.header.isEmpty() && r.rows.empty()) return;
+
+  QFont bold = font();
+  bold.setBold(true);
+  const QFontMetrics fm(font()), fmb(bold);
+  const int pad = 6, swatch = fm.height() / 2 + 2, gap = 6, lh = fm.height();
+  int width = fmb.horizontalAdvance(r.header);
+  for (const auto& row : r.rows) {
+    width = std::max(width, swatch + gap + fm.horizontalAdvance(row.text));
+  }
+  const int rows_fit = std::max(0, static_cast<int>((p.height() - 2 * pad) / lh) - 1);
+  const int rows = std::min(static_cast<int>(r.rows.size()), rows_fit);
+  QRectF box(0, 0, width + 2 * pad, (rows + 1) * lh + 2 * pad);
+  // Beside the cursor, flipped to its left near the right edge, always inside the plot.
+  double left = x + 12;
+  if (left + box.width() > p.right()) left = x - 12 - box.width();
+  left = std::max(left, p.left());
+  double top = std::clamp(hover_->y() - box.height() / 2, p.top() + 2,
+                          std::max(p.top() + 2, p.bottom() - box.height() - 2));
+  box.moveTo(left, top);
+
+  QColor bg = palette().color(QPalette::ToolTipBase);
+  bg.setAlpha(235);
+  painter->setPen(QPen(palette().color(QPalette::Mid), 1));
+  painter->setBrush(bg);
+  painter->drawRoundedRect(box, 3, 3);
+  painter->setPen(palette().color(QPalette::ToolTipText));
+  painter->setFont(bold);
+  double y = box.top() + pad;
+  painter->drawText(QRectF(box.left() + pad, y, width, lh), Qt::AlignVCenter | Qt::AlignLeft,
+                    r.header);
+  painter->setFont(font());
+  for (int i = 0; i < rows; ++i) {
+    y += lh;
+    const auto& row = r.rows[i];
+    if (row.color.isValid()) {
+      painter->fillRect(QRectF(box.left() + pad, y + (lh - swatch) / 2.0, swatch, swatch),
+                        row.color);
+    }
+    painter->setPen(palette().color(QPalette::ToolTipText));
+    painter->drawText(QRectF(box.left() + pad + swatch + gap, y, width, lh),
+                      Qt::AlignVCenter | Qt::AlignLeft, row.text);
+  }
+}
+
+}  // namespace ringmaster::gui

@@ -1,0 +1,64 @@
+#pragma once
+// The QChartView under MetricChart: turns mouse and wheel input into zoom/pan requests in plot
+// pixels and paints the overlays (rubber band, hover line and readout, "no data" placeholder).
+// It knows nothing of series: MetricChart maps pixels to x and answers the readout.
+
+#include <QChartView>
+#include <QColor>
+#include <QPointF>
+#include <QString>
+#include <functional>
+#include <optional>
+#include <vector>
+
+namespace ringmaster::gui {
+
+class ChartView : public QChartView {
+ public:
+  struct ReadoutRow {
+    QColor color;  // invalid: a row without a swatch ("… 20 more")
+    QString text;
+  };
+  struct Readout {
+    QString header;
+    std::vector<ReadoutRow> rows;
+  };
+  // Every callback may be empty. Pixel positions are scene x, which is also viewport x.
+  struct Callbacks {
+    std::function<void(double px0, double px1)> zoomToPixels;  // rubber band released
+    std::function<void(double px, double factor)> zoomAround;  // wheel; factor < 1 zooms in
+    std::function<void(double dx)> panByPixels;                // content follows the mouse
+    std::function<void()> resetZoom;                           // double-click
+    std::function<void(QPoint global_pos)> contextMenu;        // right click without a drag
+    std::function<Readout(double px)> readoutAt;
+    std::function<void()> resized;
+  };
+
+  explicit ChartView(QChart* chart, QWidget* parent = nullptr);
+  void setCallbacks(Callbacks callbacks);
+  // Drawn in the middle of the plot when not empty ("Waiting for data…").
+  void setPlaceholder(const QString& text);
+
+ protected:
+  void mousePressEvent(QMouseEvent* event) override;
+  void mouseMoveEvent(QMouseEvent* event) override;
+  void mouseReleaseEvent(QMouseEvent* event) override;
+  void mouseDoubleClickEvent(QMouseEvent* event) override;
+  void wheelEvent(QWheelEvent* event) override;
+  void leaveEvent(QEvent* event) override;
+  void resizeEvent(QResizeEvent* event) override;
+  void drawForeground(QPainter* painter, const QRectF& rect) override;
+
+ private:
+  enum class Drag { kNone, kZoom, kPan, kRightPending };
+  QRectF plot() const;
+  void drawReadout(QPainter* painter, const QRectF& plot);
+
+  Callbacks callbacks_;
+  QString placeholder_;
+  Drag drag_ = Drag::kNone;
+  QPointF press_pos_, last_pos_;
+  std::optional<QPointF> hover_;
+};
+
+}  // namespace ringmaster::gui

@@ -1,0 +1,577 @@
+#include "charts/metric_chart.h"
+
+#include <QCategoryAxis>
+#include <QChart>
+#include <QDateTime>
+#include <QEvent>
+#include <QFileDialog>
+#include <QFontMetrics>
+#include <QGraphicsLayout>
+#include <QLegend>
+#include <QLegendMarker>
+#include <QLineSeries>
+#include <QLocale>
+#include <QMenu>
+#include <QMessageBox>
+#include <QPixmap>
+#include <QSaveFile>
+#include <QToolButton>
+#include <QVBoxLayout>
+#include <QValueAxis>
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <string>
+
+#include "charts/axis_ticks.h"
+#include "charts/chart_view.h"
+#include "charts/palette.h"
+
+namespace ringmaster::gui {
+namespace {
+
+constexpr double kRawAlphaWhenSmoothed = 0.25;
+constexpr double kMaxSmoothing = 0.99;
+// Target spacing between tick labels, in pixels.
+constexpr int kXTickSpacingPx = 110;
+constexpr int kYTickSpacingPx = 50;
+// Narrowest x span a zoom may reach: a couple of steps, or a millisecond of wall time.
+constexpr double kMinStepSpan = 2;
+constexpr double kMinTimeSpan = 1e-3;
+constexpr int kRightMarginPx = 8;
+
+// Readable in a glance: 0.4123, 12.35, 1,234.5, 123,457, 1.23e-05.
+QString formatValue(double v) {
+  if (std::isnan(v)) return QStringLiteral("NaN");
+  if (std::isinf(v)) return v > 0 ? QStringLiteral("+inf") : QStringLiteral("-inf");
+  if (v == 0) return QStringLiteral("0");
+  const double a = std::abs(v);
+  const QLocale en(QLocale::English);
+  if (a >= 1e5) return en.toString(v, 'f', 0);
+  const int magnitude = static_cast<int>(std::floor(std::log10(a)));
+  if (a >= 1e-3) return en.toString(v, 'f', std::max(0, 3 - magnitude));
+  return QString::number(v, 'e', 2);
+}
+
+void appendNumber(std::string* out, double v) {
+  char buf[64];
+  auto res = std::to_chars(buf, buf + sizeof buf, v);
+  out->append(buf, res.ptr);
+}
+
+void appendCsvField(std::string* out, const QString& field) {
+  const std::string s = field.toStdString();
+  if (s.find_first_of(",\"\r\n") == std::string::npos) {
+    out->append(s);
+    return;
+  }
+  out->push_back('"');
+  for (char c : s) {
+    if (c == '"') out->push_back('"');
+    out->push_back(c);
+  }
+  out->push_back('"');
+}
+
+QList<QPointF> toQPoints(const std::vector<ViewPoint>& points) {
+  QList<QPointF> out;
+  out.reserve(static_cast<qsizetype>(points.size()));
+  for (const auto& p : points) out.append(QPointF(p.x, p.y));
+  return out;
+}
+
+// The point of `points` (sorted by x) nearest to x; nullptr when empty.
+const ViewPoint* nearest(const std::vector<ViewPoint>& points, double x) {
+  if (points.empty()) return nullptr;
+  auto it = std::lower_bound(points.begin(), points.end(), x,
+                             [](const ViewPoint& p, double v) { return p.x < v; });
+  if (it == points.end()) return &points.back();
+  if (it != points.begin() && x - std::prev(it)->x < it->x - x) --it;
+  return &*it;
+}
+
+// Dynamic ticks are laid out on every change, so the order of the two changes matters: a new
+// range under the old interval (0..10^7 at 0.05) would create millions of tick items for a
+// moment. A coarser interval goes first, a finer one after the range. Unchanged axes are left
+// alone: each relayout costs Qt Charts more than the whole decimation.
+void setValueAxis(QValueAxis* axis, double lo, double hi, double interval, double max_abs) {
+  if (axis->tickType() != QValueAxis::TicksDynamic) {
+    axis->setTickCount(2);
+    axis->setTickType(QValueAxis::TicksDynamic);
+  }
+  if (axis->min() == lo && axis->max() == hi && axis->tickInterval() == interval) return;
+  const QString format = QString::fromStdString(tickLabelFormat(interval, max_abs));
+  if (axis->labelFormat() != format) axis->setLabelFormat(format);
+  if (interval >= axis->tickInterval()) {
+    axis->setTickInterval(interval);
+    axis->setRange(lo, hi);
+  } else {
+    axis->setRange(lo, hi);
+    axis->setTickInterval(interval);
+  }
+}
+
+}  // namespace
+
+MetricChart::MetricChart(const QString& title, QWidget* parent) : QWidget(parent), title_(title) {
+  chart_ = new QChart;
+  chart_->setTitle(title);
+  QFont title_font = font();
+  title_font.setBold(true);
+  chart_->setTitleFont(title_font);
+  // Tick labels through QLocale: "1,250.5" rather than "1250.5".
+  chart_->setLocale(QLocale(QLocale::English));
+  chart_->setLocalizeNumbers(true);
+  chart_->setAnimationOptions(QChart::NoAnimation);
+  chart_->setMargins(QMargins(2, 2, kRightMarginPx, 2));
+  chart_->layout()->setContentsMargins(0, 0, 0, 0);
+  chart_->legend()->setAlignment(Qt::AlignTop);
+  chart_->legend()->setShowToolTips(true);
+  chart_->legend()->hide();
+
+  y_axis_ = new QValueAxis;
+  y_axis_->setTickAnchor(0);
+  chart_->addAxis(y_axis_, Qt::AlignLeft);
+  x_axis_ = new QCategoryAxis;
+  x_axis_->setLabelsPosition(QCategoryAxis::AxisLabelsPositionOnValue);
+  chart_->addAxis(x_axis_, Qt::AlignBottom);
+  x_axis_->setLabelsFont(font());
+  y_axis_->setLabelsFont(font());
+  updateXAxisTitle();
+
+  view_ = new ChartView(chart_, this);
+  auto* layout = new QVBoxLayout(this);
+  layout->setContentsMargins(0, 0, 0, 0);
+  layout->addWidget(view_);
+
+  reset_button_ = new QToolButton(view_);
+  reset_button_->setText(tr("Reset zoom"));
+  reset_button_->setToolTip(tr("Follow the data again (or double-click the plot)"));
+  reset_button_->setCursor(Qt::PointingHandCursor);
+  reset_button_->hide();
+  connect(reset_button_, &QToolButton::clicked, this, [this] { userReset(); });
+
+  ChartView::Callbacks cb;
+  cb.zoomToPixels = [this](double a, double b) { userZoom(pixelToX(a), pixelToX(b)); };
+  cb.zoomAround = [this](double px, double factor) {
+    const double xc = pixelToX(px);
+    userZoom(xc - (xc - x0_) * factor, xc + (x1_ - xc) * factor);
+  };
+  cb.panByPixels = [this](double dx) {
+    const double w = chart_->plotArea().width();
+    if (w <= 0 || dx == 0) return;
+    const double shift = -dx / w * (x1_ - x0_);
+    zoomed_ = true;
+    x0_ += shift;
+    x1_ += shift;
+    refresh();
+    emit xRangeChanged(x0_, x1_);
+  };
+  cb.resetZoom = [this] { userReset(); };
+  cb.contextMenu = [this](QPoint pos) { showContextMenu(pos); };
+  cb.readoutAt = [this](double px) {
+    ChartView::Readout r;
+    const double x = pixelToX(px);
+    r.header = formatX(x);
+    const double tolerance = 3 * (x1_ - x0_) / std::max(1, plotColumns());
+    struct Row {
+      int line;
+      double value;
+      QString text;
+    };
+    std::vector<Row> rows;
+    for (size_t i = 0; i < lines_.size(); ++i) {
+      const ChartLine& line = lines_[i];
+      if (!line.visible || !line.series || line.series->empty()) continue;
+      const metrics::Series& s = *line.series;
+      if (x < s.sortedX(0, axis_) - tolerance || x > s.sortedX(s.size() - 1, axis_) + tolerance) {
+        continue;
+      }
+      size_t k = std::min(s.lowerBound(axis_, x), s.size() - 1);
+      if (k > 0 && x - s.sortedX(k - 1, axis_) < s.sortedX(k, axis_) - x) --k;
+      const double v = s.at(k).value;
+      QString text = line.label + QStringLiteral("  ") + formatValue(v);
+      if (smoothing_ > 0) {
+        if (const ViewPoint* e = nearest(views_[i].smoothed, x)) {
+          text += QStringLiteral("   ema ") + formatValue(e->y);
+        }
+      }
+      rows.push_back({static_cast<int>(i), v, text});
+    }
+    auto color = [this](int i) {
+      return lines_[i].color.isValid() ? lines_[i].color : seriesColor(i);
+    };
+    if (static_cast<int>(rows.size()) > kMaxReadoutRows) {
+      // Many ranks: the extremes are what matters (a straggler, a diverging rank).
+      std::stable_sort(rows.begin(), rows.end(),
+                       [](const Row& a, const Row& b) { return a.value > b.value; });
+      const int keep = kMaxReadoutRows / 2;
+      for (int i = 0; i < keep; ++i) r.rows.push_back({color(rows[i].line), rows[i].text});
+      r.rows.push_back({QColor(), tr("… %1 more").arg(static_cast<int>(rows.size()) - 2 * keep)});
+      for (size_t i = rows.size() - keep; i < rows.size(); ++i) {
+        r.rows.push_back({color(rows[i].line), rows[i].text});
+      }
+    } else {
+      for (const Row& row : rows) r.rows.push_back({color(row.line), row.text});
+    }
+    return r;
+  };
+  cb.resized = [this] { refresh(); };
+  view_->setCallbacks(std::move(cb));
+
+  applyChartTheme(chart_, palette());
+  setMinimumSize(260, 180);
+  refresh();
+}
+
+MetricChart::~MetricChart() = default;
+
+QString MetricChart::title() const { return title_; }
+
+void MetricChart::updateXAxisTitle() {
+  x_axis_->setTitleText(axis_ == metrics::Axis::kTime ? tr("time") : tr("step"));
+}
+
+void MetricChart::setLines(std::vector<ChartLine> lines) {
+  chart_->removeAllSeries();
+  qt_lines_.clear();
+  lines_ = std::move(lines);
+  views_.assign(lines_.size(), LineView{});
+  for (size_t i = 0; i < lines_.size(); ++i) {
+    QtLine q{new QLineSeries, new QLineSeries};
+    // The faint raw line first so the smoothed ones draw over every raw one.
+    chart_->addSeries(q.raw);
+    q.raw->setName(lines_[i].label);
+    qt_lines_.push_back(q);
+  }
+  for (size_t i = 0; i < lines_.size(); ++i) {
+    QLineSeries* s = qt_lines_[i].smoothed;
+    chart_->addSeries(s);
+    s->setName(lines_[i].label + tr(" (smoothed)"));
+  }
+  for (const QtLine& q : qt_lines_) {
+    for (QLineSeries* s : {q.raw, q.smoothed}) {
+      s->attachAxis(x_axis_);
+      s->attachAxis(y_axis_);
+    }
+  }
+  for (size_t i = 0; i < qt_lines_.size(); ++i) {
+    for (QLegendMarker* m : chart_->legend()->markers(qt_lines_[i].raw)) {
+      connect(m, &QLegendMarker::clicked, this, [this, i] {
+        setLineVisible(static_cast<int>(i), !lines_[i].visible);
+        emit lineVisibilityToggled(static_cast<int>(i), lines_[i].visible);
+      });
+    }
+  }
+  restyleLines();
+  refresh();
+}
+
+void MetricChart::restyleLines() {
+  const bool smooth = smoothing_ > 0;
+  const double width = lines_.size() > kMaxLegendLines ? 1.2 : 1.6;
+  for (size_t i = 0; i < lines_.size(); ++i) {
+    const QColor color = lines_[i].color.isValid() ? lines_[i].color : seriesColor(int(i));
+    QColor raw_color = color;
+    if (smooth) raw_color.setAlphaF(kRawAlphaWhenSmoothed);
+    QPen raw(raw_color, smooth ? 1.0 : width);
+    raw.setCosmetic(true);
+    qt_lines_[i].raw->setPen(raw);
+    QPen smoothed(color, width + 0.6);
+    smoothed.setCosmetic(true);
+    qt_lines_[i].smoothed->setPen(smoothed);
+  }
+  updateLegend();
+}
+
+void MetricChart::updateLegend() {
+  QLegend* legend = chart_->legend();
+  const int n = static_cast<int>(lines_.size());
+  legend->setVisible(n >= 2 && n <= kMaxLegendLines);
+  legend->setFont(font());
+  const QColor text = palette().color(QPalette::WindowText);
+  const QColor faded = palette().color(QPalette::PlaceholderText);
+  for (int i = 0; i < n; ++i) {
+    for (QLegendMarker* m : legend->markers(qt_lines_[i].smoothed)) m->setVisible(false);
+    QColor color = lines_[i].color.isValid() ? lines_[i].color : seriesColor(i);
+    if (!lines_[i].visible) color.setAlphaF(0.3);
+    for (QLegendMarker* m : legend->markers(qt_lines_[i].raw)) {
+      m->setBrush(color);
+      m->setPen(QPen(color));
+      m->setLabelBrush(lines_[i].visible ? text : faded);
+    }
+  }
+}
+
+void MetricChart::setLineVisible(int index, bool visible) {
+  if (index < 0 || index >= static_cast<int>(lines_.size())) return;
+  lines_[index].visible = visible;
+  updateLegend();
+  refresh();
+}
+
+void MetricChart::setXAxis(metrics::Axis axis) {
+  if (axis != axis_) {
+    axis_ = axis;
+    updateXAxisTitle();
+  }
+  resetZoom();
+}
+
+void MetricChart::setSmoothing(double weight) {
+  smoothing_ = std::isfinite(weight) ? std::clamp(weight, 0.0, kMaxSmoothing) : 0.0;
+  restyleLines();
+  refresh();
+}
+
+void MetricChart::setYLabel(const QString& label) {
+  y_label_ = label;
+  y_axis_->setTitleText(label);
+}
+
+int MetricChart::plotColumns() const {
+  const int w = static_cast<int>(chart_->plotArea().width());
+  return w >= 20 ? w : std::max(100, width() - 80);
+}
+
+std::pair<double, double> MetricChart::dataRange() const {
+  double lo = 0, hi = 0;
+  bool any = false;
+  for (bool only_visible : {true, false}) {
+    for (const ChartLine& line : lines_) {
+      if ((only_visible && !line.visible) || !line.series || line.series->empty()) continue;
+      const double a = line.series->minX(axis_), b = line.series->maxX(axis_);
+      lo = any ? std::min(lo, a) : a;
+      hi = any ? std::max(hi, b) : b;
+      any = true;
+    }
+    if (any) break;
+  }
+  if (!any) return {0, 1};
+  if (hi <= lo) {
+    const double pad = axis_ == metrics::Axis::kTime ? 30 : 1;
+    return {lo - pad, hi + pad};
+  }
+  return {lo, hi};
+}
+
+void MetricChart::refresh() {
+  // Two passes at most: new tick labels can change the plot width, and columns should be pixels.
+  for (int pass = 0; pass < 2; ++pass) {
+    if (chart_->layout() && !chart_->layout()->isActivated()) chart_->layout()->activate();
+    const int columns = plotColumns();
+    if (!zoomed_) std::tie(x0_, x1_) = dataRange();
+    const ViewRequest request{axis_, x0_, x1_, columns, smoothing_};
+    drawn_points_ = 0;
+    bool has_values = false, any_data = false;
+    double lo = 0, hi = 0;
+    for (size_t i = 0; i < lines_.size(); ++i) {
+      const ChartLine& line = lines_[i];
+      const bool drawable = line.visible && line.series && !line.series->empty();
+      views_[i] = drawable ? decimateForView(*line.series, request) : LineView{};
+      const LineView& v = views_[i];
+      any_data = any_data || drawable;
+      qt_lines_[i].raw->replace(toQPoints(v.raw));
+      qt_lines_[i].smoothed->replace(toQPoints(v.smoothed));
+      drawn_points_ += static_cast<int>(v.raw.size() + v.smoothed.size());
+      if (v.has_values) {
+        lo = has_values ? std::min(lo, v.y_min) : v.y_min;
+        hi = has_values ? std::max(hi, v.y_max) : v.y_max;
+        has_values = true;
+      }
+    }
+    applyXAxisRange(columns);
+    applyYRange(lo, hi, has_values);
+    view_->setPlaceholder(any_data ? QString()
+                                   : (lines_.empty() ? tr("No series") : tr("Waiting for data…")));
+    if (chart_->layout()) chart_->layout()->activate();
+    if (std::abs(plotColumns() - columns) <= 1) break;
+  }
+  reset_button_->setVisible(zoomed_);
+  if (zoomed_) {
+    const QRectF plot = chart_->plotArea();
+    reset_button_->adjustSize();
+    reset_button_->move(static_cast<int>(plot.right()) - reset_button_->width() - 4,
+                        static_cast<int>(plot.top()) + 4);
+  }
+}
+
+void MetricChart::applyXAxisRange(int columns) {
+  const double span = x1_ - x0_;
+  const int target = std::max(2, columns / kXTickSpacingPx);
+  const bool time = axis_ == metrics::Axis::kTime;
+  double interval;
+  std::vector<double> ticks;
+  if (time) {
+    interval = niceTimeInterval(span, target);
+    // Round local times: 14:00, not 14:00 UTC shown as 16:00.
+    const double utc_offset =
+        QDateTime::fromSecsSinceEpoch(static_cast<qint64>(x0_)).offsetFromUtc();
+    ticks = tickValues(x0_, x1_, interval, -utc_offset);
+  } else {
+    interval = niceTickInterval(span, target);
+    ticks = tickValues(x0_, x1_, interval);
+  }
+  const QLocale en(QLocale::English);
+  const int decimals = std::max(0, static_cast<int>(std::ceil(-std::log10(interval) - 1e-9)));
+  const QString time_format = interval < 1       ? QStringLiteral("hh:mm:ss.zzz")
+                              : span > 20 * 3600 ? QStringLiteral("MM-dd hh:mm")
+                              : interval < 60    ? QStringLiteral("hh:mm:ss")
+                                                 : QStringLiteral("hh:mm");
+  for (const QString& label : x_axis_->categoriesLabels()) x_axis_->remove(label);
+  x_axis_->setRange(x0_, x1_);
+  // A category ends strictly after the start value: start just left of a tick on the edge.
+  x_axis_->setStartValue(x0_ - std::max(span, 1.0) * 1e-9);
+  const QFontMetrics metrics(x_axis_->labelsFont());
+  for (double t : ticks) {
+    const QString label =
+        time ? QDateTime::fromMSecsSinceEpoch(static_cast<qint64>(std::llround(t * 1000)))
+                   .toString(time_format)
+             : en.toString(t, 'f', decimals);
+    // A label centred on a tick at the right edge would be cut off by the widget's border.
+    const double px_to_edge = span > 0 ? (x1_ - t) / span * columns : 0;
+    if (px_to_edge + kRightMarginPx < metrics.horizontalAdvance(label) / 2.0 + 2) continue;
+    x_axis_->append(label, t);
+  }
+}
+
+void MetricChart::applyYRange(double lo, double hi, bool has_values) {
+  if (!has_values) {
+    lo = 0;
+    hi = 1;
+  }
+  const double span = hi - lo;
+  const double pad = span > 0 ? span * 0.06 : (hi != 0 ? std::abs(hi) * 0.1 : 1);
+  lo -= pad;
+  hi += pad;
+  const int rows = std::max(2, static_cast<int>(chart_->plotArea().height()) / kYTickSpacingPx);
+  const double interval = niceTickInterval(hi - lo, rows);
+  setValueAxis(y_axis_, lo, hi, interval, std::max(std::abs(lo), std::abs(hi)));
+}
+
+double MetricChart::pixelToX(double px) const {
+  const QRectF plot = chart_->plotArea();
+  if (plot.width() <= 0) return x0_;
+  return x0_ + (px - plot.left()) / plot.width() * (x1_ - x0_);
+}
+
+void MetricChart::userZoom(double x0, double x1) {
+  if (!(x0 < x1) || !std::isfinite(x0) || !std::isfinite(x1)) return;
+  const double min_span = axis_ == metrics::Axis::kTime ? kMinTimeSpan : kMinStepSpan;
+  if (x1 - x0 < min_span) {
+    const double c = (x0 + x1) / 2;
+    x0 = c - min_span / 2;
+    x1 = c + min_span / 2;
+  }
+  const auto [lo, hi] = dataRange();
+  if (x0 <= lo && x1 >= hi) {
+    // Zoomed out past the data: follow it again rather than freeze a range wider than it.
+    userReset();
+    return;
+  }
+  zoomed_ = true;
+  x0_ = x0;
+  x1_ = x1;
+  refresh();
+  emit xRangeChanged(x0_, x1_);
+}
+
+void MetricChart::userReset() {
+  resetZoom();
+  emit zoomReset();
+}
+
+void MetricChart::setXRange(double x0, double x1) {
+  if (!(x0 < x1) || !std::isfinite(x0) || !std::isfinite(x1)) return;
+  zoomed_ = true;
+  x0_ = x0;
+  x1_ = x1;
+  refresh();
+}
+
+void MetricChart::resetZoom() {
+  zoomed_ = false;
+  refresh();
+}
+
+std::pair<double, double> MetricChart::xRange() const { return {x0_, x1_}; }
+
+int MetricChart::drawnPointCount() const { return drawn_points_; }
+
+QString MetricChart::formatX(double x) const {
+  if (axis_ == metrics::Axis::kTime) {
+    const auto t = QDateTime::fromMSecsSinceEpoch(static_cast<qint64>(std::llround(x * 1000)));
+    return t.toString(x1_ - x0_ < 10 ? QStringLiteral("hh:mm:ss.zzz") : QStringLiteral("hh:mm:ss"));
+  }
+  return tr("step %1").arg(
+      QLocale(QLocale::English).toString(static_cast<qlonglong>(std::llround(x))));
+}
+
+bool MetricChart::saveImage(const QString& path) const {
+  const QPixmap pixmap = view_->grab();
+  return !pixmap.isNull() && pixmap.save(path, "PNG");
+}
+
+bool MetricChart::exportCsv(const QString& path) const {
+  QSaveFile file(path);
+  if (!file.open(QIODevice::WriteOnly)) return false;
+  std::string buf = "label,step,time,value\n";
+  for (const ChartLine& line : lines_) {
+    if (!line.visible || !line.series) continue;
+    const metrics::Series& s = *line.series;
+    const size_t end = s.upperBound(axis_, x1_);
+    for (size_t i = s.lowerBound(axis_, x0_); i < end; ++i) {
+      const auto& p = s.at(i);
+      appendCsvField(&buf, line.label);
+      buf.push_back(',');
+      appendNumber(&buf, p.step);
+      buf.push_back(',');
+      appendNumber(&buf, p.time);
+      buf.push_back(',');
+      appendNumber(&buf, p.value);
+      buf.push_back('\n');
+      if (buf.size() > (1 << 20)) {
+        if (file.write(buf.data(), static_cast<qint64>(buf.size())) < 0) return false;
+        buf.clear();
+      }
+    }
+  }
+  if (file.write(buf.data(), static_cast<qint64>(buf.size())) < 0) return false;
+  return file.commit();
+}
+
+void MetricChart::showContextMenu(QPoint global_pos) {
+  QMenu menu(this);
+  menu.addAction(tr("Save image…"), this, [this] {
+    const QString path = QFileDialog::getSaveFileName(
+        this, tr("Save chart image"), title_ + QStringLiteral(".png"), tr("PNG image (*.png)"));
+    if (!path.isEmpty() && !saveImage(path)) {
+      QMessageBox::warning(this, tr("Save image"), tr("Could not write %1.").arg(path));
+    }
+  });
+  menu.addAction(tr("Export CSV…"), this, [this] {
+    const QString path = QFileDialog::getSaveFileName(
+        this, tr("Export visible series"), title_ + QStringLiteral(".csv"), tr("CSV (*.csv)"));
+    if (!path.isEmpty() && !exportCsv(path)) {
+      QMessageBox::warning(this, tr("Export CSV"), tr("Could not write %1.").arg(path));
+    }
+  });
+  menu.addSeparator();
+  QAction* reset = menu.addAction(tr("Reset zoom"), this, [this] { userReset(); });
+  reset->setEnabled(zoomed_);
+  menu.exec(global_pos);
+}
+
+void MetricChart::changeEvent(QEvent* event) {
+  QWidget::changeEvent(event);
+  if (event->type() == QEvent::PaletteChange || event->type() == QEvent::FontChange) {
+    if (!chart_) return;
+    applyChartTheme(chart_, palette());
+    x_axis_->setLabelsFont(font());
+    y_axis_->setLabelsFont(font());
+    updateLegend();
+    view_->viewport()->update();
+  }
+}
+
+}  // namespace ringmaster::gui

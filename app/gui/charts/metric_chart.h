@@ -1,0 +1,120 @@
+#pragma once
+// A line chart of metric series through Qt Charts, fed only what the view can show: per pixel
+// column min/max (so every spike stays visible) or, zoomed in, the exact points (decimate.h).
+//
+// Interaction: drag to zoom on x, wheel to zoom around the cursor, pan with the right or middle
+// button or shift+drag, double-click (or the "Reset zoom" button, or the context menu) to go back
+// to following the data. Hovering shows x and each visible line's value there.
+// GUI thread only.
+
+#include <QColor>
+#include <QString>
+#include <QWidget>
+#include <utility>
+#include <vector>
+
+#include "charts/decimate.h"
+#include "ringmaster/metrics/series.h"
+
+class QChart;
+class QLineSeries;
+class QCategoryAxis;
+class QValueAxis;
+class QToolButton;
+
+namespace ringmaster::gui {
+
+class ChartView;
+
+struct ChartLine {
+  QString label;  // "rank 3", "job total", "gpu01 cpu %"
+  QColor color;
+  const metrics::Series* series = nullptr;  // owned by the caller, outlives the chart's use
+  bool visible = true;
+};
+
+class MetricChart : public QWidget {
+  Q_OBJECT
+ public:
+  // More lines than this hide the legend (the dashboard offers rank toggles instead), and the
+  // hover readout lists only the highest and lowest values.
+  static constexpr int kMaxLegendLines = 8;
+  static constexpr int kMaxReadoutRows = 10;
+
+  explicit MetricChart(const QString& title, QWidget* parent = nullptr);
+  ~MetricChart() override;
+
+  QString title() const;
+  void setLines(std::vector<ChartLine> lines);  // replaces the lines; keeps the zoom
+  void setLineVisible(int index, bool visible);
+  // Step or wall time (the time axis shows hh:mm:ss, local time); resets zoom.
+  void setXAxis(metrics::Axis axis);
+  void setSmoothing(double weight);  // EMA weight 0 (off) .. 0.99; raw stays drawn faint behind
+  void setYLabel(const QString& label);
+  void refresh();  // after appends: re-decimate and redraw; O(width log n)
+  void resetZoom();
+  bool saveImage(const QString& path) const;  // PNG of the chart
+  // Visible lines, points in the visible x range: label,step,time,value.
+  bool exportCsv(const QString& path) const;
+  std::pair<double, double> xRange() const;  // the visible x range
+  int drawnPointCount() const;  // points handed to Qt Charts by the last refresh (tests, bench)
+
+  // Additions beyond the contract.
+  const std::vector<ChartLine>& lines() const { return lines_; }
+  metrics::Axis xAxis() const { return axis_; }
+  double smoothing() const { return smoothing_; }
+  bool isZoomed() const { return zoomed_; }
+  // What the last refresh drew for line `index` (empty view for hidden lines).
+  const LineView& lineView(int index) const { return views_[index]; }
+  // The plot area's width in pixels, the number of columns decimation uses.
+  int plotColumns() const;
+
+ signals:
+  void xRangeChanged(double x0, double x1);  // the user zoomed or panned (to link other charts)
+  void zoomReset();                          // the user went back to following the data
+  void lineVisibilityToggled(int index, bool visible);  // the user clicked a legend entry
+
+ public slots:
+  void setXRange(double x0, double x1);  // zoom to a range (linked charts); does not re-emit
+
+ protected:
+  void changeEvent(QEvent* event) override;
+
+ private:
+  struct QtLine {
+    QLineSeries* raw = nullptr;
+    QLineSeries* smoothed = nullptr;
+  };
+
+  void updateXAxisTitle();
+  void restyleLines();
+  void updateLegend();
+  void applyYRange(double lo, double hi, bool has_values);
+  void applyXAxisRange(int columns);
+  double pixelToX(double px) const;
+  void userZoom(double x0, double x1);
+  void userReset();
+  void showContextMenu(QPoint global_pos);
+  std::pair<double, double> dataRange() const;
+  QString formatX(double x) const;
+
+  QString title_;
+  QString y_label_;
+  std::vector<ChartLine> lines_;
+  std::vector<QtLine> qt_lines_;
+  std::vector<LineView> views_;
+  metrics::Axis axis_ = metrics::Axis::kStep;
+  double smoothing_ = 0;
+  bool zoomed_ = false;
+  double x0_ = 0, x1_ = 1;
+  int drawn_points_ = 0;
+
+  QChart* chart_ = nullptr;
+  ChartView* view_ = nullptr;
+  // Ticks and labels of our own on round values: steps with separators, round local times.
+  QCategoryAxis* x_axis_ = nullptr;
+  QValueAxis* y_axis_ = nullptr;
+  QToolButton* reset_button_ = nullptr;
+};
+
+}  // namespace ringmaster::gui

@@ -1,0 +1,95 @@
+#include "cluster/agent_state_style.h"
+
+#include <QPainter>
+#include <QPixmap>
+
+#include "ringmaster/client/cluster_config.h"
+#include "ringmaster/security/keys.h"
+
+namespace ringmaster::gui {
+
+using client::AgentState;
+
+QColor stateColor(AgentState state) {
+  // Saturated enough to tell apart on the dark palette, and not by hue alone: the word is always
+  // next to the dot.
+  switch (state) {
+    case AgentState::kOnline:
+      return QColor(0x4c, 0xc2, 0x5a);
+    case AgentState::kConnecting:
+      return QColor(0x9e, 0xa7, 0xb3);
+    case AgentState::kUnreachable:
+      return QColor(0xef, 0x53, 0x50);
+    case AgentState::kKeyRejected:
+      return QColor(0xff, 0xa7, 0x26);
+    case AgentState::kServerKeyMismatch:
+      return QColor(0xd0, 0x7b, 0xe8);
+    case AgentState::kError:
+      return QColor(0xef, 0x53, 0x50);
+  }
+  return QColor(0xef, 0x53, 0x50);
+}
+
+QColor levelColor(double value, double warn, double critical, const QColor& normal) {
+  if (value >= critical) return QColor(0xe5, 0x39, 0x35);
+  if (value >= warn) return QColor(0xf5, 0xa6, 0x23);
+  return normal;
+}
+
+QIcon stateIcon(AgentState state) {
+  QPixmap pixmap(32, 32);
+  pixmap.fill(Qt::transparent);
+  QPainter painter(&pixmap);
+  painter.setRenderHint(QPainter::Antialiasing);
+  painter.setPen(Qt::NoPen);
+  painter.setBrush(stateColor(state));
+  painter.drawEllipse(QRectF(5, 5, 22, 22));
+  return QIcon(pixmap);
+}
+
+QString agentHost(const client::AgentStatus& status) {
+  if (status.inventory && !status.inventory->hostname().empty()) {
+    return QString::fromStdString(status.inventory->hostname());
+  }
+  const std::string host = client::endpointHost(status.endpoint);
+  return QString::fromStdString(host.empty() ? status.name : host);
+}
+
+QString authorizeCommand(const QString& client_key, const QString& state_dir) {
+  return QString("ringmaster-agent authorize --state-dir %1 %2'%3'")
+      .arg(state_dir, client_key.startsWith('-') ? "-- " : "", client_key);
+}
+
+QString stateAdvice(const client::AgentStatus& status, const QString& client_key) {
+  const QString name = QString::fromStdString(status.name);
+  const QString host = agentHost(status);
+  const QString endpoint = QString::fromStdString(status.endpoint);
+  switch (status.state) {
+    case AgentState::kOnline:
+      return {};
+    case AgentState::kConnecting:
+      return QString("Waiting for the first answer from %1.").arg(endpoint);
+    case AgentState::kUnreachable:
+      return QString(
+                 "Nothing answers at %1. Is ringmaster-agent running on %2, and is the port "
+                 "open from this machine?")
+          .arg(endpoint, host);
+    case AgentState::kKeyRejected:
+      return QString("%1 rejected this app's key. On %2 run:  %3")
+          .arg(name, host, authorizeCommand(client_key));
+    case AgentState::kServerKeyMismatch: {
+      const QString fingerprint =
+          QString::fromStdString(security::keyFingerprint(status.server_key));
+      return QString(
+                 "%1 answered with a different key than the one pinned here (fingerprint "
+                 "%2). Compare with `ringmaster-agent pubkey --state-dir %3` on %4, then "
+                 "Edit… the agent's server key.")
+          .arg(name, fingerprint, kDefaultAgentStateDir, host);
+    }
+    case AgentState::kError:
+      return QString("%1 answered with an error.").arg(name);
+  }
+  return {};
+}
+
+}  // namespace ringmaster::gui

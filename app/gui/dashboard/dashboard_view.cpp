@@ -1,0 +1,572 @@
+#include "dashboard/dashboard_view.h"
+
+#include <QComboBox>
+#include <QDateTime>
+#include <QGridLayout>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QLabel>
+#include <QListWidget>
+#include <QMessageBox>
+#include <QPushButton>
+#include <QScrollArea>
+#include <QSlider>
+#include <QSplitter>
+#include <QTabWidget>
+#include <QTableView>
+#include <QTimer>
+#include <QTreeWidget>
+#include <QVBoxLayout>
+#include <algorithm>
+#include <chrono>
+
+#include "charts/metric_chart.h"
+#include "charts/palette.h"
+#include "dashboard/log_pane.h"
+#include "dashboard/rank_table_model.h"
+#include "history/run_format.h"
+#include "straggler/straggler_heatmap.h"
+
+namespace ringmaster::gui {
+namespace {
+
+constexpr int kRedrawMs = 100;
+// Charts first in this order; any other metric follows in the order it appeared.
+const char* const kPreferredMetrics[] = {"loss",       "eval_loss", "accuracy",
+                                         "mse",        "samples_per_sec",
+                                         "step_time",  "comm_time", "comm_wait",
+                                         "lr"};
+// Per-step bookkeeping that is not worth a chart of its own.
+const char* const kHiddenMetrics[] = {"step", "param_checksum", "epoch"};
+const QString kHealthCpu = "Host CPU %";
+const QString kHealthGpu = "GPU utilization %";
+const QString kHealthNet = "Network MB/s";
+
+bool isHealthChart(const QString& title) {
+  return title == kHealthCpu || title == kHealthGpu || title == kHealthNet;
+}
+
+double unixNow() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+QString metricTitle(const std::string& name) {
+  if (name == "samples_per_sec") return "samples/s";
+  if (name == "step_time") return "step time (s)";
+  if (name == "comm_time") return "comm time (s)";
+  if (name == "comm_wait") return "comm wait (s)";
+  return QString::fromStdString(name);
+}
+
+std::vector<std::string> chartMetrics(const JobData& job) {
+  std::vector<std::string> names;
+  for (const char* preferred : kPreferredMetrics) {
+    if (job.metric(preferred)) names.push_back(preferred);
+  }
+  for (const auto& name : job.metricNames()) {
+    if (std::find(names.begin(), names.end(), name) != names.end()) continue;
+    if (std::find(std::begin(kHiddenMetrics), std::end(kHiddenMetrics), name) !=
+        std::end(kHiddenMetrics)) {
+      continue;
+    }
+    names.push_back(name);
+  }
+  return names;
+}
+
+}  // namespace
+
+DashboardView::DashboardView(SessionBridge* bridge, const QString& job_id, bool live,
+                             QWidget* parent)
+    : QWidget(parent),
+      bridge_(bridge),
+      job_id_(job_id),
+      live_(live),
+      job_(std::make_unique<JobData>(job_id.toStdString())) {
+  // Header: what the job is, how it is doing, and the one thing that went wrong.
+  title_ = new QLabel(job_id);
+  QFont title_font = title_->font();
+  title_font.setPointSizeF(title_font.pointSizeF() * 1.35);
+  title_font.setBold(true);
+  title_->setFont(title_font);
+  title_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  summary_ = new QLabel("loading from the history…");
+  summary_->setTextFormat(Qt::RichText);
+  problem_ = new QPushButton;
+  problem_->setVisible(false);
+  problem_->setStyleSheet(
+      "QPushButton { background: #5a1d1d; color: #ffd0d0; border: 1px solid #ff5555;"
+      " border-radius: 4px; padding: 6px 10px; text-align: left; font-weight: bold; }");
+  problem_->setToolTip("Show the log of the rank that failed first");
+  stop_ = new QPushButton("Stop job");
+  stop_->setToolTip("SIGTERM to every rank's process group, SIGKILL after the grace period");
+  restart_ = new QPushButton("Restart failed ranks");
+  restart_->setEnabled(false);
+  restart_->setToolTip("Comes with failure recovery (issue 7)");
+
+  auto* header_text = new QVBoxLayout;
+  header_text->addWidget(title_);
+  header_text->addWidget(summary_);
+  auto* header = new QHBoxLayout;
+  header->addLayout(header_text, 1);
+  header->addWidget(restart_);
+  header->addWidget(stop_);
+
+  // Controls shared by every chart.
+  axis_box_ = new QComboBox;
+  axis_box_->addItem("x: step");
+  axis_box_->addItem("x: wall time");
+  smoothing_slider_ = new QSlider(Qt::Horizontal);
+  smoothing_slider_->setRange(0, 99);
+  smoothing_slider_->setValue(static_cast<int>(smoothing_ * 100));
+  smoothing_slider_->setFixedWidth(140);
+  smoothing_label_ = new QLabel;
+  smoothing_label_->setMinimumWidth(110);
+  auto* reset = new QPushButton("Reset zoom");
+  auto* controls = new QHBoxLayout;
+  controls->addWidget(axis_box_);
+  controls->addSpacing(12);
+  controls->addWidget(smoothing_label_);
+  controls->addWidget(smoothing_slider_);
+  controls->addSpacing(12);
+  controls->addWidget(reset);
+  controls->addStretch(1);
+  controls->addWidget(new QLabel("Drag: zoom · right-drag: pan · double-click: reset"));
+
+  // Rank toggles beside the charts.
+  rank_list_ = new QListWidget;
+  rank_list_->setFixedWidth(150);
+  rank_list_->setToolTip("Lines shown in every chart");
+
+  chart_area_ = new QWidget;
+  chart_grid_ = new QGridLayout(chart_area_);
+  chart_grid_->setContentsMargins(0, 0, 0, 0);
+  chart_grid_->setSpacing(6);
+  chart_grid_->setColumnStretch(0, 1);
+  chart_grid_->setColumnStretch(1, 1);
+  heatmap_ = new StragglerHeatmap;
+  heatmap_->setXAxis(axis_);
+  auto* chart_column = new QWidget;
+  auto* chart_column_layout = new QVBoxLayout(chart_column);
+  chart_column_layout->setContentsMargins(0, 0, 0, 0);
+  chart_column_layout->addWidget(chart_area_);
+  chart_column_layout->addWidget(heatmap_);
+  chart_column_layout->addStretch(1);
+  auto* scroll = new QScrollArea;
+  scroll->setWidgetResizable(true);
+  scroll->setWidget(chart_column);
+  scroll->setFrameShape(QFrame::NoFrame);
+  auto* charts_row = new QSplitter(Qt::Horizontal);
+  charts_row->addWidget(rank_list_);
+  charts_row->addWidget(scroll);
+  charts_row->setStretchFactor(1, 1);
+  charts_row->setSizes({150, 1250});
+
+  // Ranks, events, logs.
+  rank_model_ = new RankTableModel(this);
+  rank_table_ = new QTableView;
+  rank_table_->setModel(rank_model_);
+  rank_table_->setSelectionBehavior(QAbstractItemView::SelectRows);
+  rank_table_->verticalHeader()->setVisible(false);
+  rank_table_->horizontalHeader()->setStretchLastSection(true);
+  rank_table_->setAlternatingRowColors(true);
+  events_ = new QTreeWidget;
+  events_->setHeaderLabels({"Time", "Event", "Detail"});
+  events_->setRootIsDecorated(false);
+  events_->setAlternatingRowColors(true);
+  log_pane_ = new LogPane(bridge_, job_id_);
+  tabs_ = new QTabWidget;
+  tabs_->addTab(rank_table_, "Ranks");
+  tabs_->addTab(events_, "Events");
+  tabs_->addTab(log_pane_, "Logs");
+
+  auto* split = new QSplitter(Qt::Vertical);
+  split->addWidget(charts_row);
+  split->addWidget(tabs_);
+  split->setStretchFactor(0, 3);
+  split->setStretchFactor(1, 1);
+  split->setSizes({700, 220});
+
+  auto* layout = new QVBoxLayout(this);
+  layout->addLayout(header);
+  layout->addWidget(problem_);
+  layout->addLayout(controls);
+  layout->addWidget(split, 1);
+
+  connect(axis_box_, &QComboBox::currentIndexChanged, this, [this](int index) {
+    setAxis(index == 0 ? metrics::Axis::kStep : metrics::Axis::kTime);
+  });
+  connect(smoothing_slider_, &QSlider::valueChanged, this, [this](int value) {
+    smoothing_ = value / 100.0;
+    smoothing_label_->setText(QString("Smoothing %1").arg(smoothing_, 0, 'f', 2));
+    for (auto& [title, chart] : charts_) {
+      if (!isHealthChart(title)) chart->setSmoothing(smoothing_);
+    }
+  });
+  smoothing_label_->setText(QString("Smoothing %1").arg(smoothing_, 0, 'f', 2));
+  connect(reset, &QPushButton::clicked, this, [this] {
+    for (auto& [title, chart] : charts_) chart->resetZoom();
+    heatmap_->resetXRange();
+    heatmap_->refresh();
+  });
+  connect(rank_list_, &QListWidget::itemChanged, this, [this] { updateLines(); });
+  connect(problem_, &QPushButton::clicked, this, [this] {
+    if (auto problem = job_->firstProblem(); problem && problem->rank >= 0) {
+      showRankLog(problem->rank);
+    }
+  });
+  connect(stop_, &QPushButton::clicked, this, &DashboardView::confirmStop);
+  connect(heatmap_, &StragglerHeatmap::rankClicked, this, &DashboardView::showRankLog);
+  connect(rank_table_, &QTableView::doubleClicked, this, [this](const QModelIndex& index) {
+    showRankLog(rank_model_->rankAt(index.row()));
+  });
+  connect(events_, &QTreeWidget::itemActivated, this, [this](QTreeWidgetItem* item) {
+    const int rank = item->data(0, Qt::UserRole).toInt();
+    if (rank >= 0) showRankLog(rank);
+  });
+  connect(bridge_, &SessionBridge::jobLoaded, this, &DashboardView::onJobLoaded);
+
+  redraw_timer_ = new QTimer(this);
+  redraw_timer_->setInterval(kRedrawMs);
+  connect(redraw_timer_, &QTimer::timeout, this, &DashboardView::refreshNow);
+  redraw_timer_->start();
+  // Ages in the rank table and the elapsed time move even when no record comes.
+  clock_timer_ = new QTimer(this);
+  clock_timer_->setInterval(1000);
+  connect(clock_timer_, &QTimer::timeout, this, [this] {
+    rank_model_->update(*job_, unixNow());
+    updateHeader();
+  });
+  clock_timer_->start();
+
+  load_token_ = bridge_->loadJob(job_id_);
+}
+
+DashboardView::~DashboardView() = default;
+
+void DashboardView::onJobLoaded(uint64_t token, const Result<client::JobSnapshot>& snapshot) {
+  if (token != load_token_) return;
+  if (snapshot.isOk()) {
+    job_->ingestSnapshot(*snapshot);
+  } else if (snapshot.status().code() != ErrorCode::kNotFound) {
+    // Not in the history yet is normal for a job just submitted; anything else is worth saying.
+    summary_->setText("history: " + QString::fromStdString(snapshot.status().message()));
+  }
+  loaded_ = true;
+  apply(held_);
+  held_.clear();
+  refreshNow();
+}
+
+void DashboardView::ingest(const std::vector<AgentRecords>& batch) {
+  if (!loaded_) {
+    for (const auto& agent : batch) held_.push_back(agent);
+    return;
+  }
+  apply(batch);
+}
+
+void DashboardView::apply(const std::vector<AgentRecords>& batch) {
+  const std::string id = job_id_.toStdString();
+  std::vector<std::string> agents = job_->agents();
+  for (const auto& [agent, records] : batch) {
+    for (const auto& record : records) {
+      if (record.job() == id) {
+        job_->ingest(agent, record);
+      } else if (record.has_health() && record.job().empty()) {
+        if (std::find(agents.begin(), agents.end(), agent) != agents.end()) {
+          job_->ingestHealth(agent, record);
+        } else if (agents.empty()) {
+          agents = job_->agents();
+        }
+      }
+    }
+  }
+}
+
+std::vector<MetricChart*> DashboardView::charts() const {
+  std::vector<MetricChart*> out;
+  for (const auto& title : chart_order_) out.push_back(charts_.at(title));
+  return out;
+}
+
+MetricChart* DashboardView::chart(const QString& title) const {
+  auto found = charts_.find(title);
+  return found == charts_.end() ? nullptr : found->second;
+}
+
+MetricChart* DashboardView::addChart(const QString& title, bool health) {
+  auto* chart = new MetricChart(title);
+  chart->setMinimumHeight(230);
+  chart->setXAxis(health ? metrics::Axis::kTime : axis_);
+  chart->setSmoothing(health ? 0 : smoothing_);
+  charts_[title] = chart;
+  connect(chart, &MetricChart::xRangeChanged, this,
+          [this, chart](double x0, double x1) { linkRange(chart, x0, x1); });
+  return chart;
+}
+
+void DashboardView::rebuildCharts() {
+  // Metrics in their preferred order, then the hosts' health: the same place on every job.
+  std::vector<QString> wanted;
+  for (const auto& name : chartMetrics(*job_)) wanted.push_back(metricTitle(name));
+  bool any_gpu = false, any_net = false;
+  for (const auto& [agent, series] : job_->health()) {
+    for (const auto& [key, s] : series) {
+      any_gpu = any_gpu || key.find("util %") != std::string::npos;
+      any_net = any_net || key.rfind("net ", 0) == 0;
+    }
+  }
+  if (!job_->health().empty()) wanted.push_back(kHealthCpu);
+  if (any_gpu) wanted.push_back(kHealthGpu);
+  if (any_net) wanted.push_back(kHealthNet);
+  if (wanted == chart_order_) return;
+  for (const QString& title : wanted) {
+    if (!charts_.count(title)) addChart(title, isHealthChart(title));
+  }
+  chart_order_ = wanted;
+  for (size_t i = 0; i < chart_order_.size(); ++i) {
+    const int index = static_cast<int>(i);
+    chart_grid_->addWidget(charts_[chart_order_[i]], index / 2, index % 2);
+  }
+}
+
+void DashboardView::updateRankList() {
+  // One checkable entry per rank (and the job total), in the colour its lines have.
+  auto has = [this](int key) {
+    for (int i = 0; i < rank_list_->count(); ++i) {
+      if (rank_list_->item(i)->data(Qt::UserRole).toInt() == key) return true;
+    }
+    return false;
+  };
+  QSignalBlocker block(rank_list_);
+  const auto* sps = job_->metric("samples_per_sec");
+  if (sps && sps->count(kJobTotal) && !has(kJobTotal)) {
+    auto* item = new QListWidgetItem("job total");
+    item->setData(Qt::UserRole, kJobTotal);
+    item->setCheckState(Qt::Checked);
+    item->setForeground(QColor(Qt::white));
+    rank_list_->insertItem(0, item);
+  }
+  for (const auto& [rank, info] : job_->ranks()) {
+    if (has(rank)) continue;
+    auto* item = new QListWidgetItem(
+        QString("rank %1  %2").arg(rank).arg(QString::fromStdString(info.agent)));
+    item->setData(Qt::UserRole, rank);
+    item->setCheckState(Qt::Checked);
+    item->setForeground(seriesColor(rank));
+    rank_list_->addItem(item);
+  }
+}
+
+void DashboardView::updateLines() {
+  std::map<int, bool> visible;
+  for (int i = 0; i < rank_list_->count(); ++i) {
+    auto* item = rank_list_->item(i);
+    visible[item->data(Qt::UserRole).toInt()] = item->checkState() == Qt::Checked;
+  }
+  auto shown = [&](int rank) {
+    auto found = visible.find(rank);
+    return found == visible.end() || found->second;
+  };
+  for (const auto& name : chartMetrics(*job_)) {
+    const QString title = metricTitle(name);
+    const auto* series = job_->metric(name);
+    if (!series || !charts_.count(title)) continue;
+    std::vector<ChartLine> lines;
+    std::vector<std::pair<int, QString>> keys;
+    for (const auto& [rank, s] : *series) {
+      ChartLine line;
+      line.label = rank == kJobTotal ? QString("job total") : QString("rank %1").arg(rank);
+      line.color = rank == kJobTotal ? QColor(Qt::white) : seriesColor(rank);
+      line.series = &s;
+      line.visible = shown(rank);
+      lines.push_back(line);
+      keys.emplace_back(rank, line.visible ? "1" : "0");
+    }
+    if (keys != chart_keys_[title]) {
+      chart_keys_[title] = keys;
+      charts_[title]->setLines(std::move(lines));
+    }
+  }
+  // Health lines: one per host (and per GPU), x on wall time.
+  std::map<QString, std::vector<ChartLine>> health_lines;
+  int color = 0;
+  for (const auto& [agent, series] : job_->health()) {
+    const QString host = QString::fromStdString(agent);
+    for (const auto& [key, s] : series) {
+      QString chart_title;
+      if (key == "cpu %") chart_title = kHealthCpu;
+      if (key.find("util %") != std::string::npos) chart_title = kHealthGpu;
+      if (key.rfind("net ", 0) == 0) chart_title = kHealthNet;
+      if (chart_title.isEmpty()) continue;
+      ChartLine line;
+      line.label = host + " " + QString::fromStdString(key);
+      line.color = seriesColor(color++);
+      line.series = &s;
+      health_lines[chart_title].push_back(line);
+    }
+  }
+  for (auto& [title, lines] : health_lines) {
+    if (!charts_.count(title)) continue;
+    std::vector<std::pair<int, QString>> keys;
+    for (const auto& line : lines) keys.emplace_back(0, line.label);
+    if (keys != chart_keys_[title]) {
+      chart_keys_[title] = keys;
+      charts_[title]->setLines(std::move(lines));
+    }
+  }
+  // The heatmap: step time per rank.
+  if (const auto* step_time = job_->metric("step_time")) {
+    std::vector<const metrics::Series*> by_rank;
+    std::vector<QString> labels;
+    for (const auto& [rank, info] : job_->ranks()) {
+      auto found = step_time->find(rank);
+      by_rank.push_back(found == step_time->end() ? nullptr : &found->second);
+      labels.push_back(QString("r%1 %2").arg(rank).arg(QString::fromStdString(info.agent)));
+    }
+    heatmap_->setRanks(std::move(by_rank), std::move(labels));
+  }
+  heatmap_->setVisible(job_->metric("step_time") != nullptr && job_->ranks().size() > 1);
+}
+
+void DashboardView::refreshNow() {
+  if (job_->version() == drawn_version_) return;
+  drawn_version_ = job_->version();
+  rebuildCharts();
+  updateRankList();
+  updateLines();
+  for (auto& [title, chart] : charts_) chart->refresh();
+  if (heatmap_->isVisible()) heatmap_->refresh();
+  rank_model_->update(*job_, unixNow());
+  log_pane_->setRanks(job_->ranks());
+  if (log_pane_->currentRank() < 0 && !job_->ranks().empty()) {
+    log_pane_->showRank(job_->ranks().begin()->first);
+  }
+  updateEvents();
+  updateHeader();
+  const std::string state = job_->state();
+  if (state != last_state_) {
+    last_state_ = state;
+    emit stateChanged(job_id_, QString::fromStdString(state));
+  }
+}
+
+void DashboardView::updateEvents() {
+  const auto& events = job_->events();
+  if (events.size() == events_shown_) return;
+  // Events only grow, except when a snapshot arrives after live ones: then rebuild.
+  if (events.size() < events_shown_) events_shown_ = 0;
+  if (events_shown_ == 0) events_->clear();
+  for (size_t i = events_shown_; i < events.size(); ++i) {
+    const JobEvent& e = events[i];
+    auto* item = new QTreeWidgetItem(
+        {QDateTime::fromMSecsSinceEpoch(static_cast<qint64>(e.time * 1000)).toString("HH:mm:ss.zzz"),
+         QString::fromStdString(e.kind).replace('_', ' '), QString::fromStdString(e.detail)});
+    item->setData(0, Qt::UserRole, e.rank);
+    if (e.problem) {
+      for (int c = 0; c < 3; ++c) item->setForeground(c, stateColor("failed"));
+    }
+    events_->addTopLevelItem(item);
+  }
+  events_shown_ = events.size();
+  events_->resizeColumnToContents(0);
+  events_->resizeColumnToContents(1);
+}
+
+QString DashboardView::headline() const { return title_->text() + " — " + summary_->text(); }
+
+QString DashboardView::problemText() const { return problem_->isVisible() ? problem_->text() : ""; }
+
+void DashboardView::updateHeader() {
+  const QString name = QString::fromStdString(job_->name());
+  const QString title = name.isEmpty() ? job_id_ : name + "  ·  " + job_id_;
+  if (title_->text() != title) {
+    title_->setText(title);
+    emit titleChanged(job_id_, name.isEmpty() ? job_id_ : name);
+  }
+  if (!loaded_) return;
+  const std::string state = job_->state();
+  int running = 0;
+  for (const auto& [rank, info] : job_->ranks()) running += info.state == "running";
+  const double end = job_->endTime() > 0 ? job_->endTime() : unixNow();
+  const double elapsed = job_->startTime() > 0 ? end - job_->startTime() : 0;
+  double total_sps = 0;
+  if (const auto* sps = job_->metric("samples_per_sec"); sps && sps->count(kJobTotal)) {
+    total_sps = sps->at(kJobTotal).back().value;
+  }
+  QString text = QString("<span style='color:%1; font-weight:bold'>%2</span>")
+                     .arg(stateColor(state).name(), QString::fromStdString(state).toUpper());
+  text += QString(" &nbsp; %1 ranks on %2 host%3")
+              .arg(job_->worldSize() ? job_->worldSize() : static_cast<int>(job_->ranks().size()))
+              .arg(job_->agents().size())
+              .arg(job_->agents().size() == 1 ? "" : "s");
+  if (state == "running") text += QString(" (%1 running)").arg(running);
+  if (job_->maxStep() >= 0) text += QString(" &nbsp;·&nbsp; step %1").arg(job_->maxStep());
+  if (total_sps > 0) text += QString(" &nbsp;·&nbsp; %1 samples/s").arg(total_sps, 0, 'f', 0);
+  text += QString(" &nbsp;·&nbsp; %1 %2").arg(job_->finished() ? "took" : "elapsed",
+                                               formatDuration(elapsed));
+  if (!job_->launcher().empty()) {
+    text += " &nbsp;·&nbsp; " + QString::fromStdString(job_->launcher());
+  }
+  if (job_->attempt() > 1) text += QString(" &nbsp;·&nbsp; attempt %1").arg(job_->attempt());
+  if (!live_) text += " &nbsp;·&nbsp; from the history";
+  summary_->setText(text);
+
+  if (auto problem = job_->firstProblem()) {
+    QString where;
+    if (problem->rank >= 0 && job_->ranks().count(problem->rank)) {
+      where = " on " + QString::fromStdString(job_->ranks().at(problem->rank).agent);
+    }
+    problem_->setText(QString("⚠  %1%2  —  show its log")
+                          .arg(QString::fromStdString(problem->detail), where));
+    problem_->setVisible(true);
+  } else {
+    problem_->setVisible(false);
+  }
+  stop_->setEnabled(live_ && !job_->finished());
+}
+
+void DashboardView::setAxis(metrics::Axis axis) {
+  axis_ = axis;
+  for (auto& [title, chart] : charts_) {
+    if (!isHealthChart(title)) chart->setXAxis(axis);
+  }
+  heatmap_->setXAxis(axis);
+  heatmap_->resetXRange();
+  heatmap_->refresh();
+}
+
+void DashboardView::linkRange(MetricChart* source, double x0, double x1) {
+  // Zoom one chart, zoom them all: metric charts share the step or time axis; health charts
+  // follow only when the axis is wall time.
+  const bool source_health = isHealthChart(source->title());
+  for (auto& [title, chart] : charts_) {
+    if (chart == source) continue;
+    const bool health = isHealthChart(title);
+    if (health == source_health || axis_ == metrics::Axis::kTime) chart->setXRange(x0, x1);
+  }
+  if (!source_health || axis_ == metrics::Axis::kTime) {
+    heatmap_->setXRange(x0, x1);
+    heatmap_->refresh();
+  }
+}
+
+void DashboardView::showRankLog(int rank) {
+  if (rank < 0) return;
+  tabs_->setCurrentWidget(log_pane_);
+  log_pane_->showRank(rank);
+}
+
+void DashboardView::confirmStop() {
+  const auto answer = QMessageBox::question(
+      this, "Stop job",
+      QString("Stop %1?\n\nEvery rank gets SIGTERM, then SIGKILL after the job's grace period.")
+          .arg(job_id_));
+  if (answer != QMessageBox::Yes) return;
+  stop_->setEnabled(false);
+  stop_->setText("Stopping…");
+  bridge_->stopJob(job_id_);
+}
+
+}  // namespace ringmaster::gui

@@ -1,0 +1,118 @@
+#pragma once
+// The dashboard of one job: a header that says how it is doing and names the one thing that went
+// wrong, charts of every metric (ranks as toggleable lines, linked zoom, step or wall-time axis,
+// EMA smoothing), the health of its hosts on the same time axis, the straggler heatmap, and tabs
+// with the rank table, the event timeline and the rank logs.
+//
+// Records are applied as they come; the view redraws on a timer only when something changed, so
+// a flood of metrics costs one redraw per frame whatever its rate.
+
+#include <QWidget>
+#include <map>
+#include <memory>
+#include <vector>
+
+#include "bridge/session_bridge.h"
+#include "dashboard/job_data.h"
+
+class QCheckBox;
+class QComboBox;
+class QGridLayout;
+class QLabel;
+class QListWidget;
+class QPushButton;
+class QSlider;
+class QTabWidget;
+class QTableView;
+class QTimer;
+class QTreeWidget;
+
+namespace ringmaster::gui {
+
+class LogPane;
+class MetricChart;
+class RankTableModel;
+class StragglerHeatmap;
+
+class DashboardView : public QWidget {
+  Q_OBJECT
+ public:
+  // live: the job may still run (records follow); false for a past run (read-only).
+  DashboardView(SessionBridge* bridge, const QString& job_id, bool live,
+                QWidget* parent = nullptr);
+  ~DashboardView() override;
+
+  QString jobId() const { return job_id_; }
+  const JobData& job() const { return *job_; }
+  bool loaded() const { return loaded_; }
+
+  // Records of any job or host; the view keeps what concerns its job. Before the history
+  // snapshot has arrived they are held back, then applied after it.
+  void ingest(const std::vector<AgentRecords>& batch);
+  // Redraws now what changed (the timer does it otherwise).
+  void refreshNow();
+
+  std::vector<MetricChart*> charts() const;
+  MetricChart* chart(const QString& title) const;
+  StragglerHeatmap* heatmap() const { return heatmap_; }
+  RankTableModel* rankModel() const { return rank_model_; }
+  LogPane* logPane() const { return log_pane_; }
+  QString headline() const;
+  QString problemText() const;
+
+ signals:
+  void stateChanged(const QString& job_id, const QString& state);
+  void titleChanged(const QString& job_id, const QString& title);
+
+ private:
+  void onJobLoaded(uint64_t token, const Result<client::JobSnapshot>& snapshot);
+  void apply(const std::vector<AgentRecords>& batch);
+  void rebuildCharts();
+  MetricChart* addChart(const QString& title, bool health);
+  void updateLines();
+  void updateHeader();
+  void updateEvents();
+  void updateRankList();
+  void setAxis(metrics::Axis axis);
+  void linkRange(MetricChart* source, double x0, double x1);
+  void showRankLog(int rank);
+  void confirmStop();
+
+  SessionBridge* bridge_;
+  QString job_id_;
+  bool live_;
+  std::unique_ptr<JobData> job_;
+  bool loaded_ = false;
+  uint64_t load_token_ = 0;
+  std::vector<AgentRecords> held_;  // records that came before the snapshot
+  uint64_t drawn_version_ = ~0ull;
+  std::string last_state_;
+  metrics::Axis axis_ = metrics::Axis::kStep;
+  double smoothing_ = 0.6;
+
+  QLabel* title_;
+  QLabel* summary_;
+  QPushButton* problem_;
+  QPushButton* stop_;
+  QPushButton* restart_;
+  QComboBox* axis_box_;
+  QSlider* smoothing_slider_;
+  QLabel* smoothing_label_;
+  QListWidget* rank_list_;
+  QGridLayout* chart_grid_;
+  QWidget* chart_area_;
+  std::map<QString, MetricChart*> charts_;  // by title
+  std::vector<QString> chart_order_;
+  std::map<QString, std::vector<std::pair<int, QString>>> chart_keys_;  // lines drawn per chart
+  StragglerHeatmap* heatmap_;
+  QTabWidget* tabs_;
+  RankTableModel* rank_model_;
+  QTableView* rank_table_;
+  QTreeWidget* events_;
+  size_t events_shown_ = 0;
+  LogPane* log_pane_;
+  QTimer* redraw_timer_;
+  QTimer* clock_timer_;
+};
+
+}  // namespace ringmaster::gui

@@ -1,0 +1,299 @@
+#include "dashboard/job_data.h"
+
+#include <algorithm>
+
+namespace ringmaster::gui {
+namespace {
+
+constexpr size_t kMaxPendingTotals = 4096;
+
+const char* launcherName(proto::Launcher launcher) {
+  switch (launcher) {
+    case proto::NATIVE:
+      return "native";
+    case proto::TORCHRUN:
+      return "torchrun";
+    case proto::COMMAND:
+      return "command";
+    default:
+      return "";
+  }
+}
+
+const char* rankStateName(proto::RankState state) {
+  switch (state) {
+    case proto::RUNNING:
+      return "running";
+    case proto::SUCCEEDED:
+      return "succeeded";
+    case proto::FAILED:
+      return "failed";
+    case proto::STOPPED:
+      return "stopped";
+    default:
+      return "pending";
+  }
+}
+
+std::string eventKey(const std::string& source, uint64_t seq, uint32_t attempt) {
+  return source + "#" + std::to_string(seq) + "#" + std::to_string(attempt);
+}
+
+}  // namespace
+
+JobData::JobData(std::string job_id) : job_id_(std::move(job_id)) {}
+
+void JobData::ingest(const std::string& agent, const proto::JournalRecord& r) {
+  if (r.attempt() > attempt_) {
+    // A new attempt: its ranks start from scratch (their series go on).
+    attempt_ = r.attempt();
+    for (auto& [rank, info] : ranks_) {
+      info.state = "pending";
+      info.exit_code = info.signal = 0;
+      info.error.clear();
+      info.finished = 0;
+    }
+  }
+  const double time = r.time();
+  if (start_time_ == 0 || time < start_time_) start_time_ = time;
+  switch (r.kind_case()) {
+    case proto::JournalRecord::kJobAccepted: {
+      const auto& a = r.job_accepted();
+      name_ = a.name();
+      launcher_ = launcherName(a.launcher());
+      world_size_ = a.world_size();
+      for (const auto& assignment : a.ranks()) {
+        RankInfo& info = ranks_[assignment.rank()];
+        info.rank = assignment.rank();
+        info.local_rank = assignment.local_rank();
+        info.agent = agent;
+      }
+      break;
+    }
+    case proto::JournalRecord::kRankStarted: {
+      const auto& s = r.rank_started();
+      RankInfo& info = ranks_[s.rank()];
+      info.rank = s.rank();
+      info.local_rank = s.local_rank();
+      info.agent = agent;
+      info.pid = s.pid();
+      info.state = "running";
+      info.started = time;
+      info.last_update = time;
+      break;
+    }
+    case proto::JournalRecord::kRankExited: {
+      const auto& e = r.rank_exited();
+      RankInfo& info = ranks_[e.rank()];
+      info.rank = e.rank();
+      if (info.agent.empty()) info.agent = agent;
+      info.state = rankStateName(e.state());
+      info.exit_code = e.exit_code();
+      info.signal = e.signal();
+      info.error = e.error();
+      info.finished = time;
+      info.last_update = time;
+      break;
+    }
+    case proto::JournalRecord::kMetric: {
+      const auto& m = r.metric();
+      RankInfo& info = ranks_[m.rank()];
+      info.rank = m.rank();
+      if (info.agent.empty()) info.agent = agent;
+      info.step = std::max(info.step, m.step());
+      info.last_update = time;
+      for (const auto& v : m.values()) {
+        if (v.name() == "samples_per_sec") info.samples_per_sec = v.value();
+        addPoint(v.name(), m.rank(), static_cast<double>(m.step()), time, v.value());
+      }
+      max_step_ = std::max(max_step_, m.step());
+      break;
+    }
+    default:
+      break;
+  }
+  const std::string kind = store::eventKindOf(r);
+  if (!kind.empty()) {
+    JobEvent event;
+    event.time = time;
+    event.kind = kind;
+    event.agent = agent;
+    event.detail = store::eventDetailOf(agent, r);
+    if (r.has_rank_started()) event.rank = r.rank_started().rank();
+    if (r.has_rank_exited()) {
+      event.rank = r.rank_exited().rank();
+      event.problem = r.rank_exited().state() == proto::FAILED;
+    }
+    addEvent(eventKey(r.source(), r.seq(), r.attempt()), std::move(event));
+  }
+  updateState();
+  ++version_;
+}
+
+void JobData::ingestHealth(const std::string& agent, const proto::JournalRecord& r) {
+  if (!r.has_health()) return;
+  addHealth(agent, r.time(), r.health());
+  ++version_;
+}
+
+void JobData::ingestSnapshot(const client::JobSnapshot& s) {
+  name_ = s.job.name;
+  launcher_ = s.job.launcher;
+  world_size_ = s.job.world_size;
+  attempt_ = std::max(attempt_, s.job.attempt);
+  stored_state_ = s.job.state;
+  if (start_time_ == 0 || (s.job.submitted_at > 0 && s.job.submitted_at < start_time_)) {
+    start_time_ = s.job.submitted_at;
+  }
+  if (s.job.finished_at > 0) end_time_ = s.job.finished_at;
+  for (const auto& row : s.ranks) {
+    RankInfo& info = ranks_[row.rank];
+    info.rank = row.rank;
+    info.local_rank = row.local_rank;
+    info.agent = row.agent;
+    info.pid = row.pid;
+    info.state = row.state;
+    info.exit_code = row.exit_code;
+    info.signal = row.signal;
+    info.error = row.error;
+    info.step = std::max(info.step, row.last_step);
+    info.started = row.started_at;
+    info.finished = row.finished_at;
+  }
+  for (const auto& row : s.events) {
+    JobEvent event;
+    event.time = row.time;
+    event.kind = row.kind;
+    event.agent = row.agent;
+    event.detail = row.detail;
+    event.problem = row.kind == "rank_exited" && row.detail.find(" failed") != std::string::npos;
+    if (row.kind == "rank_started" || row.kind == "rank_exited") {
+      event.rank = std::atoi(row.detail.c_str() + 5);  // "rank N ..."
+    }
+    addEvent(eventKey(row.source, row.seq, row.attempt), std::move(event));
+  }
+  std::sort(events_.begin(), events_.end(),
+            [](const JobEvent& a, const JobEvent& b) { return a.time < b.time; });
+  for (const auto& row : s.metrics) {
+    addPoint(row.name, row.rank, static_cast<double>(row.step), row.time, row.value);
+    RankInfo& info = ranks_[row.rank];
+    info.rank = row.rank;
+    info.step = std::max(info.step, row.step);
+    info.last_update = std::max(info.last_update, row.time);
+    if (row.name == "samples_per_sec") info.samples_per_sec = row.value;
+    max_step_ = std::max(max_step_, row.step);
+  }
+  for (const auto& row : s.health) addHealth(row.agent, row.time, row.sample);
+  updateState();
+  ++version_;
+}
+
+void JobData::addPoint(const std::string& name, int rank, double step, double time,
+                       double value) {
+  auto found = metrics_.find(name);
+  if (found == metrics_.end()) {
+    metric_names_.push_back(name);
+    found = metrics_.emplace(name, std::map<int, metrics::Series>{}).first;
+  }
+  metrics::Series& series = found->second[rank];
+  // Replays (a snapshot overlapping live records) add nothing; a restart from a checkpoint
+  // (a step going back with a newer attempt) is kept.
+  if (!series.empty() && step <= series.back().step && time <= series.back().time) return;
+  series.append(step, time, value);
+  ++points_;
+  if (name != "samples_per_sec" || rank < 0 || world_size_ <= 0) return;
+  auto& [sum, count] = pending_totals_[static_cast<int64_t>(step)];
+  sum += value;
+  if (++count >= world_size_) {
+    metrics::Series& total = found->second[kJobTotal];
+    if (total.empty() || step > total.back().step) total.append(step, time, sum);
+    pending_totals_.erase(static_cast<int64_t>(step));
+  }
+  while (pending_totals_.size() > kMaxPendingTotals) pending_totals_.erase(pending_totals_.begin());
+}
+
+void JobData::addEvent(const std::string& key, JobEvent event) {
+  if (!event_keys_.insert(key).second) return;
+  events_.push_back(std::move(event));
+}
+
+void JobData::addHealth(const std::string& agent, double time, const proto::HealthSample& h) {
+  auto& series = health_[agent];
+  auto add = [&](const std::string& key, double value) {
+    metrics::Series& s = series[key];
+    if (!s.empty() && time <= s.back().time) return;
+    s.append(time, time, value);
+  };
+  add("cpu %", h.cpu_percent());
+  if (h.memory_total_bytes() > 0) {
+    add("memory %", 100.0 * static_cast<double>(h.memory_used_bytes()) /
+                        static_cast<double>(h.memory_total_bytes()));
+  }
+  add("net rx MB/s", h.net_rx_bytes_per_s() / 1e6);
+  add("net tx MB/s", h.net_tx_bytes_per_s() / 1e6);
+  for (const auto& gpu : h.gpus()) {
+    const std::string prefix = "gpu" + std::to_string(gpu.index()) + " ";
+    add(prefix + "util %", gpu.utilization_percent());
+    if (gpu.memory_total_bytes() > 0) {
+      add(prefix + "memory %", 100.0 * static_cast<double>(gpu.memory_used_bytes()) /
+                                   static_cast<double>(gpu.memory_total_bytes()));
+    }
+    add(prefix + "°C", gpu.temperature_c());
+    add(prefix + "W", gpu.power_w());
+  }
+}
+
+void JobData::updateState() {
+  double last_finish = 0;
+  for (const auto& [rank, info] : ranks_) last_finish = std::max(last_finish, info.finished);
+  end_time_ = finished() ? std::max(end_time_, last_finish) : 0;
+}
+
+std::string JobData::state() const {
+  int failed = 0, stopped = 0, succeeded = 0, known = 0;
+  for (const auto& [rank, info] : ranks_) {
+    if (info.state == "pending" && info.pid == 0) continue;
+    ++known;
+    failed += info.state == "failed";
+    stopped += info.state == "stopped";
+    succeeded += info.state == "succeeded";
+  }
+  if (known == 0) return stored_state_.empty() ? "submitted" : stored_state_;
+  if (failed > 0) return "failed";
+  if (stopped > 0) return "stopped";
+  const int world = world_size_ > 0 ? world_size_ : static_cast<int>(ranks_.size());
+  if (world > 0 && succeeded >= world) return "succeeded";
+  return "running";
+}
+
+bool JobData::finished() const {
+  if (ranks_.empty()) return stored_state_ == "succeeded" || stored_state_ == "failed";
+  for (const auto& [rank, info] : ranks_) {
+    if (info.state == "pending" || info.state == "running") return false;
+  }
+  return true;
+}
+
+std::optional<JobEvent> JobData::firstProblem() const {
+  for (const auto& event : events_) {
+    if (event.problem) return event;
+  }
+  return std::nullopt;
+}
+
+std::vector<std::string> JobData::agents() const {
+  std::vector<std::string> out;
+  for (const auto& [rank, info] : ranks_) {
+    if (!info.agent.empty() && std::find(out.begin(), out.end(), info.agent) == out.end()) {
+      out.push_back(info.agent);
+    }
+  }
+  return out;
+}
+
+const std::map<int, metrics::Series>* JobData::metric(const std::string& name) const {
+  auto found = metrics_.find(name);
+  return found == metrics_.end() ? nullptr : &found->second;
+}
+
+}  // namespace ringmaster::gui

@@ -1,0 +1,124 @@
+#pragma once
+// Everything a dashboard shows about one job, built from journal records as they arrive and from
+// a history snapshot (a job that ran while the app was closed, or a past run): the ranks and
+// their states, the lifecycle events, every point of every metric series of every rank, and the
+// health of the job's hosts. Qt-free, so that tests and benchmarks drive it directly.
+//
+// Replays are harmless: a metric point at or before a series' last step (of the same attempt)
+// is skipped, an event already seen (same source and seq) too.
+//
+// Not thread-safe: the GUI thread owns it.
+
+#include <cstdint>
+#include <limits>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+// The generated protobuf code has Inventory::slots(), which Qt's `slots` keyword macro would eat:
+// hide the macro while core's headers are parsed, whatever was included before.
+#pragma push_macro("slots")
+#undef slots
+#include "ringmaster/client/cluster_session.h"
+#pragma pop_macro("slots")
+#include "ringmaster/metrics/series.h"
+
+namespace ringmaster::gui {
+
+struct RankInfo {
+  int rank = 0;
+  int local_rank = -1;
+  std::string agent;
+  int pid = 0;
+  std::string state = "pending";  // pending | running | succeeded | failed | stopped
+  int exit_code = 0;
+  int signal = 0;
+  std::string error;
+  int64_t step = -1;
+  double samples_per_sec = std::numeric_limits<double>::quiet_NaN();
+  double last_update = 0;  // unix seconds of the rank's newest record
+  double started = 0, finished = 0;
+};
+
+struct JobEvent {
+  double time = 0;
+  std::string kind;  // job_accepted | rank_started | rank_exited | job_finished
+  std::string agent;
+  std::string detail;
+  int rank = -1;         // the rank it is about, -1 for the job
+  bool problem = false;  // a rank failed
+};
+
+// One chart line's data: a metric of one rank, or the job total (rank kJobTotal).
+inline constexpr int kJobTotal = -1;
+
+class JobData {
+ public:
+  explicit JobData(std::string job_id);
+
+  // A record of this job (record.job() == jobId()).
+  void ingest(const std::string& agent, const proto::JournalRecord& record);
+  // A host health record of one of the job's agents.
+  void ingestHealth(const std::string& agent, const proto::JournalRecord& record);
+  void ingestSnapshot(const client::JobSnapshot& snapshot);
+
+  const std::string& jobId() const { return job_id_; }
+  const std::string& name() const { return name_; }
+  const std::string& launcher() const { return launcher_; }
+  int worldSize() const { return world_size_; }
+  uint32_t attempt() const { return attempt_; }
+  // submitted | running | succeeded | failed | stopped
+  std::string state() const;
+  bool finished() const;
+  double startTime() const { return start_time_; }
+  double endTime() const { return end_time_; }  // 0 while running
+  int64_t maxStep() const { return max_step_; }
+
+  const std::map<int, RankInfo>& ranks() const { return ranks_; }
+  const std::vector<JobEvent>& events() const { return events_; }
+  // The first failure of the newest attempt, which is what a person should look at first.
+  std::optional<JobEvent> firstProblem() const;
+  std::vector<std::string> agents() const;  // in rank order, no repeats
+
+  // Metric names in the order they first appeared.
+  const std::vector<std::string>& metricNames() const { return metric_names_; }
+  // rank (or kJobTotal) -> series of that metric; nullptr when the job never reported it.
+  const std::map<int, metrics::Series>* metric(const std::string& name) const;
+
+  // Health series of the job's hosts: agent -> ("cpu %", "memory %", "net rx MB/s",
+  // "net tx MB/s", "gpu0 util %", "gpu0 memory %", "gpu0 °C", "gpu0 W", ...) -> series (x: time).
+  const std::map<std::string, std::map<std::string, metrics::Series>>& health() const {
+    return health_;
+  }
+
+  // Bumped on every change, so views redraw only when something happened.
+  uint64_t version() const { return version_; }
+  uint64_t points() const { return points_; }
+
+ private:
+  void addPoint(const std::string& name, int rank, double step, double time, double value);
+  void addEvent(const std::string& key, JobEvent event);
+  void addHealth(const std::string& agent, double time, const proto::HealthSample& sample);
+  void updateState();
+
+  std::string job_id_, name_, launcher_;
+  int world_size_ = 0;
+  uint32_t attempt_ = 0;
+  std::string stored_state_;  // from a snapshot, until records say more
+  double start_time_ = 0, end_time_ = 0;
+  int64_t max_step_ = -1;
+  std::map<int, RankInfo> ranks_;
+  std::vector<JobEvent> events_;
+  std::set<std::string> event_keys_;
+  std::vector<std::string> metric_names_;
+  std::map<std::string, std::map<int, metrics::Series>> metrics_;
+  // samples_per_sec of each step until every rank reported it: then the job total gets a point.
+  std::map<int64_t, std::pair<double, int>> pending_totals_;
+  std::map<std::string, std::map<std::string, metrics::Series>> health_;
+  uint64_t version_ = 0;
+  uint64_t points_ = 0;
+};
+
+}  // namespace ringmaster::gui

@@ -1,0 +1,157 @@
+#include "dashboard/log_pane.h"
+
+#include <QCheckBox>
+#include <QComboBox>
+#include <QFontDatabase>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QLineEdit>
+#include <QPlainTextEdit>
+#include <QPushButton>
+#include <QRegularExpression>
+#include <QScrollBar>
+#include <QTimer>
+#include <QVBoxLayout>
+
+#include "bridge/session_bridge.h"
+
+namespace ringmaster::gui {
+namespace {
+constexpr int kPollMs = 500;
+constexpr int kMaxLines = 100000;
+}
+
+LogPane::LogPane(SessionBridge* bridge, const QString& job_id, QWidget* parent)
+    : QWidget(parent), bridge_(bridge), job_id_(job_id) {
+  rank_box_ = new QComboBox;
+  rank_box_->setMinimumContentsLength(14);
+  follow_ = new QCheckBox("Follow");
+  follow_->setChecked(true);
+  search_ = new QLineEdit;
+  search_->setPlaceholderText("Search log (Enter: next)");
+  search_->setClearButtonEnabled(true);
+  auto* first_error = new QPushButton("First error");
+  first_error->setToolTip("Jump to the first line that looks like an error or a traceback");
+  status_ = new QLabel;
+  text_ = new QPlainTextEdit;
+  text_->setReadOnly(true);
+  text_->setMaximumBlockCount(kMaxLines);
+  text_->setLineWrapMode(QPlainTextEdit::NoWrap);
+  text_->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
+
+  auto* bar = new QHBoxLayout;
+  bar->addWidget(new QLabel("Rank"));
+  bar->addWidget(rank_box_);
+  bar->addWidget(follow_);
+  bar->addWidget(search_, 1);
+  bar->addWidget(first_error);
+  bar->addWidget(status_);
+  auto* layout = new QVBoxLayout(this);
+  layout->setContentsMargins(0, 0, 0, 0);
+  layout->addLayout(bar);
+  layout->addWidget(text_, 1);
+
+  timer_ = new QTimer(this);
+  timer_->setInterval(kPollMs);
+  connect(timer_, &QTimer::timeout, this, &LogPane::poll);
+  timer_->start();
+  connect(bridge_, &SessionBridge::logChunk, this, &LogPane::onChunk);
+  connect(rank_box_, &QComboBox::currentIndexChanged, this, [this](int index) {
+    if (index < 0) return;
+    const int rank = rank_box_->itemData(index).toInt();
+    if (rank == rank_) return;
+    rank_ = rank;
+    offset_ = 0;
+    in_flight_ = 0;
+    complete_ = false;
+    text_->clear();
+    status_->clear();
+    poll();
+  });
+  connect(search_, &QLineEdit::returnPressed, this, &LogPane::findNext);
+  connect(first_error, &QPushButton::clicked, this, [this] {
+    if (!jumpToFirstError()) status_->setText("no error found");
+  });
+}
+
+void LogPane::setRanks(const std::map<int, RankInfo>& ranks) {
+  for (const auto& [rank, info] : ranks) {
+    const QString agent = QString::fromStdString(info.agent);
+    if (agents_.count(rank) && agents_[rank] == agent) continue;
+    agents_[rank] = agent;
+    const QString label = QString("rank %1 (%2)").arg(rank).arg(agent);
+    const int at = rank_box_->findData(rank);
+    if (at >= 0) {
+      rank_box_->setItemText(at, label);
+    } else {
+      rank_box_->addItem(label, rank);
+    }
+  }
+}
+
+void LogPane::showRank(int rank) {
+  const int at = rank_box_->findData(rank);
+  if (at >= 0) rank_box_->setCurrentIndex(at);
+}
+
+int LogPane::currentRank() const { return rank_; }
+QString LogPane::text() const { return text_->toPlainText(); }
+
+void LogPane::poll() {
+  if (rank_ < 0 || in_flight_ || complete_ || !isVisible()) return;
+  // Not following: read what is there once, then stop.
+  if (!follow_->isChecked() && offset_ > 0) return;
+  auto agent = agents_.find(rank_);
+  if (agent == agents_.end() || agent->second.isEmpty()) return;
+  in_flight_ = bridge_->readLog(agent->second, job_id_, rank_, offset_);
+}
+
+void LogPane::onChunk(uint64_t token, const QString& job_id, int rank,
+                      const Result<proto::LogChunk>& chunk) {
+  if (token != in_flight_ || job_id != job_id_ || rank != rank_) return;
+  in_flight_ = 0;
+  if (!chunk.isOk()) {
+    status_->setText(QString::fromStdString(chunk.status().message()).left(120));
+    status_->setToolTip(QString::fromStdString(chunk.status().message()));
+    return;
+  }
+  const std::string& data = chunk->data();
+  if (!data.empty()) {
+    QScrollBar* bar = text_->verticalScrollBar();
+    const bool at_end = bar->value() >= bar->maximum() - 2;
+    QTextCursor cursor(text_->document());
+    cursor.movePosition(QTextCursor::End);
+    cursor.insertText(QString::fromUtf8(data.data(), static_cast<int>(data.size())));
+    if (at_end && follow_->isChecked()) bar->setValue(bar->maximum());
+  }
+  offset_ = chunk->offset() + data.size();
+  status_->setText(QString("%1 KB").arg((offset_ + 1023) / 1024));
+  if (offset_ < chunk->size()) {
+    poll();  // more is there already
+  } else if (chunk->finished()) {
+    complete_ = true;
+    status_->setText(status_->text() + ", rank exited");
+  }
+}
+
+bool LogPane::jumpToFirstError() {
+  static const QRegularExpression kError(
+      R"((Traceback|[Ee]rror|ERROR|[Ee]xception|FAILED|[Ff]atal|Segmentation fault|Killed))");
+  QTextCursor found = text_->document()->find(kError, 0);
+  if (found.isNull()) return false;
+  follow_->setChecked(false);
+  text_->setTextCursor(found);
+  text_->centerCursor();
+  return true;
+}
+
+void LogPane::findNext() {
+  const QString needle = search_->text();
+  if (needle.isEmpty()) return;
+  if (!text_->find(needle)) {
+    text_->moveCursor(QTextCursor::Start);  // wrap around
+    if (!text_->find(needle)) status_->setText("not found");
+  }
+}
+
+}  // namespace ringmaster::gui

@@ -1,0 +1,53 @@
+#pragma once
+// The log of one rank of a job, read from the agent that runs it in chunks through the I/O
+// thread: follow (new output appears as it is written), search, and jump to the first error.
+
+#include <QWidget>
+#include <map>
+
+#include "dashboard/job_data.h"
+
+class QCheckBox;
+class QComboBox;
+class QLabel;
+class QLineEdit;
+class QPlainTextEdit;
+class QTimer;
+
+namespace ringmaster::gui {
+
+class SessionBridge;
+
+class LogPane : public QWidget {
+  Q_OBJECT
+ public:
+  LogPane(SessionBridge* bridge, const QString& job_id, QWidget* parent = nullptr);
+  void setRanks(const std::map<int, RankInfo>& ranks);  // keeps the selected rank
+  void showRank(int rank);
+  int currentRank() const;
+  // Scrolls to the first line that looks like an error; false when there is none (yet).
+  bool jumpToFirstError();
+  QString text() const;
+
+ private:
+  void poll();
+  void onChunk(uint64_t token, const QString& job_id, int rank,
+               const Result<proto::LogChunk>& chunk);
+  void findNext();
+
+  SessionBridge* bridge_;
+  QString job_id_;
+  std::map<int, QString> agents_;  // rank -> agent
+  int rank_ = -1;
+  uint64_t offset_ = 0;
+  uint64_t in_flight_ = 0;  // token of the read in flight
+  bool complete_ = false;   // the rank exited and everything was read
+  QComboBox* rank_box_;
+  QCheckBox* follow_;
+  QLineEdit* search_;
+  QLabel* status_;
+  QPlainTextEdit* text_;
+  QTimer* timer_;
+};
+
+}  // namespace ringmaster::gui

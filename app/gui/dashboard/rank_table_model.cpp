@@ -1,0 +1,111 @@
+#include "dashboard/rank_table_model.h"
+
+#include <QColor>
+#include <cmath>
+
+#include "history/run_format.h"
+
+namespace ringmaster::gui {
+namespace {
+constexpr double kStaleSeconds = 30;
+}
+
+QColor stateColor(const std::string& state) {
+  if (state == "running") return QColor(0x4d, 0xa3, 0xff);
+  if (state == "succeeded") return QColor(0x4c, 0xc3, 0x6a);
+  if (state == "failed") return QColor(0xff, 0x55, 0x55);
+  if (state == "stopped") return QColor(0xa0, 0xa0, 0xa0);
+  return QColor(0xd0, 0xb0, 0x40);  // pending, submitted
+}
+
+RankTableModel::RankTableModel(QObject* parent) : QAbstractTableModel(parent) {}
+
+void RankTableModel::update(const JobData& job, double now) {
+  now_ = now;
+  std::vector<RankInfo> rows;
+  rows.reserve(job.ranks().size());
+  for (const auto& [rank, info] : job.ranks()) rows.push_back(info);
+  if (rows.size() != rows_.size()) {
+    beginResetModel();
+    rows_ = std::move(rows);
+    endResetModel();
+    return;
+  }
+  rows_ = std::move(rows);
+  if (!rows_.empty()) emit dataChanged(index(0, 0), index(rowCount() - 1, kCount - 1));
+}
+
+int RankTableModel::rowCount(const QModelIndex& parent) const {
+  return parent.isValid() ? 0 : static_cast<int>(rows_.size());
+}
+
+int RankTableModel::columnCount(const QModelIndex& parent) const {
+  return parent.isValid() ? 0 : kCount;
+}
+
+int RankTableModel::rankAt(int row) const {
+  return row >= 0 && row < rowCount() ? rows_[static_cast<size_t>(row)].rank : -1;
+}
+
+QVariant RankTableModel::headerData(int section, Qt::Orientation orientation, int role) const {
+  if (orientation != Qt::Horizontal || role != Qt::DisplayRole) return {};
+  static const char* kNames[] = {"Rank", "Agent", "PID",         "State",
+                                 "Step", "Samples/s", "Last update", "Exit"};
+  return section >= 0 && section < kCount ? QString(kNames[section]) : QVariant();
+}
+
+QVariant RankTableModel::data(const QModelIndex& index, int role) const {
+  if (!index.isValid() || index.row() >= rowCount()) return {};
+  const RankInfo& r = rows_[static_cast<size_t>(index.row())];
+  const double age = r.last_update > 0 ? now_ - r.last_update : -1;
+  const bool stale = r.state == "running" && age > kStaleSeconds;
+  if (role == Qt::DisplayRole) {
+    switch (index.column()) {
+      case kRank:
+        return r.rank;
+      case kAgent:
+        return QString::fromStdString(r.agent);
+      case kPid:
+        return r.pid ? QVariant(r.pid) : QVariant("—");
+      case kState:
+        return QString::fromStdString(r.state);
+      case kStep:
+        return r.step >= 0 ? QVariant(static_cast<qlonglong>(r.step)) : QVariant("—");
+      case kSamplesPerSec:
+        return std::isnan(r.samples_per_sec) ? QVariant("—")
+                                             : QVariant(QString::number(r.samples_per_sec, 'f', 0));
+      case kLastUpdate:
+        if (r.state != "running") return age >= 0 ? QString("done") : QString("—");
+        return age >= 0 ? formatDuration(age) + " ago" : QString("—");
+      case kExit:
+        if (r.state == "running" || r.state == "pending") return QString();
+        if (r.signal) return QString("signal %1").arg(r.signal);
+        return r.error.empty() ? QString("code %1").arg(r.exit_code)
+                               : QString("code %1: %2")
+                                     .arg(r.exit_code)
+                                     .arg(QString::fromStdString(r.error));
+    }
+  }
+  if (role == Qt::ForegroundRole) {
+    if (index.column() == kState) return stateColor(r.state);
+    if (index.column() == kLastUpdate && stale) return QColor(0xff, 0xb0, 0x30);
+    if (index.column() == kExit && r.state == "failed") return stateColor("failed");
+  }
+  if (role == Qt::TextAlignmentRole) {
+    switch (index.column()) {
+      case kRank:
+      case kPid:
+      case kStep:
+      case kSamplesPerSec:
+        return int(Qt::AlignRight | Qt::AlignVCenter);
+      default:
+        return int(Qt::AlignLeft | Qt::AlignVCenter);
+    }
+  }
+  if (role == Qt::ToolTipRole && index.column() == kLastUpdate && stale) {
+    return QString("No record from rank %1 for %2: is it hung?").arg(r.rank).arg(formatDuration(age));
+  }
+  return {};
+}
+
+}  // namespace ringmaster::gui

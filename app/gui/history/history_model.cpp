@@ -1,0 +1,241 @@
+#include "history/history_model.h"
+
+#include <QApplication>
+#include <QBrush>
+#include <QDateTime>
+#include <QFont>
+#include <QPainter>
+#include <QPixmap>
+#include <cmath>
+
+#include "history/run_format.h"
+
+namespace ringmaster::gui {
+
+namespace {
+
+double systemNow() { return QDateTime::currentMSecsSinceEpoch() / 1000.0; }
+
+QString qstr(const std::string& s) { return QString::fromStdString(s); }
+
+// Sorting by state groups what needs attention first: failed, then live, then the rest.
+int stateSeverity(const std::string& state) {
+  if (state == "failed") return 0;
+  if (state == "running") return 1;
+  if (state == "submitted") return 2;
+  if (state == "stopped") return 3;
+  if (state == "succeeded") return 4;
+  return 5;
+}
+
+}  // namespace
+
+QPixmap HistoryModel::stateDot(const QColor& color) const {
+  if (auto it = dots_.constFind(color.rgb()); it != dots_.constEnd()) return *it;
+  const qreal dpr = qApp ? qApp->devicePixelRatio() : 1.0;
+  QPixmap pixmap(QSize(12, 12) * dpr);
+  pixmap.setDevicePixelRatio(dpr);
+  pixmap.fill(Qt::transparent);
+  QPainter p(&pixmap);
+  p.setRenderHint(QPainter::Antialiasing);
+  p.setPen(Qt::NoPen);
+  p.setBrush(color);
+  p.drawEllipse(QRectF(1.5, 1.5, 9, 9));
+  p.end();
+  dots_.insert(color.rgb(), pixmap);
+  return pixmap;
+}
+
+HistoryModel::HistoryModel(QObject* parent) : QAbstractTableModel(parent), now_(systemNow) {}
+
+void HistoryModel::setRuns(std::vector<RunSummary> runs) {
+  beginResetModel();
+  runs_ = std::move(runs);
+  endResetModel();
+}
+
+int HistoryModel::rowOf(const QString& job_id) const {
+  const std::string id = job_id.toStdString();
+  for (size_t i = 0; i < runs_.size(); ++i) {
+    if (runs_[i].job.job_id == id) return static_cast<int>(i);
+  }
+  return -1;
+}
+
+void HistoryModel::setClock(std::function<double()> now) {
+  now_ = now ? std::move(now) : systemNow;
+}
+
+double HistoryModel::durationOf(const RunSummary& run) const {
+  const store::JobRow& job = run.job;
+  if (job.submitted_at <= 0) return std::nan("");
+  if (job.finished_at > 0) return std::max(0.0, job.finished_at - job.submitted_at);
+  if (job.state == "running") return std::max(0.0, now_() - job.submitted_at);
+  return std::nan("");
+}
+
+bool HistoryModel::tickRunningDurations() {
+  // One dataChanged per contiguous block of running rows keeps the repaint to those cells.
+  bool any = false;
+  int first = -1;
+  const int n = static_cast<int>(runs_.size());
+  for (int row = 0; row <= n; ++row) {
+    const bool running = row < n && runs_[row].job.state == "running";
+    if (running && first < 0) first = row;
+    if (!running && first >= 0) {
+      emit dataChanged(index(first, kDuration), index(row - 1, kDuration),
+                       {Qt::DisplayRole, kSortRole});
+      any = true;
+      first = -1;
+    }
+  }
+  return any;
+}
+
+int HistoryModel::rowCount(const QModelIndex& parent) const {
+  return parent.isValid() ? 0 : static_cast<int>(runs_.size());
+}
+
+int HistoryModel::columnCount(const QModelIndex& parent) const {
+  return parent.isValid() ? 0 : kColumns;
+}
+
+QVariant HistoryModel::sortValue(const RunSummary& run, int column) const {
+  const store::JobRow& job = run.job;
+  switch (column) {
+    case kName:
+      return qstr(job.name).toCaseFolded();
+    case kState:
+      return stateSeverity(job.state);
+    case kStarted:
+      return job.submitted_at;
+    case kDuration: {
+      const double d = durationOf(run);
+      return std::isnan(d) ? QVariant() : QVariant(d);
+    }
+    case kRanks:
+      return job.world_size;
+    case kAttempt:
+      return static_cast<int>(job.attempt);
+    case kFinalLoss:
+      return std::isnan(run.final_loss) ? QVariant() : QVariant(run.final_loss);
+    case kJobId:
+      return qstr(job.job_id);
+    default:
+      return {};
+  }
+}
+
+QVariant HistoryModel::displayValue(const RunSummary& run, int column) const {
+  const store::JobRow& job = run.job;
+  switch (column) {
+    case kName:
+      return job.name.empty() ? QStringLiteral("(unnamed)") : qstr(job.name);
+    case kState:
+      return qstr(job.state);
+    case kStarted:
+      return formatLocalTime(job.submitted_at);
+    case kDuration:
+      return formatDuration(durationOf(run));
+    case kRanks:
+      return QString::number(job.world_size);
+    case kAttempt:
+      return QString::number(job.attempt);
+    case kFinalLoss:
+      return formatLoss(run.final_loss);
+    case kJobId:
+      return qstr(job.job_id);
+    default:
+      return {};
+  }
+}
+
+QVariant HistoryModel::data(const QModelIndex& index, int role) const {
+  if (!index.isValid() || index.row() >= static_cast<int>(runs_.size())) return {};
+  const RunSummary& run = runs_[index.row()];
+  const int column = index.column();
+  switch (role) {
+    case Qt::DisplayRole:
+      return displayValue(run, column);
+    case kSortRole:
+      return sortValue(run, column);
+    case kJobIdRole:
+      return qstr(run.job.job_id);
+    case kStateRole:
+      return qstr(run.job.state);
+    case Qt::ForegroundRole:
+      if (column == kState) return QBrush(stateColor(qstr(run.job.state), QApplication::palette()));
+      return {};
+    case Qt::DecorationRole:
+      if (column == kState)
+        return stateDot(stateColor(qstr(run.job.state), QApplication::palette()));
+      return {};
+    case Qt::FontRole:
+      if (column == kState) {
+        QFont font = QApplication::font();
+        font.setBold(true);
+        return font;
+      }
+      return {};
+    case Qt::TextAlignmentRole:
+      switch (column) {
+        case kDuration:
+        case kRanks:
+        case kAttempt:
+        case kFinalLoss:
+          return QVariant(Qt::AlignRight | Qt::AlignVCenter);
+        default:
+          return QVariant(Qt::AlignLeft | Qt::AlignVCenter);
+      }
+    case Qt::ToolTipRole:
+      if (column == kStarted && run.job.finished_at > 0)
+        return QStringLiteral("started %1\nended %2")
+            .arg(formatLocalTime(run.job.submitted_at), formatLocalTime(run.job.finished_at));
+      if (column == kFinalLoss && !std::isnan(run.final_loss))
+        return QStringLiteral("last loss reported by rank 0: %1")
+            .arg(QString::number(run.final_loss, 'g', 10));
+      if (column == kName || column == kJobId)
+        return QStringLiteral("%1\n%2").arg(qstr(run.job.name), qstr(run.job.job_id));
+      return {};
+    default:
+      return {};
+  }
+}
+
+QVariant HistoryModel::headerData(int section, Qt::Orientation orientation, int role) const {
+  if (orientation != Qt::Horizontal) return {};
+  if (role == Qt::TextAlignmentRole) {
+    switch (section) {
+      case kDuration:
+      case kRanks:
+      case kAttempt:
+      case kFinalLoss:
+        return QVariant(Qt::AlignRight | Qt::AlignVCenter);
+      default:
+        return QVariant(Qt::AlignLeft | Qt::AlignVCenter);
+    }
+  }
+  if (role != Qt::DisplayRole) return {};
+  switch (section) {
+    case kName:
+      return tr("Name");
+    case kState:
+      return tr("State");
+    case kStarted:
+      return tr("Started");
+    case kDuration:
+      return tr("Duration");
+    case kRanks:
+      return tr("Ranks");
+    case kAttempt:
+      return tr("Attempt");
+    case kFinalLoss:
+      return tr("Final loss");
+    case kJobId:
+      return tr("Job id");
+    default:
+      return {};
+  }
+}
+
+}  // namespace ringmaster::gui

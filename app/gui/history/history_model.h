@@ -1,0 +1,83 @@
+#pragma once
+// The runs of the SQLite history as a table model: one row per job, newest first as given.
+// DisplayRole is what a person reads; kSortRole is the real value behind it (seconds, counts,
+// the loss as a double), so sorting never compares display strings.
+
+#include <QAbstractTableModel>
+#include <QHash>
+#include <QPixmap>
+#include <QString>
+#include <functional>
+#include <limits>
+#include <vector>
+
+// store.h brings in the generated protobuf header, whose Inventory::slots() Qt's `slots` keyword
+// macro would eat: hide the macro while it is parsed, whatever the includer included first.
+#pragma push_macro("slots")
+#undef slots
+#include "ringmaster/store/store.h"
+#pragma pop_macro("slots")
+
+namespace ringmaster::gui {
+
+struct RunSummary {
+  store::JobRow job;
+  double final_loss = std::numeric_limits<double>::quiet_NaN();  // NaN: none reported
+};
+
+class HistoryModel : public QAbstractTableModel {
+  Q_OBJECT
+
+ public:
+  enum Column {
+    kName,
+    kState,
+    kStarted,
+    kDuration,
+    kRanks,
+    kAttempt,
+    kFinalLoss,
+    kJobId,
+    kColumns
+  };
+  // The value to sort by: QString (name, id), int (state severity, ranks, attempt), double
+  // (start time, duration, loss). An invalid QVariant where there is no value (no loss yet).
+  static constexpr int kSortRole = Qt::UserRole + 1;
+  static constexpr int kJobIdRole = Qt::UserRole + 2;  // QString, every column
+  static constexpr int kStateRole = Qt::UserRole + 3;  // QString, every column
+
+  explicit HistoryModel(QObject* parent = nullptr);
+
+  // Replaces every row (a model reset; HistoryView restores its selection afterwards).
+  void setRuns(std::vector<RunSummary> runs);
+  const std::vector<RunSummary>& runs() const { return runs_; }
+  // The row of a job id, -1 when absent.
+  int rowOf(const QString& job_id) const;
+
+  // Seconds since the epoch, for running jobs' durations. Default: the system clock; tests pin it.
+  void setClock(std::function<double()> now);
+  double now() const { return now_(); }
+  // Duration of a run: finished - started, or now - started while running; NaN when unknown.
+  double durationOf(const RunSummary& run) const;
+  // Signals a change of the Duration column of running rows only (called once a second by the
+  // view). Returns false when no row is running.
+  bool tickRunningDurations();
+
+  int rowCount(const QModelIndex& parent = {}) const override;
+  int columnCount(const QModelIndex& parent = {}) const override;
+  QVariant data(const QModelIndex& index, int role = Qt::DisplayRole) const override;
+  QVariant headerData(int section, Qt::Orientation orientation,
+                      int role = Qt::DisplayRole) const override;
+
+ private:
+  QVariant sortValue(const RunSummary& run, int column) const;
+  QVariant displayValue(const RunSummary& run, int column) const;
+
+  QPixmap stateDot(const QColor& color) const;
+
+  std::vector<RunSummary> runs_;
+  std::function<double()> now_;
+  mutable QHash<QRgb, QPixmap> dots_;  // state dots by colour, drawn once
+};
+
+}  // namespace ringmaster::gui

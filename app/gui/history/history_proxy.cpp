@@ -1,0 +1,51 @@
+#include "history/history_proxy.h"
+
+#include "history/history_model.h"
+
+namespace ringmaster::gui {
+
+HistoryProxy::HistoryProxy(QObject* parent) : QSortFilterProxyModel(parent) {
+  setSortRole(HistoryModel::kSortRole);
+  // Re-sorts when a running job's duration ticks or a refresh changes values.
+  setDynamicSortFilter(true);
+}
+
+void HistoryProxy::setFilterWords(const QString& text) {
+  QStringList words = text.split(QLatin1Char(' '), Qt::SkipEmptyParts);
+  if (words == words_) return;
+  words_ = std::move(words);
+  invalidateRowsFilter();
+}
+
+bool HistoryProxy::filterAcceptsRow(int source_row, const QModelIndex& source_parent) const {
+  if (words_.isEmpty()) return true;
+  const QAbstractItemModel* model = sourceModel();
+  const QString name =
+      model->index(source_row, HistoryModel::kName, source_parent).data().toString();
+  const QString id =
+      model->index(source_row, HistoryModel::kJobId, source_parent).data().toString();
+  const QString state =
+      model->index(source_row, HistoryModel::kState, source_parent).data().toString();
+  for (const QString& word : words_) {
+    if (!name.contains(word, Qt::CaseInsensitive) && !id.contains(word, Qt::CaseInsensitive) &&
+        !state.contains(word, Qt::CaseInsensitive)) {
+      return false;
+    }
+  }
+  return true;
+}
+
+bool HistoryProxy::lessThan(const QModelIndex& left, const QModelIndex& right) const {
+  const QVariant l = left.data(sortRole());
+  const QVariant r = right.data(sortRole());
+  // Qt sorts descending by calling lessThan(right, left): "missing is greater" ascending and
+  // "missing is smaller" descending keeps missing values at the bottom both ways.
+  const bool missing_is_greater = sortOrder() == Qt::AscendingOrder;
+  if (!l.isValid() || !r.isValid()) {
+    if (l.isValid() == r.isValid()) return false;
+    return l.isValid() == missing_is_greater;
+  }
+  return QVariant::compare(l, r) == QPartialOrdering::Less;
+}
+
+}  // namespace ringmaster::gui

@@ -1,0 +1,29 @@
+#pragma once
+// Filtering and sorting of HistoryModel rows. Sorting compares HistoryModel::kSortRole (real
+// values, not display strings); rows without a value (no loss reported) sort last in either
+// order. The filter is a list of words, each of which must occur (case-insensitively) in the
+// run's name, job id or state: "resnet failed" shows the failed resnet runs.
+
+#include <QSortFilterProxyModel>
+#include <QStringList>
+
+namespace ringmaster::gui {
+
+class HistoryProxy : public QSortFilterProxyModel {
+  Q_OBJECT
+
+ public:
+  explicit HistoryProxy(QObject* parent = nullptr);
+
+  void setFilterWords(const QString& text);
+  const QStringList& filterWords() const { return words_; }
+
+ protected:
+  bool filterAcceptsRow(int source_row, const QModelIndex& source_parent) const override;
+  bool lessThan(const QModelIndex& left, const QModelIndex& right) const override;
+
+ private:
+  QStringList words_;
+};
+
+}  // namespace ringmaster::gui

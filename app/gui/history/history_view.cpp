@@ -1,0 +1,187 @@
+#include "history/history_view.h"
+
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QItemSelectionModel>
+#include <QLabel>
+#include <QLineEdit>
+#include <QPushButton>
+#include <QTableView>
+#include <QTimer>
+#include <QVBoxLayout>
+#include <algorithm>
+
+#include "history/history_proxy.h"
+
+namespace ringmaster::gui {
+
+HistoryView::HistoryView(QWidget* parent)
+    : QWidget(parent),
+      model_(new HistoryModel(this)),
+      proxy_(new HistoryProxy(this)),
+      filter_(new QLineEdit(this)),
+      count_(new QLabel(this)),
+      table_(new QTableView(this)),
+      open_(new QPushButton(tr("Open"), this)),
+      compare_(new QPushButton(tr("Compare"), this)),
+      refresh_(new QPushButton(tr("Refresh"), this)),
+      ticker_(new QTimer(this)) {
+  proxy_->setSourceModel(model_);
+
+  filter_->setObjectName(QStringLiteral("historyFilter"));
+  filter_->setPlaceholderText(tr("Filter by name, job id or state (e.g. \"resnet failed\")"));
+  filter_->setClearButtonEnabled(true);
+  filter_->setMinimumWidth(320);
+  count_->setObjectName(QStringLiteral("historyCount"));
+  open_->setObjectName(QStringLiteral("historyOpen"));
+  compare_->setObjectName(QStringLiteral("historyCompare"));
+  refresh_->setObjectName(QStringLiteral("historyRefresh"));
+  open_->setToolTip(tr("Open the run as a read-only dashboard (double-click or Enter)"));
+  compare_->setToolTip(tr("Overlay the series of the selected runs (select two or more)"));
+  refresh_->setToolTip(tr("Read the history again"));
+
+  table_->setObjectName(QStringLiteral("historyTable"));
+  table_->setModel(proxy_);
+  table_->setSortingEnabled(true);
+  table_->sortByColumn(HistoryModel::kStarted, Qt::DescendingOrder);
+  table_->setSelectionBehavior(QAbstractItemView::SelectRows);
+  table_->setSelectionMode(QAbstractItemView::ExtendedSelection);
+  table_->setEditTriggers(QAbstractItemView::NoEditTriggers);
+  table_->setAlternatingRowColors(true);
+  table_->setShowGrid(false);
+  table_->setWordWrap(false);
+  table_->setTextElideMode(Qt::ElideMiddle);
+  // Room between a right-aligned number and the text of the next column.
+  table_->setStyleSheet(
+      QStringLiteral("QTableView::item { padding-left: 6px; padding-right: 14px; }"));
+  table_->verticalHeader()->hide();
+  table_->verticalHeader()->setDefaultSectionSize(table_->fontMetrics().height() + 10);
+  QHeaderView* header = table_->horizontalHeader();
+  header->setSectionsMovable(true);
+  header->setHighlightSections(false);
+  header->setStretchLastSection(true);
+  header->setMinimumSectionSize(60);
+
+  auto* top = new QHBoxLayout;
+  top->addWidget(filter_, 1);
+  top->addSpacing(12);
+  top->addWidget(count_);
+  top->addStretch(0);
+  top->addSpacing(12);
+  top->addWidget(open_);
+  top->addWidget(compare_);
+  top->addWidget(refresh_);
+  auto* layout = new QVBoxLayout(this);
+  layout->addLayout(top);
+  layout->addWidget(table_, 1);
+
+  connect(filter_, &QLineEdit::textChanged, proxy_, &HistoryProxy::setFilterWords);
+  connect(proxy_, &QAbstractItemModel::rowsInserted, this, &HistoryView::updateActions);
+  connect(proxy_, &QAbstractItemModel::rowsRemoved, this, &HistoryView::updateActions);
+  connect(proxy_, &QAbstractItemModel::modelReset, this, &HistoryView::updateActions);
+  connect(proxy_, &QAbstractItemModel::layoutChanged, this, &HistoryView::updateActions);
+  connect(table_->selectionModel(), &QItemSelectionModel::selectionChanged, this,
+          &HistoryView::updateActions);
+  // activated: double-click, or Enter on the current row.
+  connect(table_, &QAbstractItemView::activated, this, [this](const QModelIndex& index) {
+    const QString id = index.data(HistoryModel::kJobIdRole).toString();
+    if (!id.isEmpty()) emit openRun(id);
+  });
+  connect(open_, &QPushButton::clicked, this, &HistoryView::openCurrent);
+  connect(compare_, &QPushButton::clicked, this, [this] {
+    const QStringList ids = selectedJobIds();
+    if (ids.size() >= 2) emit compareRuns(ids);
+  });
+  connect(refresh_, &QPushButton::clicked, this, &HistoryView::refreshRequested);
+  ticker_->setInterval(1000);
+  connect(ticker_, &QTimer::timeout, this, &HistoryView::tick);
+
+  updateActions();
+}
+
+void HistoryView::setRuns(std::vector<RunSummary> runs) {
+  const QStringList selected = selectedJobIds();
+  const QString current = table_->currentIndex().data(HistoryModel::kJobIdRole).toString();
+  const bool any_running = std::any_of(
+      runs.begin(), runs.end(), [](const RunSummary& r) { return r.job.state == "running"; });
+  model_->setRuns(std::move(runs));
+  // The proxy keeps its sort column and order across a source reset; selection is by id.
+  selectJobIds(selected);
+  if (!current.isEmpty()) {
+    const int row = model_->rowOf(current);
+    if (row >= 0) {
+      const QModelIndex index = proxy_->mapFromSource(model_->index(row, 0));
+      table_->selectionModel()->setCurrentIndex(index, QItemSelectionModel::NoUpdate);
+    }
+  }
+  if (!columns_sized_ && model_->rowCount() > 0) {
+    // Size to the first real data once; afterwards the person's column widths stay.
+    table_->resizeColumnsToContents();
+    QHeaderView* header = table_->horizontalHeader();
+    for (int c = 0; c < HistoryModel::kColumns; ++c)
+      header->resizeSection(c, header->sectionSize(c) + 16);
+    columns_sized_ = true;
+  }
+  if (any_running) {
+    ticker_->start();
+  } else {
+    ticker_->stop();
+  }
+  updateActions();
+}
+
+QStringList HistoryView::selectedJobIds() const {
+  QModelIndexList rows = table_->selectionModel()->selectedRows();
+  std::sort(rows.begin(), rows.end(),
+            [](const QModelIndex& a, const QModelIndex& b) { return a.row() < b.row(); });
+  QStringList ids;
+  ids.reserve(rows.size());
+  for (const QModelIndex& index : rows) ids << index.data(HistoryModel::kJobIdRole).toString();
+  return ids;
+}
+
+void HistoryView::selectJobIds(const QStringList& job_ids) {
+  QItemSelection selection;
+  for (const QString& id : job_ids) {
+    const int row = model_->rowOf(id);
+    if (row < 0) continue;
+    const QModelIndex index = proxy_->mapFromSource(model_->index(row, 0));
+    if (index.isValid()) selection.select(index, index);
+  }
+  table_->selectionModel()->select(selection,
+                                   QItemSelectionModel::ClearAndSelect | QItemSelectionModel::Rows);
+  updateActions();
+}
+
+void HistoryView::setFilterText(const QString& text) { filter_->setText(text); }
+
+QString HistoryView::countText() const { return count_->text(); }
+
+void HistoryView::updateActions() {
+  const int selected = static_cast<int>(table_->selectionModel()->selectedRows().size());
+  open_->setEnabled(selected >= 1);
+  compare_->setEnabled(selected >= 2);
+  const int total = model_->rowCount();
+  const int shown = proxy_->rowCount();
+  QString text = total == 1 ? tr("1 run") : tr("%1 runs").arg(total);
+  if (shown != total) text += tr(" (%1 shown)").arg(shown);
+  if (selected > 0) text += tr(", %1 selected").arg(selected);
+  count_->setText(text);
+}
+
+void HistoryView::openCurrent() {
+  QModelIndex index = table_->currentIndex();
+  if (!index.isValid() || !table_->selectionModel()->isRowSelected(index.row(), {})) {
+    const QModelIndexList rows = table_->selectionModel()->selectedRows();
+    if (rows.isEmpty()) return;
+    index = rows.front();
+  }
+  const QString id = index.data(HistoryModel::kJobIdRole).toString();
+  if (!id.isEmpty()) emit openRun(id);
+}
+
+void HistoryView::tick() {
+  if (!model_->tickRunningDurations()) ticker_->stop();
+}
+
+}  // namespace ringmaster::gui

@@ -1,0 +1,66 @@
+#pragma once
+// The History screen: every run of the SQLite history in a sortable, filterable table. Open one
+// (double-click, Enter, or Open) to see it as a read-only dashboard; select two or more and
+// Compare to overlay their series. The view only shows what it is given: the caller loads runs
+// (loadRunSummaries in run_loader.h) off the GUI thread and calls setRuns on refreshRequested.
+
+#include <QStringList>
+#include <QWidget>
+#include <vector>
+
+#include "history/history_model.h"
+
+class QLabel;
+class QLineEdit;
+class QPushButton;
+class QTableView;
+class QTimer;
+
+namespace ringmaster::gui {
+
+class HistoryProxy;
+
+class HistoryView : public QWidget {
+  Q_OBJECT
+
+ public:
+  explicit HistoryView(QWidget* parent = nullptr);
+
+  // Replaces the runs, keeping the selection, the current row and the sort where those runs
+  // are still present.
+  void setRuns(std::vector<RunSummary> runs);
+  // Selected job ids in the order shown.
+  QStringList selectedJobIds() const;
+  // Selects these runs (those present), e.g. to restore a comparison.
+  void selectJobIds(const QStringList& job_ids);
+  void setFilterText(const QString& text);
+  // "12 runs (3 shown)", with ", 2 selected" when any are.
+  QString countText() const;
+
+  HistoryModel* model() { return model_; }
+  HistoryProxy* proxy() { return proxy_; }
+  QTableView* table() { return table_; }
+
+ signals:
+  void openRun(const QString& job_id);           // double-click, Enter or Open
+  void compareRuns(const QStringList& job_ids);  // two or more selected, Compare
+  void refreshRequested();
+
+ private:
+  void updateActions();
+  void openCurrent();
+  void tick();
+
+  HistoryModel* model_;
+  HistoryProxy* proxy_;
+  QLineEdit* filter_;
+  QLabel* count_;
+  QTableView* table_;
+  QPushButton* open_;
+  QPushButton* compare_;
+  QPushButton* refresh_;
+  QTimer* ticker_;
+  bool columns_sized_ = false;
+};
+
+}  // namespace ringmaster::gui

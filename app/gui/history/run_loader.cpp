@@ -1,0 +1,29 @@
+#include "history/run_loader.h"
+
+#include <utility>
+
+namespace ringmaster::gui {
+
+Result<std::vector<RunSummary>> loadRunSummaries(store::Store& store,
+                                                 const RunLoadOptions& options) {
+  if (options.loss_metric.empty()) return invalidArgument("loadRunSummaries: loss_metric is empty");
+  RM_ASSIGN_OR_RETURN(std::vector<store::JobRow> jobs, store.jobs());
+  std::vector<RunSummary> runs;
+  runs.reserve(jobs.size());
+  for (store::JobRow& job : jobs) {
+    RunSummary run;
+    // One bucket: its `last` is the value of the highest step, i.e. the final loss.
+    auto loss = store.series(job.job_id, job.attempt, options.loss_rank, options.loss_metric, 1);
+    if (loss.isOk()) {
+      if (!loss->empty()) run.final_loss = loss->back().last;
+    } else if (loss.status().code() != ErrorCode::kNotFound) {
+      return Status(loss.status().code(),
+                    "reading the final loss of job " + job.job_id + ": " + loss.status().message());
+    }
+    run.job = std::move(job);
+    runs.push_back(std::move(run));
+  }
+  return runs;
+}
+
+}  // namespace ringmaster::gui

@@ -1,0 +1,448 @@
+#include "main_window.h"
+
+#include <QApplication>
+#include <QCloseEvent>
+#include <QPointer>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QMenuBar>
+#include <QMessageBox>
+#include <QProgressBar>
+#include <QPushButton>
+#include <QSettings>
+#include <QStatusBar>
+#include <QSystemTrayIcon>
+#include <QTabBar>
+#include <QTabWidget>
+#include <QTimer>
+#include <QVBoxLayout>
+#include <filesystem>
+#include <thread>
+
+#include "cluster/cluster_view.h"
+#include "dashboard/compare_view.h"
+#include "dashboard/dashboard_view.h"
+#include "editor/job_editor.h"
+#include "history/history_view.h"
+#include "local_agent.h"
+#include "ringmaster/job/spec.h"
+
+namespace ringmaster::gui {
+namespace {
+
+constexpr int kClusterTab = 0, kEditorTab = 1, kHistoryTab = 2, kFixedTabs = 3;
+const char* const kOpenJobsKey = "window/openJobs";
+
+bool terminal(const QString& state) {
+  return state == "succeeded" || state == "failed" || state == "stopped";
+}
+
+}  // namespace
+
+QString defaultResourcesDir() {
+  const QString env = qEnvironmentVariable("RINGMASTER_RESOURCES");
+  return env.isEmpty() ? QString(RINGMASTER_RESOURCES_DIR) : env;
+}
+
+MainWindow::MainWindow(const AppOptions& options, QWidget* parent)
+    : QMainWindow(parent), options_(options) {
+  paths_ = client::ClientPaths::resolve(options.cluster_file.toStdString(),
+                                        options.db_file.toStdString());
+  if (options_.resources_dir.isEmpty()) options_.resources_dir = defaultResourcesDir();
+  setWindowTitle("Ringmaster");
+  resize(1400, 900);
+
+  // The banner: a job finished or failed, named and clickable.
+  banner_ = new QWidget;
+  banner_->setVisible(false);
+  banner_->setAutoFillBackground(true);
+  banner_text_ = new QLabel;
+  banner_text_->setTextFormat(Qt::RichText);
+  auto* banner_open = new QPushButton("Open");
+  auto* banner_close = new QPushButton("Dismiss");
+  auto* banner_layout = new QHBoxLayout(banner_);
+  banner_layout->setContentsMargins(10, 4, 10, 4);
+  banner_layout->addWidget(banner_text_, 1);
+  banner_layout->addWidget(banner_open);
+  banner_layout->addWidget(banner_close);
+  connect(banner_close, &QPushButton::clicked, banner_, &QWidget::hide);
+  connect(banner_open, &QPushButton::clicked, this, [this] {
+    if (!banner_job_.isEmpty()) openDashboard(banner_job_);
+    banner_->hide();
+  });
+
+  tabs_ = new QTabWidget;
+  tabs_->setDocumentMode(true);
+  tabs_->setTabsClosable(true);
+  tabs_->setMovable(false);
+  // The key file is tiny and local; the session loads the same key when it starts.
+  auto keys = client::loadClientKeys(paths_);
+  cluster_ = new ClusterView(QString::fromStdString(paths_.cluster_file),
+                             keys.isOk() ? QString::fromStdString(keys->public_key) : QString());
+  editor_ = new JobEditor(options_.resources_dir);
+  history_ = new HistoryView;
+  tabs_->addTab(cluster_, "Cluster");
+  tabs_->addTab(editor_, "New job");
+  tabs_->addTab(history_, "History");
+  for (int i = 0; i < kFixedTabs; ++i) {
+    tabs_->tabBar()->setTabButton(i, QTabBar::RightSide, nullptr);
+  }
+  connect(tabs_, &QTabWidget::tabCloseRequested, this, &MainWindow::closeTab);
+  connect(tabs_, &QTabWidget::currentChanged, this, [this](int index) {
+    if (index == kHistoryTab) runs_token_ = bridge_.listRuns();
+  });
+
+  auto* central = new QWidget;
+  auto* layout = new QVBoxLayout(central);
+  layout->setContentsMargins(0, 0, 0, 0);
+  layout->setSpacing(0);
+  layout->addWidget(banner_);
+  layout->addWidget(tabs_, 1);
+  setCentralWidget(central);
+
+  progress_ = new QProgressBar;
+  progress_->setRange(0, 0);  // busy
+  progress_->setMaximumWidth(160);
+  progress_->setVisible(false);
+  status_agents_ = new QLabel;
+  statusBar()->addPermanentWidget(status_agents_);
+  statusBar()->addPermanentWidget(progress_);
+
+  if (QSystemTrayIcon::isSystemTrayAvailable()) {
+    tray_ = new QSystemTrayIcon(QApplication::windowIcon(), this);
+    tray_->setToolTip("Ringmaster");
+    tray_->show();
+    connect(tray_, &QSystemTrayIcon::messageClicked, this, [this] {
+      showNormal();
+      raise();
+      if (!banner_job_.isEmpty()) openDashboard(banner_job_);
+    });
+  }
+
+  connect(&bridge_, &SessionBridge::agentStatus, this, &MainWindow::onAgentStatus);
+  connect(&bridge_, &SessionBridge::records, this, &MainWindow::onRecords);
+  connect(&bridge_, &SessionBridge::submitted, this, &MainWindow::onSubmitted);
+  connect(&bridge_, &SessionBridge::runsListed, this, &MainWindow::onRunsListed);
+  connect(&bridge_, &SessionBridge::stopped, this,
+          [this](uint64_t, const QString& job_id, const Result<int>& result) {
+            if (result.isOk()) {
+              idle(QString("%1: %2 rank(s) signalled").arg(job_id).arg(*result));
+            } else {
+              QMessageBox::warning(this, "Stop job",
+                                   QString::fromStdString(result.status().message()));
+            }
+          });
+  connect(cluster_, &ClusterView::clusterFileChanged, this, [this] {
+    bridge_.reloadCluster();
+    cluster_->setLocalAgentOffer(false);
+  });
+  connect(cluster_, &ClusterView::startLocalAgentRequested, this,
+          [this] { startLocalAgent(false); });
+  connect(editor_, &JobEditor::launchRequested, this, &MainWindow::submitYaml);
+  connect(history_, &HistoryView::openRun, this, [this](const QString& id) {
+    openDashboard(id, /*live=*/true);
+  });
+  connect(history_, &HistoryView::compareRuns, this, &MainWindow::openComparison);
+  connect(history_, &HistoryView::refreshRequested, this,
+          [this] { runs_token_ = bridge_.listRuns(); });
+  buildMenus();
+}
+
+MainWindow::~MainWindow() {
+  // Dashboards hold connections to the bridge: they go before it stops.
+  tabs_->clear();
+  bridge_.stop();
+}
+
+bool MainWindow::start() {
+  Status started = bridge_.start(paths_);
+  if (!started.isOk()) {
+    QMessageBox::critical(this, "Ringmaster",
+                          "Cannot open the client state:\n" +
+                              QString::fromStdString(started.message()));
+    return false;
+  }
+  cluster_->setLocalAgentOffer(!std::filesystem::exists(paths_.cluster_file));
+  restoreLayout();
+  statusBar()->showMessage("history: " + QString::fromStdString(paths_.db_file), 5000);
+  if (options_.demo) startLocalAgent(/*then_demo=*/true);
+  return true;
+}
+
+void MainWindow::buildMenus() {
+  QMenu* file = menuBar()->addMenu("&File");
+  file->addAction("&New job", QKeySequence::New, this, [this] {
+    tabs_->setCurrentIndex(kEditorTab);
+  });
+  file->addAction("&Open job spec…", QKeySequence::Open, this, [this] {
+    const QString path = QFileDialog::getOpenFileName(this, "Open job spec", {},
+                                                      "Job specs (*.yaml *.yml);;All files (*)");
+    if (path.isEmpty()) return;
+    if (editor_->openFile(path)) tabs_->setCurrentIndex(kEditorTab);
+  });
+  file->addSeparator();
+  file->addAction("Start &local agent", this, [this] { startLocalAgent(false); });
+  file->addAction("Run the &demo job", this, [this] { startLocalAgent(true); });
+  file->addSeparator();
+  file->addAction("&Quit", QKeySequence::Quit, this, &QWidget::close);
+  QMenu* view = menuBar()->addMenu("&View");
+  view->addAction("&Cluster", QKeySequence("Ctrl+1"), this,
+                  [this] { tabs_->setCurrentIndex(kClusterTab); });
+  view->addAction("&New job", QKeySequence("Ctrl+2"), this,
+                  [this] { tabs_->setCurrentIndex(kEditorTab); });
+  view->addAction("&History", QKeySequence("Ctrl+3"), this,
+                  [this] { tabs_->setCurrentIndex(kHistoryTab); });
+  view->addAction("Close &tab", QKeySequence::Close, this,
+                  [this] { closeTab(tabs_->currentIndex()); });
+  QMenu* help = menuBar()->addMenu("&Help");
+  help->addAction("&About Ringmaster", this, [this] {
+    QMessageBox::about(
+        this, "Ringmaster",
+        "Ringmaster: data-parallel training on your GPU hosts.\n\nClient key: " +
+            bridge_.clientPublicKey() + "\nCluster file: " +
+            QString::fromStdString(paths_.cluster_file) +
+            "\nHistory: " + QString::fromStdString(paths_.db_file));
+  });
+}
+
+void MainWindow::onAgentStatus(const client::AgentStatus& status) {
+  cluster_->updateAgent(status);
+  agents_[status.name] = status;
+  std::vector<client::AgentStatus> all;
+  int online = 0;
+  for (const auto& [name, agent] : agents_) {
+    all.push_back(agent);
+    online += agent.state == client::AgentState::kOnline;
+  }
+  editor_->setAgents(all);
+  status_agents_->setText(QString("agents: %1/%2 online").arg(online).arg(all.size()));
+}
+
+void MainWindow::onRecords(const std::vector<AgentRecords>& batch) {
+  for (auto& [id, view] : dashboards_) view->ingest(batch);
+}
+
+DashboardView* MainWindow::dashboard(const QString& job_id) const {
+  auto found = dashboards_.find(job_id);
+  return found == dashboards_.end() ? nullptr : found->second;
+}
+
+DashboardView* MainWindow::openDashboard(const QString& job_id, bool live) {
+  if (auto* existing = dashboard(job_id)) {
+    tabs_->setCurrentWidget(existing);
+    return existing;
+  }
+  auto* view = new DashboardView(&bridge_, job_id, live);
+  dashboards_[job_id] = view;
+  const int index = tabs_->addTab(view, job_id);
+  tabs_->setTabToolTip(index, job_id);
+  tabs_->setCurrentIndex(index);
+  connect(view, &DashboardView::titleChanged, this, [this, view](const QString&, const QString& t) {
+    const int at = tabs_->indexOf(view);
+    if (at >= 0) tabs_->setTabText(at, t);
+  });
+  connect(view, &DashboardView::stateChanged, this, &MainWindow::onJobStateChanged);
+  saveLayout();
+  return view;
+}
+
+void MainWindow::openComparison(const QStringList& job_ids) {
+  auto* view = new CompareView(&bridge_, job_ids);
+  const int index = tabs_->addTab(view, QString("Compare %1 runs").arg(job_ids.size()));
+  tabs_->setTabToolTip(index, job_ids.join("\n"));
+  tabs_->setCurrentIndex(index);
+}
+
+void MainWindow::closeTab(int index) {
+  if (index < kFixedTabs) return;
+  QWidget* widget = tabs_->widget(index);
+  for (auto it = dashboards_.begin(); it != dashboards_.end(); ++it) {
+    if (it->second == widget) {
+      job_states_.erase(it->first);
+      dashboards_.erase(it);
+      break;
+    }
+  }
+  tabs_->removeTab(index);
+  widget->deleteLater();  // closing a dashboard never stops its job
+  saveLayout();
+}
+
+void MainWindow::onJobStateChanged(const QString& job_id, const QString& state) {
+  const QString before = job_states_[job_id];
+  job_states_[job_id] = state;
+  if (!terminal(state) || before.isEmpty() || terminal(before)) return;
+  const DashboardView* view = dashboard(job_id);
+  const QString name = view ? QString::fromStdString(view->job().name()) : job_id;
+  if (state == "failed") {
+    notify(name + " failed", view ? view->problemText() : QString(), true, job_id);
+  } else {
+    notify(name + " " + state, job_id, false, job_id);
+  }
+}
+
+void MainWindow::notify(const QString& title, const QString& text, bool failure,
+                        const QString& job_id) {
+  banner_job_ = job_id;
+  QPalette palette = banner_->palette();
+  palette.setColor(QPalette::Window, failure ? QColor(0x5a, 0x1d, 0x1d) : QColor(0x1d, 0x4a, 0x2a));
+  banner_->setPalette(palette);
+  banner_text_->setText(QString("<b>%1</b> &nbsp; %2").arg(title.toHtmlEscaped(),
+                                                          text.toHtmlEscaped()));
+  banner_->setVisible(true);
+  if (tray_) {
+    tray_->showMessage(title, text,
+                       failure ? QSystemTrayIcon::Critical : QSystemTrayIcon::Information, 10000);
+  }
+}
+
+QString MainWindow::bannerText() const {
+  return banner_->isVisible() ? banner_text_->text() : QString();
+}
+
+void MainWindow::busy(const QString& what) {
+  progress_->setVisible(true);
+  statusBar()->showMessage(what);
+}
+
+void MainWindow::idle(const QString& message) {
+  progress_->setVisible(false);
+  if (message.isEmpty()) {
+    statusBar()->clearMessage();
+  } else {
+    statusBar()->showMessage(message, 8000);
+  }
+}
+
+void MainWindow::submitYaml(const QString& yaml, const QString& file_name) {
+  job::SpecParseResult parsed =
+      job::parseJobSpec(yaml.toStdString(), file_name.isEmpty() ? "job.yaml" : file_name.toStdString());
+  if (!parsed.ok()) {
+    QMessageBox::warning(this, "Launch",
+                         QString::fromStdString(job::formatDiagnostics(parsed.errors)));
+    return;
+  }
+  job::JobSpec spec = *parsed.spec;
+  if (spec.workdir.empty() && spec.launcher != job::Launcher::kNative) {
+    // A relative script in a spec opened from a file runs next to that file.
+    if (!file_name.isEmpty()) spec.workdir = QFileInfo(file_name).absolutePath().toStdString();
+  }
+  busy(QString("Submitting %1 (%2 ranks)…").arg(QString::fromStdString(spec.name)).arg(spec.world_size));
+  submit_token_ = bridge_.submit(std::move(spec));
+}
+
+void MainWindow::onSubmitted(uint64_t token, const Result<client::SubmittedJob>& result) {
+  if (token != submit_token_) return;
+  if (!result.isOk()) {
+    idle();
+    QMessageBox::warning(this, "Launch failed", QString::fromStdString(result.status().message()));
+    return;
+  }
+  const QString id = QString::fromStdString(result->job_id);
+  last_submitted_ = id;
+  idle("submitted " + id);
+  job_states_[id] = "submitted";
+  openDashboard(id);
+  job_states_[id] = "submitted";
+  emit jobSubmitted(id);
+}
+
+void MainWindow::onRunsListed(uint64_t token,
+                              const Result<std::vector<client::RunSummary>>& runs) {
+  if (token != runs_token_) return;
+  if (!runs.isOk()) {
+    statusBar()->showMessage("history: " + QString::fromStdString(runs.status().message()), 8000);
+    return;
+  }
+  std::vector<RunSummary> rows;
+  rows.reserve(runs->size());
+  for (const auto& run : *runs) {
+    RunSummary row;
+    row.job = run.job;
+    if (run.has_loss) row.final_loss = run.final_loss;
+    rows.push_back(std::move(row));
+  }
+  history_->setRuns(std::move(rows));
+}
+
+void MainWindow::startLocalAgent(bool then_demo) {
+  busy("Starting the local agent…");
+  const client::ClientPaths paths = paths_;
+  const std::string key = bridge_.clientPublicKey().toStdString();
+  QPointer<MainWindow> self(this);
+  // Starting an agent takes a moment (it generates keys the first time): off the GUI thread.
+  std::thread([self, paths, key, then_demo] {
+    Status status = ensureLocalAgent(paths, key);
+    QMetaObject::invokeMethod(
+        qApp,
+        [self, status, then_demo] {
+          if (self) {
+            self->onLocalAgentReady(status.isOk(), QString::fromStdString(status.message()),
+                                    then_demo);
+          }
+        },
+        Qt::QueuedConnection);
+  }).detach();
+}
+
+void MainWindow::onLocalAgentReady(bool ok, const QString& message, bool then_demo) {
+  emit localAgentReady(ok, message);
+  if (!ok) {
+    idle();
+    QMessageBox::warning(this, "Local agent", message);
+    return;
+  }
+  idle("local agent running");
+  cluster_->setClusterFile(QString::fromStdString(paths_.cluster_file));
+  cluster_->setLocalAgentOffer(false);
+  bridge_.reloadCluster();
+  if (then_demo) submitDemo();
+}
+
+void MainWindow::submitDemo() {
+  const QString path = options_.resources_dir + "/jobs/demo.yaml";
+  job::SpecParseResult parsed = job::loadJobSpec(path.toStdString());
+  if (!parsed.ok()) {
+    QMessageBox::warning(this, "Demo",
+                         QString::fromStdString(job::formatDiagnostics(parsed.errors)));
+    return;
+  }
+  job::JobSpec spec = *parsed.spec;
+  if (spec.workdir.empty()) spec.workdir = options_.resources_dir.toStdString();
+  busy("Submitting the demo job…");
+  submit_token_ = bridge_.submit(std::move(spec));
+}
+
+void MainWindow::restoreLayout() {
+  QSettings settings;
+  restoreGeometry(settings.value("window/geometry").toByteArray());
+  restoreState(settings.value("window/state").toByteArray());
+  for (const QString& id : settings.value(kOpenJobsKey).toStringList()) openDashboard(id);
+  const int current = settings.value("window/currentTab", kClusterTab).toInt();
+  if (current >= 0 && current < tabs_->count()) tabs_->setCurrentIndex(current);
+}
+
+void MainWindow::saveLayout() {
+  QSettings settings;
+  QStringList open;
+  for (int i = kFixedTabs; i < tabs_->count(); ++i) {
+    if (auto* view = qobject_cast<DashboardView*>(tabs_->widget(i))) open << view->jobId();
+  }
+  settings.setValue(kOpenJobsKey, open);
+  settings.setValue("window/geometry", saveGeometry());
+  settings.setValue("window/state", saveState());
+  settings.setValue("window/currentTab", tabs_->currentIndex());
+}
+
+void MainWindow::closeEvent(QCloseEvent* event) {
+  if (!editor_->maybeSave()) {
+    event->ignore();
+    return;
+  }
+  saveLayout();  // jobs keep running: the agents do not need this window
+  event->accept();
+}
+
+}  // namespace ringmaster::gui

@@ -1,0 +1,108 @@
+#pragma once
+// The ringmaster window: Cluster, New job and History tabs, then one tab per open job dashboard
+// (and comparisons). It owns the SessionBridge (the I/O thread) and routes what it delivers:
+// agent states to the cluster view and the editor, records to the open dashboards, finished jobs
+// to a banner and the system tray. Window layout and open dashboards survive a restart.
+
+#include <QMainWindow>
+#include <QString>
+#include <map>
+#include <memory>
+
+#include "bridge/session_bridge.h"
+
+class QLabel;
+class QProgressBar;
+class QPushButton;
+class QSystemTrayIcon;
+class QTabWidget;
+
+namespace ringmaster::gui {
+
+class ClusterView;
+class DashboardView;
+class HistoryView;
+class JobEditor;
+
+struct AppOptions {
+  QString cluster_file;  // --cluster
+  QString db_file;       // --db
+  bool demo = false;     // --demo: local agent, demo job, its dashboard
+  QString resources_dir;
+};
+
+// resources/ of this build: $RINGMASTER_RESOURCES, else the source tree it was built from.
+QString defaultResourcesDir();
+
+class MainWindow : public QMainWindow {
+  Q_OBJECT
+ public:
+  explicit MainWindow(const AppOptions& options, QWidget* parent = nullptr);
+  ~MainWindow() override;
+
+  // Opens the session; false (with the reason shown) when the history or keys cannot be opened.
+  bool start();
+  // Starts (or finds) the embedded local agent and adds it to the cluster file as `local`;
+  // then, when `then_demo`, submits the demo job and opens its dashboard.
+  void startLocalAgent(bool then_demo);
+  // Submits a spec and opens its dashboard when the agents accept it.
+  void submitYaml(const QString& yaml, const QString& file_name);
+
+  DashboardView* openDashboard(const QString& job_id, bool live = true);
+  DashboardView* dashboard(const QString& job_id) const;
+  void openComparison(const QStringList& job_ids);
+
+  SessionBridge* bridge() { return &bridge_; }
+  QTabWidget* tabs() const { return tabs_; }
+  ClusterView* clusterView() const { return cluster_; }
+  JobEditor* editor() const { return editor_; }
+  HistoryView* history() const { return history_; }
+  QString bannerText() const;
+  // The job the demo (or the last Launch) submitted; empty until the agents accepted it.
+  QString lastSubmittedJob() const { return last_submitted_; }
+
+ signals:
+  void jobSubmitted(const QString& job_id);
+  void localAgentReady(bool ok, const QString& message);
+
+ protected:
+  void closeEvent(QCloseEvent* event) override;
+
+ private:
+  void buildMenus();
+  void onRecords(const std::vector<AgentRecords>& batch);
+  void onAgentStatus(const client::AgentStatus& status);
+  void onSubmitted(uint64_t token, const Result<client::SubmittedJob>& result);
+  void onRunsListed(uint64_t token, const Result<std::vector<client::RunSummary>>& runs);
+  void onJobStateChanged(const QString& job_id, const QString& state);
+  void onLocalAgentReady(bool ok, const QString& message, bool then_demo);
+  void submitDemo();
+  void notify(const QString& title, const QString& text, bool failure, const QString& job_id);
+  void busy(const QString& what);
+  void idle(const QString& message = {});
+  void closeTab(int index);
+  void restoreLayout();
+  void saveLayout();
+
+  AppOptions options_;
+  client::ClientPaths paths_;
+  SessionBridge bridge_;
+  QTabWidget* tabs_;
+  ClusterView* cluster_;
+  JobEditor* editor_;
+  HistoryView* history_;
+  QWidget* banner_;
+  QLabel* banner_text_;
+  QString banner_job_;
+  QProgressBar* progress_;
+  QLabel* status_agents_;
+  QSystemTrayIcon* tray_ = nullptr;
+  std::map<QString, DashboardView*> dashboards_;
+  std::map<QString, QString> job_states_;  // last state seen per open dashboard
+  std::map<std::string, client::AgentStatus> agents_;
+  uint64_t submit_token_ = 0;
+  uint64_t runs_token_ = 0;
+  QString last_submitted_;
+};
+
+}  // namespace ringmaster::gui

@@ -1,0 +1,139 @@
+#pragma once
+// ClusterSession: the Qt-free event loop a client runs on one I/O thread. It keeps every agent of
+// the cluster file under watch at once (inventory and health every second, the journal followed
+// with long polls), writes what it pulls into the history through the batch writer, and hands
+// records out in batches. Commands (submit, stop, read a log, load a job from the history) come
+// in through a queue from any thread and are answered through the sink, so a caller never waits
+// on the network or on SQLite.
+//
+// An agent that stops answering is marked with the reason (unreachable, key rejected, wrong
+// server key) and retried; when it answers again its journal is followed from the stored cursor,
+// so nothing is missed and nothing is stored twice.
+//
+// Thread safety: post*() and stop() may be called from any thread. run() is called by one
+// thread, which owns every socket and DB connection; the sink is called on that thread.
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "ringmaster/client/agent_status.h"
+#include "ringmaster/client/cluster_config.h"
+#include "ringmaster/client/cluster_client.h"
+#include "ringmaster/store/store.h"
+#include "ringmaster/util/result.h"
+
+namespace ringmaster::client {
+
+// A job as the history knows it, with everything a dashboard shows (for jobs that ran while no
+// client was watching, and for read-only dashboards of past runs).
+struct JobSnapshot {
+  store::JobRow job;
+  std::vector<store::RankRow> ranks;
+  std::vector<store::EventRow> events;
+  std::vector<store::MetricRow> metrics;  // every point, by attempt, rank, name, step
+  std::vector<store::HealthRow> health;   // of the job's agents, over the job's lifetime
+};
+
+struct RunSummary {
+  store::JobRow job;
+  double final_loss = 0;  // rank 0's last `loss`; has_loss false when none
+  bool has_loss = false;
+};
+
+// Called on the session's thread. Implementations hand the data to their own thread.
+class SessionSink {
+ public:
+  virtual ~SessionSink() = default;
+  virtual void agentStatus(const AgentStatus& status) = 0;
+  // A batch of journal records of one agent, in journal order, already enqueued for the history.
+  virtual void records(const std::string& agent, std::vector<proto::JournalRecord> records) = 0;
+  // token: what post*() returned.
+  virtual void submitted(uint64_t token, const Result<SubmittedJob>& result) = 0;
+  virtual void stopped(uint64_t token, const std::string& job_id, const Result<int>& result) = 0;
+  virtual void logChunk(uint64_t token, const std::string& job_id, int rank,
+                        const Result<proto::LogChunk>& chunk) = 0;
+  virtual void jobLoaded(uint64_t token, const Result<JobSnapshot>& snapshot) = 0;
+  virtual void runsListed(uint64_t token, const Result<std::vector<RunSummary>>& runs) = 0;
+};
+
+struct SessionOptions {
+  int inventory_interval_ms = 1000;  // health and state of every agent
+  int journal_wait_ms = 250;         // long poll once caught up: bounds the latency of records
+  int request_timeout_ms = 5000;     // no answer within this (plus the long poll): unreachable
+  int retry_interval_ms = 2000;      // how often an unreachable agent is tried again
+  uint32_t batch_records = 20000;
+  int max_health_rows = 20000;       // per snapshot
+};
+
+class ClusterSession {
+ public:
+  // Opens the client (cluster file, keys, history) on the calling thread; run() may then be
+  // called on another thread, which takes over every connection.
+  static Result<std::unique_ptr<ClusterSession>> open(const ClientPaths& paths, SessionSink* sink,
+                                                      const SessionOptions& options = {});
+  ~ClusterSession();
+  ClusterSession(const ClusterSession&) = delete;
+  ClusterSession& operator=(const ClusterSession&) = delete;
+
+  const ClientPaths& paths() const { return paths_; }
+  const std::string& clientPublicKey() const { return client_public_key_; }
+
+  // Runs until stop(). Returns an error only when the loop itself cannot go on.
+  Status run();
+  void stop();
+
+  // Commands; each returns a token that the sink's answer carries.
+  uint64_t postSubmit(job::JobSpec spec);
+  uint64_t postStop(std::string job_id, int grace_ms = 0);
+  // One chunk of a rank's log from `offset` (no waiting: callers poll while following).
+  uint64_t postReadLog(std::string agent, std::string job_id, int rank, uint64_t offset,
+                       uint32_t attempt = 0);
+  uint64_t postLoadJob(std::string job_id);
+  uint64_t postListRuns();
+  // Re-reads the cluster file (after the GUI added or removed an agent).
+  uint64_t postReloadCluster();
+
+ private:
+  struct Agent;
+  using Command = std::function<void()>;
+  ClusterSession(ClientPaths paths, SessionSink* sink, SessionOptions options);
+  uint64_t post(std::function<void(uint64_t)> command);
+  void runCommands();
+  void reloadAgents();
+  void tick(Agent& agent);
+  void receiveInventory(Agent& agent);
+  void receiveJournal(Agent& agent);
+  void sendJournalRead(Agent& agent);
+  void markSilent(Agent& agent, const Status& why);
+  void report(Agent& agent, AgentState state, std::string reason);
+  void flushHistory();
+  Result<JobSnapshot> loadJob(const std::string& job_id);
+  Result<std::vector<RunSummary>> listRuns();
+
+  ClientPaths paths_;
+  SessionSink* sink_;
+  SessionOptions options_;
+  std::string client_public_key_;
+  int wake_fd_ = -1;  // eventfd: post() wakes the poll from any thread without a shared socket
+  std::atomic<bool> stop_{false};
+  std::mutex mutex_;
+  std::vector<Command> queue_;  // GUARDED_BY(mutex_)
+  std::atomic<uint64_t> next_token_{1};
+
+  // Owned by the run() thread (after open()).
+  std::unique_ptr<store::Store> history_;  // reads, cursors, agents
+  std::unique_ptr<store::BatchWriter> writer_;
+  std::unique_ptr<ClusterClient> client_;  // commands: submit, stop, logs (short blocking calls)
+  Status cluster_error_;                   // why client_ is null (no or bad cluster file)
+  std::unique_ptr<ZmqContext> context_;    // the watch connections, apart from client_'s
+  std::vector<std::unique_ptr<Agent>> agents_;
+  uint64_t generation_ = 0;  // bumped when agents_ is rebuilt
+  bool pending_flush_ = false;
+};
+
+}  // namespace ringmaster::client

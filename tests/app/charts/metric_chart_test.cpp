@@ -1,0 +1,421 @@
+#include "charts/metric_chart.h"
+
+#include <gtest/gtest.h>
+
+#include <QApplication>
+#include <QCategoryAxis>
+#include <QChart>
+#include <QChartView>
+#include <QDir>
+#include <QFile>
+#include <QImage>
+#include <QLineSeries>
+#include <QMouseEvent>
+#include <QStyleFactory>
+#include <QValueAxis>
+#include <QWheelEvent>
+#include <algorithm>
+#include <cmath>
+#include <memory>
+#include <random>
+
+#include "charts/palette.h"
+
+namespace ringmaster::gui {
+namespace {
+
+using metrics::Axis;
+using metrics::Series;
+
+// The app's look: Fusion with a dark palette.
+QPalette darkPalette() {
+  QPalette p;
+  p.setColor(QPalette::Window, QColor(0x2b, 0x2d, 0x31));
+  p.setColor(QPalette::WindowText, QColor(0xe3, 0xe5, 0xe8));
+  p.setColor(QPalette::Base, QColor(0x1e, 0x1f, 0x22));
+  p.setColor(QPalette::AlternateBase, QColor(0x26, 0x28, 0x2b));
+  p.setColor(QPalette::Text, QColor(0xe3, 0xe5, 0xe8));
+  p.setColor(QPalette::Button, QColor(0x35, 0x37, 0x3c));
+  p.setColor(QPalette::ButtonText, QColor(0xe3, 0xe5, 0xe8));
+  p.setColor(QPalette::ToolTipBase, QColor(0x11, 0x12, 0x14));
+  p.setColor(QPalette::ToolTipText, QColor(0xe3, 0xe5, 0xe8));
+  p.setColor(QPalette::Highlight, QColor(0x3d, 0x8b, 0xfd));
+  p.setColor(QPalette::PlaceholderText, QColor(0x8a, 0x8d, 0x93));
+  p.setColor(QPalette::Mid, QColor(0x4a, 0x4d, 0x52));
+  return p;
+}
+
+QString screenshotPath(const QString& name) {
+  const QString dir = QStringLiteral(RM_BIN_DIR "/../screenshots");
+  QDir().mkpath(dir);
+  return dir + "/" + name;
+}
+
+Series lossSeries(size_t n, int rank, uint32_t seed, double t0 = 1.7e9) {
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<double> noise(0, 0.08);
+  std::uniform_real_distribution<double> unit(0, 1);
+  Series s;
+  for (size_t i = 0; i < n; ++i) {
+    const double progress = static_cast<double>(i) / n;
+    double v = 0.35 + 2.0 * std::exp(-5 * progress) + 0.02 * rank + noise(rng);
+    if (unit(rng) < 3e-5) v += 1.5;
+    s.append(static_cast<double>(i), t0 + i * 0.25 + rank * 0.01, v);
+  }
+  return s;
+}
+
+class MetricChartTest : public testing::Test {
+ protected:
+  void SetUp() override {
+    QApplication::setStyle(QStyleFactory::create("Fusion"));
+    QApplication::setPalette(darkPalette());
+  }
+  std::unique_ptr<MetricChart> makeChart(const QString& title, int w = 800, int h = 400) {
+    auto chart = std::make_unique<MetricChart>(title);
+    chart->resize(w, h);
+    chart->show();
+    QApplication::processEvents();
+    return chart;
+  }
+  static QLineSeries* qtSeries(MetricChart* chart, int i) {
+    auto* view = chart->findChild<QChartView*>();
+    return qobject_cast<QLineSeries*>(view->chart()->series().at(i));
+  }
+  static QRectF plotArea(MetricChart* chart) {
+    return chart->findChild<QChartView*>()->chart()->plotArea();
+  }
+};
+
+TEST_F(MetricChartTest, HandsQtChartsPerColumnMinMaxEqualToBruteForce) {
+  const Series s = lossSeries(1'000'000, 0, 42);
+  auto chart = makeChart("loss");
+  chart->setLines({{"rank 0", seriesColor(0), &s}});
+  chart->refresh();
+
+  const auto [x0, x1] = chart->xRange();
+  EXPECT_EQ(x0, 0);
+  EXPECT_EQ(x1, 999'999);
+  const int width = chart->plotColumns();
+  EXPECT_NEAR(width, plotArea(chart.get()).width(), 1.0);  // one column per pixel
+  EXPECT_GT(width, 600);
+
+  // What Qt Charts holds, grouped by column, against a scan of all 10^6 points.
+  const QList<QPointF> drawn = qtSeries(chart.get(), 0)->points();
+  EXPECT_EQ(chart->drawnPointCount(), drawn.size());
+  EXPECT_LE(drawn.size(), 2 * width);
+  auto columnOf = [&](double x) {
+    const int c = static_cast<int>(std::floor((x - x0) / (x1 - x0) * width));
+    return std::clamp(c, 0, width - 1);
+  };
+  std::vector<double> want_min(width, INFINITY), want_max(width, -INFINITY);
+  std::vector<double> got_min(width, INFINITY), got_max(width, -INFINITY);
+  for (size_t i = 0; i < s.size(); ++i) {
+    const int c = columnOf(s.x(i, Axis::kStep));
+    want_min[c] = std::min(want_min[c], s.at(i).value);
+    want_max[c] = std::max(want_max[c], s.at(i).value);
+  }
+  for (const QPointF& p : drawn) {
+    const int c = columnOf(p.x());
+    got_min[c] = std::min(got_min[c], p.y());
+    got_max[c] = std::max(got_max[c], p.y());
+  }
+  // floor() here and the series' own column edges may disagree for a point sitting exactly on
+  // an edge; decimate_test checks edges exactly, so allow a handful of those here.
+  int mismatches = 0;
+  for (int c = 0; c < width; ++c) {
+    if (got_min[c] != want_min[c] || got_max[c] != want_max[c]) ++mismatches;
+  }
+  EXPECT_LE(mismatches, 4);
+  EXPECT_EQ(*std::max_element(got_max.begin(), got_max.end()),
+            *std::max_element(want_max.begin(), want_max.end()));
+  EXPECT_EQ(*std::min_element(got_min.begin(), got_min.end()),
+            *std::min_element(want_min.begin(), want_min.end()));
+  // The view the chart keeps is the decimation of the same request.
+  const LineView expected = decimateForView(s, {Axis::kStep, x0, x1, width, 0});
+  ASSERT_EQ(expected.raw.size(), static_cast<size_t>(drawn.size()));
+  for (qsizetype i = 0; i < drawn.size(); ++i) {
+    ASSERT_EQ(drawn[i].x(), expected.raw[i].x);
+    ASSERT_EQ(drawn[i].y(), expected.raw[i].y);
+  }
+}
+
+TEST_F(MetricChartTest, ZoomedToASmallRangeDrawsTheExactPoints) {
+  const Series s = lossSeries(1'000'000, 0, 7);
+  auto chart = makeChart("loss");
+  chart->setLines({{"rank 0", QColor(), &s}});
+  chart->setXRange(250'000, 250'300);
+  EXPECT_TRUE(chart->isZoomed());
+  EXPECT_EQ(chart->xRange(), std::make_pair(250'000.0, 250'300.0));
+  EXPECT_TRUE(chart->lineView(0).exact);
+  const QList<QPointF> drawn = qtSeries(chart.get(), 0)->points();
+  ASSERT_EQ(drawn.size(), 301 + 2);  // the range, and one neighbour each side
+  EXPECT_EQ(chart->drawnPointCount(), 303);
+  for (int k = 0; k < drawn.size(); ++k) {
+    EXPECT_EQ(drawn[k].x(), 249'999.0 + k);
+    EXPECT_EQ(drawn[k].y(), s.at(249'999 + k).value);
+  }
+}
+
+TEST_F(MetricChartTest, FollowsTheDataUnlessZoomed) {
+  Series s;
+  for (int i = 0; i < 100; ++i) s.append(i, i, i);
+  auto chart = makeChart("loss");
+  chart->setLines({{"rank 0", QColor(), &s}});
+  EXPECT_EQ(chart->xRange().second, 99);
+  for (int i = 100; i < 500; ++i) s.append(i, i, i);
+  chart->refresh();
+  EXPECT_EQ(chart->xRange().second, 499);  // auto-scrolls as points arrive
+
+  chart->setXRange(10, 20);
+  for (int i = 500; i < 600; ++i) s.append(i, i, i);
+  chart->refresh();
+  EXPECT_EQ(chart->xRange(), std::make_pair(10.0, 20.0));  // a zoom holds still
+  Series other;
+  other.append(0, 0, 1);
+  chart->setLines({{"a", QColor(), &s}, {"b", QColor(), &other}});
+  EXPECT_EQ(chart->xRange(), std::make_pair(10.0, 20.0));  // setLines keeps the zoom
+  chart->resetZoom();
+  EXPECT_FALSE(chart->isZoomed());
+  EXPECT_EQ(chart->xRange().second, 599);
+}
+
+TEST_F(MetricChartTest, YRangeFitsTheVisibleData) {
+  Series s;
+  for (int i = 0; i < 1000; ++i) s.append(i, i, i < 500 ? 10.0 + i % 3 : 100.0 + i % 7);
+  auto chart = makeChart("loss");
+  chart->setLines({{"rank 0", QColor(), &s}});
+  auto* view = chart->findChild<QChartView*>();
+  auto* y = qobject_cast<QValueAxis*>(view->chart()->axes(Qt::Vertical).at(0));
+  ASSERT_NE(y, nullptr);
+  EXPECT_LT(y->min(), 10);
+  EXPECT_GT(y->max(), 106);
+  chart->setXRange(0, 400);  // only the low part is visible
+  EXPECT_LT(y->min(), 10);
+  EXPECT_GT(y->max(), 12);
+  EXPECT_LT(y->max(), 13);
+}
+
+TEST_F(MetricChartTest, SetXRangeDoesNotEmitButUserZoomAndPanDo) {
+  const Series s = lossSeries(10'000, 0, 1);
+  auto chart = makeChart("loss");
+  chart->setLines({{"rank 0", QColor(), &s}});
+  std::vector<std::pair<double, double>> emitted;
+  int resets = 0;
+  QObject::connect(chart.get(), &MetricChart::xRangeChanged,
+                   [&](double a, double b) { emitted.emplace_back(a, b); });
+  QObject::connect(chart.get(), &MetricChart::zoomReset, [&] { ++resets; });
+
+  chart->setXRange(100, 200);
+  EXPECT_TRUE(emitted.empty());
+
+  // A rubber-band drag over the middle half of the plot.
+  chart->resetZoom();
+  auto* view = chart->findChild<QChartView*>();
+  QWidget* vp = view->viewport();
+  const QRectF plot = plotArea(chart.get());
+  const QPointF a(plot.left() + plot.width() * 0.25, plot.center().y());
+  const QPointF b(plot.left() + plot.width() * 0.75, plot.center().y());
+  QMouseEvent press(QEvent::MouseButtonPress, a, vp->mapToGlobal(a), Qt::LeftButton, Qt::LeftButton,
+                    Qt::NoModifier);
+  QMouseEvent move(QEvent::MouseMove, b, vp->mapToGlobal(b), Qt::NoButton, Qt::LeftButton,
+                   Qt::NoModifier);
+  QMouseEvent release(QEvent::MouseButtonRelease, b, vp->mapToGlobal(b), Qt::LeftButton,
+                      Qt::NoButton, Qt::NoModifier);
+  QApplication::sendEvent(vp, &press);
+  QApplication::sendEvent(vp, &move);
+  QApplication::sendEvent(vp, &release);
+  ASSERT_EQ(emitted.size(), 1u);
+  EXPECT_NEAR(emitted[0].first, 9999 * 0.25, 9999 * 0.01);
+  EXPECT_NEAR(emitted[0].second, 9999 * 0.75, 9999 * 0.01);
+  EXPECT_EQ(chart->xRange(), emitted[0]);
+  EXPECT_TRUE(chart->isZoomed());
+
+  // Wheel zoom in around the centre keeps the centre.
+  const double centre_before = (chart->xRange().first + chart->xRange().second) / 2;
+  const QPointF mid = plot.center();
+  QWheelEvent wheel(mid, vp->mapToGlobal(mid), QPoint(), QPoint(0, 120), Qt::NoButton,
+                    Qt::NoModifier, Qt::NoScrollPhase, false);
+  QApplication::sendEvent(vp, &wheel);
+  ASSERT_EQ(emitted.size(), 2u);
+  EXPECT_LT(emitted[1].second - emitted[1].first, emitted[0].second - emitted[0].first);
+  EXPECT_NEAR((emitted[1].first + emitted[1].second) / 2, centre_before, 9999 * 0.01);
+
+  // Shift+drag pans: content follows the mouse, so dragging right shows earlier steps.
+  const auto before = chart->xRange();
+  const QPointF c(plot.center().x() + 100, plot.center().y());
+  QMouseEvent pan_press(QEvent::MouseButtonPress, mid, vp->mapToGlobal(mid), Qt::LeftButton,
+                        Qt::LeftButton, Qt::ShiftModifier);
+  QMouseEvent pan_move(QEvent::MouseMove, c, vp->mapToGlobal(c), Qt::NoButton, Qt::LeftButton,
+                       Qt::ShiftModifier);
+  QMouseEvent pan_release(QEvent::MouseButtonRelease, c, vp->mapToGlobal(c), Qt::LeftButton,
+                          Qt::NoButton, Qt::ShiftModifier);
+  QApplication::sendEvent(vp, &pan_press);
+  QApplication::sendEvent(vp, &pan_move);
+  QApplication::sendEvent(vp, &pan_release);
+  ASSERT_EQ(emitted.size(), 3u);
+  EXPECT_LT(chart->xRange().first, before.first);
+  EXPECT_NEAR(chart->xRange().second - chart->xRange().first, before.second - before.first,
+              1e-6 * before.second);
+
+  // Double-click resets and says so (linked charts follow the data again too).
+  QMouseEvent dbl(QEvent::MouseButtonDblClick, mid, vp->mapToGlobal(mid), Qt::LeftButton,
+                  Qt::LeftButton, Qt::NoModifier);
+  QApplication::sendEvent(vp, &dbl);
+  EXPECT_EQ(resets, 1);
+  EXPECT_FALSE(chart->isZoomed());
+  EXPECT_EQ(chart->xRange(), std::make_pair(0.0, 9999.0));
+}
+
+TEST_F(MetricChartTest, WheelZoomOutPastTheDataFollowsItAgain) {
+  const Series s = lossSeries(1000, 0, 1);
+  auto chart = makeChart("loss");
+  chart->setLines({{"rank 0", QColor(), &s}});
+  chart->setXRange(400, 600);
+  int resets = 0;
+  QObject::connect(chart.get(), &MetricChart::zoomReset, [&] { ++resets; });
+  QWidget* vp = chart->findChild<QChartView*>()->viewport();
+  const QPointF mid = plotArea(chart.get()).center();
+  QWheelEvent wheel(mid, vp->mapToGlobal(mid), QPoint(), QPoint(0, -120 * 10), Qt::NoButton,
+                    Qt::NoModifier, Qt::NoScrollPhase, false);
+  QApplication::sendEvent(vp, &wheel);
+  EXPECT_FALSE(chart->isZoomed());
+  EXPECT_EQ(resets, 1);
+}
+
+TEST_F(MetricChartTest, HiddenLinesAreNotDrawnNorExported) {
+  Series a, b;
+  for (int i = 0; i < 10; ++i) {
+    a.append(i, 100 + i, i * 0.5);
+    b.append(i, 100 + i, 7);
+  }
+  auto chart = makeChart("loss");
+  chart->setLines({{"rank 0", QColor(), &a}, {"rank, \"one\"", QColor(), &b}});
+  EXPECT_EQ(chart->drawnPointCount(), 20);
+  chart->setXRange(2, 4);
+  const QString path = screenshotPath("metric_chart_export.csv");
+  ASSERT_TRUE(chart->exportCsv(path));
+  QFile f(path);
+  ASSERT_TRUE(f.open(QIODevice::ReadOnly));
+  const QString csv = QString::fromUtf8(f.readAll());
+  EXPECT_EQ(csv,
+            "label,step,time,value\n"
+            "rank 0,2,102,1\nrank 0,3,103,1.5\nrank 0,4,104,2\n"
+            "\"rank, \"\"one\"\"\",2,102,7\n\"rank, \"\"one\"\"\",3,103,7\n"
+            "\"rank, \"\"one\"\"\",4,104,7\n");
+  chart->setLineVisible(1, false);
+  EXPECT_TRUE(chart->lineView(1).raw.empty());
+  EXPECT_EQ(qtSeries(chart.get(), 1)->count(), 0);
+  ASSERT_TRUE(chart->exportCsv(path));
+  f.close();
+  ASSERT_TRUE(f.open(QIODevice::ReadOnly));
+  EXPECT_EQ(QString::fromUtf8(f.readAll()).count('\n'), 4);
+  EXPECT_FALSE(chart->exportCsv("/nonexistent-dir/x.csv"));
+}
+
+TEST_F(MetricChartTest, SaveImageWritesAPng) {
+  const Series s = lossSeries(5000, 0, 9);
+  auto chart = makeChart("loss", 640, 360);
+  chart->setLines({{"rank 0", QColor(), &s}});
+  const QString path = screenshotPath("metric_chart_save.png");
+  QFile::remove(path);
+  ASSERT_TRUE(chart->saveImage(path));
+  QImage img(path);
+  ASSERT_FALSE(img.isNull());
+  EXPECT_EQ(img.format() == QImage::Format_Invalid, false);
+  EXPECT_GE(img.width(), 640);
+  // Themed: the plot area is the palette's Base, not Qt Charts' white.
+  const QPoint inside = plotArea(chart.get()).center().toPoint();
+  const QColor px = img.pixelColor(inside * img.devicePixelRatio());
+  EXPECT_LT(px.lightness(), 100) << px.name().toStdString();
+  EXPECT_FALSE(chart->saveImage("/nonexistent-dir/x.png"));
+}
+
+TEST_F(MetricChartTest, TimeAxisUsesWallClockSeconds) {
+  const Series s = lossSeries(100'000, 0, 5);
+  auto chart = makeChart("loss");
+  chart->setLines({{"rank 0", QColor(), &s}});
+  chart->setXRange(10, 20);
+  chart->setXAxis(Axis::kTime);  // resets zoom
+  EXPECT_FALSE(chart->isZoomed());
+  EXPECT_EQ(chart->xRange().first, s.minX(Axis::kTime));
+  EXPECT_EQ(chart->xRange().second, s.maxX(Axis::kTime));
+  const QList<QPointF> drawn = qtSeries(chart.get(), 0)->points();
+  ASSERT_FALSE(drawn.isEmpty());
+  EXPECT_EQ(drawn.front().x(), s.minX(Axis::kTime));
+  // Labels on round local times.
+  auto* x_axis = qobject_cast<QCategoryAxis*>(
+      chart->findChild<QChartView*>()->chart()->axes(Qt::Horizontal).at(0));
+  ASSERT_NE(x_axis, nullptr);
+  ASSERT_GE(x_axis->count(), 3);
+  for (const QString& label : x_axis->categoriesLabels()) {
+    EXPECT_TRUE(label.endsWith(":00") || label.endsWith(":30")) << label.toStdString();
+  }
+  QApplication::processEvents();
+  chart->grab().save(screenshotPath("metric_chart_time.png"));
+}
+
+TEST_F(MetricChartTest, EmptyChartSaysItIsWaiting) {
+  Series empty;
+  auto chart = makeChart("samples/s", 500, 300);
+  chart->setLines({{"rank 0", QColor(), &empty}});
+  EXPECT_EQ(chart->drawnPointCount(), 0);
+  chart->grab().save(screenshotPath("metric_chart_empty.png"));
+  empty.append(5, 5, 3);  // one point: a range around it, no crash
+  chart->refresh();
+  EXPECT_EQ(chart->drawnPointCount(), 1);
+  EXPECT_LT(chart->xRange().first, 5);
+  EXPECT_GT(chart->xRange().second, 5);
+}
+
+TEST_F(MetricChartTest, ScreenshotEightRanksSmoothed) {
+  std::vector<Series> ranks;
+  for (int r = 0; r < 8; ++r) ranks.push_back(lossSeries(200'000, r, 100 + r));
+  std::vector<ChartLine> lines;
+  for (int r = 0; r < 8; ++r) {
+    lines.push_back({QStringLiteral("rank %1").arg(r), seriesColor(r), &ranks[r]});
+  }
+  auto chart = makeChart("loss", 900, 450);
+  chart->setYLabel("loss");
+  chart->setLines(lines);
+  chart->setSmoothing(0.9);
+  EXPECT_EQ(chart->smoothing(), 0.9);
+  for (int r = 0; r < 8; ++r) {
+    EXPECT_FALSE(chart->lineView(r).smoothed.empty());
+    EXPECT_NEAR(qtSeries(chart.get(), r)->pen().color().alphaF(), 0.25, 0.01);  // raw faint
+  }
+  EXPECT_GT(chart->drawnPointCount(), 8 * 600);
+  EXPECT_LT(chart->drawnPointCount(), 8 * 3 * 900);
+  // Hover in the middle for the readout.
+  QWidget* vp = chart->findChild<QChartView*>()->viewport();
+  const QPointF at = plotArea(chart.get()).center() + QPointF(-120, -60);
+  QMouseEvent hover(QEvent::MouseMove, at, vp->mapToGlobal(at), Qt::NoButton, Qt::NoButton,
+                    Qt::NoModifier);
+  QApplication::sendEvent(vp, &hover);
+  ASSERT_TRUE(chart->saveImage(screenshotPath("metric_chart.png")));
+  chart->setSmoothing(5);  // clamped
+  EXPECT_EQ(chart->smoothing(), 0.99);
+}
+
+TEST_F(MetricChartTest, ScreenshotThirtyTwoRanksZoomedWithReadout) {
+  std::vector<Series> ranks;
+  for (int r = 0; r < 32; ++r) ranks.push_back(lossSeries(50'000, r, 300 + r));
+  std::vector<ChartLine> lines;
+  for (int r = 0; r < 32; ++r) {
+    lines.push_back({QStringLiteral("rank %1").arg(r), seriesColor(r), &ranks[r]});
+  }
+  auto chart = makeChart("loss (32 ranks)", 900, 450);
+  chart->setYLabel("loss");
+  chart->setLines(lines);
+  chart->setXRange(20'000, 20'250);
+  EXPECT_TRUE(chart->lineView(31).exact);
+  QWidget* vp = chart->findChild<QChartView*>()->viewport();
+  const QPointF at = plotArea(chart.get()).center() + QPointF(100, 0);
+  QMouseEvent hover(QEvent::MouseMove, at, vp->mapToGlobal(at), Qt::NoButton, Qt::NoButton,
+                    Qt::NoModifier);
+  QApplication::sendEvent(vp, &hover);
+  ASSERT_TRUE(chart->saveImage(screenshotPath("metric_chart_32_ranks.png")));
+}
+
+}  // namespace
+}  // namespace ringmaster::gui

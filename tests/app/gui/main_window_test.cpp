@@ -1,0 +1,155 @@
+// The real main window against a real local agent (started by the app, as `ringmaster --demo`
+// does) running the demo spec twice: both ranks' loss reaches the chart, the rank table shows
+// them finished, the runs appear in History and can be compared. Screenshots of the cluster view,
+// the editor, the dashboard and the comparison are saved to build/screenshots/.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <QApplication>
+#include <QDir>
+#include <QElapsedTimer>
+#include <QTabWidget>
+#include <QTableView>
+#include <filesystem>
+#include <functional>
+
+#include "charts/metric_chart.h"
+#include "cluster/cluster_view.h"
+#include "dashboard/compare_view.h"
+#include "dashboard/dashboard_view.h"
+#include "dashboard/rank_table_model.h"
+#include "editor/job_editor.h"
+#include "history/history_model.h"
+#include "history/history_view.h"
+#include "local_agent.h"
+#include "main_window.h"
+#include "ringmaster/client/local_agent.h"
+
+namespace ringmaster::gui {
+namespace {
+
+bool waitFor(const std::function<bool()>& done, int timeout_ms) {
+  QElapsedTimer timer;
+  timer.start();
+  while (!done()) {
+    if (timer.elapsed() > timeout_ms) return false;
+    QApplication::processEvents(QEventLoop::AllEvents, 50);
+    usleep(10000);
+  }
+  return true;
+}
+
+QString screenshotDir() {
+  const QString dir = QString(RM_BIN_DIR) + "/../screenshots";
+  QDir().mkpath(dir);
+  return dir;
+}
+
+void save(QWidget* widget, const QString& name) {
+  QApplication::processEvents();
+  EXPECT_TRUE(widget->grab().save(screenshotDir() + "/" + name + ".png")) << name.toStdString();
+}
+
+class MainWindowTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char pattern[] = "/tmp/rm_gui_XXXXXX";
+    root_ = mkdtemp(pattern);
+    // Everything the app reads or writes stays in the temporary directory.
+    setenv("HOME", root_.c_str(), 1);
+    setenv("XDG_CONFIG_HOME", (root_ + "/config").c_str(), 1);
+    setenv("RINGMASTER_CONFIG_DIR", (root_ + "/config/ringmaster").c_str(), 1);
+    setenv("RINGMASTER_CLUSTER", (root_ + "/config/ringmaster/cluster.yaml").c_str(), 1);
+    setenv("RINGMASTER_DB", (root_ + "/data/history.db").c_str(), 1);
+  }
+  void TearDown() override {
+    // The app leaves its local agent running on purpose (jobs outlive the window): stop it.
+    auto paths = client::ClientPaths::resolve("", "");
+    if (auto agent = client::findLocalAgent(localAgentStateDir(paths))) {
+      client::stopLocalAgent(*agent);
+    }
+    std::filesystem::remove_all(root_);
+  }
+  std::string root_;
+};
+
+TEST_F(MainWindowTest, DemoTrainsLiveAndLandsInHistory) {
+  AppOptions options;
+  options.demo = true;
+  options.resources_dir = QString(RM_SOURCE_DIR) + "/resources";
+  MainWindow window(options);
+  window.resize(1500, 1000);
+  window.show();
+  ASSERT_TRUE(window.start());
+
+  // The cluster view offers the local agent, then shows it online.
+  ASSERT_TRUE(waitFor([&] { return !window.lastSubmittedJob().isEmpty(); }, 60000))
+      << "the demo job was not submitted; status: " << window.bannerText().toStdString();
+  const QString job_id = window.lastSubmittedJob();
+  DashboardView* view = window.dashboard(job_id);
+  ASSERT_NE(view, nullptr);
+  EXPECT_EQ(window.tabs()->currentWidget(), view);
+
+  ASSERT_TRUE(waitFor([&] { return view->job().finished(); }, 180000))
+      << "state " << view->job().state();
+  view->refreshNow();
+  EXPECT_EQ(view->job().state(), "succeeded");
+
+  // Both ranks' loss reached the chart.
+  const auto* loss = view->job().metric("loss");
+  ASSERT_NE(loss, nullptr);
+  ASSERT_TRUE(loss->count(0) && loss->count(1));
+  EXPECT_GT(loss->at(0).size(), 100u);
+  EXPECT_GT(loss->at(1).size(), 100u);
+  MetricChart* loss_chart = view->chart("loss");
+  ASSERT_NE(loss_chart, nullptr);
+  EXPECT_GT(loss_chart->drawnPointCount(), 100);
+  EXPECT_NE(view->chart("accuracy"), nullptr);
+  EXPECT_NE(view->chart("samples/s"), nullptr);
+
+  // The rank table shows both ranks finished.
+  RankTableModel* ranks = view->rankModel();
+  ASSERT_EQ(ranks->rowCount(), 2);
+  for (int row = 0; row < 2; ++row) {
+    EXPECT_EQ(ranks->data(ranks->index(row, RankTableModel::kState), Qt::DisplayRole).toString(),
+              "succeeded");
+    EXPECT_EQ(ranks->data(ranks->index(row, RankTableModel::kAgent), Qt::DisplayRole).toString(),
+              "local");
+  }
+  EXPECT_TRUE(view->headline().contains("SUCCEEDED")) << view->headline().toStdString();
+  // The finish was announced.
+  EXPECT_TRUE(window.bannerText().contains("succeeded")) << window.bannerText().toStdString();
+  save(&window, "dashboard");
+
+  // A second run, to compare.
+  window.startLocalAgent(/*then_demo=*/true);
+  ASSERT_TRUE(waitFor([&] { return window.lastSubmittedJob() != job_id; }, 60000));
+  const QString second = window.lastSubmittedJob();
+  DashboardView* second_view = window.dashboard(second);
+  ASSERT_NE(second_view, nullptr);
+  ASSERT_TRUE(waitFor([&] { return second_view->job().finished(); }, 180000));
+
+  // History lists both runs.
+  window.tabs()->setCurrentWidget(window.history());
+  HistoryView* history = window.history();
+  ASSERT_TRUE(waitFor([&] { return history->model()->rowCount() >= 2; }, 30000));
+  history->selectJobIds({job_id, second});
+  ASSERT_EQ(history->selectedJobIds().size(), 2);
+  save(&window, "history");
+
+  window.openComparison({job_id, second});
+  auto* compare = qobject_cast<CompareView*>(window.tabs()->currentWidget());
+  ASSERT_NE(compare, nullptr);
+  ASSERT_TRUE(waitFor([&] { return compare->loaded(); }, 30000));
+  EXPECT_FALSE(compare->charts().empty());
+  save(&window, "history_compare");
+
+  window.tabs()->setCurrentWidget(window.clusterView());
+  save(&window, "cluster");
+  window.tabs()->setCurrentWidget(window.editor());
+  window.editor()->newFromTemplate(options.resources_dir + "/jobs/demo.yaml");
+  save(&window, "editor");
+}
+
+}  // namespace
+}  // namespace ringmaster::gui

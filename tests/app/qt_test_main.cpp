@@ -1,0 +1,12 @@
+// gtest main for the GUI tests: a QApplication on the offscreen platform unless one was chosen
+// (QT_QPA_PLATFORM=xcb under Xvfb shows the real windows).
+#include <gtest/gtest.h>
+
+#include <QApplication>
+
+int main(int argc, char** argv) {
+  if (qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM")) qputenv("QT_QPA_PLATFORM", "offscreen");
+  QApplication app(argc, argv);
+  ::testing::InitGoogleTest(&argc, argv);
+  return RUN_ALL_TESTS();
+}
