@@ -41,6 +41,9 @@ int main(int argc, char** argv) {
       return 1;
     }
     std::printf("%s\n", pair->public_key.c_str());
+    // On stderr, so that `$(ringmaster-agent pubkey ...)` stays the key alone: what the app's
+    // "Add agent" dialog shows to compare by eye.
+    std::fprintf(stderr, "fingerprint %s\n", security::keyFingerprint(pair->public_key).c_str());
     return 0;
   }
   if (*authorize) {

@@ -1,7 +1,8 @@
 // `ringmasterctl demo`: the bundled demo job on an embedded local agent, followed live.
 // Starts ringmaster-agent (next to this executable) on loopback with a state dir under the
 // history's directory, authorizes this client's key there, writes a one-agent cluster file,
-// submits the demo spec, streams its logs, prints where to look next, and stops the agent.
+// submits the demo spec, streams its logs, prints where to look next, and stops the agent. When
+// the desktop app's local agent runs on that state dir, it is used instead and left running.
 
 #include <cstdio>
 #include <filesystem>
@@ -67,10 +68,13 @@ int runDemo(const Globals& globals, const std::string& spec_path_flag) {
   job::JobSpec spec = *parsed.spec;
   if (spec.workdir.empty()) spec.workdir = resourcesDir();
 
+  // The desktop app's local agent (same state dir) may be running: use it rather than start a
+  // second agent on the same journal, and leave it running.
+  std::optional<client::LocalAgent> running = client::findLocalAgent(state_dir);
   client::LocalAgentOptions local;
   local.program = client::executableDir() + "/ringmaster-agent";
   local.state_dir = state_dir;
-  auto agent = client::startLocalAgent(local);
+  auto agent = running ? Result<client::LocalAgent>(*running) : client::startLocalAgent(local);
   if (!agent.isOk()) {
     printError(agent.status().message());
     return kExitFailure;
@@ -97,7 +101,7 @@ int runDemo(const Globals& globals, const std::string& spec_path_flag) {
         paths.db_file.c_str(), paths.db_file.c_str(), paths.db_file.c_str());
   }
   cluster = Result<std::unique_ptr<client::ClusterClient>>(unavailable("closed"));
-  client::stopLocalAgent(*agent);
+  if (!running) client::stopLocalAgent(*agent);
   return rc;
 }
 

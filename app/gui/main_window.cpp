@@ -2,13 +2,14 @@
 
 #include <QApplication>
 #include <QCloseEvent>
-#include <QPointer>
+#include <QDateTime>
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QMenuBar>
 #include <QMessageBox>
+#include <QPointer>
 #include <QProgressBar>
 #include <QPushButton>
 #include <QSettings>
@@ -141,9 +142,8 @@ MainWindow::MainWindow(const AppOptions& options, QWidget* parent)
   connect(cluster_, &ClusterView::startLocalAgentRequested, this,
           [this] { startLocalAgent(false); });
   connect(editor_, &JobEditor::launchRequested, this, &MainWindow::submitYaml);
-  connect(history_, &HistoryView::openRun, this, [this](const QString& id) {
-    openDashboard(id, /*live=*/true);
-  });
+  connect(history_, &HistoryView::openRun, this,
+          [this](const QString& id) { openDashboard(id, /*live=*/true); });
   connect(history_, &HistoryView::compareRuns, this, &MainWindow::openComparison);
   connect(history_, &HistoryView::refreshRequested, this,
           [this] { runs_token_ = bridge_.listRuns(); });
@@ -159,9 +159,9 @@ MainWindow::~MainWindow() {
 bool MainWindow::start() {
   Status started = bridge_.start(paths_);
   if (!started.isOk()) {
-    QMessageBox::critical(this, "Ringmaster",
-                          "Cannot open the client state:\n" +
-                              QString::fromStdString(started.message()));
+    QMessageBox::critical(
+        this, "Ringmaster",
+        "Cannot open the client state:\n" + QString::fromStdString(started.message()));
     return false;
   }
   cluster_->setLocalAgentOffer(!std::filesystem::exists(paths_.cluster_file));
@@ -173,9 +173,8 @@ bool MainWindow::start() {
 
 void MainWindow::buildMenus() {
   QMenu* file = menuBar()->addMenu("&File");
-  file->addAction("&New job", QKeySequence::New, this, [this] {
-    tabs_->setCurrentIndex(kEditorTab);
-  });
+  file->addAction("&New job", QKeySequence::New, this,
+                  [this] { tabs_->setCurrentIndex(kEditorTab); });
   file->addAction("&Open job spec…", QKeySequence::Open, this, [this] {
     const QString path = QFileDialog::getOpenFileName(this, "Open job spec", {},
                                                       "Job specs (*.yaml *.yml);;All files (*)");
@@ -198,12 +197,11 @@ void MainWindow::buildMenus() {
                   [this] { closeTab(tabs_->currentIndex()); });
   QMenu* help = menuBar()->addMenu("&Help");
   help->addAction("&About Ringmaster", this, [this] {
-    QMessageBox::about(
-        this, "Ringmaster",
-        "Ringmaster: data-parallel training on your GPU hosts.\n\nClient key: " +
-            bridge_.clientPublicKey() + "\nCluster file: " +
-            QString::fromStdString(paths_.cluster_file) +
-            "\nHistory: " + QString::fromStdString(paths_.db_file));
+    QMessageBox::about(this, "Ringmaster",
+                       "Ringmaster: data-parallel training on your GPU hosts.\n\nClient key: " +
+                           bridge_.clientPublicKey() +
+                           "\nCluster file: " + QString::fromStdString(paths_.cluster_file) +
+                           "\nHistory: " + QString::fromStdString(paths_.db_file));
   });
 }
 
@@ -222,6 +220,18 @@ void MainWindow::onAgentStatus(const client::AgentStatus& status) {
 
 void MainWindow::onRecords(const std::vector<AgentRecords>& batch) {
   for (auto& [id, view] : dashboards_) view->ingest(batch);
+  // A job someone else started (ringmasterctl, another desktop) gets a banner to open it; old
+  // records replayed from a journal do not.
+  const double now = QDateTime::currentMSecsSinceEpoch() / 1000.0;
+  for (const auto& [agent, records] : batch) {
+    for (const auto& record : records) {
+      if (!record.has_job_accepted() || now - record.time() > 60) continue;
+      const QString id = QString::fromStdString(record.job());
+      if (dashboards_.count(id) || !announced_.insert(id).second) continue;
+      notify("New job " + QString::fromStdString(record.job_accepted().name()),
+             id + " started on " + QString::fromStdString(agent), false, id);
+    }
+  }
 }
 
 DashboardView* MainWindow::dashboard(const QString& job_id) const {
@@ -289,8 +299,8 @@ void MainWindow::notify(const QString& title, const QString& text, bool failure,
   QPalette palette = banner_->palette();
   palette.setColor(QPalette::Window, failure ? QColor(0x5a, 0x1d, 0x1d) : QColor(0x1d, 0x4a, 0x2a));
   banner_->setPalette(palette);
-  banner_text_->setText(QString("<b>%1</b> &nbsp; %2").arg(title.toHtmlEscaped(),
-                                                          text.toHtmlEscaped()));
+  banner_text_->setText(
+      QString("<b>%1</b> &nbsp; %2").arg(title.toHtmlEscaped(), text.toHtmlEscaped()));
   banner_->setVisible(true);
   if (tray_) {
     tray_->showMessage(title, text,
@@ -317,8 +327,8 @@ void MainWindow::idle(const QString& message) {
 }
 
 void MainWindow::submitYaml(const QString& yaml, const QString& file_name) {
-  job::SpecParseResult parsed =
-      job::parseJobSpec(yaml.toStdString(), file_name.isEmpty() ? "job.yaml" : file_name.toStdString());
+  job::SpecParseResult parsed = job::parseJobSpec(
+      yaml.toStdString(), file_name.isEmpty() ? "job.yaml" : file_name.toStdString());
   if (!parsed.ok()) {
     QMessageBox::warning(this, "Launch",
                          QString::fromStdString(job::formatDiagnostics(parsed.errors)));
@@ -329,7 +339,9 @@ void MainWindow::submitYaml(const QString& yaml, const QString& file_name) {
     // A relative script in a spec opened from a file runs next to that file.
     if (!file_name.isEmpty()) spec.workdir = QFileInfo(file_name).absolutePath().toStdString();
   }
-  busy(QString("Submitting %1 (%2 ranks)…").arg(QString::fromStdString(spec.name)).arg(spec.world_size));
+  busy(QString("Submitting %1 (%2 ranks)…")
+           .arg(QString::fromStdString(spec.name))
+           .arg(spec.world_size));
   submit_token_ = bridge_.submit(std::move(spec));
 }
 
@@ -342,6 +354,7 @@ void MainWindow::onSubmitted(uint64_t token, const Result<client::SubmittedJob>&
   }
   const QString id = QString::fromStdString(result->job_id);
   last_submitted_ = id;
+  announced_.insert(id);
   idle("submitted " + id);
   job_states_[id] = "submitted";
   openDashboard(id);
@@ -349,8 +362,7 @@ void MainWindow::onSubmitted(uint64_t token, const Result<client::SubmittedJob>&
   emit jobSubmitted(id);
 }
 
-void MainWindow::onRunsListed(uint64_t token,
-                              const Result<std::vector<client::RunSummary>>& runs) {
+void MainWindow::onRunsListed(uint64_t token, const Result<std::vector<client::RunSummary>>& runs) {
   if (token != runs_token_) return;
   if (!runs.isOk()) {
     statusBar()->showMessage("history: " + QString::fromStdString(runs.status().message()), 8000);

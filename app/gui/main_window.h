@@ -7,6 +7,7 @@
 #include <QMainWindow>
 #include <QString>
 #include <map>
+#include <set>
 #include <memory>
 
 #include "bridge/session_bridge.h"
@@ -100,6 +101,7 @@ class MainWindow : public QMainWindow {
   std::map<QString, DashboardView*> dashboards_;
   std::map<QString, QString> job_states_;  // last state seen per open dashboard
   std::map<std::string, client::AgentStatus> agents_;
+  std::set<QString> announced_;  // jobs whose start the banner told about
   uint64_t submit_token_ = 0;
   uint64_t runs_token_ = 0;
   QString last_submitted_;

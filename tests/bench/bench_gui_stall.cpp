@@ -3,6 +3,10 @@
 // (ClusterSession, SQLite batch writer) -> 40 ms batches -> DashboardView (JobData, charts,
 // heatmap, rank table) drawn offscreen. Side by side with the same loop's longest gap while idle
 // (the window shown, nothing streaming), measured in the same run.
+// Qt's `slots` keyword macro would eat AgentProcess::slots(): these come before any Qt header.
+#include "harness.h"
+#include "journal.h"
+// Qt and the app.
 #include <QApplication>
 #include <QElapsedTimer>
 #include <QTimer>
@@ -13,8 +17,6 @@
 #include "bridge/session_bridge.h"
 #include "charts/metric_chart.h"
 #include "dashboard/dashboard_view.h"
-#include "harness.h"
-#include "journal.h"
 
 using namespace ringmaster;
 
@@ -36,9 +38,9 @@ proto::JournalRecord metricRecord(uint64_t i) {
   sample->set_rank(rank);
   sample->set_step(static_cast<int64_t>(i / kRanks));
   const double noise = static_cast<double>((i * 2654435761u) % 1000) / 1000.0;
-  const double values[kValuesPerRecord] = {2.0 / (1.0 + static_cast<double>(i) * 1e-4) + 0.1 * noise,
-                                           9000 + 500 * noise, 0.01 + 0.002 * noise + (rank == 5) * 0.01,
-                                           0.002 * noise};
+  const double values[kValuesPerRecord] = {
+      2.0 / (1.0 + static_cast<double>(i) * 1e-4) + 0.1 * noise, 9000 + 500 * noise,
+      0.01 + 0.002 * noise + (rank == 5) * 0.01, 0.002 * noise};
   for (int k = 0; k < kValuesPerRecord; ++k) {
     auto* value = sample->add_values();
     value->set_name(kNames[k]);
@@ -132,7 +134,8 @@ int main(int argc, char** argv) {
   const uint64_t expected = records + 1;
   const double stream_gap =
       longestGap(110000, [&] { return bridge.deliveredRecords() >= expected; });
-  const double seconds = static_cast<double>(clock.nsecsElapsed() - std::max<qint64>(first_ns, 0)) / 1e9;
+  const double seconds =
+      static_cast<double>(clock.nsecsElapsed() - std::max<qint64>(first_ns, 0)) / 1e9;
   const uint64_t delivered = bridge.deliveredRecords();
   view.refreshNow();
   const double samples_per_s =

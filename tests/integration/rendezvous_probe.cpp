@@ -29,6 +29,7 @@ int main() {
   auto missing = (*store)->get("never-set", std::chrono::milliseconds(300));
   const bool timed_out = !missing.isOk() && missing.status().code() == ErrorCode::kTimeout &&
                          missing.status().message().find("never-set") != std::string::npos;
+  if (!timed_out) std::fprintf(stderr, "get never-set: %s\n", missing.status().toString().c_str());
 
   // The credential opens this job's rendezvous and nothing else: not the journal, not another
   // job's store.

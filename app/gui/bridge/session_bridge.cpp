@@ -125,11 +125,12 @@ void SessionBridge::deliver() {
   Inbox::Batch batch = inbox_->take();
   if (batch.empty()) return;
   for (const auto& [name, status] : batch.statuses) emit agentStatus(status);
+  // Answers first: a submission is known before the records of its job arrive.
+  for (auto& answer : batch.answers) answer(*this);
   if (!batch.records.empty()) {
     for (const auto& r : batch.records) delivered_records_ += r.records.size();
     emit records(batch.records);
   }
-  for (auto& answer : batch.answers) answer(*this);
 }
 
 }  // namespace ringmaster::gui

@@ -10,8 +10,8 @@
 
 namespace ringmaster::gui {
 namespace {
-const char* const kCompared[] = {"loss",      "eval_loss", "accuracy", "mse",
-                                 "samples_per_sec", "step_time", "comm_time", "lr"};
+const char* const kCompared[] = {"loss",      "eval_loss", "accuracy", "mse", "samples_per_sec",
+                                 "step_time", "comm_time", "lr"};
 }
 
 CompareView::CompareView(SessionBridge* bridge, const QStringList& job_ids, QWidget* parent)

@@ -32,12 +32,11 @@ namespace {
 
 constexpr int kRedrawMs = 100;
 // Charts first in this order; any other metric follows in the order it appeared.
-const char* const kPreferredMetrics[] = {"loss",       "eval_loss", "accuracy",
-                                         "mse",        "samples_per_sec",
-                                         "step_time",  "comm_time", "comm_wait",
-                                         "lr"};
+const char* const kPreferredMetrics[] = {"loss",      "eval_loss",       "accuracy",
+                                         "mse",       "samples_per_sec", "step_time",
+                                         "comm_time", "comm_wait",       "lr"};
 // Per-step bookkeeping that is not worth a chart of its own.
-const char* const kHiddenMetrics[] = {"step", "param_checksum", "epoch"};
+const char* const kHiddenMetrics[] = {"step", "param_checksum", "epoch", kBusyTime};
 const QString kHealthCpu = "Host CPU %";
 const QString kHealthGpu = "GPU utilization %";
 const QString kHealthNet = "Network MB/s";
@@ -193,9 +192,8 @@ DashboardView::DashboardView(SessionBridge* bridge, const QString& job_id, bool 
   layout->addLayout(controls);
   layout->addWidget(split, 1);
 
-  connect(axis_box_, &QComboBox::currentIndexChanged, this, [this](int index) {
-    setAxis(index == 0 ? metrics::Axis::kStep : metrics::Axis::kTime);
-  });
+  connect(axis_box_, &QComboBox::currentIndexChanged, this,
+          [this](int index) { setAxis(index == 0 ? metrics::Axis::kStep : metrics::Axis::kTime); });
   connect(smoothing_slider_, &QSlider::valueChanged, this, [this](int value) {
     smoothing_ = value / 100.0;
     smoothing_label_->setText(QString("Smoothing %1").arg(smoothing_, 0, 'f', 2));
@@ -217,9 +215,8 @@ DashboardView::DashboardView(SessionBridge* bridge, const QString& job_id, bool 
   });
   connect(stop_, &QPushButton::clicked, this, &DashboardView::confirmStop);
   connect(heatmap_, &StragglerHeatmap::rankClicked, this, &DashboardView::showRankLog);
-  connect(rank_table_, &QTableView::doubleClicked, this, [this](const QModelIndex& index) {
-    showRankLog(rank_model_->rankAt(index.row()));
-  });
+  connect(rank_table_, &QTableView::doubleClicked, this,
+          [this](const QModelIndex& index) { showRankLog(rank_model_->rankAt(index.row())); });
   connect(events_, &QTreeWidget::itemActivated, this, [this](QTreeWidgetItem* item) {
     const int rank = item->data(0, Qt::UserRole).toInt();
     if (rank >= 0) showRankLog(rank);
@@ -416,8 +413,10 @@ void DashboardView::updateLines() {
       charts_[title]->setLines(std::move(lines));
     }
   }
-  // The heatmap: step time per rank.
-  if (const auto* step_time = job_->metric("step_time")) {
+  // The heatmap: busy time per rank where the workers report it, else step time.
+  const auto* step_time =
+      job_->metric(kBusyTime) ? job_->metric(kBusyTime) : job_->metric("step_time");
+  if (step_time) {
     std::vector<const metrics::Series*> by_rank;
     std::vector<QString> labels;
     for (const auto& [rank, info] : job_->ranks()) {
@@ -461,7 +460,8 @@ void DashboardView::updateEvents() {
   for (size_t i = events_shown_; i < events.size(); ++i) {
     const JobEvent& e = events[i];
     auto* item = new QTreeWidgetItem(
-        {QDateTime::fromMSecsSinceEpoch(static_cast<qint64>(e.time * 1000)).toString("HH:mm:ss.zzz"),
+        {QDateTime::fromMSecsSinceEpoch(static_cast<qint64>(e.time * 1000))
+             .toString("HH:mm:ss.zzz"),
          QString::fromStdString(e.kind).replace('_', ' '), QString::fromStdString(e.detail)});
     item->setData(0, Qt::UserRole, e.rank);
     if (e.problem) {
@@ -504,8 +504,8 @@ void DashboardView::updateHeader() {
   if (state == "running") text += QString(" (%1 running)").arg(running);
   if (job_->maxStep() >= 0) text += QString(" &nbsp;·&nbsp; step %1").arg(job_->maxStep());
   if (total_sps > 0) text += QString(" &nbsp;·&nbsp; %1 samples/s").arg(total_sps, 0, 'f', 0);
-  text += QString(" &nbsp;·&nbsp; %1 %2").arg(job_->finished() ? "took" : "elapsed",
-                                               formatDuration(elapsed));
+  text += QString(" &nbsp;·&nbsp; %1 %2")
+              .arg(job_->finished() ? "took" : "elapsed", formatDuration(elapsed));
   if (!job_->launcher().empty()) {
     text += " &nbsp;·&nbsp; " + QString::fromStdString(job_->launcher());
   }
@@ -518,8 +518,8 @@ void DashboardView::updateHeader() {
     if (problem->rank >= 0 && job_->ranks().count(problem->rank)) {
       where = " on " + QString::fromStdString(job_->ranks().at(problem->rank).agent);
     }
-    problem_->setText(QString("⚠  %1%2  —  show its log")
-                          .arg(QString::fromStdString(problem->detail), where));
+    problem_->setText(
+        QString("⚠  %1%2  —  show its log").arg(QString::fromStdString(problem->detail), where));
     problem_->setVisible(true);
   } else {
     problem_->setVisible(false);

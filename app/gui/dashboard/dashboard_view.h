@@ -38,8 +38,7 @@ class DashboardView : public QWidget {
   Q_OBJECT
  public:
   // live: the job may still run (records follow); false for a past run (read-only).
-  DashboardView(SessionBridge* bridge, const QString& job_id, bool live,
-                QWidget* parent = nullptr);
+  DashboardView(SessionBridge* bridge, const QString& job_id, bool live, QWidget* parent = nullptr);
   ~DashboardView() override;
 
   QString jobId() const { return job_id_; }

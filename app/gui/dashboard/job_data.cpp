@@ -7,34 +7,6 @@ namespace {
 
 constexpr size_t kMaxPendingTotals = 4096;
 
-const char* launcherName(proto::Launcher launcher) {
-  switch (launcher) {
-    case proto::NATIVE:
-      return "native";
-    case proto::TORCHRUN:
-      return "torchrun";
-    case proto::COMMAND:
-      return "command";
-    default:
-      return "";
-  }
-}
-
-const char* rankStateName(proto::RankState state) {
-  switch (state) {
-    case proto::RUNNING:
-      return "running";
-    case proto::SUCCEEDED:
-      return "succeeded";
-    case proto::FAILED:
-      return "failed";
-    case proto::STOPPED:
-      return "stopped";
-    default:
-      return "pending";
-  }
-}
-
 std::string eventKey(const std::string& source, uint64_t seq, uint32_t attempt) {
   return source + "#" + std::to_string(seq) + "#" + std::to_string(attempt);
 }
@@ -60,7 +32,7 @@ void JobData::ingest(const std::string& agent, const proto::JournalRecord& r) {
     case proto::JournalRecord::kJobAccepted: {
       const auto& a = r.job_accepted();
       name_ = a.name();
-      launcher_ = launcherName(a.launcher());
+      launcher_ = store::launcherNameOf(a.launcher());
       world_size_ = a.world_size();
       for (const auto& assignment : a.ranks()) {
         RankInfo& info = ranks_[assignment.rank()];
@@ -87,7 +59,7 @@ void JobData::ingest(const std::string& agent, const proto::JournalRecord& r) {
       RankInfo& info = ranks_[e.rank()];
       info.rank = e.rank();
       if (info.agent.empty()) info.agent = agent;
-      info.state = rankStateName(e.state());
+      info.state = store::rankExitStateOf(e);
       info.exit_code = e.exit_code();
       info.signal = e.signal();
       info.error = e.error();
@@ -102,10 +74,16 @@ void JobData::ingest(const std::string& agent, const proto::JournalRecord& r) {
       if (info.agent.empty()) info.agent = agent;
       info.step = std::max(info.step, m.step());
       info.last_update = time;
+      const double step = static_cast<double>(m.step());
+      double step_time = 0, comm_wait = 0;
+      int timing = 0;
       for (const auto& v : m.values()) {
         if (v.name() == "samples_per_sec") info.samples_per_sec = v.value();
-        addPoint(v.name(), m.rank(), static_cast<double>(m.step()), time, v.value());
+        if (v.name() == "step_time") step_time = v.value(), timing |= 1;
+        if (v.name() == "comm_wait") comm_wait = v.value(), timing |= 2;
+        addPoint(v.name(), m.rank(), step, time, v.value());
       }
+      if (timing == 3) addPoint(kBusyTime, m.rank(), step, time, step_time - comm_wait);
       max_step_ = std::max(max_step_, m.step());
       break;
     }
@@ -183,13 +161,13 @@ void JobData::ingestSnapshot(const client::JobSnapshot& s) {
     if (row.name == "samples_per_sec") info.samples_per_sec = row.value;
     max_step_ = std::max(max_step_, row.step);
   }
+  deriveBusyTime();
   for (const auto& row : s.health) addHealth(row.agent, row.time, row.sample);
   updateState();
   ++version_;
 }
 
-void JobData::addPoint(const std::string& name, int rank, double step, double time,
-                       double value) {
+void JobData::addPoint(const std::string& name, int rank, double step, double time, double value) {
   auto found = metrics_.find(name);
   if (found == metrics_.end()) {
     metric_names_.push_back(name);
@@ -210,6 +188,25 @@ void JobData::addPoint(const std::string& name, int rank, double step, double ti
     pending_totals_.erase(static_cast<int64_t>(step));
   }
   while (pending_totals_.size() > kMaxPendingTotals) pending_totals_.erase(pending_totals_.begin());
+}
+
+void JobData::deriveBusyTime() {
+  const auto* step_time = metric("step_time");
+  const auto* comm_wait = metric("comm_wait");
+  if (!step_time || !comm_wait) return;
+  for (const auto& [rank, total] : *step_time) {
+    auto wait = comm_wait->find(rank);
+    if (wait == comm_wait->end()) continue;
+    // Both series hold one point per step, in step order: walk them together.
+    size_t j = 0;
+    for (size_t i = 0; i < total.size(); ++i) {
+      const auto& p = total.at(i);
+      while (j < wait->second.size() && wait->second.at(j).step < p.step) ++j;
+      if (j < wait->second.size() && wait->second.at(j).step == p.step) {
+        addPoint(kBusyTime, rank, p.step, p.time, p.value - wait->second.at(j).value);
+      }
+    }
+  }
 }
 
 void JobData::addEvent(const std::string& key, JobEvent event) {

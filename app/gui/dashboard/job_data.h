@@ -53,6 +53,10 @@ struct JobEvent {
 
 // One chart line's data: a metric of one rank, or the job total (rank kJobTotal).
 inline constexpr int kJobTotal = -1;
+// step_time - comm_wait per rank (native workers report both): the time a rank spent working.
+// With synchronous allreduce every rank's step time equals the slowest one's, so this, not the
+// step time, shows which rank holds the others back.
+inline constexpr const char* kBusyTime = "busy_time";
 
 class JobData {
  public:
@@ -102,6 +106,7 @@ class JobData {
   void addEvent(const std::string& key, JobEvent event);
   void addHealth(const std::string& agent, double time, const proto::HealthSample& sample);
   void updateState();
+  void deriveBusyTime();  // after a snapshot, whose metrics arrive one name at a time
 
   std::string job_id_, name_, launcher_;
   int world_size_ = 0;

@@ -19,7 +19,7 @@ namespace ringmaster::gui {
 namespace {
 constexpr int kPollMs = 500;
 constexpr int kMaxLines = 100000;
-}
+}  // namespace
 
 LogPane::LogPane(SessionBridge* bridge, const QString& job_id, QWidget* parent)
     : QWidget(parent), bridge_(bridge), job_id_(job_id) {

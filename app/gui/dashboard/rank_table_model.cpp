@@ -49,7 +49,7 @@ int RankTableModel::rankAt(int row) const {
 
 QVariant RankTableModel::headerData(int section, Qt::Orientation orientation, int role) const {
   if (orientation != Qt::Horizontal || role != Qt::DisplayRole) return {};
-  static const char* kNames[] = {"Rank", "Agent", "PID",         "State",
+  static const char* kNames[] = {"Rank", "Agent",     "PID",         "State",
                                  "Step", "Samples/s", "Last update", "Exit"};
   return section >= 0 && section < kCount ? QString(kNames[section]) : QVariant();
 }
@@ -80,10 +80,9 @@ QVariant RankTableModel::data(const QModelIndex& index, int role) const {
       case kExit:
         if (r.state == "running" || r.state == "pending") return QString();
         if (r.signal) return QString("signal %1").arg(r.signal);
-        return r.error.empty() ? QString("code %1").arg(r.exit_code)
-                               : QString("code %1: %2")
-                                     .arg(r.exit_code)
-                                     .arg(QString::fromStdString(r.error));
+        return r.error.empty()
+                   ? QString("code %1").arg(r.exit_code)
+                   : QString("code %1: %2").arg(r.exit_code).arg(QString::fromStdString(r.error));
     }
   }
   if (role == Qt::ForegroundRole) {
@@ -103,7 +102,9 @@ QVariant RankTableModel::data(const QModelIndex& index, int role) const {
     }
   }
   if (role == Qt::ToolTipRole && index.column() == kLastUpdate && stale) {
-    return QString("No record from rank %1 for %2: is it hung?").arg(r.rank).arg(formatDuration(age));
+    return QString("No record from rank %1 for %2: is it hung?")
+        .arg(r.rank)
+        .arg(formatDuration(age));
   }
   return {};
 }

@@ -54,8 +54,8 @@ Result<LocalAgent> startLocalAgent(const LocalAgentOptions& options) {
   std::error_code ec;
   std::filesystem::create_directories(options.state_dir, ec);
   if (ec) return ioError("cannot create " + options.state_dir + ": " + ec.message());
-  std::vector<std::string> args = {options.program, "--listen", options.listen, "--state-dir",
-                                   options.state_dir, "--name", options.name, "--quiet"};
+  std::vector<std::string> args = {options.program,   "--listen", options.listen, "--state-dir",
+                                   options.state_dir, "--name",   options.name,   "--quiet"};
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);

@@ -150,7 +150,11 @@ const char* eventKind(proto::JournalRecord::KindCase kind) {
 
 }  // namespace
 
-std::string eventKindOf(const proto::JournalRecord& record) { return eventKind(record.kind_case()); }
+const char* launcherNameOf(proto::Launcher launcher) { return launcherName(launcher); }
+const char* rankExitStateOf(const proto::RankExited& exited) { return rankStateName(exited); }
+std::string eventKindOf(const proto::JournalRecord& record) {
+  return eventKind(record.kind_case());
+}
 std::string eventDetailOf(const std::string& agent, const proto::JournalRecord& record) {
   return summarize(agent, record);
 }
@@ -963,7 +967,7 @@ Result<std::vector<SeriesPoint>> Store::Impl::series(const std::string& job_id, 
 // One health row from a statement selecting time, cpu_percent, mem_used, mem_total, load1,
 // net_rx, net_tx, gpus.
 static Result<HealthRow> healthRowFrom(const Statement& s, const std::string& agent,
-                                const std::string& path) {
+                                       const std::string& path) {
   HealthRow row;
   row.agent = agent;
   row.time = s.columnDouble(0);
@@ -979,8 +983,8 @@ static Result<HealthRow> healthRowFrom(const Statement& s, const std::string& ag
   return row;
 }
 
-Result<std::vector<HealthRow>> Store::Impl::health(const std::string& agent, double from,
-                                                   double to, int limit) {
+Result<std::vector<HealthRow>> Store::Impl::health(const std::string& agent, double from, double to,
+                                                   int limit) {
   ScopedReset reset(health_range_);
   Statement& s = health_range_;
   s.bindText(1, agent);

@@ -11,7 +11,6 @@
 #include <QImage>
 #include <QLineSeries>
 #include <QMouseEvent>
-#include <QStyleFactory>
 #include <QValueAxis>
 #include <QWheelEvent>
 #include <algorithm>
@@ -26,24 +25,6 @@ namespace {
 
 using metrics::Axis;
 using metrics::Series;
-
-// The app's look: Fusion with a dark palette.
-QPalette darkPalette() {
-  QPalette p;
-  p.setColor(QPalette::Window, QColor(0x2b, 0x2d, 0x31));
-  p.setColor(QPalette::WindowText, QColor(0xe3, 0xe5, 0xe8));
-  p.setColor(QPalette::Base, QColor(0x1e, 0x1f, 0x22));
-  p.setColor(QPalette::AlternateBase, QColor(0x26, 0x28, 0x2b));
-  p.setColor(QPalette::Text, QColor(0xe3, 0xe5, 0xe8));
-  p.setColor(QPalette::Button, QColor(0x35, 0x37, 0x3c));
-  p.setColor(QPalette::ButtonText, QColor(0xe3, 0xe5, 0xe8));
-  p.setColor(QPalette::ToolTipBase, QColor(0x11, 0x12, 0x14));
-  p.setColor(QPalette::ToolTipText, QColor(0xe3, 0xe5, 0xe8));
-  p.setColor(QPalette::Highlight, QColor(0x3d, 0x8b, 0xfd));
-  p.setColor(QPalette::PlaceholderText, QColor(0x8a, 0x8d, 0x93));
-  p.setColor(QPalette::Mid, QColor(0x4a, 0x4d, 0x52));
-  return p;
-}
 
 QString screenshotPath(const QString& name) {
   const QString dir = QStringLiteral(RM_BIN_DIR "/../screenshots");
@@ -67,10 +48,6 @@ Series lossSeries(size_t n, int rank, uint32_t seed, double t0 = 1.7e9) {
 
 class MetricChartTest : public testing::Test {
  protected:
-  void SetUp() override {
-    QApplication::setStyle(QStyleFactory::create("Fusion"));
-    QApplication::setPalette(darkPalette());
-  }
   std::unique_ptr<MetricChart> makeChart(const QString& title, int w = 800, int h = 400) {
     auto chart = std::make_unique<MetricChart>(title);
     chart->resize(w, h);

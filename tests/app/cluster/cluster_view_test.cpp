@@ -15,7 +15,6 @@
 #include <QLabel>
 #include <QLineEdit>
 #include <QPushButton>
-#include <QStyleFactory>
 #include <QTableView>
 #include <cmath>
 #include <cstdio>
@@ -152,30 +151,6 @@ class ClusterViewTest : public ::testing::Test {
                                   kT0 + 300));
     view.updateAgent(failedStatus(agents_[2], AgentState::kKeyRejected,
                                   keyRejectedReason(agents_[2]), kT0 + 300));
-  }
-
-  // The app's dark Fusion palette (app/gui/main.cpp), so screenshots show what users see.
-  static void useAppLook() {
-    QApplication::setStyle(QStyleFactory::create("Fusion"));
-    QPalette p;
-    p.setColor(QPalette::Window, QColor(0x23, 0x26, 0x2b));
-    p.setColor(QPalette::WindowText, QColor(0xe6, 0xe6, 0xe6));
-    p.setColor(QPalette::Base, QColor(0x1a, 0x1c, 0x20));
-    p.setColor(QPalette::AlternateBase, QColor(0x26, 0x29, 0x2f));
-    p.setColor(QPalette::ToolTipBase, QColor(0x30, 0x33, 0x3a));
-    p.setColor(QPalette::ToolTipText, QColor(0xf0, 0xf0, 0xf0));
-    p.setColor(QPalette::Text, QColor(0xe6, 0xe6, 0xe6));
-    p.setColor(QPalette::Button, QColor(0x30, 0x33, 0x3a));
-    p.setColor(QPalette::ButtonText, QColor(0xe6, 0xe6, 0xe6));
-    p.setColor(QPalette::BrightText, QColor(0xff, 0x60, 0x60));
-    p.setColor(QPalette::Link, QColor(0x5a, 0xa9, 0xff));
-    p.setColor(QPalette::Highlight, QColor(0x2f, 0x6f, 0xc0));
-    p.setColor(QPalette::HighlightedText, QColor(0xff, 0xff, 0xff));
-    p.setColor(QPalette::PlaceholderText, QColor(0x90, 0x90, 0x90));
-    p.setColor(QPalette::Disabled, QPalette::Text, QColor(0x80, 0x80, 0x80));
-    p.setColor(QPalette::Disabled, QPalette::ButtonText, QColor(0x80, 0x80, 0x80));
-    p.setColor(QPalette::Disabled, QPalette::WindowText, QColor(0x80, 0x80, 0x80));
-    QApplication::setPalette(p);
   }
 
   static std::string screenshotDir() {
@@ -487,7 +462,6 @@ TEST_F(ClusterViewTest, PicksUpAFileWrittenByAnotherProgram) {
 }
 
 TEST_F(ClusterViewTest, ThirtyTwoAgentsUpdatingEverySecondCostLittle) {
-  useAppLook();
   std::vector<AgentEndpoint> agents;
   for (int i = 0; i < 32; ++i) {
     agents.push_back(
@@ -523,7 +497,6 @@ TEST_F(ClusterViewTest, ThirtyTwoAgentsUpdatingEverySecondCostLittle) {
 }
 
 TEST_F(ClusterViewTest, AuthorizeDialogShowsTheKeyAndTheExactCommandAndCopiesThem) {
-  useAppLook();
   AuthorizeDialog dialog(client_key_);
   EXPECT_EQ(dialog.keyText(), client_key_);
   EXPECT_EQ(
@@ -545,7 +518,6 @@ TEST_F(ClusterViewTest, AuthorizeDialogShowsTheKeyAndTheExactCommandAndCopiesThe
 }
 
 TEST_F(ClusterViewTest, LocalAgentOfferNamesTheFileAndAsksToStart) {
-  useAppLook();
   ClusterView view(QString::fromStdString(path_), client_key_);
   int requests = 0;
   QObject::connect(&view, &ClusterView::startLocalAgentRequested, [&] { ++requests; });
@@ -574,7 +546,6 @@ TEST_F(ClusterViewTest, LocalAgentOfferNamesTheFileAndAsksToStart) {
 }
 
 TEST_F(ClusterViewTest, ScreenshotOfThreeAgents) {
-  useAppLook();
   ASSERT_TRUE(client::writeClusterFile(path_, agents_).isOk());
   ClusterView view(QString::fromStdString(path_), client_key_);
   QString selected;

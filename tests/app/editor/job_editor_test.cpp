@@ -14,7 +14,6 @@
 #include <QSettings>
 #include <QSignalSpy>
 #include <QStandardPaths>
-#include <QStyleFactory>
 #include <QTabWidget>
 #include <QTableWidget>
 #include <QTemporaryDir>
@@ -579,30 +578,7 @@ TEST_F(JobEditorTest, SaveOpenAndRecentFiles) {
   EXPECT_FALSE(editor.lastError().isEmpty());
 }
 
-// Dark Fusion, as the app runs it, for the screenshots.
-void useDarkFusion() {
-  QApplication::setStyle(QStyleFactory::create(QStringLiteral("Fusion")));
-  QPalette p;
-  p.setColor(QPalette::Window, QColor(37, 37, 38));
-  p.setColor(QPalette::WindowText, QColor(220, 220, 220));
-  p.setColor(QPalette::Base, QColor(30, 30, 30));
-  p.setColor(QPalette::AlternateBase, QColor(45, 45, 48));
-  p.setColor(QPalette::Text, QColor(220, 220, 220));
-  p.setColor(QPalette::Button, QColor(45, 45, 48));
-  p.setColor(QPalette::ButtonText, QColor(220, 220, 220));
-  p.setColor(QPalette::Highlight, QColor(42, 130, 218));
-  p.setColor(QPalette::HighlightedText, Qt::white);
-  p.setColor(QPalette::ToolTipBase, QColor(45, 45, 48));
-  p.setColor(QPalette::ToolTipText, QColor(220, 220, 220));
-  p.setColor(QPalette::PlaceholderText, QColor(130, 130, 130));
-  p.setColor(QPalette::Disabled, QPalette::Text, QColor(120, 120, 120));
-  p.setColor(QPalette::Disabled, QPalette::WindowText, QColor(120, 120, 120));
-  p.setColor(QPalette::Disabled, QPalette::ButtonText, QColor(120, 120, 120));
-  QApplication::setPalette(p);
-}
-
 TEST_F(JobEditorTest, Screenshots) {
-  useDarkFusion();
   const QString dir = QStringLiteral(RM_BIN_DIR "/../screenshots");
   ASSERT_TRUE(QDir().mkpath(dir));
   JobEditor editor(kResources);

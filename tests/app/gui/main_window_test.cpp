@@ -2,6 +2,8 @@
 // does) running the demo spec twice: both ranks' loss reaches the chart, the rank table shows
 // them finished, the runs appear in History and can be compared. Screenshots of the cluster view,
 // the editor, the dashboard and the comparison are saved to build/screenshots/.
+#include "main_window.h"
+
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -22,8 +24,8 @@
 #include "history/history_model.h"
 #include "history/history_view.h"
 #include "local_agent.h"
-#include "main_window.h"
 #include "ringmaster/client/local_agent.h"
+#include "theme.h"
 
 namespace ringmaster::gui {
 namespace {
@@ -74,6 +76,7 @@ class MainWindowTest : public ::testing::Test {
 };
 
 TEST_F(MainWindowTest, DemoTrainsLiveAndLandsInHistory) {
+  applyDarkTheme(*qApp);  // as the app looks
   AppOptions options;
   options.demo = true;
   options.resources_dir = QString(RM_SOURCE_DIR) + "/resources";

@@ -8,7 +8,6 @@
 #include <QDir>
 #include <QHeaderView>
 #include <QPushButton>
-#include <QStyleFactory>
 #include <QTableView>
 #include <QTemporaryDir>
 #include <QTest>
@@ -389,29 +388,7 @@ TEST_F(HistoryViewTest, RunningDurationGrowsEverySecond) {
   EXPECT_EQ(cell(view, kResnet.id, HistoryModel::kDuration), "3m 12s");
 }
 
-QPalette darkPalette() {
-  QPalette p;
-  p.setColor(QPalette::Window, QColor(37, 40, 45));
-  p.setColor(QPalette::WindowText, QColor(220, 223, 228));
-  p.setColor(QPalette::Base, QColor(27, 29, 33));
-  p.setColor(QPalette::AlternateBase, QColor(33, 36, 41));
-  p.setColor(QPalette::Text, QColor(220, 223, 228));
-  p.setColor(QPalette::Button, QColor(48, 52, 58));
-  p.setColor(QPalette::ButtonText, QColor(220, 223, 228));
-  p.setColor(QPalette::Highlight, QColor(42, 110, 187));
-  p.setColor(QPalette::HighlightedText, Qt::white);
-  p.setColor(QPalette::ToolTipBase, QColor(48, 52, 58));
-  p.setColor(QPalette::ToolTipText, QColor(220, 223, 228));
-  p.setColor(QPalette::PlaceholderText, QColor(130, 135, 142));
-  p.setColor(QPalette::Mid, QColor(80, 85, 92));
-  p.setColor(QPalette::Disabled, QPalette::ButtonText, QColor(110, 114, 120));
-  p.setColor(QPalette::Disabled, QPalette::Text, QColor(110, 114, 120));
-  return p;
-}
-
 TEST_F(HistoryViewTest, Screenshot) {
-  QApplication::setStyle(QStyleFactory::create("Fusion"));
-  QApplication::setPalette(darkPalette());
   HistoryView view;
   view.model()->setClock([] { return kNow; });
   view.resize(1100, 260);

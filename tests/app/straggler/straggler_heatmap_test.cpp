@@ -8,7 +8,6 @@
 #include <QDir>
 #include <QElapsedTimer>
 #include <QRegularExpression>
-#include <QStyleFactory>
 #include <QTest>
 #include <cmath>
 #include <cstdio>
@@ -181,24 +180,7 @@ TEST(StragglerHeatmap, RefreshCostFollowsWidthNotPointCount) {
   EXPECT_LT(ms, 250.0);  // generous: about 100x the figure measured on 2 shared cores
 }
 
-QPalette darkPalette() {
-  QPalette p;
-  p.setColor(QPalette::Window, QColor(37, 40, 45));
-  p.setColor(QPalette::WindowText, QColor(220, 223, 228));
-  p.setColor(QPalette::Base, QColor(27, 29, 33));
-  p.setColor(QPalette::AlternateBase, QColor(33, 36, 41));
-  p.setColor(QPalette::Text, QColor(220, 223, 228));
-  p.setColor(QPalette::Button, QColor(48, 52, 58));
-  p.setColor(QPalette::ButtonText, QColor(220, 223, 228));
-  p.setColor(QPalette::Highlight, QColor(42, 110, 187));
-  p.setColor(QPalette::Mid, QColor(80, 85, 92));
-  p.setColor(QPalette::PlaceholderText, QColor(130, 135, 142));
-  return p;
-}
-
 TEST(StragglerHeatmap, Screenshot) {
-  QApplication::setStyle(QStyleFactory::create("Fusion"));
-  QApplication::setPalette(darkPalette());
   const Job job = makeJob(16, 11, 300, 1.8);
   StragglerHeatmap heatmap;
   heatmap.resize(960, 340);

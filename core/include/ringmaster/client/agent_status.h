@@ -27,9 +27,9 @@ struct AgentStatus {
   std::string endpoint;
   std::string server_key;
   AgentState state = AgentState::kConnecting;
-  std::string reason;                      // empty when online
+  std::string reason;                         // empty when online
   std::optional<proto::Inventory> inventory;  // the latest one answered (health included)
-  double time = 0;                          // unix seconds of this status
+  double time = 0;                            // unix seconds of this status
 };
 
 }  // namespace ringmaster::client

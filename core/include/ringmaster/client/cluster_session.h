@@ -22,8 +22,8 @@
 #include <vector>
 
 #include "ringmaster/client/agent_status.h"
-#include "ringmaster/client/cluster_config.h"
 #include "ringmaster/client/cluster_client.h"
+#include "ringmaster/client/cluster_config.h"
 #include "ringmaster/store/store.h"
 #include "ringmaster/util/result.h"
 
@@ -67,7 +67,7 @@ struct SessionOptions {
   int request_timeout_ms = 5000;     // no answer within this (plus the long poll): unreachable
   int retry_interval_ms = 2000;      // how often an unreachable agent is tried again
   uint32_t batch_records = 20000;
-  int max_health_rows = 20000;       // per snapshot
+  int max_health_rows = 20000;  // per snapshot
 };
 
 class ClusterSession {

@@ -98,6 +98,10 @@ struct EventRow {
 // job_finished): its kind and detail, as in EventRow; "" for other records. Live views use these
 // so that they say the same as the history.
 std::string eventKindOf(const proto::JournalRecord& record);
+// "native", "torchrun", "command" ("" when unset), as JobRow::launcher says it.
+const char* launcherNameOf(proto::Launcher launcher);
+// A rank's state after it exited, as RankRow::state says it: "succeeded", "failed", "stopped".
+const char* rankExitStateOf(const proto::RankExited& exited);
 std::string eventDetailOf(const std::string& agent, const proto::JournalRecord& record);
 
 // A SQLite history file. Not thread-safe: one Store object per thread for reads; writes go through
@@ -145,7 +149,7 @@ class Store {
   // range. Lossless (one point per step) when the series spans no more than `buckets` steps.
   Result<std::vector<SeriesPoint>> series(const std::string& job_id, uint32_t attempt, int rank,
                                           const std::string& name, int buckets);
-  Result<std::vector<HealthRow>> latestHealth();                    // newest per agent, by agent
+  Result<std::vector<HealthRow>> latestHealth();  // newest per agent, by agent
   // An agent's samples with time in [from, to], oldest first, at most `limit`.
   Result<std::vector<HealthRow>> health(const std::string& agent, double from, double to,
                                         int limit);

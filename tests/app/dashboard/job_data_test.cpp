@@ -1,0 +1,156 @@
+// JobData: a dashboard's state from journal records and history snapshots.
+#include "dashboard/job_data.h"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+
+namespace ringmaster::gui {
+namespace {
+
+constexpr const char* kJob = "job-1";
+
+proto::JournalRecord base(uint64_t seq, double time, const std::string& source) {
+  proto::JournalRecord r;
+  r.set_job(kJob);
+  r.set_attempt(1);
+  r.set_seq(seq);
+  r.set_time(time);
+  r.set_source(source);
+  return r;
+}
+
+proto::JournalRecord accepted(int world_size, int first_rank, int ranks) {
+  proto::JournalRecord r = base(1, 100, "agent:a");
+  auto* a = r.mutable_job_accepted();
+  a->set_name("train");
+  a->set_launcher(proto::NATIVE);
+  a->set_world_size(world_size);
+  for (int i = 0; i < ranks; ++i) {
+    auto* assignment = a->add_ranks();
+    assignment->set_rank(first_rank + i);
+    assignment->set_local_rank(i);
+  }
+  return r;
+}
+
+proto::JournalRecord metric(uint64_t seq, int rank, int64_t step, double step_time,
+                            double comm_wait) {
+  proto::JournalRecord r =
+      base(seq, 100 + static_cast<double>(step) * 0.01, "rank:" + std::to_string(rank));
+  auto* m = r.mutable_metric();
+  m->set_rank(rank);
+  m->set_step(step);
+  auto add = [&](const char* name, double value) {
+    auto* v = m->add_values();
+    v->set_name(name);
+    v->set_value(value);
+  };
+  add("loss", 1.0 / static_cast<double>(step + 1));
+  add("samples_per_sec", 1000.0 + rank);
+  add("step_time", step_time);
+  add("comm_wait", comm_wait);
+  return r;
+}
+
+proto::JournalRecord exited(uint64_t seq, int rank, proto::RankState state, int code) {
+  proto::JournalRecord r = base(seq, 200, "rank:" + std::to_string(rank));
+  auto* e = r.mutable_rank_exited();
+  e->set_rank(rank);
+  e->set_state(state);
+  e->set_exit_code(code);
+  return r;
+}
+
+TEST(JobData, IngestsAFloodOfSamplesKeepingEveryPoint) {
+  JobData job(kJob);
+  job.ingest("a", accepted(8, 0, 8));
+  const int steps = 125000;  // 8 ranks: 10^6 records, 4 * 10^6 values
+  const auto start = std::chrono::steady_clock::now();
+  uint64_t seq = 2;
+  for (int64_t step = 0; step < steps; ++step) {
+    for (int rank = 0; rank < 8; ++rank) job.ingest("a", metric(seq++, rank, step, 0.02, 0.005));
+  }
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  std::printf("ingested 10^6 records in %.2f s (%.0f records/s)\n", seconds, 1e6 / seconds);
+  const auto* loss = job.metric("loss");
+  ASSERT_NE(loss, nullptr);
+  for (int rank = 0; rank < 8; ++rank) EXPECT_EQ(loss->at(rank).size(), static_cast<size_t>(steps));
+  // The job total: one point per step once every rank reported it, the sum of the ranks.
+  const auto& total = job.metric("samples_per_sec")->at(kJobTotal);
+  ASSERT_EQ(total.size(), static_cast<size_t>(steps));
+  EXPECT_DOUBLE_EQ(total.back().value, 8 * 1000.0 + 28);
+  // Busy time = step time - time waiting in collectives.
+  EXPECT_NEAR(job.metric(kBusyTime)->at(3).back().value, 0.015, 1e-12);
+  EXPECT_EQ(job.maxStep(), steps - 1);
+  EXPECT_EQ(job.ranks().at(5).step, steps - 1);
+  EXPECT_EQ(job.points(), static_cast<uint64_t>(steps) * 8 * 5);
+}
+
+TEST(JobData, NamesTheFirstFailureAndDerivesTheState) {
+  JobData job(kJob);
+  job.ingest("a", accepted(2, 0, 2));
+  EXPECT_EQ(job.state(), "submitted");
+  proto::JournalRecord started = base(2, 101, "rank:0");
+  started.mutable_rank_started()->set_rank(0);
+  started.mutable_rank_started()->set_pid(42);
+  job.ingest("a", started);
+  EXPECT_EQ(job.state(), "running");
+  EXPECT_FALSE(job.finished());
+  job.ingest("a", exited(3, 1, proto::FAILED, 3));
+  job.ingest("a", exited(4, 0, proto::STOPPED, 0));
+  EXPECT_EQ(job.state(), "failed");
+  EXPECT_TRUE(job.finished());
+  auto problem = job.firstProblem();
+  ASSERT_TRUE(problem.has_value());
+  EXPECT_EQ(problem->rank, 1);
+  EXPECT_NE(problem->detail.find("exit code 3"), std::string::npos) << problem->detail;
+  EXPECT_EQ(job.ranks().at(1).exit_code, 3);
+  EXPECT_EQ(job.agents(), std::vector<std::string>{"a"});
+}
+
+TEST(JobData, ASnapshotAndTheLiveRecordsItOverlapsAreStoredOnce) {
+  JobData job(kJob);
+  client::JobSnapshot snapshot;
+  snapshot.job.job_id = kJob;
+  snapshot.job.name = "train";
+  snapshot.job.world_size = 1;
+  snapshot.job.attempt = 1;
+  snapshot.job.state = "running";
+  for (int64_t step = 0; step < 10; ++step) {
+    for (const char* name : {"comm_wait", "loss", "step_time"}) {  // the store's order: by name
+      store::MetricRow row;
+      row.job_id = kJob;
+      row.attempt = 1;
+      row.rank = 0;
+      row.step = step;
+      row.name = name;
+      row.value = std::string(name) == "step_time" ? 0.03 : 0.01;
+      row.time = 100 + static_cast<double>(step) * 0.01;
+      snapshot.metrics.push_back(row);
+    }
+  }
+  store::EventRow event;
+  event.job_id = kJob;
+  event.attempt = 1;
+  event.source = "agent:a";
+  event.seq = 1;
+  event.kind = "job_accepted";
+  event.detail = "accepted by a: ranks 0 of 1";
+  snapshot.events.push_back(event);
+  job.ingestSnapshot(snapshot);
+  ASSERT_EQ(job.metric("loss")->at(0).size(), 10u);
+  EXPECT_EQ(job.metric(kBusyTime)->at(0).size(), 10u);
+  // Live records replaying steps 5..14: only 10..14 are new; the accepted event is not.
+  job.ingest("a", accepted(1, 0, 1));
+  for (int64_t step = 5; step < 15; ++step)
+    job.ingest("a", metric(100 + step, 0, step, 0.03, 0.01));
+  EXPECT_EQ(job.metric("loss")->at(0).size(), 15u);
+  EXPECT_EQ(job.metric(kBusyTime)->at(0).size(), 15u);
+  EXPECT_EQ(job.events().size(), 1u);
+  EXPECT_EQ(job.state(), "running");
+}
+
+}  // namespace
+}  // namespace ringmaster::gui

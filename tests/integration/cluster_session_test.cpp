@@ -1,0 +1,253 @@
+// ClusterSession against real agents on loopback: every agent watched at once with the client
+// library's reasons when one is not online, journals followed into the history and handed out in
+// batches, commands answered through the sink while the loop runs on its own thread, and an agent
+// that crashes and comes back followed again without losing or repeating a record.
+#include "ringmaster/client/cluster_session.h"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <set>
+#include <thread>
+
+#include "harness.h"
+#include "ringmaster/job/spec.h"
+
+namespace ringmaster::client {
+namespace {
+
+using testing::AgentProcess;
+using testing::Cluster;
+
+// Collects what the session reports; the test thread waits on it.
+class RecordingSink : public SessionSink {
+ public:
+  void agentStatus(const AgentStatus& status) override {
+    std::lock_guard<std::mutex> lock(mutex_);
+    statuses_[status.name] = status;
+    changed_.notify_all();
+  }
+  void records(const std::string& agent, std::vector<proto::JournalRecord> records) override {
+    std::lock_guard<std::mutex> lock(mutex_);
+    ++batches_;
+    for (auto& r : records) {
+      if (!seen_.insert({agent, r.seq()}).second) ++duplicates_;
+      if (r.has_metric()) metric_records_[r.job()]++;
+      if (r.has_rank_exited()) exited_[r.job()]++;
+    }
+    changed_.notify_all();
+  }
+  void submitted(uint64_t token, const Result<SubmittedJob>& result) override {
+    std::lock_guard<std::mutex> lock(mutex_);
+    submitted_.emplace(token, result);
+    changed_.notify_all();
+  }
+  void stopped(uint64_t, const std::string&, const Result<int>&) override {}
+  void logChunk(uint64_t token, const std::string&, int,
+                const Result<proto::LogChunk>& chunk) override {
+    std::lock_guard<std::mutex> lock(mutex_);
+    logs_.emplace(token, chunk);
+    changed_.notify_all();
+  }
+  void jobLoaded(uint64_t token, const Result<JobSnapshot>& snapshot) override {
+    std::lock_guard<std::mutex> lock(mutex_);
+    snapshots_.emplace(token, snapshot);
+    changed_.notify_all();
+  }
+  void runsListed(uint64_t, const Result<std::vector<RunSummary>>&) override {}
+
+  // Waits until `done` (called under the lock) is true; false after timeout_ms.
+  bool waitFor(const std::function<bool()>& done, int timeout_ms = 30000) {
+    std::unique_lock<std::mutex> lock(mutex_);
+    return changed_.wait_for(lock, std::chrono::milliseconds(timeout_ms), done);
+  }
+
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  std::map<std::string, AgentStatus> statuses_;
+  std::set<std::pair<std::string, uint64_t>> seen_;
+  std::map<std::string, int> metric_records_, exited_;
+  int batches_ = 0, duplicates_ = 0;
+  std::map<uint64_t, Result<SubmittedJob>> submitted_;
+  std::map<uint64_t, Result<proto::LogChunk>> logs_;
+  std::map<uint64_t, Result<JobSnapshot>> snapshots_;
+};
+
+class ClusterSessionTest : public ::testing::Test {
+ protected:
+  void startSession() {
+    ClientPaths paths;
+    paths.cluster_file = cluster_.clusterPath();
+    paths.db_file = cluster_.dbPath();
+    paths.config_dir = cluster_.configDir();
+    SessionOptions options;
+    options.request_timeout_ms = 2000;
+    options.retry_interval_ms = 500;
+    auto session = ClusterSession::open(paths, &sink_, options);
+    ASSERT_TRUE(session.isOk()) << session.status().toString();
+    session_ = std::move(*session);
+    thread_ = std::thread([this] { session_->run(); });
+  }
+  void TearDown() override {
+    if (session_) session_->stop();
+    if (thread_.joinable()) thread_.join();
+  }
+  bool online(const std::string& name) {
+    auto it = sink_.statuses_.find(name);
+    return it != sink_.statuses_.end() && it->second.state == AgentState::kOnline;
+  }
+
+  Cluster cluster_;
+  RecordingSink sink_;
+  std::unique_ptr<ClusterSession> session_;
+  std::thread thread_;
+};
+
+job::JobSpec countingJob(const std::string& name, int world_size, int steps) {
+  const std::string yaml = "name: " + name +
+                           "\nlauncher: command\ncommand: [/usr/bin/python3, -c, "
+                           "\"import json\\nfor s in range(" +
+                           std::to_string(steps) +
+                           "): print(json.dumps({'step': s, 'loss': 1.0 / (s + 1)}))\"]\n"
+                           "world_size: " +
+                           std::to_string(world_size) + "\n";
+  auto parsed = job::parseJobSpec(yaml, "counting.yaml");
+  EXPECT_TRUE(parsed.ok()) << job::formatDiagnostics(parsed.errors);
+  return *parsed.spec;
+}
+
+TEST_F(ClusterSessionTest, WatchesEveryAgentAndStreamsAJobIntoTheHistory) {
+  std::string error;
+  ASSERT_TRUE(cluster_.addAgent("a1", 2, &error)) << error;
+  ASSERT_TRUE(cluster_.addAgent("a2", 2, &error)) << error;
+  startSession();
+  ASSERT_TRUE(sink_.waitFor([&] { return online("a1") && online("a2"); }))
+      << "a1: " << sink_.statuses_["a1"].reason << " a2: " << sink_.statuses_["a2"].reason;
+  {
+    std::lock_guard<std::mutex> lock(sink_.mutex_);
+    ASSERT_TRUE(sink_.statuses_["a1"].inventory.has_value());
+    EXPECT_EQ(sink_.statuses_["a1"].inventory->slots(), 2u);
+    EXPECT_TRUE(sink_.statuses_["a1"].reason.empty());
+  }
+
+  const uint64_t token = session_->postSubmit(countingJob("stream", 4, 500));
+  ASSERT_TRUE(sink_.waitFor([&] { return sink_.submitted_.count(token) > 0; }));
+  std::string job_id;
+  {
+    std::lock_guard<std::mutex> lock(sink_.mutex_);
+    const auto& submitted = sink_.submitted_.at(token);
+    ASSERT_TRUE(submitted.isOk()) << submitted.status().toString();
+    job_id = submitted->job_id;
+    EXPECT_EQ(submitted->shares.size(), 2u);  // 2 slots each: both agents run ranks
+  }
+  // Every rank's 500 metric lines and its exit reach the sink, once each.
+  ASSERT_TRUE(sink_.waitFor(
+      [&] { return sink_.exited_[job_id] == 4 && sink_.metric_records_[job_id] == 2000; }, 60000))
+      << "metrics " << sink_.metric_records_[job_id] << ", exits " << sink_.exited_[job_id];
+  EXPECT_EQ(sink_.duplicates_, 0);
+
+  // The history has all of it (the snapshot is read after the writer has committed).
+  const uint64_t load = session_->postLoadJob(job_id);
+  ASSERT_TRUE(sink_.waitFor([&] { return sink_.snapshots_.count(load) > 0; }));
+  std::lock_guard<std::mutex> lock(sink_.mutex_);
+  const auto& snapshot = sink_.snapshots_.at(load);
+  ASSERT_TRUE(snapshot.isOk()) << snapshot.status().toString();
+  EXPECT_EQ(snapshot->job.state, "succeeded");
+  EXPECT_EQ(snapshot->ranks.size(), 4u);
+  EXPECT_EQ(snapshot->metrics.size(), 2000u);
+  EXPECT_FALSE(snapshot->events.empty());
+  EXPECT_FALSE(snapshot->health.empty());
+}
+
+TEST_F(ClusterSessionTest, ReadsARankLogWithoutBlockingTheWatch) {
+  std::string error;
+  ASSERT_TRUE(cluster_.addAgent("a1", 1, &error)) << error;
+  startSession();
+  ASSERT_TRUE(sink_.waitFor([&] { return online("a1"); }));
+  const uint64_t token = session_->postSubmit(countingJob("logs", 1, 3));
+  ASSERT_TRUE(sink_.waitFor([&] { return sink_.submitted_.count(token) > 0; }));
+  std::string job_id;
+  {
+    std::lock_guard<std::mutex> lock(sink_.mutex_);
+    ASSERT_TRUE(sink_.submitted_.at(token).isOk());
+    job_id = sink_.submitted_.at(token)->job_id;
+  }
+  ASSERT_TRUE(sink_.waitFor([&] { return sink_.exited_[job_id] == 1; }));
+  const uint64_t read = session_->postReadLog("a1", job_id, 0, 0);
+  ASSERT_TRUE(sink_.waitFor([&] { return sink_.logs_.count(read) > 0; }));
+  std::lock_guard<std::mutex> lock(sink_.mutex_);
+  const auto& chunk = sink_.logs_.at(read);
+  ASSERT_TRUE(chunk.isOk()) << chunk.status().toString();
+  EXPECT_NE(chunk->data().find("\"loss\": 0.5"), std::string::npos) << chunk->data();
+}
+
+TEST_F(ClusterSessionTest, SaysWhyAnAgentIsNotOnline) {
+  std::string error;
+  ASSERT_TRUE(cluster_.addAgent("good", 1, &error)) << error;
+  // An agent that never authorized this client, one pinned with another agent's key, and an
+  // endpoint where nothing listens.
+  AgentProcess stranger;
+  ASSERT_TRUE(stranger.start("stranger", cluster_.dir() + "/agents/stranger", 1, &error)) << error;
+  const auto& good = cluster_.agent("good");
+  ASSERT_TRUE(writeClusterFile(cluster_.clusterPath(),
+                               {{"good", good.endpoint(), good.publicKey()},
+                                {"stranger", stranger.endpoint(), stranger.publicKey()},
+                                {"impostor", good.endpoint(), stranger.publicKey()},
+                                {"nobody", "tcp://127.0.0.1:9", good.publicKey()}})
+                  .isOk());
+  startSession();
+  auto state = [&](const std::string& name) {
+    auto it = sink_.statuses_.find(name);
+    return it == sink_.statuses_.end() ? AgentState::kConnecting : it->second.state;
+  };
+  ASSERT_TRUE(sink_.waitFor(
+      [&] {
+        return state("good") == AgentState::kOnline &&
+               state("stranger") == AgentState::kKeyRejected &&
+               state("impostor") == AgentState::kServerKeyMismatch &&
+               state("nobody") == AgentState::kUnreachable;
+      },
+      20000))
+      << "stranger: " << sink_.statuses_["stranger"].reason
+      << "\nimpostor: " << sink_.statuses_["impostor"].reason
+      << "\nnobody: " << sink_.statuses_["nobody"].reason;
+  std::lock_guard<std::mutex> lock(sink_.mutex_);
+  EXPECT_NE(sink_.statuses_["stranger"].reason.find("ringmaster-agent authorize"),
+            std::string::npos);
+  EXPECT_NE(sink_.statuses_["impostor"].reason.find("server_key"), std::string::npos);
+  EXPECT_NE(sink_.statuses_["nobody"].reason.find("cannot reach"), std::string::npos);
+}
+
+TEST_F(ClusterSessionTest, FollowsAnAgentAgainAfterItCrashesAndComesBack) {
+  std::string error;
+  ASSERT_TRUE(cluster_.addAgent("a1", 1, &error)) << error;
+  startSession();
+  ASSERT_TRUE(sink_.waitFor([&] { return online("a1"); }));
+  auto run = [&](const std::string& name) {
+    const uint64_t token = session_->postSubmit(countingJob(name, 1, 100));
+    EXPECT_TRUE(sink_.waitFor([&] { return sink_.submitted_.count(token) > 0; }));
+    std::lock_guard<std::mutex> lock(sink_.mutex_);
+    EXPECT_TRUE(sink_.submitted_.at(token).isOk())
+        << sink_.submitted_.at(token).status().toString();
+    return sink_.submitted_.at(token).isOk() ? sink_.submitted_.at(token)->job_id : "";
+  };
+  const std::string first = run("before");
+  ASSERT_TRUE(sink_.waitFor([&] { return sink_.metric_records_[first] == 100; }));
+
+  // A new port after the restart: the cluster file changes and the session reloads it.
+  ASSERT_TRUE(cluster_.crashAndRestartAgent("a1", &error)) << error;
+  session_->postReloadCluster();
+  ASSERT_TRUE(sink_.waitFor([&] { return online("a1"); }, 20000)) << sink_.statuses_["a1"].reason;
+  const std::string second = run("after");
+  ASSERT_TRUE(sink_.waitFor([&] { return sink_.metric_records_[second] == 100; }, 30000));
+  std::lock_guard<std::mutex> lock(sink_.mutex_);
+  EXPECT_EQ(sink_.metric_records_[first], 100);
+  EXPECT_EQ(sink_.duplicates_, 0);
+}
+
+}  // namespace
+}  // namespace ringmaster::client
