@@ -1,11 +1,16 @@
 #include "bridge/session_bridge.h"
 
+#include <QElapsedTimer>
+#include <algorithm>
+#include <iterator>
 #include <map>
 
 namespace ringmaster::gui {
 namespace {
 constexpr int kDeliveryIntervalMs = 40;
-}
+constexpr qint64 kDeliveryBudgetMs = 10;
+constexpr size_t kSliceRecords = 512;
+}  // namespace
 
 // What the I/O thread has reported since the last delivery. Agent statuses keep only the newest
 // per agent; records and answers keep everything, in order.
@@ -90,6 +95,8 @@ void SessionBridge::stop() {
   session_.reset();
   timer_.stop();
   inbox_->take();  // answers to a session that is gone
+  backlog_.clear();
+  backlog_offset_ = 0;
 }
 
 QString SessionBridge::clientPublicKey() const {
@@ -123,14 +130,30 @@ void SessionBridge::reloadCluster() {
 
 void SessionBridge::deliver() {
   Inbox::Batch batch = inbox_->take();
-  if (batch.empty()) return;
   for (const auto& [name, status] : batch.statuses) emit agentStatus(status);
   // Answers first: a submission is known before the records of its job arrive.
   for (auto& answer : batch.answers) answer(*this);
-  if (!batch.records.empty()) {
-    for (const auto& r : batch.records) delivered_records_ += r.records.size();
-    emit records(batch.records);
+  for (auto& agent : batch.records) backlog_.push_back(std::move(agent));
+  // Records in slices, for at most kDeliveryBudgetMs per wake-up: a burst (a journal caught up
+  // after hours) becomes many short turns of the event loop instead of one long stall.
+  QElapsedTimer clock;
+  clock.start();
+  while (!backlog_.empty() && clock.elapsed() < kDeliveryBudgetMs) {
+    AgentRecords& front = backlog_.front();
+    std::vector<AgentRecords> slice(1);
+    slice[0].agent = front.agent;
+    const size_t end = std::min(front.records.size(), backlog_offset_ + kSliceRecords);
+    slice[0].records.assign(std::make_move_iterator(front.records.begin() + backlog_offset_),
+                            std::make_move_iterator(front.records.begin() + end));
+    backlog_offset_ = end;
+    if (backlog_offset_ == front.records.size()) {
+      backlog_.pop_front();
+      backlog_offset_ = 0;
+    }
+    delivered_records_ += slice[0].records.size();
+    emit records(slice);
   }
+  if (!backlog_.empty()) QTimer::singleShot(0, this, &SessionBridge::deliver);
 }
 
 }  // namespace ringmaster::gui

@@ -9,6 +9,7 @@
 
 #include <QObject>
 #include <QTimer>
+#include <deque>
 #include <memory>
 #include <mutex>
 #include <thread>
@@ -51,7 +52,7 @@ class SessionBridge : public QObject {
   uint64_t listRuns();
   void reloadCluster();
 
-  // Records delivered to the GUI so far (tests and benchmarks).
+  // Records handed to the GUI so far (tests and benchmarks).
   uint64_t deliveredRecords() const { return delivered_records_; }
 
  signals:
@@ -73,6 +74,8 @@ class SessionBridge : public QObject {
   std::unique_ptr<client::ClusterSession> session_;
   std::thread thread_;
   QTimer timer_;
+  std::deque<AgentRecords> backlog_;  // delivered in slices (see deliver())
+  size_t backlog_offset_ = 0;         // records of backlog_.front() already delivered
   uint64_t delivered_records_ = 0;
 };
 

@@ -2,6 +2,7 @@
 
 #include <QComboBox>
 #include <QDateTime>
+#include <QElapsedTimer>
 #include <QGridLayout>
 #include <QHBoxLayout>
 #include <QHeaderView>
@@ -30,7 +31,8 @@
 namespace ringmaster::gui {
 namespace {
 
-constexpr int kRedrawMs = 100;
+constexpr int kRedrawMs = 40;
+constexpr qint64 kChartBudgetMs = 12;
 // Charts first in this order; any other metric follows in the order it appeared.
 const char* const kPreferredMetrics[] = {"loss",      "eval_loss",       "accuracy",
                                          "mse",       "samples_per_sec", "step_time",
@@ -225,7 +227,7 @@ DashboardView::DashboardView(SessionBridge* bridge, const QString& job_id, bool 
 
   redraw_timer_ = new QTimer(this);
   redraw_timer_->setInterval(kRedrawMs);
-  connect(redraw_timer_, &QTimer::timeout, this, &DashboardView::refreshNow);
+  connect(redraw_timer_, &QTimer::timeout, this, &DashboardView::onRedrawTick);
   redraw_timer_->start();
   // Ages in the rank table and the elapsed time move even when no record comes.
   clock_timer_ = new QTimer(this);
@@ -237,6 +239,7 @@ DashboardView::DashboardView(SessionBridge* bridge, const QString& job_id, bool 
   clock_timer_->start();
 
   load_token_ = bridge_->loadJob(job_id_);
+  loaded_ = load_token_ == 0;  // no session (yet): nothing to wait for
 }
 
 DashboardView::~DashboardView() = default;
@@ -303,7 +306,7 @@ MetricChart* DashboardView::addChart(const QString& title, bool health) {
   return chart;
 }
 
-void DashboardView::rebuildCharts() {
+std::vector<QString> DashboardView::wantedCharts() const {
   // Metrics in their preferred order, then the hosts' health: the same place on every job.
   std::vector<QString> wanted;
   for (const auto& name : chartMetrics(*job_)) wanted.push_back(metricTitle(name));
@@ -317,11 +320,25 @@ void DashboardView::rebuildCharts() {
   if (!job_->health().empty()) wanted.push_back(kHealthCpu);
   if (any_gpu) wanted.push_back(kHealthGpu);
   if (any_net) wanted.push_back(kHealthNet);
+  return wanted;
+}
+
+size_t DashboardView::chartCount() const { return wantedCharts().size(); }
+
+void DashboardView::rebuildCharts(bool all) {
+  const std::vector<QString> wanted = wantedCharts();
   if (wanted == chart_order_) return;
+  // A new chart costs tens of milliseconds (Qt Charts items): one per turn unless asked for all.
+  int created = 0;
   for (const QString& title : wanted) {
-    if (!charts_.count(title)) addChart(title, isHealthChart(title));
+    if (charts_.count(title)) continue;
+    if (created++ > 0 && !all) break;
+    addChart(title, isHealthChart(title));
   }
-  chart_order_ = wanted;
+  chart_order_.clear();
+  for (const QString& title : wanted) {
+    if (charts_.count(title)) chart_order_.push_back(title);
+  }
   for (size_t i = 0; i < chart_order_.size(); ++i) {
     const int index = static_cast<int>(i);
     chart_grid_->addWidget(charts_[chart_order_[i]], index / 2, index % 2);
@@ -430,12 +447,39 @@ void DashboardView::updateLines() {
 }
 
 void DashboardView::refreshNow() {
+  drawn_version_ = ~0ull;  // everything, charts not built yet included
+  updateViews(/*all_charts=*/true);
+  for (auto& [title, chart] : charts_) chart->refresh();
+  stale_charts_.clear();
+}
+
+void DashboardView::onRedrawTick() {
+  updateViews();
+  // Charts one after another, visible ones only, within a time budget per turn of the event
+  // loop: a dashboard of many charts never holds the GUI thread for all of them at once. A chart
+  // scrolled out of view is redrawn when it comes back.
+  QElapsedTimer clock;
+  clock.start();
+  const size_t count = chart_order_.size();
+  for (size_t i = 0; i < count && clock.elapsed() < kChartBudgetMs; ++i) {
+    // Round robin, so that no chart waits behind the others for long.
+    next_chart_ = (next_chart_ + 1) % count;
+    MetricChart* chart = charts_[chart_order_[next_chart_]];
+    if (!stale_charts_.count(chart) || chart->visibleRegion().isEmpty()) continue;
+    chart->refresh();
+    stale_charts_.erase(chart);
+  }
+}
+
+void DashboardView::updateViews(bool all_charts) {
   if (job_->version() == drawn_version_) return;
   drawn_version_ = job_->version();
-  rebuildCharts();
+  rebuildCharts(all_charts);
+  // Charts still to build: come back on the next turn even if no record arrives.
+  if (chart_order_.size() < chartCount()) drawn_version_ = ~0ull;
   updateRankList();
   updateLines();
-  for (auto& [title, chart] : charts_) chart->refresh();
+  for (auto& [title, chart] : charts_) stale_charts_.insert(chart);
   if (heatmap_->isVisible()) heatmap_->refresh();
   rank_model_->update(*job_, unixNow());
   log_pane_->setRanks(job_->ranks());

@@ -10,6 +10,7 @@
 #include <QWidget>
 #include <map>
 #include <memory>
+#include <set>
 #include <vector>
 
 #include "bridge/session_bridge.h"
@@ -48,7 +49,7 @@ class DashboardView : public QWidget {
   // Records of any job or host; the view keeps what concerns its job. Before the history
   // snapshot has arrived they are held back, then applied after it.
   void ingest(const std::vector<AgentRecords>& batch);
-  // Redraws now what changed (the timer does it otherwise).
+  // Redraws now everything that changed (the timer does it otherwise, a few charts a turn).
   void refreshNow();
 
   std::vector<MetricChart*> charts() const;
@@ -66,7 +67,13 @@ class DashboardView : public QWidget {
  private:
   void onJobLoaded(uint64_t token, const Result<client::JobSnapshot>& snapshot);
   void apply(const std::vector<AgentRecords>& batch);
-  void rebuildCharts();
+  void onRedrawTick();
+  // Models, lines and heatmap; marks the charts stale. New charts: one per call unless all_charts.
+  void updateViews(bool all_charts = false);
+  void rebuildCharts(bool all);
+  // The charts the job's metrics and hosts call for, in their place order.
+  std::vector<QString> wantedCharts() const;
+  size_t chartCount() const;
   MetricChart* addChart(const QString& title, bool health);
   void updateLines();
   void updateHeader();
@@ -101,6 +108,8 @@ class DashboardView : public QWidget {
   QGridLayout* chart_grid_;
   QWidget* chart_area_;
   std::map<QString, MetricChart*> charts_;  // by title
+  std::set<MetricChart*> stale_charts_;     // data changed since their last refresh
+  size_t next_chart_ = 0;                   // where the round robin of redraws goes on
   std::vector<QString> chart_order_;
   std::map<QString, std::vector<std::pair<int, QString>>> chart_keys_;  // lines drawn per chart
   StragglerHeatmap* heatmap_;
