@@ -5,6 +5,8 @@
 #include <cstdio>
 #include <regex>
 
+#include "ringmaster/util/yaml_quote.h"
+
 namespace ringmaster::gui {
 namespace {
 
@@ -47,45 +49,13 @@ std::string singleQuoted(std::string_view text) {
   return out + "'";
 }
 
-std::string doubleQuoted(std::string_view text) {
-  std::string out = "\"";
-  for (char c : text) {
-    switch (c) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      case '\r':
-        out += "\\r";
-        break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20) {
-          char buffer[8];
-          std::snprintf(buffer, sizeof(buffer), "\\x%02x", static_cast<unsigned char>(c));
-          out += buffer;
-        } else {
-          out += c;
-        }
-    }
-  }
-  return out + "\"";
-}
-
 }  // namespace
 
 std::string yamlString(std::string_view text) {
   if (isSafePlain(text) && !looksTyped(text)) return std::string(text);
   const bool has_control = std::any_of(text.begin(), text.end(),
                                        [](char c) { return static_cast<unsigned char>(c) < 0x20; });
-  return has_control ? doubleQuoted(text) : singleQuoted(text);
+  return has_control ? yamlDoubleQuoted(text) : singleQuoted(text);
 }
 
 std::string yamlValue(std::string_view text) {

@@ -14,6 +14,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "ringmaster/util/yaml_quote.h"
+
 namespace ringmaster::client {
 namespace {
 
@@ -26,38 +28,6 @@ std::string home() { return envOr("HOME", "/root"); }
 
 std::string at(const std::string& file, const YAML::Node& node) {
   return file + ":" + std::to_string(node.Mark().line + 1);
-}
-
-// A YAML double-quoted scalar. Z85 keys hold characters that mean something to YAML unquoted
-// ([ ] { } : # & * ! % @ ...); inside double quotes only the quote, the backslash and control
-// characters need escapes.
-std::string yamlQuoted(const std::string& value) {
-  std::string out = "\"";
-  for (unsigned char c : value) {
-    switch (c) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      default:
-        if (c < 0x20 || c == 0x7f) {
-          char escaped[8];
-          std::snprintf(escaped, sizeof escaped, "\\x%02x", c);
-          out += escaped;
-        } else {
-          out += static_cast<char>(c);
-        }
-    }
-  }
-  return out + "\"";
 }
 
 std::string endpointProblem(const std::string& endpoint) {
@@ -295,8 +265,9 @@ Status writeClusterFile(const std::string& path, const std::vector<AgentEndpoint
   // An empty block sequence would read back as null, not as an empty list.
   text += agents.empty() ? " []\n" : "\n";
   for (const auto& a : agents) {
-    text += "  - name: " + yamlQuoted(a.name) + "\n    endpoint: " + yamlQuoted(a.endpoint) +
-            "\n    server_key: " + yamlQuoted(a.server_key) + "\n";
+    text += "  - name: " + yamlDoubleQuoted(a.name) +
+            "\n    endpoint: " + yamlDoubleQuoted(a.endpoint) +
+            "\n    server_key: " + yamlDoubleQuoted(a.server_key) + "\n";
   }
   return replaceFileAtomically(path, text);
 }
