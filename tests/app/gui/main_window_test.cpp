@@ -25,7 +25,6 @@
 #include "history/history_view.h"
 #include "local_agent.h"
 #include "ringmaster/client/local_agent.h"
-#include "theme.h"
 
 namespace ringmaster::gui {
 namespace {
@@ -76,7 +75,6 @@ class MainWindowTest : public ::testing::Test {
 };
 
 TEST_F(MainWindowTest, DemoTrainsLiveAndLandsInHistory) {
-  applyDarkTheme(*qApp);  // as the app looks
   AppOptions options;
   options.demo = true;
   options.resources_dir = QString(RM_SOURCE_DIR) + "/resources";
