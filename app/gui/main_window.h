@@ -7,8 +7,8 @@
 #include <QMainWindow>
 #include <QString>
 #include <map>
-#include <set>
 #include <memory>
+#include <set>
 
 #include "bridge/session_bridge.h"
 
