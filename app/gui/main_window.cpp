@@ -368,15 +368,7 @@ void MainWindow::onRunsListed(uint64_t token, const Result<std::vector<client::R
     statusBar()->showMessage("history: " + QString::fromStdString(runs.status().message()), 8000);
     return;
   }
-  std::vector<RunSummary> rows;
-  rows.reserve(runs->size());
-  for (const auto& run : *runs) {
-    RunSummary row;
-    row.job = run.job;
-    if (run.has_loss) row.final_loss = run.final_loss;
-    rows.push_back(std::move(row));
-  }
-  history_->setRuns(std::move(rows));
+  history_->setRuns(*runs);
 }
 
 void MainWindow::startLocalAgent(bool then_demo) {

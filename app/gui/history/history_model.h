@@ -15,15 +15,12 @@
 // macro would eat: hide the macro while it is parsed, whatever the includer included first.
 #pragma push_macro("slots")
 #undef slots
-#include "ringmaster/store/store.h"
+#include "ringmaster/client/run_summary.h"
 #pragma pop_macro("slots")
 
 namespace ringmaster::gui {
 
-struct RunSummary {
-  store::JobRow job;
-  double final_loss = std::numeric_limits<double>::quiet_NaN();  // NaN: none reported
-};
+using client::RunSummary;  // read on the I/O thread by client::loadRunSummaries
 
 class HistoryModel : public QAbstractTableModel {
   Q_OBJECT

@@ -2,7 +2,7 @@
 // The History screen: every run of the SQLite history in a sortable, filterable table. Open one
 // (double-click, Enter, or Open) to see it as a read-only dashboard; select two or more and
 // Compare to overlay their series. The view only shows what it is given: the caller loads runs
-// (loadRunSummaries in run_loader.h) off the GUI thread and calls setRuns on refreshRequested.
+// off the GUI thread (client::loadRunSummaries, on the session's I/O thread) and calls setRuns.
 
 #include <QStringList>
 #include <QWidget>

@@ -36,7 +36,6 @@ AgentState stateOf(const Status& status) {
 constexpr int kPollMs = 50;
 constexpr auto kFlushInterval = milliseconds(1000);
 constexpr auto kRecordAgentInterval = std::chrono::seconds(30);
-constexpr size_t kMaxRunsListed = 1000;
 
 }  // namespace
 
@@ -421,22 +420,7 @@ Result<JobSnapshot> ClusterSession::loadJob(const std::string& job_id) {
 
 Result<std::vector<RunSummary>> ClusterSession::listRuns() {
   if (pending_flush_) flushHistory();
-  RM_ASSIGN_OR_RETURN(auto jobs, history_->jobs());
-  if (jobs.size() > kMaxRunsListed) jobs.resize(kMaxRunsListed);
-  std::vector<RunSummary> runs;
-  runs.reserve(jobs.size());
-  for (auto& job : jobs) {
-    RunSummary run;
-    // One bucket over the whole series: its `last` is the final value.
-    auto loss = history_->series(job.job_id, job.attempt, 0, "loss", 1);
-    if (loss.isOk() && !loss->empty()) {
-      run.final_loss = loss->back().last;
-      run.has_loss = true;
-    }
-    run.job = std::move(job);
-    runs.push_back(std::move(run));
-  }
-  return runs;
+  return loadRunSummaries(*history_);
 }
 
 }  // namespace ringmaster::client

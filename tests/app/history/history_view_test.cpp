@@ -15,11 +15,14 @@
 
 #include "history/history_proxy.h"
 #include "history/run_format.h"
-#include "history/run_loader.h"
+#include "ringmaster/client/run_summary.h"
 #include "ringmaster/store/store.h"
 
 namespace ringmaster::gui {
 namespace {
+
+using client::loadRunSummaries;
+using client::RunLoadOptions;
 
 // 2026-11-23 14:00:00 UTC, so every run has a fixed, realistic start time.
 constexpr double kT0 = 1795442400.0;

@@ -24,6 +24,7 @@
 #include "ringmaster/client/agent_status.h"
 #include "ringmaster/client/cluster_client.h"
 #include "ringmaster/client/cluster_config.h"
+#include "ringmaster/client/run_summary.h"
 #include "ringmaster/store/store.h"
 #include "ringmaster/util/result.h"
 
@@ -37,12 +38,6 @@ struct JobSnapshot {
   std::vector<store::EventRow> events;
   std::vector<store::MetricRow> metrics;  // every point, by attempt, rank, name, step
   std::vector<store::HealthRow> health;   // of the job's agents, over the job's lifetime
-};
-
-struct RunSummary {
-  store::JobRow job;
-  double final_loss = 0;  // rank 0's last `loss`; has_loss false when none
-  bool has_loss = false;
 };
 
 // Called on the session's thread. Implementations hand the data to their own thread.

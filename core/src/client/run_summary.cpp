@@ -1,13 +1,14 @@
-#include "history/run_loader.h"
+#include "ringmaster/client/run_summary.h"
 
 #include <utility>
 
-namespace ringmaster::gui {
+namespace ringmaster::client {
 
 Result<std::vector<RunSummary>> loadRunSummaries(store::Store& store,
                                                  const RunLoadOptions& options) {
   if (options.loss_metric.empty()) return invalidArgument("loadRunSummaries: loss_metric is empty");
   RM_ASSIGN_OR_RETURN(std::vector<store::JobRow> jobs, store.jobs());
+  if (jobs.size() > options.limit) jobs.resize(options.limit);
   std::vector<RunSummary> runs;
   runs.reserve(jobs.size());
   for (store::JobRow& job : jobs) {
@@ -26,4 +27,4 @@ Result<std::vector<RunSummary>> loadRunSummaries(store::Store& store,
   return runs;
 }
 
-}  // namespace ringmaster::gui
+}  // namespace ringmaster::client
