@@ -356,7 +356,6 @@ void MainWindow::onSubmitted(uint64_t token, const Result<client::SubmittedJob>&
   last_submitted_ = id;
   announced_.insert(id);
   idle("submitted " + id);
-  job_states_[id] = "submitted";
   openDashboard(id);
   job_states_[id] = "submitted";
   emit jobSubmitted(id);

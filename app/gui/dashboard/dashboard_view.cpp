@@ -323,11 +323,9 @@ std::vector<QString> DashboardView::wantedCharts() const {
   return wanted;
 }
 
-size_t DashboardView::chartCount() const { return wantedCharts().size(); }
-
-void DashboardView::rebuildCharts(bool all) {
+bool DashboardView::rebuildCharts(bool all) {
   const std::vector<QString> wanted = wantedCharts();
-  if (wanted == chart_order_) return;
+  if (wanted == chart_order_) return true;
   // A new chart costs tens of milliseconds (Qt Charts items): one per turn unless asked for all.
   int created = 0;
   for (const QString& title : wanted) {
@@ -343,6 +341,7 @@ void DashboardView::rebuildCharts(bool all) {
     const int index = static_cast<int>(i);
     chart_grid_->addWidget(charts_[chart_order_[i]], index / 2, index % 2);
   }
+  return chart_order_.size() == wanted.size();
 }
 
 void DashboardView::updateRankList() {
@@ -474,9 +473,8 @@ void DashboardView::onRedrawTick() {
 void DashboardView::updateViews(bool all_charts) {
   if (job_->version() == drawn_version_) return;
   drawn_version_ = job_->version();
-  rebuildCharts(all_charts);
   // Charts still to build: come back on the next turn even if no record arrives.
-  if (chart_order_.size() < chartCount()) drawn_version_ = ~0ull;
+  if (!rebuildCharts(all_charts)) drawn_version_ = ~0ull;
   updateRankList();
   updateLines();
   for (auto& [title, chart] : charts_) stale_charts_.insert(chart);

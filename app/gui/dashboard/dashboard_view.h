@@ -70,10 +70,9 @@ class DashboardView : public QWidget {
   void onRedrawTick();
   // Models, lines and heatmap; marks the charts stale. New charts: one per call unless all_charts.
   void updateViews(bool all_charts = false);
-  void rebuildCharts(bool all);
+  bool rebuildCharts(bool all);  // true when every wanted chart exists
   // The charts the job's metrics and hosts call for, in their place order.
   std::vector<QString> wantedCharts() const;
-  size_t chartCount() const;
   MetricChart* addChart(const QString& title, bool health);
   void updateLines();
   void updateHeader();

@@ -104,7 +104,6 @@ void JobData::ingest(const std::string& agent, const proto::JournalRecord& r) {
     }
     addEvent(eventKey(r.source(), r.seq(), r.attempt()), std::move(event));
   }
-  updateState();
   ++version_;
 }
 
@@ -123,7 +122,7 @@ void JobData::ingestSnapshot(const client::JobSnapshot& s) {
   if (start_time_ == 0 || (s.job.submitted_at > 0 && s.job.submitted_at < start_time_)) {
     start_time_ = s.job.submitted_at;
   }
-  if (s.job.finished_at > 0) end_time_ = s.job.finished_at;
+  stored_end_time_ = s.job.finished_at;
   for (const auto& row : s.ranks) {
     RankInfo& info = ranks_[row.rank];
     info.rank = row.rank;
@@ -163,7 +162,6 @@ void JobData::ingestSnapshot(const client::JobSnapshot& s) {
   }
   deriveBusyTime();
   for (const auto& row : s.health) addHealth(row.agent, row.time, row.sample);
-  updateState();
   ++version_;
 }
 
@@ -240,10 +238,11 @@ void JobData::addHealth(const std::string& agent, double time, const proto::Heal
   }
 }
 
-void JobData::updateState() {
-  double last_finish = 0;
-  for (const auto& [rank, info] : ranks_) last_finish = std::max(last_finish, info.finished);
-  end_time_ = finished() ? std::max(end_time_, last_finish) : 0;
+double JobData::endTime() const {
+  if (!finished()) return 0;
+  double end = stored_end_time_;
+  for (const auto& [rank, info] : ranks_) end = std::max(end, info.finished);
+  return end;
 }
 
 std::string JobData::state() const {

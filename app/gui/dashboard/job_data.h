@@ -77,7 +77,7 @@ class JobData {
   std::string state() const;
   bool finished() const;
   double startTime() const { return start_time_; }
-  double endTime() const { return end_time_; }  // 0 while running
+  double endTime() const;  // 0 while running
   int64_t maxStep() const { return max_step_; }
 
   const std::map<int, RankInfo>& ranks() const { return ranks_; }
@@ -105,14 +105,14 @@ class JobData {
   void addPoint(const std::string& name, int rank, double step, double time, double value);
   void addEvent(const std::string& key, JobEvent event);
   void addHealth(const std::string& agent, double time, const proto::HealthSample& sample);
-  void updateState();
   void deriveBusyTime();  // after a snapshot, whose metrics arrive one name at a time
 
   std::string job_id_, name_, launcher_;
   int world_size_ = 0;
   uint32_t attempt_ = 0;
   std::string stored_state_;  // from a snapshot, until records say more
-  double start_time_ = 0, end_time_ = 0;
+  double start_time_ = 0;
+  double stored_end_time_ = 0;  // from a snapshot
   int64_t max_step_ = -1;
   std::map<int, RankInfo> ranks_;
   std::vector<JobEvent> events_;
