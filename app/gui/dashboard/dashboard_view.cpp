@@ -153,13 +153,13 @@ DashboardView::DashboardView(SessionBridge* bridge, const QString& job_id, bool 
   chart_column_layout->addWidget(chart_area_);
   chart_column_layout->addWidget(heatmap_);
   chart_column_layout->addStretch(1);
-  auto* scroll = new QScrollArea;
-  scroll->setWidgetResizable(true);
-  scroll->setWidget(chart_column);
-  scroll->setFrameShape(QFrame::NoFrame);
+  scroll_ = new QScrollArea;
+  scroll_->setWidgetResizable(true);
+  scroll_->setWidget(chart_column);
+  scroll_->setFrameShape(QFrame::NoFrame);
   auto* charts_row = new QSplitter(Qt::Horizontal);
   charts_row->addWidget(rank_list_);
-  charts_row->addWidget(scroll);
+  charts_row->addWidget(scroll_);
   charts_row->setStretchFactor(1, 1);
   charts_row->setSizes({150, 1250});
 
@@ -464,10 +464,18 @@ void DashboardView::onRedrawTick() {
     // Round robin, so that no chart waits behind the others for long.
     next_chart_ = (next_chart_ + 1) % count;
     MetricChart* chart = charts_[chart_order_[next_chart_]];
-    if (!stale_charts_.count(chart) || chart->visibleRegion().isEmpty()) continue;
+    if (!stale_charts_.count(chart) || !onScreen(chart)) continue;
     chart->refresh();
     stale_charts_.erase(chart);
   }
+}
+
+bool DashboardView::onScreen(const QWidget* chart) const {
+  // QWidget::visibleRegion() reads empty for a chart covered by its own chart view: compare the
+  // chart's place with the scroll area's viewport instead.
+  if (!chart->isVisible()) return false;
+  const QWidget* viewport = scroll_->viewport();
+  return QRect(chart->mapTo(viewport, QPoint(0, 0)), chart->size()).intersects(viewport->rect());
 }
 
 void DashboardView::updateViews(bool all_charts) {

@@ -22,6 +22,7 @@ class QGridLayout;
 class QLabel;
 class QListWidget;
 class QPushButton;
+class QScrollArea;
 class QSlider;
 class QTabWidget;
 class QTableView;
@@ -68,6 +69,7 @@ class DashboardView : public QWidget {
   void onJobLoaded(uint64_t token, const Result<client::JobSnapshot>& snapshot);
   void apply(const std::vector<AgentRecords>& batch);
   void onRedrawTick();
+  bool onScreen(const QWidget* chart) const;  // some of it in the scroll area's view
   // Models, lines and heatmap; marks the charts stale. New charts: one per call unless all_charts.
   void updateViews(bool all_charts = false);
   bool rebuildCharts(bool all);  // true when every wanted chart exists
@@ -106,6 +108,7 @@ class DashboardView : public QWidget {
   QListWidget* rank_list_;
   QGridLayout* chart_grid_;
   QWidget* chart_area_;
+  QScrollArea* scroll_;
   std::map<QString, MetricChart*> charts_;  // by title
   std::set<MetricChart*> stale_charts_;     // data changed since their last refresh
   size_t next_chart_ = 0;                   // where the round robin of redraws goes on

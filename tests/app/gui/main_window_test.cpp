@@ -93,6 +93,13 @@ TEST_F(MainWindowTest, DemoTrainsLiveAndLandsInHistory) {
 
   ASSERT_TRUE(waitFor([&] { return view->job().finished(); }, 180000))
       << "state " << view->job().state();
+  // The live redraw path (not only refreshNow) brings the whole run onto the visible charts.
+  ASSERT_TRUE(waitFor(
+      [&] {
+        MetricChart* chart = view->chart("loss");
+        return chart && chart->xRange().second >= static_cast<double>(view->job().maxStep());
+      },
+      20000));
   view->refreshNow();
   EXPECT_EQ(view->job().state(), "succeeded");
 
