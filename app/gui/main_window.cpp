@@ -358,7 +358,6 @@ void MainWindow::onSubmitted(uint64_t token, const Result<client::SubmittedJob>&
   idle("submitted " + id);
   openDashboard(id);
   job_states_[id] = "submitted";
-  emit jobSubmitted(id);
 }
 
 void MainWindow::onRunsListed(uint64_t token, const Result<std::vector<client::RunSummary>>& runs) {
@@ -391,7 +390,6 @@ void MainWindow::startLocalAgent(bool then_demo) {
 }
 
 void MainWindow::onLocalAgentReady(bool ok, const QString& message, bool then_demo) {
-  emit localAgentReady(ok, message);
   if (!ok) {
     idle();
     QMessageBox::warning(this, "Local agent", message);

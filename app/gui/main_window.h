@@ -62,10 +62,6 @@ class MainWindow : public QMainWindow {
   // The job the demo (or the last Launch) submitted; empty until the agents accepted it.
   QString lastSubmittedJob() const { return last_submitted_; }
 
- signals:
-  void jobSubmitted(const QString& job_id);
-  void localAgentReady(bool ok, const QString& message);
-
  protected:
   void closeEvent(QCloseEvent* event) override;
 

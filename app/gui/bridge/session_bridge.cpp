@@ -80,7 +80,6 @@ SessionBridge::~SessionBridge() { stop(); }
 Status SessionBridge::start(const client::ClientPaths& paths,
                             const client::SessionOptions& options) {
   stop();
-  paths_ = paths;
   RM_ASSIGN_OR_RETURN(session_, client::ClusterSession::open(paths, inbox_.get(), options));
   client::ClusterSession* session = session_.get();
   thread_ = std::thread([session] { session->run(); });

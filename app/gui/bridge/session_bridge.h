@@ -39,8 +39,6 @@ class SessionBridge : public QObject {
   // Opens the session (keys, history, cluster file) and starts the I/O thread.
   Status start(const client::ClientPaths& paths, const client::SessionOptions& options = {});
   void stop();
-  bool running() const { return session_ != nullptr; }
-  const client::ClientPaths& paths() const { return paths_; }
   QString clientPublicKey() const;
 
   // Commands: they return at once; the answer comes as the signal of the same name.
@@ -69,7 +67,6 @@ class SessionBridge : public QObject {
   class Inbox;
   void deliver();
 
-  client::ClientPaths paths_;
   std::unique_ptr<Inbox> inbox_;
   std::unique_ptr<client::ClusterSession> session_;
   std::thread thread_;

@@ -55,9 +55,7 @@ class DashboardView : public QWidget {
 
   std::vector<MetricChart*> charts() const;
   MetricChart* chart(const QString& title) const;
-  StragglerHeatmap* heatmap() const { return heatmap_; }
   RankTableModel* rankModel() const { return rank_model_; }
-  LogPane* logPane() const { return log_pane_; }
   QString headline() const;
   QString problemText() const;
 
