@@ -257,7 +257,9 @@ std::map<std::string, std::string> Cluster::env() const {
 bool Cluster::addAgent(const std::string& name, int slots, std::string* error) {
   const std::string state_dir = dir() + "/agents/" + name;
   auto authorized =
-      runCommand({binPath("ringmaster-agent"), "authorize", "--state-dir", state_dir, client_key_});
+      // "--": a Z85 key may begin with '-', which would read as an option.
+      runCommand(
+          {binPath("ringmaster-agent"), "authorize", "--state-dir", state_dir, "--", client_key_});
   if (authorized.exit_code != 0) {
     if (error) *error = "authorize failed: " + authorized.err;
     return false;

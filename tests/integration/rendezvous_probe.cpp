@@ -46,6 +46,14 @@ int main() {
   const bool confined = !read.isOk() && read.status().code() == ErrorCode::kUnauthorized &&
                         !foreign.isOk() && foreign.status().code() == ErrorCode::kUnauthorized;
 
+  // Rank 0's agent hosts the store only while rank 0 runs: rank 0 leaves last, once every other
+  // rank has said it is done, so that no rank's checks meet a store already gone.
+  const int world_size = std::atoi(std::getenv("WORLD_SIZE"));
+  if (!(*store)->set("done/" + std::to_string(rank), "1").isOk()) return 4;
+  for (int r = 1; rank == 0 && r < world_size; ++r) {
+    if (!(*store)->get("done/" + std::to_string(r), std::chrono::seconds(30)).isOk()) return 4;
+  }
+
   std::printf(
       "{\"got_greeting\": %d, \"missing_key_timed_out\": %d, \"credential_confined\": %d}\n", got,
       timed_out, confined);

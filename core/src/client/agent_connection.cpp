@@ -113,7 +113,7 @@ Status AgentConnection::explainSilence(int timeout_ms) const {
     case ZMQ_EVENT_HANDSHAKE_FAILED_AUTH:
       return Status(ErrorCode::kUnauthorized,
                     who + " rejected this client's key " + client_public_key_ +
-                        " (on that host run: ringmaster-agent authorize --state-dir DIR " +
+                        " (on that host run: ringmaster-agent authorize --state-dir DIR -- " +
                         client_public_key_ + ")");
     case ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL:
     case ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL:
