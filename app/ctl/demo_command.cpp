@@ -15,9 +15,13 @@
 namespace ringmaster::ctl {
 namespace {
 
-// resources/ of this build: $RINGMASTER_RESOURCES, else the source tree it was built from.
+// The job specs and example scripts: $RINGMASTER_RESOURCES, else ../share/ringmaster beside this
+// executable (a bundle or an installed package), else the source tree it was built from.
 std::string resourcesDir() {
   if (const char* env = std::getenv("RINGMASTER_RESOURCES"); env && *env) return env;
+  const std::string installed = client::executableDir() + "/../share/ringmaster";
+  std::error_code ec;
+  if (std::filesystem::is_directory(installed + "/jobs", ec)) return installed;
   return RINGMASTER_RESOURCES_DIR;
 }
 

@@ -55,9 +55,17 @@ TempDir::~TempDir() {
   std::filesystem::remove_all(path_, ec);
 }
 
-std::string binPath(const std::string& name) { return std::string(RM_BIN_DIR) + "/" + name; }
+// The build's folders, unless the environment moves them: tests/gpu/run.sh runs the tests from a
+// relocated bundle (installer/make-bundle.sh) beside a copy of the source tree.
+std::string dirFromEnv(const char* name, const char* built_in) {
+  const char* value = std::getenv(name);
+  return value && *value ? value : built_in;
+}
+std::string binPath(const std::string& name) {
+  return dirFromEnv("RINGMASTER_TEST_BIN_DIR", RM_BIN_DIR) + "/" + name;
+}
 std::string sourcePath(const std::string& relative) {
-  return std::string(RM_SOURCE_DIR) + "/" + relative;
+  return dirFromEnv("RINGMASTER_TEST_SOURCE_DIR", RM_SOURCE_DIR) + "/" + relative;
 }
 
 std::string readFile(const std::string& path) {
