@@ -22,6 +22,9 @@ int main(int argc, char** argv) {
   app.add_option("--health-interval-ms", options.health_interval_ms, "host health sampling period")
       ->check(CLI::Range(50, 3600000))
       ->capture_default_str();
+  app.add_option("--gpus", options.gpus,
+                 "GPUs ranks may use, indices or UUIDs: 0,2 (default: the CUDA_VISIBLE_DEVICES it "
+                 "starts with, else all)");
   app.add_flag("--quiet", options.quiet, "no log lines on stderr");
 
   std::string state_dir;

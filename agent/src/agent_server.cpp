@@ -146,6 +146,13 @@ Status AgentServer::Impl::start() {
 
   HostSamplerOptions sampler_options;
   sampler = std::make_unique<HostSampler>(sampler_options);
+  const char* inherited = std::getenv("CUDA_VISIBLE_DEVICES");
+  if (options.gpus) {
+    RM_RETURN_IF_ERROR(sampler->limitGpus({*options.gpus, "--gpus"}));
+  } else if (inherited) {
+    RM_RETURN_IF_ERROR(
+        sampler->limitGpus({inherited, "CUDA_VISIBLE_DEVICES (the agent's environment)"}));
+  }
   inventory = sampler->inventory();
   if (options.slots <= 0) {
     options.slots = sampler->gpuCount() > 0 ? sampler->gpuCount()
@@ -155,7 +162,7 @@ Status AgentServer::Impl::start() {
   supervisor_options.agent_name = options.name;
   supervisor_options.state_dir = options.state_dir;
   supervisor_options.slots = options.slots;
-  supervisor_options.gpu_count = sampler->gpuCount();
+  supervisor_options.gpus = sampler->gpus();
   supervisor_options.base_env = currentEnvironment();
   supervisor_options.worker_path = executableDir() + "/ringmaster-worker";
   supervisor = std::make_unique<JobSupervisor>(supervisor_options, journal.get());

@@ -7,6 +7,7 @@
 // called (blockAgentSignals() does it), so that they arrive through the signalfd.
 
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "ringmaster/util/result.h"
@@ -18,6 +19,9 @@ struct AgentOptions {
   std::string state_dir;
   std::string name;  // default: the host name
   int slots = 0;     // default: the number of GPUs, or of CPUs on a host without GPUs
+  // The GPUs ranks may use (indices or UUIDs, "0,2"); default: the CUDA_VISIBLE_DEVICES the agent
+  // was started with, else every GPU NVML finds.
+  std::optional<std::string> gpus;
   int health_interval_ms = 1000;
   bool quiet = false;  // no log lines on stderr
 };

@@ -44,9 +44,11 @@ std::vector<std::string> buildRankEnvironment(const proto::JobLaunch& job,
   }
   bool job_sets_omp = false;
   bool job_sets_unbuffered = false;
+  bool job_sets_device_order = false;
   for (const proto::EnvVar& var : job.env()) {
     job_sets_omp = job_sets_omp || var.name() == "OMP_NUM_THREADS";
     job_sets_unbuffered = job_sets_unbuffered || var.name() == "PYTHONUNBUFFERED";
+    job_sets_device_order = job_sets_device_order || var.name() == "CUDA_DEVICE_ORDER";
   }
 
   // torchrun's contract.
@@ -66,7 +68,10 @@ std::vector<std::string> buildRankEnvironment(const proto::JobLaunch& job,
   env.set("TORCHELASTIC_RUN_ID", job.job_id());
   // One OpenMP thread per rank unless told otherwise: N ranks x all cores oversubscribes the host.
   if (!job_sets_omp && !env.has("OMP_NUM_THREADS")) env.set("OMP_NUM_THREADS", "1");
-  if (ctx.gpu_index >= 0) env.set("CUDA_VISIBLE_DEVICES", ctx.gpu_index);
+  if (ctx.cuda_visible_devices) env.set("CUDA_VISIBLE_DEVICES", *ctx.cuda_visible_devices);
+  if (!job_sets_device_order && !env.has("CUDA_DEVICE_ORDER")) {
+    env.set("CUDA_DEVICE_ORDER", "PCI_BUS_ID");
+  }
   // NCCL errors then abort the process instead of hanging the collective forever.
   env.set("TORCH_NCCL_ASYNC_ERROR_HANDLING", "1");
 

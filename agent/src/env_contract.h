@@ -2,6 +2,7 @@
 // The environment each rank process starts with (DESIGN.md §6): torchrun's variables, so that
 // scripts written for torchrun run unchanged, plus Ringmaster's own.
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -10,7 +11,8 @@
 namespace ringmaster::agent {
 
 struct RankContext {
-  int gpu_index = -1;  // the GPU this rank uses (written verbatim to CUDA_VISIBLE_DEVICES); -1: CPU
+  // CUDA_VISIBLE_DEVICES for the rank (job::planDevices); nullopt: the agent's own, if any.
+  std::optional<std::string> cuda_visible_devices;
   std::string checkpoint_dir;  // RINGMASTER_CHECKPOINT_DIR
 };
 
@@ -22,10 +24,11 @@ struct RankContext {
 // GROUP_RANK, GROUP_WORLD_SIZE, ROLE_RANK (= RANK), ROLE_NAME ("default"), ROLE_WORLD_SIZE
 // (= WORLD_SIZE), MASTER_ADDR, MASTER_PORT, TORCHELASTIC_RESTART_COUNT (attempts count from 1, so
 // attempt - 1), TORCHELASTIC_MAX_RESTARTS, TORCHELASTIC_RUN_ID (= job id),
-// TORCH_NCCL_ASYNC_ERROR_HANDLING=1, CUDA_VISIBLE_DEVICES (only when ctx.gpu_index >= 0),
+// TORCH_NCCL_ASYNC_ERROR_HANDLING=1, CUDA_VISIBLE_DEVICES (only when ctx sets it),
 // RINGMASTER_JOB_ID, RINGMASTER_ATTEMPT, RINGMASTER_RANK, RINGMASTER_CHECKPOINT_DIR; and, only when
-// neither base_env nor job.env sets them, OMP_NUM_THREADS=1 and PYTHONUNBUFFERED=1 (so that Python
-// metric lines arrive promptly).
+// neither base_env nor job.env sets them, OMP_NUM_THREADS=1, PYTHONUNBUFFERED=1 (so that Python
+// metric lines arrive promptly) and CUDA_DEVICE_ORDER=PCI_BUS_ID (so that CUDA's device indices
+// are NVML's, the ones the agent reports health under).
 //
 // base_env entries without '=' and job.env entries whose name is empty or contains '=' are
 // dropped: they cannot be expressed as KEY=VALUE (the job spec validator reports the latter).

@@ -83,7 +83,11 @@ double secondsBetween(std::chrono::steady_clock::time_point from,
 HostSampler::HostSampler(HostSamplerOptions options) : options_(std::move(options)) {
   if (options_.use_nvml) {
     nvml_ = Nvml::load();
-    if (nvml_) gpu_count_ = static_cast<int>(nvml_->devices().size());
+    if (nvml_) {
+      for (const proto::GpuInfo& gpu : nvml_->devices()) {
+        gpus_.push_back({static_cast<int>(gpu.index()), gpu.uuid(), gpu.name()});
+      }
+    }
   }
   have_cpu_ = readCpuTimes(last_cpu_);
   last_net_ = readNetCounters();
@@ -91,6 +95,47 @@ HostSampler::HostSampler(HostSamplerOptions options) : options_(std::move(option
 }
 
 HostSampler::~HostSampler() = default;
+
+Status HostSampler::limitGpus(const GpuLimit& limit) {
+  if (nvml_) {
+    RM_ASSIGN_OR_RETURN(gpus_, job::selectGpus(limit.list, gpus_, limit.what));
+    return Status::ok();
+  }
+  // No NVML (no driver here, or a test): the declared GPUs, numbered as given; UUIDs in order.
+  size_t start = 0;
+  while (start < limit.list.size()) {
+    const size_t comma = std::min(limit.list.find(',', start), limit.list.size());
+    std::string entry = limit.list.substr(start, comma - start);
+    start = comma + 1;
+    entry.erase(0, entry.find_first_not_of(" \t"));
+    entry.erase(entry.find_last_not_of(" \t") + 1);
+    if (entry.empty()) {
+      return invalidArgument(limit.what + " has an empty entry in '" + limit.list + "'");
+    }
+    const bool numeric = entry.find_first_not_of("0123456789") == std::string::npos;
+    if (numeric && entry.size() > 5) {
+      return invalidArgument(limit.what + ": GPU index '" + entry + "' is out of range");
+    }
+    const job::Gpu gpu{numeric ? std::stoi(entry) : static_cast<int>(gpus_.size()),
+                       numeric ? "" : entry, ""};
+    for (const job::Gpu& seen : gpus_) {
+      if (seen.cudaId() == gpu.cudaId()) {
+        return invalidArgument(limit.what + " names GPU '" + entry + "' twice");
+      }
+    }
+    gpus_.push_back(gpu);
+    proto::GpuInfo& info = declared_.emplace_back();
+    info.set_index(static_cast<uint32_t>(gpu.index));
+    info.set_uuid(gpu.uuid);
+  }
+  return Status::ok();
+}
+
+bool HostSampler::allowed(uint32_t nvml_index) const {
+  return std::any_of(gpus_.begin(), gpus_.end(), [&](const job::Gpu& gpu) {
+    return gpu.index == static_cast<int>(nvml_index);
+  });
+}
 
 std::string HostSampler::path(const char* relative) const {
   return options_.proc_root + "/" + relative;
@@ -166,8 +211,11 @@ proto::Inventory HostSampler::inventory() {
     inv.set_memory_total_bytes(meminfoBytes(*meminfo, "MemTotal").value_or(0));
   }
   if (nvml_) {
-    for (auto& gpu : nvml_->devices()) *inv.add_gpus() = std::move(gpu);
+    for (auto& gpu : nvml_->devices()) {
+      if (allowed(gpu.index())) *inv.add_gpus() = std::move(gpu);
+    }
   }
+  for (const proto::GpuInfo& gpu : declared_) *inv.add_gpus() = gpu;
   return inv;
 }
 
@@ -223,11 +271,11 @@ proto::HealthSample HostSampler::sample() {
   last_net_ = std::move(net);
 
   if (nvml_) {
-    for (auto& gpu : nvml_->sample()) *health.add_gpus() = std::move(gpu);
+    for (auto& gpu : nvml_->sample()) {
+      if (allowed(gpu.index())) *health.add_gpus() = std::move(gpu);
+    }
   }
   return health;
 }
-
-int HostSampler::gpuCount() const { return gpu_count_; }
 
 }  // namespace ringmaster::agent

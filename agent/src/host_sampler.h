@@ -8,9 +8,12 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "nvml.h"
+#include "ringmaster/job/device_plan.h"
 #include "ringmaster/protocol/ringmaster.pb.h"
+#include "ringmaster/util/result.h"
 
 namespace ringmaster::agent {
 
@@ -22,6 +25,12 @@ struct HostSamplerOptions {
   bool use_nvml = true;
   // Time source for rates; empty: std::chrono::steady_clock::now.
   std::function<std::chrono::steady_clock::time_point()> clock;
+};
+
+// An agent's GPU limit, e.g. from `--gpus 0,2` or the CUDA_VISIBLE_DEVICES it was started with.
+struct GpuLimit {
+  std::string list;  // indices or UUIDs, comma-separated (job::selectGpus)
+  std::string what;  // where it came from, for error messages
 };
 
 // Not thread-safe; owned by the agent's main thread. Unreadable or malformed /proc files leave the
@@ -40,8 +49,14 @@ class HostSampler {
   // sample (or construction); memory used = MemTotal - MemAvailable; load1; GPUs from NVML.
   proto::HealthSample sample();
 
-  // GPUs NVML reported at construction (0 without NVML).
-  int gpuCount() const;
+  // Keeps only the GPUs `limit` names: inventory, health and gpus() cover those alone. With NVML
+  // each entry must be one of its GPUs (error otherwise, naming it); without NVML the declared
+  // list is taken as it is, with no readings. Call once, before anything else.
+  Status limitGpus(const GpuLimit& limit);
+
+  // The GPUs ranks may use: NVML's (all, or those limitGpus kept), or the declared ones.
+  const std::vector<job::Gpu>& gpus() const { return gpus_; }
+  int gpuCount() const { return static_cast<int>(gpus_.size()); }
 
  private:
   struct CpuTimes {
@@ -59,8 +74,11 @@ class HostSampler {
   std::map<std::string, NetCounters> readNetCounters() const;
 
   HostSamplerOptions options_;
+  bool allowed(uint32_t nvml_index) const;
+
   std::unique_ptr<Nvml> nvml_;
-  int gpu_count_ = 0;
+  std::vector<job::Gpu> gpus_;
+  std::vector<proto::GpuInfo> declared_;  // limitGpus without NVML
   bool have_cpu_ = false;
   CpuTimes last_cpu_;
   std::map<std::string, NetCounters> last_net_;

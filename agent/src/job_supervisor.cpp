@@ -95,8 +95,12 @@ JobSupervisor::~JobSupervisor() {
 // the Python interpreter. Otherwise the program runs as it is.
 std::vector<std::string> JobSupervisor::rankArgv(const proto::JobLaunch& launch) const {
   if (launch.launcher() == proto::NATIVE) {
+    // A job that backend auto put on the CPU (launch.cpu_reason) runs Gloo outright.
+    const std::string backend = !launch.cpu_reason().empty() ? "gloo"
+                                : launch.backend().empty()   ? "auto"
+                                                             : launch.backend();
     return {options_.worker_path, "--config", jobDir(launch.job_id()) + "/native.yaml", "--backend",
-            launch.backend().empty() ? "auto" : launch.backend()};
+            backend};
   }
   std::vector<std::string> argv(launch.argv().begin(), launch.argv().end());
   if (launch.launcher() == proto::TORCHRUN && !argv.empty() && isPythonScript(argv[0])) {
@@ -141,6 +145,21 @@ void JobSupervisor::journal(proto::JournalRecord& record) {
   activity_ = true;
 }
 
+// This agent's share of the job's device plan, from its own GPUs: the client planned the whole
+// job already, but only the agent knows (and enforces) which GPUs it may give out.
+Result<job::DevicePlan> JobSupervisor::devicePlan(const proto::JobLaunch& launch) const {
+  job::DeviceRequest request;
+  request.launcher = launch.launcher() == proto::TORCHRUN ? job::Launcher::kTorchrun
+                     : launch.launcher() == proto::NATIVE ? job::Launcher::kNative
+                                                          : job::Launcher::kCommand;
+  request.backend = job::parseBackend(launch.backend()).value_or(job::Backend::kAuto);
+  request.cpu_reason = launch.cpu_reason();
+  for (const proto::EnvVar& var : launch.env()) {
+    if (var.name() == "CUDA_VISIBLE_DEVICES") request.job_visible_devices = var.value();
+  }
+  return job::planDevices(request, {{options_.agent_name, options_.gpus, launch.ranks_size()}});
+}
+
 Status JobSupervisor::validate(const proto::JobLaunch& launch) const {
   if (!isValidJobId(launch.job_id())) {
     return invalidArgument("job id '" + launch.job_id() + "' is not valid ([A-Za-z0-9._-]{1,128})");
@@ -157,6 +176,10 @@ Status JobSupervisor::validate(const proto::JobLaunch& launch) const {
   if (launch.world_size() < launch.ranks_size()) {
     return invalidArgument("world_size is smaller than the ranks assigned here");
   }
+  if (!launch.backend().empty() && !job::parseBackend(launch.backend())) {
+    return invalidArgument("unknown backend '" + launch.backend() + "' (auto, nccl or gloo)");
+  }
+  RM_RETURN_IF_ERROR(devicePlan(launch).status());
   for (const auto& rank : launch.ranks()) {
     if (rank.rank() < 0 || rank.rank() >= launch.world_size()) {
       return invalidArgument("rank " + std::to_string(rank.rank()) + " is outside world_size " +
@@ -245,13 +268,16 @@ Result<std::vector<int>> JobSupervisor::launch(const proto::JobLaunch& launch) {
 
   std::vector<int> pids;
   const std::vector<std::string> argv = rankArgv(launch);
-  for (const auto& assignment : launch.ranks()) {
+  RM_ASSIGN_OR_RETURN(job::DevicePlan devices, devicePlan(launch));
+  for (int local = 0; local < launch.ranks_size(); ++local) {
+    const proto::RankAssignment& assignment = launch.ranks(local);
+    const job::RankDevices& device = devices.ranks[0][static_cast<size_t>(local)];
     Rank rank;
     rank.rank = assignment.rank();
     rank.local_rank = assignment.local_rank();
     RankContext context;
     context.checkpoint_dir = checkpoint_dir;
-    if (options_.gpu_count > 0) context.gpu_index = assignment.local_rank() % options_.gpu_count;
+    context.cuda_visible_devices = device.cuda_visible_devices;
     SpawnRequest request{argv, buildRankEnvironment(launch, assignment, context, options_.base_env),
                          workdir};
     if (launch.launcher() == proto::NATIVE) addBlasTuning(&request.env);
@@ -291,6 +317,7 @@ Result<std::vector<int>> JobSupervisor::launch(const proto::JobLaunch& launch) {
     s->set_rank(rank.rank);
     s->set_local_rank(rank.local_rank);
     s->set_pid(rank.pid);
+    s->set_device(device.device);
     journal(started);
     job.ranks.push_back(std::move(rank));
   }

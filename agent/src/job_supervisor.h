@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "journal.h"
+#include "ringmaster/job/device_plan.h"
 #include "ringmaster/metrics/line_parser.h"
 #include "ringmaster/protocol/ringmaster.pb.h"
 #include "ringmaster/util/result.h"
@@ -25,8 +26,8 @@ struct SupervisorOptions {
   std::string agent_name;
   std::string state_dir;  // jobs live in state_dir/jobs/<job id>/
   int slots = 1;
-  int gpu_count = 0;  // ranks get CUDA_VISIBLE_DEVICES = local_rank % gpu_count when > 0
-  std::vector<std::string> base_env;              // the agent's environment, passed on to ranks
+  std::vector<job::Gpu> gpus;         // the GPUs ranks may use (job::planDevices gives them out)
+  std::vector<std::string> base_env;  // the agent's environment, passed on to ranks
   std::chrono::milliseconds prepare_hold{30000};  // how long a PrepareJob reserves slots
   std::string worker_path;  // ringmaster-worker, which runs the ranks of `native` jobs
 };
@@ -101,6 +102,7 @@ class JobSupervisor {
   };
 
   Status validate(const proto::JobLaunch& launch) const;
+  Result<job::DevicePlan> devicePlan(const proto::JobLaunch& launch) const;
   // The program and arguments every rank of the job runs.
   std::vector<std::string> rankArgv(const proto::JobLaunch& launch) const;
   std::string jobDir(const std::string& job_id) const;

@@ -32,7 +32,16 @@ json rankJson(const store::RankRow& r) {
           {"error", r.error},
           {"last_step", r.last_step},
           {"started_at", r.started_at},
-          {"finished_at", r.finished_at}};
+          {"finished_at", r.finished_at},
+          {"device", r.device}};
+}
+
+// The DEVICE column: "GPU 2 NVIDIA H100 80GB HBM3" (the UUID stays in the history and --json),
+// "CPU" (its reason is printed once above the table), or "-".
+std::string deviceCell(const std::string& device) {
+  if (device.empty()) return "-";
+  if (device.starts_with("CPU")) return "CPU";
+  return device.substr(0, device.find(" (GPU-"));
 }
 
 json jobJson(const store::JobRow& j) {
@@ -202,10 +211,17 @@ int runStatus(const Globals& globals, const std::string& job_ref, bool as_json) 
     std::printf("job %s (%s, %s) %s, attempt %u, %d rank(s), %s\n", j.job_id.c_str(),
                 j.name.c_str(), j.launcher.c_str(), j.state.c_str(), j.attempt, j.world_size,
                 jobDuration(j).c_str());
-    Table table({"RANK", "AGENT", "PID", "STATE", "EXIT", "LAST STEP", "ERROR"});
     for (const auto& r : *ranks) {
-      table.add({std::to_string(r.rank), r.agent, r.pid ? std::to_string(r.pid) : "-", r.state,
-                 exitText(r), r.last_step >= 0 ? std::to_string(r.last_step) : "-", r.error});
+      if (r.device.starts_with("CPU: ")) {  // backend auto put the job on the CPU: say why once
+        std::printf("on the CPU: %s\n", r.device.substr(5).c_str());
+        break;
+      }
+    }
+    Table table({"RANK", "AGENT", "DEVICE", "PID", "STATE", "EXIT", "LAST STEP", "ERROR"});
+    for (const auto& r : *ranks) {
+      table.add({std::to_string(r.rank), r.agent, deviceCell(r.device),
+                 r.pid ? std::to_string(r.pid) : "-", r.state, exitText(r),
+                 r.last_step >= 0 ? std::to_string(r.last_step) : "-", r.error});
     }
     std::printf("%s", table.render().c_str());
   }

@@ -54,7 +54,7 @@ void addEnv(proto::JobLaunch& job, const std::string& name, const std::string& v
 
 TEST(BuildRankEnvironment, SetsTheWholeContractForRank3OnAgent1) {
   RankContext ctx;
-  ctx.gpu_index = 1;
+  ctx.cuda_visible_devices = "GPU-1b2c";
   ctx.checkpoint_dir = "/var/lib/ringmaster/jobs/job-42/checkpoints";
   const auto env = asMap(buildRankEnvironment(twoAgentJob(), rank3(), ctx, {"PATH=/usr/bin"}));
 
@@ -75,7 +75,8 @@ TEST(BuildRankEnvironment, SetsTheWholeContractForRank3OnAgent1) {
       {"TORCHELASTIC_MAX_RESTARTS", "5"},
       {"TORCHELASTIC_RUN_ID", "job-42"},
       {"OMP_NUM_THREADS", "1"},
-      {"CUDA_VISIBLE_DEVICES", "1"},
+      {"CUDA_VISIBLE_DEVICES", "GPU-1b2c"},
+      {"CUDA_DEVICE_ORDER", "PCI_BUS_ID"},
       {"TORCH_NCCL_ASYNC_ERROR_HANDLING", "1"},
       {"RINGMASTER_JOB_ID", "job-42"},
       {"RINGMASTER_ATTEMPT", "3"},
@@ -94,15 +95,24 @@ TEST(BuildRankEnvironment, FirstAttemptHasRestartCountZero) {
   EXPECT_EQ(env["RINGMASTER_ATTEMPT"], "1");
 }
 
-TEST(BuildRankEnvironment, CudaVisibleDevicesOnlyOnGpuRanks) {
-  RankContext cpu;  // gpu_index -1
-  EXPECT_EQ(
-      asMap(buildRankEnvironment(twoAgentJob(), rank3(), cpu, {})).count("CUDA_VISIBLE_DEVICES"),
-      0u);
-  RankContext gpu0;
-  gpu0.gpu_index = 0;
-  EXPECT_EQ(asMap(buildRankEnvironment(twoAgentJob(), rank3(), gpu0, {}))["CUDA_VISIBLE_DEVICES"],
-            "0");
+TEST(BuildRankEnvironment, CudaVisibleDevicesOnlyWhenThePlanSetsIt) {
+  RankContext untouched;  // backend gloo: the agent's own environment decides
+  EXPECT_EQ(asMap(buildRankEnvironment(twoAgentJob(), rank3(), untouched,
+                                       {"CUDA_VISIBLE_DEVICES=2"}))["CUDA_VISIBLE_DEVICES"],
+            "2");
+  RankContext hidden;  // backend auto on the CPU
+  hidden.cuda_visible_devices = "";
+  EXPECT_EQ(asMap(buildRankEnvironment(twoAgentJob(), rank3(), hidden,
+                                       {"CUDA_VISIBLE_DEVICES=2"}))["CUDA_VISIBLE_DEVICES"],
+            "");
+}
+
+TEST(BuildRankEnvironment, CudaDeviceOrderIsPciBusUnlessTheJobChoosesAnother) {
+  auto job = twoAgentJob();
+  EXPECT_EQ(asMap(buildRankEnvironment(job, rank3(), {}, {}))["CUDA_DEVICE_ORDER"], "PCI_BUS_ID");
+  addEnv(job, "CUDA_DEVICE_ORDER", "FASTEST_FIRST");
+  EXPECT_EQ(asMap(buildRankEnvironment(job, rank3(), {}, {}))["CUDA_DEVICE_ORDER"],
+            "FASTEST_FIRST");
 }
 
 TEST(BuildRankEnvironment, OmpNumThreadsDefaultsToOneOnlyWhenUnset) {

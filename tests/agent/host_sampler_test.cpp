@@ -88,6 +88,29 @@ TEST_F(HostSamplerTest, InventoryFromProc) {
   EXPECT_EQ(sampler.gpuCount(), 0);
 }
 
+TEST_F(HostSamplerTest, DeclaredGpusWithoutNvmlAreTakenAsTheyAre) {
+  HostSampler sampler(options());
+  EXPECT_EQ(sampler.gpuCount(), 0);
+  ASSERT_TRUE(sampler.limitGpus({"0, 2,GPU-7f3a", "--gpus"}).isOk());
+  ASSERT_EQ(sampler.gpuCount(), 3);
+  EXPECT_EQ(sampler.gpus()[1].cudaId(), "2");
+  EXPECT_EQ(sampler.gpus()[2].cudaId(), "GPU-7f3a");
+  proto::Inventory inv = sampler.inventory();
+  ASSERT_EQ(inv.gpus_size(), 3);
+  EXPECT_EQ(inv.gpus(1).index(), 2u);
+  EXPECT_EQ(inv.gpus(2).uuid(), "GPU-7f3a");
+  EXPECT_EQ(sampler.sample().gpus_size(), 0);  // no readings without NVML
+}
+
+TEST_F(HostSamplerTest, AGpuListWithMistakesIsRefusedNamingThem) {
+  HostSampler twice(options());
+  Status status = twice.limitGpus({"1,1", "--gpus"});
+  EXPECT_EQ(status.message(), "--gpus names GPU '1' twice");
+  HostSampler empty_entry(options());
+  status = empty_entry.limitGpus({"0,,1", "CUDA_VISIBLE_DEVICES"});
+  EXPECT_EQ(status.message(), "CUDA_VISIBLE_DEVICES has an empty entry in '0,,1'");
+}
+
 TEST_F(HostSamplerTest, RatesFromDeltasBetweenSamples) {
   HostSampler sampler(options());  // first reading at t=1000s
 

@@ -3,16 +3,17 @@
 # (a driver, nvcc's tools and PyTorch; no Qt, ZeroMQ, SQLite or protobuf packages, no network).
 # It runs the programs of a relocatable bundle made on the build machine with
 #   installer/make-bundle.sh build build/gpu-bundle train_gpu_model_test nccl_communicator_test \
-#     gradient_sync_test native_job_test bench_gpu_trainer
+#     gradient_sync_test native_job_test gpu_placement_test bench_gpu_trainer
 # (BUNDLE_DIR defaults to build/gpu-bundle) beside a copy of this source tree. Steps:
 #   unit       the device unit tests (GPU model, optimizer and trainer vs the CPU; NCCL)
 #   job        a 1-rank native job, backend nccl, through a real agent (ringmasterctl demo)
 #   torchrun   a 1-rank PyTorch DDP script on CUDA with NCCL through a real agent
+#   auto-cpu   2 native ranks with backend auto on a 1-GPU host: CPU, and status says why
 #   bench      bench_gpu_trainer: GPU vs CPU trainer on one seed, GPU trainer vs PyTorch CUDA
 #   memcheck   compute-sanitizer memcheck over the device unit tests (API errors not reported
 #              for NCCL's: it probes kernels with cudaFuncGetAttributes and expects error 209)
 #   racecheck  compute-sanitizer racecheck over the GPU model tests
-#   integration native_job_test (multi-rank jobs through agents) on a host with a GPU
+#   integration native_job_test and gpu_placement_test (multi-rank jobs through agents)
 # GPU_CHECK_STEPS="unit job" runs only those. Results: one PASS/FAIL line per step in
 # RESULTS/summary.txt and every step's output in RESULTS/steps.log, where RESULTS is $OUT when
 # set (the device tool's folder), else a new temporary folder. Exits 0 when every step passed,
@@ -92,14 +93,19 @@ step() {
   printf '%-12s %-28s %4ds  exit %d\n' "$name" "$verdict" $((SECONDS - start)) "$rc" | tee -a "$summary"
 }
 
-# The job steps check the rank's own words: it must have trained on the GPU, not fallen back.
+# The job steps check the rank's own words (it must have trained on the GPU, not fallen back)
+# and, when given, what `ringmasterctl status` records for the job (the device of each rank).
 run_job() {
-  local spec=$1 expect=$2 out=$work/job-$(basename "$spec").out
+  local spec=$1 expect=$2 status_expect=${3:-} out=$work/job-$(basename "$spec").out
   "$bundle/bin/ringmasterctl" demo --spec "$spec" >"$out" 2>&1
   local rc=$?
   cat "$out"
   ((rc == 0)) || return "$rc"
-  grep -q "$expect" "$out" || { echo "expected '$expect' in the job's log"; return 1; }
+  grep -q -- "$expect" "$out" || { echo "expected '$expect' in the job's log"; return 1; }
+  [[ -z "$status_expect" ]] && return 0
+  "$bundle/bin/ringmasterctl" status >"$out.status" 2>&1
+  cat "$out.status"
+  grep -q -- "$status_expect" "$out.status" || { echo "expected '$status_expect' in status"; return 1; }
 }
 export -f run_job
 export bundle work
@@ -119,6 +125,8 @@ native:
   eval_every: 1
   seed: 1
 EOF
+sed -e 's/^name: .*/name: gpu-check-auto-two/' -e 's/^world_size: 1/world_size: 2/' \
+  -e 's/^backend: nccl/backend: auto/' "$work/native_gpu.yaml" >"$work/native_auto2.yaml"
 cat >"$work/torchrun_gpu.yaml" <<EOF
 name: gpu-check-torchrun
 launcher: torchrun
@@ -136,8 +144,14 @@ gtest_args=(--gtest_brief=1)
 step unit 300 bash -c "'$bundle/bin/train_gpu_model_test' ${gtest_args[*]} &&
   '$bundle/bin/nccl_communicator_test' ${gtest_args[*]} &&
   '$bundle/bin/gradient_sync_test' ${gtest_args[*]}"
-step job 180 bash -c 'run_job "$@"' _ "$work/native_gpu.yaml" "native trainer on CUDA device"
-step torchrun 180 bash -c 'run_job "$@"' _ "$work/torchrun_gpu.yaml" "loss="
+gpu0=$(nvidia-smi --query-gpu=uuid --format=csv,noheader | head -1)
+step job 180 bash -c 'run_job "$@"' _ "$work/native_gpu.yaml" "native trainer on CUDA device" \
+  "GPU 0 $(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)"
+step torchrun 180 bash -c 'run_job "$@"' _ "$work/torchrun_gpu.yaml" \
+  "CUDA_VISIBLE_DEVICES=$gpu0 devices=1"
+# Two native ranks, one GPU, backend auto: the whole job on the CPU, and status says why.
+step auto-cpu 180 bash -c 'run_job "$@"' _ "$work/native_auto2.yaml" "connected (gloo)" \
+  "on the CPU: agent 'local' has 1 GPU for 2 ranks"
 step bench 400 "$bundle/bin/bench_gpu_trainer"
 if [[ -n "$sanitizer" ]]; then
   step memcheck 400 bash -c "'$sanitizer' --tool memcheck --error-exitcode 3 '$bundle/bin/train_gpu_model_test' ${gtest_args[*]} &&
@@ -148,7 +162,8 @@ else
   echo "memcheck     FAIL (compute-sanitizer not found)" | tee -a "$summary"
   failed=1
 fi
-step integration 300 "$bundle/bin/native_job_test" "${gtest_args[@]}"
+step integration 300 bash -c "'$bundle/bin/native_job_test' ${gtest_args[*]} &&
+  '$bundle/bin/gpu_placement_test' ${gtest_args[*]}"
 
 grep '^RESULT\|largest relative\|samples/s' "$log" >>"$summary"
 exit "$failed"

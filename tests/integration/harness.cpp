@@ -161,7 +161,7 @@ AgentProcess& AgentProcess::operator=(AgentProcess&& other) noexcept {
 AgentProcess::~AgentProcess() { stop(); }
 
 bool AgentProcess::start(const std::string& name, const std::string& state_dir, int slots,
-                         std::string* error) {
+                         std::string* error, const std::vector<std::string>& extra_args) {
   name_ = name;
   state_dir_ = state_dir;
   slots_ = slots;
@@ -176,6 +176,7 @@ bool AgentProcess::start(const std::string& name, const std::string& state_dir, 
                                    name,
                                    "--slots",
                                    std::to_string(slots)};
+  args.insert(args.end(), extra_args.begin(), extra_args.end());
   auto argv = cStrings(args);
   int out[2];
   if (::pipe2(out, O_CLOEXEC) != 0) return false;
@@ -262,7 +263,8 @@ std::map<std::string, std::string> Cluster::env() const {
           {"RINGMASTER_DB", dbPath()}};
 }
 
-bool Cluster::addAgent(const std::string& name, int slots, std::string* error) {
+bool Cluster::addAgent(const std::string& name, int slots, std::string* error,
+                       const std::vector<std::string>& extra_args) {
   const std::string state_dir = dir() + "/agents/" + name;
   auto authorized =
       // "--": a Z85 key may begin with '-', which would read as an option.
@@ -273,7 +275,7 @@ bool Cluster::addAgent(const std::string& name, int slots, std::string* error) {
     return false;
   }
   AgentProcess agent;
-  if (!agent.start(name, state_dir, slots, error)) return false;
+  if (!agent.start(name, state_dir, slots, error, extra_args)) return false;
   agents_.push_back(std::move(agent));
   writeClusterFile();
   return true;

@@ -49,7 +49,8 @@ class AgentProcess {
 
   // Starts ringmaster-agent on tcp://127.0.0.1:0 and waits for its banner. Returns false (with
   // the reason in *error) when it does not come up.
-  bool start(const std::string& name, const std::string& state_dir, int slots, std::string* error);
+  bool start(const std::string& name, const std::string& state_dir, int slots, std::string* error,
+             const std::vector<std::string>& extra_args = {});
   void stop();  // SIGTERM and wait
   void kill();  // SIGKILL and wait: a crash
   bool alive() const;
@@ -73,7 +74,9 @@ class Cluster {
  public:
   Cluster();
   // Starts an agent that authorizes this cluster's client key; adds it to the cluster file.
-  bool addAgent(const std::string& name, int slots, std::string* error);
+  // extra_args go to ringmaster-agent (e.g. {"--gpus", "0,1"}).
+  bool addAgent(const std::string& name, int slots, std::string* error,
+                const std::vector<std::string>& extra_args = {});
   AgentProcess& agent(const std::string& name);
   // SIGKILLs the agent (a crash) and starts it again on the same state dir (a new port).
   bool crashAndRestartAgent(const std::string& name, std::string* error);

@@ -16,13 +16,17 @@ GradientSync::GradientSync(comm::Communicator* communicator, size_t bucket_bytes
       bucket_floats_(std::max<size_t>(1, bucket_bytes / sizeof(float))),
       thread_([this] { run(); }) {}
 
-GradientSync::~GradientSync() {
+GradientSync::~GradientSync() { stop(); }
+
+void GradientSync::stop() {
   {
     std::lock_guard<std::mutex> lock(mutex_);
     stop_ = true;
+    in_flight_ -= queue_.size();
+    queue_.clear();
   }
   changed_.notify_all();
-  thread_.join();
+  if (thread_.joinable()) thread_.join();
 }
 
 void GradientSync::submit(float* begin, float* end) {
@@ -74,7 +78,7 @@ void GradientSync::run() {
   std::unique_lock<std::mutex> lock(mutex_);
   while (true) {
     changed_.wait(lock, [this] { return stop_ || !queue_.empty(); });
-    if (queue_.empty()) return;  // stop_ and nothing left
+    if (stop_) return;  // stop() dropped the queue
     std::span<float> bucket = queue_.front();
     queue_.pop_front();
     const bool skip = !error_.isOk();  // after a failure the step fails anyway

@@ -21,7 +21,12 @@ namespace ringmaster::agent {
 class GradientSync {
  public:
   GradientSync(comm::Communicator* communicator, size_t bucket_bytes = 4u << 20);
-  ~GradientSync();
+  ~GradientSync();  // stop()
+
+  // Waits for the bucket being reduced (if any), drops the ones not started and ends the thread:
+  // after it returns nothing touches the gradient buffers, which may then be freed. The owner
+  // calls it before freeing them on every path, a failed step included. Idempotent.
+  void stop();
 
   // A layer's gradient [data, data + count) is final for this step.
   void onLayerReady(float* data, size_t count);

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <fstream>
 #include <memory>
+#include <optional>
 #include <span>
 #include <sstream>
 #include <string>
@@ -82,7 +83,16 @@ struct Placement {
   int device = 0;
 };
 
-// gloo: the CPU. nccl: this host's GPU (LOCAL_RANK % devices), or a clear error without one.
+// The CUDA device of this rank among those it sees: the agent shows a native rank one GPU of its
+// own (device 0); a job that sets CUDA_VISIBLE_DEVICES itself shows every rank the same list, and
+// LOCAL_RANK picks, as under torchrun. Nothing when there is none for this rank.
+std::optional<int> ownDevice(const WorkerOptions& options, int visible) {
+  if (visible == 1) return 0;
+  if (options.local_rank < visible) return options.local_rank;
+  return std::nullopt;
+}
+
+// gloo: the CPU. nccl: this rank's GPU (ownDevice), or a clear error without one.
 // auto: the GPU when every rank has one of its own (and, with several ranks, the NCCL backend is
 // built), otherwise the CPU everywhere: one rank on Gloo and another on NCCL would never meet.
 Result<Placement> choosePlacement(const WorkerOptions& options, comm::KeyValueStore* store,
@@ -92,17 +102,22 @@ Result<Placement> choosePlacement(const WorkerOptions& options, comm::KeyValueSt
   }
   if (options.backend == "gloo") return Placement{};
   const Result<int> devices = train::gpuCount();
+  const std::optional<int> own = devices.isOk() ? ownDevice(options, *devices) : std::nullopt;
   if (options.backend == "nccl") {
     if (!devices.isOk()) {
       return Status(devices.status().code(),
                     "backend nccl needs a CUDA device for the native trainer's GPU path: " +
                         devices.status().message());
     }
-    return Placement{true, options.local_rank % *devices};
+    if (!own) {
+      return invalidArgument("backend nccl: rank " + std::to_string(options.rank) +
+                             " (local rank " + std::to_string(options.local_rank) + ") sees " +
+                             std::to_string(*devices) + " CUDA devices, none of its own");
+    }
+    return Placement{true, *own};
   }
   // Usable: a GPU of its own (NCCL refuses two ranks on one device), and NCCL when needed.
-  const bool usable = devices.isOk() && options.local_rank < *devices &&
-                      (options.world_size == 1 || comm::cudaDeviceCount() > 0);
+  const bool usable = own.has_value() && (options.world_size == 1 || comm::cudaDeviceCount() > 0);
   RM_ASSIGN_OR_RETURN(const std::vector<std::string> votes,
                       exchange(options, store, "gpu", usable ? "1" : "0"));
   const auto without = std::find(votes.begin(), votes.end(), "0");
@@ -113,7 +128,7 @@ Result<Placement> choosePlacement(const WorkerOptions& options, comm::KeyValueSt
     }
     return Placement{};
   }
-  return Placement{true, options.local_rank % *devices};
+  return Placement{true, *own};
 }
 
 // What the communicator broadcasts at the start: host memory for Gloo, device memory for NCCL.
@@ -272,12 +287,22 @@ Status runNativeWorker(const WorkerOptions& options, comm::KeyValueStore* store,
     };
     trainer_options.reduce_gradients = [&](std::span<float> grads) { return sync->finish(grads); };
   }
+  // Declared after the trainer, so destroyed before it on every way out: the sync thread may
+  // still reduce a bucket of the trainer's gradients when a step fails.
+  struct StopSyncFirst {
+    GradientSync* sync;
+    ~StopSyncFirst() {
+      if (sync) sync->stop();
+    }
+  };
   if (placement.gpu) {
     RM_ASSIGN_OR_RETURN(std::unique_ptr<train::GpuTrainer> trainer,
                         train::GpuTrainer::create(config, placement.device, trainer_options));
+    const StopSyncFirst stop_sync{sync.get()};
     return runRank(*trainer, config, options, store, comm.get(), sync.get(), out, log);
   }
   RM_ASSIGN_OR_RETURN(train::Trainer trainer, train::Trainer::create(config, trainer_options));
+  const StopSyncFirst stop_sync{sync.get()};
   return runRank(trainer, config, options, store, comm.get(), sync.get(), out, log);
 }
 

@@ -49,6 +49,7 @@ void JobData::ingest(const std::string& agent, const proto::JournalRecord& r) {
       info.local_rank = s.local_rank();
       info.agent = agent;
       info.pid = s.pid();
+      info.device = s.device();
       info.state = "running";
       info.started = time;
       info.last_update = time;
@@ -128,6 +129,7 @@ void JobData::ingestSnapshot(const client::JobSnapshot& s) {
     info.rank = row.rank;
     info.local_rank = row.local_rank;
     info.agent = row.agent;
+    info.device = row.device;
     info.pid = row.pid;
     info.state = row.state;
     info.exit_code = row.exit_code;

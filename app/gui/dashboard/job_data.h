@@ -31,6 +31,7 @@ struct RankInfo {
   int rank = 0;
   int local_rank = -1;
   std::string agent;
+  std::string device;  // what it trains on (proto::RankStarted.device)
   int pid = 0;
   std::string state = "pending";  // pending | running | succeeded | failed | stopped
   int exit_code = 0;

@@ -49,7 +49,7 @@ int RankTableModel::rankAt(int row) const {
 
 QVariant RankTableModel::headerData(int section, Qt::Orientation orientation, int role) const {
   if (orientation != Qt::Horizontal || role != Qt::DisplayRole) return {};
-  static const char* kNames[] = {"Rank", "Agent",     "PID",         "State",
+  static const char* kNames[] = {"Rank", "Agent",     "Device",      "PID", "State",
                                  "Step", "Samples/s", "Last update", "Exit"};
   return section >= 0 && section < kCount ? QString(kNames[section]) : QVariant();
 }
@@ -65,6 +65,10 @@ QVariant RankTableModel::data(const QModelIndex& index, int role) const {
         return r.rank;
       case kAgent:
         return QString::fromStdString(r.agent);
+      case kDevice:  // "GPU 2 NVIDIA H100 80GB HBM3" or "CPU"; the rest is in the tooltip
+        if (r.device.empty()) return QString("—");
+        if (r.device.starts_with("CPU")) return QString("CPU");
+        return QString::fromStdString(r.device.substr(0, r.device.find(" (GPU-")));
       case kPid:
         return r.pid ? QVariant(r.pid) : QVariant("—");
       case kState:
@@ -100,6 +104,9 @@ QVariant RankTableModel::data(const QModelIndex& index, int role) const {
       default:
         return int(Qt::AlignLeft | Qt::AlignVCenter);
     }
+  }
+  if (role == Qt::ToolTipRole && index.column() == kDevice && !r.device.empty()) {
+    return QString::fromStdString(r.device);  // the GPU's UUID, or why the job is on the CPU
   }
   if (role == Qt::ToolTipRole && index.column() == kLastUpdate && stale) {
     return QString("No record from rank %1 for %2: is it hung?")

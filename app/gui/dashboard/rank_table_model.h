@@ -13,7 +13,18 @@ namespace ringmaster::gui {
 class RankTableModel : public QAbstractTableModel {
   Q_OBJECT
  public:
-  enum Column { kRank, kAgent, kPid, kState, kStep, kSamplesPerSec, kLastUpdate, kExit, kCount };
+  enum Column {
+    kRank,
+    kAgent,
+    kDevice,
+    kPid,
+    kState,
+    kStep,
+    kSamplesPerSec,
+    kLastUpdate,
+    kExit,
+    kCount
+  };
 
   explicit RankTableModel(QObject* parent = nullptr);
   // Re-reads the ranks (rows are only inserted, never reordered, so selection survives).

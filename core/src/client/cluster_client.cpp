@@ -3,8 +3,10 @@
 #include <algorithm>
 #include <chrono>
 #include <ctime>
+#include <map>
 #include <random>
 
+#include "ringmaster/job/device_plan.h"
 #include "ringmaster/job/placement.h"
 
 namespace ringmaster::client {
@@ -35,6 +37,49 @@ proto::Launcher toProto(job::Launcher launcher) {
 }
 
 // The per-agent part of a launch; ranks and group rank are filled by the caller.
+job::DeviceRequest deviceRequest(const job::JobSpec& spec) {
+  job::DeviceRequest request;
+  request.launcher = spec.launcher;
+  request.backend = spec.backend;
+  for (const auto& [name, value] : spec.env) {
+    if (name == "CUDA_VISIBLE_DEVICES") request.job_visible_devices = value;
+  }
+  return request;
+}
+
+std::vector<job::Gpu> gpusOf(const proto::Inventory& inventory) {
+  std::vector<job::Gpu> gpus;
+  for (const proto::GpuInfo& gpu : inventory.gpus()) {
+    gpus.push_back({static_cast<int>(gpu.index()), gpu.uuid(), gpu.name()});
+  }
+  return gpus;
+}
+
+// Backend nccl needs a GPU per rank. Checked before the ranks are fitted into slots, so that
+// "8 ranks on an agent with 4 GPUs" says so rather than "4 free slots".
+Status checkGpusForNccl(const job::JobSpec& spec,
+                        const std::map<std::string, std::vector<job::Gpu>>& gpus_of) {
+  if (spec.backend != job::Backend::kNccl) return Status::ok();
+  std::vector<job::AgentDevices> agents;
+  if (!spec.placement.empty()) {
+    for (const job::PlacementEntry& entry : spec.placement) {
+      auto gpus = gpus_of.find(entry.agent);
+      if (gpus != gpus_of.end()) agents.push_back({entry.agent, gpus->second, entry.ranks});
+    }
+    return job::planDevices(deviceRequest(spec), agents).status();
+  }
+  size_t total = 0;
+  std::string each;
+  for (const auto& [agent, gpus] : gpus_of) {
+    total += gpus.size();
+    each += (each.empty() ? "" : ", ") + agent + ": " + std::to_string(gpus.size());
+  }
+  if (total >= static_cast<size_t>(spec.world_size)) return Status::ok();
+  return invalidArgument("backend nccl needs one GPU per rank, and the job asks for " +
+                         std::to_string(spec.world_size) + " ranks on agents with " +
+                         std::to_string(total) + " GPUs in all (" + each + ")");
+}
+
 proto::JobLaunch baseLaunch(const job::JobSpec& spec, const std::string& job_id) {
   proto::JobLaunch launch;
   launch.set_job_id(job_id);
@@ -174,11 +219,14 @@ Result<SubmittedJob> ClusterClient::submit(const job::JobSpec& spec, const Submi
     for (const auto& a : agents_) candidates.push_back(a.name);
   }
   std::vector<job::AgentCapacity> capacity;
+  std::map<std::string, std::vector<job::Gpu>> gpus_of;
   for (auto& [name, inventory] : inventories(candidates, options.timeout_ms)) {
     if (!inventory.isOk()) return inventory.status();
     capacity.push_back(
         {name, static_cast<int>(inventory->slots()), static_cast<int>(inventory->slots_free())});
+    gpus_of[name] = gpusOf(*inventory);
   }
+  RM_RETURN_IF_ERROR(checkGpusForNccl(spec, gpus_of));
   // Cluster agents the placement does not name still count as known (with no slots), so a typo
   // in the placement gets "did you mean" instead of a bare "unknown agent".
   for (const auto& a : agents_) {
@@ -193,9 +241,17 @@ Result<SubmittedJob> ClusterClient::submit(const job::JobSpec& spec, const Submi
   auto diagnostics = job::resolvePlacement(spec, capacity, &shares);
   if (!diagnostics.empty()) return invalidArgument(job::formatDiagnostics(diagnostics));
 
+  // 2b. Devices: each rank a GPU of its own, or (backend auto) the whole job on the CPU.
+  std::vector<job::AgentDevices> devices;
+  for (const job::AgentShare& share : shares) {
+    devices.push_back({share.agent, gpus_of[share.agent], static_cast<int>(share.ranks.size())});
+  }
+  RM_ASSIGN_OR_RETURN(job::DevicePlan plan, job::planDevices(deviceRequest(spec), devices));
+
   // 3. One launch per agent; rank 0's agent hosts MASTER_ADDR:MASTER_PORT.
   const std::string job_id = newJobId(spec.name);
   proto::JobLaunch base = baseLaunch(spec, job_id);
+  base.set_cpu_reason(plan.cpu_reason);
   std::vector<std::string> names;
   std::vector<proto::JobLaunch> launches;
   for (size_t g = 0; g < shares.size(); ++g) {

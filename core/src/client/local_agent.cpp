@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <filesystem>
@@ -54,8 +55,13 @@ Result<LocalAgent> startLocalAgent(const LocalAgentOptions& options) {
   std::error_code ec;
   std::filesystem::create_directories(options.state_dir, ec);
   if (ec) return ioError("cannot create " + options.state_dir + ": " + ec.message());
-  std::vector<std::string> args = {options.program,   "--listen", options.listen, "--state-dir",
-                                   options.state_dir, "--name",   options.name,   "--quiet"};
+  // One slot per CPU, GPUs or not: on a workstation CPU jobs are as common as GPU ones, and the
+  // device plan (job/device_plan.h) still gives a GPU only to a rank that can have one of its
+  // own. (A GPU host's agent defaults to one slot per GPU, which is what spreads jobs over hosts.)
+  const unsigned cpus = std::max(1u, std::thread::hardware_concurrency());
+  std::vector<std::string> args = {options.program,      "--listen", options.listen, "--state-dir",
+                                   options.state_dir,    "--name",   options.name,   "--slots",
+                                   std::to_string(cpus), "--quiet"};
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);

@@ -109,6 +109,9 @@ CREATE TABLE events(
 ) WITHOUT ROWID;
 CREATE INDEX jobs_by_submitted_at ON jobs(submitted_at DESC, job_id DESC);
 )sql"},
+    {3, "the device each rank trained on", R"sql(
+ALTER TABLE ranks ADD COLUMN device TEXT NOT NULL DEFAULT '';
+)sql"},
 };
 
 Result<int> userVersion(Connection& db) {

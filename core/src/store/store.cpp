@@ -113,7 +113,8 @@ std::string summarize(const std::string& agent, const proto::JournalRecord& r) {
     case proto::JournalRecord::kRankStarted: {
       const auto& s = r.rank_started();
       return "rank " + std::to_string(s.rank()) + " started on " + agent + " (pid " +
-             std::to_string(s.pid()) + ", local rank " + std::to_string(s.local_rank()) + ")";
+             std::to_string(s.pid()) + ", local rank " + std::to_string(s.local_rank()) + ")" +
+             (s.device().empty() ? "" : ", " + s.device());
     }
     case proto::JournalRecord::kRankExited: {
       const auto& e = r.rank_exited();
@@ -312,10 +313,10 @@ Status Store::Impl::prepareAll() {
        "INSERT INTO ranks(job_id, attempt, rank, agent, local_rank) VALUES(?1, ?2, ?3, ?4, ?5) "
        "ON CONFLICT DO NOTHING"},
       {&start_rank_,
-       "INSERT INTO ranks(job_id, attempt, rank, agent, local_rank, pid, state, started_at) "
-       "VALUES(?1, ?2, ?3, ?4, ?5, ?6, 'running', ?7) ON CONFLICT DO UPDATE SET "
+       "INSERT INTO ranks(job_id, attempt, rank, agent, local_rank, pid, state, started_at, "
+       "device) VALUES(?1, ?2, ?3, ?4, ?5, ?6, 'running', ?7, ?8) ON CONFLICT DO UPDATE SET "
        "agent = excluded.agent, local_rank = excluded.local_rank, pid = excluded.pid, "
-       "started_at = excluded.started_at, "
+       "started_at = excluded.started_at, device = excluded.device, "
        "state = CASE WHEN state = 'pending' THEN 'running' ELSE state END"},
       {&exit_rank_,
        "INSERT INTO ranks(job_id, attempt, rank, agent, state, exit_code, signal, error, "
@@ -374,7 +375,7 @@ Status Store::Impl::prepareAll() {
       {&select_max_rank_attempt_, "SELECT max(attempt) FROM ranks WHERE job_id = ?1"},
       {&select_ranks_,
        "SELECT job_id, attempt, rank, local_rank, agent, pid, state, exit_code, signal, error, "
-       "last_step, started_at, finished_at FROM ranks WHERE job_id = ?1 AND attempt = ?2 "
+       "last_step, started_at, finished_at, device FROM ranks WHERE job_id = ?1 AND attempt = ?2 "
        "ORDER BY rank"},
       {&series_extent_, "SELECT min(step), max(step), count(*) FROM metrics WHERE series_id = ?1"},
       {&series_points_, "SELECT step, value, time FROM metrics WHERE series_id = ?1"},
@@ -616,6 +617,7 @@ Status Store::Impl::applyLifecycle(const std::string& agent, const proto::Journa
       start_rank_.bindInt64(5, s.local_rank());
       start_rank_.bindInt64(6, s.pid());
       start_rank_.bindDouble(7, r.time());
+      start_rank_.bindText(8, s.device());
       RM_RETURN_IF_ERROR(start_rank_.run("storing the start of a rank of job " + job));
       break;
     }
@@ -841,6 +843,7 @@ Result<std::vector<RankRow>> Store::Impl::readRanks(const std::string& job_id, u
     row.last_step = s.columnInt64(10);
     row.started_at = s.columnDouble(11);
     row.finished_at = s.columnDouble(12);
+    row.device = s.columnText(13);
     rows.push_back(std::move(row));
   }
   if (rc != SQLITE_DONE) return error(rc, "listing the ranks of job " + job_id);

@@ -2,7 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <functional>
+#include <memory>
 #include <thread>
 #include <vector>
 
@@ -85,6 +87,28 @@ TEST(GradientSync, AFailedAllreduceFailsTheStep) {
     GradientSync sync(communicator);
     Status status = sync.finish(grads);
     EXPECT_FALSE(status.isOk());
+  });
+}
+
+// A step that fails with buckets queued and one in flight: the collective fails mid-step (rank 1
+// aborts), and the owner frees the gradients right after stop(), as the worker does. stop() must
+// return (no bucket left waiting), and under ASan any reduction after it is a use-after-free.
+TEST(GradientSync, StopAfterACollectiveFailsMidStepLeavesTheBufferAlone) {
+  onRanks(2, [](int rank, comm::Communicator* communicator) {
+    auto grads = std::make_unique<std::vector<float>>(rankGradients(rank));
+    auto sync = std::make_unique<GradientSync>(communicator, /*bucket_bytes=*/64);
+    // Many 16-float buckets, last layer first; rank 1's collectives fail from the third one on.
+    for (size_t end = grads->size(), layer = 0; end > 0; ++layer) {
+      const size_t count = std::min<size_t>(16, end);
+      if (rank == 1 && layer == 2) communicator->abort();
+      sync->onLayerReady(grads->data() + end - count, count);
+      end -= count;
+    }
+    // The step fails before finish(): stop, then free.
+    sync->stop();
+    grads.reset();
+    sync->stop();  // idempotent; the destructor stops again
+    sync.reset();
   });
 }
 

@@ -42,6 +42,7 @@ struct RankRow {
   std::string error{};
   int64_t last_step = -1;  // highest metric step stored for the rank; -1 when none
   double started_at = 0, finished_at = 0;
+  std::string device{};  // what it trained on (proto::RankStarted.device)
 };
 
 struct MetricRow {

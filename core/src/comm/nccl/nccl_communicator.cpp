@@ -40,6 +40,14 @@ std::string cudaError(const char* call, cudaError_t error) {
   return std::string(call) + ": " + cudaGetErrorString(error);
 }
 
+// The communicator's asynchronous state; when the query itself fails (a destroyed or invalid
+// communicator), that failure is the state.
+ncclResult_t asyncState(ncclComm_t comm) {
+  ncclResult_t state = ncclSuccess;
+  const ncclResult_t queried = ncclCommGetAsyncError(comm, &state);
+  return queried != ncclSuccess ? queried : state;
+}
+
 // Polling backs off from spinning to short sleeps: a collective on a GPU often takes
 // microseconds, a hung one should not burn a CPU core.
 void backoff(int iteration) {
@@ -89,7 +97,7 @@ class NcclCommunicator final : public Communicator {
         ncclResult_t state = result;
         for (int i = 0; state == ncclInProgress && Clock::now() < deadline; ++i) {
           backoff(i);
-          ncclCommGetAsyncError(comm_, &state);
+          state = asyncState(comm_);
         }
         if (state == ncclSuccess) {
           ncclCommDestroy(comm_);
@@ -189,8 +197,7 @@ class NcclCommunicator final : public Communicator {
     }
     // Non-blocking mode: the enqueue itself may still be in progress; then the stream runs.
     for (int i = 0;; ++i) {
-      ncclResult_t state = ncclSuccess;
-      ncclCommGetAsyncError(comm_, &state);
+      const ncclResult_t state = asyncState(comm_);
       if (state != ncclSuccess && state != ncclInProgress) {
         return failLocked(ioError(std::string(what) + " failed" + where + ": " +
                                   ncclError("ncclCommGetAsyncError", state, comm_)));
@@ -364,7 +371,7 @@ Result<std::unique_ptr<Communicator>> createNcclCommunicator(const NcclOptions& 
                           ": a rank did not join");
     }
     nccl::backoff(i);
-    ncclCommGetAsyncError(comm, &state);
+    state = nccl::asyncState(comm);
   }
   if (state != ncclSuccess) {
     std::string message = nccl::ncclError("ncclCommInitRankConfig", state, comm);
