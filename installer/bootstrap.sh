@@ -13,6 +13,7 @@ packages=(
   libyaml-cpp-dev nlohmann-json3-dev libcli11-dev
   openmpi-bin libopenmpi-dev python3 python3-torch python3-numpy
   xvfb xauth x11-apps imagemagick xdotool
+  binutils debootstrap
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# minroot_test.sh BUILD_DIR: the relocatable bundle (installer/make-bundle.sh) runs
+# `ringmasterctl demo` in a minimal Debian root made with `debootstrap --variant=minbase`: no
+# compiler, none of the build's -dev packages or libraries, nothing of the build tree. The only
+# thing taken from this host is what the bundle leaves to hosts, the CUDA runtime's NCCL and
+# cuBLAS, bind-mounted read-only as a GPU host's CUDA installation would be.
+# Needs root (chroot, mount) and the Debian mirror the first time; the root is kept in
+# BUILD_DIR/minroot for later runs. Exit 77 (skipped) where it cannot run, saying why.
+set -euo pipefail
+
+build=$(cd "$1" && pwd)
+source_dir=$(cd "$(dirname "$0")/../.." && pwd)
+root=$build/minroot
+skip() { echo "minroot_test: skipped: $*"; exit 77; }
+((EUID == 0)) || skip "needs root for chroot"
+command -v debootstrap >/dev/null || skip "debootstrap is not installed"
+
+if [[ ! -x $root/usr/bin/dpkg ]]; then
+  rm -rf "$root.partial"
+  debootstrap --variant=minbase bookworm "$root.partial" http://deb.debian.org/debian \
+    >"$build/minroot-debootstrap.log" 2>&1 || skip "debootstrap failed (no mirror?): $(tail -1 "$build/minroot-debootstrap.log")"
+  mv "$root.partial" "$root"
+fi
+if chroot "$root" dpkg -l | grep -E '^ii +[^ ]+-dev[: ]'; then
+  echo "minroot_test: the root has -dev packages" >&2
+  exit 1
+fi
+
+"$source_dir/installer/make-bundle.sh" "$build" "$root/opt/ringmaster"
+
+# NCCL and cuBLAS, from wherever this host's programs find them.
+host_cuda=$(dirname "$(ldd "$build/bin/ringmaster-worker" | awk '/libcublas\.so/ { print $3 }')")
+mkdir -p "$root/proc" "$root/opt/host-cuda"
+cleanup() {
+  umount "$root/opt/host-cuda" 2>/dev/null || true
+  umount "$root/proc" 2>/dev/null || true
+}
+trap cleanup EXIT
+mount -t proc proc "$root/proc"
+mount --bind -o ro "$host_cuda" "$root/opt/host-cuda"
+
+out=$(chroot "$root" /usr/bin/env -i HOME=/root PATH=/usr/bin:/bin \
+  LD_LIBRARY_PATH=/opt/host-cuda /opt/ringmaster/bin/ringmasterctl demo 2>&1) || {
+  echo "$out"
+  echo "minroot_test: ringmasterctl demo failed in the minimal root" >&2
+  exit 1
+}
+echo "$out" | tail -8
+grep -q "succeeded" <<<"$out" || { echo "minroot_test: the demo job did not succeed" >&2; exit 1; }
