@@ -130,8 +130,7 @@ double torchSamplesPerSecond(const BenchModel& m) {
 
 int main() {
   if (!train::gpuAvailable()) {
-    std::printf("bench_gpu_trainer: skipped: %s\n",
-                train::gpuCount().status().message().c_str());
+    std::printf("bench_gpu_trainer: skipped: %s\n", train::gpuCount().status().message().c_str());
     return 77;
   }
   train::setBlasThreads(1);
