@@ -9,18 +9,37 @@
 // thread), so the two differ only in the code path: on a 2-core machine, two separate sets of
 // threads and sockets drift apart by 10% and more for scheduling reasons alone. torch ranks are
 // processes (tests/bench/torch_allreduce_peer.py run by /usr/bin/python3). Each repetition starts
-// after a barrier and counts the slowest rank's time; the best repetition is reported (15 or more
-// repetitions, up to 64 for small buffers). The communicator and raw Gloo alternate within every
-// repetition (ABBA order), so that load from other processes hits both alike.
+// after a barrier and counts the slowest rank's time (15 or more repetitions, up to 128 for small
+// buffers).
 //
-// Usage: bench_allreduce [--reps N] [--no-torch] [--peer-script PATH] [--algorithms]
+// How the comparison with raw Gloo is made stable on a small, shared machine: the communicator
+// and raw Gloo alternate within every repetition (A B, then B A, ...), so that load from other
+// processes hits both alike and neither always runs first; each repetition gives one ratio
+// (raw Gloo's time / ours, two runs made back to back), and the figure per size is the median
+// of those ratios. Its spread is printed beside it: the interquartile range and min..max of
+// the per-repetition ratios, and a distribution-free 95% confidence interval of the median (from
+// order statistics). A gap is real when that interval lies below the goal, noise when it
+// straddles it. On 2 cores single repetitions scatter widely (a 1 MiB allreduce's median time is
+// several times its best, for raw Gloo as for us: more threads than cores), so one size's
+// interval is several % wide; a cost the comm layer added would show at every size, and the
+// ratio pooled over all sizes has an interval of about +-1..3%.
+//
+// Usage: bench_allreduce [--reps N] [--sizes MIB,...] [--ranks N,...] [--no-torch]
+//                        [--peer-script PATH] [--algorithms]
 //   --reps N      at least N repetitions per size (default 15)
+//   --sizes, --ranks  measure only these sizes (MiB) and rank counts (default 1..64 and 2,4),
+//                 e.g. to profile one case under perf or callgrind
 //   --no-torch    skip the torch.distributed peer
 //   --peer-script the peer script (default: tests/bench/torch_allreduce_peer.py in the source tree)
 //   --algorithms  instead of the comparison, measures the candidate allreduce algorithms
 //                 (Gloo ring and bcube through the communicator, Gloo's AllreduceRingChunked and
 //                 AllreduceHalvingDoubling) to back the choice documented in communicator.h.
-// Prints a table and one final line "RESULT key=value ...".
+// Prints a table and one final line "RESULT key=value ...": among others
+// ratio_vs_gloo_r<ranks>_<size>MB (the median ratio) and ratio_ci_vs_gloo_r<ranks>_<size>MB (its
+// 95% interval, "low..high") for every size and rank count, the same pooled over sizes
+// (ratio_vs_gloo_r<ranks>, ratio_vs_gloo_pooled), gap_cells_vs_gloo (sizes and rank counts whose
+// whole interval lies below 0.95) and min_ratio_vs_gloo, the lowest median (biased low: the
+// minimum of 14 noisy medians).
 
 #include <fcntl.h>
 #include <gloo/allreduce.h>
@@ -68,18 +87,25 @@ using ringmaster::comm::Communicator;
 using ringmaster::comm::GlooOptions;
 
 constexpr size_t kMiB = size_t{1} << 20;
-const std::vector<size_t> kSizes = {1 * kMiB,  2 * kMiB,  4 * kMiB, 8 * kMiB,
-                                    16 * kMiB, 32 * kMiB, 64 * kMiB};
-const std::vector<int> kRankCounts = {2, 4};
+// What is measured; main() narrows them with --sizes and --ranks (sorted, for profiling one case).
+std::vector<size_t> benchSizes = {1 * kMiB,  2 * kMiB,  4 * kMiB, 8 * kMiB,
+                                  16 * kMiB, 32 * kMiB, 64 * kMiB};
+std::vector<int> benchRankCounts = {2, 4};
 
-// Repetitions at each size: at least `minReps`, more for smaller buffers (1 GiB of traffic per
-// size, at most 64 repetitions), so that medians and minima settle even on a loaded machine.
+// Repetitions at each size: at least `minReps`, more for smaller buffers (2 GiB of traffic per
+// size, at most 128 repetitions). On the 2-core build machine, single repetitions scatter by
+// +-10..30% (interquartile range of the paired ratio), so the 95% interval of a median is about
+// +-2..6% at 128 repetitions and +-4..10% at 32: the cheap small sizes get many.
 int repsFor(size_t bytes, int minReps) {
-  const size_t byVolume = (1024 * kMiB) / bytes;
-  return static_cast<int>(std::max<size_t>(minReps, std::min<size_t>(byVolume, 64)));
+  const size_t byVolume = (2048 * kMiB) / bytes;
+  return static_cast<int>(std::max<size_t>(minReps, std::min<size_t>(byVolume, 128)));
 }
 
-// torch only contributes its best repetition; fewer repetitions keep the run short.
+// The goal for the communicator against raw Gloo (the median ratio at every size and rank count).
+constexpr double kGoalRatio = 0.95;
+
+// torch runs apart from the rest, so its figures are rough anyway; fewer repetitions keep the
+// run short.
 constexpr int kMaxTorchReps = 16;
 
 double busbw(size_t bytes, double seconds, int ranks) {
@@ -143,6 +169,53 @@ struct Candidate {
   std::function<void()> barrier;
 };
 
+// The q-quantile (0..1) of `values`, interpolating linearly between order statistics.
+double quantile(std::vector<double> values, double q) {
+  std::sort(values.begin(), values.end());
+  const double pos = q * static_cast<double>(values.size() - 1);
+  const size_t lo = static_cast<size_t>(pos);
+  if (lo + 1 >= values.size()) return values.back();
+  return values[lo] + (pos - static_cast<double>(lo)) * (values[lo + 1] - values[lo]);
+}
+
+// Summary of a sample of per-repetition ratios.
+struct Spread {
+  double median = NAN, p25 = NAN, p75 = NAN, min = NAN, max = NAN;
+  // Distribution-free 95% confidence interval of the median: the k-th smallest and k-th largest
+  // values, k the largest with P(Binomial(n, 1/2) < k) <= 2.5%. It assumes nothing about the
+  // shape of the noise, only that repetitions are independent.
+  double ciLow = NAN, ciHigh = NAN;
+};
+
+Spread spreadOf(std::vector<double> values) {
+  Spread s;
+  if (values.empty()) return s;
+  std::sort(values.begin(), values.end());
+  const size_t n = values.size();
+  s.median = quantile(values, 0.5);
+  s.p25 = quantile(values, 0.25);
+  s.p75 = quantile(values, 0.75);
+  s.min = values.front();
+  s.max = values.back();
+  // cdf = P(B <= k - 1) for B ~ Binomial(n, 1/2); the pmf in logarithms, as 2^-n underflows
+  // for the pooled samples (thousands of repetitions).
+  auto pmf = [n](size_t j) {
+    const double nd = static_cast<double>(n), jd = static_cast<double>(j);
+    return std::exp(std::lgamma(nd + 1) - std::lgamma(jd + 1) - std::lgamma(nd - jd + 1) -
+                    nd * std::log(2.0));
+  };
+  double cdf = 0;
+  size_t k = 0;
+  while (k < n / 2 && cdf + pmf(k) <= 0.025) {
+    cdf += pmf(k);
+    ++k;
+  }
+  if (k == 0) return s;  // Too few repetitions for a 95% interval.
+  s.ciLow = values[k - 1];
+  s.ciHigh = values[n - k];
+  return s;
+}
+
 // Seconds per repetition (the slowest rank's), [candidate][size][repetition].
 struct Timings {
   std::vector<std::vector<std::vector<double>>> perRep;
@@ -150,16 +223,15 @@ struct Timings {
   double best(size_t c, size_t s) const {
     return *std::min_element(perRep[c][s].begin(), perRep[c][s].end());
   }
-  // Median over repetitions of time(other) / time(c): c's speed relative to `other`, each
-  // repetition comparing two runs made back to back, so that load from elsewhere mostly cancels.
-  double pairedSpeedup(size_t c, size_t other, size_t s) const {
+  double median(size_t c, size_t s) const { return quantile(perRep[c][s], 0.5); }
+  // Per repetition, time(other) / time(c): c's speed relative to `other`, each repetition
+  // comparing two runs made back to back, so that load from elsewhere mostly cancels.
+  std::vector<double> pairedSpeedups(size_t c, size_t other, size_t s) const {
     std::vector<double> ratios;
     for (size_t rep = 0; rep < perRep[c][s].size(); ++rep) {
       ratios.push_back(perRep[other][s][rep] / perRep[c][s][rep]);
     }
-    std::sort(ratios.begin(), ratios.end());
-    const size_t n = ratios.size();
-    return n % 2 == 1 ? ratios[n / 2] : 0.5 * (ratios[n / 2 - 1] + ratios[n / 2]);
+    return ratios;
   }
 };
 
@@ -169,7 +241,7 @@ using MakeCandidates = std::function<std::vector<Candidate>(int rank)>;
 
 Timings timeCandidates(int ranks, int minReps, const MakeCandidates& make) {
   size_t numCandidates = 0;
-  const int maxReps = repsFor(kSizes.front(), minReps);
+  const int maxReps = repsFor(benchSizes.front(), minReps);
   // samples[c][s][rep * ranks + rank]
   std::vector<std::vector<std::vector<double>>> samples;
   std::mutex setup;
@@ -185,22 +257,22 @@ Timings timeCandidates(int ranks, int minReps, const MakeCandidates& make) {
             numCandidates = candidates.size();
             samples.assign(numCandidates,
                            std::vector<std::vector<double>>(
-                               kSizes.size(), std::vector<double>(maxReps * ranks, 0.0)));
+                               benchSizes.size(), std::vector<double>(maxReps * ranks, 0.0)));
           }
         }
-        std::vector<float> buffer(kSizes.back() / sizeof(float), 0.0f);
+        std::vector<float> buffer(benchSizes.back() / sizeof(float), 0.0f);
         // Warm the connections up with the largest size first: socket buffers and TCP windows
         // grow, and the first sizes measured are not penalised for coming first.
         for (auto& c : candidates) {
-          c.prepare(buffer.data(), kSizes.back());
+          c.prepare(buffer.data(), benchSizes.back());
           for (int i = 0; i < 3; ++i) c.run();
         }
-        for (size_t s = 0; s < kSizes.size(); ++s) {
+        for (size_t s = 0; s < benchSizes.size(); ++s) {
           for (auto& c : candidates) {
-            c.prepare(buffer.data(), kSizes[s]);
+            c.prepare(buffer.data(), benchSizes[s]);
             c.run();  // Warm-up.
           }
-          const int reps = repsFor(kSizes[s], minReps);
+          const int reps = repsFor(benchSizes[s], minReps);
           for (int rep = 0; rep < reps; ++rep) {
             for (size_t k = 0; k < candidates.size(); ++k) {
               auto& c = candidates[rep % 2 == 0 ? k : candidates.size() - 1 - k];
@@ -223,10 +295,10 @@ Timings timeCandidates(int ranks, int minReps, const MakeCandidates& make) {
   for (auto& t : threads) t.join();
   if (failed) std::exit(1);
   Timings timings;
-  timings.perRep.assign(numCandidates, std::vector<std::vector<double>>(kSizes.size()));
+  timings.perRep.assign(numCandidates, std::vector<std::vector<double>>(benchSizes.size()));
   for (size_t c = 0; c < numCandidates; ++c) {
-    for (size_t s = 0; s < kSizes.size(); ++s) {
-      for (int rep = 0; rep < repsFor(kSizes[s], minReps); ++rep) {
+    for (size_t s = 0; s < benchSizes.size(); ++s) {
+      for (int rep = 0; rep < repsFor(benchSizes[s], minReps); ++rep) {
         double slowest = 0;
         for (int r = 0; r < ranks; ++r) slowest = std::max(slowest, samples[c][s][rep * ranks + r]);
         timings.perRep[c][s].push_back(slowest);
@@ -313,16 +385,23 @@ int freeLoopbackPort() {
   return port;
 }
 
-// Runs `ranks` torch peers; returns best seconds per size, or an empty vector (with `why`) when
+// Seconds per allreduce of one size in the torch peers (slowest rank per repetition).
+struct TorchTiming {
+  double best = NAN;
+  double median = NAN;
+};
+
+// Runs `ranks` torch peers; returns their timings per size, or an empty vector (with `why`) when
 // torch is unavailable or the peers fail.
-std::vector<double> runTorch(int ranks, int reps, const std::string& script, std::string* why) {
+std::vector<TorchTiming> runTorch(int ranks, int reps, const std::string& script,
+                                  std::string* why) {
   if (access(script.c_str(), R_OK) != 0) {
     *why = "peer script not found: " + script;
     return {};
   }
   const int port = freeLoopbackPort();
   std::string sizes, repsList;
-  for (size_t s : kSizes) {
+  for (size_t s : benchSizes) {
     sizes += (sizes.empty() ? "" : ",") + std::to_string(s);
     repsList += (repsList.empty() ? "" : ",") +
                 std::to_string(std::min(repsFor(s, reps), std::max(reps, kMaxTorchReps)));
@@ -397,18 +476,20 @@ std::vector<double> runTorch(int ranks, int reps, const std::string& script, std
   done = true;
   watchdog.join();
 
-  std::map<size_t, double> bySize;
+  std::map<size_t, TorchTiming> bySize;
   size_t pos = 0;
   while ((pos = output.find("TORCH size=", pos)) != std::string::npos) {
     size_t size = 0;
-    double seconds = 0;
-    if (std::sscanf(output.c_str() + pos, "TORCH size=%zu best_s=%lf", &size, &seconds) == 2) {
-      bySize[size] = seconds;
+    TorchTiming timing;
+    // median_s is optional, so that an older peer script still gives the best repetition.
+    if (std::sscanf(output.c_str() + pos, "TORCH size=%zu best_s=%lf median_s=%lf", &size,
+                    &timing.best, &timing.median) >= 2) {
+      bySize[size] = timing;
     }
     pos += 1;
   }
-  std::vector<double> best;
-  for (size_t s : kSizes) {
+  std::vector<TorchTiming> timings;
+  for (size_t s : benchSizes) {
     if (bySize.count(s) == 0) {
       *why = output.find("TORCH_UNAVAILABLE") != std::string::npos
                  ? output.substr(output.find("TORCH_UNAVAILABLE"))
@@ -416,9 +497,9 @@ std::vector<double> runTorch(int ranks, int reps, const std::string& script, std
       while (!why->empty() && (why->back() == '\n' || why->back() == '\r')) why->pop_back();
       return {};
     }
-    best.push_back(bySize[s]);
+    timings.push_back(bySize[s]);
   }
-  return best;
+  return timings;
 }
 
 std::string fmt(double value, int digits = 3) {
@@ -430,12 +511,24 @@ std::string fmt(double value, int digits = 3) {
 
 std::string sizeLabel(size_t bytes) { return std::to_string(bytes / kMiB) + "mb"; }
 
+// Whether a median ratio meets the goal, judged by its 95% confidence interval: "gap" only when
+// the whole interval lies below the goal, "noise" when the interval straddles it.
+const char* verdict(const Spread& ratio) {
+  if (ratio.ciLow >= kGoalRatio) return "met";
+  if (ratio.ciHigh < kGoalRatio) return "GAP";
+  return std::isnan(ratio.ciLow) ? "?" : "noise";
+}
+
+std::string range(double lo, double hi) { return fmt(lo) + ".." + fmt(hi); }
+
 int runComparison(int reps, bool withTorch, const std::string& script) {
   double minRatio = 1e30, minBestRatio = 1e30, minRatioVsTorch = 1e30;
   bool torchAvailable = withTorch;
+  int gapCells = 0;
+  std::vector<double> pooled;  // Every per-repetition ratio, all sizes and rank counts.
   std::map<std::string, std::string> headline;
 
-  for (int ranks : kRankCounts) {
+  for (int ranks : benchRankCounts) {
     ringmaster::comm::InMemoryStore store;
     const Timings timings = timeCandidates(ranks, reps, [&](int r) {
       std::shared_ptr<Communicator> comm =
@@ -445,50 +538,87 @@ int runComparison(int reps, bool withTorch, const std::string& script) {
                                     rawCandidate("gloo", raw, ranks)};
     });
     std::string why;
-    std::vector<double> torch;
+    std::vector<TorchTiming> torch;
     if (withTorch) torch = runTorch(ranks, reps, script, &why);
     if (withTorch && torch.empty()) {
       torchAvailable = false;
       std::printf("torch.distributed peer unavailable: %s\n", why.c_str());
     }
 
-    std::printf("\n%d ranks, float32 allreduce over loopback TCP, busbw GB/s (best repetition)\n",
-                ranks);
-    std::printf("%8s %10s %10s %7s %7s %10s %9s %s\n", "size", "ringmaster", "raw gloo", "ratio",
-                "best/", "torch", "vs torch", "algorithm");
-    for (size_t s = 0; s < kSizes.size(); ++s) {
-      const double ours = busbw(kSizes[s], timings.best(0, s), ranks);
-      const double gloo = busbw(kSizes[s], timings.best(1, s), ranks);
-      const double theirs = torch.empty() ? NAN : busbw(kSizes[s], torch[s], ranks);
-      const double ratio = timings.pairedSpeedup(0, 1, s);
+    std::printf(
+        "\n%d ranks, float32 allreduce over loopback TCP: busbw GB/s (median, best repetition);"
+        " ratio = ringmaster vs raw Gloo\n",
+        ranks);
+    std::printf("%6s %6s %6s %6s %6s | %4s %6s %12s %12s %12s %5s %6s | %6s %6s %6s %s\n", "size",
+                "ours", "gloo", "best", "gloo", "reps", "ratio", "95% CI", "p25..p75", "min..max",
+                "goal", "best/", "torch", "(best)", "vs", "algorithm");
+    std::vector<double> pooledHere;
+    for (size_t s = 0; s < benchSizes.size(); ++s) {
+      const size_t bytes = benchSizes[s];
+      const double ours = busbw(bytes, timings.best(0, s), ranks);
+      const double gloo = busbw(bytes, timings.best(1, s), ranks);
+      const double oursMedian = busbw(bytes, timings.median(0, s), ranks);
+      const double glooMedian = busbw(bytes, timings.median(1, s), ranks);
+      const double theirs = torch.empty() ? NAN : busbw(bytes, torch[s].best, ranks);
+      const double theirsMedian = torch.empty() ? NAN : busbw(bytes, torch[s].median, ranks);
+      const std::vector<double> ratios = timings.pairedSpeedups(0, 1, s);
+      pooledHere.insert(pooledHere.end(), ratios.begin(), ratios.end());
+      const Spread ratio = spreadOf(ratios);
       const double bestRatio = ours / gloo;
-      minRatio = std::min(minRatio, ratio);
+      minRatio = std::min(minRatio, ratio.median);
       minBestRatio = std::min(minBestRatio, bestRatio);
+      if (ratio.ciHigh < kGoalRatio) ++gapCells;
       if (!torch.empty()) minRatioVsTorch = std::min(minRatioVsTorch, ours / theirs);
-      std::printf("%6zuMB %10s %10s %7s %7s %10s %9s %s\n", kSizes[s] / kMiB, fmt(ours).c_str(),
-                  fmt(gloo).c_str(), fmt(ratio).c_str(), fmt(bestRatio).c_str(),
-                  fmt(theirs).c_str(), fmt(ours / theirs).c_str(),
-                  autoPicksBcube(kSizes[s], ranks) ? "bcube" : "ring");
-      if (kSizes[s] == 64 * kMiB || kSizes[s] == kMiB) {
-        const std::string key = sizeLabel(kSizes[s]) + "_" + std::to_string(ranks) + "ranks";
+      std::printf("%4zuMB %6s %6s %6s %6s | %4zu %6s %12s %12s %12s %5s %6s | %6s %6s %6s %s\n",
+                  bytes / kMiB, fmt(oursMedian, 2).c_str(), fmt(glooMedian, 2).c_str(),
+                  fmt(ours, 2).c_str(), fmt(gloo, 2).c_str(), ratios.size(),
+                  fmt(ratio.median).c_str(), range(ratio.ciLow, ratio.ciHigh).c_str(),
+                  range(ratio.p25, ratio.p75).c_str(), range(ratio.min, ratio.max).c_str(),
+                  verdict(ratio), fmt(bestRatio, 2).c_str(), fmt(theirsMedian, 2).c_str(),
+                  fmt(theirs, 2).c_str(), fmt(ours / theirs, 2).c_str(),
+                  autoPicksBcube(bytes, ranks) ? "bcube" : "ring");
+      const std::string cell =
+          "r" + std::to_string(ranks) + "_" + std::to_string(bytes / kMiB) + "MB";
+      headline["ratio_vs_gloo_" + cell] = fmt(ratio.median);
+      headline["ratio_ci_vs_gloo_" + cell] = range(ratio.ciLow, ratio.ciHigh);
+      if (bytes == 64 * kMiB || bytes == kMiB) {
+        const std::string key = sizeLabel(bytes) + "_" + std::to_string(ranks) + "ranks";
         headline["busbw_" + key] = fmt(ours);
         headline["gloo_busbw_" + key] = fmt(gloo);
-        headline["ratio_vs_gloo_" + key] = fmt(ratio);
+        headline["ratio_vs_gloo_" + key] = fmt(ratio.median);
         headline["torch_busbw_" + key] = fmt(theirs);
         headline["ratio_vs_torch_" + key] = fmt(ours / theirs);
       }
     }
+    // A cost the comm layer adds shows at every size; pooled, the interval is a few times
+    // narrower than any one size's.
+    const Spread all = spreadOf(pooledHere);
+    std::printf("%6s all sizes pooled: ratio %s, 95%% CI %s (%zu repetitions)\n", "",
+                fmt(all.median).c_str(), range(all.ciLow, all.ciHigh).c_str(), pooledHere.size());
+    headline["ratio_vs_gloo_r" + std::to_string(ranks)] = fmt(all.median);
+    headline["ratio_ci_vs_gloo_r" + std::to_string(ranks)] = range(all.ciLow, all.ciHigh);
+    pooled.insert(pooled.end(), pooledHere.begin(), pooledHere.end());
     std::fflush(stdout);
   }
 
+  const Spread all = spreadOf(pooled);
   std::printf(
       "\nratio: median over repetitions of raw Gloo's time / ringmaster's time, the two run back\n"
-      "to back in each repetition; best/: ratio of the best repetitions (busbw columns).\n\n");
+      "to back (alternating which goes first) in each repetition; 95%% CI: of that median;\n"
+      "p25..p75, min..max: of the per-repetition ratios; goal (median ratio >= %.2f): met when\n"
+      "the whole interval is above, GAP when it is below, noise when it straddles the goal;\n"
+      "best/: ratio of the best repetitions. torch: median and best busbw; vs: our best / torch's\n"
+      "best. torch runs on its own, not interleaved, so it carries the machine's drift.\n"
+      "All sizes and rank counts pooled: ratio %s, 95%% CI %s.\n\n",
+      kGoalRatio, fmt(all.median).c_str(), range(all.ciLow, all.ciHigh).c_str());
   std::string result = "RESULT";
   result += " min_ratio_vs_gloo=" + fmt(minRatio);
   result += " min_best_ratio_vs_gloo=" + fmt(minBestRatio);
   result += " min_ratio_vs_torch=" + fmt(torchAvailable ? minRatioVsTorch : NAN);
   result += std::string(" torch_available=") + (torchAvailable ? "1" : "0");
+  result += " ratio_vs_gloo_pooled=" + fmt(all.median);
+  result += " ratio_ci_vs_gloo_pooled=" + range(all.ciLow, all.ciHigh);
+  result += " gap_cells_vs_gloo=" + std::to_string(gapCells);
   for (const auto& [key, value] : headline) result += " " + key + "=" + value;
   result += " min_reps=" + std::to_string(reps);
   std::printf("%s\n", result.c_str());
@@ -497,7 +627,7 @@ int runComparison(int reps, bool withTorch, const std::string& script) {
 
 int runAlgorithms(int reps) {
   std::string result = "RESULT mode=algorithms";
-  for (int ranks : kRankCounts) {
+  for (int ranks : benchRankCounts) {
     ringmaster::comm::InMemoryStore store;
     gloo::rendezvous::HashStore rawStore;
     std::vector<std::string> names;
@@ -522,12 +652,12 @@ int runAlgorithms(int reps) {
     std::printf("%8s", "size");
     for (const auto& n : names) std::printf(" %17s", n.c_str());
     std::printf("\n");
-    for (size_t s = 0; s < kSizes.size(); ++s) {
-      std::printf("%6zuMB", kSizes[s] / kMiB);
+    for (size_t s = 0; s < benchSizes.size(); ++s) {
+      std::printf("%6zuMB", benchSizes[s] / kMiB);
       for (size_t c = 0; c < names.size(); ++c) {
-        const double value = busbw(kSizes[s], timings.best(c, s), ranks);
+        const double value = busbw(benchSizes[s], timings.best(c, s), ranks);
         std::printf(" %17s", fmt(value).c_str());
-        result += " " + names[c] + "_" + sizeLabel(kSizes[s]) + "_" + std::to_string(ranks) +
+        result += " " + names[c] + "_" + sizeLabel(benchSizes[s]) + "_" + std::to_string(ranks) +
                   "ranks=" + fmt(value);
       }
       std::printf("\n");
@@ -538,6 +668,25 @@ int runAlgorithms(int reps) {
   return 0;
 }
 
+// Parses "a,b,c" into positive numbers; false on anything else.
+template <typename T>
+bool parseList(const std::string& text, std::vector<T>* out) {
+  out->clear();
+  size_t pos = 0;
+  while (pos <= text.size()) {
+    const size_t comma = std::min(text.find(',', pos), text.size());
+    const std::string item = text.substr(pos, comma - pos);
+    char* end = nullptr;
+    const long value = std::strtol(item.c_str(), &end, 10);
+    if (item.empty() || *end != '\0' || value <= 0) return false;
+    out->push_back(static_cast<T>(value));
+    pos = comma + 1;
+  }
+  std::sort(out->begin(), out->end());
+  out->erase(std::unique(out->begin(), out->end()), out->end());
+  return true;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -545,10 +694,18 @@ int main(int argc, char** argv) {
   bool withTorch = true;
   bool algorithms = false;
   std::string script = std::string(RM_SOURCE_DIR) + "/tests/bench/torch_allreduce_peer.py";
-  for (int i = 1; i < argc; ++i) {
+  bool ok = true;
+  for (int i = 1; i < argc && ok; ++i) {
     const std::string arg = argv[i];
     if (arg == "--reps" && i + 1 < argc) {
       reps = std::max(1, std::atoi(argv[++i]));
+    } else if (arg == "--sizes" && i + 1 < argc) {
+      std::vector<size_t> mib;
+      ok = parseList(argv[++i], &mib);
+      benchSizes.clear();
+      for (size_t m : mib) benchSizes.push_back(m * kMiB);
+    } else if (arg == "--ranks" && i + 1 < argc) {
+      ok = parseList(argv[++i], &benchRankCounts) && benchRankCounts.front() >= 2;
     } else if (arg == "--no-torch") {
       withTorch = false;
     } else if (arg == "--peer-script" && i + 1 < argc) {
@@ -556,11 +713,15 @@ int main(int argc, char** argv) {
     } else if (arg == "--algorithms") {
       algorithms = true;
     } else {
-      std::fprintf(stderr,
-                   "usage: %s [--reps N] [--no-torch] [--peer-script PATH] [--algorithms]\n",
-                   argv[0]);
-      return 2;
+      ok = false;
     }
+  }
+  if (!ok) {
+    std::fprintf(stderr,
+                 "usage: %s [--reps N] [--sizes MIB,...] [--ranks N,...] [--no-torch]"
+                 " [--peer-script PATH] [--algorithms]\n",
+                 argv[0]);
+    return 2;
   }
   const auto start = Clock::now();
   const int rc = algorithms ? runAlgorithms(reps) : runComparison(reps, withTorch, script);

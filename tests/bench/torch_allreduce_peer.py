@@ -4,16 +4,17 @@
 bench_allreduce starts N of these with RANK, WORLD_SIZE, MASTER_ADDR and MASTER_PORT set (the
 env:// contract; torchrun itself crashes under Debian 12's Python 3.11, see NOTES.md). Every rank
 times each float32 allreduce after a barrier; per repetition the slowest rank's time counts, and
-the best repetition is reported, exactly as bench_allreduce measures its own side. Rank 0 prints
-one line per size:
+the best and the median repetition are reported, as bench_allreduce measures its own side. Rank 0
+prints one line per size:
 
-    TORCH size=<bytes> best_s=<seconds>
+    TORCH size=<bytes> best_s=<seconds> median_s=<seconds>
 
 Exit status 3 (and a line "TORCH_UNAVAILABLE <why>") when torch.distributed cannot be imported.
 """
 
 import argparse
 import datetime
+import statistics
 import sys
 import time
 
@@ -63,7 +64,9 @@ def main() -> int:
             times[i] = time.perf_counter() - start
         dist.all_reduce(times, op=dist.ReduceOp.MAX)
         if rank == 0:
-            print(f"TORCH size={size} best_s={times.min().item():.9f}", flush=True)
+            best = times.min().item()
+            median = statistics.median(times.tolist())
+            print(f"TORCH size={size} best_s={best:.9f} median_s={median:.9f}", flush=True)
 
     dist.barrier()
     dist.destroy_process_group()
