@@ -3,8 +3,9 @@
 # hosts without the build's packages (GPU hosts on other distributions, the device check):
 #   OUT_DIR/bin/                ringmaster-agent, ringmaster-worker, ringmasterctl (+ extras)
 #   OUT_DIR/lib/                the shared libraries ldd finds for them, but glibc's and the
-#                               GPU driver's; NCCL and cuBLAS are too big to carry (hundreds of MB)
-#                               and are taken from the host (see tests/gpu/run.sh for where)
+#                               GPU driver's. NCCL and cuBLAS are opened at run time, and only on
+#                               GPU hosts: they come with the host's CUDA or PyTorch's wheels
+#                               (too big to carry: hundreds of MB; see tests/gpu/run.sh)
 #   OUT_DIR/share/ringmaster/   resources/ (job specs, example scripts, the metrics helper)
 # Executables find lib/ through their RPATH $ORIGIN/../lib and share/ through ../share/ringmaster.
 # EXTRA_EXECUTABLE names more programs of BUILD_DIR/bin to carry (tests, benchmarks).
