@@ -59,15 +59,13 @@ command: [/bin/sh, -c, 'echo "visible=$CUDA_VISIBLE_DEVICES local=$LOCAL_RANK or
 }
 
 TEST_F(GpuPlacementTest, NcclJobOfEightRanksIsRefusedAtSubmitNamingAgentGpusAndRanks) {
-  const std::string placed = cluster_.writeSpec("placed.yaml", R"(name: too-many
-launcher: native
-placement: [{agent: gpu4, ranks: 8}]
-backend: nccl
-native:
-  model: {kind: mlp, hidden: [8]}
-  dataset: {kind: synthetic, samples: 256, features: 4, classes: 2}
-  epochs: 1
-)");
+  // Eight ranks, placed explicitly or by world_size; the rest of the spec does not matter.
+  const std::string rest =
+      "backend: nccl\nnative:\n  model: {kind: mlp, hidden: [8]}\n"
+      "  dataset: {kind: synthetic, samples: 256, features: 4, classes: 2}\n  epochs: 1\n";
+  const std::string placed = cluster_.writeSpec(
+      "placed.yaml",
+      "name: too-many\nlauncher: native\nplacement: [{agent: gpu4, ranks: 8}]\n" + rest);
   auto refused = cluster_.ctl({"submit", placed});
   EXPECT_NE(refused.exit_code, 0);
   EXPECT_NE(refused.err.find("backend nccl needs one GPU per rank, and agent 'gpu4' has 4 GPUs "
@@ -75,15 +73,8 @@ native:
             std::string::npos)
       << refused.err;
 
-  const std::string sized = cluster_.writeSpec("sized.yaml", R"(name: too-many
-launcher: native
-world_size: 8
-backend: nccl
-native:
-  model: {kind: mlp, hidden: [8]}
-  dataset: {kind: synthetic, samples: 256, features: 4, classes: 2}
-  epochs: 1
-)");
+  const std::string sized =
+      cluster_.writeSpec("sized.yaml", "name: too-many\nlauncher: native\nworld_size: 8\n" + rest);
   refused = cluster_.ctl({"submit", sized});
   EXPECT_NE(refused.exit_code, 0);
   EXPECT_NE(refused.err.find("asks for 8 ranks on agents with 4 GPUs in all (gpu4: 4)"),
