@@ -101,7 +101,11 @@ Result<DevicePlan> planDevices(const DeviceRequest& request,
 
   DevicePlan plan;
   plan.cpu_reason = request.cpu_reason;
-  const bool wants_gpus = request.backend != Backend::kGloo && plan.cpu_reason.empty();
+  // On a cluster without GPUs, backend auto is simply the CPU: nothing to explain or hide.
+  const bool any_gpu =
+      std::any_of(usable.begin(), usable.end(), [](const auto& gpus) { return !gpus.empty(); });
+  const bool wants_gpus = request.backend == Backend::kNccl ||
+                          (request.backend == Backend::kAuto && any_gpu && plan.cpu_reason.empty());
   if (wants_gpus) {
     // NCCL refuses two ranks on one device, so a rank without a GPU of its own cannot use one.
     for (size_t a = 0; a < agents.size() && plan.cpu_reason.empty(); ++a) {
@@ -136,7 +140,7 @@ Result<DevicePlan> planDevices(const DeviceRequest& request,
         rank.device = "CPU: " + plan.cpu_reason;
         rank.cuda_visible_devices = "";
       } else if (request.launcher == Launcher::kNative) {
-        rank.device = "CPU (backend gloo)";
+        rank.device = request.backend == Backend::kGloo ? "CPU (backend gloo)" : "CPU";
       }
     }
   }

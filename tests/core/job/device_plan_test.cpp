@@ -95,6 +95,18 @@ TEST(DevicePlan, AnAgentWithoutGpuFollowsTheSameRules) {
   EXPECT_NE(automatic->cpu_reason.find("agent 'cpu1' has no GPU for 1 rank"), std::string::npos);
 }
 
+TEST(DevicePlan, AutoOnAgentsWithoutAnyGpuIsTheCpuWithNothingToExplain) {
+  auto plan = planDevices(request(Launcher::kNative, Backend::kAuto), {{"cpu1", {}, 2}});
+  ASSERT_TRUE(plan.isOk());
+  EXPECT_FALSE(plan->gpus);
+  EXPECT_EQ(plan->cpu_reason, "");
+  EXPECT_FALSE(plan->ranks[0][1].cuda_visible_devices.has_value());
+  EXPECT_EQ(plan->ranks[0][1].device, "CPU");
+  auto command = planDevices(request(Launcher::kCommand, Backend::kAuto), {{"cpu1", {}, 1}});
+  ASSERT_TRUE(command.isOk());
+  EXPECT_EQ(command->ranks[0][0].device, "");
+}
+
 TEST(DevicePlan, GlooLeavesTheEnvironmentAlone) {
   auto plan = planDevices(request(Launcher::kNative, Backend::kGloo), {{"node1", gpus(2), 4}});
   ASSERT_TRUE(plan.isOk());

@@ -12,7 +12,8 @@
 //    rank uses is the one whose health the agent reports under that index;
 //  - backend nccl with fewer GPUs than ranks on an agent is an error naming the agent, its GPUs
 //    and the ranks; backend auto then trains the whole job on the CPU (every rank's
-//    CUDA_VISIBLE_DEVICES is empty) and says why; backend gloo leaves the environment alone;
+//    CUDA_VISIBLE_DEVICES is empty) and says why; backend gloo, and backend auto on agents that
+//    have no GPU at all, leave the environment alone;
 //  - a job whose env sets CUDA_VISIBLE_DEVICES keeps it verbatim; each entry must be one of the
 //    agent's GPUs (an index or a UUID), and those are the GPUs the rules above count.
 //
