@@ -559,6 +559,19 @@ void DashboardView::updateHeader() {
   if (!job_->launcher().empty()) {
     text += " &nbsp;·&nbsp; " + QString::fromStdString(job_->launcher());
   }
+  // Where the ranks train: "8 GPUs", or why backend auto put them on the CPU.
+  int on_gpu = 0;
+  std::string cpu_reason;
+  for (const auto& [rank, info] : job_->ranks()) {
+    on_gpu += info.device.starts_with("GPU");
+    if (info.device.starts_with("CPU: ")) cpu_reason = info.device.substr(5);
+  }
+  if (on_gpu > 0)
+    text += QString(" &nbsp;·&nbsp; %1 GPU%2").arg(on_gpu).arg(on_gpu == 1 ? "" : "s");
+  if (!cpu_reason.empty()) {
+    text += QString(" &nbsp;·&nbsp; <span style='color:#ffb030'>on the CPU: %1</span>")
+                .arg(QString::fromStdString(cpu_reason).toHtmlEscaped());
+  }
   if (job_->attempt() > 1) text += QString(" &nbsp;·&nbsp; attempt %1").arg(job_->attempt());
   if (!live_) text += " &nbsp;·&nbsp; from the history";
   summary_->setText(text);

@@ -5,6 +5,8 @@
 
 #include <chrono>
 
+#include "dashboard/rank_table_model.h"
+
 namespace ringmaster::gui {
 namespace {
 
@@ -108,6 +110,29 @@ TEST(JobData, NamesTheFirstFailureAndDerivesTheState) {
   EXPECT_NE(problem->detail.find("exit code 3"), std::string::npos) << problem->detail;
   EXPECT_EQ(job.ranks().at(1).exit_code, 3);
   EXPECT_EQ(job.agents(), std::vector<std::string>{"a"});
+}
+
+TEST(JobData, EachRanksDeviceIsShownShortWithTheDetailInItsTooltip) {
+  JobData job(kJob);
+  job.ingest("a", accepted(2, 0, 2));
+  const std::string gpu = "GPU 3 NVIDIA H100 80GB HBM3 (GPU-2c5e38d7-1e0c-dee8-8e4b-3a6faca7aec2)";
+  const std::string cpu = "CPU: agent 'b' has 1 GPU for 2 ranks, so backend auto trains on the CPU";
+  for (int rank : {0, 1}) {
+    proto::JournalRecord started =
+        base(2 + static_cast<uint64_t>(rank), 101, "rank:" + std::to_string(rank));
+    started.mutable_rank_started()->set_rank(rank);
+    started.mutable_rank_started()->set_device(rank == 0 ? gpu : cpu);
+    job.ingest("a", started);
+  }
+  EXPECT_EQ(job.ranks().at(0).device, gpu);
+  RankTableModel model;
+  model.update(job, 0);
+  const QModelIndex gpu_cell = model.index(0, RankTableModel::kDevice);
+  EXPECT_EQ(model.data(gpu_cell, Qt::DisplayRole).toString(), "GPU 3 NVIDIA H100 80GB HBM3");
+  EXPECT_EQ(model.data(gpu_cell, Qt::ToolTipRole).toString().toStdString(), gpu);
+  const QModelIndex cpu_cell = model.index(1, RankTableModel::kDevice);
+  EXPECT_EQ(model.data(cpu_cell, Qt::DisplayRole).toString(), "CPU");
+  EXPECT_EQ(model.data(cpu_cell, Qt::ToolTipRole).toString().toStdString(), cpu);
 }
 
 TEST(JobData, ASnapshotAndTheLiveRecordsItOverlapsAreStoredOnce) {
