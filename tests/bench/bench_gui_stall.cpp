@@ -14,6 +14,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
+#include <vector>
 
 #include "bridge/session_bridge.h"
 #include "charts/metric_chart.h"
@@ -57,19 +58,58 @@ job::JobSpec meteredJob() {
   return spec;
 }
 
+// With --trace: times every outermost event delivery and keeps the slowest, to name what a long
+// gap was spent on (receiver class, object name, event type).
+class TracingApplication : public QApplication {
+ public:
+  using QApplication::QApplication;
+  bool trace = false;
+  struct Slow {
+    double ms;
+    std::string what;
+  };
+  std::vector<Slow> slowest;
+
+  bool notify(QObject* receiver, QEvent* event) override {
+    if (!trace || depth_ > 0) return QApplication::notify(receiver, event);
+    ++depth_;
+    QElapsedTimer timer;
+    timer.start();
+    const int type = event->type();
+    const std::string what = std::string(receiver->metaObject()->className()) + " '" +
+                             receiver->objectName().toStdString() + "' event " +
+                             std::to_string(type);
+    const bool result = QApplication::notify(receiver, event);
+    --depth_;
+    slowest.push_back({timer.nsecsElapsed() / 1e6, what});
+    std::sort(slowest.begin(), slowest.end(), [](auto& a, auto& b) { return a.ms > b.ms; });
+    if (slowest.size() > 8) slowest.pop_back();
+    return result;
+  }
+
+ private:
+  int depth_ = 0;
+};
+
 // Runs the event loop for `ms` (or until `done`), returning the longest gap between two ticks
-// of a 1 ms timer, in ms: how long the GUI thread was unable to react.
-double longestGap(int ms, const std::function<bool()>& done = {}) {
+// of a 1 ms timer, in ms: how long the GUI thread was unable to react. A gap counts in
+// `*before` instead while `phase_two` was false at its start (e.g. until the dashboard is open).
+double longestGap(int ms, const std::function<bool()>& done = {},
+                  const std::function<bool()>& phase_two = {}, double* before = nullptr) {
   QElapsedTimer clock;
   clock.start();
   qint64 last = clock.nsecsElapsed();
+  bool second = !phase_two;
   double worst = 0;
   QTimer tick;
   tick.setTimerType(Qt::PreciseTimer);
   QObject::connect(&tick, &QTimer::timeout, [&] {
     const qint64 now = clock.nsecsElapsed();
-    worst = std::max(worst, static_cast<double>(now - last) / 1e6);
+    const double gap = static_cast<double>(now - last) / 1e6;
+    double& into = second || !before ? worst : *before;
+    into = std::max(into, gap);
     last = now;
+    second = second || phase_two();
   });
   tick.start(1);
   while (clock.elapsed() < ms && !(done && done())) {
@@ -82,7 +122,8 @@ double longestGap(int ms, const std::function<bool()>& done = {}) {
 
 int main(int argc, char** argv) {
   if (qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM")) qputenv("QT_QPA_PLATFORM", "offscreen");
-  QApplication app(argc, argv);
+  TracingApplication app(argc, argv);
+  app.trace = argc > 1 && std::string(argv[1]) == "--trace";
   testing::Cluster cluster;
   std::string error;
   if (!cluster.addAgent("bench", kRanks, &error)) {
@@ -122,9 +163,15 @@ int main(int argc, char** argv) {
   QElapsedTimer clock;
   clock.start();
   const uint64_t before = bridge.deliveredRecords();
+  // Opening the dashboard (building the view, loading the job) is one action of the user's;
+  // the goal is about the stream into the open dashboard, so the two are told apart.
+  double open_gap = 0;
   const double stream_gap = longestGap(
-      (kSeconds + 60) * 1000, [&] { return view && view->loaded() && view->job().finished(); });
+      (kSeconds + 60) * 1000, [&] { return view && view->loaded() && view->job().finished(); },
+      [&] { return view && view->loaded(); }, &open_gap);
   const double seconds = clock.nsecsElapsed() / 1e9;
+  for (const auto& slow : app.slowest)
+    std::printf("slow: %.1f ms %s\n", slow.ms, slow.what.c_str());
   const uint64_t records = bridge.deliveredRecords() - before;
   if (!view) return 1;
   view->refreshNow();
@@ -138,12 +185,14 @@ int main(int argc, char** argv) {
       "dashboard received %zu of %llu loss points in %.1f s\n",
       kRanks, kLinesPerSecondPerRank, kValuesPerLine, kSeconds, points,
       static_cast<unsigned long long>(expected), seconds);
-  std::printf("GUI event loop: longest gap %.1f ms while streaming, %.1f ms idle\n", stream_gap,
-              idle_gap);
   std::printf(
-      "RESULT max_stall_ms=%.1f samples_per_s=%.0f idle_max_stall_ms=%.1f ratio_vs_idle=%.2f "
-      "records=%llu points=%zu seconds=%.2f\n",
-      stream_gap, samples_per_s, idle_gap, stream_gap / std::max(idle_gap, 1e-3),
+      "GUI event loop: longest gap %.1f ms while streaming into the open dashboard, %.1f ms "
+      "while opening it, %.1f ms idle\n",
+      stream_gap, open_gap, idle_gap);
+  std::printf(
+      "RESULT max_stall_ms=%.1f open_stall_ms=%.1f samples_per_s=%.0f idle_max_stall_ms=%.1f "
+      "ratio_vs_idle=%.2f records=%llu points=%zu seconds=%.2f\n",
+      stream_gap, open_gap, samples_per_s, idle_gap, stream_gap / std::max(idle_gap, 1e-3),
       static_cast<unsigned long long>(records), points, seconds);
   view.reset();
   bridge.stop();

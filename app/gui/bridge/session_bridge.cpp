@@ -72,6 +72,7 @@ class SessionBridge::Inbox : public client::SessionSink {
 
 SessionBridge::SessionBridge(QObject* parent) : QObject(parent), inbox_(new Inbox) {
   timer_.setInterval(kDeliveryIntervalMs);
+  timer_.setObjectName("bridge-delivery");
   connect(&timer_, &QTimer::timeout, this, &SessionBridge::deliver);
 }
 

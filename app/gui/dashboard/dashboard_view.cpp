@@ -227,11 +227,13 @@ DashboardView::DashboardView(SessionBridge* bridge, const QString& job_id, bool 
 
   redraw_timer_ = new QTimer(this);
   redraw_timer_->setInterval(kRedrawMs);
+  redraw_timer_->setObjectName("dashboard-redraw");
   connect(redraw_timer_, &QTimer::timeout, this, &DashboardView::onRedrawTick);
   redraw_timer_->start();
   // Ages in the rank table and the elapsed time move even when no record comes.
   clock_timer_ = new QTimer(this);
   clock_timer_->setInterval(1000);
+  clock_timer_->setObjectName("dashboard-clock");
   connect(clock_timer_, &QTimer::timeout, this, [this] {
     rank_model_->update(*job_, unixNow());
     updateHeader();

@@ -53,6 +53,7 @@ LogPane::LogPane(SessionBridge* bridge, const QString& job_id, QWidget* parent)
 
   timer_ = new QTimer(this);
   timer_->setInterval(kPollMs);
+  timer_->setObjectName("log-poll");
   connect(timer_, &QTimer::timeout, this, &LogPane::poll);
   timer_->start();
   connect(bridge_, &SessionBridge::logChunk, this, &LogPane::onChunk);
