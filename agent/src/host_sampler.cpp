@@ -102,16 +102,9 @@ Status HostSampler::limitGpus(const GpuLimit& limit) {
     return Status::ok();
   }
   // No NVML (no driver here, or a test): the declared GPUs, numbered as given; UUIDs in order.
-  size_t start = 0;
-  while (start < limit.list.size()) {
-    const size_t comma = std::min(limit.list.find(',', start), limit.list.size());
-    std::string entry = limit.list.substr(start, comma - start);
-    start = comma + 1;
-    entry.erase(0, entry.find_first_not_of(" \t"));
-    entry.erase(entry.find_last_not_of(" \t") + 1);
-    if (entry.empty()) {
-      return invalidArgument(limit.what + " has an empty entry in '" + limit.list + "'");
-    }
+  RM_ASSIGN_OR_RETURN(const std::vector<std::string> entries,
+                      job::splitGpuList(limit.list, limit.what));
+  for (const std::string& entry : entries) {
     const bool numeric = entry.find_first_not_of("0123456789") == std::string::npos;
     if (numeric && entry.size() > 5) {
       return invalidArgument(limit.what + ": GPU index '" + entry + "' is out of range");

@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "ctl.h"
+#include "ringmaster/job/device_plan.h"
 #include "table.h"
 
 namespace ringmaster::ctl {
@@ -36,12 +37,10 @@ json rankJson(const store::RankRow& r) {
           {"device", r.device}};
 }
 
-// The DEVICE column: "GPU 2 NVIDIA H100 80GB HBM3" (the UUID stays in the history and --json),
-// "CPU" (its reason is printed once above the table), or "-".
+// The DEVICE column: the UUID stays in the history and --json, a CPU reason is printed once above
+// the table.
 std::string deviceCell(const std::string& device) {
-  if (device.empty()) return "-";
-  if (device.starts_with("CPU")) return "CPU";
-  return device.substr(0, device.find(" (GPU-"));
+  return device.empty() ? "-" : job::shortDevice(device);
 }
 
 json jobJson(const store::JobRow& j) {
@@ -212,8 +211,9 @@ int runStatus(const Globals& globals, const std::string& job_ref, bool as_json) 
                 j.name.c_str(), j.launcher.c_str(), j.state.c_str(), j.attempt, j.world_size,
                 jobDuration(j).c_str());
     for (const auto& r : *ranks) {
-      if (r.device.starts_with("CPU: ")) {  // backend auto put the job on the CPU: say why once
-        std::printf("on the CPU: %s\n", r.device.substr(5).c_str());
+      // Backend auto put the job on the CPU: say why, once.
+      if (const std::string why = job::cpuReasonOf(r.device); !why.empty()) {
+        std::printf("on the CPU: %s\n", why.c_str());
         break;
       }
     }

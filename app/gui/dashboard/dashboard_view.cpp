@@ -26,6 +26,7 @@
 #include "dashboard/log_pane.h"
 #include "dashboard/rank_table_model.h"
 #include "history/run_format.h"
+#include "ringmaster/job/device_plan.h"
 #include "straggler/straggler_heatmap.h"
 
 namespace ringmaster::gui {
@@ -566,7 +567,7 @@ void DashboardView::updateHeader() {
   std::string cpu_reason;
   for (const auto& [rank, info] : job_->ranks()) {
     on_gpu += info.device.starts_with("GPU");
-    if (info.device.starts_with("CPU: ")) cpu_reason = info.device.substr(5);
+    if (const std::string why = job::cpuReasonOf(info.device); !why.empty()) cpu_reason = why;
   }
   if (on_gpu > 0)
     text += QString(" &nbsp;·&nbsp; %1 GPU%2").arg(on_gpu).arg(on_gpu == 1 ? "" : "s");

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "history/run_format.h"
+#include "ringmaster/job/device_plan.h"
 
 namespace ringmaster::gui {
 namespace {
@@ -65,10 +66,8 @@ QVariant RankTableModel::data(const QModelIndex& index, int role) const {
         return r.rank;
       case kAgent:
         return QString::fromStdString(r.agent);
-      case kDevice:  // "GPU 2 NVIDIA H100 80GB HBM3" or "CPU"; the rest is in the tooltip
-        if (r.device.empty()) return QString("—");
-        if (r.device.starts_with("CPU")) return QString("CPU");
-        return QString::fromStdString(r.device.substr(0, r.device.find(" (GPU-")));
+      case kDevice:  // the UUID or the CPU's reason is in the tooltip
+        return r.device.empty() ? QString("—") : QString::fromStdString(job::shortDevice(r.device));
       case kPid:
         return r.pid ? QVariant(r.pid) : QVariant("—");
       case kState:

@@ -58,18 +58,35 @@ std::string Gpu::describe() const {
   return out;
 }
 
-Result<std::vector<Gpu>> selectGpus(const std::string& list, const std::vector<Gpu>& gpus,
-                                    const std::string& what) {
-  std::vector<Gpu> selected;
+Result<std::vector<std::string>> splitGpuList(const std::string& list, const std::string& what) {
+  std::vector<std::string> entries;
+  if (trim(list).empty()) return entries;  // "": no GPU
   size_t start = 0;
   while (start <= list.size()) {
     const size_t comma = std::min(list.find(',', start), list.size());
-    const std::string entry = trim(list.substr(start, comma - start));
+    entries.push_back(trim(list.substr(start, comma - start)));
     start = comma + 1;
-    if (entry.empty()) {
-      if (comma == list.size() && selected.empty() && trim(list).empty()) break;  // "": no GPU
+    if (entries.back().empty()) {
       return invalidArgument(what + " has an empty entry in '" + list + "'");
     }
+  }
+  return entries;
+}
+
+std::string shortDevice(const std::string& device) {
+  if (device.starts_with("CPU")) return "CPU";
+  return device.substr(0, device.find(" (GPU-"));
+}
+
+std::string cpuReasonOf(const std::string& device) {
+  return device.starts_with("CPU: ") ? device.substr(5) : std::string();
+}
+
+Result<std::vector<Gpu>> selectGpus(const std::string& list, const std::vector<Gpu>& gpus,
+                                    const std::string& what) {
+  RM_ASSIGN_OR_RETURN(const std::vector<std::string> entries, splitGpuList(list, what));
+  std::vector<Gpu> selected;
+  for (const std::string& entry : entries) {
     std::vector<const Gpu*> matches;
     for (const Gpu& gpu : gpus) {
       const bool match = isIndex(entry) ? std::stoi(entry) == gpu.index

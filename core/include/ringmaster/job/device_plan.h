@@ -68,6 +68,15 @@ struct DevicePlan {
   std::vector<std::vector<RankDevices>> ranks;  // per agent (in the given order), per local rank
 };
 
+// The trimmed entries of a CUDA_VISIBLE_DEVICES-style list ("0, 2" or "GPU-…,GPU-…"); none for
+// "" or blanks. An empty entry ("0,,1", "0,") is an error naming `what`.
+Result<std::vector<std::string>> splitGpuList(const std::string& list, const std::string& what);
+
+// A rank's device (RankDevices::device) for a table cell: "GPU 2 NVIDIA H100 80GB HBM3" (without
+// the UUID) or "CPU"; and the reason of a "CPU: <why>" device ("" for any other).
+std::string shortDevice(const std::string& device);
+std::string cpuReasonOf(const std::string& device);
+
 // Splits a CUDA_VISIBLE_DEVICES-style list ("0,2" or "GPU-…,GPU-…", spaces allowed) and finds
 // each entry among `gpus` (by index, or by UUID or a unique UUID prefix). Errors name the entry
 // and the GPUs there are. `what` says where the list came from, for the message.
