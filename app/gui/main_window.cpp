@@ -349,7 +349,13 @@ void MainWindow::onSubmitted(uint64_t token, const Result<client::SubmittedJob>&
   if (token != submit_token_) return;
   if (!result.isOk()) {
     idle();
-    QMessageBox::warning(this, "Launch failed", QString::fromStdString(result.status().message()));
+    QString message = QString::fromStdString(result.status().message());
+    if (message.startsWith("no cluster file")) {
+      // A first launch without agents: the Cluster tab offers the local agent.
+      message += "\n\nStart the local agent (or add one) in the Cluster tab, then launch again.";
+      tabs_->setCurrentWidget(cluster_);
+    }
+    QMessageBox::warning(this, "Launch failed", message);
     return;
   }
   const QString id = QString::fromStdString(result->job_id);

@@ -550,8 +550,10 @@ void DashboardView::updateHeader() {
   }
   QString text = QString("<span style='color:%1; font-weight:bold'>%2</span>")
                      .arg(stateColor(state).name(), QString::fromStdString(state).toUpper());
-  text += QString(" &nbsp; %1 ranks on %2 host%3")
-              .arg(job_->worldSize() ? job_->worldSize() : static_cast<int>(job_->ranks().size()))
+  const int ranks = job_->worldSize() ? job_->worldSize() : static_cast<int>(job_->ranks().size());
+  text += QString(" &nbsp; %1 rank%2 on %3 host%4")
+              .arg(ranks)
+              .arg(ranks == 1 ? "" : "s")
               .arg(job_->agents().size())
               .arg(job_->agents().size() == 1 ? "" : "s");
   if (state == "running") text += QString(" (%1 running)").arg(running);
