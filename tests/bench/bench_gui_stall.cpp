@@ -58,17 +58,18 @@ job::JobSpec meteredJob() {
   return spec;
 }
 
-// With --trace: times every outermost event delivery and keeps the slowest, to name what a long
-// gap was spent on (receiver class, object name, event type).
+// With --trace: times every outermost event delivery, to name what a long gap was spent on
+// (receiver class, object name, event type, ms). The deliveries since the last tick of the gap
+// timer are kept, and the longest gaps are printed with what they were made of.
 class TracingApplication : public QApplication {
  public:
   using QApplication::QApplication;
   bool trace = false;
-  struct Slow {
-    double ms;
-    std::string what;
+  struct Gap {
+    double ms = 0;
+    std::string parts;
   };
-  std::vector<Slow> slowest;
+  std::vector<Gap> longest;
 
   bool notify(QObject* receiver, QEvent* event) override {
     if (!trace || depth_ > 0) return QApplication::notify(receiver, event);
@@ -81,14 +82,36 @@ class TracingApplication : public QApplication {
                              std::to_string(type);
     const bool result = QApplication::notify(receiver, event);
     --depth_;
-    slowest.push_back({timer.nsecsElapsed() / 1e6, what});
-    std::sort(slowest.begin(), slowest.end(), [](auto& a, auto& b) { return a.ms > b.ms; });
-    if (slowest.size() > 8) slowest.pop_back();
+    const double ms = timer.nsecsElapsed() / 1e6;
+    if (ms >= 1) since_tick_.push_back({ms, what});
     return result;
   }
 
+  // Called by the gap timer on each tick with the gap that just ended.
+  void tick(double gap_ms) {
+    if (trace && gap_ms >= 20) {
+      std::sort(since_tick_.begin(), since_tick_.end(),
+                [](auto& a, auto& b) { return a.ms > b.ms; });
+      Gap gap{gap_ms, {}};
+      for (const auto& part : since_tick_) {
+        char line[256];
+        std::snprintf(line, sizeof line, "\n    %5.1f ms %s", part.ms, part.what.c_str());
+        gap.parts += line;
+      }
+      longest.push_back(std::move(gap));
+      std::sort(longest.begin(), longest.end(), [](auto& a, auto& b) { return a.ms > b.ms; });
+      if (longest.size() > 5) longest.pop_back();
+    }
+    since_tick_.clear();
+  }
+
  private:
+  struct Part {
+    double ms;
+    std::string what;
+  };
   int depth_ = 0;
+  std::vector<Part> since_tick_;
 };
 
 // Runs the event loop for `ms` (or until `done`), returning the longest gap between two ticks
@@ -108,6 +131,7 @@ double longestGap(int ms, const std::function<bool()>& done = {},
     const double gap = static_cast<double>(now - last) / 1e6;
     double& into = second || !before ? worst : *before;
     into = std::max(into, gap);
+    static_cast<TracingApplication*>(QCoreApplication::instance())->tick(gap);
     last = now;
     second = second || phase_two();
   });
@@ -170,8 +194,8 @@ int main(int argc, char** argv) {
       (kSeconds + 60) * 1000, [&] { return view && view->loaded() && view->job().finished(); },
       [&] { return view && view->loaded(); }, &open_gap);
   const double seconds = clock.nsecsElapsed() / 1e9;
-  for (const auto& slow : app.slowest)
-    std::printf("slow: %.1f ms %s\n", slow.ms, slow.what.c_str());
+  for (const auto& gap : app.longest)
+    std::printf("gap of %.1f ms, deliveries of 1 ms or more:%s\n", gap.ms, gap.parts.c_str());
   const uint64_t records = bridge.deliveredRecords() - before;
   if (!view) return 1;
   view->refreshNow();

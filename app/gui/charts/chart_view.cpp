@@ -1,5 +1,6 @@
 #include "charts/chart_view.h"
 
+#include <QGraphicsScene>
 #include <QMouseEvent>
 #include <QPainter>
 #include <QWheelEvent>
@@ -21,6 +22,9 @@ ChartView::ChartView(QChart* chart, QWidget* parent) : QChartView(chart, parent)
   // per small dirty rectangle that the series and axes report, which made one chart of a live
   // dashboard take hundreds of milliseconds to paint.
   setViewportUpdateMode(QGraphicsView::FullViewportUpdate);
+  // Every redraw replaces the series' points: a BSP index of the items would be rebuilt each time
+  // for lookups a chart of a handful of items does not need.
+  scene()->setItemIndexMethod(QGraphicsScene::NoIndex);
   setMouseTracking(true);
   viewport()->setMouseTracking(true);
   setContextMenuPolicy(Qt::PreventContextMenu);  // shown on right release, after a drag test

@@ -2,6 +2,7 @@
 
 #include <QCategoryAxis>
 #include <QChart>
+#include <QCoreApplication>
 #include <QDateTime>
 #include <QEvent>
 #include <QFileDialog>
@@ -14,13 +15,16 @@
 #include <QMenu>
 #include <QMessageBox>
 #include <QPixmap>
+#include <QPointer>
 #include <QSaveFile>
+#include <QTimer>
 #include <QToolButton>
 #include <QVBoxLayout>
 #include <QValueAxis>
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <deque>
 #include <string>
 
 #include "charts/axis_ticks.h"
@@ -112,6 +116,36 @@ void setValueAxis(QValueAxis* axis, double lo, double hi, double interval, doubl
 }
 
 }  // namespace
+
+// Charts waiting for a refresh after a resize, drawn one per turn of the event loop.
+class ChartRefreshQueue : public QObject {
+ public:
+  explicit ChartRefreshQueue(QObject* parent) : QObject(parent) {
+    timer_.setInterval(0);
+    timer_.setObjectName("chart-resize-refresh");
+    connect(&timer_, &QTimer::timeout, this, &ChartRefreshQueue::next);
+  }
+  void add(MetricChart* chart) {
+    charts_.push_back(chart);
+    timer_.start();
+  }
+
+ private:
+  void next() {
+    while (!charts_.empty()) {
+      QPointer<MetricChart> chart = charts_.front();
+      charts_.pop_front();
+      if (!chart) continue;  // closed while waiting
+      chart->refresh_queued_ = false;
+      chart->refresh();
+      break;
+    }
+    if (charts_.empty()) timer_.stop();
+  }
+
+  QTimer timer_;
+  std::deque<QPointer<MetricChart>> charts_;
+};
 
 MetricChart::MetricChart(const QString& title, QWidget* parent) : QWidget(parent), title_(title) {
   chart_ = new QChart;
@@ -216,7 +250,7 @@ MetricChart::MetricChart(const QString& title, QWidget* parent) : QWidget(parent
     }
     return r;
   };
-  cb.resized = [this] { refresh(); };
+  cb.resized = [this] { refreshSoon(); };
   view_->setCallbacks(std::move(cb));
 
   applyChartTheme(chart_, palette());
@@ -355,6 +389,17 @@ std::pair<double, double> MetricChart::dataRange() const {
   return {lo, hi};
 }
 
+// One chart per turn of the event loop: a layout that resizes ten charts at once (a chart added
+// above them, the window resized) or a dashboard whose charts all have new points costs ten short
+// turns instead of one long one. A resize redraws here too, not inside the layout pass.
+void MetricChart::refreshSoon() {
+  if (refresh_queued_) return;
+  refresh_queued_ = true;
+  static QPointer<ChartRefreshQueue> queue;
+  if (!queue) queue = new ChartRefreshQueue(QCoreApplication::instance());
+  queue->add(this);
+}
+
 void MetricChart::refresh() {
   // Two passes at most: new tick labels can change the plot width, and columns should be pixels.
   for (int pass = 0; pass < 2; ++pass) {
@@ -418,11 +463,8 @@ void MetricChart::applyXAxisRange(int columns) {
                               : span > 20 * 3600 ? QStringLiteral("MM-dd hh:mm")
                               : interval < 60    ? QStringLiteral("hh:mm:ss")
                                                  : QStringLiteral("hh:mm");
-  for (const QString& label : x_axis_->categoriesLabels()) x_axis_->remove(label);
-  x_axis_->setRange(x0_, x1_);
-  // A category ends strictly after the start value: start just left of a tick on the edge.
-  x_axis_->setStartValue(x0_ - std::max(span, 1.0) * 1e-9);
   const QFontMetrics metrics(x_axis_->labelsFont());
+  std::vector<std::pair<QString, double>> wanted;
   for (double t : ticks) {
     const QString label =
         time ? QDateTime::fromMSecsSinceEpoch(static_cast<qint64>(std::llround(t * 1000)))
@@ -431,8 +473,15 @@ void MetricChart::applyXAxisRange(int columns) {
     // A label centred on a tick at the right edge would be cut off by the widget's border.
     const double px_to_edge = span > 0 ? (x1_ - t) / span * columns : 0;
     if (px_to_edge + kRightMarginPx < metrics.horizontalAdvance(label) / 2.0 + 2) continue;
-    x_axis_->append(label, t);
+    wanted.emplace_back(label, t);
   }
+  x_axis_->setRange(x0_, x1_);
+  // A category ends strictly after the start value: start just left of a tick on the edge.
+  x_axis_->setStartValue(x0_ - std::max(span, 1.0) * 1e-9);
+  if (wanted == x_ticks_) return;
+  for (const QString& label : x_axis_->categoriesLabels()) x_axis_->remove(label);
+  for (const auto& [label, t] : wanted) x_axis_->append(label, t);
+  x_ticks_ = std::move(wanted);
 }
 
 void MetricChart::applyYRange(double lo, double hi, bool has_values) {

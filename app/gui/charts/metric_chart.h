@@ -25,6 +25,7 @@ class QToolButton;
 namespace ringmaster::gui {
 
 class ChartView;
+class ChartRefreshQueue;
 
 struct ChartLine {
   QString label;  // "rank 3", "job total", "gpu01 cpu %"
@@ -52,6 +53,8 @@ class MetricChart : public QWidget {
   void setSmoothing(double weight);  // EMA weight 0 (off) .. 0.99; raw stays drawn faint behind
   void setYLabel(const QString& label);
   void refresh();  // after appends: re-decimate and redraw; O(width log n)
+  // refresh() on a later turn of the event loop; the charts waiting are drawn one per turn.
+  void refreshSoon();
   void resetZoom();
   bool saveImage(const QString& path) const;  // PNG of the chart
   // Visible lines, points in the visible x range: label,step,time,value.
@@ -81,6 +84,7 @@ class MetricChart : public QWidget {
   void changeEvent(QEvent* event) override;
 
  private:
+  friend class ChartRefreshQueue;
   struct QtLine {
     QLineSeries* raw = nullptr;
     QLineSeries* smoothed = nullptr;
@@ -106,6 +110,7 @@ class MetricChart : public QWidget {
   metrics::Axis axis_ = metrics::Axis::kStep;
   double smoothing_ = 0;
   bool zoomed_ = false;
+  bool refresh_queued_ = false;
   double x0_ = 0, x1_ = 1;
   int drawn_points_ = 0;
 
@@ -113,6 +118,9 @@ class MetricChart : public QWidget {
   ChartView* view_ = nullptr;
   // Ticks and labels of our own on round values: steps with separators, round local times.
   QCategoryAxis* x_axis_ = nullptr;
+  // The x axis's current labels and their places: rebuilding them relayouts the axis each time,
+  // which costs more than the whole decimation, so it happens only when a tick changes.
+  std::vector<std::pair<QString, double>> x_ticks_;
   QValueAxis* y_axis_ = nullptr;
   QToolButton* reset_button_ = nullptr;
 };

@@ -74,7 +74,7 @@ class DashboardView : public QWidget {
   // The charts the job's metrics and hosts call for, in their place order.
   std::vector<QString> wantedCharts() const;
   MetricChart* addChart(const QString& title, bool health);
-  void updateLines();
+  bool updateLines(bool all);  // true when every chart has its current lines
   void updateHeader();
   void updateEvents();
   void updateRankList();
@@ -109,7 +109,6 @@ class DashboardView : public QWidget {
   QScrollArea* scroll_;
   std::map<QString, MetricChart*> charts_;  // by title
   std::set<MetricChart*> stale_charts_;     // data changed since their last refresh
-  size_t next_chart_ = 0;                   // where the round robin of redraws goes on
   std::vector<QString> chart_order_;
   std::map<QString, std::vector<std::pair<int, QString>>> chart_keys_;  // lines drawn per chart
   StragglerHeatmap* heatmap_;
