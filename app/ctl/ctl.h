@@ -50,8 +50,8 @@ int runDemo(const Globals& globals, const std::string& spec_path);
 
 // Shared by submit and demo: submits and, as asked, follows logs live and/or waits for the end.
 // compact_metrics: see LogTail.
-int submitAndWatch(client::ClusterClient& cluster, const job::JobSpec& spec, bool wait, bool follow,
-                   bool compact_metrics = false);
+int submitAndWatch(const client::ClientPaths& paths, const job::JobSpec& spec, bool wait,
+                   bool follow, bool compact_metrics = false);
 
 // Prints the spec's errors (the native: section's included) compiler style; false when any.
 bool checkSpec(const job::SpecParseResult& parsed);

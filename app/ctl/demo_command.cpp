@@ -26,8 +26,8 @@ std::string resourcesDir() {
 }
 
 // "rank 0: loss 8.316 -> 0.00312 over 2000 steps" for the newest job in the history.
-void printLossSummary(client::ClusterClient& cluster) {
-  auto store = cluster.history();
+void printLossSummary(const std::string& db_file) {
+  auto store = store::Store::open(db_file);
   if (!store.isOk()) return;
   auto jobs = (*store)->jobs();
   if (!jobs.isOk() || jobs->empty()) return;
@@ -89,22 +89,19 @@ int runDemo(const Globals& globals, const std::string& spec_path_flag) {
   int rc = kExitFailure;
   Status written =
       client::writeClusterFile(paths.cluster_file, {{"local", agent->endpoint, agent->public_key}});
-  auto cluster = written.isOk() ? client::ClusterClient::open(paths)
-                                : Result<std::unique_ptr<client::ClusterClient>>(written);
-  if (!cluster.isOk()) {
-    printError(cluster.status().message());
+  if (!written.isOk()) {
+    printError(written.message());
   } else {
     std::printf("submitting %s (%s, %d ranks)\n", spec_path.c_str(),
                 job::launcherName(spec.launcher), spec.world_size);
     std::fflush(stdout);
-    rc = submitAndWatch(**cluster, spec, /*wait=*/true, /*follow=*/true, /*compact_metrics=*/true);
-    printLossSummary(**cluster);
+    rc = submitAndWatch(paths, spec, /*wait=*/true, /*follow=*/true, /*compact_metrics=*/true);
+    printLossSummary(paths.db_file);
     std::printf(
         "\nhistory: %s\n  ringmasterctl --db %s runs\n  ringmasterctl --db %s metrics "
         "<job> --name loss\n",
         paths.db_file.c_str(), paths.db_file.c_str(), paths.db_file.c_str());
   }
-  cluster = Result<std::unique_ptr<client::ClusterClient>>(unavailable("closed"));
   if (!running) client::stopLocalAgent(*agent);
   return rc;
 }

@@ -6,15 +6,20 @@
 
 namespace ringmaster::ctl {
 
-LogTail::LogTail(client::ClusterClient& cluster, std::string job_id,
+namespace {
+constexpr auto kFollowMs = std::chrono::milliseconds(200);
+constexpr auto kRetryMs = std::chrono::milliseconds(1000);
+}  // namespace
+
+LogTail::LogTail(client::ClusterSession& session, std::string job_id,
                  const std::vector<std::pair<std::string, std::vector<int>>>& shares, bool prefix,
                  bool compact_metrics)
-    : cluster_(cluster),
+    : session_(session),
       job_id_(std::move(job_id)),
       prefix_(prefix),
       compact_metrics_(compact_metrics) {
   for (const auto& [agent, ranks] : shares) {
-    for (int rank : ranks) ranks_[rank].agent = agent;
+    for (int rank : ranks) ranks_[rank].cursor = client::LogCursor(agent, rank);
   }
 }
 
@@ -30,11 +35,12 @@ void LogTail::print(int rank, RankLog& log, const std::string& data) {
     start = end + 1;
   }
   log.partial.erase(0, start);
-  if (log.finished && !log.partial.empty()) {
+  const bool finished = log.cursor.complete();
+  if (finished && !log.partial.empty()) {
     printLine(rank, log, log.partial);
     log.partial.clear();
   }
-  showMetrics(rank, log, log.finished);
+  showMetrics(rank, log, finished);
 }
 
 void LogTail::printLine(int rank, RankLog& log, std::string_view line) {
@@ -79,32 +85,42 @@ void LogTail::showMetrics(int rank, RankLog& log, bool force) {
   log.shown_at = now;
 }
 
-bool LogTail::poll(uint32_t wait_ms) {
-  bool any = false;
-  errors_.clear();
+void LogTail::request() {
+  const auto now = std::chrono::steady_clock::now();
   for (auto& [rank, log] : ranks_) {
-    while (!log.finished) {
-      auto chunk = cluster_.readLog(log.agent, job_id_, rank, log.offset, wait_ms);
-      wait_ms = 0;  // only the first read waits
-      if (!chunk.isOk()) {
-        errors_[rank] = chunk.status();
-        break;
-      }
-      log.offset = chunk->offset() + chunk->data().size();
-      log.finished = chunk->finished();
-      if (chunk->data().empty() && !log.finished) break;
-      any = true;
-      print(rank, log, chunk->data());
-      if (log.offset >= chunk->size()) break;
-    }
+    if (!log.cursor.wantsRead() || now < log.next_read) continue;
+    log.cursor.sent(session_.postReadLog(log.cursor.agent(), job_id_, rank, log.cursor.offset()));
   }
+}
+
+void LogTail::onChunk(uint64_t token, int rank, const Result<proto::LogChunk>& chunk) {
+  auto found = ranks_.find(rank);
+  if (found == ranks_.end()) return;
+  RankLog& log = found->second;
+  auto taken = log.cursor.take(token, chunk);
+  if (!taken) return;
+  const auto now = std::chrono::steady_clock::now();
+  if (!taken->isOk()) {
+    errors_[rank] = taken->status();
+    log.next_read = now + kRetryMs;
+    return;
+  }
+  errors_.erase(rank);
+  if (!(*taken)->empty() || log.cursor.complete()) print(rank, log, **taken);
   std::fflush(stdout);
-  return any;
+  log.next_read = log.cursor.caughtUp() ? now + kFollowMs : now;
 }
 
 bool LogTail::allFinished() const {
   for (const auto& [rank, log] : ranks_) {
-    if (!log.finished) return false;
+    if (!log.cursor.complete()) return false;
+  }
+  return true;
+}
+
+bool LogTail::caughtUp() const {
+  for (const auto& [rank, log] : ranks_) {
+    if (log.cursor.reading() || !(log.cursor.caughtUp() || errors_.count(rank))) return false;
   }
   return true;
 }

@@ -1,10 +1,9 @@
 // `ringmasterctl logs JOB [--rank R] [--follow]`
-#include <chrono>
 #include <cstdio>
-#include <thread>
 
 #include "ctl.h"
 #include "log_tail.h"
+#include "session_loop.h"
 
 namespace ringmaster::ctl {
 
@@ -41,12 +40,25 @@ int runLogs(const Globals& globals, const LogsFlags& flags) {
                           : "job " + job->job_id + " has no ranks recorded yet");
     return kExitBadInput;
   }
-  LogTail tail(*cluster, job->job_id, shares, /*prefix=*/!flags.rank.has_value());
-  tail.poll();
-  while (flags.follow && !tail.allFinished()) {
-    if (!tail.poll(500) && !tail.errors().empty()) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(500));
-    }
+  cluster.reset();  // the session below opens its own connections
+  auto loop =
+      SessionLoop::start(client::ClientPaths::resolve(globals.cluster_file, globals.db_file));
+  if (!loop.isOk()) {
+    printError(loop.status().message());
+    return kExitFailure;
+  }
+  std::vector<std::string> agents;
+  for (const auto& [agent, ranks_there] : shares) agents.push_back(agent);
+  (*loop)->reportDropouts(agents);
+  LogTail tail((*loop)->session(), job->job_id, shares, /*prefix=*/!flags.rank.has_value());
+  (*loop)->on_log_chunk = [&](uint64_t token, int rank, const Result<proto::LogChunk>& chunk) {
+    tail.onChunk(token, rank, chunk);
+  };
+  // Without --follow: what each log holds now. With it: until every rank has exited and its
+  // log has been printed, through agents that drop out and come back.
+  while (flags.follow ? !tail.allFinished() : !tail.caughtUp()) {
+    tail.request();
+    (*loop)->runFor(100);
   }
   for (const auto& [rank, error] : tail.errors()) {
     printError("rank " + std::to_string(rank) + ": " + error.message());

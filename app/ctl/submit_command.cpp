@@ -4,13 +4,14 @@
 #include <chrono>
 #include <cstdio>
 #include <map>
+#include <optional>
 #include <sstream>
-#include <thread>
 
 #include "ctl.h"
 #include "log_tail.h"
 #include "ringmaster/client/job_progress.h"
 #include "ringmaster/train/config.h"
+#include "session_loop.h"
 
 namespace ringmaster::ctl {
 namespace {
@@ -37,67 +38,65 @@ void printOutcome(const client::JobProgress& progress, const std::string& job_id
 
 }  // namespace
 
-int submitAndWatch(client::ClusterClient& cluster, const job::JobSpec& spec, bool wait, bool follow,
-                   bool compact_metrics) {
+int submitAndWatch(const client::ClientPaths& paths, const job::JobSpec& spec, bool wait,
+                   bool follow, bool compact_metrics) {
   const auto started = Clock::now();
-  auto submitted = cluster.submit(spec);
-  if (!submitted.isOk()) {
-    printError(submitted.status().message());
-    return submitted.status().code() == ErrorCode::kInvalidArgument ? kExitBadInput : kExitFailure;
+  auto loop = SessionLoop::start(paths);
+  if (!loop.isOk()) {
+    printError(loop.status().message());
+    return kExitFailure;
   }
-  std::printf("%s\n", submitted->job_id.c_str());
+  std::optional<Result<client::SubmittedJob>> submitted;
+  std::optional<client::JobProgress> progress;
+  (*loop)->on_submitted = [&](const Result<client::SubmittedJob>& result) {
+    submitted = result;
+    if (result.isOk()) progress.emplace(result->job_id);
+  };
+  (*loop)->on_records = [&](const std::string&, const std::vector<proto::JournalRecord>& records) {
+    if (!progress) return;
+    for (const auto& record : records) progress->observe(record);
+  };
+  client::ClusterSession& session = (*loop)->session();
+  session.postSubmit(spec);
+  while (!submitted) (*loop)->runFor(100);
+  if (!submitted->isOk()) {
+    const Status& error = submitted->status();
+    printError(error.message());
+    return error.code() == ErrorCode::kInvalidArgument ? kExitBadInput : kExitFailure;
+  }
+  const std::string job_id = (*submitted)->job_id;
+  std::printf("%s\n", job_id.c_str());
   std::fflush(stdout);
   if (!wait && !follow) return kExitOk;
 
-  client::JobProgress progress(submitted->job_id);
-  bool stop_sent = false;
-  // A failed rank fails the attempt: take the other agents' ranks down too (gang semantics).
-  auto stopIfFailed = [&] {
-    if (progress.anyFailed() && !progress.finished() && !stop_sent) {
-      stop_sent = true;
-      cluster.stop(submitted->job_id, 2000);
-    }
+  (*loop)->reportDropouts((*submitted)->agentNames());
+  std::optional<LogTail> logs;
+  if (follow) logs.emplace(session, job_id, (*submitted)->shares, /*prefix=*/true, compact_metrics);
+  (*loop)->on_log_chunk = [&](uint64_t token, int rank, const Result<proto::LogChunk>& chunk) {
+    if (logs) logs->onChunk(token, rank, chunk);
   };
-  client::SyncOptions sync;
-  sync.on_record = [&](const std::string&, const proto::JournalRecord& r) { progress.observe(r); };
-  sync.timeout_ms = 0;
 
-  if (follow) {
-    LogTail logs(cluster, submitted->job_id, submitted->shares, /*prefix=*/true, compact_metrics);
-    while (true) {
-      auto synced = cluster.sync(submitted->agentNames(), sync);
-      if (!synced.isOk()) {
-        printError(synced.status().message());
-        return kExitFailure;
-      }
-      for (const auto& [agent, error] : synced->agent_errors) {
-        printError("agent '" + agent + "': " + error.message());
-      }
-      stopIfFailed();
-      bool printed = logs.poll();
-      if (progress.finished() && logs.allFinished()) break;
-      if (!printed) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  bool stop_sent = false;
+  std::optional<Clock::time_point> finished_at;
+  while (true) {
+    // A failed rank fails the attempt: take the other agents' ranks down too (gang semantics).
+    if (progress->anyFailed() && !progress->finished() && !stop_sent) {
+      stop_sent = true;
+      session.postStop(job_id, 2000);
     }
-  } else {
-    sync.follow = true;
-    sync.poll_wait_ms = 1000;
-    sync.until = [&] { return progress.finished() || (progress.anyFailed() && !stop_sent); };
-    while (!progress.finished()) {
-      auto synced = cluster.sync(submitted->agentNames(), sync);
-      if (!synced.isOk()) {
-        printError(synced.status().message());
-        return kExitFailure;
-      }
-      if (!synced->agent_errors.empty()) {
-        for (const auto& [agent, error] : synced->agent_errors) printError(error.message());
-        return kExitFailure;
-      }
-      stopIfFailed();
+    if (progress->finished() && !finished_at) finished_at = Clock::now();
+    // The job is over; the logs' last lines follow within moments (or never, from an agent
+    // that is gone: then what was printed is what there is).
+    if (finished_at &&
+        (!logs || logs->allFinished() || Clock::now() - *finished_at > std::chrono::seconds(5))) {
+      break;
     }
+    if (logs) logs->request();
+    (*loop)->runFor(100);
   }
-  printOutcome(progress, submitted->job_id,
-               std::chrono::duration<double>(Clock::now() - started).count());
-  return progress.succeeded() ? kExitOk : kExitFailure;
+  printOutcome(*progress, job_id, std::chrono::duration<double>(Clock::now() - started).count());
+  (*loop)->finish();  // the history has the whole job before the command returns
+  return progress->succeeded() ? kExitOk : kExitFailure;
 }
 
 bool checkSpec(const job::SpecParseResult& parsed) {
@@ -124,9 +123,8 @@ bool checkSpec(const job::SpecParseResult& parsed) {
 int runSubmit(const Globals& globals, const SubmitFlags& flags) {
   job::SpecParseResult parsed = job::loadJobSpec(flags.spec_path);
   if (!checkSpec(parsed)) return kExitBadInput;
-  auto cluster = openCluster(globals);
-  if (!cluster) return kExitFailure;
-  return submitAndWatch(*cluster, *parsed.spec, flags.wait, flags.follow);
+  return submitAndWatch(client::ClientPaths::resolve(globals.cluster_file, globals.db_file),
+                        *parsed.spec, flags.wait, flags.follow);
 }
 
 }  // namespace ringmaster::ctl

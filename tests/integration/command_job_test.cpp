@@ -303,5 +303,46 @@ TEST_F(CommandJobTest, MetricsAsJsonFilterByRankAndName) {
   }
 }
 
+// `submit --follow` runs the same session loop as the desktop app: an agent that stops answering
+// for longer than the session's timeout is said so, followed again when it answers, and every
+// line of every rank is printed once, in order, with the job's outcome at the end.
+TEST_F(CommandJobTest, FollowPrintsEveryLineOnceThroughAnAgentThatStopsAnsweringForAWhile) {
+  const std::string spec = cluster_.writeSpec(
+      "follow.yaml",
+      "name: follow\n"
+      "launcher: command\n"
+      "command: [/bin/sh, -c, 'for i in $(seq 1 40); do echo \"line $RANK $i\"; sleep 0.25; "
+      "done']\n"
+      "placement:\n"
+      "  - {agent: a1, ranks: 2}\n"
+      "  - {agent: a2, ranks: 2}\n");
+  CommandResult followed;
+  std::thread follow([&] { followed = cluster_.ctl({"submit", spec, "--follow"}, 120000); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(2500));
+  const pid_t a2 = cluster_.agent("a2").pid();
+  ::kill(a2, SIGSTOP);
+  std::this_thread::sleep_for(std::chrono::milliseconds(8000));
+  ::kill(a2, SIGCONT);
+  follow.join();
+
+  ASSERT_EQ(followed.exit_code, 0) << followed.err << followed.out;
+  EXPECT_NE(followed.err.find("agent 'a2'"), std::string::npos) << followed.err;
+  EXPECT_NE(followed.err.find("agent 'a2' answers again"), std::string::npos) << followed.err;
+  EXPECT_NE(followed.out.find("succeeded: 4 rank(s)"), std::string::npos) << followed.out;
+  for (int rank = 0; rank < 4; ++rank) {
+    size_t last = 0;
+    for (int i = 1; i <= 40; ++i) {
+      const std::string line =
+          "[rank " + std::to_string(rank) + "] line " + std::to_string(rank) + " " +
+          std::to_string(i) + "\n";
+      const size_t at = followed.out.find(line);
+      ASSERT_NE(at, std::string::npos) << line << followed.out;
+      EXPECT_EQ(followed.out.find(line, at + 1), std::string::npos) << "twice: " << line;
+      EXPECT_GE(at, last) << "out of order: " << line;
+      last = at;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace ringmaster::testing

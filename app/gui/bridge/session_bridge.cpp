@@ -112,9 +112,9 @@ uint64_t SessionBridge::stopJob(const QString& job_id) {
 }
 
 uint64_t SessionBridge::readLog(const QString& agent, const QString& job_id, int rank,
-                                uint64_t offset, uint32_t attempt) {
+                                uint64_t offset, uint32_t attempt, uint32_t max_bytes) {
   return session_ ? session_->postReadLog(agent.toStdString(), job_id.toStdString(), rank, offset,
-                                          attempt)
+                                          attempt, max_bytes)
                   : 0;
 }
 

@@ -45,7 +45,7 @@ class SessionBridge : public QObject {
   uint64_t submit(job::JobSpec spec);
   uint64_t stopJob(const QString& job_id);
   uint64_t readLog(const QString& agent, const QString& job_id, int rank, uint64_t offset,
-                   uint32_t attempt = 0);
+                   uint32_t attempt = 0, uint32_t max_bytes = 0);
   uint64_t loadJob(const QString& job_id);
   uint64_t listRuns();
   void reloadCluster();

@@ -19,6 +19,11 @@ namespace ringmaster::gui {
 namespace {
 constexpr int kPollMs = 500;
 constexpr int kMaxLines = 100000;
+// A read appends at most this much to the text at once (a few ms), so a long log arrives in
+// short turns of the event loop, not in one stall.
+constexpr uint32_t kChunkBytes = 128 * 1024;
+// Of a longer log only the end is shown, as `tail` would: the pane keeps kMaxLines lines anyway.
+constexpr uint64_t kTailBytes = 8ull << 20;
 }  // namespace
 
 LogPane::LogPane(SessionBridge* bridge, const QString& job_id, QWidget* parent)
@@ -60,11 +65,9 @@ LogPane::LogPane(SessionBridge* bridge, const QString& job_id, QWidget* parent)
   connect(rank_box_, &QComboBox::currentIndexChanged, this, [this](int index) {
     if (index < 0) return;
     const int rank = rank_box_->itemData(index).toInt();
-    if (rank == rank_) return;
-    rank_ = rank;
-    offset_ = 0;
-    in_flight_ = 0;
-    complete_ = false;
+    if (rank == cursor_.rank()) return;
+    cursor_ = client::LogCursor(agents_[rank].toStdString(), rank);
+    drop_partial_line_ = false;
     text_->clear();
     status_->clear();
     poll();
@@ -95,28 +98,49 @@ void LogPane::showRank(int rank) {
   if (at >= 0) rank_box_->setCurrentIndex(at);
 }
 
-int LogPane::currentRank() const { return rank_; }
+int LogPane::currentRank() const { return cursor_.rank(); }
 QString LogPane::text() const { return text_->toPlainText(); }
 
 void LogPane::poll() {
-  if (rank_ < 0 || in_flight_ || complete_ || !isVisible()) return;
+  if (cursor_.rank() < 0 || !cursor_.wantsRead() || cursor_.agent().empty() || !isVisible()) {
+    return;
+  }
   // Not following: read what is there once, then stop.
-  if (!follow_->isChecked() && offset_ > 0) return;
-  auto agent = agents_.find(rank_);
-  if (agent == agents_.end() || agent->second.isEmpty()) return;
-  in_flight_ = bridge_->readLog(agent->second, job_id_, rank_, offset_);
+  if (!follow_->isChecked() && cursor_.caughtUp()) return;
+  cursor_.sent(bridge_->readLog(QString::fromStdString(cursor_.agent()), job_id_, cursor_.rank(),
+                                cursor_.offset(), 0, kChunkBytes));
 }
 
 void LogPane::onChunk(uint64_t token, const QString& job_id, int rank,
                       const Result<proto::LogChunk>& chunk) {
-  if (token != in_flight_ || job_id != job_id_ || rank != rank_) return;
-  in_flight_ = 0;
-  if (!chunk.isOk()) {
-    status_->setText(QString::fromStdString(chunk.status().message()).left(120));
-    status_->setToolTip(QString::fromStdString(chunk.status().message()));
+  if (job_id != job_id_ || rank != cursor_.rank()) return;
+  const uint64_t from = cursor_.offset();
+  std::optional<Result<std::string>> taken = cursor_.take(token, chunk);
+  if (!taken) return;  // the answer to a read of another rank
+  if (!taken->isOk()) {
+    status_->setText(QString::fromStdString(taken->status().message()).left(120));
+    status_->setToolTip(QString::fromStdString(taken->status().message()));
     return;
   }
-  const std::string& data = chunk->data();
+  if (from == 0 && cursor_.size() > kTailBytes) {
+    const uint64_t skipped = cursor_.size() - kTailBytes;
+    cursor_.skipTo(skipped);
+    drop_partial_line_ = true;
+    text_->appendPlainText(
+        QString("[the first %1 MB are not shown: `ringmasterctl logs %2 --rank %3` "
+                "prints the whole log]")
+            .arg(skipped / (1 << 20))
+            .arg(job_id_)
+            .arg(rank));
+    poll();
+    return;
+  }
+  std::string_view data = **taken;
+  if (drop_partial_line_) {
+    const size_t newline = data.find('\n');
+    data.remove_prefix(newline == std::string_view::npos ? data.size() : newline + 1);
+    drop_partial_line_ = newline == std::string_view::npos;
+  }
   if (!data.empty()) {
     QScrollBar* bar = text_->verticalScrollBar();
     const bool at_end = bar->value() >= bar->maximum() - 2;
@@ -125,13 +149,11 @@ void LogPane::onChunk(uint64_t token, const QString& job_id, int rank,
     cursor.insertText(QString::fromUtf8(data.data(), static_cast<int>(data.size())));
     if (at_end && follow_->isChecked()) bar->setValue(bar->maximum());
   }
-  offset_ = chunk->offset() + data.size();
-  status_->setText(QString("%1 KB").arg((offset_ + 1023) / 1024));
-  if (offset_ < chunk->size()) {
-    poll();  // more is there already
-  } else if (chunk->finished()) {
-    complete_ = true;
+  status_->setText(QString("%1 KB").arg((cursor_.offset() + 1023) / 1024));
+  if (cursor_.complete()) {
     status_->setText(status_->text() + ", rank exited");
+  } else if (!cursor_.caughtUp()) {
+    poll();  // more is there already
   }
 }
 

@@ -6,6 +6,7 @@
 #include <map>
 
 #include "dashboard/job_data.h"
+#include "ringmaster/client/log_cursor.h"
 
 class QCheckBox;
 class QComboBox;
@@ -37,11 +38,9 @@ class LogPane : public QWidget {
 
   SessionBridge* bridge_;
   QString job_id_;
-  std::map<int, QString> agents_;  // rank -> agent
-  int rank_ = -1;
-  uint64_t offset_ = 0;
-  uint64_t in_flight_ = 0;  // token of the read in flight
-  bool complete_ = false;   // the rank exited and everything was read
+  std::map<int, QString> agents_;   // rank -> agent
+  client::LogCursor cursor_;        // the shown rank's place in its log
+  bool drop_partial_line_ = false;  // after skipping to the tail of a long log
   QComboBox* rank_box_;
   QCheckBox* follow_;
   QLineEdit* search_;

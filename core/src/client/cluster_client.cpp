@@ -392,7 +392,7 @@ Result<int> ClusterClient::stop(const std::string& job_id, int grace_ms) {
 
 Result<proto::LogChunk> ClusterClient::readLog(const std::string& agent, const std::string& job_id,
                                                int rank, uint64_t offset, uint32_t wait_ms,
-                                               uint32_t attempt) {
+                                               uint32_t attempt, uint32_t max_bytes) {
   RM_ASSIGN_OR_RETURN(AgentConnection * c, connection(agent));
   proto::Envelope request;
   auto* read = request.mutable_read_log();
@@ -401,7 +401,9 @@ Result<proto::LogChunk> ClusterClient::readLog(const std::string& agent, const s
   read->set_offset(offset);
   read->set_wait_ms(wait_ms);
   read->set_attempt(attempt);
-  RM_ASSIGN_OR_RETURN(auto reply, c->call(std::move(request), 10000 + static_cast<int>(wait_ms)));
+  read->set_max_bytes(max_bytes);
+  // Short: a session runs reads on its one I/O thread, which an agent that hangs must not hold up.
+  RM_ASSIGN_OR_RETURN(auto reply, c->call(std::move(request), 3000 + static_cast<int>(wait_ms)));
   return std::move(*reply.mutable_log_chunk());
 }
 

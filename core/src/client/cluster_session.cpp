@@ -120,11 +120,11 @@ uint64_t ClusterSession::postStop(std::string job_id, int grace_ms) {
 }
 
 uint64_t ClusterSession::postReadLog(std::string agent, std::string job_id, int rank,
-                                     uint64_t offset, uint32_t attempt) {
+                                     uint64_t offset, uint32_t attempt, uint32_t max_bytes) {
   return post([=, this](uint64_t token) {
-    Result<proto::LogChunk> chunk = client_
-                                        ? client_->readLog(agent, job_id, rank, offset, 0, attempt)
-                                        : Result<proto::LogChunk>(cluster_error_);
+    Result<proto::LogChunk> chunk =
+        client_ ? client_->readLog(agent, job_id, rank, offset, 0, attempt, max_bytes)
+                : Result<proto::LogChunk>(cluster_error_);
     sink_->logChunk(token, job_id, rank, chunk);
   });
 }

@@ -58,9 +58,11 @@ class ClusterClient {
   // Stops a job on every agent it runs on. Returns how many ranks were signalled.
   Result<int> stop(const std::string& job_id, int grace_ms = 0);
 
-  // One chunk of a rank's log from the agent that runs it.
+  // One chunk of a rank's log from the agent that runs it (at most max_bytes; 0: the agent's
+  // default, 1 MiB).
   Result<proto::LogChunk> readLog(const std::string& agent, const std::string& job_id, int rank,
-                                  uint64_t offset, uint32_t wait_ms, uint32_t attempt = 0);
+                                  uint64_t offset, uint32_t wait_ms, uint32_t attempt = 0,
+                                  uint32_t max_bytes = 0);
 
   // Agents a job runs on (from the history), in rank order, without repeats.
   Result<std::vector<std::string>> jobAgents(const std::string& job_id);

@@ -85,9 +85,10 @@ class ClusterSession {
   // Commands; each returns a token that the sink's answer carries.
   uint64_t postSubmit(job::JobSpec spec);
   uint64_t postStop(std::string job_id, int grace_ms = 0);
-  // One chunk of a rank's log from `offset` (no waiting: callers poll while following).
+  // One chunk of a rank's log from `offset` (no waiting: callers poll while following), at most
+  // max_bytes (0: the agent's default). LogCursor keeps a reader's place.
   uint64_t postReadLog(std::string agent, std::string job_id, int rank, uint64_t offset,
-                       uint32_t attempt = 0);
+                       uint32_t attempt = 0, uint32_t max_bytes = 0);
   uint64_t postLoadJob(std::string job_id);
   uint64_t postListRuns();
   // Re-reads the cluster file (after the GUI added or removed an agent).

@@ -1,0 +1,105 @@
+// LogPane against a real agent: a rank's whole log arrives through the session in chunks, the
+// first error is found, and of a log longer than the pane keeps only the end is read.
+// Qt's `slots` keyword macro would eat AgentProcess::slots(): this comes before any Qt header.
+#include "harness.h"
+// Qt and the app.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <QApplication>
+#include <QElapsedTimer>
+#include <functional>
+
+#include "bridge/session_bridge.h"
+#include "dashboard/log_pane.h"
+
+namespace ringmaster::gui {
+namespace {
+
+bool waitFor(const std::function<bool()>& done, int timeout_ms) {
+  QElapsedTimer timer;
+  timer.start();
+  while (!done()) {
+    if (timer.elapsed() > timeout_ms) return false;
+    QApplication::processEvents(QEventLoop::AllEvents, 50);
+    usleep(10000);
+  }
+  return true;
+}
+
+class LogPaneTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string error;
+    ASSERT_TRUE(cluster_.addAgent("a1", 1, &error)) << error;
+    client::ClientPaths paths;
+    paths.cluster_file = cluster_.clusterPath();
+    paths.db_file = cluster_.dbPath();
+    paths.config_dir = cluster_.configDir();
+    ASSERT_TRUE(bridge_.start(paths).isOk());
+  }
+
+  // Runs a one-rank command job to its end; returns its id.
+  QString runJob(const std::string& script) {
+    const std::string spec = cluster_.writeSpec(
+        "job.yaml", "name: logs\nlauncher: command\ncommand: [/bin/sh, -c, '" + script +
+                        "']\nplacement:\n  - {agent: a1, ranks: 1}\n");
+    auto submitted = cluster_.ctl({"submit", spec, "--wait"}, 60000);
+    EXPECT_EQ(submitted.exit_code, 1) << submitted.err;  // the scripts end with a failure
+    return QString::fromStdString(submitted.firstLine());
+  }
+
+  // A pane showing rank 0 of the job, as the dashboard's Logs tab does.
+  std::unique_ptr<LogPane> openPane(const QString& job) {
+    auto pane = std::make_unique<LogPane>(&bridge_, job);
+    RankInfo info;
+    info.rank = 0;
+    info.agent = "a1";
+    pane->setRanks({{0, info}});
+    pane->resize(900, 500);
+    pane->show();
+    pane->showRank(0);
+    return pane;
+  }
+
+  testing::Cluster cluster_;
+  SessionBridge bridge_;
+};
+
+TEST_F(LogPaneTest, ShowsTheWholeLogInOrderAndJumpsToTheFirstError) {
+  const QString job = runJob(
+      "for i in $(seq 1 12000); do echo \"line $i of the log\"; done; "
+      "echo \"Traceback (most recent call last):\"; echo \"ValueError: bad batch\"; exit 1");
+  auto pane = openPane(job);
+  ASSERT_TRUE(waitFor([&] { return pane->text().contains("ValueError: bad batch"); }, 30000))
+      << pane->text().right(200).toStdString();
+  const QString text = pane->text();
+  // 12,000 lines (250 KB: two reads), each once and in order.
+  int at = -1;
+  for (int i = 1; i <= 12000; ++i) {
+    const int next = text.indexOf(QString("line %1 of the log\n").arg(i));
+    ASSERT_GT(next, at) << "line " << i;
+    at = next;
+  }
+  EXPECT_TRUE(pane->jumpToFirstError());
+}
+
+TEST_F(LogPaneTest, OfALongLogReadsOnlyTheEndAndSaysWhatItLeftOut) {
+  // About 12 MB: more than the pane shows (8 MB), then a last line to wait for.
+  const QString job = runJob(
+      "i=0; while [ $i -lt 12 ]; do head -c 1048576 /dev/zero | tr \"\\\\0\" x | fold -w 99; "
+      "i=$((i+1)); done; echo; echo \"the last line\"; exit 1");
+  auto pane = openPane(job);
+  ASSERT_TRUE(waitFor([&] { return pane->text().contains("the last line"); }, 60000));
+  const QString text = pane->text();
+  EXPECT_TRUE(text.startsWith("[the first ")) << text.left(200).toStdString();
+  EXPECT_TRUE(text.contains("ringmasterctl logs " + job + " --rank 0"));
+  EXPECT_LT(text.size(), 9 << 20);
+  // The first line shown after the note is a whole line, not the end of a cut one.
+  const QStringList lines = text.split('\n');
+  ASSERT_GT(lines.size(), 2);
+  EXPECT_EQ(lines[1].size(), 99) << lines[1].toStdString();
+}
+
+}  // namespace
+}  // namespace ringmaster::gui
