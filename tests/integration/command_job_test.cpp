@@ -332,9 +332,8 @@ TEST_F(CommandJobTest, FollowPrintsEveryLineOnceThroughAnAgentThatStopsAnswering
   for (int rank = 0; rank < 4; ++rank) {
     size_t last = 0;
     for (int i = 1; i <= 40; ++i) {
-      const std::string line =
-          "[rank " + std::to_string(rank) + "] line " + std::to_string(rank) + " " +
-          std::to_string(i) + "\n";
+      const std::string line = "[rank " + std::to_string(rank) + "] line " + std::to_string(rank) +
+                               " " + std::to_string(i) + "\n";
       const size_t at = followed.out.find(line);
       ASSERT_NE(at, std::string::npos) << line << followed.out;
       EXPECT_EQ(followed.out.find(line, at + 1), std::string::npos) << "twice: " << line;

@@ -41,9 +41,9 @@ class LogPaneTest : public ::testing::Test {
 
   // Runs a one-rank command job to its end; returns its id.
   QString runJob(const std::string& script) {
-    const std::string spec = cluster_.writeSpec(
-        "job.yaml", "name: logs\nlauncher: command\ncommand: [/bin/sh, -c, '" + script +
-                        "']\nplacement:\n  - {agent: a1, ranks: 1}\n");
+    const std::string spec =
+        cluster_.writeSpec("job.yaml", "name: logs\nlauncher: command\ncommand: [/bin/sh, -c, '" +
+                                           script + "']\nplacement:\n  - {agent: a1, ranks: 1}\n");
     auto submitted = cluster_.ctl({"submit", spec, "--wait"}, 60000);
     EXPECT_EQ(submitted.exit_code, 1) << submitted.err;  // the scripts end with a failure
     return QString::fromStdString(submitted.firstLine());
