@@ -8,15 +8,15 @@
 #include <chrono>
 #include <cstdio>
 #include <ctime>
-#include <deque>
 #include <filesystem>
-#include <map>
-#include <set>
-#include <thread>
 
 #include "host_sampler.h"
+#include "interrupted_jobs.h"
 #include "job_supervisor.h"
 #include "journal.h"
+#include "parked_requests.h"
+#include "record_reads.h"
+#include "rendezvous_service.h"
 #include "ringmaster/config.h"
 #include "ringmaster/net/socket_options.h"
 #include "ringmaster/protocol/codec.h"
@@ -29,11 +29,6 @@ namespace ringmaster::agent {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-constexpr uint32_t kDefaultBatchRecords = 10000;
-constexpr uint32_t kMaxBatchRecords = 100000;
-constexpr uint32_t kDefaultLogChunk = 1u << 20;
-constexpr uint32_t kMaxWaitMs = 60000;
 
 double unixNow() {
   return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
@@ -56,13 +51,6 @@ std::vector<std::string> currentEnvironment() {
   for (char** e = environ; e && *e; ++e) env.emplace_back(*e);
   return env;
 }
-
-// A request that waits for data (long poll): answered when data arrives or at its deadline.
-struct ParkedRequest {
-  std::string identity;
-  proto::Envelope request;
-  Clock::time_point deadline;
-};
 
 }  // namespace
 
@@ -95,13 +83,10 @@ struct AgentServer::Impl {
   double last_health_time = 0;
   double started_at = 0;
   Clock::time_point next_health;
-  std::deque<ParkedRequest> parked;
+  std::unique_ptr<RendezvousService> rendezvous;
+  ParkedRequests parked;
   bool stopping = false;
   uint64_t answered_up_to = 0;  // journal seq the parked requests were last retried at
-  // Rendezvous stores this agent hosts (it runs rank 0 of those jobs), and their credentials.
-  std::map<std::string, std::map<std::string, std::string>> rendezvous;
-  std::map<std::string, std::string> rendezvous_keys;  // job id -> its rendezvous public key
-  bool rendezvous_changed = false;
 
   ~Impl() {
     supervisor.reset();
@@ -120,20 +105,16 @@ struct AgentServer::Impl {
   }
 
   Status start();
-  void recoverInterruptedJobs();
   Status loop();
   void sampleHealth();
   void onSocketReadable();
+  // Routes a request to what answers it; long polls that must wait are parked.
   void handle(const std::string& identity, const std::string& user, const proto::Envelope& request);
-  void hostRendezvous(const proto::JobLaunch& launch);
-  void dropFinishedRendezvous();
-  bool answerRendezvousGet(const std::string& identity, const proto::Envelope& request, bool final);
-  // Returns false when the request must wait (long poll) for more data.
-  bool answerJournalRead(const std::string& identity, const proto::Envelope& request, bool final);
-  bool answerLogRead(const std::string& identity, const proto::Envelope& request, bool final);
+  proto::Envelope answerInventory(const proto::Envelope& request) const;
+  // The requests that may wait for data; nullopt: not yet (see ParkedRequests).
+  std::optional<proto::Envelope> answerWaiting(const proto::Envelope& request, bool final);
   void reply(const std::string& identity, proto::Envelope& envelope);
   void replyError(const std::string& identity, uint64_t request_id, const Status& status);
-  void retryParked(bool expire_only);
 };
 
 Status AgentServer::Impl::start() {
@@ -166,7 +147,7 @@ Status AgentServer::Impl::start() {
   supervisor_options.base_env = currentEnvironment();
   supervisor_options.worker_path = executableDir() + "/ringmaster-worker";
   supervisor = std::make_unique<JobSupervisor>(supervisor_options, journal.get());
-  recoverInterruptedJobs();
+  recordInterruptedJobs(*journal, options.name, [this](const std::string& line) { log(line); });
 
   sigset_t set;
   sigemptyset(&set);
@@ -179,6 +160,7 @@ Status AgentServer::Impl::start() {
   zap = std::make_unique<ZapHandler>(context, authorizedKeysPath(options.state_dir),
                                      [this](const std::string& line) { log(line); });
   RM_RETURN_IF_ERROR(zap->start());
+  rendezvous = std::make_unique<RendezvousService>(options.name, zap.get());
   router = zmq_socket(context, ZMQ_ROUTER);
   RM_RETURN_IF_ERROR(net::applyCommonOptions(router));
   RM_RETURN_IF_ERROR(net::makeCurveServer(router, keys));
@@ -194,60 +176,6 @@ Status AgentServer::Impl::start() {
   started_at = unixNow();
   sampleHealth();
   return Status::ok();
-}
-
-// Ranks that were running when a previous agent process died are gone with it (they die with
-// the agent): record them as failed so that no client waits for them forever.
-void AgentServer::Impl::recoverInterruptedJobs() {
-  std::map<std::pair<std::string, uint32_t>, std::set<int>> open_ranks;
-  std::set<std::pair<std::string, uint32_t>> open_jobs;
-  std::vector<std::string> batch;
-  proto::JournalRecord record;
-  for (uint64_t seq = 1; seq <= journal->lastSeq(); seq += batch.size()) {
-    batch.clear();
-    if (!journal->read(seq, 100000, 64u << 20, &batch).isOk() || batch.empty()) break;
-    for (const auto& bytes : batch) {
-      if (!record.ParseFromString(bytes)) continue;
-      auto key = std::make_pair(record.job(), record.attempt());
-      switch (record.kind_case()) {
-        case proto::JournalRecord::kJobAccepted:
-          open_jobs.insert(key);
-          for (const auto& r : record.job_accepted().ranks()) open_ranks[key].insert(r.rank());
-          break;
-        case proto::JournalRecord::kRankExited:
-          open_ranks[key].erase(record.rank_exited().rank());
-          break;
-        case proto::JournalRecord::kJobFinished:
-          open_jobs.erase(key);
-          break;
-        default:
-          break;
-      }
-    }
-  }
-  for (const auto& key : open_jobs) {
-    for (int rank : open_ranks[key]) {
-      proto::JournalRecord exited;
-      exited.set_job(key.first);
-      exited.set_attempt(key.second);
-      exited.set_source("rank:" + std::to_string(rank));
-      exited.mutable_rank_exited()->set_rank(rank);
-      exited.mutable_rank_exited()->set_state(proto::FAILED);
-      exited.mutable_rank_exited()->set_exit_code(-1);
-      exited.mutable_rank_exited()->set_error("the agent restarted while the rank was running");
-      journal->append(exited);
-    }
-    proto::JournalRecord finished;
-    finished.set_job(key.first);
-    finished.set_attempt(key.second);
-    finished.set_source("agent:" + options.name);
-    finished.mutable_job_finished()->set_state(proto::FAILED);
-    finished.mutable_job_finished()->set_agent(options.name);
-    journal->append(finished);
-    log("job " + key.first + " attempt " + std::to_string(key.second) +
-        " was interrupted by an agent restart: recorded as failed");
-  }
-  journal->flush();
 }
 
 void AgentServer::Impl::sampleHealth() {
@@ -337,32 +265,20 @@ void AgentServer::Impl::handle(const std::string& identity, const std::string& u
     }
   }
   switch (request.body_case()) {
-    case proto::Envelope::kInventoryRequest: {
-      proto::Inventory* inv = response.mutable_inventory();
-      *inv = inventory;
-      inv->set_agent_name(options.name);
-      inv->set_slots(supervisor->slotsTotal());
-      inv->set_slots_free(supervisor->slotsFree());
-      *inv->mutable_health() = last_health;
-      inv->set_health_time(last_health_time);
-      inv->set_journal_id(journal->id());
-      inv->set_journal_last_seq(journal->lastSeq());
-      inv->set_version(RINGMASTER_VERSION);
-      inv->set_started_at(started_at);
-      for (const auto& id : supervisor->runningJobs()) inv->add_running_jobs(id);
+    case proto::Envelope::kInventoryRequest:
+      response = answerInventory(request);
       break;
-    }
     case proto::Envelope::kPrepareJob: {
       const auto& launch = request.prepare_job().launch();
       auto port = supervisor->prepare(launch, request.prepare_job().reserve_master_port());
       if (!port.isOk()) return replyError(identity, request.request_id(), port.status());
-      hostRendezvous(launch);
+      rendezvous->host(launch);
       response.mutable_prepare_reply()->set_master_port(*port);
       break;
     }
     case proto::Envelope::kLaunchJob: {
       const auto& launch = request.launch_job().launch();
-      hostRendezvous(launch);
+      rendezvous->host(launch);
       auto pids = supervisor->launch(launch);
       if (!pids.isOk()) {
         log("launch of job " + launch.job_id() + " failed: " + pids.status().message());
@@ -381,37 +297,23 @@ void AgentServer::Impl::handle(const std::string& identity, const std::string& u
       response.mutable_stop_reply()->set_ranks_signalled(*signalled);
       break;
     }
+    case proto::Envelope::kRendezvousSet:
+      response = rendezvous->set(request);
+      break;
     case proto::Envelope::kReadJournal:
-      if (!answerJournalRead(identity, request, false)) {
-        uint32_t wait = std::min(request.read_journal().wait_ms(), kMaxWaitMs);
-        parked.push_back({identity, request, Clock::now() + std::chrono::milliseconds(wait)});
-      }
-      return;
     case proto::Envelope::kReadLog:
-      if (!answerLogRead(identity, request, false)) {
-        uint32_t wait = std::min(request.read_log().wait_ms(), kMaxWaitMs);
-        parked.push_back({identity, request, Clock::now() + std::chrono::milliseconds(wait)});
+    case proto::Envelope::kRendezvousGet: {
+      std::optional<proto::Envelope> answer = answerWaiting(request, false);
+      if (!answer) {
+        const uint32_t wait = request.has_read_journal() ? request.read_journal().wait_ms()
+                              : request.has_read_log()   ? request.read_log().wait_ms()
+                                                         : request.rendezvous_get().wait_ms();
+        parked.park(identity, request, wait);
+        return;
       }
-      return;
-    case proto::Envelope::kRendezvousSet: {
-      const auto& set = request.rendezvous_set();
-      auto store = rendezvous.find(set.job_id());
-      if (store == rendezvous.end()) {
-        return replyError(identity, request.request_id(),
-                          notFound("agent '" + options.name + "' hosts no rendezvous for job '" +
-                                   set.job_id() + "'"));
-      }
-      store->second[set.key()] = set.value();
-      rendezvous_changed = true;
-      response.mutable_ack();
+      response = std::move(*answer);
       break;
     }
-    case proto::Envelope::kRendezvousGet:
-      if (!answerRendezvousGet(identity, request, false)) {
-        uint32_t wait = std::min(request.rendezvous_get().wait_ms(), kMaxWaitMs);
-        parked.push_back({identity, request, Clock::now() + std::chrono::milliseconds(wait)});
-      }
-      return;
     default:
       return replyError(
           identity, request.request_id(),
@@ -421,128 +323,29 @@ void AgentServer::Impl::handle(const std::string& identity, const std::string& u
   reply(identity, response);
 }
 
-bool AgentServer::Impl::answerJournalRead(const std::string& identity,
-                                          const proto::Envelope& request, bool final) {
-  const proto::ReadJournal& read = request.read_journal();
-  if (!read.journal_id().empty() && read.journal_id() != journal->id()) {
-    replyError(identity, request.request_id(),
-               notFound("journal '" + read.journal_id() + "' is not this agent's (it has '" +
-                        journal->id() + "'; was its state dir replaced?)"));
-    return true;
-  }
-  uint64_t from = std::max<uint64_t>(1, read.from_seq());
-  if (from > journal->lastSeq() && read.wait_ms() > 0 && !final) return false;
-  uint32_t max_records =
-      read.max_records() ? std::min(read.max_records(), kMaxBatchRecords) : kDefaultBatchRecords;
-  uint32_t max_bytes = read.max_bytes() ? std::min(read.max_bytes(), protocol::kMaxReplyBytes)
-                                        : protocol::kMaxReplyBytes / 2;
-  std::vector<std::string> records;
-  Status status = journal->read(from, max_records, max_bytes, &records);
-  if (!status.isOk()) {
-    replyError(identity, request.request_id(), status);
-    return true;
-  }
+proto::Envelope AgentServer::Impl::answerInventory(const proto::Envelope& request) const {
   proto::Envelope response;
   response.set_request_id(request.request_id());
-  proto::JournalBatch* batch = response.mutable_journal_batch();
-  batch->set_journal_id(journal->id());
-  batch->set_next_seq(from + records.size());
-  batch->set_last_seq(journal->lastSeq());
-  for (auto& r : records) batch->add_records(std::move(r));
-  reply(identity, response);
-  return true;
+  proto::Inventory* inv = response.mutable_inventory();
+  *inv = inventory;
+  inv->set_agent_name(options.name);
+  inv->set_slots(supervisor->slotsTotal());
+  inv->set_slots_free(supervisor->slotsFree());
+  *inv->mutable_health() = last_health;
+  inv->set_health_time(last_health_time);
+  inv->set_journal_id(journal->id());
+  inv->set_journal_last_seq(journal->lastSeq());
+  inv->set_version(RINGMASTER_VERSION);
+  inv->set_started_at(started_at);
+  for (const auto& id : supervisor->runningJobs()) inv->add_running_jobs(id);
+  return response;
 }
 
-bool AgentServer::Impl::answerLogRead(const std::string& identity, const proto::Envelope& request,
-                                      bool final) {
-  const proto::ReadLog& read = request.read_log();
-  auto info = supervisor->logInfo(read.job_id(), read.rank(), read.attempt());
-  if (!info.isOk()) {
-    replyError(identity, request.request_id(), info.status());
-    return true;
-  }
-  std::error_code ec;
-  uint64_t size = std::filesystem::file_size(info->path, ec);
-  if (read.offset() >= size && !info->finished && read.wait_ms() > 0 && !final) return false;
-  proto::Envelope response;
-  response.set_request_id(request.request_id());
-  proto::LogChunk* chunk = response.mutable_log_chunk();
-  uint64_t offset = std::min<uint64_t>(read.offset(), size);
-  uint32_t want =
-      read.max_bytes() ? std::min(read.max_bytes(), protocol::kMaxReplyBytes) : kDefaultLogChunk;
-  std::string data(static_cast<size_t>(std::min<uint64_t>(want, size - offset)), '\0');
-  if (FILE* f = std::fopen(info->path.c_str(), "rb")) {
-    std::fseek(f, static_cast<long>(offset), SEEK_SET);
-    data.resize(std::fread(data.data(), 1, data.size(), f));
-    std::fclose(f);
-  }
-  chunk->set_offset(offset);
-  chunk->set_size(size);
-  chunk->set_finished(info->finished && offset + data.size() >= size);
-  chunk->set_data(std::move(data));
-  reply(identity, response);
-  return true;
-}
-
-void AgentServer::Impl::hostRendezvous(const proto::JobLaunch& launch) {
-  if (launch.group_rank() != 0 || launch.rendezvous_public_key().empty()) return;
-  if (!security::isValidKey(launch.rendezvous_public_key())) return;
-  zap->allowJobKey(launch.rendezvous_public_key(), launch.job_id());
-  rendezvous_keys[launch.job_id()] = launch.rendezvous_public_key();
-  rendezvous[launch.job_id()];  // an empty store exists from now on
-}
-
-void AgentServer::Impl::dropFinishedRendezvous() {
-  for (auto it = rendezvous_keys.begin(); it != rendezvous_keys.end();) {
-    if (supervisor->isActive(it->first)) {
-      ++it;
-      continue;
-    }
-    zap->revokeJobKey(it->second);
-    rendezvous.erase(it->first);
-    it = rendezvous_keys.erase(it);
-  }
-}
-
-bool AgentServer::Impl::answerRendezvousGet(const std::string& identity,
-                                            const proto::Envelope& request, bool final) {
-  const auto& get = request.rendezvous_get();
-  auto store = rendezvous.find(get.job_id());
-  if (store == rendezvous.end()) {
-    replyError(identity, request.request_id(),
-               notFound("agent '" + options.name + "' hosts no rendezvous for job '" +
-                        get.job_id() + "'"));
-    return true;
-  }
-  auto value = store->second.find(get.key());
-  if (value == store->second.end()) {
-    if (!final && get.wait_ms() > 0) return false;
-    replyError(identity, request.request_id(),
-               timeoutError("rendezvous key '" + get.key() + "' of job '" + get.job_id() +
-                            "' was not set within " + std::to_string(get.wait_ms()) + " ms"));
-    return true;
-  }
-  proto::Envelope response;
-  response.set_request_id(request.request_id());
-  response.mutable_rendezvous_value()->set_value(value->second);
-  reply(identity, response);
-  return true;
-}
-
-void AgentServer::Impl::retryParked(bool expire_only) {
-  const auto now = Clock::now();
-  for (auto it = parked.begin(); it != parked.end();) {
-    bool expired = it->deadline <= now;
-    if (expire_only && !expired) {
-      ++it;
-      continue;
-    }
-    bool done =
-        it->request.has_read_journal() ? answerJournalRead(it->identity, it->request, expired)
-        : it->request.has_read_log()   ? answerLogRead(it->identity, it->request, expired)
-                                       : answerRendezvousGet(it->identity, it->request, expired);
-    it = done ? parked.erase(it) : std::next(it);
-  }
+std::optional<proto::Envelope> AgentServer::Impl::answerWaiting(const proto::Envelope& request,
+                                                                bool final) {
+  if (request.has_read_journal()) return answerJournalRead(*journal, request, final, options.name);
+  if (request.has_read_log()) return answerLogRead(*supervisor, request, final, options.name);
+  return rendezvous->get(request, final);
 }
 
 Status AgentServer::Impl::loop() {
@@ -554,8 +357,7 @@ Status AgentServer::Impl::loop() {
     for (int fd : supervisor->outputFds()) items.push_back({nullptr, fd, ZMQ_POLLIN, 0});
 
     auto now = Clock::now();
-    auto wake = std::min(next_health, supervisor->onTimer(now));
-    for (const auto& p : parked) wake = std::min(wake, p.deadline);
+    auto wake = parked.nextDeadline(std::min(next_health, supervisor->onTimer(now)));
     long timeout_ms = std::max<long>(
         0, std::chrono::duration_cast<std::chrono::milliseconds>(wake - now).count() + 1);
     if (zmq_poll(items.data(), static_cast<int>(items.size()), timeout_ms) < 0 &&
@@ -588,9 +390,14 @@ Status AgentServer::Impl::loop() {
     bool journal_grew = journal->lastSeq() != answered_up_to;
     answered_up_to = journal->lastSeq();
     bool logs_grew = supervisor->takeActivity();
-    retryParked(!(journal_grew || logs_grew || rendezvous_changed));
-    rendezvous_changed = false;
-    dropFinishedRendezvous();
+    bool rendezvous_changed = rendezvous->takeChanged();
+    parked.retry(
+        !(journal_grew || logs_grew || rendezvous_changed),
+        [this](const proto::Envelope& request, bool final) {
+          return answerWaiting(request, final);
+        },
+        [this](const std::string& identity, proto::Envelope& answer) { reply(identity, answer); });
+    rendezvous->dropInactive([this](const std::string& job) { return supervisor->isActive(job); });
   }
 }
 

@@ -1,0 +1,65 @@
+#include "interrupted_jobs.h"
+
+#include <map>
+#include <set>
+#include <vector>
+
+#include "journal.h"
+#include "ringmaster/protocol/ringmaster.pb.h"
+
+namespace ringmaster::agent {
+
+void recordInterruptedJobs(Journal& journal, const std::string& agent_name,
+                           const std::function<void(const std::string&)>& log) {
+  std::map<std::pair<std::string, uint32_t>, std::set<int>> open_ranks;
+  std::set<std::pair<std::string, uint32_t>> open_jobs;
+  std::vector<std::string> batch;
+  proto::JournalRecord record;
+  for (uint64_t seq = 1; seq <= journal.lastSeq(); seq += batch.size()) {
+    batch.clear();
+    if (!journal.read(seq, 100000, 64u << 20, &batch).isOk() || batch.empty()) break;
+    for (const auto& bytes : batch) {
+      if (!record.ParseFromString(bytes)) continue;
+      auto key = std::make_pair(record.job(), record.attempt());
+      switch (record.kind_case()) {
+        case proto::JournalRecord::kJobAccepted:
+          open_jobs.insert(key);
+          for (const auto& r : record.job_accepted().ranks()) open_ranks[key].insert(r.rank());
+          break;
+        case proto::JournalRecord::kRankExited:
+          open_ranks[key].erase(record.rank_exited().rank());
+          break;
+        case proto::JournalRecord::kJobFinished:
+          open_jobs.erase(key);
+          break;
+        default:
+          break;
+      }
+    }
+  }
+  for (const auto& key : open_jobs) {
+    for (int rank : open_ranks[key]) {
+      proto::JournalRecord exited;
+      exited.set_job(key.first);
+      exited.set_attempt(key.second);
+      exited.set_source("rank:" + std::to_string(rank));
+      exited.mutable_rank_exited()->set_rank(rank);
+      exited.mutable_rank_exited()->set_state(proto::FAILED);
+      exited.mutable_rank_exited()->set_exit_code(-1);
+      exited.mutable_rank_exited()->set_error("the agent restarted while the rank was running");
+      journal.append(exited);
+    }
+    proto::JournalRecord finished;
+    finished.set_job(key.first);
+    finished.set_attempt(key.second);
+    finished.set_source("agent:" + agent_name);
+    finished.mutable_job_finished()->set_state(proto::FAILED);
+    finished.mutable_job_finished()->set_agent(agent_name);
+    journal.append(finished);
+    log("job " + key.first + " attempt " + std::to_string(key.second) +
+        " was interrupted by an agent restart: recorded as failed");
+  }
+  journal.flush();
+}
+
+}  // namespace ringmaster::agent

@@ -1,0 +1,85 @@
+#include "record_reads.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <vector>
+
+#include "job_supervisor.h"
+#include "journal.h"
+#include "ringmaster/protocol/codec.h"
+
+namespace ringmaster::agent {
+namespace {
+
+constexpr uint32_t kDefaultBatchRecords = 10000;
+constexpr uint32_t kMaxBatchRecords = 100000;
+constexpr uint32_t kDefaultLogChunk = 1u << 20;
+
+proto::Envelope errorReply(const proto::Envelope& request, const Status& status,
+                           const std::string& agent_name) {
+  return protocol::makeError(request.request_id(), status.code(), status.message(), agent_name);
+}
+
+}  // namespace
+
+std::optional<proto::Envelope> answerJournalRead(Journal& journal, const proto::Envelope& request,
+                                                 bool final, const std::string& agent_name) {
+  const proto::ReadJournal& read = request.read_journal();
+  if (!read.journal_id().empty() && read.journal_id() != journal.id()) {
+    return errorReply(request,
+                      notFound("journal '" + read.journal_id() + "' is not this agent's (it has '" +
+                               journal.id() + "'; was its state dir replaced?)"),
+                      agent_name);
+  }
+  const uint64_t from = std::max<uint64_t>(1, read.from_seq());
+  if (from > journal.lastSeq() && read.wait_ms() > 0 && !final) return std::nullopt;
+  const uint32_t max_records =
+      read.max_records() ? std::min(read.max_records(), kMaxBatchRecords) : kDefaultBatchRecords;
+  const uint32_t max_bytes = read.max_bytes() ? std::min(read.max_bytes(), protocol::kMaxReplyBytes)
+                                              : protocol::kMaxReplyBytes / 2;
+  std::vector<std::string> records;
+  if (Status status = journal.read(from, max_records, max_bytes, &records); !status.isOk()) {
+    return errorReply(request, status, agent_name);
+  }
+  proto::Envelope response;
+  response.set_request_id(request.request_id());
+  proto::JournalBatch* batch = response.mutable_journal_batch();
+  batch->set_journal_id(journal.id());
+  batch->set_next_seq(from + records.size());
+  batch->set_last_seq(journal.lastSeq());
+  for (auto& r : records) batch->add_records(std::move(r));
+  return response;
+}
+
+std::optional<proto::Envelope> answerLogRead(const JobSupervisor& supervisor,
+                                             const proto::Envelope& request, bool final,
+                                             const std::string& agent_name) {
+  const proto::ReadLog& read = request.read_log();
+  auto info = supervisor.logInfo(read.job_id(), read.rank(), read.attempt());
+  if (!info.isOk()) return errorReply(request, info.status(), agent_name);
+  std::error_code ec;
+  const uint64_t size = std::filesystem::file_size(info->path, ec);
+  if (read.offset() >= size && !info->finished && read.wait_ms() > 0 && !final) {
+    return std::nullopt;
+  }
+  proto::Envelope response;
+  response.set_request_id(request.request_id());
+  proto::LogChunk* chunk = response.mutable_log_chunk();
+  const uint64_t offset = std::min<uint64_t>(read.offset(), size);
+  const uint32_t want =
+      read.max_bytes() ? std::min(read.max_bytes(), protocol::kMaxReplyBytes) : kDefaultLogChunk;
+  std::string data(static_cast<size_t>(std::min<uint64_t>(want, size - offset)), '\0');
+  if (FILE* f = std::fopen(info->path.c_str(), "rb")) {
+    std::fseek(f, static_cast<long>(offset), SEEK_SET);
+    data.resize(std::fread(data.data(), 1, data.size(), f));
+    std::fclose(f);
+  }
+  chunk->set_offset(offset);
+  chunk->set_size(size);
+  chunk->set_finished(info->finished && offset + data.size() >= size);
+  chunk->set_data(std::move(data));
+  return response;
+}
+
+}  // namespace ringmaster::agent

@@ -1,0 +1,23 @@
+#pragma once
+// Answers to a client's reads of this agent's journal and of its ranks' logs. Each returns the
+// reply to send (an error reply included), or nullopt while a long poll should wait for data;
+// `final` (its wait is over) always gives a reply.
+
+#include <optional>
+#include <string>
+
+#include "ringmaster/protocol/ringmaster.pb.h"
+
+namespace ringmaster::agent {
+
+class Journal;
+class JobSupervisor;
+
+std::optional<proto::Envelope> answerJournalRead(Journal& journal, const proto::Envelope& request,
+                                                 bool final, const std::string& agent_name);
+
+std::optional<proto::Envelope> answerLogRead(const JobSupervisor& supervisor,
+                                             const proto::Envelope& request, bool final,
+                                             const std::string& agent_name);
+
+}  // namespace ringmaster::agent
