@@ -124,6 +124,7 @@ Status AgentServer::Impl::start() {
   std::filesystem::permissions(options.state_dir, std::filesystem::perms::owner_all, ec);
   RM_ASSIGN_OR_RETURN(keys, security::loadOrCreateKeyPair(agentKeyPath(options.state_dir)));
   RM_ASSIGN_OR_RETURN(journal, Journal::open(options.state_dir + "/journal"));
+  if (!journal->report().empty()) log("journal: " + journal->report());
 
   HostSamplerOptions sampler_options;
   sampler = std::make_unique<HostSampler>(sampler_options);

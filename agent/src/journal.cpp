@@ -10,6 +10,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <random>
 
 namespace ringmaster::agent {
@@ -55,6 +56,71 @@ Status preadAll(int fd, void* buffer, size_t size, uint64_t offset) {
   return Status::ok();
 }
 
+// Writes a small file so that it is whole on disk or not there: a temporary file, fsynced, then
+// renamed over the old one.
+Status writeFileDurably(const std::string& path, const std::string& content) {
+  const std::string temp = path + ".tmp";
+  int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  if (fd < 0) return ioError("cannot write " + temp + ": " + std::strerror(errno));
+  size_t done = 0;
+  while (done < content.size()) {
+    ssize_t n = ::write(fd, content.data() + done, content.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) break;
+    done += static_cast<size_t>(n);
+  }
+  const bool written = done == content.size() && ::fsync(fd) == 0;
+  const int error = errno;
+  ::close(fd);
+  if (!written || ::rename(temp.c_str(), path.c_str()) != 0) {
+    return ioError("cannot write " + path + ": " + std::strerror(written ? errno : error));
+  }
+  return Status::ok();
+}
+
+// The record framed at `at` in `data` when the frame is whole, its CRC matches and its payload
+// parses; nullopt otherwise.
+std::optional<proto::JournalRecord> intactAt(const std::string& data, size_t at, size_t* length) {
+  if (at + kHeaderBytes > data.size()) return std::nullopt;
+  uint32_t header[2];
+  std::memcpy(header, data.data() + at, kHeaderBytes);
+  if (header[0] < 2 || header[0] > kMaxRecordBytes || at + kHeaderBytes + header[0] > data.size()) {
+    return std::nullopt;
+  }
+  const char* payload = data.data() + at + kHeaderBytes;
+  if (crc32(payload, header[0]) != header[1]) return std::nullopt;
+  proto::JournalRecord record;
+  if (!record.ParseFromArray(payload, static_cast<int>(header[0])) || record.seq() == 0) {
+    return std::nullopt;
+  }
+  *length = header[0];
+  return record;
+}
+
+// The next intact frame at or after `from` whose record comes after `after_seq`.
+std::optional<size_t> nextIntactFrame(const std::string& data, size_t from, uint64_t after_seq) {
+  size_t length;
+  for (size_t at = from; at + kHeaderBytes <= data.size(); ++at) {
+    auto record = intactAt(data, at, &length);
+    if (record && record->seq() > after_seq) return at;
+  }
+  return std::nullopt;
+}
+
+Result<std::string> readWholeFile(int fd, uint64_t from, uint64_t size) {
+  std::string data(static_cast<size_t>(size - from), '\0');
+  RM_RETURN_IF_ERROR(preadAll(fd, data.data(), data.size(), from));
+  return data;
+}
+
+void appendFrame(std::string* out, const proto::JournalRecord& record) {
+  const std::string payload = record.SerializeAsString();
+  const uint32_t header[2] = {static_cast<uint32_t>(payload.size()),
+                              crc32(payload.data(), payload.size())};
+  out->append(reinterpret_cast<const char*>(header), kHeaderBytes);
+  out->append(payload);
+}
+
 }  // namespace
 
 uint32_t crc32(const void* data, size_t size) {
@@ -65,7 +131,8 @@ uint32_t crc32(const void* data, size_t size) {
   return c ^ 0xFFFFFFFFu;
 }
 
-Journal::Journal(std::string id, int fd) : id_(std::move(id)), fd_(fd) {}
+Journal::Journal(std::string dir, std::string id, int fd)
+    : dir_(std::move(dir)), id_(std::move(id)), fd_(fd) {}
 
 Journal::~Journal() {
   flush();
@@ -84,14 +151,12 @@ Result<std::unique_ptr<Journal>> Journal::open(const std::string& dir) {
   }
   if (id.empty()) {
     id = randomId();
-    std::ofstream out(id_path);
-    out << id << "\n";
-    if (!out) return ioError("cannot write " + id_path);
+    RM_RETURN_IF_ERROR(writeFileDurably(id_path, id + "\n"));
   }
   std::string log_path = dir + "/journal.log";
   int fd = ::open(log_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
   if (fd < 0) return ioError("cannot open " + log_path + ": " + std::strerror(errno));
-  std::unique_ptr<Journal> journal(new Journal(id, fd));
+  std::unique_ptr<Journal> journal(new Journal(dir, id, fd));
   RM_RETURN_IF_ERROR(journal->scanExisting());
   return journal;
 }
@@ -100,6 +165,8 @@ Status Journal::scanExisting() {
   struct stat st;
   if (::fstat(fd_, &st) != 0) return ioError(std::string("fstat: ") + std::strerror(errno));
   const uint64_t size = static_cast<uint64_t>(st.st_size);
+  last_seq_ = 0;
+  index_.clear();
   uint64_t offset = 0;
   std::string payload;
   while (offset + kHeaderBytes <= size) {
@@ -113,10 +180,92 @@ Status Journal::scanExisting() {
     ++last_seq_;
     offset += kHeaderBytes + header[0];
   }
-  if (offset != size && ::ftruncate(fd_, static_cast<off_t>(offset)) != 0) {
+  file_size_ = offset;
+  if (offset == size) return Status::ok();
+  // A crash mid-write tears only the tail: nothing intact follows it. Intact records after the
+  // bad frame mean damage (a flipped bit, a bad sector), and cutting there would drop them.
+  RM_ASSIGN_OR_RETURN(std::string rest, readWholeFile(fd_, offset, size));
+  if (nextIntactFrame(rest, 1, last_seq_)) return repair();
+  if (::ftruncate(fd_, static_cast<off_t>(offset)) != 0) {
     return ioError(std::string("cannot cut a torn journal tail: ") + std::strerror(errno));
   }
-  file_size_ = offset;
+  report_ = "cut a torn tail of " + std::to_string(size - offset) + " bytes after record " +
+            std::to_string(last_seq_) + " (a write that a crash interrupted)";
+  return Status::ok();
+}
+
+Status Journal::repair() {
+  struct stat st;
+  if (::fstat(fd_, &st) != 0) return ioError(std::string("fstat: ") + std::strerror(errno));
+  RM_ASSIGN_OR_RETURN(std::string data, readWholeFile(fd_, 0, static_cast<uint64_t>(st.st_size)));
+  const std::string log_path = dir_ + "/journal.log";
+  const std::string kept =
+      log_path + ".damaged-" + std::to_string(static_cast<long long>(nowSeconds()));
+
+  // Every intact record in order under its own seq; a JournalDamage in place of each lost one.
+  std::string repaired;
+  uint64_t seq = 0, lost = 0, first_lost = 0;
+  std::string detail;
+  size_t at = 0, length = 0;
+  while (at < data.size()) {
+    auto record = intactAt(data, at, &length);
+    if (record && record->seq() == seq + 1) {
+      repaired.append(data, at, kHeaderBytes + length);
+      seq = record->seq();
+      at += kHeaderBytes + length;
+      continue;
+    }
+    auto next = nextIntactFrame(data, at + 1, seq);
+    if (!next) break;  // a torn tail after the damage
+    const uint64_t resumes_at = intactAt(data, *next, &length)->seq();
+    if (!detail.empty()) detail += "; ";
+    detail += "bytes " + std::to_string(at) + "-" + std::to_string(*next) + " unreadable";
+    for (uint64_t missing = seq + 1; missing < resumes_at; ++missing) {
+      if (first_lost == 0) first_lost = missing;
+      ++lost;
+      proto::JournalRecord marker;
+      marker.set_seq(missing);
+      marker.set_time(nowSeconds());
+      marker.set_source("journal");
+      auto* damage = marker.mutable_journal_damage();
+      damage->set_first_lost_seq(missing);
+      damage->set_lost_records(1);
+      damage->set_kept_at(kept);
+      appendFrame(&repaired, marker);
+    }
+    seq = resumes_at - 1;
+    at = *next;
+  }
+
+  const std::string repaired_path = log_path + ".repaired";
+  RM_RETURN_IF_ERROR(writeFileDurably(repaired_path, repaired));
+  if (::rename(log_path.c_str(), kept.c_str()) != 0 ||
+      ::rename(repaired_path.c_str(), log_path.c_str()) != 0) {
+    return ioError("cannot replace the damaged journal " + log_path + ": " + std::strerror(errno));
+  }
+  const int fd = ::open(log_path.c_str(), O_RDWR | O_CLOEXEC);
+  if (fd < 0) return ioError("cannot open " + log_path + ": " + std::strerror(errno));
+  ::close(fd_);
+  fd_ = fd;
+  id_ = randomId();
+  RM_RETURN_IF_ERROR(writeFileDurably(dir_ + "/journal.id", id_ + "\n"));
+  RM_RETURN_IF_ERROR(scanExisting());
+
+  // For clients that had read past the damage before it happened.
+  proto::JournalRecord summary;
+  summary.set_source("journal");
+  auto* damage = summary.mutable_journal_damage();
+  damage->set_first_lost_seq(first_lost);
+  damage->set_lost_records(lost);
+  damage->set_kept_at(kept);
+  damage->set_detail(detail);
+  RM_RETURN_IF_ERROR(append(summary).status());
+  RM_RETURN_IF_ERROR(flush());
+  report_ = "the journal was damaged (" + detail + "): " + std::to_string(lost) +
+            " record(s) lost" +
+            (lost ? " (from seq " + std::to_string(first_lost) + ")" : std::string()) +
+            ", every other record kept; the damaged file is kept at " + kept +
+            ", and the journal continues as " + id_;
   return Status::ok();
 }
 
@@ -147,6 +296,9 @@ Status Journal::flush() {
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) return ioError(std::string("journal write failed: ") + std::strerror(errno));
     done += static_cast<size_t>(n);
+  }
+  if (!pending_.empty() && ::fdatasync(fd_) != 0) {
+    return ioError(std::string("journal sync failed: ") + std::strerror(errno));
   }
   file_size_ += pending_.size();
   pending_.clear();

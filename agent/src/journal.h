@@ -3,9 +3,18 @@
 // with a dense agent-wide sequence number. Clients read it from a cursor; it survives restarts.
 //
 // File format (DIR/journal.log): frames of [u32 payload length][u32 CRC-32 of payload][payload],
-// payload = a serialized proto::JournalRecord. A torn frame at the end (crash mid-write) is cut
-// off when the journal is opened. DIR/journal.id names this journal, so a client can tell a
-// wiped state dir from a continued one.
+// payload = a serialized proto::JournalRecord. DIR/journal.id names this journal, so a client
+// can tell a wiped state dir from a continued one.
+//
+// Opening checks every frame. A bad frame with nothing intact after it is a torn tail (a crash
+// mid-write) and is cut off. A bad frame with intact records after it is damage: the file is kept
+// aside as journal.log.damaged-<time>, the journal is rewritten with every intact record under
+// its own seq and a JournalDamage record in place of each lost one, one more JournalDamage is
+// appended, and the journal gets a new id (a new epoch), so that clients read it again: the
+// history stores each record once, so nothing is doubled. report() says what was found.
+//
+// flush() writes and fdatasyncs what was appended since the last one: records are on disk before
+// any reader sees them (the agent flushes once per turn of its loop, which groups the syncs).
 //
 // Thread-safety: none; the agent's main thread owns it.
 
@@ -26,6 +35,8 @@ class Journal {
 
   const std::string& id() const { return id_; }
   uint64_t lastSeq() const { return last_seq_; }
+  // What opening found wrong and did about it (empty when the file was intact).
+  const std::string& report() const { return report_; }
 
   // Stamps the next seq (and the time, when unset) on `record` and appends it. The record is in
   // the OS (visible to readers, surviving an agent crash) after the next flush().
@@ -38,14 +49,18 @@ class Journal {
               std::vector<std::string>* out);
 
  private:
-  Journal(std::string id, int fd);
+  Journal(std::string dir, std::string id, int fd);
   Status scanExisting();
+  // Rewrites a damaged journal (see above) and reopens it.
+  Status repair();
   uint64_t offsetForSeq(uint64_t seq);
 
   static constexpr uint64_t kIndexStride = 1024;  // one file offset remembered per 1024 records
 
+  std::string dir_;
   std::string id_;
   int fd_;
+  std::string report_;
   uint64_t last_seq_ = 0;
   uint64_t file_size_ = 0;       // bytes in the file (flushed)
   std::string pending_;          // appended, not yet written

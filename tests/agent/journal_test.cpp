@@ -103,11 +103,99 @@ TEST_F(JournalTest, CutsATornTailAndKeepsEverythingBefore) {
   auto journal = Journal::open(dir_);
   ASSERT_TRUE(journal.isOk());
   EXPECT_EQ((*journal)->lastSeq(), 4u);
+  EXPECT_NE((*journal)->report().find("torn tail"), std::string::npos) << (*journal)->report();
   auto record = metric(0, 99, 0);
   EXPECT_EQ(*(*journal)->append(record), 5u);
   auto records = readAll(**journal, 1);
   ASSERT_EQ(records.size(), 5u);
   EXPECT_EQ(records.back().metric().step(), 99);
+}
+
+// Offset of the frame of record `seq` (1-based) in a journal file.
+uint64_t frameOffset(const std::string& path, uint64_t seq) {
+  std::ifstream in(path, std::ios::binary);
+  uint64_t offset = 0;
+  for (uint64_t s = 1; s < seq; ++s) {
+    uint32_t length = 0;
+    in.seekg(static_cast<std::streamoff>(offset));
+    in.read(reinterpret_cast<char*>(&length), 4);
+    offset += 8 + length;
+  }
+  return offset;
+}
+
+void flipByte(const std::string& path, uint64_t offset, uint8_t mask) {
+  std::fstream file(path, std::ios::in | std::ios::out | std::ios::binary);
+  file.seekg(static_cast<std::streamoff>(offset));
+  char byte = 0;
+  file.read(&byte, 1);
+  byte = static_cast<char>(byte ^ mask);
+  file.seekp(static_cast<std::streamoff>(offset));
+  file.write(&byte, 1);
+}
+
+TEST_F(JournalTest, DamageInTheMiddleKeepsEveryIntactRecordUnderItsSeqAndStartsANewEpoch) {
+  std::string old_id;
+  {
+    auto journal = Journal::open(dir_);
+    old_id = (*journal)->id();
+    for (int i = 0; i < 100; ++i) {
+      auto record = metric(0, i, i);
+      (*journal)->append(record);
+    }
+  }
+  const std::string path = dir_ + "/journal.log";
+  flipByte(path, frameOffset(path, 50) + 8 + 3, 0x10);  // a bit in record 50's payload
+
+  auto journal = Journal::open(dir_);
+  ASSERT_TRUE(journal.isOk()) << journal.status().message();
+  EXPECT_NE((*journal)->id(), old_id);  // clients notice and read it again
+  EXPECT_NE((*journal)->report().find("damaged"), std::string::npos) << (*journal)->report();
+  EXPECT_NE((*journal)->report().find("1 record(s) lost (from seq 50)"), std::string::npos)
+      << (*journal)->report();
+  ASSERT_EQ((*journal)->lastSeq(), 101u);
+  auto records = readAll(**journal, 1);
+  ASSERT_EQ(records.size(), 101u);
+  for (uint64_t seq = 1; seq <= 100; ++seq) {
+    const auto& r = records[seq - 1];
+    EXPECT_EQ(r.seq(), seq);
+    if (seq == 50) {
+      ASSERT_TRUE(r.has_journal_damage());
+      EXPECT_EQ(r.journal_damage().first_lost_seq(), 50u);
+    } else {
+      EXPECT_EQ(r.metric().step(), static_cast<int64_t>(seq - 1)) << seq;
+    }
+  }
+  // One more for clients that were past the damage, naming the file kept aside.
+  ASSERT_TRUE(records.back().has_journal_damage());
+  EXPECT_EQ(records.back().journal_damage().lost_records(), 1u);
+  EXPECT_TRUE(std::filesystem::exists(records.back().journal_damage().kept_at()));
+  // And it goes on from there, and reopens clean.
+  auto record = metric(0, 500, 0);
+  EXPECT_EQ(*(*journal)->append(record), 102u);
+  journal->reset();
+  auto again = Journal::open(dir_);
+  EXPECT_TRUE((*again)->report().empty());
+  EXPECT_EQ((*again)->lastSeq(), 102u);
+}
+
+TEST_F(JournalTest, ADamagedLengthFieldLosesOnlyItsRecord) {
+  {
+    auto journal = Journal::open(dir_);
+    for (int i = 0; i < 60; ++i) {
+      auto record = metric(0, i, i);
+      (*journal)->append(record);
+    }
+  }
+  const std::string path = dir_ + "/journal.log";
+  flipByte(path, frameOffset(path, 30) + 2, 0x40);  // record 30's length: 4 MB more
+  auto journal = Journal::open(dir_);
+  ASSERT_TRUE(journal.isOk());
+  auto records = readAll(**journal, 1);
+  ASSERT_EQ(records.size(), 61u);
+  EXPECT_TRUE(records[29].has_journal_damage());
+  EXPECT_EQ(records[30].metric().step(), 30);
+  EXPECT_EQ(records[59].metric().step(), 59);
 }
 
 TEST_F(JournalTest, ReadRespectsRecordAndByteLimitsButReturnsAtLeastOne) {

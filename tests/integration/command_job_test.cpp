@@ -5,6 +5,8 @@
 #include <sqlite3.h>
 
 #include <chrono>
+#include <filesystem>
+#include <fstream>
 #include <nlohmann/json.hpp>
 #include <regex>
 #include <set>
@@ -341,6 +343,56 @@ TEST_F(CommandJobTest, FollowPrintsEveryLineOnceThroughAnAgentThatStopsAnswering
       last = at;
     }
   }
+}
+
+// A bit flipped in the middle of an agent's journal while it was down: the agent says so when it
+// starts again and keeps the damaged file aside; a client that had synced past the damage reads
+// the journal's new epoch with nothing doubled, and goes on, instead of waiting for a record
+// that is gone.
+TEST_F(CommandJobTest, AFlippedBitInTheJournalIsReportedKeptAsideAndClientsCatchUp) {
+  auto first =
+      cluster_.ctl({"submit", cluster_.writeSpec("job.yaml", jobSpec("before")), "--wait"});
+  ASSERT_EQ(first.exit_code, 0) << first.err;
+  ASSERT_EQ(cluster_.ctl({"sync"}).exit_code, 0);
+  const int64_t metrics_of_one_job = sqliteCount(cluster_.dbPath(), "SELECT COUNT(*) FROM metrics");
+  ASSERT_GT(metrics_of_one_job, 0);
+
+  const std::string state_dir = cluster_.agent("a1").stateDir();
+  const std::string journal = state_dir + "/journal/journal.log";
+  cluster_.agent("a1").stop();
+  {
+    std::fstream file(journal, std::ios::in | std::ios::out | std::ios::binary);
+    const auto middle = static_cast<std::streamoff>(std::filesystem::file_size(journal) / 2);
+    char byte = 0;
+    file.seekg(middle);
+    file.read(&byte, 1);
+    byte = static_cast<char>(byte ^ 0x01);
+    file.seekp(middle);
+    file.write(&byte, 1);
+  }
+  AgentProcess restarted;
+  std::string error;
+  ASSERT_TRUE(restarted.start("a1", state_dir, 2, &error)) << error;
+  cluster_.agent("a1") = std::move(restarted);
+  cluster_.writeClusterFile();
+
+  auto synced = cluster_.ctl({"sync"}, 30000);
+  EXPECT_EQ(synced.exit_code, 0) << synced.err;
+  const std::string said = cluster_.agent("a1").stderrText();
+  EXPECT_NE(said.find("the journal was damaged"), std::string::npos) << said;
+  bool kept = false;
+  for (const auto& entry : std::filesystem::directory_iterator(state_dir + "/journal")) {
+    kept = kept || entry.path().filename().string().rfind("journal.log.damaged-", 0) == 0;
+  }
+  EXPECT_TRUE(kept);
+  EXPECT_EQ(sqliteCount(cluster_.dbPath(), "SELECT COUNT(*) FROM metrics"), metrics_of_one_job);
+
+  // The agent goes on journaling, and the client goes on reading.
+  auto second =
+      cluster_.ctl({"submit", cluster_.writeSpec("job.yaml", jobSpec("after")), "--wait"});
+  ASSERT_EQ(second.exit_code, 0) << second.err;
+  ASSERT_EQ(cluster_.ctl({"sync"}).exit_code, 0);
+  EXPECT_EQ(sqliteCount(cluster_.dbPath(), "SELECT COUNT(*) FROM metrics"), 2 * metrics_of_one_job);
 }
 
 }  // namespace

@@ -309,6 +309,11 @@ void ClusterSession::receiveJournal(Agent& agent) {
     return;
   }
   proto::JournalBatch& batch = *(*reply)->mutable_journal_batch();
+  if (batch.records_size() == 0 && batch.last_seq() + 1 < agent.cursor) {
+    // The journal is shorter than what was read of it (cut by an older agent): waiting for the
+    // cursor's seq would wait forever. Follow it from its end.
+    agent.cursor = batch.last_seq() + 1;
+  }
   const uint64_t from = agent.cursor;
   agent.caught_up = batch.next_seq() > batch.last_seq();
   agent.cursor = std::max(agent.cursor, batch.next_seq());

@@ -2,6 +2,7 @@
 
 #include <zmq.h>
 
+#include <algorithm>
 #include <chrono>
 
 namespace ringmaster::client {
@@ -48,7 +49,9 @@ Result<SyncReport> JournalSync::run(const SyncOptions& options) {
     pull.journal_id = inventories[i]->inventory().journal_id();
     auto cursor = store_->cursor(name, pull.journal_id);
     if (!cursor.isOk()) return cursor.status();
-    pull.cursor = *cursor;
+    // A journal shorter than what was read of it (cut by an older agent) is followed from its
+    // end rather than waited for.
+    pull.cursor = std::min(*cursor, inventories[i]->inventory().journal_last_seq() + 1);
     pulls.push_back(std::move(pull));
   }
   if (pulls.empty() && !agents_.empty()) {

@@ -432,7 +432,8 @@ Status Store::Impl::applyInTransaction(const JournalChunk* chunks, size_t n) {
         case proto::JournalRecord::kJobFinished:
           RM_RETURN_IF_ERROR(applyLifecycle(*chunk.agent, r));
           break;
-        case proto::JournalRecord::KIND_NOT_SET:  // a kind this build does not know: skip it
+        case proto::JournalRecord::kJournalDamage:  // the agent logs it; nothing to store
+        case proto::JournalRecord::KIND_NOT_SET:    // a kind this build does not know: skip it
           break;
       }
     }
