@@ -1,6 +1,7 @@
 #include "agent_server.h"
 
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <unistd.h>
 #include <zmq.h>
@@ -14,6 +15,7 @@
 #include "interrupted_jobs.h"
 #include "job_supervisor.h"
 #include "journal.h"
+#include "leftovers.h"
 #include "parked_requests.h"
 #include "record_reads.h"
 #include "rendezvous_service.h"
@@ -105,6 +107,7 @@ struct AgentServer::Impl {
   }
 
   Status start();
+  void endLeftoversOfAnEarlierRun();
   Status loop();
   void sampleHealth();
   void onSocketReadable();
@@ -122,6 +125,8 @@ Status AgentServer::Impl::start() {
   std::filesystem::create_directories(options.state_dir, ec);
   if (ec) return ioError("cannot create state dir " + options.state_dir + ": " + ec.message());
   std::filesystem::permissions(options.state_dir, std::filesystem::perms::owner_all, ec);
+  // Absolute: it marks every process the ranks start (RINGMASTER_AGENT_DIR).
+  options.state_dir = std::filesystem::absolute(options.state_dir).string();
   RM_ASSIGN_OR_RETURN(keys, security::loadOrCreateKeyPair(agentKeyPath(options.state_dir)));
   RM_ASSIGN_OR_RETURN(journal, Journal::open(options.state_dir + "/journal"));
   if (!journal->report().empty()) log("journal: " + journal->report());
@@ -149,6 +154,7 @@ Status AgentServer::Impl::start() {
   supervisor_options.worker_path = executableDir() + "/ringmaster-worker";
   supervisor = std::make_unique<JobSupervisor>(supervisor_options, journal.get());
   recordInterruptedJobs(*journal, options.name, [this](const std::string& line) { log(line); });
+  endLeftoversOfAnEarlierRun();
 
   sigset_t set;
   sigemptyset(&set);
@@ -177,6 +183,21 @@ Status AgentServer::Impl::start() {
   started_at = unixNow();
   sampleHealth();
   return Status::ok();
+}
+
+// Nothing runs under this agent's name yet: whatever does was started by the ranks of an
+// earlier agent process that died (kill -9, OOM, a crash). It is ended before any slot is
+// offered. While this agent runs, it is also the subreaper of what its ranks start, so that
+// orphans are its children (reaped) rather than init's.
+void AgentServer::Impl::endLeftoversOfAnEarlierRun() {
+  ::prctl(PR_SET_CHILD_SUBREAPER, 1);
+  std::vector<pid_t> stuck;
+  const int ended = killLeftovers({options.state_dir, {}, {}}, std::chrono::seconds(5), &stuck);
+  if (ended > 0) {
+    log("ended " + std::to_string(ended) +
+        " process(es) left running by the ranks of an earlier agent process");
+  }
+  for (pid_t pid : stuck) log("process " + std::to_string(pid) + " outlived SIGKILL");
 }
 
 void AgentServer::Impl::sampleHealth() {

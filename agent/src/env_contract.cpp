@@ -93,6 +93,7 @@ std::vector<std::string> buildRankEnvironment(const proto::JobLaunch& job,
     if (var.name().empty() || var.name().find('=') != std::string::npos) continue;
     env.set(var.name(), var.value());
   }
+  env.set("RINGMASTER_AGENT_DIR", ctx.agent_dir);
   return std::move(env).release();
 }
 

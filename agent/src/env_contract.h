@@ -11,6 +11,7 @@
 namespace ringmaster::agent {
 
 struct RankContext {
+  std::string agent_dir;  // RINGMASTER_AGENT_DIR: marks the rank and everything it starts
   // CUDA_VISIBLE_DEVICES for the rank (job::planDevices); nullopt: the agent's own, if any.
   std::optional<std::string> cuda_visible_devices;
   std::string checkpoint_dir;  // RINGMASTER_CHECKPOINT_DIR
@@ -25,7 +26,9 @@ struct RankContext {
 // (= WORLD_SIZE), MASTER_ADDR, MASTER_PORT, TORCHELASTIC_RESTART_COUNT (attempts count from 1, so
 // attempt - 1), TORCHELASTIC_MAX_RESTARTS, TORCHELASTIC_RUN_ID (= job id),
 // TORCH_NCCL_ASYNC_ERROR_HANDLING=1, CUDA_VISIBLE_DEVICES (only when ctx sets it),
-// RINGMASTER_JOB_ID, RINGMASTER_ATTEMPT, RINGMASTER_RANK, RINGMASTER_CHECKPOINT_DIR; and, only when
+// RINGMASTER_JOB_ID, RINGMASTER_ATTEMPT, RINGMASTER_RANK, RINGMASTER_CHECKPOINT_DIR,
+// RINGMASTER_AGENT_DIR (set last, so that a job cannot hide its processes from the agent that ends
+// what ranks leave behind: see leftovers.h); and, only when
 // neither base_env nor job.env sets them, OMP_NUM_THREADS=1, PYTHONUNBUFFERED=1 (so that Python
 // metric lines arrive promptly) and CUDA_DEVICE_ORDER=PCI_BUS_ID (so that CUDA's device indices
 // are NVML's, the ones the agent reports health under).

@@ -14,6 +14,7 @@
 #include <fstream>
 
 #include "env_contract.h"
+#include "leftovers.h"
 #include "rank_process.h"
 
 namespace ringmaster::agent {
@@ -276,6 +277,7 @@ Result<std::vector<int>> JobSupervisor::launch(const proto::JobLaunch& launch) {
     rank.rank = assignment.rank();
     rank.local_rank = assignment.local_rank();
     RankContext context;
+    context.agent_dir = options_.state_dir;
     context.checkpoint_dir = checkpoint_dir;
     context.cuda_visible_devices = device.cuda_visible_devices;
     SpawnRequest request{argv, buildRankEnvironment(launch, assignment, context, options_.base_env),
@@ -512,9 +514,15 @@ void JobSupervisor::finishIfDone(const std::string& job_id) {
   if (std::any_of(job.ranks.begin(), job.ranks.end(), [](const Rank& r) { return !r.exited; })) {
     return;
   }
+  // The ranks are gone; what they started is ended before their slots count as free.
+  std::vector<pid_t> stuck;
+  const int ended = killLeftovers({options_.state_dir, job_id, job.launch.attempt()},
+                                  std::chrono::seconds(2), &stuck);
   proto::JournalRecord record =
       journalRecord(job_id, job.launch.attempt(), "agent:" + options_.agent_name);
   auto* finished = record.mutable_job_finished();
+  finished->set_leftovers_killed(ended);
+  finished->set_leftovers_stuck(static_cast<int>(stuck.size()));
   finished->set_state(job.any_failed    ? proto::FAILED
                       : job.any_stopped ? proto::STOPPED
                                         : proto::SUCCEEDED);

@@ -54,6 +54,7 @@ void addEnv(proto::JobLaunch& job, const std::string& name, const std::string& v
 
 TEST(BuildRankEnvironment, SetsTheWholeContractForRank3OnAgent1) {
   RankContext ctx;
+  ctx.agent_dir = "/var/lib/ringmaster-agent";
   ctx.cuda_visible_devices = "GPU-1b2c";
   ctx.checkpoint_dir = "/var/lib/ringmaster/jobs/job-42/checkpoints";
   const auto env = asMap(buildRankEnvironment(twoAgentJob(), rank3(), ctx, {"PATH=/usr/bin"}));
@@ -83,8 +84,19 @@ TEST(BuildRankEnvironment, SetsTheWholeContractForRank3OnAgent1) {
       {"RINGMASTER_RANK", "3"},
       {"RINGMASTER_CHECKPOINT_DIR", "/var/lib/ringmaster/jobs/job-42/checkpoints"},
       {"PYTHONUNBUFFERED", "1"},
+      {"RINGMASTER_AGENT_DIR", "/var/lib/ringmaster-agent"},
   };
   EXPECT_EQ(env, expected);
+}
+
+// The agent finds what a rank left running by this mark: a job cannot take it off.
+TEST(BuildRankEnvironment, TheAgentsMarkCannotBeOverriddenByTheJob) {
+  RankContext ctx;
+  ctx.agent_dir = "/var/lib/ringmaster-agent";
+  proto::JobLaunch job = twoAgentJob();
+  addEnv(job, "RINGMASTER_AGENT_DIR", "/elsewhere");
+  const auto env = asMap(buildRankEnvironment(job, rank3(), ctx, {"RINGMASTER_AGENT_DIR=/x"}));
+  EXPECT_EQ(env.at("RINGMASTER_AGENT_DIR"), "/var/lib/ringmaster-agent");
 }
 
 TEST(BuildRankEnvironment, FirstAttemptHasRestartCountZero) {

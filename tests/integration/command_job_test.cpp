@@ -7,6 +7,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <nlohmann/json.hpp>
 #include <regex>
 #include <set>
@@ -57,6 +58,23 @@ int64_t sqliteCount(const std::string& db, const std::string& sql) {
   sqlite3_finalize(stmt);
   sqlite3_close(handle);
   return value;
+}
+
+// Processes started for `job` by the agent with state dir `agent_dir`, found by their
+// environment, as the agent finds what ranks leave behind.
+int processesOf(const std::string& job, const std::string& agent_dir) {
+  int count = 0;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
+    const std::string name = entry.path().filename().string();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::ifstream in(entry.path() / "environ", std::ios::binary);
+    const std::string env((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    if (env.find(std::string("RINGMASTER_JOB_ID=") + job + '\0') != std::string::npos &&
+        env.find(std::string("RINGMASTER_AGENT_DIR=") + agent_dir + '\0') != std::string::npos) {
+      ++count;
+    }
+  }
+  return count;
 }
 
 class CommandJobTest : public ::testing::Test {
@@ -393,6 +411,53 @@ TEST_F(CommandJobTest, AFlippedBitInTheJournalIsReportedKeptAsideAndClientsCatch
   ASSERT_EQ(second.exit_code, 0) << second.err;
   ASSERT_EQ(cluster_.ctl({"sync"}).exit_code, 0);
   EXPECT_EQ(sqliteCount(cluster_.dbPath(), "SELECT COUNT(*) FROM metrics"), 2 * metrics_of_one_job);
+}
+
+// What ranks start (in their process group or out of it) ends with their attempt.
+TEST_F(CommandJobTest, RanksLeaveNothingRunningWhenTheyExit) {
+  auto spec = cluster_.writeSpec("spawn.yaml",
+                                 "name: spawn\nlauncher: command\n"
+                                 "command: [/bin/sh, -c, 'sleep 300 & setsid sleep 301 & "
+                                 "echo started']\n"
+                                 "world_size: 4\n");
+  auto submitted = cluster_.ctl({"submit", spec, "--wait"});
+  ASSERT_EQ(submitted.exit_code, 0) << submitted.err;
+  const std::string job = submitted.firstLine();
+  EXPECT_EQ(processesOf(job, cluster_.agent("a1").stateDir()) +
+                processesOf(job, cluster_.agent("a2").stateDir()),
+            0);
+  auto status = json::parse(cluster_.ctl({"status", job, "--json"}).out);
+  EXPECT_EQ(status["state"], "succeeded");
+}
+
+// kill -9 of an agent: its ranks die with it, what they started does not; the restarted agent
+// ends that before it offers a slot, and leaves the other agent's ranks alone.
+TEST_F(CommandJobTest, AnAgentRestartedAfterKillNineEndsWhatItsRanksLeftRunning) {
+  auto spec = cluster_.writeSpec("spawn.yaml",
+                                 "name: spawn\nlauncher: command\n"
+                                 "command: [/bin/sh, -c, 'sleep 300 & setsid sleep 301 & "
+                                 "echo started; wait']\n"
+                                 "world_size: 4\n");
+  auto submitted = cluster_.ctl({"submit", spec});
+  ASSERT_EQ(submitted.exit_code, 0) << submitted.err;
+  const std::string job = submitted.firstLine();
+  for (int i = 0; i < 100 && processesOf(job, cluster_.agent("a2").stateDir()) < 6; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  ASSERT_EQ(processesOf(job, cluster_.agent("a2").stateDir()),
+            6);  // 2 ranks, each a shell and two sleeps
+
+  std::string error;
+  ASSERT_TRUE(cluster_.crashAndRestartAgent("a2", &error)) << error;
+  EXPECT_EQ(processesOf(job, cluster_.agent("a2").stateDir()), 0);
+  EXPECT_NE(cluster_.agent("a2").stderrText().find("process(es) left running"), std::string::npos)
+      << cluster_.agent("a2").stderrText();
+  EXPECT_EQ(processesOf(job, cluster_.agent("a1").stateDir()), 6);
+  ASSERT_EQ(cluster_.ctl({"stop", job}).exit_code, 0);
+  for (int i = 0; i < 100 && processesOf(job, cluster_.agent("a1").stateDir()) > 0; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  EXPECT_EQ(processesOf(job, cluster_.agent("a1").stateDir()), 0);
 }
 
 }  // namespace

@@ -105,11 +105,30 @@ void ClusterSession::stop() {
 }
 
 uint64_t ClusterSession::postSubmit(job::JobSpec spec) {
-  return post([this, spec = std::move(spec)](uint64_t token) {
-    Result<SubmittedJob> result =
-        client_ ? client_->submit(spec) : Result<SubmittedJob>(cluster_error_);
-    sink_->submitted(token, result);
+  return post([this, spec = std::move(spec)](uint64_t token) mutable {
+    deferred_submits_.push_back({token, std::move(spec), Clock::now()});
   });
+}
+
+// A submission waits until every agent's journal cursor is known (its first answer, or its
+// silence past the request timeout), so that every record of the job comes through this
+// session: another client storing the new records in the same history before this session's
+// first answer would otherwise move the cursor past them (and a `submit --wait` would wait for
+// a JobAccepted it never sees).
+void ClusterSession::runDeferredSubmits() {
+  if (deferred_submits_.empty()) return;
+  const bool cursors_known = std::all_of(agents_.begin(), agents_.end(), [](const auto& agent) {
+    return agent->status.state != AgentState::kConnecting || agent->cursor > 0;
+  });
+  const auto timeout = milliseconds(options_.request_timeout_ms);
+  while (!deferred_submits_.empty() &&
+         (cursors_known || Clock::now() - deferred_submits_.front().posted > timeout)) {
+    DeferredSubmit submit = std::move(deferred_submits_.front());
+    deferred_submits_.pop_front();
+    Result<SubmittedJob> result =
+        client_ ? client_->submit(submit.spec) : Result<SubmittedJob>(cluster_error_);
+    sink_->submitted(submit.token, result);
+  }
 }
 
 uint64_t ClusterSession::postStop(std::string job_id, int grace_ms) {
@@ -389,6 +408,7 @@ Status ClusterSession::run() {
       }
     }
     for (auto& agent : agents_) tick(*agent);
+    runDeferredSubmits();
     if (pending_flush_ && Clock::now() - last_flush > kFlushInterval) {
       flushHistory();
       last_flush = Clock::now();

@@ -126,8 +126,16 @@ std::string summarize(const std::string& agent, const proto::JournalRecord& r) {
     }
     case proto::JournalRecord::kJobFinished: {
       const auto& f = r.job_finished();
-      return agent + " finished " + std::to_string(f.ranks()) +
-             " ranks: " + jobStateName(f.state());
+      std::string detail =
+          agent + " finished " + std::to_string(f.ranks()) + " ranks: " + jobStateName(f.state());
+      if (f.leftovers_killed() > 0) {
+        detail += "; ended " + std::to_string(f.leftovers_killed()) +
+                  " process(es) the ranks had left running";
+      }
+      if (f.leftovers_stuck() > 0) {
+        detail += ", " + std::to_string(f.leftovers_stuck()) + " of them still there";
+      }
+      return detail;
     }
     default:
       return {};

@@ -14,7 +14,9 @@
 // thread, which owns every socket and DB connection; the sink is called on that thread.
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -100,6 +102,7 @@ class ClusterSession {
   ClusterSession(ClientPaths paths, SessionSink* sink, SessionOptions options);
   uint64_t post(std::function<void(uint64_t)> command);
   void runCommands();
+  void runDeferredSubmits();
   void reloadAgents();
   void tick(Agent& agent);
   void receiveInventory(Agent& agent);
@@ -128,6 +131,12 @@ class ClusterSession {
   Status cluster_error_;                   // why client_ is null (no or bad cluster file)
   std::unique_ptr<ZmqContext> context_;    // the watch connections, apart from client_'s
   std::vector<std::unique_ptr<Agent>> agents_;
+  struct DeferredSubmit {
+    uint64_t token;
+    job::JobSpec spec;
+    std::chrono::steady_clock::time_point posted;
+  };
+  std::deque<DeferredSubmit> deferred_submits_;
   uint64_t generation_ = 0;  // bumped when agents_ is rebuilt
   bool pending_flush_ = false;
 };
