@@ -36,6 +36,7 @@ AgentState stateOf(const Status& status) {
 constexpr int kPollMs = 50;
 constexpr auto kFlushInterval = milliseconds(1000);
 constexpr auto kRecordAgentInterval = std::chrono::seconds(30);
+constexpr auto kSubmitWaitLimit = milliseconds(1000);
 
 }  // namespace
 
@@ -111,16 +112,16 @@ uint64_t ClusterSession::postSubmit(job::JobSpec spec) {
 }
 
 // A submission waits until every agent's journal cursor is known (its first answer, or its
-// silence past the request timeout), so that every record of the job comes through this
-// session: another client storing the new records in the same history before this session's
-// first answer would otherwise move the cursor past them (and a `submit --wait` would wait for
-// a JobAccepted it never sees).
+// silence), so that every record of the job comes through this session: another client storing
+// the new records in the same history before this session's first answer would otherwise move
+// the cursor past them (and a `submit --wait` would wait for a JobAccepted it never sees). An
+// agent silent for a second is down, or too slow to be given the job: the submission goes on.
 void ClusterSession::runDeferredSubmits() {
   if (deferred_submits_.empty()) return;
   const bool cursors_known = std::all_of(agents_.begin(), agents_.end(), [](const auto& agent) {
     return agent->status.state != AgentState::kConnecting || agent->cursor > 0;
   });
-  const auto timeout = milliseconds(options_.request_timeout_ms);
+  const auto timeout = std::min(milliseconds(options_.request_timeout_ms), kSubmitWaitLimit);
   while (!deferred_submits_.empty() &&
          (cursors_known || Clock::now() - deferred_submits_.front().posted > timeout)) {
     DeferredSubmit submit = std::move(deferred_submits_.front());
