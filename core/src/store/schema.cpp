@@ -112,6 +112,30 @@ CREATE INDEX jobs_by_submitted_at ON jobs(submitted_at DESC, job_id DESC);
     {3, "the device each rank trained on", R"sql(
 ALTER TABLE ranks ADD COLUMN device TEXT NOT NULL DEFAULT '';
 )sql"},
+    // (agent, seq) collided when an agent's state dir was wiped (its seqs start again at 1) and
+    // kept the old sample. The time tells a new sample from an old one, and is the same when a
+    // sample is read again (a new journal epoch): ordered by time, ranges are index scans too.
+    {4, "health samples keyed by agent, time and seq", R"sql(
+CREATE TABLE health_v4(
+  agent TEXT NOT NULL,
+  time REAL NOT NULL,
+  seq INTEGER NOT NULL,
+  cpu_percent REAL NOT NULL DEFAULT 0,
+  mem_used INTEGER NOT NULL DEFAULT 0,
+  mem_total INTEGER NOT NULL DEFAULT 0,
+  load1 REAL NOT NULL DEFAULT 0,
+  net_rx REAL NOT NULL DEFAULT 0,
+  net_tx REAL NOT NULL DEFAULT 0,
+  gpus BLOB,
+  PRIMARY KEY(agent, time, seq)
+) WITHOUT ROWID;
+INSERT INTO health_v4(agent, time, seq, cpu_percent, mem_used, mem_total, load1, net_rx, net_tx,
+                      gpus)
+  SELECT agent, time, seq, cpu_percent, mem_used, mem_total, load1, net_rx, net_tx, gpus
+  FROM health;
+DROP TABLE health;
+ALTER TABLE health_v4 RENAME TO health;
+)sql"},
 };
 
 Result<int> userVersion(Connection& db) {

@@ -390,10 +390,10 @@ Status Store::Impl::prepareAll() {
       {&next_health_agent_, "SELECT agent FROM health WHERE agent > ?1 ORDER BY agent LIMIT 1"},
       {&latest_health_,
        "SELECT time, cpu_percent, mem_used, mem_total, load1, net_rx, net_tx, gpus FROM health "
-       "WHERE agent = ?1 ORDER BY seq DESC LIMIT 1"},
+       "WHERE agent = ?1 ORDER BY time DESC, seq DESC LIMIT 1"},
       {&health_range_,
        "SELECT time, cpu_percent, mem_used, mem_total, load1, net_rx, net_tx, gpus FROM health "
-       "WHERE agent = ?1 AND time >= ?2 AND time <= ?3 ORDER BY seq LIMIT ?4"},
+       "WHERE agent = ?1 AND time >= ?2 AND time <= ?3 ORDER BY time, seq LIMIT ?4"},
       {&select_events_,
        "SELECT job_id, attempt, source, seq, agent, time, kind, detail FROM events "
        "WHERE job_id = ?1 ORDER BY time, seq"},

@@ -556,6 +556,23 @@ TEST_F(StoreTest, LatestHealthIsTheNewestSamplePerAgent) {
   EXPECT_EQ((*rows)[1].sample.gpus_size(), 0);
 }
 
+// An agent whose state dir was wiped numbers its journal from 1 again: its new samples are
+// kept beside the old ones (and are the newest), while a sample read again is stored once.
+TEST_F(StoreTest, HealthOfAWipedAgentIsKeptBesideTheOldAndReadingAgainDoublesNothing) {
+  auto store = open();
+  ASSERT_OK(store->applyJournal("a1", "jid-old",
+                                {health(1, "a1", 10, 1000), health(2, "a1", 20, 1001)}, 3));
+  ASSERT_OK(store->applyJournal("a1", "jid-new", {health(1, "a1", 70, 5000)}, 2));
+  ASSERT_OK(store->applyJournal("a1", "jid-epoch2", {health(1, "a1", 10, 1000)}, 2));  // again
+  auto range = store->health("a1", 0, 1e9, 100);
+  ASSERT_TRUE(range.isOk()) << range.status().toString();
+  ASSERT_EQ(range->size(), 3u);
+  EXPECT_DOUBLE_EQ((*range)[2].time, 5000);
+  auto latest = store->latestHealth();
+  ASSERT_EQ(latest->size(), 1u);
+  EXPECT_DOUBLE_EQ((*latest)[0].sample.cpu_percent(), 70);
+}
+
 TEST_F(StoreTest, RecordAgentKeepsTheLatestInventory) {
   auto store = open();
   proto::Inventory inv;
@@ -616,7 +633,8 @@ TEST_F(StoreTest, MigratesAVersion1FileKeepingItsData) {
         "VALUES('old1', 1, 0, 'succeeded', 2);"
         "INSERT INTO series(id, job_id, attempt, rank, name) VALUES(1, 'old1', 1, 0, 'loss');"
         "INSERT INTO metrics VALUES(1, 10, 1, 0.9, 6), (1, 11, 2, 0.7, 7);"
-        "INSERT INTO cursors VALUES('a1', 'jid', 12);");
+        "INSERT INTO cursors VALUES('a1', 'jid', 12);"
+        "INSERT INTO health(agent, seq, time, cpu_percent) VALUES('a1', 5, 100, 42);");
   }
   auto store = open();
   ASSERT_TRUE(store);
@@ -631,6 +649,9 @@ TEST_F(StoreTest, MigratesAVersion1FileKeepingItsData) {
   ASSERT_EQ(rows->size(), 2u);
   EXPECT_DOUBLE_EQ((*rows)[1].value, 0.7);
   EXPECT_EQ(*store->cursor("a1", "jid"), 12u);
+  auto health_rows = store->health("a1", 0, 1e9, 10);
+  ASSERT_EQ(health_rows->size(), 1u);
+  EXPECT_DOUBLE_EQ((*health_rows)[0].sample.cpu_percent(), 42);
 
   // What version 2 added works on the migrated file.
   ASSERT_OK(store->applyJournal(
