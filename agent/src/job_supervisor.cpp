@@ -21,6 +21,7 @@ namespace ringmaster::agent {
 namespace {
 
 constexpr size_t kMaxLineBytes = 64 * 1024;  // longer lines are logged but never metrics
+constexpr size_t kMaxJobBytes = 4u << 20;    // spec + command line, journaled in JobAccepted
 
 Result<uint32_t> reserveFreePort() {
   int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -174,6 +175,16 @@ Status JobSupervisor::validate(const proto::JobLaunch& launch) const {
     return invalidArgument("unknown launcher");
   }
   if (launch.ranks().empty()) return invalidArgument("no ranks assigned to this agent");
+  // The job is journaled whole (JobAccepted holds its spec and command line): one that could
+  // not be is refused now, at submission, rather than run without its record.
+  size_t journaled = launch.spec_yaml().size() + launch.native_yaml().size();
+  for (const auto& arg : launch.argv()) journaled += arg.size();
+  if (journaled > kMaxJobBytes) {
+    return invalidArgument("the job's spec and command line take " +
+                           std::to_string(journaled >> 10) + " KiB, more than the " +
+                           std::to_string(kMaxJobBytes >> 20) +
+                           " MiB a job may take in the journal: pass data through files");
+  }
   if (launch.world_size() < launch.ranks_size()) {
     return invalidArgument("world_size is smaller than the ranks assigned here");
   }
@@ -265,7 +276,11 @@ Result<std::vector<int>> JobSupervisor::launch(const proto::JobLaunch& launch) {
   a->set_agent(options_.agent_name);
   a->set_spec_yaml(launch.spec_yaml());
   *a->mutable_argv() = launch.argv();
-  journal(accepted);
+  if (auto appended = journal_->append(accepted); !appended.isOk()) {
+    return Status(appended.status().code(),
+                  "job '" + id + "' was not started: " + appended.status().message());
+  }
+  activity_ = true;
 
   std::vector<int> pids;
   const std::vector<std::string> argv = rankArgv(launch);

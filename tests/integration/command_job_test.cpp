@@ -460,5 +460,18 @@ TEST_F(CommandJobTest, AnAgentRestartedAfterKillNineEndsWhatItsRanksLeftRunning)
   EXPECT_EQ(processesOf(job, cluster_.agent("a1").stateDir()), 0);
 }
 
+// A job too large to journal whole is refused when it is submitted, naming the limit, and
+// nothing of it starts (it used to run without its JobAccepted record).
+TEST_F(CommandJobTest, AJobTooLargeToJournalIsRefusedAtSubmission) {
+  const std::string spec =
+      cluster_.writeSpec("big.yaml", jobSpec("big") + "# " + std::string(5 << 20, 'x') + "\n");
+  auto submitted = cluster_.ctl({"submit", spec, "--wait"});
+  EXPECT_NE(submitted.exit_code, 0);
+  EXPECT_NE(submitted.err.find("MiB a job may take in the journal"), std::string::npos)
+      << submitted.err;
+  auto agents = json::parse(cluster_.ctl({"agents", "--json"}).out);
+  for (const auto& agent : agents) EXPECT_EQ(agent["slots_free"], agent["slots"]) << agent;
+}
+
 }  // namespace
 }  // namespace ringmaster::testing
