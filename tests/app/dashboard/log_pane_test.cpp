@@ -4,28 +4,16 @@
 #include "harness.h"
 // Qt and the app.
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <QApplication>
-#include <QElapsedTimer>
 #include <functional>
 
 #include "bridge/session_bridge.h"
 #include "dashboard/log_pane.h"
+#include "qt_wait.h"
 
 namespace ringmaster::gui {
 namespace {
-
-bool waitFor(const std::function<bool()>& done, int timeout_ms) {
-  QElapsedTimer timer;
-  timer.start();
-  while (!done()) {
-    if (timer.elapsed() > timeout_ms) return false;
-    QApplication::processEvents(QEventLoop::AllEvents, 50);
-    usleep(10000);
-  }
-  return true;
-}
 
 class LogPaneTest : public ::testing::Test {
  protected:

@@ -9,7 +9,6 @@
 
 #include <QApplication>
 #include <QDir>
-#include <QElapsedTimer>
 #include <QTabWidget>
 #include <QTableView>
 #include <filesystem>
@@ -24,21 +23,11 @@
 #include "history/history_model.h"
 #include "history/history_view.h"
 #include "local_agent.h"
+#include "qt_wait.h"
 #include "ringmaster/client/local_agent.h"
 
 namespace ringmaster::gui {
 namespace {
-
-bool waitFor(const std::function<bool()>& done, int timeout_ms) {
-  QElapsedTimer timer;
-  timer.start();
-  while (!done()) {
-    if (timer.elapsed() > timeout_ms) return false;
-    QApplication::processEvents(QEventLoop::AllEvents, 50);
-    usleep(10000);
-  }
-  return true;
-}
 
 QString screenshotDir() {
   const QString dir = QString(RM_BIN_DIR) + "/../screenshots";
