@@ -117,12 +117,12 @@ void setValueAxis(QValueAxis* axis, double lo, double hi, double interval, doubl
 
 }  // namespace
 
-// Charts waiting for a refresh after a resize, drawn one per turn of the event loop.
+// The charts waiting after refreshSoon(), drawn one per turn of the event loop, oldest first.
 class ChartRefreshQueue : public QObject {
  public:
   explicit ChartRefreshQueue(QObject* parent) : QObject(parent) {
     timer_.setInterval(0);
-    timer_.setObjectName("chart-resize-refresh");
+    timer_.setObjectName("chart-refresh-queue");
     connect(&timer_, &QTimer::timeout, this, &ChartRefreshQueue::next);
   }
   void add(MetricChart* chart) {
