@@ -141,10 +141,10 @@ bool JobSupervisor::takeActivity() {
   return was;
 }
 
-void JobSupervisor::journal(proto::JournalRecord& record) {
+Status JobSupervisor::journal(proto::JournalRecord& record) {
   auto appended = journal_->append(record);
-  (void)appended;  // an I/O failure here is logged by the journal's next flush
-  activity_ = true;
+  if (appended.isOk()) activity_ = true;
+  return appended.status();
 }
 
 // This agent's share of the job's device plan, from its own GPUs: the client planned the whole
@@ -276,11 +276,9 @@ Result<std::vector<int>> JobSupervisor::launch(const proto::JobLaunch& launch) {
   a->set_agent(options_.agent_name);
   a->set_spec_yaml(launch.spec_yaml());
   *a->mutable_argv() = launch.argv();
-  if (auto appended = journal_->append(accepted); !appended.isOk()) {
-    return Status(appended.status().code(),
-                  "job '" + id + "' was not started: " + appended.status().message());
+  if (Status journaled = journal(accepted); !journaled.isOk()) {
+    return Status(journaled.code(), "job '" + id + "' was not started: " + journaled.message());
   }
-  activity_ = true;
 
   std::vector<int> pids;
   const std::vector<std::string> argv = rankArgv(launch);

@@ -107,7 +107,9 @@ class JobSupervisor {
   std::vector<std::string> rankArgv(const proto::JobLaunch& launch) const;
   std::string jobDir(const std::string& job_id) const;
   std::string logPath(const std::string& job_id, uint32_t attempt, int rank) const;
-  void journal(proto::JournalRecord& record);
+  // Appends a record. Most callers go on whatever happens: an I/O failure is logged by the
+  // journal's next flush. A record refused as too large is not written at all.
+  Status journal(proto::JournalRecord& record);
   void handleOutput(Job& job, Rank& rank, const char* data, size_t size);
   void handleLine(Job& job, Rank& rank, std::string_view line);
   void drainOutput(Job& job, Rank& rank, bool final);

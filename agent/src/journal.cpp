@@ -98,11 +98,16 @@ std::optional<proto::JournalRecord> intactAt(const std::string& data, size_t at,
 }
 
 // The next intact frame at or after `from` whose record comes after `after_seq`.
-std::optional<size_t> nextIntactFrame(const std::string& data, size_t from, uint64_t after_seq) {
+struct FoundFrame {
+  size_t offset;
+  uint64_t seq;
+};
+std::optional<FoundFrame> nextIntactFrame(const std::string& data, size_t from,
+                                          uint64_t after_seq) {
   size_t length;
   for (size_t at = from; at + kHeaderBytes <= data.size(); ++at) {
     auto record = intactAt(data, at, &length);
-    if (record && record->seq() > after_seq) return at;
+    if (record && record->seq() > after_seq) return FoundFrame{at, record->seq()};
   }
   return std::nullopt;
 }
@@ -217,9 +222,9 @@ Status Journal::repair() {
     }
     auto next = nextIntactFrame(data, at + 1, seq);
     if (!next) break;  // a torn tail after the damage
-    const uint64_t resumes_at = intactAt(data, *next, &length)->seq();
+    const uint64_t resumes_at = next->seq;
     if (!detail.empty()) detail += "; ";
-    detail += "bytes " + std::to_string(at) + "-" + std::to_string(*next) + " unreadable";
+    detail += "bytes " + std::to_string(at) + "-" + std::to_string(next->offset) + " unreadable";
     for (uint64_t missing = seq + 1; missing < resumes_at; ++missing) {
       if (first_lost == 0) first_lost = missing;
       ++lost;
@@ -234,7 +239,7 @@ Status Journal::repair() {
       appendFrame(&repaired, marker);
     }
     seq = resumes_at - 1;
-    at = *next;
+    at = next->offset;
   }
 
   const std::string repaired_path = log_path + ".repaired";

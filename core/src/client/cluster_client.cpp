@@ -36,7 +36,6 @@ proto::Launcher toProto(job::Launcher launcher) {
   return proto::LAUNCHER_UNSPECIFIED;
 }
 
-// The per-agent part of a launch; ranks and group rank are filled by the caller.
 job::DeviceRequest deviceRequest(const job::JobSpec& spec) {
   job::DeviceRequest request;
   request.launcher = spec.launcher;
@@ -80,6 +79,7 @@ Status checkGpusForNccl(const job::JobSpec& spec,
                          std::to_string(total) + " GPUs in all (" + each + ")");
 }
 
+// The per-agent part of a launch; ranks and group rank are filled by the caller.
 proto::JobLaunch baseLaunch(const job::JobSpec& spec, const std::string& job_id) {
   proto::JobLaunch launch;
   launch.set_job_id(job_id);
