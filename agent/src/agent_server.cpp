@@ -6,11 +6,13 @@
 #include <unistd.h>
 #include <zmq.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <ctime>
 #include <filesystem>
 
+#include "gang_coordinator.h"
 #include "host_sampler.h"
 #include "interrupted_jobs.h"
 #include "job_supervisor.h"
@@ -86,11 +88,13 @@ struct AgentServer::Impl {
   double started_at = 0;
   Clock::time_point next_health;
   std::unique_ptr<RendezvousService> rendezvous;
+  std::unique_ptr<GangCoordinator> gang;
   ParkedRequests parked;
   bool stopping = false;
   uint64_t answered_up_to = 0;  // journal seq the parked requests were last retried at
 
   ~Impl() {
+    gang.reset();
     supervisor.reset();
     if (router) zmq_close(router);
     zap.reset();
@@ -168,6 +172,9 @@ Status AgentServer::Impl::start() {
                                      [this](const std::string& line) { log(line); });
   RM_RETURN_IF_ERROR(zap->start());
   rendezvous = std::make_unique<RendezvousService>(options.name, zap.get());
+  gang = std::make_unique<GangCoordinator>(
+      GangCoordinator::Parts{options.name, zap.get(), supervisor.get(), rendezvous.get(),
+                             journal.get(), [this](const std::string& line) { log(line); }});
   router = zmq_socket(context, ZMQ_ROUTER);
   RM_RETURN_IF_ERROR(net::applyCommonOptions(router));
   RM_RETURN_IF_ERROR(net::makeCurveServer(router, keys));
@@ -273,17 +280,19 @@ void AgentServer::Impl::handle(const std::string& identity, const std::string& u
   proto::Envelope response;
   response.set_request_id(request.request_id());
   if (user != "client") {
-    // A job's rendezvous credential: that job's rendezvous store and nothing else.
+    // A job's own credential: that job's rendezvous store and gang messages, nothing else.
     const std::string job = user.rfind("job:", 0) == 0 ? user.substr(4) : "";
     const std::string asked = request.has_rendezvous_set()   ? request.rendezvous_set().job_id()
                               : request.has_rendezvous_get() ? request.rendezvous_get().job_id()
+                              : request.has_gang()           ? request.gang().job_id()
                                                              : "";
     if (job.empty() || asked != job) {
       log("refused a '" + std::string(protocol::bodyName(request)) + "' request from " +
-          (job.empty() ? "an unknown peer" : "the rendezvous credential of job " + job));
-      return replyError(identity, request.request_id(),
-                        Status(ErrorCode::kUnauthorized,
-                               "this key may only use the rendezvous store of job " + job));
+          (job.empty() ? "an unknown peer" : "the credential of job " + job));
+      return replyError(
+          identity, request.request_id(),
+          Status(ErrorCode::kUnauthorized,
+                 "this key may only use the rendezvous store and gang of job " + job));
     }
   }
   switch (request.body_case()) {
@@ -308,12 +317,16 @@ void AgentServer::Impl::handle(const std::string& identity, const std::string& u
       }
       log("job " + launch.job_id() + " attempt " + std::to_string(launch.attempt()) + ": started " +
           std::to_string(pids->size()) + " rank(s)");
+      gang->join(launch);
       for (int pid : *pids) response.mutable_launch_reply()->add_pids(pid);
       break;
     }
     case proto::Envelope::kStopJob: {
+      // A job between attempts has no ranks here, but its gang still stops the next one.
+      const bool in_gang = gang->stopRequested(request.stop_job().job_id());
       auto signalled = supervisor->stop(request.stop_job().job_id(),
                                         std::chrono::milliseconds(request.stop_job().grace_ms()));
+      if (!signalled.isOk() && in_gang) signalled = 0;
       if (!signalled.isOk()) return replyError(identity, request.request_id(), signalled.status());
       log("job " + request.stop_job().job_id() + ": stop requested");
       response.mutable_stop_reply()->set_ranks_signalled(*signalled);
@@ -321,6 +334,9 @@ void AgentServer::Impl::handle(const std::string& identity, const std::string& u
     }
     case proto::Envelope::kRendezvousSet:
       response = rendezvous->set(request);
+      break;
+    case proto::Envelope::kGang:
+      response = gang->handle(request);
       break;
     case proto::Envelope::kReadJournal:
     case proto::Envelope::kReadLog:
@@ -373,20 +389,23 @@ std::optional<proto::Envelope> AgentServer::Impl::answerWaiting(const proto::Env
 Status AgentServer::Impl::loop() {
   std::vector<zmq_pollitem_t> items;
   while (true) {
+    // Timers first: they may close sockets to other agents, which must not be polled then.
+    auto now = Clock::now();
+    auto wake = parked.nextDeadline(
+        std::min({next_health, supervisor->onTimer(now), gang->onTimer(now)}));
     items.clear();
     items.push_back({router, 0, ZMQ_POLLIN, 0});
     items.push_back({nullptr, signal_fd, ZMQ_POLLIN, 0});
+    for (void* socket : gang->sockets()) items.push_back({socket, 0, ZMQ_POLLIN, 0});
+    const size_t first_output = items.size();
     for (int fd : supervisor->outputFds()) items.push_back({nullptr, fd, ZMQ_POLLIN, 0});
-
-    auto now = Clock::now();
-    auto wake = parked.nextDeadline(std::min(next_health, supervisor->onTimer(now)));
     long timeout_ms = std::max<long>(
         0, std::chrono::duration_cast<std::chrono::milliseconds>(wake - now).count() + 1);
     if (zmq_poll(items.data(), static_cast<int>(items.size()), timeout_ms) < 0 &&
         zmq_errno() != EINTR) {
       return ioError(std::string("zmq_poll: ") + zmq_strerror(zmq_errno()));
     }
-    for (size_t i = 2; i < items.size(); ++i) {
+    for (size_t i = first_output; i < items.size(); ++i) {
       if (items[i].revents & (ZMQ_POLLIN | ZMQ_POLLERR)) supervisor->onOutputReadable(items[i].fd);
     }
     if (items[1].revents & ZMQ_POLLIN) {
@@ -398,6 +417,10 @@ Status AgentServer::Impl::loop() {
       }
       supervisor->reapChildren();
     }
+    if (std::any_of(items.begin() + 2, items.begin() + static_cast<long>(first_output),
+                    [](const zmq_pollitem_t& item) { return item.revents & ZMQ_POLLIN; })) {
+      gang->onReadable();
+    }
     if (stopping) {
       log("shutting down: stopping every rank");
       supervisor->stopAll(std::chrono::seconds(5));
@@ -406,6 +429,7 @@ Status AgentServer::Impl::loop() {
     }
     if (Clock::now() >= next_health) sampleHealth();
     if (items[0].revents & ZMQ_POLLIN) onSocketReadable();
+    gang->onSupervisorEvents(supervisor->takeEvents());
     // Everything appended this round becomes visible to readers before anyone is answered.
     if (Status flushed = journal->flush(); !flushed.isOk()) log(flushed.message());
     // Long polls are retried only when something new exists; otherwise only expired ones.
@@ -419,7 +443,9 @@ Status AgentServer::Impl::loop() {
           return answerWaiting(request, final);
         },
         [this](const std::string& identity, proto::Envelope& answer) { reply(identity, answer); });
-    rendezvous->dropInactive([this](const std::string& job) { return supervisor->isActive(job); });
+    rendezvous->dropInactive([this](const std::string& job) {
+      return supervisor->isActive(job) || gang->manages(job);
+    });
   }
 }
 

@@ -13,6 +13,8 @@ void recordInterruptedJobs(Journal& journal, const std::string& agent_name,
                            const std::function<void(const std::string&)>& log) {
   std::map<std::pair<std::string, uint32_t>, std::set<int>> open_ranks;
   std::set<std::pair<std::string, uint32_t>> open_jobs;
+  // Jobs whose ranks all ran here: no other agent is left to end them with a JobOutcome.
+  std::set<std::pair<std::string, uint32_t>> whole_jobs_here;
   std::vector<std::string> batch;
   proto::JournalRecord record;
   for (uint64_t seq = 1; seq <= journal.lastSeq(); seq += batch.size()) {
@@ -25,6 +27,9 @@ void recordInterruptedJobs(Journal& journal, const std::string& agent_name,
         case proto::JournalRecord::kJobAccepted:
           open_jobs.insert(key);
           for (const auto& r : record.job_accepted().ranks()) open_ranks[key].insert(r.rank());
+          if (record.job_accepted().ranks_size() == record.job_accepted().world_size()) {
+            whole_jobs_here.insert(key);
+          }
           break;
         case proto::JournalRecord::kRankExited:
           open_ranks[key].erase(record.rank_exited().rank());
@@ -56,6 +61,17 @@ void recordInterruptedJobs(Journal& journal, const std::string& agent_name,
     finished.mutable_job_finished()->set_state(proto::FAILED);
     finished.mutable_job_finished()->set_agent(agent_name);
     journal.append(finished);
+    if (whole_jobs_here.count(key)) {
+      proto::JournalRecord outcome;
+      outcome.set_job(key.first);
+      outcome.set_attempt(key.second);
+      outcome.set_source("agent:" + agent_name);
+      outcome.mutable_job_outcome()->set_state(proto::FAILED);
+      outcome.mutable_job_outcome()->set_cause("agent " + agent_name +
+                                               " restarted while the job was running");
+      outcome.mutable_job_outcome()->set_attempts(key.second);
+      journal.append(outcome);
+    }
     log("job " + key.first + " attempt " + std::to_string(key.second) +
         " was interrupted by an agent restart: recorded as failed");
   }

@@ -16,12 +16,15 @@
 #include "env_contract.h"
 #include "leftovers.h"
 #include "rank_process.h"
+#include "rank_watch.h"
 
 namespace ringmaster::agent {
 namespace {
 
 constexpr size_t kMaxLineBytes = 64 * 1024;  // longer lines are logged but never metrics
 constexpr size_t kMaxJobBytes = 4u << 20;    // spec + command line, journaled in JobAccepted
+
+}  // namespace
 
 Result<uint32_t> reserveFreePort() {
   int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -38,6 +41,8 @@ Result<uint32_t> reserveFreePort() {
   ::close(fd);
   return static_cast<uint32_t>(ntohs(address.sin_port));
 }
+
+namespace {
 
 // Debian 12's OpenBLAS (0.3.21) does not recognise recent Xeons and falls back to its SSE3
 // kernels, 3-5x slower for the native trainer's GEMMs. On a CPU with AVX-512 its SkylakeX kernels
@@ -139,6 +144,44 @@ bool JobSupervisor::takeActivity() {
   bool was = activity_;
   activity_ = false;
   return was;
+}
+
+std::vector<AttemptEvent> JobSupervisor::takeEvents() {
+  std::vector<AttemptEvent> events;
+  events.swap(events_);
+  return events;
+}
+
+// Only the first failure of an attempt is news: the ranks stopped after it fail as a consequence.
+void JobSupervisor::reportFailure(Job& job, const Rank& rank, const proto::RankExited& exited) {
+  if (job.any_failed) return;
+  const std::string& id = job.launch.job_id();
+  events_.push_back({id, job.launch.attempt(),
+                     describeRankFailure(exited, options_.agent_name, rank.last_step,
+                                         logPath(id, job.launch.attempt(), rank.rank)),
+                     std::nullopt});
+}
+
+std::vector<proto::RankProgress> JobSupervisor::progress(const std::string& job_id) {
+  std::vector<proto::RankProgress> out;
+  auto it = jobs_.find(job_id);
+  if (it == jobs_.end()) return out;
+  const auto now = Clock::now();
+  for (Rank& rank : it->second.ranks) {
+    if (rank.exited) continue;
+    const ProcSample sample = sampleProc(rank.pid);
+    proto::RankProgress p;
+    p.set_rank(rank.rank);
+    p.set_step(rank.last_step);
+    p.set_idle_seconds(std::chrono::duration<double>(now - rank.last_progress).count());
+    p.set_activity(activityOf(sample, rank.cpu_ticks,
+                              std::chrono::duration<double>(now - rank.cpu_sampled).count()));
+    p.set_slowest_step_seconds(rank.slowest_step);
+    rank.cpu_ticks = sample.cpu_ticks;
+    rank.cpu_sampled = now;
+    out.push_back(std::move(p));
+  }
+  return out;
 }
 
 Status JobSupervisor::journal(proto::JournalRecord& record) {
@@ -317,6 +360,7 @@ Result<std::vector<int>> JobSupervisor::launch(const proto::JobLaunch& launch) {
       e->set_state(proto::FAILED);
       e->set_error(failure.message());
       journal(exited);
+      reportFailure(job, rank, *e);
       job.any_failed = true;
       for (auto& started : job.ranks) started.stop_requested = true;
       jobs_[id] = std::move(job);
@@ -325,6 +369,7 @@ Result<std::vector<int>> JobSupervisor::launch(const proto::JobLaunch& launch) {
     }
     rank.pid = spawned->pid;
     rank.output_fd = spawned->output_fd;
+    rank.last_progress = rank.cpu_sampled = Clock::now();
     pids.push_back(rank.pid);
     proto::JournalRecord started =
         journalRecord(id, launch.attempt(), "rank:" + std::to_string(rank.rank));
@@ -345,6 +390,8 @@ void JobSupervisor::signalJob(Job& job, int signal) {
     if (rank.exited) continue;
     rank.stop_requested = true;
     ::kill(-rank.pid, signal);
+    // A stopped (SIGSTOP, hung in a debugger) rank handles SIGTERM only once it runs again.
+    if (signal == SIGTERM) ::kill(-rank.pid, SIGCONT);
   }
 }
 
@@ -458,6 +505,15 @@ void JobSupervisor::handleLine(Job& job, Rank& rank, std::string_view line) {
   sample->set_rank(rank.rank);
   int64_t step = parsed->step ? *parsed->step : rank.next_step;
   rank.next_step = step + 1;
+  if (step > rank.last_step) {
+    const auto now = Clock::now();
+    if (rank.last_step >= 0) {
+      rank.slowest_step = std::max(
+          rank.slowest_step, std::chrono::duration<double>(now - rank.last_progress).count());
+    }
+    rank.last_step = step;
+    rank.last_progress = now;
+  }
   sample->set_step(step);
   for (const auto& [name, value] : parsed->values) {
     auto* v = sample->add_values();
@@ -506,6 +562,7 @@ void JobSupervisor::recordExit(Job& job, Rank& rank, int wait_status) {
   exited->set_state(state);
   journal(record);
   if (state == proto::FAILED) {
+    reportFailure(job, rank, *exited);
     job.any_failed = true;
     // Gang semantics on this agent: the attempt has failed, its other ranks go too.
     bool others_running =
@@ -543,6 +600,8 @@ void JobSupervisor::finishIfDone(const std::string& job_id) {
   finished->set_ranks(job.launch.ranks_size());
   journal(record);
   finished_attempts_[job_id] = job.launch.attempt();
+  AttemptEvent over{job_id, job.launch.attempt(), std::nullopt, finished->state()};
+  events_.push_back(std::move(over));
   jobs_.erase(it);
 }
 

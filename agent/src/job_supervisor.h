@@ -32,6 +32,14 @@ struct SupervisorOptions {
   std::string worker_path;  // ringmaster-worker, which runs the ranks of `native` jobs
 };
 
+// What the gang coordinator hears from the supervisor (takeEvents()), in order.
+struct AttemptEvent {
+  std::string job_id;
+  uint32_t attempt = 0;
+  std::optional<proto::JobFailure> failure;  // the attempt's first failed rank here
+  std::optional<proto::RankState> over;      // every rank of the attempt has exited here
+};
+
 class JobSupervisor {
  public:
   using Clock = std::chrono::steady_clock;
@@ -75,6 +83,9 @@ class JobSupervisor {
 
   // True once since the last call when something was journaled or logged (wakes long polls).
   bool takeActivity();
+  std::vector<AttemptEvent> takeEvents();
+  // Each rank of the job's running attempt: newest step, time since, what it does now.
+  std::vector<proto::RankProgress> progress(const std::string& job_id);
 
  private:
   struct Rank {
@@ -85,6 +96,11 @@ class JobSupervisor {
     int log_fd = -1;
     std::string pending_line;
     int64_t next_step = 0;  // per-rank counter for metric lines without "step"
+    int64_t last_step = -1;  // newest step seen; progress is a step above it
+    Clock::time_point last_progress;  // when it started, or reached last_step
+    double slowest_step = 0;          // the longest wait for a new step so far, seconds
+    uint64_t cpu_ticks = 0;           // at cpu_sampled (for "computing" or "waiting")
+    Clock::time_point cpu_sampled;
     bool stop_requested = false;
     bool exited = false;
   };
@@ -96,6 +112,7 @@ class JobSupervisor {
     bool any_failed = false;
     bool any_stopped = false;
   };
+  void reportFailure(Job& job, const Rank& rank, const proto::RankExited& exited);
   struct Reservation {
     int slots = 0;
     Clock::time_point expires;
@@ -123,7 +140,11 @@ class JobSupervisor {
   std::map<std::string, Reservation> reservations_;
   std::map<std::string, uint32_t> finished_attempts_;  // job id -> latest finished attempt
   bool activity_ = false;
+  std::vector<AttemptEvent> events_;
 };
+
+// A TCP port that was free a moment ago (MASTER_PORT of a job).
+Result<uint32_t> reserveFreePort();
 
 // [A-Za-z0-9._-]{1,128}, not "." or "..": safe as a directory name.
 bool isValidJobId(const std::string& job_id);

@@ -19,10 +19,21 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 void printOutcome(const client::JobProgress& progress, const std::string& job_id, double seconds) {
-  std::string state = progress.succeeded() ? "succeeded" : "failed";
-  if (!progress.succeeded() && !progress.anyFailed()) state = "stopped";
-  std::printf("job %s %s: %d rank(s) in %.1fs\n", job_id.c_str(), state.c_str(),
-              progress.worldSize(), seconds);
+  const proto::RankState state =
+      progress.outcome() ? progress.outcome()->state() : proto::RANK_STATE_UNSPECIFIED;
+  const char* word = state == proto::SUCCEEDED ? "succeeded"
+                     : state == proto::STOPPED ? "stopped"
+                                               : "failed";
+  std::printf("job %s %s: %d rank(s) in %.1fs", job_id.c_str(), word, progress.worldSize(),
+              seconds);
+  if (progress.attempt() > 1) std::printf(", %u attempts", progress.attempt());
+  std::printf("\n");
+  for (const auto& [attempt, failure] : progress.failures()) {
+    std::printf("  attempt %u: %s\n", attempt, failure.cause().c_str());
+  }
+  if (progress.outcome() && !progress.outcome()->cause().empty() && state != proto::SUCCEEDED) {
+    std::printf("  cause: %s\n", progress.outcome()->cause().c_str());
+  }
   for (const auto& [rank, exit] : progress.exits()) {
     if (exit.state() == proto::SUCCEEDED) continue;
     std::printf("  rank %d: %s", rank, proto::RankState_Name(exit.state()).c_str());
@@ -76,19 +87,15 @@ int submitAndWatch(const client::ClientPaths& paths, const job::JobSpec& spec, b
     if (logs) logs->onChunk(token, rank, chunk);
   };
 
-  bool stop_sent = false;
+  // The job's agents handle failures among themselves (restart or gang teardown); the job is
+  // over when its leader says so (JobOutcome).
   std::optional<Clock::time_point> finished_at;
   while (true) {
-    // A failed rank fails the attempt: take the other agents' ranks down too (gang semantics).
-    if (progress->anyFailed() && !progress->finished() && !stop_sent) {
-      stop_sent = true;
-      session.postStop(job_id, 2000);
-    }
     if (progress->finished() && !finished_at) finished_at = Clock::now();
-    // The job is over; the logs' last lines follow within moments (or never, from an agent
+    // The last exits and log lines follow the outcome within moments (or never, from an agent
     // that is gone: then what was printed is what there is).
-    if (finished_at &&
-        (!logs || logs->allFinished() || Clock::now() - *finished_at > std::chrono::seconds(5))) {
+    if (finished_at && ((progress->allExited() && (!logs || logs->allFinished())) ||
+                        Clock::now() - *finished_at > std::chrono::seconds(5))) {
       break;
     }
     if (logs) logs->request();

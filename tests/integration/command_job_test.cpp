@@ -325,7 +325,8 @@ TEST_F(CommandJobTest, MetricsAsJsonFilterByRankAndName) {
 
 // `submit --follow` runs the same session loop as the desktop app: an agent that stops answering
 // for longer than the session's timeout is said so, followed again when it answers, and every
-// line of every rank is printed once, in order, with the job's outcome at the end.
+// line of every rank is printed once, in order, with the job's outcome at the end. The job runs
+// on a2 alone: with a peer, a2 silent for 8 s would be declared lost (see RecoveryTest).
 TEST_F(CommandJobTest, FollowPrintsEveryLineOnceThroughAnAgentThatStopsAnsweringForAWhile) {
   const std::string spec = cluster_.writeSpec(
       "follow.yaml",
@@ -334,7 +335,6 @@ TEST_F(CommandJobTest, FollowPrintsEveryLineOnceThroughAnAgentThatStopsAnswering
       "command: [/bin/sh, -c, 'for i in $(seq 1 40); do echo \"line $RANK $i\"; sleep 0.25; "
       "done']\n"
       "placement:\n"
-      "  - {agent: a1, ranks: 2}\n"
       "  - {agent: a2, ranks: 2}\n");
   CommandResult followed;
   std::thread follow([&] { followed = cluster_.ctl({"submit", spec, "--follow"}, 120000); });
@@ -348,8 +348,8 @@ TEST_F(CommandJobTest, FollowPrintsEveryLineOnceThroughAnAgentThatStopsAnswering
   ASSERT_EQ(followed.exit_code, 0) << followed.err << followed.out;
   EXPECT_NE(followed.err.find("agent 'a2'"), std::string::npos) << followed.err;
   EXPECT_NE(followed.err.find("agent 'a2' answers again"), std::string::npos) << followed.err;
-  EXPECT_NE(followed.out.find("succeeded: 4 rank(s)"), std::string::npos) << followed.out;
-  for (int rank = 0; rank < 4; ++rank) {
+  EXPECT_NE(followed.out.find("succeeded: 2 rank(s)"), std::string::npos) << followed.out;
+  for (int rank = 0; rank < 2; ++rank) {
     size_t last = 0;
     for (int i = 1; i <= 40; ++i) {
       const std::string line = "[rank " + std::to_string(rank) + "] line " + std::to_string(rank) +

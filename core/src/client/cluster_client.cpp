@@ -94,7 +94,13 @@ proto::JobLaunch baseLaunch(const job::JobSpec& spec, const std::string& job_id)
     var->set_value(value);
   }
   launch.set_world_size(spec.world_size);
-  launch.set_max_restarts(static_cast<uint32_t>(spec.max_restarts));
+  launch.set_max_restarts(static_cast<uint32_t>(spec.restart.max_restarts));
+  proto::RestartPolicy* restart = launch.mutable_restart();
+  restart->set_max_restarts(static_cast<uint32_t>(spec.restart.max_restarts));
+  restart->set_backoff_seconds(spec.restart.backoff_seconds);
+  restart->set_hang_timeout_seconds(spec.restart.hang_timeout_seconds);
+  restart->set_min_nodes(spec.restart.min_nodes);
+  restart->set_exclude_failed_hosts(spec.restart.exclude_failed_hosts);
   for (const auto& pattern : spec.metric_patterns) {
     auto* p = launch.add_metric_patterns();
     p->set_name(pattern.name);
@@ -247,6 +253,11 @@ Result<SubmittedJob> ClusterClient::submit(const job::JobSpec& spec, const Submi
     devices.push_back({share.agent, gpus_of[share.agent], static_cast<int>(share.ranks.size())});
   }
   RM_ASSIGN_OR_RETURN(job::DevicePlan plan, job::planDevices(deviceRequest(spec), devices));
+  if (spec.restart.min_nodes > static_cast<int>(shares.size())) {
+    return invalidArgument("restart.min_nodes is " + std::to_string(spec.restart.min_nodes) +
+                           " but the job runs on " + std::to_string(shares.size()) +
+                           " agent(s)");
+  }
 
   // 3. One launch per agent; rank 0's agent hosts MASTER_ADDR:MASTER_PORT.
   const std::string job_id = newJobId(spec.name);
@@ -273,7 +284,19 @@ Result<SubmittedJob> ClusterClient::submit(const job::JobSpec& spec, const Submi
   for (size_t g = 0; g < launches.size(); ++g) {
     launches[g].set_host_address(endpointHost(conns[g]->agent().endpoint));
   }
+  // The gang: every agent of the job, so that they watch each other without a client.
+  std::vector<proto::GangMember> gang;
+  for (size_t g = 0; g < launches.size(); ++g) {
+    proto::GangMember member;
+    member.set_agent(names[g]);
+    member.set_endpoint(conns[g]->agent().endpoint);
+    member.set_server_key(conns[g]->agent().server_key);
+    member.set_host_address(launches[g].host_address());
+    member.set_ranks(launches[g].ranks_size());
+    gang.push_back(std::move(member));
+  }
   for (auto& launch : launches) {
+    for (const auto& member : gang) *launch.add_gang() = member;
     launch.set_rendezvous_endpoint(conns[0]->agent().endpoint);
     launch.set_rendezvous_server_key(conns[0]->agent().server_key);
     launch.set_rendezvous_public_key(rendezvous_keys.public_key);

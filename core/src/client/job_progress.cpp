@@ -5,7 +5,11 @@
 namespace ringmaster::client {
 
 void JobProgress::observe(const proto::JournalRecord& record) {
-  if (record.job() != job_id_ || record.attempt() < attempt_) return;
+  if (record.job() != job_id_) return;
+  // A root cause journaled again (a better one found later) replaces the first.
+  if (record.has_job_failure()) failures_[record.attempt()] = record.job_failure();
+  if (record.has_job_outcome()) outcome_ = record.job_outcome();
+  if (record.attempt() < attempt_) return;
   if (record.attempt() > attempt_) {
     attempt_ = record.attempt();
     exits_.clear();
@@ -14,19 +18,14 @@ void JobProgress::observe(const proto::JournalRecord& record) {
   if (record.has_rank_exited()) exits_[record.rank_exited().rank()] = record.rank_exited();
 }
 
-bool JobProgress::finished() const {
+bool JobProgress::allExited() const {
   return world_size_ > 0 && static_cast<int>(exits_.size()) >= world_size_;
 }
 
 bool JobProgress::anyFailed() const {
+  if (outcome_ && outcome_->state() == proto::FAILED) return true;
   return std::any_of(exits_.begin(), exits_.end(),
                      [](const auto& e) { return e.second.state() == proto::FAILED; });
-}
-
-bool JobProgress::succeeded() const {
-  return finished() && std::all_of(exits_.begin(), exits_.end(), [](const auto& e) {
-           return e.second.state() == proto::SUCCEEDED;
-         });
 }
 
 }  // namespace ringmaster::client

@@ -396,6 +396,32 @@ class SpecParser {
     return static_cast<int>(*parsed);
   }
 
+  // A number of seconds >= 0 (integer or decimal, unquoted).
+  std::optional<double> readSeconds(const YAML::Node& value, const YAML::Node& key,
+                                    const std::string& field) {
+    const std::string expected = "a number of seconds >= 0";
+    double seconds = 0;
+    const std::string text = value.IsScalar() ? value.Scalar() : "";
+    const char* end = text.data() + text.size();
+    const auto [stop, error] = std::from_chars(text.data(), end, seconds);
+    if (!value.IsScalar() || value.Tag() == "!" || text.empty() || error != std::errc() ||
+        stop != end || !(seconds >= 0) || seconds > 1e7) {
+      report(where(value, key), field, "expected " + expected + ", got " + describe(value));
+      return std::nullopt;
+    }
+    return seconds;
+  }
+
+  std::optional<bool> readBool(const YAML::Node& value, const YAML::Node& key,
+                               const std::string& field) {
+    if (value.IsScalar() && value.Tag() != "!") {
+      if (value.Scalar() == "true") return true;
+      if (value.Scalar() == "false") return false;
+    }
+    report(where(value, key), field, "expected true or false, got " + describe(value));
+    return std::nullopt;
+  }
+
   bool expectMapping(const YAML::Node& value, const YAML::Node& key, const std::string& field,
                      const std::string& expected, const std::string& hint = {}) {
     if (value.IsMap()) return true;
@@ -590,16 +616,30 @@ class SpecParser {
   }
 
   void parseRestart(const YAML::Node& key, const YAML::Node& value) {
-    if (!expectMapping(value, key, "restart", "a mapping {max_restarts: N}")) return;
+    static const std::vector<std::string> kKeys = {"max_restarts", "backoff_seconds",
+                                                   "hang_timeout_seconds", "min_nodes",
+                                                   "exclude_failed_hosts"};
+    if (!expectMapping(value, key, "restart", "a mapping {max_restarts: N, ...}")) return;
+    RestartPolicy& policy = spec_.restart;
     forEachEntry(
         value, "restart",
         [&](const std::string& name, const YAML::Node& entry_key, const YAML::Node& entry_value) {
-          if (name != "max_restarts") {
-            reportUnknownKey(name, entry_key, "restart", {"max_restarts"});
-            return;
+          const std::string field = "restart." + name;
+          if (name == "max_restarts") {
+            if (auto n = readInt(entry_value, entry_key, field, 0)) policy.max_restarts = *n;
+          } else if (name == "min_nodes") {
+            if (auto n = readInt(entry_value, entry_key, field, 1)) policy.min_nodes = *n;
+          } else if (name == "backoff_seconds") {
+            if (auto s = readSeconds(entry_value, entry_key, field)) policy.backoff_seconds = *s;
+          } else if (name == "hang_timeout_seconds") {
+            if (auto s = readSeconds(entry_value, entry_key, field)) {
+              policy.hang_timeout_seconds = *s;
+            }
+          } else if (name == "exclude_failed_hosts") {
+            if (auto b = readBool(entry_value, entry_key, field)) policy.exclude_failed_hosts = *b;
+          } else {
+            reportUnknownKey(name, entry_key, "restart", kKeys);
           }
-          const auto restarts = readInt(entry_value, entry_key, "restart.max_restarts", 0);
-          if (restarts) spec_.max_restarts = *restarts;
         });
   }
 

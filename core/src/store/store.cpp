@@ -137,6 +137,33 @@ std::string summarize(const std::string& agent, const proto::JournalRecord& r) {
       }
       return detail;
     }
+    case proto::JournalRecord::kJobFailure:
+      return "attempt " + std::to_string(r.attempt()) + " failed: " + r.job_failure().cause();
+    case proto::JournalRecord::kJobRestart: {
+      const auto& restart = r.job_restart();
+      std::string agents;
+      for (const auto& name : restart.agents()) agents += (agents.empty() ? "" : ", ") + name;
+      std::string detail = "attempt " + std::to_string(restart.next_attempt()) + " starts";
+      if (restart.backoff_seconds() > 0) {
+        char wait[32];
+        std::snprintf(wait, sizeof wait, " in %g s", restart.backoff_seconds());
+        detail += wait;
+      }
+      detail += " on " + agents + " (" + std::to_string(restart.world_size()) + " ranks)";
+      if (!restart.left_out().empty()) {
+        std::string out;
+        for (const auto& name : restart.left_out()) out += (out.empty() ? "" : ", ") + name;
+        detail += " without " + out;
+      }
+      return detail;
+    }
+    case proto::JournalRecord::kJobOutcome: {
+      const auto& outcome = r.job_outcome();
+      std::string detail = std::string("job ") + jobStateName(outcome.state()) + " after " +
+                           std::to_string(outcome.attempts()) + " attempt(s)";
+      if (!outcome.cause().empty()) detail += ": " + outcome.cause();
+      return detail;
+    }
     default:
       return {};
   }
@@ -152,6 +179,12 @@ const char* eventKind(proto::JournalRecord::KindCase kind) {
       return "rank_exited";
     case proto::JournalRecord::kJobFinished:
       return "job_finished";
+    case proto::JournalRecord::kJobFailure:
+      return "job_failure";
+    case proto::JournalRecord::kJobRestart:
+      return "job_restart";
+    case proto::JournalRecord::kJobOutcome:
+      return "job_outcome";
     default:
       return "";
   }
@@ -235,7 +268,7 @@ class Store::Impl {
   Statement insert_event_, accept_job_, ensure_job_, ensure_attempt_, accept_rank_, start_rank_,
       exit_rank_, update_last_step_, select_series_, insert_series_, insert_metric_, insert_health_,
       upsert_cursor_, select_cursor_, job_for_state_, rank_counts_, attempt_state_,
-      set_attempt_state_, set_job_state_, record_submission_, record_agent_, select_agents_,
+      set_attempt_state_, attempt_decided_, set_job_state_, record_submission_, record_agent_, select_agents_,
       select_jobs_, select_job_exact_, select_job_prefix_, select_job_attempt_,
       select_max_rank_attempt_, select_ranks_, series_extent_, series_points_, next_health_agent_,
       latest_health_, health_range_, select_events_, count_all_metrics_, count_job_metrics_;
@@ -248,6 +281,15 @@ class Store::Impl {
   std::string key_;  // scratch for series_ids_ lookups, reused to avoid allocating per value
   std::vector<RankProgress> progress_;
   std::vector<TouchedAttempt> touched_;
+  // What the job's leader decided (JobRestart, JobOutcome): applied after the ranks' states.
+  struct Decision {
+    std::string job;
+    uint32_t attempt;
+    double time;
+    std::string state;
+  };
+  std::vector<Decision> decided_;
+  Status applyDecisions();
 };
 
 Result<std::unique_ptr<Store::Impl>> Store::Impl::open(const std::string& path) {
@@ -302,8 +344,8 @@ Status Store::Impl::prepareAll() {
        "ON CONFLICT(job_id) DO UPDATE SET "
        "name = CASE WHEN excluded.name <> '' THEN excluded.name ELSE name END, "
        "launcher = CASE WHEN excluded.launcher <> '' THEN excluded.launcher ELSE launcher END, "
-       "world_size = CASE WHEN excluded.world_size > 0 THEN excluded.world_size "
-       "ELSE world_size END, "
+       "world_size = CASE WHEN excluded.world_size > 0 AND excluded.attempt >= attempt "
+       "THEN excluded.world_size ELSE world_size END, "
        "spec_yaml = CASE WHEN excluded.spec_yaml <> '' THEN excluded.spec_yaml "
        "ELSE spec_yaml END, "
        "submitted_at = CASE WHEN submitted_at = 0 THEN excluded.submitted_at "
@@ -352,6 +394,9 @@ Status Store::Impl::prepareAll() {
        "SELECT count(*), total(state = 'failed'), total(state = 'stopped'), "
        "total(state = 'succeeded') FROM ranks WHERE job_id = ?1 AND attempt = ?2"},
       {&attempt_state_, "SELECT state FROM attempts WHERE job_id = ?1 AND attempt = ?2"},
+      {&attempt_decided_,
+       "SELECT 1 FROM events WHERE job_id = ?1 AND attempt = ?2 AND kind = 'job_outcome' "
+       "LIMIT 1"},
       {&set_attempt_state_,
        "UPDATE attempts SET state = ?3, finished_at = ?4 WHERE job_id = ?1 AND attempt = ?2"},
       {&set_job_state_, "UPDATE jobs SET state = ?2, finished_at = ?3 WHERE job_id = ?1"},
@@ -424,6 +469,7 @@ Status Store::Impl::applyChunks(const JournalChunk* chunks, size_t n) {
 Status Store::Impl::applyInTransaction(const JournalChunk* chunks, size_t n) {
   progress_.clear();
   touched_.clear();
+  decided_.clear();
   for (size_t c = 0; c < n; ++c) {
     const JournalChunk& chunk = chunks[c];
     for (const proto::JournalRecord& r : *chunk.records) {
@@ -438,6 +484,9 @@ Status Store::Impl::applyInTransaction(const JournalChunk* chunks, size_t n) {
         case proto::JournalRecord::kRankStarted:
         case proto::JournalRecord::kRankExited:
         case proto::JournalRecord::kJobFinished:
+        case proto::JournalRecord::kJobFailure:
+        case proto::JournalRecord::kJobRestart:
+        case proto::JournalRecord::kJobOutcome:
           RM_RETURN_IF_ERROR(applyLifecycle(*chunk.agent, r));
           break;
         case proto::JournalRecord::kJournalDamage:  // the agent logs it; nothing to store
@@ -451,7 +500,8 @@ Status Store::Impl::applyInTransaction(const JournalChunk* chunks, size_t n) {
     RM_RETURN_IF_ERROR(upsert_cursor_.run("advancing the cursor of " + *chunk.agent));
   }
   RM_RETURN_IF_ERROR(writeProgress());
-  return refreshStates();
+  RM_RETURN_IF_ERROR(refreshStates());
+  return applyDecisions();
 }
 
 Result<int64_t> Store::Impl::seriesId(const std::string& job, uint32_t attempt, int rank,
@@ -644,7 +694,14 @@ Status Store::Impl::applyLifecycle(const std::string& agent, const proto::Journa
       RM_RETURN_IF_ERROR(exit_rank_.run("storing the exit of a rank of job " + job));
       break;
     }
-    default:  // JobFinished: the ranks' own records decide the state; the event keeps it
+    case proto::JournalRecord::kJobRestart:
+      decided_.push_back({job, static_cast<uint32_t>(attempt), r.time(), "restarting"});
+      break;
+    case proto::JournalRecord::kJobOutcome:
+      decided_.push_back(
+          {job, static_cast<uint32_t>(attempt), r.time(), jobStateName(r.job_outcome().state())});
+      break;
+    default:  // JobFinished, JobFailure: the ranks' records decide the state; the event keeps it
       break;
   }
   noteTouched(job, r.attempt(), r.time());
@@ -703,12 +760,40 @@ Status Store::Impl::refreshStates() {
     }
     // Records of an older attempt may arrive late from another agent: they never change the
     // state of the job, which is the state of its newest attempt.
-    if (t.attempt == job_attempt && job_state != state) {
+    // The leader's word (JobRestart, JobOutcome) outranks what the ranks' records suggest: the
+    // ranks of a lost agent never report, and a failed attempt that restarts is not the job.
+    const bool restart_pending = job_state == "restarting" && state != "running";
+    bool decided = false;
+    if (t.attempt == job_attempt && job_state != state && !restart_pending) {
+      ScopedReset reset(attempt_decided_);
+      attempt_decided_.bindText(1, t.job);
+      attempt_decided_.bindInt64(2, t.attempt);
+      decided = attempt_decided_.step() == SQLITE_ROW;
+    }
+    if (t.attempt == job_attempt && job_state != state && !restart_pending && !decided) {
       set_job_state_.bindText(1, t.job);
       set_job_state_.bindText(2, state);
       set_job_state_.bindDouble(3, finished_at);
       RM_RETURN_IF_ERROR(set_job_state_.run("updating the state of job " + t.job));
     }
+  }
+  return Status::ok();
+}
+
+Status Store::Impl::applyDecisions() {
+  for (const Decision& d : decided_) {
+    int64_t job_attempt = 0;
+    {
+      ScopedReset reset(job_for_state_);
+      job_for_state_.bindText(1, d.job);
+      if (job_for_state_.step() != SQLITE_ROW) continue;
+      job_attempt = job_for_state_.columnInt64(0);
+    }
+    if (d.attempt != job_attempt) continue;  // a newer attempt has started since
+    set_job_state_.bindText(1, d.job);
+    set_job_state_.bindText(2, d.state);
+    set_job_state_.bindDouble(3, d.state == "restarting" ? 0 : d.time);
+    RM_RETURN_IF_ERROR(set_job_state_.run("updating the state of job " + d.job));
   }
   return Status::ok();
 }

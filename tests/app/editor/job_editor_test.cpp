@@ -66,7 +66,7 @@ void expectSameSpec(const job::JobSpec& a, const job::JobSpec& b) {
   EXPECT_EQ(a.world_size, b.world_size);
   EXPECT_EQ(a.world_size_line != 0, b.world_size_line != 0);  // world_size vs placement
   EXPECT_EQ(a.backend, b.backend);
-  EXPECT_EQ(a.max_restarts, b.max_restarts);
+  EXPECT_EQ(a.restart.max_restarts, b.restart.max_restarts);
   ASSERT_EQ(a.metric_patterns.size(), b.metric_patterns.size());
   for (size_t i = 0; i < a.metric_patterns.size(); ++i) {
     EXPECT_EQ(a.metric_patterns[i].name, b.metric_patterns[i].name);
@@ -256,7 +256,7 @@ TEST_F(JobEditorTest, EveryFormFieldChangesTheSpec) {
   choose(field<ChoiceField>(editor, "backend"), "gloo");
   EXPECT_EQ(spec().backend, job::Backend::kGloo);
   field<IntField>(editor, "restart.max_restarts")->setValue(4);
-  EXPECT_EQ(spec().max_restarts, 4);
+  EXPECT_EQ(spec().restart.max_restarts, 4);
   field<IntField>(editor, "stop_grace_seconds")->setValue(45);
   EXPECT_EQ(spec().stop_grace_seconds, 45);
   field<IntField>(editor, "world_size")->setValue(3);

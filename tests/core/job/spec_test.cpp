@@ -96,7 +96,7 @@ stop_grace_seconds: 0
   EXPECT_EQ(spec.placement[1].line, 12);
   EXPECT_EQ(spec.world_size, 5);
   EXPECT_EQ(spec.backend, Backend::kNccl);
-  EXPECT_EQ(spec.max_restarts, 2);
+  EXPECT_EQ(spec.restart.max_restarts, 2);
   ASSERT_EQ(spec.metric_patterns.size(), 2u);
   EXPECT_EQ(spec.metric_patterns[0].name, "loss");
   EXPECT_EQ(spec.metric_patterns[0].regex, "loss=([-+0-9.eE]+)");
@@ -124,7 +124,7 @@ world_size: 3
   EXPECT_EQ(spec.world_size, 3);
   EXPECT_EQ(spec.world_size_line, 6);
   EXPECT_EQ(spec.backend, Backend::kAuto);
-  EXPECT_EQ(spec.max_restarts, 0);
+  EXPECT_EQ(spec.restart.max_restarts, 0);
   EXPECT_EQ(spec.stop_grace_seconds, 10);
   EXPECT_TRUE(spec.workdir.empty());
   EXPECT_TRUE(spec.env.empty());
@@ -769,6 +769,45 @@ restart: {max_restarts: -1}
                              5, "restart.max_restarts", "non-negative integer"));
 }
 
+TEST(JobSpec, ParsesTheWholeRestartPolicy) {
+  const SpecParseResult result = parse(R"(name: a
+launcher: command
+command: [x]
+world_size: 4
+restart: {max_restarts: 3, backoff_seconds: 0.5, hang_timeout_seconds: 20, min_nodes: 1,
+          exclude_failed_hosts: true}
+)");
+  ASSERT_TRUE(result.ok()) << formatDiagnostics(result.errors);
+  const RestartPolicy& policy = result.spec->restart;
+  EXPECT_EQ(policy.max_restarts, 3);
+  EXPECT_DOUBLE_EQ(policy.backoff_seconds, 0.5);
+  EXPECT_DOUBLE_EQ(policy.hang_timeout_seconds, 20);
+  EXPECT_EQ(policy.min_nodes, 1);
+  EXPECT_TRUE(policy.exclude_failed_hosts);
+}
+
+TEST(JobSpec, RejectsBadRestartValuesNamingEach) {
+  const SpecParseResult result = parse(R"(name: a
+launcher: command
+command: [x]
+world_size: 4
+restart:
+  backoff_seconds: -1
+  hang_timeout_seconds: soon
+  min_nodes: 0
+  exclude_failed_hosts: 1
+)");
+  ASSERT_EQ(result.errors.size(), 4u) << formatDiagnostics(result.errors);
+  EXPECT_EQ(result.errors[0].field, "restart.backoff_seconds");
+  EXPECT_EQ(result.errors[0].line, 6);
+  EXPECT_NE(result.errors[0].message.find("seconds >= 0"), std::string::npos);
+  EXPECT_EQ(result.errors[1].field, "restart.hang_timeout_seconds");
+  EXPECT_EQ(result.errors[2].field, "restart.min_nodes");
+  EXPECT_NE(result.errors[2].message.find("positive integer"), std::string::npos);
+  EXPECT_EQ(result.errors[3].field, "restart.exclude_failed_hosts");
+  EXPECT_NE(result.errors[3].message.find("true or false"), std::string::npos);
+}
+
 TEST(JobSpec, RejectsRestartGivenAsNumber) {
   EXPECT_TRUE(hasSingleError(R"(name: a
 launcher: command
@@ -776,7 +815,7 @@ command: [x]
 world_size: 1
 restart: 3
 )",
-                             5, "restart", "expected a mapping {max_restarts: N}"));
+                             5, "restart", "expected a mapping {max_restarts: N, ...}"));
 }
 
 TEST(JobSpec, RejectsNegativeStopGraceSeconds) {

@@ -33,6 +33,15 @@ struct MetricPatternSpec {
   std::string regex;  // ECMAScript, at least one capture group; group 1 is the number
 };
 
+// `restart:` — what the job's agents do when an attempt fails (see DESIGN.md §3 "Failure").
+struct RestartPolicy {
+  int max_restarts = 0;            // attempts after the first; 0: a failure ends the job
+  double backoff_seconds = 1;      // wait between a failed attempt's teardown and the next
+  double hang_timeout_seconds = 0; // no new step for this long: hung (0: from the step times)
+  int min_nodes = 0;               // fewest agents to go on with (0: every agent of the job)
+  bool exclude_failed_hosts = false;  // leave the failed rank's host out of the next attempt
+};
+
 struct JobSpec {
   std::string name;                        // required, [A-Za-z0-9._-]{1,64}
   Launcher launcher = Launcher::kCommand;  // required
@@ -44,7 +53,7 @@ struct JobSpec {
   int world_size = 0;                     // ... or world_size; after parsing, the total rank count
   int world_size_line = 0;                // line of `world_size:` (0 when placement was used)
   Backend backend = Backend::kAuto;
-  int max_restarts = 0;  // `restart: {max_restarts: N}`, N >= 0
+  RestartPolicy restart;
   // From `metrics: {patterns: {loss: 'loss=([-+0-9.eE]+)'}}`, in file order.
   // The pattern named `step` sets the step.
   std::vector<MetricPatternSpec> metric_patterns;

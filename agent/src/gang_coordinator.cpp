@@ -1,0 +1,518 @@
+#include "gang_coordinator.h"
+
+#include <zmq.h>
+
+#include <algorithm>
+#include <set>
+
+#include "gang_policy.h"
+#include "journal.h"
+#include "rendezvous_service.h"
+#include "ringmaster/protocol/codec.h"
+#include "ringmaster/security/keys.h"
+#include "zap_handler.h"
+
+namespace ringmaster::agent {
+namespace {
+
+constexpr auto kHeartbeatEvery = std::chrono::milliseconds(500);
+constexpr auto kLostAfter = std::chrono::seconds(4);
+// Ranks on other agents often fail a moment after the real culprit (a peer vanished from their
+// collective): the leader waits this long for the first cause before journaling one.
+constexpr auto kSettle = std::chrono::milliseconds(300);
+constexpr auto kLinger = std::chrono::seconds(10);  // a finished gang still answers its peers
+
+
+std::string describeState(proto::RankState state) {
+  switch (state) {
+    case proto::SUCCEEDED:
+      return "succeeded";
+    case proto::STOPPED:
+      return "stopped";
+    default:
+      return "failed";
+  }
+}
+
+}  // namespace
+
+GangCoordinator::GangCoordinator(Parts parts) : parts_(std::move(parts)) {}
+
+GangCoordinator::~GangCoordinator() {
+  for (auto& [job_id, gang] : gangs_) parts_.zap->revokeJobKey(gang.launch.rendezvous_public_key());
+  gangs_.clear();  // the sockets close before the context ends
+}
+
+bool GangCoordinator::manages(const std::string& job_id) const {
+  auto it = gangs_.find(job_id);
+  return it != gangs_.end() && !it->second.left;
+}
+
+bool GangCoordinator::leads(const Gang& gang) const {
+  for (const auto& member : gang.members) {
+    if (member.agent() == parts_.agent_name) return true;
+    auto peer = gang.peers.find(member.agent());
+    if (peer != gang.peers.end() && !peer->second.lost) return false;
+  }
+  return true;
+}
+
+bool GangCoordinator::overEverywhere(const Gang& gang) const {
+  if (!gang.over_here) return false;
+  return std::all_of(gang.peers.begin(), gang.peers.end(), [&](const auto& entry) {
+    const Peer& peer = entry.second;
+    return peer.lost || (peer.attempt == attemptOf(gang) && peer.attempt_over);
+  });
+}
+
+void GangCoordinator::join(const proto::JobLaunch& launch) {
+  if (!security::isValidKey(launch.rendezvous_public_key())) return;  // no job key: no gang
+  const std::string& job_id = launch.job_id();
+  gangs_.erase(job_id);
+  Gang& gang = gangs_[job_id];
+  gang.launch = launch;
+  gang.first_attempt = launch.attempt();
+  gang.members.assign(launch.gang().begin(), launch.gang().end());
+  if (gang.members.empty()) {  // a client that sends no gang: this agent alone
+    proto::GangMember self;
+    self.set_agent(parts_.agent_name);
+    self.set_ranks(launch.ranks_size());
+    gang.members.push_back(self);
+  }
+  gang.original_agents = static_cast<int>(gang.members.size());
+  parts_.zap->allowJobKey(launch.rendezvous_public_key(), job_id);
+  connectPeers(gang);
+}
+
+void GangCoordinator::connectPeers(Gang& gang) {
+  const auto now = Clock::now();
+  std::map<std::string, Peer> peers;
+  security::KeyPair job_keys{gang.launch.rendezvous_public_key(),
+                             gang.launch.rendezvous_secret_key()};
+  for (const auto& member : gang.members) {
+    if (member.agent() == parts_.agent_name) continue;
+    Peer peer;
+    if (auto kept = gang.peers.find(member.agent()); kept != gang.peers.end()) {
+      peer.connection = std::move(kept->second.connection);
+    }
+    if (!peer.connection) {
+      auto connection = client::AgentConnection::connect(
+          context_, {member.agent(), member.endpoint(), member.server_key()}, job_keys);
+      if (connection.isOk()) {
+        peer.connection = std::move(*connection);
+      } else {
+        parts_.log("job " + gang.launch.job_id() + ": " + connection.status().message());
+      }
+    }
+    peer.last_heard = now;
+    peers[member.agent()] = std::move(peer);
+  }
+  gang.peers = std::move(peers);
+  gang.next_heartbeat = now;
+}
+
+void GangCoordinator::send(Gang& gang, const std::string& agent, proto::GangMessage message) {
+  auto peer = gang.peers.find(agent);
+  if (peer == gang.peers.end() || !peer->second.connection) return;
+  message.set_job_id(gang.launch.job_id());
+  message.set_from_agent(parts_.agent_name);
+  if (message.attempt() == 0) message.set_attempt(attemptOf(gang));
+  proto::Envelope envelope;
+  *envelope.mutable_gang() = std::move(message);
+  // Never blocks: a peer that is not connected misses this one; the next heartbeat repeats it.
+  (void)peer->second.connection->send(envelope, 0);
+}
+
+void GangCoordinator::sendHeartbeats(Gang& gang) {
+  gang.next_heartbeat = Clock::now() + kHeartbeatEvery;
+  if (!gang.over_here) gang.progress_here = parts_.supervisor->progress(gang.launch.job_id());
+  proto::GangMessage message;
+  proto::GangHeartbeat* beat = message.mutable_heartbeat();
+  beat->set_attempt_over(gang.over_here);
+  beat->set_state(gang.state_here);
+  for (const auto& rank : gang.progress_here) *beat->add_ranks() = rank;
+  if (!gang.failures.empty()) *beat->mutable_failure() = gang.failures[rootCause(gang.failures)];
+  beat->set_stopping(gang.stopping);
+  for (auto& [agent, peer] : gang.peers) {
+    if (peer.lost) continue;
+    // A peer that missed the restart gets it again instead.
+    if (leads(gang) && peer.attempt < attemptOf(gang) && attemptOf(gang) > gang.first_attempt &&
+        gang.next.members_size() > 0) {
+      proto::GangMessage restart;
+      *restart.mutable_restart() = gang.next;
+      send(gang, agent, std::move(restart));
+      continue;
+    }
+    send(gang, agent, message);
+  }
+}
+
+proto::Envelope GangCoordinator::handle(const proto::Envelope& request) {
+  const proto::GangMessage& message = request.gang();
+  auto refuse = [&](ErrorCode code, const std::string& why) {
+    return protocol::makeError(request.request_id(), code, why, parts_.agent_name);
+  };
+  auto it = gangs_.find(message.job_id());
+  if (it == gangs_.end() || it->second.left) {
+    return refuse(ErrorCode::kNotFound, "agent '" + parts_.agent_name + "' has no gang for job '" +
+                                            message.job_id() + "'");
+  }
+  Gang& gang = it->second;
+  auto peer = gang.peers.find(message.from_agent());
+  // kCancelled tells the sender it is out of the job (see onReadable).
+  if (peer == gang.peers.end()) {
+    return refuse(ErrorCode::kCancelled, "agent '" + message.from_agent() + "' is not in attempt " +
+                                            std::to_string(attemptOf(gang)) + " of job '" +
+                                            message.job_id() + "'");
+  }
+  if (peer->second.lost) {
+    return refuse(ErrorCode::kCancelled,
+                  "agent '" + message.from_agent() + "' was declared lost by '" +
+                      parts_.agent_name + "' in attempt " + std::to_string(attemptOf(gang)));
+  }
+  Peer& from = peer->second;
+  from.last_heard = Clock::now();
+  if (message.attempt() > from.attempt) from.attempt_over = false;
+  from.attempt = std::max(from.attempt, message.attempt());
+  if (message.has_heartbeat() && message.attempt() == attemptOf(gang) && !gang.outcome) {
+    const proto::GangHeartbeat& beat = message.heartbeat();
+    from.attempt_over = beat.attempt_over();
+    from.state = beat.state();
+    from.progress.assign(beat.ranks().begin(), beat.ranks().end());
+    if (beat.has_failure()) onFailure(gang, beat.failure(), false);
+    if (beat.stopping() && !gang.stopping) {
+      gang.stopping = true;
+      (void)parts_.supervisor->stop(gang.launch.job_id(), std::chrono::milliseconds(0));
+    }
+  } else if (message.has_restart() && message.attempt() > attemptOf(gang) && !gang.outcome) {
+    startAttempt(gang, message.attempt(), message.restart());
+  } else if (message.has_outcome() && !gang.outcome) {
+    gang.outcome = message.outcome();
+    gang.drop_at = Clock::now() + kLinger;
+    (void)parts_.supervisor->stop(gang.launch.job_id(), std::chrono::milliseconds(0));
+  }
+  proto::Envelope reply;
+  reply.set_request_id(request.request_id());
+  reply.mutable_ack();
+  return reply;
+}
+
+std::vector<void*> GangCoordinator::sockets() const {
+  std::vector<void*> out;
+  for (const auto& [job_id, gang] : gangs_) {
+    for (const auto& [agent, peer] : gang.peers) {
+      if (peer.connection && !gang.left) out.push_back(peer.connection->socket());
+    }
+  }
+  return out;
+}
+
+void GangCoordinator::onReadable() {
+  std::vector<std::pair<std::string, std::string>> left;  // job, why
+  for (auto& [job_id, gang] : gangs_) {
+    for (auto& [agent, peer] : gang.peers) {
+      if (!peer.connection || gang.left) continue;
+      while (true) {
+        char buffer[4096];
+        const int size = zmq_recv(peer.connection->socket(), buffer, sizeof buffer, ZMQ_DONTWAIT);
+        if (size < 0) break;
+        if (peer.lost || gang.outcome) continue;
+        auto reply = protocol::decode(buffer, std::min<size_t>(size, sizeof buffer));
+        if (!reply.isOk() || !reply->has_error()) {
+          peer.last_heard = Clock::now();
+          peer.answered = true;
+          continue;
+        }
+        const proto::Error& error = reply->error();
+        if (error.code() == proto::CANCELLED) {
+          left.emplace_back(job_id, error.message());  // lost or left out, in its view
+        } else if (error.code() == proto::NOT_FOUND && peer.answered) {
+          // It knew the job and has forgotten it (it restarted): its ranks are gone. Before its
+          // first answer it may only not have joined yet; silence decides then.
+          markLost(gang, agent, error.message());
+        }
+      }
+    }
+  }
+  for (const auto& [job_id, why] : left) leave(job_id, why);
+}
+
+void GangCoordinator::onSupervisorEvents(const std::vector<AttemptEvent>& events) {
+  for (const AttemptEvent& event : events) {
+    auto it = gangs_.find(event.job_id);
+    if (it == gangs_.end() || event.attempt != attemptOf(it->second)) continue;
+    Gang& gang = it->second;
+    if (event.failure) onFailure(gang, *event.failure, true);
+    if (event.over) {
+      gang.over_here = true;
+      gang.state_here = *event.over;
+      gang.progress_here.clear();
+      sendHeartbeats(gang);  // the leader may be waiting for this
+    }
+  }
+}
+
+bool GangCoordinator::stopRequested(const std::string& job_id) {
+  auto it = gangs_.find(job_id);
+  if (it == gangs_.end()) return false;
+  it->second.stopping = true;
+  sendHeartbeats(it->second);
+  return true;
+}
+
+void GangCoordinator::onFailure(Gang& gang, const proto::JobFailure& failure, bool tell_peers) {
+  for (const auto& known : gang.failures) {
+    if (known.cause() == failure.cause()) return;
+  }
+  const bool first = gang.failures.empty();
+  gang.failures.push_back(failure);
+  if (!first) return;
+  parts_.log("job " + gang.launch.job_id() + " attempt " + std::to_string(attemptOf(gang)) +
+             " failed: " + failure.cause());
+  (void)parts_.supervisor->stop(gang.launch.job_id(), std::chrono::milliseconds(0));
+  if (tell_peers) sendHeartbeats(gang);
+}
+
+void GangCoordinator::markLost(Gang& gang, const std::string& agent, const std::string& why) {
+  Peer& peer = gang.peers[agent];
+  if (peer.lost) return;
+  peer.lost = true;
+  proto::JobFailure failure;
+  failure.set_kind("agent_lost");
+  failure.set_rank(-1);
+  failure.set_agent(agent);
+  failure.set_step(-1);
+  failure.set_cause("agent " + agent + " lost: " + why);
+  parts_.log("job " + gang.launch.job_id() + ": " + failure.cause());
+  onFailure(gang, failure, true);
+}
+
+void GangCoordinator::journal(const Gang& gang, proto::JournalRecord& record) {
+  record.set_job(gang.launch.job_id());
+  record.set_attempt(attemptOf(gang));
+  record.set_source("agent:" + parts_.agent_name);
+  (void)parts_.journal->append(record);
+}
+
+// The root cause is journaled once; a better one found later (an agent lost after its peers'
+// ranks had failed) is journaled as well.
+void GangCoordinator::journalRootCause(Gang& gang) {
+  const size_t root = rootCause(gang.failures);
+  if (gang.journaled && *gang.journaled == root) return;
+  gang.journaled = root;
+  proto::JournalRecord record;
+  *record.mutable_job_failure() = gang.failures[root];
+  journal(gang, record);
+}
+
+void GangCoordinator::checkForHang(Gang& gang) {
+  if (!gang.failures.empty() || gang.stopping) return;
+  std::vector<std::pair<std::string, proto::RankProgress>> ranks;
+  for (const auto& rank : gang.progress_here) ranks.emplace_back(parts_.agent_name, rank);
+  for (const auto& [agent, peer] : gang.peers) {
+    if (peer.lost || peer.attempt != attemptOf(gang)) continue;
+    for (const auto& rank : peer.progress) ranks.emplace_back(agent, rank);
+  }
+  const double timeout = hangTimeout(gang.launch.restart(), ranks);
+  if (auto hung = hangVerdict(ranks, timeout)) onFailure(gang, *hung, true);
+}
+
+void GangCoordinator::decide(Gang& gang, Clock::time_point now) {
+  if (gang.restart_at) {
+    if (gang.stopping) finish(gang, proto::STOPPED, "stopped by a client while restarting");
+    return;
+  }
+  bool stopped = gang.stopping || gang.state_here == proto::STOPPED;
+  for (const auto& [agent, peer] : gang.peers) stopped = stopped || peer.state == proto::STOPPED;
+  if (gang.failures.empty()) {
+    finish(gang, stopped ? proto::STOPPED : proto::SUCCEEDED, "");
+    return;
+  }
+  const proto::JobFailure& cause = gang.failures[rootCause(gang.failures)];
+  if (gang.stopping) {
+    finish(gang, proto::STOPPED, "stopped by a client; " + cause.cause());
+    return;
+  }
+  std::set<std::string> lost;
+  for (const auto& [agent, peer] : gang.peers) {
+    if (peer.lost) lost.insert(agent);
+  }
+  const NextAttempt next =
+      planNextAttempt(gang.members, lost, cause.agent(), gang.launch.restart(),
+                      gang.original_agents, attemptOf(gang) - gang.first_attempt);
+  if (!next.refused.empty()) {
+    finish(gang, proto::FAILED, cause.cause() + " (no restart: " + next.refused + ")");
+    return;
+  }
+  gang.next.Clear();
+  for (const auto& member : next.members) *gang.next.add_members() = member;
+  const double backoff = gang.launch.restart().backoff_seconds();
+  gang.restart_at = now + std::chrono::duration_cast<Clock::duration>(
+                              std::chrono::duration<double>(std::max(0.0, backoff)));
+  proto::JournalRecord record;
+  proto::JobRestart* restart = record.mutable_job_restart();
+  restart->set_next_attempt(attemptOf(gang) + 1);
+  restart->set_backoff_seconds(backoff);
+  int world = 0;
+  for (const auto& member : next.members) {
+    restart->add_agents(member.agent());
+    world += member.ranks();
+  }
+  restart->set_world_size(world);
+  for (const auto& agent : next.left_out) restart->add_left_out(agent);
+  restart->set_reason(cause.cause());
+  journal(gang, record);
+  parts_.log("job " + gang.launch.job_id() + ": attempt " + std::to_string(attemptOf(gang) + 1) +
+             " starts in " + std::to_string(backoff) + " s");
+}
+
+void GangCoordinator::startNextAttempt(Gang& gang) {
+  gang.restart_at.reset();
+  const proto::GangMember& host = gang.next.members(0);
+  gang.next.set_master_addr(host.host_address().empty() ? "127.0.0.1" : host.host_address());
+  auto port = reserveFreePort();
+  if (!port.isOk()) {
+    finish(gang, proto::FAILED, "no port for the next attempt: " + port.status().message());
+    return;
+  }
+  gang.next.set_master_port(*port);
+  const uint32_t attempt = attemptOf(gang) + 1;
+  // Every peer that is not lost hears of it, those left out too: they leave the gang.
+  for (auto& [agent, peer] : gang.peers) {
+    if (peer.lost) continue;
+    proto::GangMessage message;
+    message.set_attempt(attempt);
+    *message.mutable_restart() = gang.next;
+    send(gang, agent, std::move(message));
+  }
+  startAttempt(gang, attempt, gang.next);
+}
+
+void GangCoordinator::startAttempt(Gang& gang, uint32_t attempt,
+                                   const proto::GangRestart& restart) {
+  const std::string job_id = gang.launch.job_id();
+  auto launch = launchForAttempt(gang.launch, restart, attempt, parts_.agent_name);
+  if (!launch.isOk()) {
+    (void)parts_.supervisor->stop(job_id, std::chrono::milliseconds(0));
+    return leave(job_id, "left out of attempt " + std::to_string(attempt));
+  }
+  gang.launch = *launch;
+  gang.next = restart;
+  gang.members.assign(restart.members().begin(), restart.members().end());
+  connectPeers(gang);
+  gang.over_here = false;
+  gang.state_here = proto::RANK_STATE_UNSPECIFIED;
+  gang.progress_here.clear();
+  gang.failures.clear();
+  gang.journaled.reset();
+  gang.journal_failure_at.reset();
+  gang.restart_at.reset();
+  parts_.rendezvous->host(gang.launch);
+  auto pids = parts_.supervisor->launch(gang.launch);
+  if (!pids.isOk()) {
+    proto::JobFailure failure;
+    failure.set_kind("launch");
+    failure.set_rank(-1);
+    failure.set_agent(parts_.agent_name);
+    failure.set_step(-1);
+    failure.set_cause("agent " + parts_.agent_name + " could not start attempt " +
+                      std::to_string(attempt) + ": " + pids.status().message());
+    onFailure(gang, failure, true);
+    if (!parts_.supervisor->isActive(job_id)) {  // nothing started: over here already
+      gang.over_here = true;
+      gang.state_here = proto::FAILED;
+    }
+    return;
+  }
+  parts_.log("job " + job_id + " attempt " + std::to_string(attempt) + ": started " +
+             std::to_string(pids->size()) + " rank(s) of " + std::to_string(gang.launch.world_size()));
+}
+
+void GangCoordinator::finish(Gang& gang, proto::RankState state, const std::string& cause) {
+  proto::JobOutcome outcome;
+  outcome.set_state(state);
+  outcome.set_cause(cause);
+  outcome.set_attempts(attemptOf(gang));
+  proto::JournalRecord record;
+  *record.mutable_job_outcome() = outcome;
+  journal(gang, record);
+  parts_.log("job " + gang.launch.job_id() + " " + describeState(state) + " after " +
+             std::to_string(attemptOf(gang)) + " attempt(s)" + (cause.empty() ? "" : ": " + cause));
+  gang.outcome = outcome;
+  gang.restart_at.reset();
+  gang.drop_at = Clock::now() + kLinger;
+  gang.next_heartbeat = Clock::now();  // the peers hear of it at once (see onTimer)
+}
+
+// Erased by onTimer: callers may hold references to the gang.
+void GangCoordinator::leave(const std::string& job_id, const std::string& why) {
+  auto it = gangs_.find(job_id);
+  if (it == gangs_.end() || it->second.left) return;
+  parts_.log("job " + job_id + ": " + why + "; this agent leaves the job");
+  (void)parts_.supervisor->stop(job_id, std::chrono::milliseconds(0));
+  it->second.left = true;
+}
+
+GangCoordinator::Clock::time_point GangCoordinator::onTimer(Clock::time_point now) {
+  Clock::time_point wake = now + std::chrono::seconds(1);
+  for (auto it = gangs_.begin(); it != gangs_.end();) {
+    Gang& gang = it->second;
+    if (gang.left) {
+      parts_.zap->revokeJobKey(gang.launch.rendezvous_public_key());
+      it = gangs_.erase(it);
+      continue;
+    }
+    if (gang.outcome) {
+      if (now >= gang.drop_at) {
+        parts_.zap->revokeJobKey(gang.launch.rendezvous_public_key());
+        it = gangs_.erase(it);
+        continue;
+      }
+      if (now >= gang.next_heartbeat) {
+        gang.next_heartbeat = now + kHeartbeatEvery;
+        if (leads(gang)) {
+          for (auto& [agent, peer] : gang.peers) {
+            proto::GangMessage message;
+            *message.mutable_outcome() = *gang.outcome;
+            if (!peer.lost) send(gang, agent, std::move(message));
+          }
+        }
+      }
+      wake = std::min({wake, gang.drop_at, gang.next_heartbeat});
+      ++it;
+      continue;
+    }
+    for (auto& [agent, peer] : gang.peers) {
+      if (!peer.lost && now - peer.last_heard > kLostAfter) {
+        markLost(gang, agent,
+                 "not heard from for " +
+                     std::to_string(std::chrono::duration_cast<std::chrono::seconds>(
+                                        now - peer.last_heard)
+                                        .count()) +
+                     " s");
+      }
+    }
+    if (now >= gang.next_heartbeat) sendHeartbeats(gang);
+    if (leads(gang)) {
+      if (!gang.failures.empty() && !gang.journal_failure_at) gang.journal_failure_at = now + kSettle;
+      if (gang.journal_failure_at && now >= *gang.journal_failure_at) journalRootCause(gang);
+      checkForHang(gang);
+      if (overEverywhere(gang)) {
+        if (!gang.failures.empty()) journalRootCause(gang);
+        decide(gang, now);
+      }
+      if (gang.restart_at && now >= *gang.restart_at) startNextAttempt(gang);
+      if (gang.left) {  // left out of the attempt it started: erased on the next call
+        ++it;
+        continue;
+      }
+      if (gang.journal_failure_at && !gang.journaled) wake = std::min(wake, *gang.journal_failure_at);
+      if (gang.restart_at) wake = std::min(wake, *gang.restart_at);
+    }
+    wake = std::min(wake, gang.next_heartbeat);
+    ++it;
+  }
+  return wake;
+}
+
+}  // namespace ringmaster::agent

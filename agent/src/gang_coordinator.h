@@ -1,0 +1,126 @@
+#pragma once
+// The agents of a job handle its failures among themselves, with or without a client connected
+// (DESIGN.md §3 "Failure"). Each agent keeps one Gang per job it runs: the job's other agents,
+// reached with the job's own key pair (ZAP admits it as "job:<id>"), and the attempt's state.
+// - Heartbeats every 500 ms carry each agent's ranks' progress, whether its share of the attempt
+//   is over, and the attempt's failure once known. An agent not heard from for 4 s is lost.
+// - A failure anywhere (a rank failed, an agent lost, a hang) fails the attempt: every agent
+//   stops its ranks of it at once (the supervisor escalates SIGTERM to SIGKILL).
+// - The leader, the first agent of the attempt that is not lost, journals the attempt's root
+//   cause (JobFailure), judges hangs over every rank, and once every agent's ranks are gone
+//   decides: the next attempt (JobRestart, then GangRestart to every agent), or the end of the
+//   job (JobOutcome). When the leader is lost, the next agent in line takes over.
+//
+// Thread-safety: none; the agent's main thread owns it, like the supervisor it drives.
+
+#include <chrono>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "job_supervisor.h"
+#include "ringmaster/client/agent_connection.h"
+#include "ringmaster/protocol/ringmaster.pb.h"
+
+namespace ringmaster::agent {
+
+class Journal;
+class RendezvousService;
+class ZapHandler;
+
+class GangCoordinator {
+ public:
+  using Clock = std::chrono::steady_clock;
+  using Logger = std::function<void(const std::string&)>;
+
+  struct Parts {
+    std::string agent_name;
+    ZapHandler* zap = nullptr;
+    JobSupervisor* supervisor = nullptr;
+    RendezvousService* rendezvous = nullptr;
+    Journal* journal = nullptr;
+    Logger log;
+  };
+  explicit GangCoordinator(Parts parts);
+  ~GangCoordinator();
+
+  // A client launched an attempt here: watch it with the job's other agents.
+  void join(const proto::JobLaunch& launch);
+  // A GangMessage from another agent of the job (the router checked it carries the job's key).
+  proto::Envelope handle(const proto::Envelope& request);
+  // What the supervisor saw: rank failures, attempts over.
+  void onSupervisorEvents(const std::vector<AttemptEvent>& events);
+  // A client stopped the job: no further attempt, and the other agents stop theirs. False when
+  // this agent has no gang for the job.
+  bool stopRequested(const std::string& job_id);
+
+  // The sockets to the other agents (their replies arrive there), for the agent's poll loop.
+  std::vector<void*> sockets() const;
+  void onReadable();
+  // Heartbeats, losses, hang verdicts, decisions and restarts that are due; returns when it next
+  // needs a call.
+  Clock::time_point onTimer(Clock::time_point now);
+
+  // Whether the job still has a gang here (its key must stay admitted, e.g. between attempts).
+  bool manages(const std::string& job_id) const;
+
+ private:
+  struct Peer {
+    std::unique_ptr<client::AgentConnection> connection;
+    Clock::time_point last_heard;
+    bool answered = false;  // it has answered as a member: it knows the job
+    bool lost = false;
+    uint32_t attempt = 0;       // the newest attempt it spoke of
+    bool attempt_over = false;  // its ranks of `attempt` are gone
+    proto::RankState state = proto::RANK_STATE_UNSPECIFIED;
+    std::vector<proto::RankProgress> progress;
+  };
+  struct Gang {
+    proto::JobLaunch launch;                 // this agent's share of the current attempt
+    std::vector<proto::GangMember> members;  // the attempt's agents, group-rank order
+    std::map<std::string, Peer> peers;       // the members but this agent
+    int original_agents = 1;                 // min_nodes defaults to all of them
+    uint32_t first_attempt = 1;
+    // The current attempt.
+    bool over_here = false;
+    proto::RankState state_here = proto::RANK_STATE_UNSPECIFIED;
+    std::vector<proto::RankProgress> progress_here;
+    std::vector<proto::JobFailure> failures;  // every failure heard of, in order
+    std::optional<size_t> journaled;          // the failure journaled as the root cause
+    std::optional<Clock::time_point> journal_failure_at;
+    bool stopping = false;
+    std::optional<Clock::time_point> restart_at;
+    proto::GangRestart next;
+    std::optional<proto::JobOutcome> outcome;  // decided: the gang lingers, then goes
+    Clock::time_point drop_at;
+    Clock::time_point next_heartbeat;
+    bool left = false;  // this agent is out of the job; dropped on the next timer
+  };
+
+  uint32_t attemptOf(const Gang& gang) const { return gang.launch.attempt(); }
+  bool leads(const Gang& gang) const;
+  bool overEverywhere(const Gang& gang) const;
+  void connectPeers(Gang& gang);
+  void send(Gang& gang, const std::string& agent, proto::GangMessage message);
+  void sendHeartbeats(Gang& gang);
+  // A failure of the current attempt: stop the ranks here; the peers hear of it at once.
+  void onFailure(Gang& gang, const proto::JobFailure& failure, bool tell_peers);
+  void markLost(Gang& gang, const std::string& agent, const std::string& why);
+  void journalRootCause(Gang& gang);
+  void checkForHang(Gang& gang);
+  void decide(Gang& gang, Clock::time_point now);
+  void startNextAttempt(Gang& gang);
+  void startAttempt(Gang& gang, uint32_t attempt, const proto::GangRestart& restart);
+  void finish(Gang& gang, proto::RankState state, const std::string& cause);
+  void journal(const Gang& gang, proto::JournalRecord& record);
+  void leave(const std::string& job_id, const std::string& why);
+
+  Parts parts_;
+  client::ZmqContext context_;  // for the sockets to other agents; outlives them
+  std::map<std::string, Gang> gangs_;
+};
+
+}  // namespace ringmaster::agent

@@ -1,0 +1,156 @@
+#include "gang_policy.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace ringmaster::agent {
+namespace {
+
+bool isFirstCauseKind(const proto::JobFailure& failure) { return failure.kind() != "exited"; }
+
+std::string seconds(double value) { return std::to_string(std::lround(value)) + " s"; }
+
+// "0-2", "0, 2" or "1": the ranks of a list, for a cause line.
+std::string rankList(std::vector<int> ranks) {
+  std::sort(ranks.begin(), ranks.end());
+  const bool contiguous = ranks.size() > 2 && ranks.back() - ranks.front() + 1 ==
+                                                  static_cast<int>(ranks.size());
+  if (contiguous) return std::to_string(ranks.front()) + "-" + std::to_string(ranks.back());
+  std::string out;
+  for (int rank : ranks) out += (out.empty() ? "" : ", ") + std::to_string(rank);
+  return out;
+}
+
+}  // namespace
+
+size_t rootCause(const std::vector<proto::JobFailure>& failures) {
+  for (size_t i = 0; i < failures.size(); ++i) {
+    if (isFirstCauseKind(failures[i])) return i;
+  }
+  return 0;
+}
+
+double hangTimeout(const proto::RestartPolicy& policy,
+                   const std::vector<std::pair<std::string, proto::RankProgress>>& ranks,
+                   double floor_seconds) {
+  if (policy.hang_timeout_seconds() > 0) return policy.hang_timeout_seconds();
+  double slowest = 0;
+  for (const auto& [agent, rank] : ranks) slowest = std::max(slowest, rank.slowest_step_seconds());
+  return std::max(floor_seconds, 10 * slowest);
+}
+
+std::optional<proto::JobFailure> hangVerdict(
+    const std::vector<std::pair<std::string, proto::RankProgress>>& ranks, double timeout) {
+  const std::pair<std::string, proto::RankProgress>* culprit = nullptr;
+  auto rankOrder = [](const std::pair<std::string, proto::RankProgress>& entry) {
+    const std::string& activity = entry.second.activity();
+    return activity.rfind("stopped", 0) == 0 ? 0 : activity == "computing" ? 1 : 2;
+  };
+  bool hung = false;
+  for (const auto& entry : ranks) {
+    const proto::RankProgress& rank = entry.second;
+    if (rank.step() < 0) continue;
+    hung = hung || rank.idle_seconds() >= timeout;
+    if (!culprit || rankOrder(entry) < rankOrder(*culprit) ||
+        (rankOrder(entry) == rankOrder(*culprit) &&
+         rank.idle_seconds() > culprit->second.idle_seconds())) {
+      culprit = &entry;
+    }
+  }
+  if (!hung || !culprit) return std::nullopt;
+  const proto::RankProgress& rank = culprit->second;
+  proto::JobFailure failure;
+  failure.set_kind("hung");
+  failure.set_rank(rank.rank());
+  failure.set_agent(culprit->first);
+  failure.set_step(rank.step());
+  std::string cause = "rank " + std::to_string(rank.rank()) + " on " + culprit->first + " hung: " +
+                      rank.activity() + " at step " + std::to_string(rank.step()) +
+                      ", no new step for " + seconds(rank.idle_seconds());
+  std::vector<int> others;
+  for (const auto& [agent, other] : ranks) {
+    if (&other != &rank && other.activity() == "waiting") others.push_back(other.rank());
+  }
+  if (!others.empty()) {
+    cause += "; rank" + std::string(others.size() > 1 ? "s " : " ") + rankList(others) +
+             " waiting";
+  }
+  cause += " (hang timeout " + seconds(timeout) + ")";
+  failure.set_cause(cause);
+  return failure;
+}
+
+NextAttempt planNextAttempt(const std::vector<proto::GangMember>& current,
+                            const std::set<std::string>& lost, const std::string& failed_agent,
+                            const proto::RestartPolicy& policy, int original_agents,
+                            uint32_t restarts_used) {
+  NextAttempt next;
+  if (restarts_used >= policy.max_restarts()) {
+    next.refused = policy.max_restarts() == 0
+                       ? "the job has no restarts (restart.max_restarts is 0)"
+                       : "all " + std::to_string(policy.max_restarts()) + " restarts are used";
+    return next;
+  }
+  const int needed = policy.min_nodes() > 0 ? policy.min_nodes() : original_agents;
+  for (const auto& member : current) {
+    if (lost.count(member.agent())) {
+      next.left_out.push_back(member.agent());
+    } else {
+      next.members.push_back(member);
+    }
+  }
+  if (policy.exclude_failed_hosts() && !failed_agent.empty() &&
+      static_cast<int>(next.members.size()) > needed) {
+    auto failed = std::find_if(next.members.begin(), next.members.end(),
+                               [&](const proto::GangMember& m) { return m.agent() == failed_agent; });
+    if (failed != next.members.end()) {
+      next.left_out.push_back(failed_agent);
+      next.members.erase(failed);
+    }
+  }
+  if (static_cast<int>(next.members.size()) < needed) {
+    next.refused = std::to_string(next.members.size()) + " of the job's agents can go on and " +
+                   (policy.min_nodes() > 0 ? "restart.min_nodes is " + std::to_string(needed)
+                                           : "the job needs all " + std::to_string(needed) +
+                                                 " (set restart.min_nodes to go on with fewer)");
+    next.members.clear();
+  }
+  return next;
+}
+
+Result<proto::JobLaunch> launchForAttempt(const proto::JobLaunch& previous,
+                                          const proto::GangRestart& restart, uint32_t attempt,
+                                          const std::string& agent) {
+  proto::JobLaunch launch = previous;
+  launch.clear_ranks();
+  launch.clear_gang();
+  int world = 0;
+  int group_rank = -1;
+  for (int g = 0; g < restart.members_size(); ++g) {
+    const proto::GangMember& member = restart.members(g);
+    if (member.agent() == agent) {
+      group_rank = g;
+      for (int local = 0; local < member.ranks(); ++local) {
+        proto::RankAssignment* rank = launch.add_ranks();
+        rank->set_rank(world + local);
+        rank->set_local_rank(local);
+      }
+    }
+    world += member.ranks();
+    *launch.add_gang() = member;
+  }
+  if (group_rank < 0) {
+    return notFound("agent '" + agent + "' is not in attempt " + std::to_string(attempt));
+  }
+  launch.set_attempt(attempt);
+  launch.set_world_size(world);
+  launch.set_group_rank(group_rank);
+  launch.set_group_world_size(restart.members_size());
+  launch.set_master_addr(restart.master_addr());
+  launch.set_master_port(restart.master_port());
+  launch.set_rendezvous_endpoint(restart.members(0).endpoint());
+  launch.set_rendezvous_server_key(restart.members(0).server_key());
+  return launch;
+}
+
+}  // namespace ringmaster::agent

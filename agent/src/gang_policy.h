@@ -1,0 +1,55 @@
+#pragma once
+// The decisions of a job's gang (see gang_coordinator.h) as pure functions, so that they are
+// tested without sockets or processes: which failure is the root cause, whether the job is hung
+// and who hangs it, where the next attempt runs, and each agent's share of it.
+
+#include <optional>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "ringmaster/protocol/ringmaster.pb.h"
+#include "ringmaster/util/result.h"
+
+namespace ringmaster::agent {
+
+// Of the failures seen for one attempt (in the order seen), the index of the first cause. A lost
+// agent, a hang, a signal or a launch failure comes before a rank that exited with an error: such
+// exits are mostly the other ranks' reaction to a peer that vanished from a collective.
+size_t rootCause(const std::vector<proto::JobFailure>& failures);
+
+// The hang timeout of a job: the policy's, or (0 there) ten times the slowest step seen on any
+// rank, at least `floor_seconds`.
+double hangTimeout(const proto::RestartPolicy& policy,
+                   const std::vector<std::pair<std::string, proto::RankProgress>>& ranks,
+                   double floor_seconds = 60);
+
+// `ranks` are every running rank of the attempt with its agent. The job is hung when some rank
+// has made no new step for `timeout` seconds; ranks that have not made their first step yet are
+// not judged (loading data or a checkpoint can take long). The culprit is a stopped rank, else
+// one still computing, else the rank whose progress stopped first.
+std::optional<proto::JobFailure> hangVerdict(
+    const std::vector<std::pair<std::string, proto::RankProgress>>& ranks, double timeout);
+
+// Where the next attempt runs: the current members that are not lost, without the failed host
+// when the policy excludes failed hosts and the rest can go on. `refused` says why there is no
+// next attempt (restarts used up, fewer agents than min_nodes).
+struct NextAttempt {
+  std::vector<proto::GangMember> members;
+  std::vector<std::string> left_out;
+  std::string refused;
+};
+NextAttempt planNextAttempt(const std::vector<proto::GangMember>& current,
+                            const std::set<std::string>& lost, const std::string& failed_agent,
+                            const proto::RestartPolicy& policy, int original_agents,
+                            uint32_t restarts_used);
+
+// This agent's launch of the attempt `restart` starts: ranks numbered in member order, world
+// size, group rank, MASTER_ADDR/PORT and the rendezvous at the first member. NotFound when
+// `agent` is not among the members.
+Result<proto::JobLaunch> launchForAttempt(const proto::JobLaunch& previous,
+                                          const proto::GangRestart& restart, uint32_t attempt,
+                                          const std::string& agent);
+
+}  // namespace ringmaster::agent

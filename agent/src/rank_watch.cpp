@@ -1,0 +1,95 @@
+#include "rank_watch.h"
+
+#include <signal.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <sstream>
+
+namespace ringmaster::agent {
+
+std::vector<std::string> lastLines(const std::string& path, size_t count) {
+  constexpr std::streamoff kTail = 16 * 1024;
+  std::ifstream in(path, std::ios::binary | std::ios::ate);
+  if (!in) return {};
+  const std::streamoff size = in.tellg();
+  const std::streamoff start = size > kTail ? size - kTail : 0;
+  in.seekg(start);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::vector<std::string> lines;
+  std::istringstream stream(text);
+  std::string line;
+  bool first = start > 0;  // a cut first line is dropped
+  while (std::getline(stream, line)) {
+    if (first) {
+      first = false;
+      continue;
+    }
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (line.size() > 400) line = line.substr(0, 400) + "…";
+    lines.push_back(std::move(line));
+  }
+  if (lines.size() > count) lines.erase(lines.begin(), lines.end() - static_cast<long>(count));
+  return lines;
+}
+
+proto::JobFailure describeRankFailure(const proto::RankExited& exited, const std::string& agent,
+                                      int64_t step, const std::string& log_path) {
+  proto::JobFailure failure;
+  failure.set_rank(exited.rank());
+  failure.set_agent(agent);
+  failure.set_exit_code(exited.exit_code());
+  failure.set_signal(exited.signal());
+  failure.set_step(step);
+  std::string cause = "rank " + std::to_string(exited.rank()) + " on " + agent;
+  if (!exited.error().empty()) {
+    failure.set_kind("launch");
+    cause += " could not start: " + exited.error();
+  } else if (exited.signal() != 0) {
+    failure.set_kind("signalled");
+    const char* name = ::sigabbrev_np(exited.signal());
+    cause += " was killed by signal " + std::to_string(exited.signal()) +
+             (name ? std::string(" (SIG") + name + ")" : "");
+  } else {
+    failure.set_kind("exited");
+    cause += " exited with code " + std::to_string(exited.exit_code());
+  }
+  if (step >= 0) cause += " at step " + std::to_string(step);
+  failure.set_cause(cause);
+  for (auto& line : lastLines(log_path, 10)) failure.add_last_lines(std::move(line));
+  return failure;
+}
+
+ProcSample sampleProc(pid_t pid) {
+  ProcSample sample;
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string text;
+  if (!std::getline(in, text)) return sample;
+  // "pid (comm) state ppid ..." — comm may hold spaces and parentheses: parse after the last ')'.
+  const size_t close = text.rfind(')');
+  if (close == std::string::npos || close + 2 >= text.size()) return sample;
+  std::istringstream fields(text.substr(close + 2));
+  std::string field;
+  std::vector<std::string> values;
+  while (fields >> field && values.size() < 13) values.push_back(field);
+  if (values.size() < 13) return sample;
+  sample.state = values[0][0];
+  // Fields 14 and 15 of the whole line (utime, stime) are 11 and 12 after the state.
+  sample.cpu_ticks = std::stoull(values[11]) + std::stoull(values[12]);
+  sample.valid = true;
+  return sample;
+}
+
+std::string activityOf(const ProcSample& now, uint64_t previous_ticks, double seconds) {
+  if (!now.valid) return "gone";
+  if (now.state == 'T' || now.state == 't') return "stopped (SIGSTOP or a debugger)";
+  static const double ticks_per_second = static_cast<double>(::sysconf(_SC_CLK_TCK));
+  const double busy = seconds > 0 && now.cpu_ticks >= previous_ticks
+                          ? static_cast<double>(now.cpu_ticks - previous_ticks) /
+                                ticks_per_second / seconds
+                          : 0;
+  return busy >= 0.5 ? "computing" : "waiting";
+}
+
+}  // namespace ringmaster::agent

@@ -1,0 +1,159 @@
+// The gang's decisions without sockets: root cause, hang verdicts, the next attempt's layout.
+#include "gang_policy.h"
+
+#include <gtest/gtest.h>
+
+namespace ringmaster::agent {
+namespace {
+
+proto::JobFailure failure(const std::string& kind, const std::string& cause) {
+  proto::JobFailure f;
+  f.set_kind(kind);
+  f.set_cause(cause);
+  return f;
+}
+
+proto::RankProgress rank(int r, int64_t step, double idle, const std::string& activity,
+                         double slowest = 0.1) {
+  proto::RankProgress p;
+  p.set_rank(r);
+  p.set_step(step);
+  p.set_idle_seconds(idle);
+  p.set_activity(activity);
+  p.set_slowest_step_seconds(slowest);
+  return p;
+}
+
+proto::GangMember member(const std::string& agent, int ranks) {
+  proto::GangMember m;
+  m.set_agent(agent);
+  m.set_endpoint("tcp://" + agent + ":7070");
+  m.set_server_key(agent + "-key");
+  m.set_host_address(agent);
+  m.set_ranks(ranks);
+  return m;
+}
+
+proto::RestartPolicy policy(uint32_t max_restarts, int min_nodes = 0, bool exclude = false) {
+  proto::RestartPolicy p;
+  p.set_max_restarts(max_restarts);
+  p.set_min_nodes(min_nodes);
+  p.set_exclude_failed_hosts(exclude);
+  return p;
+}
+
+TEST(RootCause, ASignalOrALostAgentOutranksTheExitsItCaused) {
+  EXPECT_EQ(rootCause({failure("exited", "rank 2 exited with code 1"),
+                       failure("signalled", "rank 1 was killed by signal 9")}),
+            1u);
+  EXPECT_EQ(rootCause({failure("exited", "rank 2"), failure("exited", "rank 3"),
+                       failure("agent_lost", "agent a1 lost")}),
+            2u);
+  EXPECT_EQ(rootCause({failure("exited", "rank 2"), failure("exited", "rank 3")}), 0u);
+}
+
+TEST(HangVerdict, AStoppedRankIsTheCulpritAndTheWaitingOnesAreNamed) {
+  std::vector<std::pair<std::string, proto::RankProgress>> ranks = {
+      {"a1", rank(0, 812, 40, "waiting")},
+      {"a1", rank(1, 812, 40, "waiting")},
+      {"a2", rank(2, 812, 40, "waiting")},
+      {"a2", rank(3, 811, 41, "stopped (SIGSTOP or a debugger)")}};
+  auto verdict = hangVerdict(ranks, 30);
+  ASSERT_TRUE(verdict);
+  EXPECT_EQ(verdict->kind(), "hung");
+  EXPECT_EQ(verdict->rank(), 3);
+  EXPECT_EQ(verdict->agent(), "a2");
+  EXPECT_EQ(verdict->cause(),
+            "rank 3 on a2 hung: stopped (SIGSTOP or a debugger) at step 811, no new step for "
+            "41 s; ranks 0-2 waiting (hang timeout 30 s)");
+}
+
+TEST(HangVerdict, ARankStillComputingIsNamedBeforeTheOneThatStoppedFirst) {
+  auto verdict = hangVerdict({{"a1", rank(0, 10, 50, "waiting")},
+                              {"a2", rank(1, 12, 35, "computing")}},
+                             30);
+  ASSERT_TRUE(verdict);
+  EXPECT_EQ(verdict->rank(), 1);
+  EXPECT_NE(verdict->cause().find("computing at step 12"), std::string::npos);
+}
+
+TEST(HangVerdict, NoVerdictBeforeTheTimeoutOrBeforeTheFirstStep) {
+  EXPECT_FALSE(hangVerdict({{"a1", rank(0, 10, 29, "waiting")}}, 30));
+  EXPECT_FALSE(hangVerdict({{"a1", rank(0, -1, 500, "computing")}}, 30));
+}
+
+TEST(HangTimeout, ThePolicysOrTenSlowestStepsWithAFloor) {
+  proto::RestartPolicy explicit_timeout;
+  explicit_timeout.set_hang_timeout_seconds(7);
+  EXPECT_DOUBLE_EQ(hangTimeout(explicit_timeout, {{"a1", rank(0, 1, 0, "", 100)}}), 7);
+  EXPECT_DOUBLE_EQ(hangTimeout({}, {{"a1", rank(0, 1, 0, "", 0.5)}}), 60);
+  EXPECT_DOUBLE_EQ(hangTimeout({}, {{"a1", rank(0, 1, 0, "", 12)}, {"a2", rank(1, 1, 0, "", 3)}}),
+                   120);
+}
+
+TEST(NextAttempt, RestartsOnEveryAgentUntilTheyAreUsedUp) {
+  const std::vector<proto::GangMember> gang = {member("a1", 2), member("a2", 2)};
+  NextAttempt next = planNextAttempt(gang, {}, "a1", policy(2), 2, 1);
+  EXPECT_TRUE(next.refused.empty());
+  ASSERT_EQ(next.members.size(), 2u);
+  next = planNextAttempt(gang, {}, "a1", policy(2), 2, 2);
+  EXPECT_EQ(next.refused, "all 2 restarts are used");
+  EXPECT_TRUE(next.members.empty());
+  EXPECT_EQ(planNextAttempt(gang, {}, "a1", policy(0), 2, 0).refused,
+            "the job has no restarts (restart.max_restarts is 0)");
+}
+
+TEST(NextAttempt, ALostAgentIsLeftOutOnlyWhenMinNodesAllows) {
+  const std::vector<proto::GangMember> gang = {member("a1", 2), member("a2", 2)};
+  NextAttempt next = planNextAttempt(gang, {"a1"}, "a1", policy(1, 1), 2, 0);
+  EXPECT_TRUE(next.refused.empty()) << next.refused;
+  ASSERT_EQ(next.members.size(), 1u);
+  EXPECT_EQ(next.members[0].agent(), "a2");
+  EXPECT_EQ(next.left_out, std::vector<std::string>{"a1"});
+  next = planNextAttempt(gang, {"a1"}, "a1", policy(1), 2, 0);
+  EXPECT_EQ(next.refused,
+            "1 of the job's agents can go on and the job needs all 2 (set restart.min_nodes to "
+            "go on with fewer)");
+}
+
+TEST(NextAttempt, AFailedHostIsExcludedWhenTheRestCanGoOn) {
+  const std::vector<proto::GangMember> gang = {member("a1", 2), member("a2", 2), member("a3", 1)};
+  NextAttempt next = planNextAttempt(gang, {}, "a2", policy(1, 2, true), 3, 0);
+  ASSERT_EQ(next.members.size(), 2u);
+  EXPECT_EQ(next.members[0].agent(), "a1");
+  EXPECT_EQ(next.members[1].agent(), "a3");
+  EXPECT_EQ(next.left_out, std::vector<std::string>{"a2"});
+  // Not when that would leave fewer than min_nodes: the failed host gets another chance.
+  next = planNextAttempt(gang, {"a3"}, "a2", policy(1, 2, true), 3, 0);
+  ASSERT_EQ(next.members.size(), 2u);
+  EXPECT_EQ(next.left_out, std::vector<std::string>{"a3"});
+}
+
+TEST(LaunchForAttempt, RanksAreRenumberedInMemberOrderAndTheFirstMemberHosts) {
+  proto::JobLaunch previous;
+  previous.set_job_id("j");
+  previous.set_attempt(1);
+  previous.set_world_size(5);
+  proto::GangRestart restart;
+  *restart.add_members() = member("a2", 2);
+  *restart.add_members() = member("a3", 1);
+  restart.set_master_addr("a2");
+  restart.set_master_port(29500);
+  auto launch = launchForAttempt(previous, restart, 2, "a3");
+  ASSERT_TRUE(launch.isOk()) << launch.status().message();
+  EXPECT_EQ(launch->attempt(), 2u);
+  EXPECT_EQ(launch->world_size(), 3);
+  EXPECT_EQ(launch->group_rank(), 1);
+  EXPECT_EQ(launch->group_world_size(), 2);
+  ASSERT_EQ(launch->ranks_size(), 1);
+  EXPECT_EQ(launch->ranks(0).rank(), 2);
+  EXPECT_EQ(launch->ranks(0).local_rank(), 0);
+  EXPECT_EQ(launch->rendezvous_endpoint(), "tcp://a2:7070");
+  EXPECT_EQ(launch->rendezvous_server_key(), "a2-key");
+  EXPECT_EQ(launch->master_port(), 29500u);
+  EXPECT_EQ(launch->gang_size(), 2);
+  EXPECT_EQ(launchForAttempt(previous, restart, 2, "a1").status().code(), ErrorCode::kNotFound);
+}
+
+}  // namespace
+}  // namespace ringmaster::agent

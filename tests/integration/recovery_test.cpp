@@ -1,0 +1,316 @@
+// Failures handled by the job's agents among themselves, with no client connected: a killed or
+// hung worker, a killed agent (the rank-0 agent included), a job that fails every time. Real
+// agents on loopback, real ringmaster-worker ranks training with Gloo, the real history file.
+#include <signal.h>
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <regex>
+#include <set>
+#include <thread>
+
+#include "harness.h"
+#include "ringmaster/store/store.h"
+
+namespace ringmaster::testing {
+namespace {
+
+using nlohmann::json;
+using Clock = std::chrono::steady_clock;
+
+double unixNow() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+// A native job long enough to be interrupted (about 1,900 steps of a few ms), with checkpoints
+// every 20 steps.
+std::string nativeSpec(const std::string& name, const std::string& restart) {
+  return "name: " + name + R"(
+launcher: native
+placement: [{agent: a1, ranks: 2}, {agent: a2, ranks: 2}]
+restart: )" + restart + R"(
+native:
+  model: {kind: mlp, hidden: [256, 256], activation: relu, task: classification}
+  dataset: {kind: synthetic, samples: 12000, features: 16, classes: 4, seed: 3}
+  batch_size: 16
+  epochs: 10
+  optimizer: {name: sgd, lr: 0.05, momentum: 0.9}
+  checkpoint: {every_steps: 20}
+  seed: 1
+)";
+}
+
+bool waitFor(const std::function<bool()>& done, std::chrono::milliseconds timeout) {
+  const auto deadline = Clock::now() + timeout;
+  while (Clock::now() < deadline) {
+    if (done()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  return done();
+}
+
+// The newest `"step": N` a rank's log shows; -1 before the first.
+int64_t newestStep(const std::string& log) {
+  static const std::regex step("\"step\": ?([0-9]+)");
+  int64_t newest = -1;
+  for (auto it = std::sregex_iterator(log.begin(), log.end(), step); it != std::sregex_iterator();
+       ++it) {
+    newest = std::max<int64_t>(newest, std::stoll((*it)[1]));
+  }
+  return newest;
+}
+
+// Processes whose environment carries RINGMASTER_AGENT_DIR=`state_dir`: what an agent's ranks
+// started.
+int processesMarkedWith(const std::string& state_dir) {
+  const std::string mark = "RINGMASTER_AGENT_DIR=" + state_dir;
+  int count = 0;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
+    const std::string environ = readFile(entry.path().string() + "/environ");
+    size_t at = environ.find(mark);
+    while (at != std::string::npos) {
+      const size_t end = at + mark.size();
+      if ((at == 0 || environ[at - 1] == '\0') && (end == environ.size() || environ[end] == '\0')) {
+        ++count;
+        break;
+      }
+      at = environ.find(mark, at + 1);
+    }
+  }
+  return count;
+}
+
+class RecoveryTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string error;
+    ASSERT_TRUE(cluster_.addAgent("a1", 2, &error)) << error;
+    ASSERT_TRUE(cluster_.addAgent("a2", 2, &error)) << error;
+  }
+
+  std::string submit(const std::string& yaml) {
+    auto submitted = cluster_.ctl({"submit", cluster_.writeSpec("job.yaml", yaml)});
+    EXPECT_EQ(submitted.exit_code, 0) << submitted.err;
+    return submitted.firstLine();
+  }
+  std::string rankLog(const std::string& agent, const std::string& job, int attempt, int rank) {
+    return readFile(cluster_.agent(agent).stateDir() + "/jobs/" + job + "/attempt-" +
+                    std::to_string(attempt) + "/rank-" + std::to_string(rank) + ".log");
+  }
+  // Waits until `rank` (on `agent`) of attempt 1 has trained past `step`.
+  void waitForStep(const std::string& agent, const std::string& job, int rank, int64_t step) {
+    ASSERT_TRUE(waitFor([&] { return newestStep(rankLog(agent, job, 1, rank)) >= step; },
+                        std::chrono::seconds(60)))
+        << rankLog(agent, job, 1, rank);
+  }
+  json status(const std::string& job) {
+    auto result = cluster_.ctl({"status", job, "--json"});
+    auto parsed = json::parse(result.out, nullptr, false);
+    return parsed.is_object() ? parsed : json::object();
+  }
+  pid_t pidOf(const std::string& job, int rank) {
+    json now = status(job);
+    for (const auto& r : now.value("ranks", json::array())) {
+      if (r["rank"] == rank) return r["pid"].get<pid_t>();
+    }
+    ADD_FAILURE() << "no pid for rank " << rank << " in " << now.dump();
+    return -1;
+  }
+  // Syncs until the job's state is one of `states`, or the timeout.
+  std::string waitForState(const std::string& job, const std::set<std::string>& states,
+                           std::chrono::seconds timeout) {
+    std::string state;
+    waitFor(
+        [&] {
+          state = status(job).value("state", "");
+          return states.count(state) > 0;
+        },
+        timeout);
+    return state;
+  }
+  std::vector<store::EventRow> events(const std::string& job, const std::string& kind) {
+    auto history = store::Store::open(cluster_.dbPath());
+    std::vector<store::EventRow> out;
+    if (!history.isOk()) return out;
+    auto rows = (*history)->events(job);
+    for (const auto& row : rows.isOk() ? *rows : std::vector<store::EventRow>{}) {
+      if (row.kind == kind) out.push_back(row);
+    }
+    return out;
+  }
+  std::vector<store::RankRow> ranks(const std::string& job, uint32_t attempt) {
+    auto history = store::Store::open(cluster_.dbPath());
+    if (!history.isOk()) return {};
+    auto rows = (*history)->ranks(job, attempt);
+    return rows.isOk() ? *rows : std::vector<store::RankRow>{};
+  }
+  json metric(const std::string& job, const std::string& name) {
+    return json::parse(cluster_.ctl({"metrics", job, "--name", name, "--format", "json"}).out);
+  }
+  // Every (attempt, rank, step) once: nothing stored twice.
+  void expectEachMetricOnce(const std::string& job) {
+    std::set<std::tuple<int, int, int>> seen;
+    for (const auto& row : metric(job, "loss")) {
+      auto key = std::make_tuple(row["attempt"].get<int>(), row["rank"].get<int>(),
+                                 row["step"].get<int>());
+      EXPECT_TRUE(seen.insert(key).second) << "twice: " << row.dump();
+    }
+  }
+  std::string allLogs(const std::string& job) { return cluster_.ctl({"logs", job}).out; }
+
+  Cluster cluster_;
+};
+
+TEST_F(RecoveryTest, AKilledWorkerFailsItsAttemptEverywhereAndTheNextResumesFromTheCheckpoint) {
+  const std::string job =
+      submit(nativeSpec("killworker", "{max_restarts: 2, backoff_seconds: 0.2}"));
+  waitForStep("a1", job, 1, 50);
+  const pid_t victim = pidOf(job, 1);
+  ASSERT_GT(victim, 0);
+  const double killed_at = unixNow();
+  ASSERT_EQ(::kill(victim, SIGKILL), 0);
+
+  // No client watches from here until the job is over.
+  EXPECT_EQ(waitForState(job, {"succeeded", "failed", "stopped"}, std::chrono::seconds(120)),
+            "succeeded")
+      << allLogs(job);
+
+  // Detected at once, named as the root cause, every rank of attempt 1 gone within seconds.
+  auto failures = events(job, "job_failure");
+  ASSERT_FALSE(failures.empty());
+  EXPECT_NE(failures[0].detail.find("rank 1 on a1 was killed by signal 9 (SIGKILL)"),
+            std::string::npos)
+      << failures[0].detail;
+  EXPECT_LT(failures[0].time - killed_at, 1.0);
+  auto first = ranks(job, 1);
+  ASSERT_EQ(first.size(), 4u);
+  for (const auto& rank : first) {
+    EXPECT_NE(rank.state, "running") << rank.rank;
+    EXPECT_LT(rank.finished_at - killed_at, 10.0) << rank.rank;
+  }
+  ASSERT_EQ(events(job, "job_restart").size(), 1u);
+  auto outcome = events(job, "job_outcome");
+  ASSERT_EQ(outcome.size(), 1u);
+  EXPECT_NE(outcome[0].detail.find("succeeded after 2 attempt(s)"), std::string::npos);
+
+  // Attempt 2 resumed from the newest checkpoint every rank had, and its loss goes on from there.
+  const std::string resumed = rankLog("a2", job, 2, 3);
+  EXPECT_NE(resumed.find("resumed from"), std::string::npos) << resumed;
+  json loss = metric(job, "loss");
+  int first_step_2 = -1;
+  double loss_at_start = 0, loss_before_kill = 0, loss_resumed = 0;
+  for (const auto& row : loss) {
+    if (row["rank"] != 0) continue;
+    const int attempt = row["attempt"].get<int>(), step = row["step"].get<int>();
+    if (attempt == 1 && step == 1) loss_at_start = row["value"].get<double>();
+    if (attempt == 2 && (first_step_2 < 0 || step < first_step_2)) {
+      first_step_2 = step;
+      loss_resumed = row["value"].get<double>();
+    }
+  }
+  for (const auto& row : loss) {
+    if (row["rank"] == 0 && row["attempt"] == 1 && row["step"] == first_step_2) {
+      loss_before_kill = row["value"].get<double>();
+    }
+  }
+  EXPECT_GT(first_step_2, 20);
+  EXPECT_EQ((first_step_2 - 1) % 20, 0) << "attempt 2 starts right after a checkpoint";
+  EXPECT_LT(loss_resumed, loss_at_start);
+  if (loss_before_kill > 0) EXPECT_NEAR(loss_resumed, loss_before_kill, 1e-4);
+  expectEachMetricOnce(job);
+  EXPECT_EQ(processesMarkedWith(cluster_.agent("a1").stateDir()), 0);
+  EXPECT_EQ(processesMarkedWith(cluster_.agent("a2").stateDir()), 0);
+}
+
+TEST_F(RecoveryTest, AStoppedWorkerIsDeclaredHungNamedAndTheJobRecovers) {
+  const std::string job = submit(nativeSpec(
+      "hang", "{max_restarts: 1, backoff_seconds: 0.2, hang_timeout_seconds: 3}"));
+  waitForStep("a2", job, 2, 30);
+  const pid_t victim = pidOf(job, 2);
+  ASSERT_GT(victim, 0);
+  ASSERT_EQ(::kill(victim, SIGSTOP), 0);
+
+  EXPECT_EQ(waitForState(job, {"succeeded", "failed", "stopped"}, std::chrono::seconds(120)),
+            "succeeded")
+      << allLogs(job);
+  auto failures = events(job, "job_failure");
+  ASSERT_FALSE(failures.empty());
+  EXPECT_NE(failures[0].detail.find("rank 2 on a2 hung: stopped"), std::string::npos)
+      << failures[0].detail;
+  EXPECT_NE(failures[0].detail.find("hang timeout 3 s"), std::string::npos) << failures[0].detail;
+  EXPECT_EQ(events(job, "job_restart").size(), 1u);
+  expectEachMetricOnce(job);
+}
+
+TEST_F(RecoveryTest, TheRankZeroAgentKilledTheJobGoesOnWithTheOtherAgentAlone) {
+  const std::string job = submit(
+      nativeSpec("killagent", "{max_restarts: 1, backoff_seconds: 0.2, min_nodes: 1}"));
+  waitForStep("a1", job, 0, 30);
+  const double killed_at = unixNow();
+  cluster_.agent("a1").kill();
+
+  EXPECT_EQ(waitForState(job, {"succeeded", "failed", "stopped"}, std::chrono::seconds(120)),
+            "succeeded")
+      << allLogs(job);
+  bool named = false;
+  for (const auto& failure : events(job, "job_failure")) {
+    if (failure.detail.find("agent a1 lost") != std::string::npos) {
+      named = true;
+      EXPECT_LT(failure.time - killed_at, 5.5) << failure.detail;
+    }
+  }
+  EXPECT_TRUE(named);
+  auto restart = events(job, "job_restart");
+  ASSERT_EQ(restart.size(), 1u);
+  EXPECT_NE(restart[0].detail.find("on a2 (2 ranks) without a1"), std::string::npos)
+      << restart[0].detail;
+  auto second = ranks(job, 2);
+  ASSERT_EQ(second.size(), 2u);
+  for (const auto& rank : second) EXPECT_EQ(rank.agent, "a2");
+  // The dead agent's ranks died with it (and nothing they started is left).
+  EXPECT_EQ(processesMarkedWith(cluster_.agent("a1").stateDir()), 0);
+  expectEachMetricOnce(job);
+}
+
+TEST_F(RecoveryTest, AnAgentLostWithoutMinNodesFailsTheJobWithTheCause) {
+  const std::string job = submit(nativeSpec("nomin", "{max_restarts: 3, backoff_seconds: 0.2}"));
+  waitForStep("a2", job, 2, 20);
+  cluster_.agent("a2").kill();
+  EXPECT_EQ(waitForState(job, {"succeeded", "failed", "stopped"}, std::chrono::seconds(60)),
+            "failed");
+  auto outcome = events(job, "job_outcome");
+  ASSERT_EQ(outcome.size(), 1u);
+  EXPECT_NE(outcome[0].detail.find("agent a2 lost"), std::string::npos) << outcome[0].detail;
+  EXPECT_NE(outcome[0].detail.find("set restart.min_nodes"), std::string::npos)
+      << outcome[0].detail;
+  EXPECT_TRUE(events(job, "job_restart").empty());
+}
+
+TEST_F(RecoveryTest, AJobThatFailsEveryTimeStopsAfterItsRestartsWithTheRootCause) {
+  const std::string spec = cluster_.writeSpec("fail.yaml", R"(name: failing
+launcher: command
+command: [/bin/sh, -c, 'echo "rank $RANK attempt $RINGMASTER_ATTEMPT"; sleep 0.3; exit 3']
+placement: [{agent: a1, ranks: 1}, {agent: a2, ranks: 1}]
+restart: {max_restarts: 2, backoff_seconds: 0.1}
+)");
+  auto submitted = cluster_.ctl({"submit", spec, "--wait"}, 60000);
+  EXPECT_EQ(submitted.exit_code, 1) << submitted.out << submitted.err;
+  EXPECT_NE(submitted.out.find("failed: 2 rank(s)"), std::string::npos) << submitted.out;
+  EXPECT_NE(submitted.out.find("3 attempts"), std::string::npos) << submitted.out;
+  EXPECT_NE(submitted.out.find("exited with code 3"), std::string::npos) << submitted.out;
+  EXPECT_NE(submitted.out.find("all 2 restarts are used"), std::string::npos) << submitted.out;
+  const std::string job = submitted.firstLine();
+  EXPECT_EQ(status(job).value("attempt", 0), 3);
+  EXPECT_EQ(events(job, "job_restart").size(), 2u);
+  EXPECT_EQ(events(job, "job_outcome").size(), 1u);
+  // Each attempt told its ranks which attempt they were.
+  EXPECT_NE(rankLog("a2", job, 3, 1).find("rank 1 attempt 3"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace ringmaster::testing
