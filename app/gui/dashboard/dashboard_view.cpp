@@ -593,12 +593,13 @@ void DashboardView::updateHeader() {
   summary_->setText(text);
 
   if (auto problem = job_->firstProblem()) {
-    QString where;
-    if (problem->rank >= 0 && job_->ranks().count(problem->rank)) {
+    QString where;  // a root cause (job_failure) names its host itself
+    if (problem->rank >= 0 && problem->kind != "job_failure" && job_->ranks().count(problem->rank)) {
       where = " on " + QString::fromStdString(job_->ranks().at(problem->rank).agent);
     }
-    problem_->setText(
-        QString("⚠  %1%2  —  show its log").arg(QString::fromStdString(problem->detail), where));
+    problem_->setText(QString("⚠  %1%2%3")
+                          .arg(QString::fromStdString(problem->detail), where,
+                               problem->rank >= 0 ? "  —  show its log" : ""));
     problem_->setVisible(true);
   } else {
     problem_->setVisible(false);

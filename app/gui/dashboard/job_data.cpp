@@ -17,18 +17,19 @@ JobData::JobData(std::string job_id) : job_id_(std::move(job_id)) {}
 
 void JobData::ingest(const std::string& agent, const proto::JournalRecord& r) {
   if (r.attempt() > attempt_) {
-    // A new attempt: its ranks start from scratch (their series go on).
+    // A new attempt: its ranks start from scratch, perhaps fewer of them on fewer hosts (their
+    // series go on, from the checkpoint's step).
     attempt_ = r.attempt();
-    for (auto& [rank, info] : ranks_) {
-      info.state = "pending";
-      info.exit_code = info.signal = 0;
-      info.error.clear();
-      info.finished = 0;
-    }
+    restarting_ = false;
+    ranks_.clear();  // its JobAccepted records say which ranks it has
   }
   const double time = r.time();
   if (start_time_ == 0 || time < start_time_) start_time_ = time;
-  switch (r.kind_case()) {
+  // Records of an older attempt that arrive late (from another agent) are events and metrics,
+  // not the state of the ranks now.
+  const bool older = r.attempt() < attempt_ && (r.has_job_accepted() || r.has_rank_started() ||
+                                                r.has_rank_exited() || r.has_job_restart());
+  switch (older ? proto::JournalRecord::KIND_NOT_SET : r.kind_case()) {
     case proto::JournalRecord::kJobAccepted: {
       const auto& a = r.job_accepted();
       name_ = a.name();
@@ -88,6 +89,12 @@ void JobData::ingest(const std::string& agent, const proto::JournalRecord& r) {
       max_step_ = std::max(max_step_, m.step());
       break;
     }
+    case proto::JournalRecord::kJobRestart:
+      if (r.attempt() == attempt_) restarting_ = true;
+      break;
+    case proto::JournalRecord::kJobOutcome:
+      outcome_ = store::jobStateNameOf(r.job_outcome().state());
+      break;
     default:
       break;
   }
@@ -102,6 +109,11 @@ void JobData::ingest(const std::string& agent, const proto::JournalRecord& r) {
     if (r.has_rank_exited()) {
       event.rank = r.rank_exited().rank();
       event.problem = r.rank_exited().state() == proto::FAILED;
+    }
+    if (r.has_job_failure()) {
+      event.rank = r.job_failure().rank();
+      event.agent = r.job_failure().agent();
+      event.problem = true;
     }
     addEvent(eventKey(r.source(), r.seq(), r.attempt()), std::move(event));
   }
@@ -145,10 +157,17 @@ void JobData::ingestSnapshot(const client::JobSnapshot& s) {
     event.kind = row.kind;
     event.agent = row.agent;
     event.detail = row.detail;
-    event.problem = row.kind == "rank_exited" && row.detail.find(" failed") != std::string::npos;
+    event.problem = (row.kind == "rank_exited" && row.detail.find(" failed") != std::string::npos) ||
+                    row.kind == "job_failure";
     if (row.kind == "rank_started" || row.kind == "rank_exited") {
       event.rank = std::atoi(row.detail.c_str() + 5);  // "rank N ..."
     }
+    // "attempt N failed: rank R on AGENT ..."
+    if (const size_t at = row.detail.find("failed: rank ");
+        row.kind == "job_failure" && at != std::string::npos) {
+      event.rank = std::atoi(row.detail.c_str() + at + 13);
+    }
+    if (row.kind == "job_outcome") outcome_ = s.job.state;
     addEvent(eventKey(row.source, row.seq, row.attempt), std::move(event));
   }
   std::sort(events_.begin(), events_.end(),
@@ -248,6 +267,8 @@ double JobData::endTime() const {
 }
 
 std::string JobData::state() const {
+  if (!outcome_.empty()) return outcome_;
+  if (restarting_) return "restarting";
   int failed = 0, stopped = 0, succeeded = 0, known = 0;
   for (const auto& [rank, info] : ranks_) {
     if (info.state == "pending" && info.pid == 0) continue;
@@ -265,6 +286,7 @@ std::string JobData::state() const {
 }
 
 bool JobData::finished() const {
+  if (!outcome_.empty()) return true;
   if (ranks_.empty()) return stored_state_ == "succeeded" || stored_state_ == "failed";
   for (const auto& [rank, info] : ranks_) {
     if (info.state == "pending" || info.state == "running") return false;
@@ -273,6 +295,10 @@ bool JobData::finished() const {
 }
 
 std::optional<JobEvent> JobData::firstProblem() const {
+  // The agents' verdict on the newest failed attempt names the root cause better than any exit.
+  for (auto it = events_.rbegin(); it != events_.rend(); ++it) {
+    if (it->kind == "job_failure") return *it;
+  }
   for (const auto& event : events_) {
     if (event.problem) return event;
   }

@@ -45,11 +45,13 @@ struct RankInfo {
 
 struct JobEvent {
   double time = 0;
-  std::string kind;  // job_accepted | rank_started | rank_exited | job_finished
+  // job_accepted | rank_started | rank_exited | job_finished | job_failure | job_restart |
+  // job_outcome
+  std::string kind;
   std::string agent;
   std::string detail;
   int rank = -1;         // the rank it is about, -1 for the job
-  bool problem = false;  // a rank failed
+  bool problem = false;  // a rank failed, or an attempt did (job_failure: its root cause)
 };
 
 // One chart line's data: a metric of one rank, or the job total (rank kJobTotal).
@@ -112,6 +114,8 @@ class JobData {
   int world_size_ = 0;
   uint32_t attempt_ = 0;
   std::string stored_state_;  // from a snapshot, until records say more
+  std::string outcome_;       // the leader's final word (JobOutcome): the job is over
+  bool restarting_ = false;   // the newest attempt failed and the next one is on its way
   double start_time_ = 0;
   double stored_end_time_ = 0;  // from a snapshot
   int64_t max_step_ = -1;

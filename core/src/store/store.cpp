@@ -194,6 +194,7 @@ const char* eventKind(proto::JournalRecord::KindCase kind) {
 
 const char* launcherNameOf(proto::Launcher launcher) { return launcherName(launcher); }
 const char* rankExitStateOf(const proto::RankExited& exited) { return rankStateName(exited); }
+const char* jobStateNameOf(proto::RankState state) { return jobStateName(state); }
 std::string eventKindOf(const proto::JournalRecord& record) {
   return eventKind(record.kind_case());
 }

@@ -112,6 +112,53 @@ TEST(JobData, NamesTheFirstFailureAndDerivesTheState) {
   EXPECT_EQ(job.agents(), std::vector<std::string>{"a"});
 }
 
+// Attempt 1 of 4 ranks on a and b fails, b is lost, attempt 2 runs ranks 0-1 on a alone.
+TEST(JobData, FollowsAttemptsNamesTheRootCauseAndEndsOnTheLeadersWord) {
+  JobData job(kJob);
+  job.ingest("a", accepted(4, 0, 2));
+  job.ingest("a", metric(2, 0, 5, 0.01, 0.001));
+  job.ingest("a", exited(3, 1, proto::FAILED, 1));
+  proto::JournalRecord failure = base(4, 201, "agent:a");
+  failure.mutable_job_failure()->set_cause("agent b lost: not heard from for 4 s");
+  failure.mutable_job_failure()->set_kind("agent_lost");
+  failure.mutable_job_failure()->set_rank(-1);
+  failure.mutable_job_failure()->set_agent("b");
+  job.ingest("a", failure);
+  proto::JournalRecord restart = base(5, 202, "agent:a");
+  restart.mutable_job_restart()->set_next_attempt(2);
+  restart.mutable_job_restart()->add_agents("a");
+  restart.mutable_job_restart()->add_left_out("b");
+  restart.mutable_job_restart()->set_world_size(2);
+  job.ingest("a", restart);
+  EXPECT_EQ(job.state(), "restarting");
+  EXPECT_FALSE(job.finished());
+  auto problem = job.firstProblem();
+  ASSERT_TRUE(problem);
+  EXPECT_EQ(problem->kind, "job_failure");
+  EXPECT_EQ(problem->agent, "b");
+  EXPECT_NE(problem->detail.find("attempt 1 failed: agent b lost"), std::string::npos);
+
+  proto::JournalRecord second = accepted(2, 0, 2);
+  second.set_attempt(2);
+  second.set_seq(6);
+  job.ingest("a", second);
+  EXPECT_EQ(job.attempt(), 2u);
+  EXPECT_EQ(job.ranks().size(), 2u);  // ranks 2 and 3 went with b
+  EXPECT_EQ(job.worldSize(), 2);
+  proto::JournalRecord late = exited(7, 0, proto::STOPPED, 0);  // attempt 1, from a slow agent
+  job.ingest("a", late);
+  EXPECT_EQ(job.ranks().at(0).state, "pending");
+  EXPECT_NE(job.state(), "stopped");
+
+  proto::JournalRecord outcome = base(8, 300, "agent:a");
+  outcome.set_attempt(2);
+  outcome.mutable_job_outcome()->set_state(proto::SUCCEEDED);
+  outcome.mutable_job_outcome()->set_attempts(2);
+  job.ingest("a", outcome);
+  EXPECT_EQ(job.state(), "succeeded");
+  EXPECT_TRUE(job.finished());
+}
+
 TEST(JobData, EachRanksDeviceIsShownShortWithTheDetailInItsTooltip) {
   JobData job(kJob);
   job.ingest("a", accepted(2, 0, 2));

@@ -103,6 +103,8 @@ std::string eventKindOf(const proto::JournalRecord& record);
 const char* launcherNameOf(proto::Launcher launcher);
 // A rank's state after it exited, as RankRow::state says it: "succeeded", "failed", "stopped".
 const char* rankExitStateOf(const proto::RankExited& exited);
+// A job's state as JobRow::state says it, from a JobOutcome: "succeeded", "failed", "stopped".
+const char* jobStateNameOf(proto::RankState state);
 std::string eventDetailOf(const std::string& agent, const proto::JournalRecord& record);
 
 // A SQLite history file. Not thread-safe: one Store object per thread for reads; writes go through
