@@ -338,6 +338,14 @@ void AgentServer::Impl::handle(const std::string& identity, const std::string& u
     case proto::Envelope::kGang:
       response = gang->handle(request);
       break;
+    case proto::Envelope::kRestartJob: {
+      if (Status asked = gang->restartRequested(request.restart_job()); !asked.isOk()) {
+        return replyError(identity, request.request_id(), asked);
+      }
+      log("job " + request.restart_job().job_id() + ": restart requested");
+      response.mutable_ack();
+      break;
+    }
     case proto::Envelope::kReadJournal:
     case proto::Envelope::kReadLog:
     case proto::Envelope::kRendezvousGet: {

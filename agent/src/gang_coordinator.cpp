@@ -260,6 +260,41 @@ bool GangCoordinator::stopRequested(const std::string& job_id) {
   return true;
 }
 
+Status GangCoordinator::restartRequested(const proto::RestartJob& request) {
+  auto it = gangs_.find(request.job_id());
+  if (it == gangs_.end() || it->second.left || it->second.outcome) {
+    return notFound("job '" + request.job_id() + "' is not running on agent '" +
+                    parts_.agent_name + "'");
+  }
+  Gang& gang = it->second;
+  const bool known = request.exclude_agent().empty() ||
+                     std::any_of(gang.members.begin(), gang.members.end(), [&](const auto& m) {
+                       return m.agent() == request.exclude_agent();
+                     });
+  if (!known) {
+    return invalidArgument("agent '" + request.exclude_agent() + "' does not run job '" +
+                           request.job_id() + "'");
+  }
+  if (gang.members.size() == 1 && !request.exclude_agent().empty()) {
+    return invalidArgument("job '" + request.job_id() + "' runs on agent '" +
+                           request.exclude_agent() + "' alone: nothing would be left to run it");
+  }
+  proto::JobFailure failure;
+  failure.set_kind("client_restart");
+  failure.set_rank(-1);
+  failure.set_agent(request.exclude_agent());
+  failure.set_step(-1);
+  std::string cause = "restart requested by a client";
+  if (!request.reason().empty()) cause += " (" + request.reason() + ")";
+  if (!request.exclude_agent().empty()) cause += ", without agent " + request.exclude_agent();
+  failure.set_cause(cause);
+  // It outranks whatever failure this attempt already had (rootCause): it decides the layout.
+  const bool first = gang.failures.empty();
+  onFailure(gang, failure, true);
+  if (!first) sendHeartbeats(gang);
+  return Status::ok();
+}
+
 void GangCoordinator::onFailure(Gang& gang, const proto::JobFailure& failure, bool tell_peers) {
   for (const auto& known : gang.failures) {
     if (known.cause() == failure.cause()) return;
@@ -337,9 +372,20 @@ void GangCoordinator::decide(Gang& gang, Clock::time_point now) {
   for (const auto& [agent, peer] : gang.peers) {
     if (peer.lost) lost.insert(agent);
   }
+  proto::RestartPolicy policy = gang.launch.restart();
+  const uint32_t used = attemptOf(gang) - gang.first_attempt - gang.client_restarts;
+  std::string failed_agent = cause.agent();
+  const bool by_client = cause.kind() == "client_restart";
+  if (by_client) {
+    // Not the policy's restart: it always runs, on what the client left.
+    policy.set_max_restarts(used + 1);
+    policy.set_min_nodes(1);
+    if (!cause.agent().empty()) lost.insert(cause.agent());
+    failed_agent.clear();
+  }
   const NextAttempt next =
-      planNextAttempt(gang.members, lost, cause.agent(), gang.launch.restart(),
-                      gang.original_agents, attemptOf(gang) - gang.first_attempt);
+      planNextAttempt(gang.members, lost, failed_agent, policy, gang.original_agents, used);
+  if (by_client && next.refused.empty()) ++gang.client_restarts;
   if (!next.refused.empty()) {
     finish(gang, proto::FAILED, cause.cause() + " (no restart: " + next.refused + ")");
     return;

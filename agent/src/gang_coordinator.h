@@ -56,6 +56,9 @@ class GangCoordinator {
   // A client stopped the job: no further attempt, and the other agents stop theirs. False when
   // this agent has no gang for the job.
   bool stopRequested(const std::string& job_id);
+  // A client asked for a new attempt (without `exclude_agent` when set). NotFound when this
+  // agent has no gang for the job (it is over, or never ran here).
+  Status restartRequested(const proto::RestartJob& request);
 
   // The sockets to the other agents (their replies arrive there), for the agent's poll loop.
   std::vector<void*> sockets() const;
@@ -84,6 +87,7 @@ class GangCoordinator {
     std::map<std::string, Peer> peers;       // the members but this agent
     int original_agents = 1;                 // min_nodes defaults to all of them
     uint32_t first_attempt = 1;
+    uint32_t client_restarts = 0;  // attempts a client asked for (not the policy's)
     // The current attempt.
     bool over_here = false;
     proto::RankState state_here = proto::RANK_STATE_UNSPECIFIED;

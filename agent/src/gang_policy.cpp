@@ -25,6 +25,9 @@ std::string rankList(std::vector<int> ranks) {
 
 size_t rootCause(const std::vector<proto::JobFailure>& failures) {
   for (size_t i = 0; i < failures.size(); ++i) {
+    if (failures[i].kind() == "client_restart") return i;
+  }
+  for (size_t i = 0; i < failures.size(); ++i) {
     if (isFirstCauseKind(failures[i])) return i;
   }
   return 0;

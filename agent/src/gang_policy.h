@@ -14,9 +14,10 @@
 
 namespace ringmaster::agent {
 
-// Of the failures seen for one attempt (in the order seen), the index of the first cause. A lost
-// agent, a hang, a signal or a launch failure comes before a rank that exited with an error: such
-// exits are mostly the other ranks' reaction to a peer that vanished from a collective.
+// Of the failures seen for one attempt (in the order seen), the index of the first cause. A
+// client's restart comes first (it decides the next layout); then a lost agent, a hang, a signal
+// or a launch failure before a rank that exited with an error: such exits are mostly the other
+// ranks' reaction to a peer that vanished from a collective.
 size_t rootCause(const std::vector<proto::JobFailure>& failures);
 
 // The hang timeout of a job: the policy's, or (0 there) ten times the slowest step seen on any

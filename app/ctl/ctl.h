@@ -30,6 +30,13 @@ struct LogsFlags {
   bool follow = false;
 };
 
+struct RestartFlags {
+  std::string job;
+  std::optional<int> rank;
+  std::string agent;
+  bool exclude = false;
+};
+
 struct MetricsFlags {
   std::string job;
   std::optional<int> rank;
@@ -44,6 +51,7 @@ int runStatus(const Globals& globals, const std::string& job, bool json);
 int runLogs(const Globals& globals, const LogsFlags& flags);
 int runMetrics(const Globals& globals, const MetricsFlags& flags);
 int runStop(const Globals& globals, const std::string& job);
+int runRestart(const Globals& globals, const RestartFlags& flags);
 int runRuns(const Globals& globals, bool json);
 int runSync(const Globals& globals);
 int runDemo(const Globals& globals, const std::string& spec_path);

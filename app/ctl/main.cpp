@@ -50,6 +50,18 @@ int main(int argc, char** argv) {
   auto* stop = app.add_subcommand("stop", "stop a job on every agent (SIGTERM, then SIGKILL)");
   stop->add_option("JOB", job, "job id or unique prefix")->required();
 
+  RestartFlags restart_flags;
+  auto* restart = app.add_subcommand(
+      "restart", "restart a running or failed job from its newest checkpoint (a new attempt)");
+  restart->add_option("JOB", restart_flags.job, "job id or unique prefix")->required();
+  auto* restart_rank =
+      restart->add_option("--rank", restart_flags.rank, "the rank that prompted it (its host)");
+  auto* restart_agent =
+      restart->add_option("--agent", restart_flags.agent, "the agent that prompted it");
+  restart_rank->excludes(restart_agent);
+  restart->add_flag("--exclude", restart_flags.exclude,
+                    "leave that rank's or agent's host out of the next attempt");
+
   auto* runs = app.add_subcommand("runs", "every job in the history");
   runs->add_flag("--json", json, "JSON output");
 
@@ -68,6 +80,7 @@ int main(int argc, char** argv) {
   if (*logs) return runLogs(globals, logs_flags);
   if (*metrics) return runMetrics(globals, metrics_flags);
   if (*stop) return runStop(globals, job);
+  if (*restart) return runRestart(globals, restart_flags);
   if (*runs) return runRuns(globals, json);
   if (*sync) return runSync(globals);
   if (*demo) return runDemo(globals, demo_spec);

@@ -293,6 +293,57 @@ int runStop(const Globals& globals, const std::string& job_ref) {
   return kExitOk;
 }
 
+int runRestart(const Globals& globals, const RestartFlags& flags) {
+  if (flags.exclude && !flags.rank && flags.agent.empty()) {
+    printError("--exclude needs --rank or --agent: which host to leave out");
+    return kExitBadInput;
+  }
+  auto cluster = openCluster(globals);
+  if (!cluster) return kExitFailure;
+  syncQuietly(*cluster);
+  auto store = cluster->history();
+  if (!store.isOk()) {
+    printError(store.status().message());
+    return kExitFailure;
+  }
+  auto job = (*store)->job(flags.job);
+  if (!job.isOk()) {
+    printError(job.status().message());
+    return job.status().code() == ErrorCode::kNotFound ? kExitBadInput : kExitFailure;
+  }
+  std::string agent = flags.agent;
+  std::string reason = agent.empty() ? "" : "agent " + agent;
+  if (flags.rank) {
+    auto ranks = (*store)->ranks(job->job_id);
+    if (ranks.isOk()) {
+      for (const auto& r : *ranks) {
+        if (r.rank == *flags.rank) agent = r.agent;
+      }
+    }
+    if (agent.empty()) {
+      printError("job " + job->job_id + " has no rank " + std::to_string(*flags.rank) +
+                 " in its newest attempt");
+      return kExitBadInput;
+    }
+    reason = "rank " + std::to_string(*flags.rank) + " on " + agent;
+  }
+  auto report = cluster->restart(job->job_id, flags.exclude ? agent : "", reason);
+  if (!report.isOk()) {
+    printError(report.status().message());
+    return report.status().code() == ErrorCode::kInvalidArgument ? kExitBadInput : kExitFailure;
+  }
+  const std::string without = flags.exclude ? " without " + agent : "";
+  if (report->was_running) {
+    std::printf("restarting %s: its agents stop attempt %u and start the next%s from the newest "
+                "checkpoint\n",
+                job->job_id.c_str(), job->attempt, without.c_str());
+  } else {
+    std::printf("%s was over: attempt %u started%s from the newest checkpoint\n",
+                job->job_id.c_str(), report->attempt, without.c_str());
+  }
+  return kExitOk;
+}
+
 int runRuns(const Globals& globals, bool as_json) {
   History h;
   if (!openHistory(globals, &h)) return kExitFailure;

@@ -272,6 +272,9 @@ TEST_F(RecoveryTest, TheRankZeroAgentKilledTheJobGoesOnWithTheOtherAgentAlone) {
   auto second = ranks(job, 2);
   ASSERT_EQ(second.size(), 2u);
   for (const auto& rank : second) EXPECT_EQ(rank.agent, "a2");
+  // Ranks 2 and 3 of 4 went on as ranks 0 and 1 of 2, from a checkpoint written by 4 ranks.
+  EXPECT_NE(rankLog("a2", job, 2, 0).find("resumed from"), std::string::npos)
+      << rankLog("a2", job, 2, 0);
   // The dead agent's ranks died with it (and nothing they started is left).
   EXPECT_EQ(processesMarkedWith(cluster_.agent("a1").stateDir()), 0);
   expectEachMetricOnce(job);
@@ -289,6 +292,61 @@ TEST_F(RecoveryTest, AnAgentLostWithoutMinNodesFailsTheJobWithTheCause) {
   EXPECT_NE(outcome[0].detail.find("set restart.min_nodes"), std::string::npos)
       << outcome[0].detail;
   EXPECT_TRUE(events(job, "job_restart").empty());
+}
+
+TEST_F(RecoveryTest, RestartWithoutAnAgentGoesOnFromTheCheckpointOnTheOtherAgentAlone) {
+  const std::string job = submit(nativeSpec("exclude", "{max_restarts: 0, backoff_seconds: 0.2}"));
+  waitForStep("a2", job, 2, 50);
+  auto restarted = cluster_.ctl({"restart", job, "--agent", "a2", "--exclude"});
+  ASSERT_EQ(restarted.exit_code, 0) << restarted.err;
+  EXPECT_NE(restarted.out.find("without a2"), std::string::npos) << restarted.out;
+
+  EXPECT_EQ(waitForOutcome(job, std::chrono::seconds(120)), "succeeded")
+      << cluster_.agent("a1").stderrText() << rankLog("a1", job, 2, 0);
+  auto restart = events(job, "job_restart");
+  ASSERT_EQ(restart.size(), 1u);
+  EXPECT_NE(restart[0].detail.find("on a1 (2 ranks) without a2"), std::string::npos)
+      << restart[0].detail;
+  auto ended = events(job, "job_failure");
+  ASSERT_FALSE(ended.empty());
+  EXPECT_NE(ended[0].detail.find("attempt 1 ended: restart requested by a client (agent a2), "
+                                 "without agent a2"),
+            std::string::npos)
+      << ended[0].detail;
+  auto second = ranks(job, 2);
+  ASSERT_EQ(second.size(), 2u);
+  for (const auto& rank : second) EXPECT_EQ(rank.agent, "a1");
+  EXPECT_NE(rankLog("a1", job, 2, 0).find("resumed from"), std::string::npos);
+  expectEachMetricOnce(job);
+}
+
+TEST_F(RecoveryTest, AFailedJobRestartsFromItsCheckpointUnderTheSameId) {
+  const std::string job = submit(nativeSpec("again", "{max_restarts: 0}"));
+  waitForStep("a1", job, 0, 50);
+  ASSERT_EQ(::kill(pidOf(job, 0), SIGKILL), 0);
+  ASSERT_EQ(waitForOutcome(job, std::chrono::seconds(60)), "failed");
+
+  auto restarted = cluster_.ctl({"restart", job});
+  ASSERT_EQ(restarted.exit_code, 0) << restarted.err;
+  EXPECT_NE(restarted.out.find("was over: attempt 2 started"), std::string::npos) << restarted.out;
+  EXPECT_TRUE(waitFor(
+      [&] {
+        status(job);
+        return events(job, "job_outcome").size() == 2u;
+      },
+      std::chrono::seconds(120)));
+  EXPECT_EQ(status(job).value("state", ""), "succeeded") << allLogs(job);
+  EXPECT_EQ(status(job).value("attempt", 0), 2);
+  EXPECT_NE(rankLog("a2", job, 2, 3).find("resumed from"), std::string::npos);
+  expectEachMetricOnce(job);
+}
+
+TEST_F(RecoveryTest, RestartRefusesWhatItCannotDo) {
+  auto unknown = cluster_.ctl({"restart", "no-such-job"});
+  EXPECT_EQ(unknown.exit_code, 2) << unknown.err;
+  auto vague = cluster_.ctl({"restart", "x", "--exclude"});
+  EXPECT_EQ(vague.exit_code, 2);
+  EXPECT_NE(vague.err.find("--exclude needs --rank or --agent"), std::string::npos) << vague.err;
 }
 
 TEST_F(RecoveryTest, AJobThatFailsEveryTimeStopsAfterItsRestartsWithTheRootCause) {

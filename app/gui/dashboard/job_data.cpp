@@ -113,7 +113,7 @@ void JobData::ingest(const std::string& agent, const proto::JournalRecord& r) {
     if (r.has_job_failure()) {
       event.rank = r.job_failure().rank();
       event.agent = r.job_failure().agent();
-      event.problem = true;
+      event.problem = r.job_failure().kind() != "client_restart";
     }
     addEvent(eventKey(r.source(), r.seq(), r.attempt()), std::move(event));
   }
@@ -157,8 +157,8 @@ void JobData::ingestSnapshot(const client::JobSnapshot& s) {
     event.kind = row.kind;
     event.agent = row.agent;
     event.detail = row.detail;
-    event.problem = (row.kind == "rank_exited" && row.detail.find(" failed") != std::string::npos) ||
-                    row.kind == "job_failure";
+    event.problem = (row.kind == "rank_exited" || row.kind == "job_failure") &&
+                    row.detail.find(" failed") != std::string::npos;
     if (row.kind == "rank_started" || row.kind == "rank_exited") {
       event.rank = std::atoi(row.detail.c_str() + 5);  // "rank N ..."
     }
@@ -297,7 +297,7 @@ bool JobData::finished() const {
 std::optional<JobEvent> JobData::firstProblem() const {
   // The agents' verdict on the newest failed attempt names the root cause better than any exit.
   for (auto it = events_.rbegin(); it != events_.rend(); ++it) {
-    if (it->kind == "job_failure") return *it;
+    if (it->kind == "job_failure" && it->problem) return *it;
   }
   for (const auto& event : events_) {
     if (event.problem) return event;

@@ -224,6 +224,10 @@ Result<SubmittedJob> ClusterClient::submit(const job::JobSpec& spec, const Submi
   } else {
     for (const auto& a : agents_) candidates.push_back(a.name);
   }
+  std::erase_if(candidates, [&](const std::string& name) {
+    return std::find(options.exclude_agents.begin(), options.exclude_agents.end(), name) !=
+           options.exclude_agents.end();
+  });
   std::vector<job::AgentCapacity> capacity;
   std::map<std::string, std::vector<job::Gpu>> gpus_of;
   for (auto& [name, inventory] : inventories(candidates, options.timeout_ms)) {
@@ -260,8 +264,9 @@ Result<SubmittedJob> ClusterClient::submit(const job::JobSpec& spec, const Submi
   }
 
   // 3. One launch per agent; rank 0's agent hosts MASTER_ADDR:MASTER_PORT.
-  const std::string job_id = newJobId(spec.name);
+  const std::string job_id = options.job_id.empty() ? newJobId(spec.name) : options.job_id;
   proto::JobLaunch base = baseLaunch(spec, job_id);
+  base.set_attempt(options.attempt);
   base.set_cpu_reason(plan.cpu_reason);
   std::vector<std::string> names;
   std::vector<proto::JobLaunch> launches;
@@ -338,8 +343,8 @@ Result<SubmittedJob> ClusterClient::submit(const job::JobSpec& spec, const Submi
     }
   }
 
-  // 5. The submitter's own record; the agents' journals fill in the rest on sync.
-  if (auto h = history(); h.isOk()) {
+  // 5. The submitter's own record of a new job; the agents' journals fill in the rest on sync.
+  if (auto h = history(); h.isOk() && options.attempt == 1) {
     store::JobRow row;
     row.job_id = job_id;
     row.name = spec.name;
@@ -347,7 +352,7 @@ Result<SubmittedJob> ClusterClient::submit(const job::JobSpec& spec, const Submi
     row.state = "submitted";
     row.spec_yaml = spec.text;
     row.world_size = spec.world_size;
-    row.attempt = 1;
+    row.attempt = options.attempt;
     row.submitted_at = unixNow();
     (*h)->recordSubmission(row);
   }
@@ -411,6 +416,59 @@ Result<int> ClusterClient::stop(const std::string& job_id, int grace_ms) {
     return notFound("job '" + job_id + "' is not running on any agent");
   }
   return signalled;
+}
+
+Result<RestartReport> ClusterClient::restart(const std::string& job_id,
+                                             const std::string& exclude_agent,
+                                             const std::string& reason) {
+  RM_ASSIGN_OR_RETURN(std::vector<std::string> names, jobAgents(job_id));
+  if (names.empty()) return notFound("job '" + job_id + "' has no ranks in the history");
+  RM_ASSIGN_OR_RETURN(auto conns, connections(names));
+  std::vector<proto::Envelope> requests(conns.size());
+  for (auto& r : requests) {
+    r.mutable_restart_job()->set_job_id(job_id);
+    r.mutable_restart_job()->set_exclude_agent(exclude_agent);
+    r.mutable_restart_job()->set_reason(reason);
+  }
+  auto replies = callAll(conns, std::move(requests), 10000);
+  bool any_running = false;
+  for (auto& reply : replies) {
+    if (reply.isOk()) {
+      any_running = true;
+    } else if (reply.status().code() != ErrorCode::kNotFound) {
+      return reply.status();  // a bad request (an unknown agent to exclude) names what is wrong
+    }
+  }
+  if (any_running) return RestartReport{true, 0};
+
+  // Over everywhere: a new attempt from the spec as submitted.
+  RM_ASSIGN_OR_RETURN(store::Store * store, history());
+  RM_ASSIGN_OR_RETURN(store::JobRow row, store->job(job_id));
+  job::SpecParseResult parsed = job::parseJobSpec(row.spec_yaml, "spec of job " + job_id);
+  if (!parsed.ok()) return invalidArgument(job::formatDiagnostics(parsed.errors));
+  job::JobSpec spec = *parsed.spec;
+  SubmitOptions options;
+  options.job_id = job_id;
+  options.attempt = row.attempt + 1;
+  if (!exclude_agent.empty()) {
+    options.exclude_agents.push_back(exclude_agent);
+    auto excluded = std::find_if(spec.placement.begin(), spec.placement.end(),
+                                 [&](const job::PlacementEntry& e) { return e.agent == exclude_agent; });
+    if (excluded != spec.placement.end()) {
+      if (spec.placement.size() == 1) {
+        return invalidArgument("job '" + job_id + "' runs on agent '" + exclude_agent +
+                               "' alone: nothing would be left to run it");
+      }
+      spec.world_size -= excluded->ranks;
+      spec.placement.erase(excluded);
+    }
+  }
+  if (!spec.placement.empty()) {
+    spec.restart.min_nodes =
+        std::min(spec.restart.min_nodes, static_cast<int>(spec.placement.size()));
+  }
+  RM_RETURN_IF_ERROR(submit(spec, options).status());
+  return RestartReport{false, options.attempt};
 }
 
 Result<proto::LogChunk> ClusterClient::readLog(const std::string& agent, const std::string& job_id,

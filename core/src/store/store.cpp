@@ -138,7 +138,9 @@ std::string summarize(const std::string& agent, const proto::JournalRecord& r) {
       return detail;
     }
     case proto::JournalRecord::kJobFailure:
-      return "attempt " + std::to_string(r.attempt()) + " failed: " + r.job_failure().cause();
+      return "attempt " + std::to_string(r.attempt()) +
+             (r.job_failure().kind() == "client_restart" ? " ended: " : " failed: ") +
+             r.job_failure().cause();
     case proto::JournalRecord::kJobRestart: {
       const auto& restart = r.job_restart();
       std::string agents;

@@ -70,17 +70,37 @@ bool DistributedSampler::nextBatch(std::vector<uint32_t>* indices) {
   return true;
 }
 
-Status DistributedSampler::restore(const SamplerPosition& position) {
-  const auto world = static_cast<size_t>(options_.world_size);
+Status DistributedSampler::restore(const SamplerPosition& position, int written_world_size) {
+  const int written = written_world_size > 0 ? written_world_size : options_.world_size;
+  const auto world = static_cast<size_t>(written);
   const size_t per_rank = (options_.dataset_size + world - 1) / world;
   if (position.offset > per_rank) {
     return invalidArgument("sampler position: offset " + std::to_string(position.offset) +
                            " is past the " + std::to_string(per_rank) +
-                           " samples of this rank's epoch");
+                           " samples of a rank's epoch");
   }
   startEpoch(position.epoch);
-  offset_ = static_cast<size_t>(position.offset);
+  if (written == options_.world_size) {
+    offset_ = static_cast<size_t>(position.offset);
+  } else {
+    // Rank r of `written` drew positions r, r + written, ...: together the first offset * written.
+    shardRemainder(static_cast<size_t>(position.offset) * world);
+  }
   return Status::ok();
+}
+
+void DistributedSampler::shardRemainder(size_t consumed) {
+  const size_t n = options_.dataset_size;
+  const size_t remaining = consumed < n ? n - consumed : 0;
+  const auto world = static_cast<size_t>(options_.world_size);
+  shard_.clear();
+  offset_ = 0;
+  if (remaining == 0) return;
+  const size_t per_rank = (remaining + world - 1) / world;
+  for (size_t k = 0; k < per_rank; ++k) {
+    const size_t q = k * world + static_cast<size_t>(options_.rank);
+    shard_.push_back(permutation_[consumed + q % remaining]);  // padded like a whole epoch
+  }
 }
 
 }  // namespace ringmaster::train

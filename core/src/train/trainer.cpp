@@ -162,11 +162,12 @@ Status Trainer::restore(const CheckpointState& state) {
                            std::to_string(optimizer.step()) + ", checkpoint at step " +
                            std::to_string(state.step));
   }
-  RM_RETURN_IF_ERROR(sampler_.restore(state.sampler));
+  RM_RETURN_IF_ERROR(sampler_.restore(state.sampler, static_cast<int>(state.world_size)));
   optimizer_ = std::move(optimizer);
   std::copy(state.params.begin(), state.params.end(), model_.params().begin());
   model_.zeroGrads();
   step_ = state.step;
+  total_steps_ = internal::totalStepsAfterResume(config_, sampler_, step_, total_steps_);
   return Status::ok();
 }
 

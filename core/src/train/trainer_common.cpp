@@ -49,6 +49,17 @@ uint64_t totalSteps(const NativeConfig& config, const DistributedSampler& sample
   return config.steps > 0 ? config.steps : config.epochs * stepsPerEpoch(config, sampler);
 }
 
+uint64_t totalStepsAfterResume(const NativeConfig& config, const DistributedSampler& sampler,
+                               uint64_t step, uint64_t full_total) {
+  if (config.steps > 0 || config.epochs == 0) return full_total;
+  const uint64_t per_epoch = full_total / config.epochs;
+  const uint64_t epoch = sampler.position().epoch;
+  const size_t k = config.grad_accumulation;
+  const uint64_t this_epoch = (sampler.batchesLeftInEpoch() + k - 1) / k;
+  const uint64_t later = epoch + 1 < config.epochs ? (config.epochs - epoch - 1) * per_epoch : 0;
+  return step + this_epoch + later;
+}
+
 EvalReport evalReport(const NativeConfig& config, const EvalTotals& totals, uint64_t step,
                       uint64_t epoch) {
   EvalReport report;
@@ -78,8 +89,9 @@ Status checkCheckpointShape(const CheckpointState& state, size_t num_params,
     return invalidArgument("checkpoint: holds " + std::to_string(state.params.size()) +
                            " parameters, this model has " + std::to_string(num_params));
   }
-  if (state.world_size != static_cast<uint32_t>(options.world_size) ||
-      state.batch_size != config.batch_size) {
+  // Another world size resumes elastically (DistributedSampler::restore); another batch size
+  // would change what a step means.
+  if (state.world_size == 0 || state.batch_size != config.batch_size) {
     return invalidArgument("checkpoint: written by " + std::to_string(state.world_size) +
                            " ranks with batch_size " + std::to_string(state.batch_size) +
                            ", this run has " + std::to_string(options.world_size) +

@@ -22,6 +22,10 @@ Result<DistributedSampler> makeSampler(const NativeConfig& config, const Dataset
 // Optimizer steps per epoch (micro-batches grouped by grad_accumulation) and in the whole run.
 size_t stepsPerEpoch(const NativeConfig& config, const DistributedSampler& sampler);
 uint64_t totalSteps(const NativeConfig& config, const DistributedSampler& sampler);
+// After a restore: `step` plus what the sampler has left (`full_total` is totalSteps() of a run
+// from the start with this world size). Differs from it only after an elastic resume.
+uint64_t totalStepsAfterResume(const NativeConfig& config, const DistributedSampler& sampler,
+                               uint64_t step, uint64_t full_total);
 
 EvalReport evalReport(const NativeConfig& config, const EvalTotals& totals, uint64_t step,
                       uint64_t epoch);

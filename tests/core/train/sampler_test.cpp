@@ -136,6 +136,44 @@ TEST(DistributedSampler, RestoredPositionContinuesWithTheSameBatches) {
   EXPECT_NE(bad.message().find("offset 101"), std::string::npos) << bad.message();
 }
 
+// 4 ranks drew 3 batches each; 3 ranks go on: together they draw exactly the samples the 4 had
+// not drawn, each once (plus padding up to equal shards).
+TEST(DistributedSampler, APositionOfMoreRanksContinuesWithWhatTheyHadLeft) {
+  SamplerOptions options;
+  options.dataset_size = 1000;
+  options.batch_size = 10;
+  options.seed = 7;
+  std::multiset<uint32_t> drawn;
+  for (int rank = 0; rank < 4; ++rank) {
+    options.world_size = 4;
+    options.rank = rank;
+    auto sampler = DistributedSampler::create(options);
+    ASSERT_TRUE(sampler.isOk());
+    std::vector<uint32_t> batch;
+    for (int b = 0; b < 3; ++b) {
+      ASSERT_TRUE(sampler->nextBatch(&batch));
+      drawn.insert(batch.begin(), batch.end());
+    }
+  }
+  std::multiset<uint32_t> rest;
+  for (int rank = 0; rank < 3; ++rank) {
+    options.world_size = 3;
+    options.rank = rank;
+    auto sampler = DistributedSampler::create(options);
+    ASSERT_TRUE(sampler.isOk());
+    ASSERT_TRUE(sampler->restore({0, 30}, /*written_world_size=*/4).isOk());
+    EXPECT_EQ(sampler->samplesPerEpoch(), 294u);  // ceil(880 / 3)
+    std::vector<uint32_t> batch;
+    while (sampler->nextBatch(&batch)) rest.insert(batch.begin(), batch.end());
+  }
+  EXPECT_EQ(drawn.size(), 120u);
+  std::set<uint32_t> all(drawn.begin(), drawn.end());
+  for (uint32_t index : rest) all.insert(index);
+  EXPECT_EQ(all.size(), 1000u) << "the epoch covers every sample";
+  EXPECT_EQ(rest.size(), 3u * 294u);
+  for (uint32_t index : drawn) EXPECT_EQ(rest.count(index), 0u) << "drawn twice: " << index;
+}
+
 TEST(DistributedSampler, LastBatchOfAnEpochMayBeShort) {
   DistributedSampler sampler = makeSampler(10, 0, 1, 4, 1);
   const auto batches = drawEpoch(&sampler);

@@ -320,14 +320,29 @@ TEST(Trainer, RestoreRefusesACheckpointOfAnotherModel) {
   EXPECT_NE(s.message().find("parameters"), std::string::npos);
 }
 
-TEST(Trainer, RestoreRefusesACheckpointOfAnotherShardLayout) {
+TEST(Trainer, RestoreRefusesACheckpointOfAnotherBatchSize) {
   NativeConfig c = smallConfig();
   Trainer trainer = makeTrainer(c);
   CheckpointState state = trainer.checkpointState();
-  state.world_size = 2;
+  state.batch_size = c.batch_size * 2;
   const Status s = trainer.restore(state);
   ASSERT_FALSE(s.isOk());
-  EXPECT_NE(s.message().find("written by 2 ranks"), std::string::npos) << s.message();
+  EXPECT_NE(s.message().find("batch_size"), std::string::npos) << s.message();
+}
+
+// Elastic shrink: a checkpoint of 2 ranks resumes on 1, which trains what the 2 had left of the
+// epoch and then the remaining epochs, and no more.
+TEST(Trainer, ACheckpointOfMoreRanksResumesWithWhatTheyHadLeft) {
+  NativeConfig c = smallConfig();
+  c.steps = 0;
+  c.epochs = 2;
+  Trainer single = makeTrainer(c);
+  ASSERT_EQ(single.totalSteps(), 2u * 28u);  // 1792 samples, 28 batches of 64 an epoch
+  CheckpointState state = single.checkpointState();
+  state.world_size = 2;
+  state.sampler.offset = 2 * 64;  // each of the 2 ranks drew 2 batches: 256 samples in all
+  ASSERT_TRUE(single.restore(state).isOk());
+  EXPECT_EQ(single.totalSteps(), 24u + 28u);  // 1536 samples left of epoch 0, then epoch 1
 }
 
 TEST(Trainer, RunCheckpointsEveryNStepsOnRankZeroOnly) {

@@ -20,6 +20,17 @@ namespace ringmaster::client {
 
 struct SubmitOptions {
   int timeout_ms = 10000;
+  // A new attempt of an existing job (restart): its id and attempt number. Empty: a new job.
+  std::string job_id;
+  uint32_t attempt = 1;
+  std::vector<std::string> exclude_agents;  // not placed on these (restart --exclude)
+};
+
+// What `restart` did: a running job's agents started its next attempt themselves, or a job that
+// was over got a new attempt launched from its spec in the history.
+struct RestartReport {
+  bool was_running = false;
+  uint32_t attempt = 0;  // the new attempt, when the job was over
 };
 
 struct SubmittedJob {
@@ -57,6 +68,12 @@ class ClusterClient {
 
   // Stops a job on every agent it runs on. Returns how many ranks were signalled.
   Result<int> stop(const std::string& job_id, int grace_ms = 0);
+
+  // A new attempt of the job from its newest checkpoint, without `exclude_agent` when set. A
+  // running job's agents do it themselves; a job that is over is launched again from the spec in
+  // the history, under the same id (so its agents find its checkpoints).
+  Result<RestartReport> restart(const std::string& job_id, const std::string& exclude_agent,
+                                const std::string& reason);
 
   // One chunk of a rank's log from the agent that runs it (at most max_bytes; 0: the agent's
   // default, 1 MiB).

@@ -55,14 +55,19 @@ class DistributedSampler {
   void startEpoch(uint64_t epoch);
 
   SamplerPosition position() const { return {epoch_, offset_}; }
-  // Continues exactly where a sampler with the same options was at position().
-  Status restore(const SamplerPosition& position);
+  // Continues exactly where a sampler with the same options was at position(). A position
+  // written by `written_world_size` ranks (0: this sampler's) continues its epoch elastically:
+  // the samples those ranks had not drawn yet are shared out again among this sampler's ranks,
+  // so the epoch still covers the data set once; later epochs are the usual ones.
+  Status restore(const SamplerPosition& position, int written_world_size = 0);
 
   // This rank's whole shard of the current epoch, in order.
   const std::vector<uint32_t>& shard() const { return shard_; }
 
  private:
   explicit DistributedSampler(const SamplerOptions& options);
+  // This rank's share of positions [consumed, dataset_size) of the current permutation.
+  void shardRemainder(size_t consumed);
 
   SamplerOptions options_;
   uint64_t epoch_ = 0;

@@ -149,13 +149,14 @@ Status GpuTrainer::restore(const CheckpointState& state) {
                            ", checkpoint at step " + std::to_string(state.step));
   }
   DistributedSampler sampler = sampler_;
-  RM_RETURN_IF_ERROR(sampler.restore(state.sampler));
+  RM_RETURN_IF_ERROR(sampler.restore(state.sampler, static_cast<int>(state.world_size)));
 
   RM_RETURN_IF_ERROR(optimizer_->restoreState(state.optimizer_state));
   RM_RETURN_IF_ERROR(model_->copyParamsFrom(state.params));
   RM_RETURN_IF_ERROR(model_->zeroGrads());
   sampler_ = std::move(sampler);
   step_ = state.step;
+  total_steps_ = internal::totalStepsAfterResume(config_, sampler_, step_, total_steps_);
   return Status::ok();
 }
 
