@@ -12,6 +12,8 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
+#include <regex>
 #include <sstream>
 #include <thread>
 
@@ -320,6 +322,46 @@ std::string Cluster::writeSpec(const std::string& file_name, const std::string& 
   std::string path = dir() + "/" + file_name;
   writeFile(path, yaml);
   return path;
+}
+
+double unixNow() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+bool waitUntil(const std::function<bool()>& done, std::chrono::milliseconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (done()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  return done();
+}
+
+int64_t newestMetricStep(const std::string& log) {
+  static const std::regex step("\"step\": ?([0-9]+)");
+  int64_t newest = -1;
+  for (auto it = std::sregex_iterator(log.begin(), log.end(), step); it != std::sregex_iterator();
+       ++it) {
+    newest = std::max<int64_t>(newest, std::stoll((*it)[1]));
+  }
+  return newest;
+}
+
+int processesMarkedWith(const std::string& state_dir) {
+  const std::string mark = "RINGMASTER_AGENT_DIR=" + state_dir;
+  int count = 0;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc", ec)) {
+    const std::string environ = readFile(entry.path().string() + "/environ");
+    for (size_t at = environ.find(mark); at != std::string::npos; at = environ.find(mark, at + 1)) {
+      const size_t end = at + mark.size();
+      if ((at == 0 || environ[at - 1] == '\0') && (end == environ.size() || environ[end] == '\0')) {
+        ++count;
+        break;
+      }
+    }
+  }
+  return count;
 }
 
 }  // namespace ringmaster::testing

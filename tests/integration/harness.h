@@ -5,6 +5,8 @@
 
 #include <sys/types.h>
 
+#include <chrono>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -35,6 +37,13 @@ CommandResult runCommand(const std::vector<std::string>& argv,
                          int timeout_ms = 60000);
 
 std::string binPath(const std::string& name);  // build/bin/<name>
+double unixNow();
+// Polls `done` every 100 ms until it holds or `timeout` passes; returns its last value.
+bool waitUntil(const std::function<bool()>& done, std::chrono::milliseconds timeout);
+// The newest `"step": N` of the JSON metric lines in a rank's log; -1 before the first.
+int64_t newestMetricStep(const std::string& log);
+// Processes whose environment has RINGMASTER_AGENT_DIR=`state_dir`: what an agent's ranks run.
+int processesMarkedWith(const std::string& state_dir);
 std::string sourcePath(const std::string& relative);
 std::string readFile(const std::string& path);
 void writeFile(const std::string& path, const std::string& text);

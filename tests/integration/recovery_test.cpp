@@ -1,16 +1,14 @@
 // Failures handled by the job's agents among themselves, with no client connected: a killed or
-// hung worker, a killed agent (the rank-0 agent included), a job that fails every time. Real
-// agents on loopback, real ringmaster-worker ranks training with Gloo, the real history file.
+// hung worker, a killed agent (the rank-0 agent included), a job that fails every time; and a
+// client's `restart` of a running or failed job. Real agents on loopback, real ringmaster-worker
+// ranks training with Gloo, the real history file.
 #include <signal.h>
 
 #include <gtest/gtest.h>
 
 #include <chrono>
-#include <filesystem>
-#include <functional>
 #include <map>
 #include <nlohmann/json.hpp>
-#include <regex>
 #include <set>
 #include <thread>
 
@@ -21,11 +19,6 @@ namespace ringmaster::testing {
 namespace {
 
 using nlohmann::json;
-using Clock = std::chrono::steady_clock;
-
-double unixNow() {
-  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-}
 
 // A native job long enough to be interrupted (about 1,900 steps of a few ms), with checkpoints
 // every 20 steps.
@@ -43,46 +36,6 @@ native:
   checkpoint: {every_steps: 20}
   seed: 1
 )";
-}
-
-bool waitFor(const std::function<bool()>& done, std::chrono::milliseconds timeout) {
-  const auto deadline = Clock::now() + timeout;
-  while (Clock::now() < deadline) {
-    if (done()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
-  return done();
-}
-
-// The newest `"step": N` a rank's log shows; -1 before the first.
-int64_t newestStep(const std::string& log) {
-  static const std::regex step("\"step\": ?([0-9]+)");
-  int64_t newest = -1;
-  for (auto it = std::sregex_iterator(log.begin(), log.end(), step); it != std::sregex_iterator();
-       ++it) {
-    newest = std::max<int64_t>(newest, std::stoll((*it)[1]));
-  }
-  return newest;
-}
-
-// Processes whose environment carries RINGMASTER_AGENT_DIR=`state_dir`: what an agent's ranks
-// started.
-int processesMarkedWith(const std::string& state_dir) {
-  const std::string mark = "RINGMASTER_AGENT_DIR=" + state_dir;
-  int count = 0;
-  for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
-    const std::string environ = readFile(entry.path().string() + "/environ");
-    size_t at = environ.find(mark);
-    while (at != std::string::npos) {
-      const size_t end = at + mark.size();
-      if ((at == 0 || environ[at - 1] == '\0') && (end == environ.size() || environ[end] == '\0')) {
-        ++count;
-        break;
-      }
-      at = environ.find(mark, at + 1);
-    }
-  }
-  return count;
 }
 
 class RecoveryTest : public ::testing::Test {
@@ -104,7 +57,7 @@ class RecoveryTest : public ::testing::Test {
   }
   // Waits until `rank` (on `agent`) of attempt 1 has trained past `step`.
   void waitForStep(const std::string& agent, const std::string& job, int rank, int64_t step) {
-    ASSERT_TRUE(waitFor([&] { return newestStep(rankLog(agent, job, 1, rank)) >= step; },
+    ASSERT_TRUE(waitUntil([&] { return newestMetricStep(rankLog(agent, job, 1, rank)) >= step; },
                         std::chrono::seconds(60)))
         << rankLog(agent, job, 1, rank);
   }
@@ -125,7 +78,7 @@ class RecoveryTest : public ::testing::Test {
   // Before that a failed attempt may only be waiting for its restart.
   std::string waitForOutcome(const std::string& job, std::chrono::seconds timeout) {
     std::string state;
-    waitFor(
+    waitUntil(
         [&] {
           state = status(job).value("state", "");
           return !events(job, "job_outcome").empty();
@@ -329,7 +282,7 @@ TEST_F(RecoveryTest, AFailedJobRestartsFromItsCheckpointUnderTheSameId) {
   auto restarted = cluster_.ctl({"restart", job});
   ASSERT_EQ(restarted.exit_code, 0) << restarted.err;
   EXPECT_NE(restarted.out.find("was over: attempt 2 started"), std::string::npos) << restarted.out;
-  EXPECT_TRUE(waitFor(
+  EXPECT_TRUE(waitUntil(
       [&] {
         status(job);
         return events(job, "job_outcome").size() == 2u;
