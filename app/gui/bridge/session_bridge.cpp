@@ -46,6 +46,14 @@ class SessionBridge::Inbox : public client::SessionSink {
       emit b.stopped(token, id, result);
     });
   }
+  void restarted(uint64_t token, const std::string& job_id,
+                 const Result<client::RestartReport>& result) override {
+    const QString error =
+        result.isOk() ? QString() : QString::fromStdString(result.status().message());
+    answer([token, id = QString::fromStdString(job_id), error](SessionBridge& b) {
+      emit b.restarted(token, id, error);
+    });
+  }
   void logChunk(uint64_t token, const std::string& job_id, int rank,
                 const Result<proto::LogChunk>& chunk) override {
     answer([token, id = QString::fromStdString(job_id), rank, chunk](SessionBridge& b) {
@@ -109,6 +117,13 @@ uint64_t SessionBridge::submit(job::JobSpec spec) {
 
 uint64_t SessionBridge::stopJob(const QString& job_id) {
   return session_ ? session_->postStop(job_id.toStdString()) : 0;
+}
+
+uint64_t SessionBridge::restartJob(const QString& job_id, const QString& exclude_agent,
+                                   const QString& reason) {
+  return session_ ? session_->postRestart(job_id.toStdString(), exclude_agent.toStdString(),
+                                          reason.toStdString())
+                  : 0;
 }
 
 uint64_t SessionBridge::readLog(const QString& agent, const QString& job_id, int rank,

@@ -7,6 +7,7 @@
 #include <QHeaderView>
 #include <QLabel>
 #include <QListWidget>
+#include <QMenu>
 #include <QMessageBox>
 #include <QPushButton>
 #include <QScrollArea>
@@ -101,9 +102,13 @@ DashboardView::DashboardView(SessionBridge* bridge, const QString& job_id, bool 
   problem_->setToolTip("Show the log of the rank that failed first");
   stop_ = new QPushButton("Stop job");
   stop_->setToolTip("SIGTERM to every rank's process group, SIGKILL after the grace period");
-  restart_ = new QPushButton("Restart failed ranks");
-  restart_->setEnabled(false);
-  restart_->setToolTip("Comes with failure recovery (issue 7)");
+  restart_ = new QPushButton("Restart");
+  restart_->setObjectName("restart-job");
+  restart_->setToolTip("A new attempt from the newest checkpoint every rank has, on every host or "
+                       "without one");
+  restart_menu_ = new QMenu(restart_);
+  restart_->setMenu(restart_menu_);
+  connect(restart_menu_, &QMenu::aboutToShow, this, &DashboardView::fillRestartMenu);
 
   auto* header_text = new QVBoxLayout;
   header_text->addWidget(title_);
@@ -216,6 +221,14 @@ DashboardView::DashboardView(SessionBridge* bridge, const QString& job_id, bool 
     }
   });
   connect(stop_, &QPushButton::clicked, this, &DashboardView::confirmStop);
+  rank_table_->setContextMenuPolicy(Qt::CustomContextMenu);
+  connect(rank_table_, &QWidget::customContextMenuRequested, this, &DashboardView::showRankMenu);
+  connect(bridge_, &SessionBridge::restarted, this,
+          [this](uint64_t, const QString& job_id, const QString& error) {
+            if (job_id != job_id_) return;
+            restart_->setText("Restart");
+            if (!error.isEmpty()) QMessageBox::warning(this, "Restart failed", error);
+          });
   connect(heatmap_, &StragglerHeatmap::rankClicked, this, &DashboardView::showRankLog);
   connect(rank_table_, &QTableView::doubleClicked, this,
           [this](const QModelIndex& index) { showRankLog(rank_model_->rankAt(index.row())); });
@@ -605,6 +618,7 @@ void DashboardView::updateHeader() {
     problem_->setVisible(false);
   }
   stop_->setEnabled(live_ && !job_->finished());
+  restart_->setEnabled(live_ && (!job_->finished() || state != "succeeded"));
 }
 
 void DashboardView::setAxis(metrics::Axis axis) {
@@ -636,6 +650,63 @@ void DashboardView::showRankLog(int rank) {
   if (rank < 0) return;
   tabs_->setCurrentWidget(log_pane_);
   log_pane_->showRank(rank);
+}
+
+void DashboardView::fillRestartMenu() {
+  restart_menu_->clear();
+  const auto problem = job_->firstProblem();
+  const QString failed_agent =
+      problem && !problem->agent.empty() ? QString::fromStdString(problem->agent) : QString();
+  if (!failed_agent.isEmpty()) {
+    restart_menu_->addAction(QString("Restart failed node %1 (every rank, from the checkpoint)")
+                                 .arg(failed_agent),
+                             this, [this, failed_agent] {
+                               confirmRestart({}, "agent " + failed_agent);
+                             });
+  }
+  restart_menu_->addAction("Restart the job from its newest checkpoint", this,
+                           [this] { confirmRestart({}, {}); });
+  const auto agents = job_->agents();
+  if (agents.size() < 2) return;
+  restart_menu_->addSeparator();
+  for (const std::string& name : agents) {
+    const QString agent = QString::fromStdString(name);
+    restart_menu_->addAction(
+        QString("Exclude host %1 and restart%2").arg(agent, agent == failed_agent ? "  (failed)" : ""),
+        this, [this, agent] { confirmRestart(agent, "agent " + agent); });
+  }
+}
+
+void DashboardView::showRankMenu(const QPoint& at) {
+  const QModelIndex index = rank_table_->indexAt(at);
+  if (!index.isValid() || !live_) return;
+  const int rank = rank_model_->rankAt(index.row());
+  const auto found = job_->ranks().find(rank);
+  if (found == job_->ranks().end()) return;
+  const QString agent = QString::fromStdString(found->second.agent);
+  const QString reason = QString("rank %1 on %2").arg(rank).arg(agent);
+  QMenu menu(this);
+  menu.addAction(QString("Show the log of rank %1").arg(rank), this,
+                 [this, rank] { showRankLog(rank); });
+  menu.addSeparator();
+  menu.addAction(QString("Restart rank %1 (every rank, from the checkpoint)").arg(rank), this,
+                 [this, reason] { confirmRestart({}, reason); });
+  if (job_->agents().size() > 1) {
+    menu.addAction(QString("Exclude its host %1 and restart").arg(agent), this,
+                   [this, agent, reason] { confirmRestart(agent, reason); });
+  }
+  menu.exec(rank_table_->viewport()->mapToGlobal(at));
+}
+
+void DashboardView::confirmRestart(const QString& exclude_agent, const QString& reason) {
+  QString text = QString("Restart %1 from the newest checkpoint every rank has?").arg(job_id_);
+  if (!exclude_agent.isEmpty()) {
+    text += QString("\n\nHost %1 is left out: the job goes on with fewer ranks.").arg(exclude_agent);
+  }
+  text += "\n\nRunning ranks are stopped first (SIGTERM, then SIGKILL after the grace period).";
+  if (QMessageBox::question(this, "Restart job", text) != QMessageBox::Yes) return;
+  restart_->setText("Restarting…");
+  bridge_->restartJob(job_id_, exclude_agent, reason);
 }
 
 void DashboardView::confirmStop() {

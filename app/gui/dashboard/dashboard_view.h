@@ -21,6 +21,7 @@ class QComboBox;
 class QGridLayout;
 class QLabel;
 class QListWidget;
+class QMenu;
 class QPushButton;
 class QScrollArea;
 class QSlider;
@@ -82,6 +83,10 @@ class DashboardView : public QWidget {
   void linkRange(MetricChart* source, double x0, double x1);
   void showRankLog(int rank);
   void confirmStop();
+  // Restart from the newest checkpoint, without `exclude_agent` when not empty; asks first.
+  void confirmRestart(const QString& exclude_agent, const QString& reason);
+  void fillRestartMenu();
+  void showRankMenu(const QPoint& at);
 
   SessionBridge* bridge_;
   QString job_id_;
@@ -100,6 +105,7 @@ class DashboardView : public QWidget {
   QPushButton* problem_;
   QPushButton* stop_;
   QPushButton* restart_;
+  QMenu* restart_menu_;
   QComboBox* axis_box_;
   QSlider* smoothing_slider_;
   QLabel* smoothing_label_;

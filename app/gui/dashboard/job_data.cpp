@@ -21,6 +21,7 @@ void JobData::ingest(const std::string& agent, const proto::JournalRecord& r) {
     // series go on, from the checkpoint's step).
     attempt_ = r.attempt();
     restarting_ = false;
+    outcome_.clear();  // a client may restart a job that was over
     ranks_.clear();  // its JobAccepted records say which ranks it has
   }
   const double time = r.time();

@@ -139,6 +139,15 @@ uint64_t ClusterSession::postStop(std::string job_id, int grace_ms) {
   });
 }
 
+uint64_t ClusterSession::postRestart(std::string job_id, std::string exclude_agent,
+                                     std::string reason) {
+  return post([=, this](uint64_t token) {
+    Result<RestartReport> result = client_ ? client_->restart(job_id, exclude_agent, reason)
+                                           : Result<RestartReport>(cluster_error_);
+    sink_->restarted(token, job_id, result);
+  });
+}
+
 uint64_t ClusterSession::postReadLog(std::string agent, std::string job_id, int rank,
                                      uint64_t offset, uint32_t attempt, uint32_t max_bytes) {
   return post([=, this](uint64_t token) {
