@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <charconv>
 #include <chrono>
+#include <filesystem>
 #include <fstream>
 #include <memory>
 #include <optional>
@@ -137,16 +138,36 @@ std::span<float> startingParams(train::GpuTrainer& trainer) {
   return trainer.model().deviceParams();
 }
 
+// The checkpoint dirs of the ranks on this host, this rank's first. After an elastic restart a
+// rank may have another number, and DDP ranks checkpoint the same state: any of them will do.
+std::vector<std::string> hostCheckpointDirs(const std::string& own) {
+  std::vector<std::string> dirs = {own};
+  std::error_code ec;
+  const auto parent = std::filesystem::path(own).parent_path();
+  for (const auto& entry : std::filesystem::directory_iterator(parent, ec)) {
+    const std::string name = entry.path().filename().string();
+    if (entry.is_directory() && name.rfind("rank-", 0) == 0 && entry.path() != own) {
+      dirs.push_back(entry.path().string());
+    }
+  }
+  return dirs;
+}
+
 // Every rank continues from the same checkpoint: the newest step that all ranks have.
 template <typename AnyTrainer>
 Status resume(AnyTrainer& trainer, const WorkerOptions& options, comm::KeyValueStore* store,
               std::FILE* log) {
-  const std::string& dir = options.checkpoint_dir;
-  auto loaded = train::loadLatestCheckpoint(dir);
-  for (const auto& skipped : loaded.isOk() ? loaded->skipped : std::vector<std::string>{}) {
-    std::fprintf(log, "skipped checkpoint %s\n", skipped.c_str());
+  const std::vector<std::string> dirs = hostCheckpointDirs(options.checkpoint_dir);
+  std::optional<train::LoadedCheckpoint> newest;
+  for (const std::string& dir : dirs) {
+    auto loaded = train::loadLatestCheckpoint(dir);
+    if (!loaded.isOk()) continue;
+    for (const auto& skipped : loaded->skipped) {
+      std::fprintf(log, "skipped checkpoint %s\n", skipped.c_str());
+    }
+    if (!newest || loaded->state.step > newest->state.step) newest = std::move(*loaded);
   }
-  uint64_t step = loaded.isOk() ? loaded->state.step : 0;
+  const uint64_t step = newest ? newest->state.step : 0;
   RM_ASSIGN_OR_RETURN(std::vector<std::string> steps,
                       exchange(options, store, "resume", std::to_string(step)));
   uint64_t common = step;
@@ -160,12 +181,20 @@ Status resume(AnyTrainer& trainer, const WorkerOptions& options, comm::KeyValueS
   }
   if (common == 0) return Status::ok();  // no checkpoint here, or some rank has none
   if (common != step) {
-    RM_ASSIGN_OR_RETURN(train::CheckpointState older,
-                        train::readCheckpoint(train::checkpointPath(dir, common)));
-    loaded = train::LoadedCheckpoint{std::move(older), train::checkpointPath(dir, common), {}};
+    newest.reset();
+    for (const std::string& dir : dirs) {
+      auto older = train::readCheckpoint(train::checkpointPath(dir, common));
+      if (!older.isOk()) continue;
+      newest = train::LoadedCheckpoint{std::move(*older), train::checkpointPath(dir, common), {}};
+      break;
+    }
+    if (!newest) {
+      return notFound("resume: no checkpoint of step " + std::to_string(common) + " in " +
+                      options.checkpoint_dir + " or its sibling rank dirs");
+    }
   }
-  RM_RETURN_IF_ERROR(trainer.restore(loaded->state));
-  std::fprintf(log, "resumed from %s (step %llu)\n", loaded->path.c_str(),
+  RM_RETURN_IF_ERROR(trainer.restore(newest->state));
+  std::fprintf(log, "resumed from %s (step %llu)\n", newest->path.c_str(),
                static_cast<unsigned long long>(common));
   return Status::ok();
 }
