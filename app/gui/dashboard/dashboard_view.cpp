@@ -96,9 +96,7 @@ DashboardView::DashboardView(SessionBridge* bridge, const QString& job_id, bool 
   summary_->setTextFormat(Qt::RichText);
   problem_ = new QPushButton;
   problem_->setVisible(false);
-  problem_->setStyleSheet(
-      "QPushButton { background: #5a1d1d; color: #ffd0d0; border: 1px solid #ff5555;"
-      " border-radius: 4px; padding: 6px 10px; text-align: left; font-weight: bold; }");
+
   problem_->setToolTip("Show the log of the rank that failed first");
   stop_ = new QPushButton("Stop job");
   stop_->setToolTip("SIGTERM to every rank's process group, SIGKILL after the grace period");
@@ -610,9 +608,19 @@ void DashboardView::updateHeader() {
     if (problem->rank >= 0 && problem->kind != "job_failure" && job_->ranks().count(problem->rank)) {
       where = " on " + QString::fromStdString(job_->ranks().at(problem->rank).agent);
     }
-    problem_->setText(QString("⚠  %1%2%3")
-                          .arg(QString::fromStdString(problem->detail), where,
+    // A failure the job has recovered from (a later attempt runs or succeeded) is amber.
+    const bool recovered = problem->attempt < job_->attempt() && state != "failed";
+    const QString recovery =
+        recovered ? QString("  ·  restarted as attempt %1").arg(job_->attempt()) : QString();
+    problem_->setText(QString("⚠  %1%2%3%4")
+                          .arg(QString::fromStdString(problem->detail), where, recovery,
                                problem->rank >= 0 ? "  —  show its log" : ""));
+    const QString sheet =
+        recovered ? "QPushButton { background: #4a3a12; color: #ffe7a8; border: 1px solid #d9a526;"
+                    " border-radius: 4px; padding: 6px 10px; text-align: left; font-weight: bold; }"
+                  : "QPushButton { background: #5a1d1d; color: #ffd0d0; border: 1px solid #ff5555;"
+                    " border-radius: 4px; padding: 6px 10px; text-align: left; font-weight: bold; }";
+    if (problem_->styleSheet() != sheet) problem_->setStyleSheet(sheet);
     problem_->setVisible(true);
   } else {
     problem_->setVisible(false);

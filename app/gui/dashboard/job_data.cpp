@@ -106,6 +106,7 @@ void JobData::ingest(const std::string& agent, const proto::JournalRecord& r) {
     event.kind = kind;
     event.agent = agent;
     event.detail = store::eventDetailOf(agent, r);
+    event.attempt = r.attempt();
     if (r.has_rank_started()) event.rank = r.rank_started().rank();
     if (r.has_rank_exited()) {
       event.rank = r.rank_exited().rank();
@@ -158,6 +159,7 @@ void JobData::ingestSnapshot(const client::JobSnapshot& s) {
     event.kind = row.kind;
     event.agent = row.agent;
     event.detail = row.detail;
+    event.attempt = row.attempt;
     event.problem = (row.kind == "rank_exited" || row.kind == "job_failure") &&
                     row.detail.find(" failed") != std::string::npos;
     if (row.kind == "rank_started" || row.kind == "rank_exited") {

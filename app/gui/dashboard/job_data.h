@@ -50,6 +50,7 @@ struct JobEvent {
   std::string kind;
   std::string agent;
   std::string detail;
+  uint32_t attempt = 0;
   int rank = -1;         // the rank it is about, -1 for the job
   bool problem = false;  // a rank failed, or an attempt did (job_failure: its root cause)
 };
