@@ -70,6 +70,8 @@ std::unique_ptr<client::ClusterClient> openCluster(const Globals& globals);
 // Pulls every agent's journal into the history, quietly; unreachable agents are warned about on
 // stderr. Returns false when the history cannot be written.
 bool syncQuietly(client::ClusterClient& cluster, const std::vector<std::string>& agents = {});
+// The job JOB (an id or a unique prefix) after a sync, or nullopt with the error printed.
+std::optional<store::JobRow> findJob(client::ClusterClient& cluster, const std::string& job);
 
 // Prints "ringmasterctl: <message>" on stderr.
 void printError(const std::string& message);

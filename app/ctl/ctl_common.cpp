@@ -33,4 +33,19 @@ bool syncQuietly(client::ClusterClient& cluster, const std::vector<std::string>&
   return true;
 }
 
+std::optional<store::JobRow> findJob(client::ClusterClient& cluster, const std::string& job_ref) {
+  syncQuietly(cluster);
+  auto store = cluster.history();
+  if (!store.isOk()) {
+    printError(store.status().message());
+    return std::nullopt;
+  }
+  auto job = (*store)->job(job_ref);
+  if (!job.isOk()) {
+    printError(job.status().message());
+    return std::nullopt;
+  }
+  return *job;
+}
+
 }  // namespace ringmaster::ctl

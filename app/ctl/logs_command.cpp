@@ -10,18 +10,9 @@ namespace ringmaster::ctl {
 int runLogs(const Globals& globals, const LogsFlags& flags) {
   auto cluster = openCluster(globals);
   if (!cluster) return kExitFailure;
-  syncQuietly(*cluster);
-  auto store = cluster->history();
-  if (!store.isOk()) {
-    printError(store.status().message());
-    return kExitFailure;
-  }
-  auto job = (*store)->job(flags.job);
-  if (!job.isOk()) {
-    printError(job.status().message());
-    return kExitBadInput;
-  }
-  auto ranks = (*store)->ranks(job->job_id);
+  auto job = findJob(*cluster, flags.job);
+  if (!job) return kExitBadInput;
+  auto ranks = (*cluster->history())->ranks(job->job_id);
   if (!ranks.isOk()) {
     printError(ranks.status().message());
     return kExitFailure;

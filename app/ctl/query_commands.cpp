@@ -300,21 +300,12 @@ int runRestart(const Globals& globals, const RestartFlags& flags) {
   }
   auto cluster = openCluster(globals);
   if (!cluster) return kExitFailure;
-  syncQuietly(*cluster);
-  auto store = cluster->history();
-  if (!store.isOk()) {
-    printError(store.status().message());
-    return kExitFailure;
-  }
-  auto job = (*store)->job(flags.job);
-  if (!job.isOk()) {
-    printError(job.status().message());
-    return job.status().code() == ErrorCode::kNotFound ? kExitBadInput : kExitFailure;
-  }
+  auto job = findJob(*cluster, flags.job);
+  if (!job) return kExitBadInput;
   std::string agent = flags.agent;
   std::string reason = agent.empty() ? "" : "agent " + agent;
   if (flags.rank) {
-    auto ranks = (*store)->ranks(job->job_id);
+    auto ranks = (*cluster->history())->ranks(job->job_id);
     if (ranks.isOk()) {
       for (const auto& r : *ranks) {
         if (r.rank == *flags.rank) agent = r.agent;

@@ -28,19 +28,6 @@ namespace {
 
 constexpr int kRuns = 3;
 
-const char* kSpec = R"(launcher: native
-placement: [{agent: a1, ranks: 2}, {agent: a2, ranks: 2}]
-restart: {max_restarts: 1, backoff_seconds: 0, min_nodes: 1}
-native:
-  model: {kind: mlp, hidden: [256, 256], activation: relu, task: classification}
-  dataset: {kind: synthetic, samples: 12000, features: 16, classes: 4, seed: 3}
-  batch_size: 16
-  epochs: 10
-  optimizer: {name: sgd, lr: 0.05, momentum: 0.9}
-  checkpoint: {every_steps: 20}
-  seed: 1
-)";
-
 double median(std::vector<double> values) {
   if (values.empty()) return -1;
   std::sort(values.begin(), values.end());
@@ -58,8 +45,9 @@ class Bench {
   }
 
   std::optional<std::string> submit(const std::string& name) {
-    auto submitted = cluster_.ctl(
-        {"submit", cluster_.writeSpec(name + ".yaml", "name: " + name + "\n" + kSpec)});
+    const std::string spec =
+        interruptibleNativeSpec(name, "{max_restarts: 1, backoff_seconds: 0, min_nodes: 1}");
+    auto submitted = cluster_.ctl({"submit", cluster_.writeSpec(name + ".yaml", spec)});
     if (submitted.exit_code != 0) return std::nullopt;
     return submitted.firstLine();
   }

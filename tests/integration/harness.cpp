@@ -347,6 +347,22 @@ int64_t newestMetricStep(const std::string& log) {
   return newest;
 }
 
+std::string interruptibleNativeSpec(const std::string& name, const std::string& restart) {
+  return "name: " + name + R"(
+launcher: native
+placement: [{agent: a1, ranks: 2}, {agent: a2, ranks: 2}]
+restart: )" + restart + R"(
+native:
+  model: {kind: mlp, hidden: [256, 256], activation: relu, task: classification}
+  dataset: {kind: synthetic, samples: 12000, features: 16, classes: 4, seed: 3}
+  batch_size: 16
+  epochs: 10
+  optimizer: {name: sgd, lr: 0.05, momentum: 0.9}
+  checkpoint: {every_steps: 20}
+  seed: 1
+)";
+}
+
 int processesMarkedWith(const std::string& state_dir) {
   const std::string mark = "RINGMASTER_AGENT_DIR=" + state_dir;
   int count = 0;

@@ -42,6 +42,9 @@ double unixNow();
 bool waitUntil(const std::function<bool()>& done, std::chrono::milliseconds timeout);
 // The newest `"step": N` of the JSON metric lines in a rank's log; -1 before the first.
 int64_t newestMetricStep(const std::string& log);
+// A 4-rank native job on agents a1 and a2 (2 ranks each), long enough to be interrupted (about
+// 1,900 steps of a few ms), with checkpoints every 20 steps and the given `restart:` mapping.
+std::string interruptibleNativeSpec(const std::string& name, const std::string& restart);
 // Processes whose environment has RINGMASTER_AGENT_DIR=`state_dir`: what an agent's ranks run.
 int processesMarkedWith(const std::string& state_dir);
 std::string sourcePath(const std::string& relative);

@@ -20,24 +20,6 @@ namespace {
 
 using nlohmann::json;
 
-// A native job long enough to be interrupted (about 1,900 steps of a few ms), with checkpoints
-// every 20 steps.
-std::string nativeSpec(const std::string& name, const std::string& restart) {
-  return "name: " + name + R"(
-launcher: native
-placement: [{agent: a1, ranks: 2}, {agent: a2, ranks: 2}]
-restart: )" + restart + R"(
-native:
-  model: {kind: mlp, hidden: [256, 256], activation: relu, task: classification}
-  dataset: {kind: synthetic, samples: 12000, features: 16, classes: 4, seed: 3}
-  batch_size: 16
-  epochs: 10
-  optimizer: {name: sgd, lr: 0.05, momentum: 0.9}
-  checkpoint: {every_steps: 20}
-  seed: 1
-)";
-}
-
 class RecoveryTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -121,7 +103,7 @@ class RecoveryTest : public ::testing::Test {
 
 TEST_F(RecoveryTest, AKilledWorkerFailsItsAttemptEverywhereAndTheNextResumesFromTheCheckpoint) {
   const std::string job =
-      submit(nativeSpec("killworker", "{max_restarts: 2, backoff_seconds: 0.2}"));
+      submit(interruptibleNativeSpec("killworker", "{max_restarts: 2, backoff_seconds: 0.2}"));
   waitForStep("a1", job, 1, 50);
   const pid_t victim = pidOf(job, 1);
   ASSERT_GT(victim, 0);
@@ -181,7 +163,7 @@ TEST_F(RecoveryTest, AKilledWorkerFailsItsAttemptEverywhereAndTheNextResumesFrom
 }
 
 TEST_F(RecoveryTest, AStoppedWorkerIsDeclaredHungNamedAndTheJobRecovers) {
-  const std::string job = submit(nativeSpec(
+  const std::string job = submit(interruptibleNativeSpec(
       "hang", "{max_restarts: 1, backoff_seconds: 0.2, hang_timeout_seconds: 3}"));
   waitForStep("a2", job, 2, 30);
   const pid_t victim = pidOf(job, 2);
@@ -202,7 +184,7 @@ TEST_F(RecoveryTest, AStoppedWorkerIsDeclaredHungNamedAndTheJobRecovers) {
 
 TEST_F(RecoveryTest, TheRankZeroAgentKilledTheJobGoesOnWithTheOtherAgentAlone) {
   const std::string job = submit(
-      nativeSpec("killagent", "{max_restarts: 1, backoff_seconds: 0.2, min_nodes: 1}"));
+      interruptibleNativeSpec("killagent", "{max_restarts: 1, backoff_seconds: 0.2, min_nodes: 1}"));
   waitForStep("a1", job, 0, 30);
   const double killed_at = unixNow();
   cluster_.agent("a1").kill();
@@ -235,7 +217,7 @@ TEST_F(RecoveryTest, TheRankZeroAgentKilledTheJobGoesOnWithTheOtherAgentAlone) {
 }
 
 TEST_F(RecoveryTest, AnAgentLostWithoutMinNodesFailsTheJobWithTheCause) {
-  const std::string job = submit(nativeSpec("nomin", "{max_restarts: 3, backoff_seconds: 0.2}"));
+  const std::string job = submit(interruptibleNativeSpec("nomin", "{max_restarts: 3, backoff_seconds: 0.2}"));
   waitForStep("a2", job, 2, 20);
   cluster_.agent("a2").kill();
   EXPECT_EQ(waitForOutcome(job, std::chrono::seconds(60)),
@@ -249,7 +231,7 @@ TEST_F(RecoveryTest, AnAgentLostWithoutMinNodesFailsTheJobWithTheCause) {
 }
 
 TEST_F(RecoveryTest, RestartWithoutAnAgentGoesOnFromTheCheckpointOnTheOtherAgentAlone) {
-  const std::string job = submit(nativeSpec("exclude", "{max_restarts: 0, backoff_seconds: 0.2}"));
+  const std::string job = submit(interruptibleNativeSpec("exclude", "{max_restarts: 0, backoff_seconds: 0.2}"));
   waitForStep("a2", job, 2, 50);
   auto restarted = cluster_.ctl({"restart", job, "--agent", "a2", "--exclude"});
   ASSERT_EQ(restarted.exit_code, 0) << restarted.err;
@@ -275,7 +257,7 @@ TEST_F(RecoveryTest, RestartWithoutAnAgentGoesOnFromTheCheckpointOnTheOtherAgent
 }
 
 TEST_F(RecoveryTest, AFailedJobRestartsFromItsCheckpointUnderTheSameId) {
-  const std::string job = submit(nativeSpec("again", "{max_restarts: 0}"));
+  const std::string job = submit(interruptibleNativeSpec("again", "{max_restarts: 0}"));
   waitForStep("a1", job, 0, 50);
   ASSERT_EQ(::kill(pidOf(job, 0), SIGKILL), 0);
   ASSERT_EQ(waitForOutcome(job, std::chrono::seconds(60)), "failed");
