@@ -399,8 +399,8 @@ Status AgentServer::Impl::loop() {
   while (true) {
     // Timers first: they may close sockets to other agents, which must not be polled then.
     auto now = Clock::now();
-    auto wake = parked.nextDeadline(
-        std::min({next_health, supervisor->onTimer(now), gang->onTimer(now)}));
+    auto wake =
+        parked.nextDeadline(std::min({next_health, supervisor->onTimer(now), gang->onTimer(now)}));
     items.clear();
     items.push_back({router, 0, ZMQ_POLLIN, 0});
     items.push_back({nullptr, signal_fd, ZMQ_POLLIN, 0});
@@ -451,9 +451,8 @@ Status AgentServer::Impl::loop() {
           return answerWaiting(request, final);
         },
         [this](const std::string& identity, proto::Envelope& answer) { reply(identity, answer); });
-    rendezvous->dropInactive([this](const std::string& job) {
-      return supervisor->isActive(job) || gang->manages(job);
-    });
+    rendezvous->dropInactive(
+        [this](const std::string& job) { return supervisor->isActive(job) || gang->manages(job); });
   }
 }
 

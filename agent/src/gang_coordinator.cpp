@@ -22,7 +22,6 @@ constexpr auto kLostAfter = std::chrono::seconds(4);
 constexpr auto kSettle = std::chrono::milliseconds(300);
 constexpr auto kLinger = std::chrono::seconds(10);  // a finished gang still answers its peers
 
-
 std::string describeState(proto::RankState state) {
   switch (state) {
     case proto::SUCCEEDED:
@@ -162,13 +161,13 @@ proto::Envelope GangCoordinator::handle(const proto::Envelope& request) {
   // kCancelled tells the sender it is out of the job (see onReadable).
   if (peer == gang.peers.end()) {
     return refuse(ErrorCode::kCancelled, "agent '" + message.from_agent() + "' is not in attempt " +
-                                            std::to_string(attemptOf(gang)) + " of job '" +
-                                            message.job_id() + "'");
+                                             std::to_string(attemptOf(gang)) + " of job '" +
+                                             message.job_id() + "'");
   }
   if (peer->second.lost) {
-    return refuse(ErrorCode::kCancelled,
-                  "agent '" + message.from_agent() + "' was declared lost by '" +
-                      parts_.agent_name + "' in attempt " + std::to_string(attemptOf(gang)));
+    return refuse(ErrorCode::kCancelled, "agent '" + message.from_agent() +
+                                             "' was declared lost by '" + parts_.agent_name +
+                                             "' in attempt " + std::to_string(attemptOf(gang)));
   }
   Peer& from = peer->second;
   from.last_heard = Clock::now();
@@ -263,8 +262,8 @@ bool GangCoordinator::stopRequested(const std::string& job_id) {
 Status GangCoordinator::restartRequested(const proto::RestartJob& request) {
   auto it = gangs_.find(request.job_id());
   if (it == gangs_.end() || it->second.left || it->second.outcome) {
-    return notFound("job '" + request.job_id() + "' is not running on agent '" +
-                    parts_.agent_name + "'");
+    return notFound("job '" + request.job_id() + "' is not running on agent '" + parts_.agent_name +
+                    "'");
   }
   Gang& gang = it->second;
   const bool known = request.exclude_agent().empty() ||
@@ -471,7 +470,8 @@ void GangCoordinator::startAttempt(Gang& gang, uint32_t attempt,
     return;
   }
   parts_.log("job " + job_id + " attempt " + std::to_string(attempt) + ": started " +
-             std::to_string(pids->size()) + " rank(s) of " + std::to_string(gang.launch.world_size()));
+             std::to_string(pids->size()) + " rank(s) of " +
+             std::to_string(gang.launch.world_size()));
 }
 
 void GangCoordinator::finish(Gang& gang, proto::RankState state, const std::string& cause) {
@@ -532,15 +532,16 @@ GangCoordinator::Clock::time_point GangCoordinator::onTimer(Clock::time_point no
       if (!peer.lost && now - peer.last_heard > kLostAfter) {
         markLost(gang, agent,
                  "not heard from for " +
-                     std::to_string(std::chrono::duration_cast<std::chrono::seconds>(
-                                        now - peer.last_heard)
-                                        .count()) +
+                     std::to_string(
+                         std::chrono::duration_cast<std::chrono::seconds>(now - peer.last_heard)
+                             .count()) +
                      " s");
       }
     }
     if (now >= gang.next_heartbeat) sendHeartbeats(gang);
     if (leads(gang)) {
-      if (!gang.failures.empty() && !gang.journal_failure_at) gang.journal_failure_at = now + kSettle;
+      if (!gang.failures.empty() && !gang.journal_failure_at)
+        gang.journal_failure_at = now + kSettle;
       if (gang.journal_failure_at && now >= *gang.journal_failure_at) journalRootCause(gang);
       checkForHang(gang);
       if (overEverywhere(gang)) {
@@ -552,7 +553,8 @@ GangCoordinator::Clock::time_point GangCoordinator::onTimer(Clock::time_point no
         ++it;
         continue;
       }
-      if (gang.journal_failure_at && !gang.journaled) wake = std::min(wake, *gang.journal_failure_at);
+      if (gang.journal_failure_at && !gang.journaled)
+        wake = std::min(wake, *gang.journal_failure_at);
       if (gang.restart_at) wake = std::min(wake, *gang.restart_at);
     }
     wake = std::min(wake, gang.next_heartbeat);

@@ -13,8 +13,8 @@ std::string seconds(double value) { return std::to_string(std::lround(value)) + 
 // "0-2", "0, 2" or "1": the ranks of a list, for a cause line.
 std::string rankList(std::vector<int> ranks) {
   std::sort(ranks.begin(), ranks.end());
-  const bool contiguous = ranks.size() > 2 && ranks.back() - ranks.front() + 1 ==
-                                                  static_cast<int>(ranks.size());
+  const bool contiguous =
+      ranks.size() > 2 && ranks.back() - ranks.front() + 1 == static_cast<int>(ranks.size());
   if (contiguous) return std::to_string(ranks.front()) + "-" + std::to_string(ranks.back());
   std::string out;
   for (int rank : ranks) out += (out.empty() ? "" : ", ") + std::to_string(rank);
@@ -67,16 +67,15 @@ std::optional<proto::JobFailure> hangVerdict(
   failure.set_rank(rank.rank());
   failure.set_agent(culprit->first);
   failure.set_step(rank.step());
-  std::string cause = "rank " + std::to_string(rank.rank()) + " on " + culprit->first + " hung: " +
-                      rank.activity() + " at step " + std::to_string(rank.step()) +
+  std::string cause = "rank " + std::to_string(rank.rank()) + " on " + culprit->first +
+                      " hung: " + rank.activity() + " at step " + std::to_string(rank.step()) +
                       ", no new step for " + seconds(rank.idle_seconds());
   std::vector<int> others;
   for (const auto& [agent, other] : ranks) {
     if (&other != &rank && other.activity() == "waiting") others.push_back(other.rank());
   }
   if (!others.empty()) {
-    cause += "; rank" + std::string(others.size() > 1 ? "s " : " ") + rankList(others) +
-             " waiting";
+    cause += "; rank" + std::string(others.size() > 1 ? "s " : " ") + rankList(others) + " waiting";
   }
   cause += " (hang timeout " + seconds(timeout) + ")";
   failure.set_cause(cause);
@@ -104,8 +103,9 @@ NextAttempt planNextAttempt(const std::vector<proto::GangMember>& current,
   }
   if (policy.exclude_failed_hosts() && !failed_agent.empty() &&
       static_cast<int>(next.members.size()) > needed) {
-    auto failed = std::find_if(next.members.begin(), next.members.end(),
-                               [&](const proto::GangMember& m) { return m.agent() == failed_agent; });
+    auto failed =
+        std::find_if(next.members.begin(), next.members.end(),
+                     [&](const proto::GangMember& m) { return m.agent() == failed_agent; });
     if (failed != next.members.end()) {
       next.left_out.push_back(failed_agent);
       next.members.erase(failed);

@@ -508,8 +508,8 @@ void JobSupervisor::handleLine(Job& job, Rank& rank, std::string_view line) {
   if (step > rank.last_step) {
     const auto now = Clock::now();
     if (rank.last_step >= 0) {
-      rank.slowest_step = std::max(
-          rank.slowest_step, std::chrono::duration<double>(now - rank.last_progress).count());
+      rank.slowest_step = std::max(rank.slowest_step,
+                                   std::chrono::duration<double>(now - rank.last_progress).count());
     }
     rank.last_step = step;
     rank.last_progress = now;

@@ -95,8 +95,8 @@ class JobSupervisor {
     int output_fd = -1;
     int log_fd = -1;
     std::string pending_line;
-    int64_t next_step = 0;  // per-rank counter for metric lines without "step"
-    int64_t last_step = -1;  // newest step seen; progress is a step above it
+    int64_t next_step = 0;            // per-rank counter for metric lines without "step"
+    int64_t last_step = -1;           // newest step seen; progress is a step above it
     Clock::time_point last_progress;  // when it started, or reached last_step
     double slowest_step = 0;          // the longest wait for a new step so far, seconds
     uint64_t cpu_ticks = 0;           // at cpu_sampled (for "computing" or "waiting")

@@ -85,10 +85,10 @@ std::string activityOf(const ProcSample& now, uint64_t previous_ticks, double se
   if (!now.valid) return "gone";
   if (now.state == 'T' || now.state == 't') return "stopped (SIGSTOP or a debugger)";
   static const double ticks_per_second = static_cast<double>(::sysconf(_SC_CLK_TCK));
-  const double busy = seconds > 0 && now.cpu_ticks >= previous_ticks
-                          ? static_cast<double>(now.cpu_ticks - previous_ticks) /
-                                ticks_per_second / seconds
-                          : 0;
+  const double busy =
+      seconds > 0 && now.cpu_ticks >= previous_ticks
+          ? static_cast<double>(now.cpu_ticks - previous_ticks) / ticks_per_second / seconds
+          : 0;
   return busy >= 0.5 ? "computing" : "waiting";
 }
 

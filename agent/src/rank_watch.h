@@ -23,7 +23,7 @@ proto::JobFailure describeRankFailure(const proto::RankExited& exited, const std
 // CPU time and scheduler state of a process, from /proc/<pid>/stat.
 struct ProcSample {
   bool valid = false;
-  char state = '?';  // R running, S sleeping, D disk, T/t stopped, Z zombie
+  char state = '?';        // R running, S sleeping, D disk, T/t stopped, Z zombie
   uint64_t cpu_ticks = 0;  // user + system, in clock ticks
 };
 ProcSample sampleProc(pid_t pid);

@@ -325,9 +325,10 @@ int runRestart(const Globals& globals, const RestartFlags& flags) {
   }
   const std::string without = flags.exclude ? " without " + agent : "";
   if (report->was_running) {
-    std::printf("restarting %s: its agents stop attempt %u and start the next%s from the newest "
-                "checkpoint\n",
-                job->job_id.c_str(), job->attempt, without.c_str());
+    std::printf(
+        "restarting %s: its agents stop attempt %u and start the next%s from the newest "
+        "checkpoint\n",
+        job->job_id.c_str(), job->attempt, without.c_str());
   } else {
     std::printf("%s was over: attempt %u started%s from the newest checkpoint\n",
                 job->job_id.c_str(), report->attempt, without.c_str());

@@ -69,9 +69,8 @@ TEST(HangVerdict, AStoppedRankIsTheCulpritAndTheWaitingOnesAreNamed) {
 }
 
 TEST(HangVerdict, ARankStillComputingIsNamedBeforeTheOneThatStoppedFirst) {
-  auto verdict = hangVerdict({{"a1", rank(0, 10, 50, "waiting")},
-                              {"a2", rank(1, 12, 35, "computing")}},
-                             30);
+  auto verdict =
+      hangVerdict({{"a1", rank(0, 10, 50, "waiting")}, {"a2", rank(1, 12, 35, "computing")}}, 30);
   ASSERT_TRUE(verdict);
   EXPECT_EQ(verdict->rank(), 1);
   EXPECT_NE(verdict->cause().find("computing at step 12"), std::string::npos);

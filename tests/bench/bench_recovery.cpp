@@ -53,8 +53,8 @@ class Bench {
   }
 
   bool trainedPast(const std::string& agent, const std::string& job, int rank, int64_t step) {
-    const std::string log = cluster_.agent(agent).stateDir() + "/jobs/" + job +
-                            "/attempt-1/rank-" + std::to_string(rank) + ".log";
+    const std::string log = cluster_.agent(agent).stateDir() + "/jobs/" + job + "/attempt-1/rank-" +
+                            std::to_string(rank) + ".log";
     return waitUntil([&] { return newestMetricStep(readFile(log)) >= step; },
                      std::chrono::seconds(60));
   }
@@ -87,9 +87,9 @@ class Bench {
     const bool resumed = waitUntil(
         [&] {
           status(*job);  // syncs
-          loss = json::parse(cluster_.ctl({"metrics", *job, "--name", "loss", "--format", "json"})
-                                 .out,
-                             nullptr, false);
+          loss =
+              json::parse(cluster_.ctl({"metrics", *job, "--name", "loss", "--format", "json"}).out,
+                          nullptr, false);
           std::set<int> ranks;
           for (const auto& row : loss) {
             if (row["attempt"] == 2) ranks.insert(row["rank"].get<int>());
@@ -151,9 +151,16 @@ class Bench {
 double torchrunRestartMs(const std::string& monitor_interval) {
   TempDir dir;
   const std::string out = dir.path() + "/out";
-  std::vector<std::string> argv = {"/usr/bin/python3", "-m", "torch.distributed.run",
-                                   "--standalone", "--nproc_per_node=2", "--max_restarts=1",
-                                   "--redirects", "1", "--tee", "1"};
+  std::vector<std::string> argv = {"/usr/bin/python3",
+                                   "-m",
+                                   "torch.distributed.run",
+                                   "--standalone",
+                                   "--nproc_per_node=2",
+                                   "--max_restarts=1",
+                                   "--redirects",
+                                   "1",
+                                   "--tee",
+                                   "1"};
   if (!monitor_interval.empty()) argv.insert(argv.end(), {"--monitor_interval", monitor_interval});
   argv.insert(argv.end(), {sourcePath("tests/bench/torchrun_restart_peer.py"), out});
   if (runCommand(argv, {}, 120000).exit_code != 0) return -1;

@@ -351,7 +351,8 @@ std::string interruptibleNativeSpec(const std::string& name, const std::string& 
   return "name: " + name + R"(
 launcher: native
 placement: [{agent: a1, ranks: 2}, {agent: a2, ranks: 2}]
-restart: )" + restart + R"(
+restart: )" +
+         restart + R"(
 native:
   model: {kind: mlp, hidden: [256, 256], activation: relu, task: classification}
   dataset: {kind: synthetic, samples: 12000, features: 16, classes: 4, seed: 3}

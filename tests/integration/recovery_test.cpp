@@ -2,9 +2,8 @@
 // hung worker, a killed agent (the rank-0 agent included), a job that fails every time; and a
 // client's `restart` of a running or failed job. Real agents on loopback, real ringmaster-worker
 // ranks training with Gloo, the real history file.
-#include <signal.h>
-
 #include <gtest/gtest.h>
+#include <signal.h>
 
 #include <chrono>
 #include <map>
@@ -40,7 +39,7 @@ class RecoveryTest : public ::testing::Test {
   // Waits until `rank` (on `agent`) of attempt 1 has trained past `step`.
   void waitForStep(const std::string& agent, const std::string& job, int rank, int64_t step) {
     ASSERT_TRUE(waitUntil([&] { return newestMetricStep(rankLog(agent, job, 1, rank)) >= step; },
-                        std::chrono::seconds(60)))
+                          std::chrono::seconds(60)))
         << rankLog(agent, job, 1, rank);
   }
   json status(const std::string& job) {
@@ -111,9 +110,7 @@ TEST_F(RecoveryTest, AKilledWorkerFailsItsAttemptEverywhereAndTheNextResumesFrom
   ASSERT_EQ(::kill(victim, SIGKILL), 0);
 
   // No client watches from here until the job is over.
-  EXPECT_EQ(waitForOutcome(job, std::chrono::seconds(120)),
-            "succeeded")
-      << allLogs(job);
+  EXPECT_EQ(waitForOutcome(job, std::chrono::seconds(120)), "succeeded") << allLogs(job);
 
   // Detected at once, named as the root cause, every rank of attempt 1 gone within seconds.
   auto failures = events(job, "job_failure");
@@ -170,9 +167,7 @@ TEST_F(RecoveryTest, AStoppedWorkerIsDeclaredHungNamedAndTheJobRecovers) {
   ASSERT_GT(victim, 0);
   ASSERT_EQ(::kill(victim, SIGSTOP), 0);
 
-  EXPECT_EQ(waitForOutcome(job, std::chrono::seconds(120)),
-            "succeeded")
-      << allLogs(job);
+  EXPECT_EQ(waitForOutcome(job, std::chrono::seconds(120)), "succeeded") << allLogs(job);
   auto failures = events(job, "job_failure");
   ASSERT_FALSE(failures.empty());
   EXPECT_NE(failures[0].detail.find("rank 2 on a2 hung: stopped"), std::string::npos)
@@ -183,14 +178,13 @@ TEST_F(RecoveryTest, AStoppedWorkerIsDeclaredHungNamedAndTheJobRecovers) {
 }
 
 TEST_F(RecoveryTest, TheRankZeroAgentKilledTheJobGoesOnWithTheOtherAgentAlone) {
-  const std::string job = submit(
-      interruptibleNativeSpec("killagent", "{max_restarts: 1, backoff_seconds: 0.2, min_nodes: 1}"));
+  const std::string job = submit(interruptibleNativeSpec(
+      "killagent", "{max_restarts: 1, backoff_seconds: 0.2, min_nodes: 1}"));
   waitForStep("a1", job, 0, 30);
   const double killed_at = unixNow();
   cluster_.agent("a1").kill();
 
-  EXPECT_EQ(waitForOutcome(job, std::chrono::seconds(120)),
-            "succeeded")
+  EXPECT_EQ(waitForOutcome(job, std::chrono::seconds(120)), "succeeded")
       << cluster_.agent("a2").stderrText();
   bool named = false;
   for (const auto& failure : events(job, "job_failure")) {
@@ -217,11 +211,11 @@ TEST_F(RecoveryTest, TheRankZeroAgentKilledTheJobGoesOnWithTheOtherAgentAlone) {
 }
 
 TEST_F(RecoveryTest, AnAgentLostWithoutMinNodesFailsTheJobWithTheCause) {
-  const std::string job = submit(interruptibleNativeSpec("nomin", "{max_restarts: 3, backoff_seconds: 0.2}"));
+  const std::string job =
+      submit(interruptibleNativeSpec("nomin", "{max_restarts: 3, backoff_seconds: 0.2}"));
   waitForStep("a2", job, 2, 20);
   cluster_.agent("a2").kill();
-  EXPECT_EQ(waitForOutcome(job, std::chrono::seconds(60)),
-            "failed");
+  EXPECT_EQ(waitForOutcome(job, std::chrono::seconds(60)), "failed");
   auto outcome = events(job, "job_outcome");
   ASSERT_EQ(outcome.size(), 1u) << cluster_.agent("a1").stderrText();
   EXPECT_NE(outcome[0].detail.find("agent a2 lost"), std::string::npos) << outcome[0].detail;
@@ -231,7 +225,8 @@ TEST_F(RecoveryTest, AnAgentLostWithoutMinNodesFailsTheJobWithTheCause) {
 }
 
 TEST_F(RecoveryTest, RestartWithoutAnAgentGoesOnFromTheCheckpointOnTheOtherAgentAlone) {
-  const std::string job = submit(interruptibleNativeSpec("exclude", "{max_restarts: 0, backoff_seconds: 0.2}"));
+  const std::string job =
+      submit(interruptibleNativeSpec("exclude", "{max_restarts: 0, backoff_seconds: 0.2}"));
   waitForStep("a2", job, 2, 50);
   auto restarted = cluster_.ctl({"restart", job, "--agent", "a2", "--exclude"});
   ASSERT_EQ(restarted.exit_code, 0) << restarted.err;

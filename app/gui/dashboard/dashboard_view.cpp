@@ -102,8 +102,9 @@ DashboardView::DashboardView(SessionBridge* bridge, const QString& job_id, bool 
   stop_->setToolTip("SIGTERM to every rank's process group, SIGKILL after the grace period");
   restart_ = new QPushButton("Restart");
   restart_->setObjectName("restart-job");
-  restart_->setToolTip("A new attempt from the newest checkpoint every rank has, on every host or "
-                       "without one");
+  restart_->setToolTip(
+      "A new attempt from the newest checkpoint every rank has, on every host or "
+      "without one");
   restart_menu_ = new QMenu(restart_);
   restart_->setMenu(restart_menu_);
   connect(restart_menu_, &QMenu::aboutToShow, this, &DashboardView::fillRestartMenu);
@@ -605,7 +606,8 @@ void DashboardView::updateHeader() {
 
   if (auto problem = job_->firstProblem()) {
     QString where;  // a root cause (job_failure) names its host itself
-    if (problem->rank >= 0 && problem->kind != "job_failure" && job_->ranks().count(problem->rank)) {
+    if (problem->rank >= 0 && problem->kind != "job_failure" &&
+        job_->ranks().count(problem->rank)) {
       where = " on " + QString::fromStdString(job_->ranks().at(problem->rank).agent);
     }
     // A failure the job has recovered from (a later attempt runs or succeeded) is amber.
@@ -616,10 +618,11 @@ void DashboardView::updateHeader() {
                           .arg(QString::fromStdString(problem->detail), where, recovery,
                                problem->rank >= 0 ? "  —  show its log" : ""));
     const QString sheet =
-        recovered ? "QPushButton { background: #4a3a12; color: #ffe7a8; border: 1px solid #d9a526;"
-                    " border-radius: 4px; padding: 6px 10px; text-align: left; font-weight: bold; }"
-                  : "QPushButton { background: #5a1d1d; color: #ffd0d0; border: 1px solid #ff5555;"
-                    " border-radius: 4px; padding: 6px 10px; text-align: left; font-weight: bold; }";
+        recovered
+            ? "QPushButton { background: #4a3a12; color: #ffe7a8; border: 1px solid #d9a526;"
+              " border-radius: 4px; padding: 6px 10px; text-align: left; font-weight: bold; }"
+            : "QPushButton { background: #5a1d1d; color: #ffd0d0; border: 1px solid #ff5555;"
+              " border-radius: 4px; padding: 6px 10px; text-align: left; font-weight: bold; }";
     if (problem_->styleSheet() != sheet) problem_->setStyleSheet(sheet);
     problem_->setVisible(true);
   } else {
@@ -666,11 +669,9 @@ void DashboardView::fillRestartMenu() {
   const QString failed_agent =
       problem && !problem->agent.empty() ? QString::fromStdString(problem->agent) : QString();
   if (!failed_agent.isEmpty()) {
-    restart_menu_->addAction(QString("Restart failed node %1 (every rank, from the checkpoint)")
-                                 .arg(failed_agent),
-                             this, [this, failed_agent] {
-                               confirmRestart({}, "agent " + failed_agent);
-                             });
+    restart_menu_->addAction(
+        QString("Restart failed node %1 (every rank, from the checkpoint)").arg(failed_agent), this,
+        [this, failed_agent] { confirmRestart({}, "agent " + failed_agent); });
   }
   restart_menu_->addAction("Restart the job from its newest checkpoint", this,
                            [this] { confirmRestart({}, {}); });
@@ -679,9 +680,9 @@ void DashboardView::fillRestartMenu() {
   restart_menu_->addSeparator();
   for (const std::string& name : agents) {
     const QString agent = QString::fromStdString(name);
-    restart_menu_->addAction(
-        QString("Exclude host %1 and restart%2").arg(agent, agent == failed_agent ? "  (failed)" : ""),
-        this, [this, agent] { confirmRestart(agent, "agent " + agent); });
+    restart_menu_->addAction(QString("Exclude host %1 and restart%2")
+                                 .arg(agent, agent == failed_agent ? "  (failed)" : ""),
+                             this, [this, agent] { confirmRestart(agent, "agent " + agent); });
   }
 }
 
@@ -709,7 +710,8 @@ void DashboardView::showRankMenu(const QPoint& at) {
 void DashboardView::confirmRestart(const QString& exclude_agent, const QString& reason) {
   QString text = QString("Restart %1 from the newest checkpoint every rank has?").arg(job_id_);
   if (!exclude_agent.isEmpty()) {
-    text += QString("\n\nHost %1 is left out: the job goes on with fewer ranks.").arg(exclude_agent);
+    text +=
+        QString("\n\nHost %1 is left out: the job goes on with fewer ranks.").arg(exclude_agent);
   }
   text += "\n\nRunning ranks are stopped first (SIGTERM, then SIGKILL after the grace period).";
   if (QMessageBox::question(this, "Restart job", text) != QMessageBox::Yes) return;

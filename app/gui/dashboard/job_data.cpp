@@ -22,7 +22,7 @@ void JobData::ingest(const std::string& agent, const proto::JournalRecord& r) {
     attempt_ = r.attempt();
     restarting_ = false;
     outcome_.clear();  // a client may restart a job that was over
-    ranks_.clear();  // its JobAccepted records say which ranks it has
+    ranks_.clear();    // its JobAccepted records say which ranks it has
   }
   const double time = r.time();
   if (start_time_ == 0 || time < start_time_) start_time_ = time;

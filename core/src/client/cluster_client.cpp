@@ -259,8 +259,7 @@ Result<SubmittedJob> ClusterClient::submit(const job::JobSpec& spec, const Submi
   RM_ASSIGN_OR_RETURN(job::DevicePlan plan, job::planDevices(deviceRequest(spec), devices));
   if (spec.restart.min_nodes > static_cast<int>(shares.size())) {
     return invalidArgument("restart.min_nodes is " + std::to_string(spec.restart.min_nodes) +
-                           " but the job runs on " + std::to_string(shares.size()) +
-                           " agent(s)");
+                           " but the job runs on " + std::to_string(shares.size()) + " agent(s)");
   }
 
   // 3. One launch per agent; rank 0's agent hosts MASTER_ADDR:MASTER_PORT.
@@ -452,8 +451,9 @@ Result<RestartReport> ClusterClient::restart(const std::string& job_id,
   options.attempt = row.attempt + 1;
   if (!exclude_agent.empty()) {
     options.exclude_agents.push_back(exclude_agent);
-    auto excluded = std::find_if(spec.placement.begin(), spec.placement.end(),
-                                 [&](const job::PlacementEntry& e) { return e.agent == exclude_agent; });
+    auto excluded =
+        std::find_if(spec.placement.begin(), spec.placement.end(),
+                     [&](const job::PlacementEntry& e) { return e.agent == exclude_agent; });
     if (excluded != spec.placement.end()) {
       if (spec.placement.size() == 1) {
         return invalidArgument("job '" + job_id + "' runs on agent '" + exclude_agent +

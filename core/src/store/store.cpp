@@ -271,8 +271,8 @@ class Store::Impl {
   Statement insert_event_, accept_job_, ensure_job_, ensure_attempt_, accept_rank_, start_rank_,
       exit_rank_, update_last_step_, select_series_, insert_series_, insert_metric_, insert_health_,
       upsert_cursor_, select_cursor_, job_for_state_, rank_counts_, attempt_state_,
-      set_attempt_state_, attempt_decided_, set_job_state_, record_submission_, record_agent_, select_agents_,
-      select_jobs_, select_job_exact_, select_job_prefix_, select_job_attempt_,
+      set_attempt_state_, attempt_decided_, set_job_state_, record_submission_, record_agent_,
+      select_agents_, select_jobs_, select_job_exact_, select_job_prefix_, select_job_attempt_,
       select_max_rank_attempt_, select_ranks_, series_extent_, series_points_, next_health_agent_,
       latest_health_, health_range_, select_events_, count_all_metrics_, count_job_metrics_;
   // metrics() statements by which filters are set (bit 0 job, 1 rank, 2 name, 3 attempt).
