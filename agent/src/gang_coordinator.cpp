@@ -529,14 +529,9 @@ GangCoordinator::Clock::time_point GangCoordinator::onTimer(Clock::time_point no
       continue;
     }
     for (auto& [agent, peer] : gang.peers) {
-      if (!peer.lost && now - peer.last_heard > kLostAfter) {
-        markLost(gang, agent,
-                 "not heard from for " +
-                     std::to_string(
-                         std::chrono::duration_cast<std::chrono::seconds>(now - peer.last_heard)
-                             .count()) +
-                     " s");
-      }
+      if (peer.lost || now - peer.last_heard <= kLostAfter) continue;
+      const auto silent = std::chrono::duration_cast<std::chrono::seconds>(now - peer.last_heard);
+      markLost(gang, agent, "not heard from for " + std::to_string(silent.count()) + " s");
     }
     if (now >= gang.next_heartbeat) sendHeartbeats(gang);
     if (leads(gang)) {

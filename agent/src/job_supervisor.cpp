@@ -24,26 +24,6 @@ namespace {
 constexpr size_t kMaxLineBytes = 64 * 1024;  // longer lines are logged but never metrics
 constexpr size_t kMaxJobBytes = 4u << 20;    // spec + command line, journaled in JobAccepted
 
-}  // namespace
-
-Result<uint32_t> reserveFreePort() {
-  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) return ioError(std::string("socket: ") + std::strerror(errno));
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_addr.s_addr = htonl(INADDR_ANY);
-  socklen_t length = sizeof address;
-  if (::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0 ||
-      ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) != 0) {
-    ::close(fd);
-    return ioError(std::string("cannot find a free port: ") + std::strerror(errno));
-  }
-  ::close(fd);
-  return static_cast<uint32_t>(ntohs(address.sin_port));
-}
-
-namespace {
-
 // Debian 12's OpenBLAS (0.3.21) does not recognise recent Xeons and falls back to its SSE3
 // kernels, 3-5x slower for the native trainer's GEMMs. On a CPU with AVX-512 its SkylakeX kernels
 // are safe, so ringmaster-worker gets them unless the environment already chose.
@@ -77,6 +57,22 @@ proto::JournalRecord journalRecord(const std::string& job, uint32_t attempt,
 }
 
 }  // namespace
+
+Result<uint32_t> reserveFreePort() {
+  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return ioError(std::string("socket: ") + std::strerror(errno));
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_ANY);
+  socklen_t length = sizeof address;
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0 ||
+      ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) != 0) {
+    ::close(fd);
+    return ioError(std::string("cannot find a free port: ") + std::strerror(errno));
+  }
+  ::close(fd);
+  return static_cast<uint32_t>(ntohs(address.sin_port));
+}
 
 bool isValidJobId(const std::string& job_id) {
   if (job_id.empty() || job_id.size() > 128 || job_id == "." || job_id == "..") return false;

@@ -60,23 +60,6 @@ int64_t sqliteCount(const std::string& db, const std::string& sql) {
   return value;
 }
 
-// Processes started for `job` by the agent with state dir `agent_dir`, found by their
-// environment, as the agent finds what ranks leave behind.
-int processesOf(const std::string& job, const std::string& agent_dir) {
-  int count = 0;
-  for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
-    const std::string name = entry.path().filename().string();
-    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
-    std::ifstream in(entry.path() / "environ", std::ios::binary);
-    const std::string env((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    if (env.find(std::string("RINGMASTER_JOB_ID=") + job + '\0') != std::string::npos &&
-        env.find(std::string("RINGMASTER_AGENT_DIR=") + agent_dir + '\0') != std::string::npos) {
-      ++count;
-    }
-  }
-  return count;
-}
-
 class CommandJobTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -423,8 +406,8 @@ TEST_F(CommandJobTest, RanksLeaveNothingRunningWhenTheyExit) {
   auto submitted = cluster_.ctl({"submit", spec, "--wait"});
   ASSERT_EQ(submitted.exit_code, 0) << submitted.err;
   const std::string job = submitted.firstLine();
-  EXPECT_EQ(processesOf(job, cluster_.agent("a1").stateDir()) +
-                processesOf(job, cluster_.agent("a2").stateDir()),
+  EXPECT_EQ(processesOf(cluster_.agent("a1").stateDir(), job) +
+                processesOf(cluster_.agent("a2").stateDir(), job),
             0);
   auto status = json::parse(cluster_.ctl({"status", job, "--json"}).out);
   EXPECT_EQ(status["state"], "succeeded");
@@ -441,23 +424,23 @@ TEST_F(CommandJobTest, AnAgentRestartedAfterKillNineEndsWhatItsRanksLeftRunning)
   auto submitted = cluster_.ctl({"submit", spec});
   ASSERT_EQ(submitted.exit_code, 0) << submitted.err;
   const std::string job = submitted.firstLine();
-  for (int i = 0; i < 100 && processesOf(job, cluster_.agent("a2").stateDir()) < 6; ++i) {
+  for (int i = 0; i < 100 && processesOf(cluster_.agent("a2").stateDir(), job) < 6; ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
-  ASSERT_EQ(processesOf(job, cluster_.agent("a2").stateDir()),
+  ASSERT_EQ(processesOf(cluster_.agent("a2").stateDir(), job),
             6);  // 2 ranks, each a shell and two sleeps
 
   std::string error;
   ASSERT_TRUE(cluster_.crashAndRestartAgent("a2", &error)) << error;
-  EXPECT_EQ(processesOf(job, cluster_.agent("a2").stateDir()), 0);
+  EXPECT_EQ(processesOf(cluster_.agent("a2").stateDir(), job), 0);
   EXPECT_NE(cluster_.agent("a2").stderrText().find("process(es) left running"), std::string::npos)
       << cluster_.agent("a2").stderrText();
-  EXPECT_EQ(processesOf(job, cluster_.agent("a1").stateDir()), 6);
+  EXPECT_EQ(processesOf(cluster_.agent("a1").stateDir(), job), 6);
   ASSERT_EQ(cluster_.ctl({"stop", job}).exit_code, 0);
-  for (int i = 0; i < 100 && processesOf(job, cluster_.agent("a1").stateDir()) > 0; ++i) {
+  for (int i = 0; i < 100 && processesOf(cluster_.agent("a1").stateDir(), job) > 0; ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
-  EXPECT_EQ(processesOf(job, cluster_.agent("a1").stateDir()), 0);
+  EXPECT_EQ(processesOf(cluster_.agent("a1").stateDir(), job), 0);
 }
 
 // A job too large to journal whole is refused when it is submitted, naming the limit, and

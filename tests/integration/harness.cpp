@@ -364,18 +364,17 @@ native:
 )";
 }
 
-int processesMarkedWith(const std::string& state_dir) {
-  const std::string mark = "RINGMASTER_AGENT_DIR=" + state_dir;
+int processesOf(const std::string& agent_dir, const std::string& job) {
   int count = 0;
   std::error_code ec;
   for (const auto& entry : std::filesystem::directory_iterator("/proc", ec)) {
-    const std::string environ = readFile(entry.path().string() + "/environ");
-    for (size_t at = environ.find(mark); at != std::string::npos; at = environ.find(mark, at + 1)) {
-      const size_t end = at + mark.size();
-      if ((at == 0 || environ[at - 1] == '\0') && (end == environ.size() || environ[end] == '\0')) {
-        ++count;
-        break;
-      }
+    const std::string name = entry.path().filename().string();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    const std::string env = readFile(entry.path().string() + "/environ");
+    const bool of_job =
+        job.empty() || env.find("RINGMASTER_JOB_ID=" + job + '\0') != std::string::npos;
+    if (of_job && env.find("RINGMASTER_AGENT_DIR=" + agent_dir + '\0') != std::string::npos) {
+      ++count;
     }
   }
   return count;

@@ -45,8 +45,9 @@ int64_t newestMetricStep(const std::string& log);
 // A 4-rank native job on agents a1 and a2 (2 ranks each), long enough to be interrupted (about
 // 1,900 steps of a few ms), with checkpoints every 20 steps and the given `restart:` mapping.
 std::string interruptibleNativeSpec(const std::string& name, const std::string& restart);
-// Processes whose environment has RINGMASTER_AGENT_DIR=`state_dir`: what an agent's ranks run.
-int processesMarkedWith(const std::string& state_dir);
+// Processes started by the ranks of the agent with state dir `agent_dir` (of `job` only, when
+// given), found by their environment as the agent finds what ranks leave behind.
+int processesOf(const std::string& agent_dir, const std::string& job = "");
 std::string sourcePath(const std::string& relative);
 std::string readFile(const std::string& path);
 void writeFile(const std::string& path, const std::string& text);

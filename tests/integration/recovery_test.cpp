@@ -155,8 +155,8 @@ TEST_F(RecoveryTest, AKilledWorkerFailsItsAttemptEverywhereAndTheNextResumesFrom
   EXPECT_LT(loss_resumed, loss_at_start);
   if (loss_before_kill > 0) EXPECT_NEAR(loss_resumed, loss_before_kill, 1e-4);
   expectEachMetricOnce(job);
-  EXPECT_EQ(processesMarkedWith(cluster_.agent("a1").stateDir()), 0);
-  EXPECT_EQ(processesMarkedWith(cluster_.agent("a2").stateDir()), 0);
+  EXPECT_EQ(processesOf(cluster_.agent("a1").stateDir()), 0);
+  EXPECT_EQ(processesOf(cluster_.agent("a2").stateDir()), 0);
 }
 
 TEST_F(RecoveryTest, AStoppedWorkerIsDeclaredHungNamedAndTheJobRecovers) {
@@ -206,7 +206,7 @@ TEST_F(RecoveryTest, TheRankZeroAgentKilledTheJobGoesOnWithTheOtherAgentAlone) {
   EXPECT_NE(rankLog("a2", job, 2, 0).find("resumed from"), std::string::npos)
       << rankLog("a2", job, 2, 0).substr(0, 2000);
   // The dead agent's ranks died with it (and nothing they started is left).
-  EXPECT_EQ(processesMarkedWith(cluster_.agent("a1").stateDir()), 0);
+  EXPECT_EQ(processesOf(cluster_.agent("a1").stateDir()), 0);
   expectEachMetricOnce(job);
 }
 

@@ -1,7 +1,5 @@
 #include "ringmaster/client/job_progress.h"
 
-#include <algorithm>
-
 namespace ringmaster::client {
 
 void JobProgress::observe(const proto::JournalRecord& record) {
@@ -20,12 +18,6 @@ void JobProgress::observe(const proto::JournalRecord& record) {
 
 bool JobProgress::allExited() const {
   return world_size_ > 0 && static_cast<int>(exits_.size()) >= world_size_;
-}
-
-bool JobProgress::anyFailed() const {
-  if (outcome_ && outcome_->state() == proto::FAILED) return true;
-  return std::any_of(exits_.begin(), exits_.end(),
-                     [](const auto& e) { return e.second.state() == proto::FAILED; });
 }
 
 }  // namespace ringmaster::client

@@ -21,7 +21,6 @@ class JobProgress {
   bool finished() const { return outcome_.has_value(); }
   // Every rank of the newest attempt has exited (its records may trail the outcome).
   bool allExited() const;
-  bool anyFailed() const;
   bool succeeded() const { return outcome_ && outcome_->state() == proto::SUCCEEDED; }
   const std::optional<proto::JobOutcome>& outcome() const { return outcome_; }
   // The root cause of each failed attempt, by attempt.
