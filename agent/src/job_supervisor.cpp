@@ -395,18 +395,23 @@ Result<int> JobSupervisor::stop(const std::string& job_id, std::chrono::millisec
   auto it = jobs_.find(job_id);
   if (it == jobs_.end()) {
     if (reservations_.erase(job_id)) return 0;
-    if (finished_attempts_.count(job_id)) return 0;  // already over: stopping is a no-op
+    // Already over: stopping is a no-op that reports what an earlier stop ended.
+    if (auto f = finished_attempts_.find(job_id); f != finished_attempts_.end()) {
+      return f->second.ranks_stopped;
+    }
     return notFound("job '" + job_id + "' is not running on agent '" + options_.agent_name + "'");
   }
   Job& job = it->second;
-  int running = 0;
-  for (const auto& rank : job.ranks) running += rank.exited ? 0 : 1;
+  if (job.ranks_stopped < 0) {
+    job.ranks_stopped = 0;
+    for (const auto& rank : job.ranks) job.ranks_stopped += rank.exited ? 0 : 1;
+  }
   signalJob(job, SIGTERM);
   if (grace.count() == 0) grace = std::chrono::milliseconds(job.launch.stop_grace_ms());
   if (grace.count() == 0) grace = std::chrono::seconds(10);
   auto kill_at = Clock::now() + grace;
   if (!job.kill_at || *job.kill_at > kill_at) job.kill_at = kill_at;
-  return running;
+  return job.ranks_stopped;
 }
 
 void JobSupervisor::stopAll(std::chrono::milliseconds grace) {
@@ -595,7 +600,7 @@ void JobSupervisor::finishIfDone(const std::string& job_id) {
   finished->set_agent(options_.agent_name);
   finished->set_ranks(job.launch.ranks_size());
   journal(record);
-  finished_attempts_[job_id] = job.launch.attempt();
+  finished_attempts_[job_id] = {job.launch.attempt(), std::max(job.ranks_stopped, 0)};
   AttemptEvent over{job_id, job.launch.attempt(), std::nullopt, finished->state()};
   events_.push_back(std::move(over));
   jobs_.erase(it);
@@ -630,7 +635,7 @@ Result<JobSupervisor::LogInfo> JobSupervisor::logInfo(const std::string& job_id,
     if (running != jobs_.end()) {
       attempt = running->second.launch.attempt();
     } else if (auto f = finished_attempts_.find(job_id); f != finished_attempts_.end()) {
-      attempt = f->second;
+      attempt = f->second.attempt;
     } else {
       // Not seen since this agent started: the newest attempt directory on disk.
       std::error_code ec;

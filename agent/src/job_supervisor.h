@@ -111,6 +111,13 @@ class JobSupervisor {
     std::optional<Clock::time_point> kill_at;
     bool any_failed = false;
     bool any_stopped = false;
+    // Ranks still running when the job was first asked to stop (by a client or its gang), so a
+    // client's stop that arrives after the gang's reports what the stop ended, not 0.
+    int ranks_stopped = -1;
+  };
+  struct FinishedAttempt {
+    uint32_t attempt = 0;
+    int ranks_stopped = 0;
   };
   void reportFailure(Job& job, const Rank& rank, const proto::RankExited& exited);
   struct Reservation {
@@ -138,7 +145,7 @@ class JobSupervisor {
   Journal* journal_;
   std::map<std::string, Job> jobs_;  // running jobs
   std::map<std::string, Reservation> reservations_;
-  std::map<std::string, uint32_t> finished_attempts_;  // job id -> latest finished attempt
+  std::map<std::string, FinishedAttempt> finished_attempts_;  // job id -> latest one
   bool activity_ = false;
   std::vector<AttemptEvent> events_;
 };

@@ -337,6 +337,11 @@ void ClusterSession::receiveJournal(Agent& agent) {
     agent.journal_retry_at = Clock::now() + milliseconds(options_.retry_interval_ms);
     return;
   }
+  // A journal answer proves the agent answers as well as an inventory does; saying so now keeps
+  // "answers again" ahead of the records it brings (the next inventory may come much later).
+  if (agent.answered_once && agent.status.state != AgentState::kOnline) {
+    report(agent, AgentState::kOnline, "");
+  }
   proto::JournalBatch& batch = *(*reply)->mutable_journal_batch();
   if (batch.records_size() == 0 && batch.last_seq() + 1 < agent.cursor) {
     // The journal is shorter than what was read of it (cut by an older agent): waiting for the
