@@ -41,6 +41,7 @@ int main(int argc, char** argv) {
   options.attempt = static_cast<uint32_t>(envInt("RINGMASTER_ATTEMPT", 1));
   options.checkpoint_dir = envString("RINGMASTER_CHECKPOINT_DIR");
   options.bind_address = envString("RINGMASTER_HOST_ADDRESS");
+  options.phase_file = envString("RINGMASTER_PHASE_FILE");
   if (!options.checkpoint_dir.empty()) {
     // One directory per rank: ranks of one host never write the same file.
     options.checkpoint_dir += "/rank-" + std::to_string(options.rank);

@@ -79,6 +79,7 @@ std::vector<std::string> buildRankEnvironment(const proto::JobLaunch& job,
   env.set("RINGMASTER_ATTEMPT", job.attempt());
   env.set("RINGMASTER_RANK", rank.rank());
   env.set("RINGMASTER_CHECKPOINT_DIR", ctx.checkpoint_dir);
+  if (!ctx.phase_file.empty()) env.set("RINGMASTER_PHASE_FILE", ctx.phase_file);
   if (!job.host_address().empty()) env.set("RINGMASTER_HOST_ADDRESS", job.host_address());
   // The job's rendezvous store on rank 0's agent and the per-job credential to reach it.
   if (!job.rendezvous_endpoint().empty()) {

@@ -15,6 +15,7 @@ struct RankContext {
   // CUDA_VISIBLE_DEVICES for the rank (job::planDevices); nullopt: the agent's own, if any.
   std::optional<std::string> cuda_visible_devices;
   std::string checkpoint_dir;  // RINGMASTER_CHECKPOINT_DIR
+  std::string phase_file;      // RINGMASTER_PHASE_FILE (see job/rank_phase.h); empty: not set
 };
 
 // Environment for one rank as "KEY=VALUE" strings: the agent's `base_env` first, then the
@@ -27,6 +28,7 @@ struct RankContext {
 // attempt - 1), TORCHELASTIC_MAX_RESTARTS, TORCHELASTIC_RUN_ID (= job id),
 // TORCH_NCCL_ASYNC_ERROR_HANDLING=1, CUDA_VISIBLE_DEVICES (only when ctx sets it),
 // RINGMASTER_JOB_ID, RINGMASTER_ATTEMPT, RINGMASTER_RANK, RINGMASTER_CHECKPOINT_DIR,
+// RINGMASTER_PHASE_FILE (only when ctx sets it: native ranks),
 // RINGMASTER_AGENT_DIR (set last, so that a job cannot hide its processes from the agent that ends
 // what ranks leave behind: see leftovers.h); and, only when
 // neither base_env nor job.env sets them, OMP_NUM_THREADS=1, PYTHONUNBUFFERED=1 (so that Python

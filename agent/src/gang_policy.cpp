@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "ringmaster/job/rank_phase.h"
+
 namespace ringmaster::agent {
 namespace {
 
@@ -19,6 +21,11 @@ std::string rankList(std::vector<int> ranks) {
   std::string out;
   for (int rank : ranks) out += (out.empty() ? "" : ", ") + std::to_string(rank);
   return out;
+}
+
+bool isCollectivePhase(const std::string& name) {
+  const auto phase = job::phaseNamed(name);
+  return phase && job::isCollective(*phase);
 }
 
 }  // namespace
@@ -44,11 +51,15 @@ double hangTimeout(const proto::RestartPolicy& policy,
 
 std::optional<proto::JobFailure> hangVerdict(
     const std::vector<std::pair<std::string, proto::RankProgress>>& ranks, double timeout) {
-  const std::pair<std::string, proto::RankProgress>* culprit = nullptr;
-  auto rankOrder = [](const std::pair<std::string, proto::RankProgress>& entry) {
-    const std::string& activity = entry.second.activity();
-    return activity.rfind("stopped", 0) == 0 ? 0 : activity == "computing" ? 1 : 2;
+  using Entry = std::pair<std::string, proto::RankProgress>;
+  // 0: stopped; 1: working (a compute-like phase, or busy on the CPU); 2: waiting for the others.
+  auto rankOrder = [](const Entry& entry) {
+    const proto::RankProgress& rank = entry.second;
+    if (rank.activity().rfind("stopped", 0) == 0) return 0;
+    if (rank.phase().empty()) return rank.activity() == "computing" ? 1 : 2;
+    return isCollectivePhase(rank.phase()) ? 2 : 1;
   };
+  const Entry* culprit = nullptr;
   bool hung = false;
   for (const auto& entry : ranks) {
     const proto::RankProgress& rank = entry.second;
@@ -67,15 +78,36 @@ std::optional<proto::JobFailure> hangVerdict(
   failure.set_rank(rank.rank());
   failure.set_agent(culprit->first);
   failure.set_step(rank.step());
-  std::string cause = "rank " + std::to_string(rank.rank()) + " on " + culprit->first +
-                      " hung: " + rank.activity() + " at step " + std::to_string(rank.step()) +
-                      ", no new step for " + seconds(rank.idle_seconds());
-  std::vector<int> others;
-  for (const auto& [agent, other] : ranks) {
-    if (&other != &rank && other.activity() == "waiting") others.push_back(other.rank());
+  std::string cause = "rank " + std::to_string(rank.rank()) + " on " + culprit->first + " hung: ";
+  if (rank.phase().empty()) {
+    cause += rank.activity() + " at step " + std::to_string(rank.step()) + ", no new step for " +
+             seconds(rank.idle_seconds());
+  } else {
+    const bool stopped = rankOrder(*culprit) == 0;
+    cause += (stopped ? rank.activity() : std::string("stuck")) + " in " + rank.phase() +
+             " at step " + std::to_string(rank.phase_step()) + " for " +
+             seconds(rank.phase_seconds());
   }
-  if (!others.empty()) {
-    cause += "; rank" + std::string(others.size() > 1 ? "s " : " ") + rankList(others) + " waiting";
+  // The others, grouped by where they are: "ranks 0-2 waiting in allreduce".
+  std::vector<std::pair<std::string, std::vector<int>>> groups;
+  for (const auto& [agent, other] : ranks) {
+    if (&other == &rank) continue;
+    std::string where;
+    if (!other.phase().empty()) {
+      where = (isCollectivePhase(other.phase()) ? "waiting in " : "in ") + other.phase();
+    } else if (other.activity() == "waiting") {
+      where = "waiting";
+    } else {
+      continue;
+    }
+    auto group =
+        std::find_if(groups.begin(), groups.end(), [&](const auto& g) { return g.first == where; });
+    if (group == groups.end()) group = groups.insert(groups.end(), {where, {}});
+    group->second.push_back(other.rank());
+  }
+  for (const auto& [where, members] : groups) {
+    cause +=
+        "; rank" + std::string(members.size() > 1 ? "s " : " ") + rankList(members) + " " + where;
   }
   cause += " (hang timeout " + seconds(timeout) + ")";
   failure.set_cause(cause);

@@ -29,7 +29,10 @@ double hangTimeout(const proto::RestartPolicy& policy,
 // `ranks` are every running rank of the attempt with its agent. The job is hung when some rank
 // has made no new step for `timeout` seconds; ranks that have not made their first step yet are
 // not judged (loading data or a checkpoint can take long). The culprit is a stopped rank, else
-// one still computing, else the rank whose progress stopped first.
+// one still working (in a compute-like phase, or busy on the CPU when its phase is unknown), else
+// the rank whose progress stopped first. With native workers' phases the cause says where each
+// rank is: "rank 3 on a2 hung: stuck in compute at step 812 for 40 s; ranks 0-2 waiting in
+// allreduce (hang timeout 30 s)".
 std::optional<proto::JobFailure> hangVerdict(
     const std::vector<std::pair<std::string, proto::RankProgress>>& ranks, double timeout);
 

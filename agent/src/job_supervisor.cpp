@@ -17,6 +17,7 @@
 #include "leftovers.h"
 #include "rank_process.h"
 #include "rank_watch.h"
+#include "ringmaster/job/rank_phase.h"
 
 namespace ringmaster::agent {
 namespace {
@@ -173,6 +174,13 @@ std::vector<proto::RankProgress> JobSupervisor::progress(const std::string& job_
     p.set_activity(activityOf(sample, rank.cpu_ticks,
                               std::chrono::duration<double>(now - rank.cpu_sampled).count()));
     p.set_slowest_step_seconds(rank.slowest_step);
+    if (!rank.phase_file.empty()) {
+      if (auto phase = job::readPhase(rank.phase_file); phase.isOk()) {
+        p.set_phase(job::phaseName(phase->phase));
+        p.set_phase_seconds(phase->seconds);
+        p.set_phase_step(static_cast<int64_t>(phase->step));
+      }
+    }
     rank.cpu_ticks = sample.cpu_ticks;
     rank.cpu_sampled = now;
     out.push_back(std::move(p));
@@ -331,6 +339,10 @@ Result<std::vector<int>> JobSupervisor::launch(const proto::JobLaunch& launch) {
     RankContext context;
     context.agent_dir = options_.state_dir;
     context.checkpoint_dir = checkpoint_dir;
+    if (launch.launcher() == proto::NATIVE) {
+      rank.phase_file = attempt_dir + "/rank-" + std::to_string(rank.rank) + ".phase";
+      context.phase_file = rank.phase_file;
+    }
     context.cuda_visible_devices = device.cuda_visible_devices;
     SpawnRequest request{argv, buildRankEnvironment(launch, assignment, context, options_.base_env),
                          workdir};

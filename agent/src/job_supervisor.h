@@ -94,6 +94,7 @@ class JobSupervisor {
     pid_t pid = -1;
     int output_fd = -1;
     int log_fd = -1;
+    std::string phase_file;  // kept by native workers (job/rank_phase.h)
     std::string pending_line;
     int64_t next_step = 0;            // per-rank counter for metric lines without "step"
     int64_t last_step = -1;           // newest step seen; progress is a step above it

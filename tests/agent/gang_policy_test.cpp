@@ -76,6 +76,42 @@ TEST(HangVerdict, ARankStillComputingIsNamedBeforeTheOneThatStoppedFirst) {
   EXPECT_NE(verdict->cause().find("computing at step 12"), std::string::npos);
 }
 
+proto::RankProgress inPhase(proto::RankProgress p, const std::string& phase, double seconds) {
+  p.set_phase(phase);
+  p.set_phase_seconds(seconds);
+  p.set_phase_step(p.step() + 1);
+  return p;
+}
+
+// Native workers say where they are: the one in compute is the culprit, whatever its CPU use, and
+// the others are named by the collective they wait in.
+TEST(HangVerdict, WithPhasesTheRankStuckInComputeIsNamedAndTheOthersByTheirCollective) {
+  std::vector<std::pair<std::string, proto::RankProgress>> ranks = {
+      {"gpu01", inPhase(rank(0, 811, 40, "waiting"), "allreduce", 39.6)},
+      {"gpu01", inPhase(rank(1, 811, 40, "waiting"), "allreduce", 39.7)},
+      {"gpu02", inPhase(rank(2, 811, 40, "waiting"), "allreduce", 39.5)},
+      {"gpu02", inPhase(rank(3, 811, 41, "waiting"), "compute", 40.2)}};
+  auto verdict = hangVerdict(ranks, 30);
+  ASSERT_TRUE(verdict);
+  EXPECT_EQ(verdict->rank(), 3);
+  EXPECT_EQ(verdict->cause(),
+            "rank 3 on gpu02 hung: stuck in compute at step 812 for 40 s; ranks 0-2 waiting in "
+            "allreduce (hang timeout 30 s)");
+}
+
+TEST(HangVerdict, AStoppedRankSaysWhichPhaseItWasStoppedIn) {
+  auto verdict = hangVerdict(
+      {{"a1", inPhase(rank(0, 88, 5, "waiting"), "allreduce", 5)},
+       {"a2", inPhase(rank(1, 88, 5, "stopped (SIGSTOP or a debugger)"), "allreduce", 5.2)},
+       {"a2", inPhase(rank(2, 88, 5, "waiting"), "checkpoint", 4.9)}},
+      3);
+  ASSERT_TRUE(verdict);
+  EXPECT_EQ(verdict->rank(), 1);
+  EXPECT_EQ(verdict->cause(),
+            "rank 1 on a2 hung: stopped (SIGSTOP or a debugger) in allreduce at step 89 for 5 s; "
+            "rank 0 waiting in allreduce; rank 2 in checkpoint (hang timeout 3 s)");
+}
+
 TEST(HangVerdict, NoVerdictBeforeTheTimeoutOrBeforeTheFirstStep) {
   EXPECT_FALSE(hangVerdict({{"a1", rank(0, 10, 29, "waiting")}}, 30));
   EXPECT_FALSE(hangVerdict({{"a1", rank(0, -1, 500, "computing")}}, 30));

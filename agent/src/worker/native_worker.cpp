@@ -14,6 +14,7 @@
 
 #include "gradient_sync.h"
 #include "ringmaster/comm/communicator.h"
+#include "ringmaster/job/rank_phase.h"
 #include "ringmaster/train/checkpoint.h"
 #include "ringmaster/train/gpu_model.h"
 #include "ringmaster/train/trainer.h"
@@ -206,16 +207,18 @@ Status resume(AnyTrainer& trainer, const WorkerOptions& options, comm::KeyValueS
 template <typename AnyTrainer>
 Status runRank(AnyTrainer& trainer, const train::NativeConfig& config, const WorkerOptions& options,
                comm::KeyValueStore* store, comm::Communicator* comm, GradientSync* sync,
-               std::FILE* out, std::FILE* log) {
+               job::PhaseBoard& phase, std::FILE* out, std::FILE* log) {
   if (!options.checkpoint_dir.empty()) RM_RETURN_IF_ERROR(resume(trainer, options, store, log));
   // Rank 0's parameters are everyone's starting point (they agree already when seeded alike).
   if (comm) {
+    phase.enter(job::RankPhase::kBroadcast, trainer.completedSteps() + 1);
     const std::span<float> params = startingParams(trainer);
     RM_RETURN_IF_ERROR(comm->broadcast(params.data(), params.size_bytes(), 0));
   }
 
   const uint64_t checkpoint_every = config.checkpoint.every_steps;
   while (!trainer.done()) {
+    phase.enter(job::RankPhase::kCompute, trainer.completedSteps() + 1);
     RM_ASSIGN_OR_RETURN(train::StepReport report, trainer.step());
     if (report.step % options.metrics_every == 0 || trainer.done()) {
       MetricLine(report.step)
@@ -228,6 +231,7 @@ Status runRank(AnyTrainer& trainer, const train::NativeConfig& config, const Wor
           .print(out);
     }
     if (trainer.evaluationDue(report)) {
+      phase.enter(job::RankPhase::kEvaluation);
       RM_ASSIGN_OR_RETURN(train::EvalReport eval, Result<train::EvalReport>(trainer.evaluate()));
       MetricLine line(report.step);
       line.add("eval_loss", eval.loss).add("epoch", static_cast<double>(report.epoch));
@@ -241,6 +245,7 @@ Status runRank(AnyTrainer& trainer, const train::NativeConfig& config, const Wor
     const bool checkpoint_due =
         (checkpoint_every > 0 && report.step % checkpoint_every == 0) || trainer.done();
     if (!options.checkpoint_dir.empty() && checkpoint_due) {
+      phase.enter(job::RankPhase::kCheckpoint);
       RM_ASSIGN_OR_RETURN(train::CheckpointState state,
                           Result<train::CheckpointState>(trainer.checkpointState()));
       RM_RETURN_IF_ERROR(
@@ -257,6 +262,7 @@ Status runRank(AnyTrainer& trainer, const train::NativeConfig& config, const Wor
                static_cast<unsigned long long>(trainer.completedSteps()),
                train::formatChecksum(checksum).c_str());
   // Peers may still be finishing their last collective (see NOTES.md on Gloo).
+  phase.enter(job::RankPhase::kBarrier);
   if (comm) RM_RETURN_IF_ERROR(comm->barrier());
   return Status::ok();
 }
@@ -286,6 +292,16 @@ Result<std::unique_ptr<comm::Communicator>> connect(const WorkerOptions& options
 
 Status runNativeWorker(const WorkerOptions& options, comm::KeyValueStore* store, std::FILE* out,
                        std::FILE* log) {
+  // The phase file is for the agent's hang verdicts: training goes on without it.
+  job::PhaseBoard phase;
+  if (!options.phase_file.empty()) {
+    auto opened = job::PhaseBoard::open(options.phase_file);
+    if (opened.isOk()) {
+      phase = std::move(*opened);
+    } else {
+      std::fprintf(log, "%s\n", opened.status().message().c_str());
+    }
+  }
   RM_ASSIGN_OR_RETURN(std::string yaml, readFile(options.config_path));
   RM_ASSIGN_OR_RETURN(train::NativeConfig config, train::parseNativeConfig(yaml));
   if (options.world_size > 1 && !store) {
@@ -314,7 +330,12 @@ Status runNativeWorker(const WorkerOptions& options, comm::KeyValueStore* store,
     trainer_options.on_layer_grad_ready = [&](size_t, float* grad, size_t count) {
       sync->onLayerReady(grad, count);
     };
-    trainer_options.reduce_gradients = [&](std::span<float> grads) { return sync->finish(grads); };
+    trainer_options.reduce_gradients = [&](std::span<float> grads) {
+      phase.enter(job::RankPhase::kAllreduce);
+      Status reduced = sync->finish(grads);
+      phase.enter(job::RankPhase::kCompute);
+      return reduced;
+    };
   }
   // Declared after the trainer, so destroyed before it on every way out: the sync thread may
   // still reduce a bucket of the trainer's gradients when a step fails.
@@ -328,11 +349,11 @@ Status runNativeWorker(const WorkerOptions& options, comm::KeyValueStore* store,
     RM_ASSIGN_OR_RETURN(std::unique_ptr<train::GpuTrainer> trainer,
                         train::GpuTrainer::create(config, placement.device, trainer_options));
     const StopSyncFirst stop_sync{sync.get()};
-    return runRank(*trainer, config, options, store, comm.get(), sync.get(), out, log);
+    return runRank(*trainer, config, options, store, comm.get(), sync.get(), phase, out, log);
   }
   RM_ASSIGN_OR_RETURN(train::Trainer trainer, train::Trainer::create(config, trainer_options));
   const StopSyncFirst stop_sync{sync.get()};
-  return runRank(trainer, config, options, store, comm.get(), sync.get(), out, log);
+  return runRank(trainer, config, options, store, comm.get(), sync.get(), phase, out, log);
 }
 
 }  // namespace ringmaster::agent

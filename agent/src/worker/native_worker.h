@@ -28,6 +28,7 @@ struct WorkerOptions {
   std::string checkpoint_dir;  // empty: no checkpoints
   std::string bind_address;    // this rank's address for Gloo (empty: the host name's)
   uint32_t metrics_every = 1;
+  std::string phase_file;  // RINGMASTER_PHASE_FILE (see job/rank_phase.h); empty: none
 };
 
 // `store` is the job's rendezvous store (may be null when world_size == 1). Metric lines go to
