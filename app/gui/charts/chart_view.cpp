@@ -134,6 +134,7 @@ void ChartView::drawForeground(QPainter* painter, const QRectF& rect) {
     painter->setBrush(hl);
     painter->drawRect(QRectF(a, p.top(), b - a, p.height()));
   }
+  drawMarkers(painter, p);
   if (!placeholder_.isEmpty()) {
     painter->setPen(palette().color(QPalette::PlaceholderText));
     QFont f = font();
@@ -144,6 +145,34 @@ void ChartView::drawForeground(QPainter* painter, const QRectF& rect) {
     drawReadout(painter, p);
   }
   painter->restore();
+}
+
+void ChartView::setMarkers(std::vector<Marker> markers) {
+  markers_ = std::move(markers);
+  viewport()->update();
+}
+
+void ChartView::drawMarkers(QPainter* painter, const QRectF& p) {
+  QFont small = font();
+  small.setPointSizeF(small.pointSizeF() * 0.85);
+  const QFontMetrics fm(small);
+  painter->setFont(small);
+  for (const Marker& m : markers_) {
+    if (m.px < p.left() || m.px > p.right()) continue;
+    QColor line = m.color;
+    line.setAlpha(200);
+    painter->setPen(QPen(line, 1.5));
+    painter->drawLine(QPointF(m.px, p.top()), QPointF(m.px, p.bottom()));
+    // The label on a tag at the top, to the right of the line (to its left near the edge).
+    const QString text = fm.elidedText(m.label, Qt::ElideRight, static_cast<int>(p.width() / 2));
+    QRectF tag(0, p.top() + 2, fm.horizontalAdvance(text) + 8, fm.height() + 2);
+    tag.moveLeft(m.px + tag.width() + 2 > p.right() ? m.px - tag.width() - 2 : m.px + 2);
+    painter->setPen(Qt::NoPen);
+    painter->setBrush(m.color);
+    painter->drawRoundedRect(tag, 2, 2);
+    painter->setPen(Qt::white);
+    painter->drawText(tag, Qt::AlignCenter, text);
+  }
 }
 
 void ChartView::drawReadout(QPainter* painter, const QRectF& p) {
@@ -164,6 +193,9 @@ void ChartView::drawReadout(QPainter* painter, const QRectF& p) {
   for (const auto& row : r.rows) {
     width = std::max(width, swatch + gap + fm.horizontalAdvance(row.text));
   }
+  // A long row (a failure's cause) is cut to the plot's width rather than past the chart's edge.
+  width = std::min(width, std::max(40, static_cast<int>(p.width()) - 2 * pad - 4));
+  const int text_width = width - swatch - gap;
   const int rows_fit = std::max(0, static_cast<int>((p.height() - 2 * pad) / lh) - 1);
   const int rows = std::min(static_cast<int>(r.rows.size()), rows_fit);
   QRectF box(0, 0, width + 2 * pad, (rows + 1) * lh + 2 * pad);
@@ -194,8 +226,9 @@ void ChartView::drawReadout(QPainter* painter, const QRectF& p) {
                         row.color);
     }
     painter->setPen(palette().color(QPalette::ToolTipText));
-    painter->drawText(QRectF(box.left() + pad + swatch + gap, y, width, lh),
-                      Qt::AlignVCenter | Qt::AlignLeft, row.text);
+    painter->drawText(QRectF(box.left() + pad + swatch + gap, y, text_width, lh),
+                      Qt::AlignVCenter | Qt::AlignLeft,
+                      fm.elidedText(row.text, Qt::ElideRight, text_width));
   }
 }
 

@@ -19,6 +19,11 @@ class ChartView : public QChartView {
     QColor color;  // invalid: a row without a swatch ("… 20 more")
     QString text;
   };
+  struct Marker {
+    double px = 0;  // scene x of the line
+    QString label;
+    QColor color;
+  };
   struct Readout {
     QString header;
     std::vector<ReadoutRow> rows;
@@ -38,6 +43,8 @@ class ChartView : public QChartView {
   void setCallbacks(Callbacks callbacks);
   // Drawn in the middle of the plot when not empty ("Waiting for data…").
   void setPlaceholder(const QString& text);
+  // Vertical lines across the plot with their labels at the top (failures).
+  void setMarkers(std::vector<Marker> markers);
 
  protected:
   void mousePressEvent(QMouseEvent* event) override;
@@ -53,9 +60,11 @@ class ChartView : public QChartView {
   enum class Drag { kNone, kZoom, kPan, kRightPending };
   QRectF plot() const;
   void drawReadout(QPainter* painter, const QRectF& plot);
+  void drawMarkers(QPainter* painter, const QRectF& plot);
 
   Callbacks callbacks_;
   QString placeholder_;
+  std::vector<Marker> markers_;
   Drag drag_ = Drag::kNone;
   QPointF press_pos_, last_pos_;
   std::optional<QPointF> hover_;

@@ -208,6 +208,12 @@ MetricChart::MetricChart(const QString& title, QWidget* parent) : QWidget(parent
     const double x = pixelToX(px);
     r.header = formatX(x);
     const double tolerance = 3 * (x1_ - x0_) / std::max(1, plotColumns());
+    for (const ChartMarker& marker : markers_) {
+      const std::optional<double> at = markerX(marker);
+      if (at && std::abs(*at - x) <= tolerance) {
+        r.rows.push_back({marker.color, marker.detail.isEmpty() ? marker.label : marker.detail});
+      }
+    }
     struct Row {
       int line;
       double value;
@@ -432,6 +438,7 @@ void MetricChart::refresh() {
     if (chart_->layout()) chart_->layout()->activate();
     if (std::abs(plotColumns() - columns) <= 1) break;
   }
+  placeMarkers();
   reset_button_->setVisible(zoomed_);
   if (zoomed_) {
     const QRectF plot = chart_->plotArea();
@@ -496,6 +503,38 @@ void MetricChart::applyYRange(double lo, double hi, bool has_values) {
   const int rows = std::max(2, static_cast<int>(chart_->plotArea().height()) / kYTickSpacingPx);
   const double interval = niceTickInterval(hi - lo, rows);
   setValueAxis(y_axis_, lo, hi, interval, std::max(std::abs(lo), std::abs(hi)));
+}
+
+void MetricChart::setMarkers(std::vector<ChartMarker> markers) {
+  markers_ = std::move(markers);
+  placeMarkers();
+}
+
+std::optional<double> MetricChart::markerX(const ChartMarker& marker) const {
+  if (axis_ == metrics::Axis::kTime) return marker.time;
+  if (std::isfinite(marker.step)) return marker.step;
+  // The newest step any line had reached at the marker's time; the first step when none had.
+  std::optional<double> reached, first;
+  for (const ChartLine& line : lines_) {
+    if (!line.series || line.series->empty()) continue;
+    const metrics::Series& s = *line.series;
+    first = std::min(first.value_or(s.sortedX(0, axis_)), s.sortedX(0, axis_));
+    const size_t after = s.upperBound(metrics::Axis::kTime, marker.time);
+    if (after > 0) reached = std::max(reached.value_or(0), s.sortedX(after - 1, axis_));
+  }
+  return reached ? reached : first;
+}
+
+void MetricChart::placeMarkers() {
+  const QRectF plot = chart_->plotArea();
+  std::vector<ChartView::Marker> placed;
+  for (const ChartMarker& marker : markers_) {
+    const std::optional<double> x = markerX(marker);
+    if (!x || x1_ <= x0_) continue;
+    placed.push_back(
+        {plot.left() + (*x - x0_) / (x1_ - x0_) * plot.width(), marker.label, marker.color});
+  }
+  view_->setMarkers(std::move(placed));
 }
 
 double MetricChart::pixelToX(double px) const {

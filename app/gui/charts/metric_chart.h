@@ -10,6 +10,8 @@
 #include <QColor>
 #include <QString>
 #include <QWidget>
+#include <limits>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -34,6 +36,17 @@ struct ChartLine {
   bool visible = true;
 };
 
+// A moment marked across the chart: an attempt's failure.
+struct ChartMarker {
+  double time = 0;  // unix seconds
+  // Where it stands on the step axis, the same on every chart of a job; NaN: the newest step this
+  // chart's lines had reached at `time`.
+  double step = std::numeric_limits<double>::quiet_NaN();
+  QString label;   // short, drawn at the top of the line: "attempt 1 failed"
+  QString detail;  // in the hover readout: the cause
+  QColor color;
+};
+
 class MetricChart : public QWidget {
   Q_OBJECT
  public:
@@ -52,6 +65,7 @@ class MetricChart : public QWidget {
   void setXAxis(metrics::Axis axis);
   void setSmoothing(double weight);  // EMA weight 0 (off) .. 0.99; raw stays drawn faint behind
   void setYLabel(const QString& label);
+  void setMarkers(std::vector<ChartMarker> markers);  // replaces them; drawn on the next refresh
   void refresh();  // after appends: re-decimate and redraw; O(width log n)
   // refresh() on a later turn of the event loop; the charts waiting are drawn one per turn.
   void refreshSoon();
@@ -64,6 +78,9 @@ class MetricChart : public QWidget {
 
   // Additions beyond the contract.
   const std::vector<ChartLine>& lines() const { return lines_; }
+  const std::vector<ChartMarker>& markers() const { return markers_; }
+  // Where `marker` stands on the current x axis; nullopt while no line has data.
+  std::optional<double> markerX(const ChartMarker& marker) const;
   metrics::Axis xAxis() const { return axis_; }
   double smoothing() const { return smoothing_; }
   bool isZoomed() const { return zoomed_; }
@@ -96,6 +113,7 @@ class MetricChart : public QWidget {
   void applyYRange(double lo, double hi, bool has_values);
   void applyXAxisRange(int columns);
   double pixelToX(double px) const;
+  void placeMarkers();  // the markers' pixel places for the current range
   void userZoom(double x0, double x1);
   void userReset();
   void showContextMenu(QPoint global_pos);
@@ -107,6 +125,7 @@ class MetricChart : public QWidget {
   std::vector<ChartLine> lines_;
   std::vector<QtLine> qt_lines_;
   std::vector<LineView> views_;
+  std::vector<ChartMarker> markers_;
   metrics::Axis axis_ = metrics::Axis::kStep;
   double smoothing_ = 0;
   bool zoomed_ = false;

@@ -20,6 +20,7 @@
 #include <QVBoxLayout>
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 
 #include "charts/metric_chart.h"
 #include "charts/palette.h"
@@ -317,6 +318,7 @@ MetricChart* DashboardView::addChart(const QString& title, bool health) {
   chart->setMinimumHeight(230);
   chart->setXAxis(health ? metrics::Axis::kTime : axis_);
   chart->setSmoothing(health ? 0 : smoothing_);
+  chart->setMarkers(markers_);
   charts_[title] = chart;
   connect(chart, &MetricChart::xRangeChanged, this,
           [this, chart](double x0, double x1) { linkRange(chart, x0, x1); });
@@ -519,6 +521,7 @@ void DashboardView::updateViews(bool all_charts) {
     log_pane_->showRank(job_->ranks().begin()->first);
   }
   updateEvents();
+  updateMarkers();  // a marker's step can move while late metrics arrive
   updateHeader();
   const std::string state = job_->state();
   if (state != last_state_) {
@@ -548,6 +551,31 @@ void DashboardView::updateEvents() {
   events_shown_ = events.size();
   events_->resizeColumnToContents(0);
   events_->resizeColumnToContents(1);
+}
+
+void DashboardView::updateMarkers() {
+  // Every failed attempt, on every chart, where it happened: what changed the curves is in view.
+  std::vector<ChartMarker> markers;
+  for (const JobEvent& e : job_->events()) {
+    if (e.kind != "job_failure") continue;
+    ChartMarker marker;
+    marker.time = e.time;
+    marker.step = job_->stepAt(e.time).value_or(marker.step);
+    marker.label = e.problem ? tr("attempt %1 failed").arg(e.attempt) : tr("restart requested");
+    marker.detail = QString::fromStdString(e.detail);
+    marker.color = e.problem ? stateColor("failed") : stateColor("restarting");
+    markers.push_back(std::move(marker));
+  }
+  const bool same =
+      markers.size() == markers_.size() &&
+      std::equal(markers.begin(), markers.end(), markers_.begin(),
+                 [](const auto& a, const auto& b) {
+                   return a.time == b.time && a.detail == b.detail &&
+                          (a.step == b.step || (std::isnan(a.step) && std::isnan(b.step)));
+                 });
+  if (same) return;
+  markers_ = std::move(markers);
+  for (const auto& [title, chart] : charts_) chart->setMarkers(markers_);
 }
 
 QString DashboardView::headline() const { return title_->text() + " — " + summary_->text(); }

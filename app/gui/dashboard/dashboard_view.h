@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "bridge/session_bridge.h"
+#include "charts/metric_chart.h"
 #include "dashboard/job_data.h"
 
 class QCheckBox;
@@ -33,7 +34,6 @@ class QTreeWidget;
 namespace ringmaster::gui {
 
 class LogPane;
-class MetricChart;
 class RankTableModel;
 class StragglerHeatmap;
 
@@ -78,6 +78,7 @@ class DashboardView : public QWidget {
   bool updateLines(bool all);  // true when every chart has its current lines
   void updateHeader();
   void updateEvents();
+  void updateMarkers();
   void updateRankList();
   void setAxis(metrics::Axis axis);
   void linkRange(MetricChart* source, double x0, double x1);
@@ -123,6 +124,7 @@ class DashboardView : public QWidget {
   QTableView* rank_table_;
   QTreeWidget* events_;
   size_t events_shown_ = 0;
+  std::vector<ChartMarker> markers_;  // the job's failures, on every chart
   LogPane* log_pane_;
   QTimer* redraw_timer_;
   QTimer* clock_timer_;

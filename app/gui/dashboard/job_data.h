@@ -94,6 +94,8 @@ class JobData {
   const std::vector<std::string>& metricNames() const { return metric_names_; }
   // rank (or kJobTotal) -> series of that metric; nullptr when the job never reported it.
   const std::map<int, metrics::Series>* metric(const std::string& name) const;
+  // The newest step any rank had reported by `time` (unix seconds); nullopt when none had.
+  std::optional<double> stepAt(double time) const;
 
   // Health series of the job's hosts: agent -> ("cpu %", "memory %", "net rx MB/s",
   // "net tx MB/s", "gpu0 util %", "gpu0 memory %", "gpu0 °C", "gpu0 W", ...) -> series (x: time).

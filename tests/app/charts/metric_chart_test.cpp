@@ -15,6 +15,7 @@
 #include <QWheelEvent>
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <memory>
 #include <random>
 
@@ -330,6 +331,50 @@ TEST_F(MetricChartTest, TimeAxisUsesWallClockSeconds) {
   }
   QApplication::processEvents();
   chart->grab().save(screenshotPath("metric_chart_time.png"));
+}
+
+// A failure at step 47, the job resumed from its step-40 checkpoint: the marker stands at the step
+// the lines had reached when it failed, on the time axis at its time, and is drawn across the plot.
+TEST_F(MetricChartTest, AFailureMarkerStandsWhereTheLinesWereWhenItHappened) {
+  const double t0 = 1.7e9;
+  Series s;
+  for (int step = 0; step <= 47; ++step) s.append(step, t0 + step, 2.0 - step * 0.01);
+  for (int step = 40; step <= 100; ++step) s.append(step, t0 + 50 + step, 2.0 - step * 0.01);
+  auto chart = makeChart("loss", 800, 400);
+  chart->setLines({{"rank 0", QColor(Qt::cyan), &s}});
+  auto failedAt = [](double time, double step = std::numeric_limits<double>::quiet_NaN()) {
+    return ChartMarker{time, step, "attempt 1 failed", "rank 2 on a2 was killed by signal 9",
+                       QColor(0xff, 0x30, 0x30)};
+  };
+  chart->setMarkers({failedAt(t0 + 47.5)});
+  ASSERT_EQ(chart->markers().size(), 1u);
+  EXPECT_EQ(chart->markerX(chart->markers()[0]), 47.0);
+  chart->setMarkers({failedAt(t0 - 10)});
+  EXPECT_EQ(chart->markerX(chart->markers()[0]), 0.0);  // before the first step: at the start
+  chart->setMarkers({failedAt(t0 + 47.5, 45)});         // the job's step, given by the dashboard
+  EXPECT_EQ(chart->markerX(chart->markers()[0]), 45.0);
+
+  chart->setMarkers({failedAt(t0 + 47.5)});
+  chart->refresh();
+  QApplication::processEvents();
+  const QRectF plot = plotArea(chart.get());
+  const auto [x0, x1] = chart->xRange();
+  const int px = static_cast<int>(std::lround(plot.left() + (47 - x0) / (x1 - x0) * plot.width()));
+  const QImage image = chart->grab().toImage();
+  const qreal dpr = image.devicePixelRatio();
+  bool found = false;  // the marker's red in the plot's lower half, within a pixel of its place
+  for (int dx = -1; dx <= 1 && !found; ++dx) {
+    const QColor c = image.pixelColor(
+        QPoint(px + dx, static_cast<int>(plot.bottom() - plot.height() / 4)) * dpr);
+    found = c.red() > 150 && c.green() < 110 && c.blue() < 110;
+  }
+  EXPECT_TRUE(found) << "no marker line at x=" << px;
+  image.save(screenshotPath("metric_chart_failure_marker.png"));
+
+  chart->setXAxis(Axis::kTime);
+  EXPECT_EQ(chart->markerX(chart->markers()[0]), t0 + 47.5);
+  chart->setMarkers({});
+  EXPECT_TRUE(chart->markers().empty());
 }
 
 TEST_F(MetricChartTest, EmptyChartSaysItIsWaiting) {

@@ -137,6 +137,12 @@ TEST(JobData, FollowsAttemptsNamesTheRootCauseAndEndsOnTheLeadersWord) {
   EXPECT_EQ(problem->kind, "job_failure");
   EXPECT_EQ(problem->agent, "b");
   EXPECT_NE(problem->detail.find("attempt 1 failed: agent b lost"), std::string::npos);
+  // Where the failure goes on the charts' step axis: the newest step reported by its time.
+  EXPECT_EQ(job.stepAt(problem->time), 5.0);
+  job.ingest("a", metric(9, 1, 9, 0.01, 0.001));  // step 9 at t = 100.09
+  EXPECT_EQ(job.stepAt(100.07), 5.0);
+  EXPECT_EQ(job.stepAt(problem->time), 9.0);
+  EXPECT_FALSE(job.stepAt(99));
 
   proto::JournalRecord second = accepted(2, 0, 2);
   second.set_attempt(2);
