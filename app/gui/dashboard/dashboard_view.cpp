@@ -364,30 +364,43 @@ bool DashboardView::rebuildCharts(bool all) {
 }
 
 void DashboardView::updateRankList() {
-  // One checkable entry per rank (and the job total), in the colour its lines have.
-  auto has = [this](int key) {
+  // One checkable entry per line owner (the job total, each rank), in the colour of its lines.
+  // After an elastic restart a rank number may sit on another host, or be gone: the entries say so.
+  auto itemOf = [this](int key) -> QListWidgetItem* {
     for (int i = 0; i < rank_list_->count(); ++i) {
-      if (rank_list_->item(i)->data(Qt::UserRole).toInt() == key) return true;
+      if (rank_list_->item(i)->data(Qt::UserRole).toInt() == key) return rank_list_->item(i);
     }
-    return false;
+    return nullptr;
+  };
+  auto show = [&](int key, const QString& text) {
+    if (QListWidgetItem* item = itemOf(key)) {
+      if (item->text() != text) item->setText(text);
+      return;
+    }
+    auto* item = new QListWidgetItem(text);
+    item->setData(Qt::UserRole, key);
+    item->setCheckState(Qt::Checked);
+    item->setForeground(key == kJobTotal ? QColor(Qt::white) : seriesColor(key));
+    int row = 0;  // in key order: the job total (-1) first, then the ranks
+    while (row < rank_list_->count() && rank_list_->item(row)->data(Qt::UserRole).toInt() < key) {
+      ++row;
+    }
+    rank_list_->insertItem(row, item);
   };
   QSignalBlocker block(rank_list_);
-  const auto* sps = job_->metric("samples_per_sec");
-  if (sps && sps->count(kJobTotal) && !has(kJobTotal)) {
-    auto* item = new QListWidgetItem("job total");
-    item->setData(Qt::UserRole, kJobTotal);
-    item->setCheckState(Qt::Checked);
-    item->setForeground(QColor(Qt::white));
-    rank_list_->insertItem(0, item);
+  std::set<int> with_lines;
+  for (const auto& name : job_->metricNames()) {
+    for (const auto& [key, series] : *job_->metric(name)) with_lines.insert(key);
+  }
+  for (int key : with_lines) {
+    if (key == kJobTotal) {
+      show(key, tr("job total"));
+    } else if (!job_->ranks().count(key)) {
+      show(key, tr("rank %1 · earlier").arg(key));
+    }
   }
   for (const auto& [rank, info] : job_->ranks()) {
-    if (has(rank)) continue;
-    auto* item = new QListWidgetItem(
-        QString("rank %1  %2").arg(rank).arg(QString::fromStdString(info.agent)));
-    item->setData(Qt::UserRole, rank);
-    item->setCheckState(Qt::Checked);
-    item->setForeground(seriesColor(rank));
-    rank_list_->addItem(item);
+    show(rank, QString("rank %1  %2").arg(rank).arg(QString::fromStdString(info.agent)));
   }
 }
 

@@ -177,6 +177,8 @@ void JobData::ingestSnapshot(const client::JobSnapshot& s) {
             [](const JobEvent& a, const JobEvent& b) { return a.time < b.time; });
   for (const auto& row : s.metrics) {
     addPoint(row.name, row.rank, static_cast<double>(row.step), row.time, row.value);
+    // An earlier attempt's ranks may be gone or numbered otherwise now: lines, not rank rows.
+    if (row.attempt < attempt_) continue;
     RankInfo& info = ranks_[row.rank];
     info.rank = row.rank;
     info.step = std::max(info.step, row.step);

@@ -230,5 +230,43 @@ TEST(JobData, ASnapshotAndTheLiveRecordsItOverlapsAreStoredOnce) {
   EXPECT_EQ(job.state(), "running");
 }
 
+// Opened after an elastic restart (4 ranks on a1 and a2, then 2 on a2): the rank rows are the
+// newest attempt's, the lines of ranks 2 and 3 stay on the charts.
+TEST(JobData, ASnapshotAfterAnElasticRestartHasTheNewestAttemptsRanksAndEveryLine) {
+  JobData job(kJob);
+  client::JobSnapshot snapshot;
+  snapshot.job.job_id = kJob;
+  snapshot.job.world_size = 2;
+  snapshot.job.attempt = 2;
+  snapshot.job.state = "running";
+  for (int rank = 0; rank < 2; ++rank) {
+    store::RankRow row;
+    row.job_id = kJob;
+    row.attempt = 2;
+    row.rank = rank;
+    row.agent = "a2";
+    row.state = "running";
+    snapshot.ranks.push_back(row);
+  }
+  auto addMetric = [&](uint32_t attempt, int rank, int64_t step) {
+    store::MetricRow row;
+    row.job_id = kJob;
+    row.attempt = attempt;
+    row.rank = rank;
+    row.step = step;
+    row.name = "loss";
+    row.value = 1;
+    row.time = 100 + static_cast<double>(step);
+    snapshot.metrics.push_back(row);
+  };
+  for (int rank = 0; rank < 4; ++rank) addMetric(1, rank, 5);
+  for (int rank = 0; rank < 2; ++rank) addMetric(2, rank, 8);
+  job.ingestSnapshot(snapshot);
+  EXPECT_EQ(job.ranks().size(), 2u);
+  EXPECT_EQ(job.ranks().at(1).agent, "a2");
+  EXPECT_EQ(job.ranks().at(1).step, 8);
+  EXPECT_EQ(job.metric("loss")->size(), 4u);
+}
+
 }  // namespace
 }  // namespace ringmaster::gui
