@@ -60,6 +60,20 @@ int64_t sqliteCount(const std::string& db, const std::string& sql) {
   return value;
 }
 
+std::string sqliteText(const std::string& db, const std::string& sql) {
+  sqlite3* handle = nullptr;
+  sqlite3_open_v2(db.c_str(), &handle, SQLITE_OPEN_READONLY, nullptr);
+  sqlite3_stmt* stmt = nullptr;
+  std::string value;
+  if (sqlite3_prepare_v2(handle, sql.c_str(), -1, &stmt, nullptr) == SQLITE_OK &&
+      sqlite3_step(stmt) == SQLITE_ROW && sqlite3_column_text(stmt, 0)) {
+    value = reinterpret_cast<const char*>(sqlite3_column_text(stmt, 0));
+  }
+  sqlite3_finalize(stmt);
+  sqlite3_close(handle);
+  return value;
+}
+
 class CommandJobTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -456,5 +470,49 @@ TEST_F(CommandJobTest, AJobTooLargeToJournalIsRefusedAtSubmission) {
   for (const auto& agent : agents) EXPECT_EQ(agent["slots_free"], agent["slots"]) << agent;
 }
 
+// kill -9 of the client while it stores a large journal, again and again: the history stays
+// intact, and the next sync completes it with every metric exactly once.
+TEST_F(CommandJobTest, AClientKilledMidIngestLeavesAnIntactHistoryThatSyncCompletesOnce) {
+  constexpr int kLinesPerRank = 30000;
+  constexpr int64_t kMetrics = 4 * kLinesPerRank;
+  const std::string spec = cluster_.writeSpec(
+      "flood.yaml",
+      "name: flood\nlauncher: command\n"
+      "command: [/bin/sh, -c, 'i=0; while [ $i -lt " +
+          std::to_string(kLinesPerRank) +
+          " ]; do echo \"{\\\"step\\\": $i, \\\"loss\\\": 0.$i}\"; i=$((i+1)); done']\n"
+          "placement: [{agent: a1, ranks: 2}, {agent: a2, ranks: 2}]\n");
+  auto submitted = cluster_.ctl({"submit", spec});
+  ASSERT_EQ(submitted.exit_code, 0) << submitted.err;
+  const std::string job = submitted.firstLine();
+  ASSERT_TRUE(waitUntil(
+      [&] {
+        return processesOf(cluster_.agent("a1").stateDir(), job) == 0 &&
+               processesOf(cluster_.agent("a2").stateDir(), job) == 0;
+      },
+      std::chrono::seconds(120)));
+
+  const std::string db = cluster_.dbPath();
+  int kills_mid_ingest = 0;
+  for (int ms = 25; ms <= 3200 && kills_mid_ingest < 2; ms *= 2) {
+    auto killed = cluster_.ctl({"sync"}, ms);
+    if (!killed.timed_out) break;  // it finished: nothing left to interrupt
+    ASSERT_EQ(sqliteText(db, "PRAGMA integrity_check"), "ok") << "after a kill at " << ms << " ms";
+    const int64_t stored = sqliteCount(db, "SELECT COUNT(*) FROM metrics");
+    if (stored > 0 && stored < kMetrics) ++kills_mid_ingest;
+  }
+  EXPECT_GT(kills_mid_ingest, 0) << "no kill landed while the history was partly stored";
+
+  auto synced = cluster_.ctl({"sync"}, 120000);
+  ASSERT_EQ(synced.exit_code, 0) << synced.err;
+  EXPECT_EQ(sqliteText(db, "PRAGMA integrity_check"), "ok");
+  EXPECT_EQ(sqliteCount(db, "SELECT COUNT(*) FROM metrics"), kMetrics);
+  EXPECT_EQ(sqliteCount(db,
+                        "SELECT COUNT(*) FROM (SELECT DISTINCT s.rank, m.step FROM metrics m "
+                        "JOIN series s ON s.id = m.series_id)"),
+            kMetrics);
+  auto status = json::parse(cluster_.ctl({"status", job, "--json"}).out);
+  EXPECT_EQ(status["state"], "succeeded");
+}
 }  // namespace
 }  // namespace ringmaster::testing
