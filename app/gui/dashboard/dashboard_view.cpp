@@ -216,9 +216,7 @@ DashboardView::DashboardView(SessionBridge* bridge, const QString& job_id, bool 
   });
   connect(rank_list_, &QListWidget::itemChanged, this, [this] { updateLines(/*all=*/true); });
   connect(problem_, &QPushButton::clicked, this, [this] {
-    if (auto problem = job_->firstProblem(); problem && problem->rank >= 0) {
-      showRankLog(problem->rank);
-    }
+    if (auto problem = job_->firstProblem()) showEventLog(*problem);
   });
   connect(stop_, &QPushButton::clicked, this, &DashboardView::confirmStop);
   rank_table_->setContextMenuPolicy(Qt::CustomContextMenu);
@@ -233,8 +231,8 @@ DashboardView::DashboardView(SessionBridge* bridge, const QString& job_id, bool 
   connect(rank_table_, &QTableView::doubleClicked, this,
           [this](const QModelIndex& index) { showRankLog(rank_model_->rankAt(index.row())); });
   connect(events_, &QTreeWidget::itemActivated, this, [this](QTreeWidgetItem* item) {
-    const int rank = item->data(0, Qt::UserRole).toInt();
-    if (rank >= 0) showRankLog(rank);
+    const size_t index = item->data(0, Qt::UserRole).toULongLong();
+    if (index < job_->events().size()) showEventLog(job_->events()[index]);
   });
   connect(bridge_, &SessionBridge::jobLoaded, this, &DashboardView::onJobLoaded);
 
@@ -555,7 +553,7 @@ void DashboardView::updateEvents() {
         {QDateTime::fromMSecsSinceEpoch(static_cast<qint64>(e.time * 1000))
              .toString("HH:mm:ss.zzz"),
          QString::fromStdString(e.kind).replace('_', ' '), QString::fromStdString(e.detail)});
-    item->setData(0, Qt::UserRole, e.rank);
+    item->setData(0, Qt::UserRole, static_cast<qulonglong>(i));
     if (e.problem) {
       for (int c = 0; c < 3; ++c) item->setForeground(c, stateColor("failed"));
     }
@@ -702,6 +700,17 @@ void DashboardView::showRankLog(int rank) {
   if (rank < 0) return;
   tabs_->setCurrentWidget(log_pane_);
   log_pane_->showRank(rank);
+}
+
+void DashboardView::showEventLog(const JobEvent& event) {
+  if (event.rank < 0) return;
+  // An earlier attempt's rank may be gone, or another process on another host now.
+  if (event.attempt > 0 && event.attempt < job_->attempt() && !event.agent.empty()) {
+    tabs_->setCurrentWidget(log_pane_);
+    log_pane_->showAttempt(event.rank, QString::fromStdString(event.agent), event.attempt);
+    return;
+  }
+  showRankLog(event.rank);
 }
 
 void DashboardView::fillRestartMenu() {

@@ -83,6 +83,7 @@ class DashboardView : public QWidget {
   void setAxis(metrics::Axis axis);
   void linkRange(MetricChart* source, double x0, double x1);
   void showRankLog(int rank);
+  void showEventLog(const JobEvent& event);  // its rank's log of its attempt
   void confirmStop();
   // Restart from the newest checkpoint, without `exclude_agent` when not empty; asks first.
   void confirmRestart(const QString& exclude_agent, const QString& reason);

@@ -165,10 +165,13 @@ void JobData::ingestSnapshot(const client::JobSnapshot& s) {
     if (row.kind == "rank_started" || row.kind == "rank_exited") {
       event.rank = std::atoi(row.detail.c_str() + 5);  // "rank N ..."
     }
-    // "attempt N failed: rank R on AGENT ..."
+    // "attempt N failed: rank R on AGENT ...": the culprit, not the leader that journaled it.
     if (const size_t at = row.detail.find("failed: rank ");
         row.kind == "job_failure" && at != std::string::npos) {
       event.rank = std::atoi(row.detail.c_str() + at + 13);
+      if (const size_t on = row.detail.find(" on ", at); on != std::string::npos) {
+        event.agent = row.detail.substr(on + 4, row.detail.find(' ', on + 4) - (on + 4));
+      }
     }
     if (row.kind == "job_outcome") outcome_ = s.job.state;
     addEvent(eventKey(row.source, row.seq, row.attempt), std::move(event));

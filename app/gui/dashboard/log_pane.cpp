@@ -10,6 +10,7 @@
 #include <QPushButton>
 #include <QRegularExpression>
 #include <QScrollBar>
+#include <QSignalBlocker>
 #include <QTimer>
 #include <QVBoxLayout>
 
@@ -65,12 +66,8 @@ LogPane::LogPane(SessionBridge* bridge, const QString& job_id, QWidget* parent)
   connect(rank_box_, &QComboBox::currentIndexChanged, this, [this](int index) {
     if (index < 0) return;
     const int rank = rank_box_->itemData(index).toInt();
-    if (rank == cursor_.rank()) return;
-    cursor_ = client::LogCursor(agents_[rank].toStdString(), rank);
-    drop_partial_line_ = false;
-    text_->clear();
-    status_->clear();
-    poll();
+    if (rank == cursor_.rank() && attempt_ == 0) return;
+    startReading(rank, agents_[rank], 0);
   });
   connect(search_, &QLineEdit::returnPressed, this, &LogPane::findNext);
   connect(first_error, &QPushButton::clicked, this, [this] {
@@ -98,6 +95,21 @@ void LogPane::showRank(int rank) {
   if (at >= 0) rank_box_->setCurrentIndex(at);
 }
 
+void LogPane::showAttempt(int rank, const QString& agent, uint32_t attempt) {
+  const QSignalBlocker block(rank_box_);  // the box lists the newest attempt's ranks
+  rank_box_->setCurrentIndex(rank_box_->findData(rank));
+  startReading(rank, agent, attempt);
+}
+
+void LogPane::startReading(int rank, const QString& agent, uint32_t attempt) {
+  cursor_ = client::LogCursor(agent.toStdString(), rank);
+  attempt_ = attempt;
+  drop_partial_line_ = false;
+  text_->clear();
+  status_->clear();
+  poll();
+}
+
 int LogPane::currentRank() const { return cursor_.rank(); }
 QString LogPane::text() const { return text_->toPlainText(); }
 
@@ -108,7 +120,7 @@ void LogPane::poll() {
   // Not following: read what is there once, then stop.
   if (!follow_->isChecked() && cursor_.caughtUp()) return;
   cursor_.sent(bridge_->readLog(QString::fromStdString(cursor_.agent()), job_id_, cursor_.rank(),
-                                cursor_.offset(), 0, kChunkBytes));
+                                cursor_.offset(), attempt_, kChunkBytes));
 }
 
 void LogPane::onChunk(uint64_t token, const QString& job_id, int rank,
@@ -149,7 +161,13 @@ void LogPane::onChunk(uint64_t token, const QString& job_id, int rank,
     cursor.insertText(QString::fromUtf8(data.data(), static_cast<int>(data.size())));
     if (at_end && follow_->isChecked()) bar->setValue(bar->maximum());
   }
-  status_->setText(QString("%1 KB").arg((cursor_.offset() + 1023) / 1024));
+  QString where = QString("%1 KB").arg((cursor_.offset() + 1023) / 1024);
+  if (attempt_ > 0) {
+    where =
+        QString("attempt %1 on %2, ").arg(attempt_).arg(QString::fromStdString(cursor_.agent())) +
+        where;
+  }
+  status_->setText(where);
   if (cursor_.complete()) {
     status_->setText(status_->text() + ", rank exited");
   } else if (!cursor_.caughtUp()) {

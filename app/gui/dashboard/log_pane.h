@@ -24,7 +24,9 @@ class LogPane : public QWidget {
  public:
   LogPane(SessionBridge* bridge, const QString& job_id, QWidget* parent = nullptr);
   void setRanks(const std::map<int, RankInfo>& ranks);  // keeps the selected rank
-  void showRank(int rank);
+  void showRank(int rank);                              // the newest attempt's log of `rank`
+  // The log an earlier attempt's rank left on `agent` (a failure's culprit after a restart).
+  void showAttempt(int rank, const QString& agent, uint32_t attempt);
   int currentRank() const;
   // Scrolls to the first line that looks like an error; false when there is none (yet).
   bool jumpToFirstError();
@@ -35,11 +37,13 @@ class LogPane : public QWidget {
   void onChunk(uint64_t token, const QString& job_id, int rank,
                const Result<proto::LogChunk>& chunk);
   void findNext();
+  void startReading(int rank, const QString& agent, uint32_t attempt);
 
   SessionBridge* bridge_;
   QString job_id_;
   std::map<int, QString> agents_;   // rank -> agent
   client::LogCursor cursor_;        // the shown rank's place in its log
+  uint32_t attempt_ = 0;            // of the shown log; 0: the newest
   bool drop_partial_line_ = false;  // after skipping to the tail of a long log
   QComboBox* rank_box_;
   QCheckBox* follow_;

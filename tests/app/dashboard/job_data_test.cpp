@@ -261,7 +261,21 @@ TEST(JobData, ASnapshotAfterAnElasticRestartHasTheNewestAttemptsRanksAndEveryLin
   };
   for (int rank = 0; rank < 4; ++rank) addMetric(1, rank, 5);
   for (int rank = 0; rank < 2; ++rank) addMetric(2, rank, 8);
+  store::EventRow failure;  // journaled by the leader, a1; the culprit is on a2
+  failure.job_id = kJob;
+  failure.attempt = 1;
+  failure.source = "agent:a1";
+  failure.agent = "a1";
+  failure.kind = "job_failure";
+  failure.time = 105.5;
+  failure.detail = "attempt 1 failed: rank 3 on a2 was killed by signal 9 (SIGKILL) at step 5";
+  snapshot.events.push_back(failure);
   job.ingestSnapshot(snapshot);
+  auto problem = job.firstProblem();
+  ASSERT_TRUE(problem);
+  EXPECT_EQ(problem->rank, 3);
+  EXPECT_EQ(problem->agent, "a2");
+  EXPECT_EQ(problem->attempt, 1u);
   EXPECT_EQ(job.ranks().size(), 2u);
   EXPECT_EQ(job.ranks().at(1).agent, "a2");
   EXPECT_EQ(job.ranks().at(1).step, 8);
