@@ -519,8 +519,7 @@ std::optional<double> MetricChart::markerX(const ChartMarker& marker) const {
     if (!line.series || line.series->empty()) continue;
     const metrics::Series& s = *line.series;
     first = std::min(first.value_or(s.sortedX(0, axis_)), s.sortedX(0, axis_));
-    const size_t after = s.upperBound(metrics::Axis::kTime, marker.time);
-    if (after > 0) reached = std::max(reached.value_or(0), s.sortedX(after - 1, axis_));
+    if (auto step = s.stepAt(marker.time)) reached = std::max(reached.value_or(*step), *step);
   }
   return reached ? reached : first;
 }

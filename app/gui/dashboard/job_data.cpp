@@ -327,10 +327,7 @@ std::optional<double> JobData::stepAt(double time) const {
   std::optional<double> reached;
   for (const auto& [name, by_rank] : metrics_) {
     for (const auto& [rank, series] : by_rank) {
-      const size_t after = series.upperBound(metrics::Axis::kTime, time);
-      if (after == 0) continue;
-      const double step = series.sortedX(after - 1, metrics::Axis::kStep);
-      reached = std::max(reached.value_or(step), step);
+      if (auto step = series.stepAt(time)) reached = std::max(reached.value_or(*step), *step);
     }
   }
   return reached;

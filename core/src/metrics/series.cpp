@@ -75,6 +75,12 @@ size_t Series::upperBound(Axis axis, double x) const {
   return it - points_.begin();
 }
 
+std::optional<double> Series::stepAt(double time) const {
+  const size_t after = upperBound(Axis::kTime, time);
+  if (after == 0) return std::nullopt;
+  return sortedX(after - 1, Axis::kStep);
+}
+
 double Series::minX(Axis axis) const { return empty() ? 0 : axes_[axisIndex(axis)].min; }
 
 double Series::maxX(Axis axis) const { return empty() ? 0 : axes_[axisIndex(axis)].max; }

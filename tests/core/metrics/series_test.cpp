@@ -289,5 +289,18 @@ TEST(Series, PyramidStaysExactWhileGrowing) {
   }
 }
 
+// A failure at t = 47.5 after step 47; the restart replays steps 40.. from t = 90: the step reached
+// never goes back.
+TEST(Series, StepAtIsTheStepReachedByThatTime) {
+  Series s;
+  for (int step = 0; step <= 47; ++step) s.append(step, step, 1);
+  for (int step = 40; step <= 60; ++step) s.append(step, 50 + step, 1);
+  EXPECT_FALSE(s.stepAt(-1));
+  EXPECT_EQ(s.stepAt(0), 0.0);
+  EXPECT_EQ(s.stepAt(47.5), 47.0);
+  EXPECT_EQ(s.stepAt(92), 47.0);  // steps 40-42 of the replay
+  EXPECT_EQ(s.stepAt(1000), 60.0);
+  EXPECT_FALSE(Series().stepAt(10));
+}
 }  // namespace
 }  // namespace ringmaster::metrics

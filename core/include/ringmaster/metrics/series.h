@@ -8,6 +8,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 namespace ringmaster::metrics {
@@ -56,6 +57,9 @@ class Series {
   size_t lowerBound(Axis axis, double x) const;
   // The first index whose sortedX is > x (size() when none). O(log n).
   size_t upperBound(Axis axis, double x) const;
+  // The step reached by `time` (the sortedX step of the last point at or before it, so a replay
+  // after a restart does not count as going back); nullopt when no point is that old. O(log n).
+  std::optional<double> stepAt(double time) const;
 
   // The range of x over all points; {0, 0} when empty.
   double minX(Axis axis) const;
