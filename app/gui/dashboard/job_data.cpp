@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "ringmaster/job/spec.h"
+
 namespace ringmaster::gui {
 namespace {
 
@@ -36,6 +38,9 @@ void JobData::ingest(const std::string& agent, const proto::JournalRecord& r) {
       name_ = a.name();
       launcher_ = store::launcherNameOf(a.launcher());
       world_size_ = a.world_size();
+      if (auto parsed = job::parseJobSpec(a.spec_yaml(), a.name()); parsed.ok()) {
+        max_restarts_ = parsed.spec->restart.max_restarts;
+      }
       for (const auto& assignment : a.ranks()) {
         RankInfo& info = ranks_[assignment.rank()];
         info.rank = assignment.rank();
@@ -286,7 +291,9 @@ std::string JobData::state() const {
     succeeded += info.state == "succeeded";
   }
   if (known == 0) return stored_state_.empty() ? "submitted" : stored_state_;
-  if (failed > 0) return "failed";
+  // With restarts left the agents start the next attempt: until their JobRestart the job is on
+  // its way there, not failed (no failure notification for a job that recovers).
+  if (failed > 0) return attempt_ <= static_cast<uint32_t>(max_restarts_) ? "restarting" : "failed";
   if (stopped > 0) return "stopped";
   const int world = world_size_ > 0 ? world_size_ : static_cast<int>(ranks_.size());
   if (world > 0 && succeeded >= world) return "succeeded";

@@ -119,6 +119,7 @@ class JobData {
   std::string stored_state_;  // from a snapshot, until records say more
   std::string outcome_;       // the leader's final word (JobOutcome): the job is over
   bool restarting_ = false;   // the newest attempt failed and the next one is on its way
+  int max_restarts_ = 0;      // the spec's restart.max_restarts
   double start_time_ = 0;
   double stored_end_time_ = 0;  // from a snapshot
   int64_t max_step_ = -1;

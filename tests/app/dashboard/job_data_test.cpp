@@ -112,6 +112,28 @@ TEST(JobData, NamesTheFirstFailureAndDerivesTheState) {
   EXPECT_EQ(job.agents(), std::vector<std::string>{"a"});
 }
 
+// A rank fails with restarts left: the agents' JobRestart is a moment away, and until it comes
+// the job is restarting, not failed; with the restarts used up it is failed at once.
+TEST(JobData, AFailedRankWithRestartsLeftIsRestartingNotFailed) {
+  JobData job(kJob);
+  proto::JournalRecord first = accepted(2, 0, 2);
+  first.mutable_job_accepted()->set_spec_yaml(
+      "name: train\nlauncher: command\ncommand: [/bin/true]\nworld_size: 2\n"
+      "restart: {max_restarts: 1}\n");
+  job.ingest("a", first);
+  job.ingest("a", exited(3, 1, proto::FAILED, 3));
+  EXPECT_EQ(job.state(), "restarting");
+
+  proto::JournalRecord second = first;
+  second.set_attempt(2);
+  second.set_seq(4);
+  job.ingest("a", second);
+  proto::JournalRecord again = exited(5, 1, proto::FAILED, 3);
+  again.set_attempt(2);
+  job.ingest("a", again);
+  EXPECT_EQ(job.state(), "failed");
+}
+
 // Attempt 1 of 4 ranks on a and b fails, b is lost, attempt 2 runs ranks 0-1 on a alone.
 TEST(JobData, FollowsAttemptsNamesTheRootCauseAndEndsOnTheLeadersWord) {
   JobData job(kJob);
