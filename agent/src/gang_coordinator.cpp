@@ -17,6 +17,7 @@ namespace {
 
 constexpr auto kHeartbeatEvery = std::chrono::milliseconds(500);
 constexpr auto kLostAfter = std::chrono::seconds(4);
+constexpr auto kReopenAfter = std::chrono::milliseconds(1500);  // see reopenUnansweredConnections
 // Ranks on other agents often fail a moment after the real culprit (a peer vanished from their
 // collective): the leader waits this long for the first cause before journaling one.
 constexpr auto kSettle = std::chrono::milliseconds(300);
@@ -86,28 +87,48 @@ void GangCoordinator::join(const proto::JobLaunch& launch) {
 void GangCoordinator::connectPeers(Gang& gang) {
   const auto now = Clock::now();
   std::map<std::string, Peer> peers;
-  security::KeyPair job_keys{gang.launch.rendezvous_public_key(),
-                             gang.launch.rendezvous_secret_key()};
   for (const auto& member : gang.members) {
     if (member.agent() == parts_.agent_name) continue;
     Peer peer;
-    if (auto kept = gang.peers.find(member.agent()); kept != gang.peers.end()) {
+    if (auto kept = gang.peers.find(member.agent());
+        kept != gang.peers.end() && kept->second.connection) {
       peer.connection = std::move(kept->second.connection);
-    }
-    if (!peer.connection) {
-      auto connection = client::AgentConnection::connect(
-          context_, {member.agent(), member.endpoint(), member.server_key()}, job_keys);
-      if (connection.isOk()) {
-        peer.connection = std::move(*connection);
-      } else {
-        parts_.log("job " + gang.launch.job_id() + ": " + connection.status().message());
-      }
+      peer.last_answer = kept->second.last_answer;
+    } else {
+      peer.connection = connectTo(gang, member);
+      peer.last_answer = now;
     }
     peer.last_heard = now;
     peers[member.agent()] = std::move(peer);
   }
   gang.peers = std::move(peers);
   gang.next_heartbeat = now;
+}
+
+std::unique_ptr<client::AgentConnection> GangCoordinator::connectTo(
+    const Gang& gang, const proto::GangMember& member) {
+  security::KeyPair job_keys{gang.launch.rendezvous_public_key(),
+                             gang.launch.rendezvous_secret_key()};
+  auto connection = client::AgentConnection::connect(
+      context_, {member.agent(), member.endpoint(), member.server_key()}, job_keys);
+  if (connection.isOk()) return std::move(*connection);
+  parts_.log("job " + gang.launch.job_id() + ": " + connection.status().message());
+  return nullptr;
+}
+
+// A peer that had not admitted the job's key yet (it joins a moment after this agent) refuses
+// the first handshake, and libzmq never retries a refused handshake: the heartbeats sent there
+// would be lost for good while the peer's own still arrive. A connection that has not answered
+// for a while is opened again.
+void GangCoordinator::reopenUnansweredConnections(Gang& gang, Clock::time_point now) {
+  for (const auto& member : gang.members) {
+    auto it = gang.peers.find(member.agent());
+    if (it == gang.peers.end() || it->second.lost) continue;
+    Peer& peer = it->second;
+    if (peer.connection && now - peer.last_answer < kReopenAfter) continue;
+    peer.connection = connectTo(gang, member);
+    peer.last_answer = now;
+  }
 }
 
 void GangCoordinator::send(Gang& gang, const std::string& agent, proto::GangMessage message) {
@@ -215,10 +236,11 @@ void GangCoordinator::onReadable() {
         char buffer[4096];
         const int size = zmq_recv(peer.connection->socket(), buffer, sizeof buffer, ZMQ_DONTWAIT);
         if (size < 0) break;
+        peer.last_answer = Clock::now();
         if (peer.lost || gang.outcome) continue;
         auto reply = protocol::decode(buffer, std::min<size_t>(size, sizeof buffer));
         if (!reply.isOk() || !reply->has_error()) {
-          peer.last_heard = Clock::now();
+          peer.last_heard = peer.last_answer;
           peer.answered = true;
           continue;
         }
@@ -508,6 +530,7 @@ GangCoordinator::Clock::time_point GangCoordinator::onTimer(Clock::time_point no
       it = gangs_.erase(it);
       continue;
     }
+    reopenUnansweredConnections(gang, now);
     if (gang.outcome) {
       if (now >= gang.drop_at) {
         parts_.zap->revokeJobKey(gang.launch.rendezvous_public_key());

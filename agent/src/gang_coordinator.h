@@ -73,6 +73,7 @@ class GangCoordinator {
  private:
   struct Peer {
     std::unique_ptr<client::AgentConnection> connection;
+    Clock::time_point last_answer;  // a reply on `connection`, or when it was opened
     Clock::time_point last_heard;
     bool answered = false;  // it has answered as a member: it knows the job
     bool lost = false;
@@ -108,6 +109,9 @@ class GangCoordinator {
   bool leads(const Gang& gang) const;
   bool overEverywhere(const Gang& gang) const;
   void connectPeers(Gang& gang);
+  std::unique_ptr<client::AgentConnection> connectTo(const Gang& gang,
+                                                     const proto::GangMember& member);
+  void reopenUnansweredConnections(Gang& gang, Clock::time_point now);
   void send(Gang& gang, const std::string& agent, proto::GangMessage message);
   void sendHeartbeats(Gang& gang);
   // A failure of the current attempt: stop the ranks here; the peers hear of it at once.

@@ -293,7 +293,9 @@ placement: [{agent: a1, ranks: 1}, {agent: a2, ranks: 1}]
 restart: {max_restarts: 2, backoff_seconds: 0.1}
 )");
   auto submitted = cluster_.ctl({"submit", spec, "--wait"}, 60000);
-  EXPECT_EQ(submitted.exit_code, 1) << submitted.out << submitted.err;
+  EXPECT_EQ(submitted.exit_code, 1) << submitted.out << submitted.err << "\n--- a1:\n"
+                                    << cluster_.agent("a1").stderrText() << "\n--- a2:\n"
+                                    << cluster_.agent("a2").stderrText();
   EXPECT_NE(submitted.out.find("failed: 2 rank(s)"), std::string::npos) << submitted.out;
   EXPECT_NE(submitted.out.find("3 attempts"), std::string::npos) << submitted.out;
   EXPECT_NE(submitted.out.find("exited with code 3"), std::string::npos) << submitted.out;
