@@ -1,6 +1,8 @@
 // ringmaster-agent: the daemon on every GPU host. Thin: flags in, AgentServer out.
 #include <CLI/CLI.hpp>
 #include <cstdio>
+#include <string>
+#include <vector>
 
 #include "agent_server.h"
 #include "ringmaster/security/keys.h"
@@ -33,9 +35,17 @@ int main(int argc, char** argv) {
   auto* authorize = app.add_subcommand("authorize", "allow a client key to use this agent");
   std::string key, comment;
   authorize->add_option("--state-dir", state_dir, "state directory")->required();
-  authorize->add_option("KEY", key, "the client's public key (ringmasterctl keys)")->required();
+  authorize->add_option("KEY,--key", key, "the client's public key (ringmasterctl keys)")
+      ->required();
   authorize->add_option("--comment", comment, "note stored next to the key");
-  CLI11_PARSE(app, argc, argv);
+  // A Z85 key may begin with '-', which would read as an option: pass such a key as --key=KEY.
+  std::vector<std::string> args(argv, argv + argc);
+  for (size_t i = 1; i < args.size() && args[i] != "--"; ++i) {
+    if (args[i].rfind('-', 0) == 0 && security::isValidKey(args[i])) args[i] = "--key=" + args[i];
+  }
+  std::vector<char*> arg_pointers;
+  for (auto& arg : args) arg_pointers.push_back(arg.data());
+  CLI11_PARSE(app, argc, arg_pointers.data());
 
   if (*pubkey) {
     auto pair = security::loadOrCreateKeyPair(agent::agentKeyPath(state_dir));

@@ -3,10 +3,12 @@
 #include <zmq.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <set>
 
 #include "gang_policy.h"
 #include "journal.h"
+#include "peer_probe.h"
 #include "rendezvous_service.h"
 #include "ringmaster/protocol/codec.h"
 #include "ringmaster/security/keys.h"
@@ -22,6 +24,23 @@ constexpr auto kReopenAfter = std::chrono::milliseconds(1500);  // see reopenUna
 // collective): the leader waits this long for the first cause before journaling one.
 constexpr auto kSettle = std::chrono::milliseconds(300);
 constexpr auto kLinger = std::chrono::seconds(10);  // a finished gang still answers its peers
+constexpr auto kProbeTimeout = std::chrono::milliseconds(200);
+
+double rejoinTimeout(const proto::RestartPolicy& policy) {
+  return policy.has_rejoin_timeout_seconds() ? std::max(0.0, policy.rejoin_timeout_seconds()) : 60;
+}
+
+std::string formatSeconds(double seconds) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%g", seconds);
+  return text;
+}
+
+std::string joined(const std::vector<std::string>& names) {
+  std::string text;
+  for (const auto& name : names) text += (text.empty() ? "" : ", ") + name;
+  return text;
+}
 
 std::string describeState(proto::RankState state) {
   switch (state) {
@@ -123,8 +142,9 @@ std::unique_ptr<client::AgentConnection> GangCoordinator::connectTo(
 void GangCoordinator::reopenUnansweredConnections(Gang& gang, Clock::time_point now) {
   for (const auto& member : gang.members) {
     auto it = gang.peers.find(member.agent());
-    if (it == gang.peers.end() || it->second.lost) continue;
+    if (it == gang.peers.end()) continue;
     Peer& peer = it->second;
+    if (peer.lost && !lossCanBeUndone(gang, peer)) continue;
     if (peer.connection && now - peer.last_answer < kReopenAfter) continue;
     peer.connection = connectTo(gang, member);
     peer.last_answer = now;
@@ -154,7 +174,10 @@ void GangCoordinator::sendHeartbeats(Gang& gang) {
   if (!gang.failures.empty()) *beat->mutable_failure() = gang.failures[rootCause(gang.failures)];
   beat->set_stopping(gang.stopping);
   for (auto& [agent, peer] : gang.peers) {
-    if (peer.lost) continue;
+    if (peer.lost) {
+      if (lossCanBeUndone(gang, peer)) send(gang, agent, message);
+      continue;
+    }
     // A peer that missed the restart gets it again instead.
     if (leads(gang) && peer.attempt < attemptOf(gang) && attemptOf(gang) > gang.first_attempt &&
         gang.next.members_size() > 0) {
@@ -185,13 +208,21 @@ proto::Envelope GangCoordinator::handle(const proto::Envelope& request) {
                                              std::to_string(attemptOf(gang)) + " of job '" +
                                              message.job_id() + "'");
   }
-  if (peer->second.lost) {
+  if (peer->second.lost && !lossCanBeUndone(gang, peer->second)) {
     return refuse(ErrorCode::kCancelled, "agent '" + message.from_agent() +
                                              "' was declared lost by '" + parts_.agent_name +
                                              "' in attempt " + std::to_string(attemptOf(gang)));
   }
   Peer& from = peer->second;
   from.last_heard = Clock::now();
+  if (from.lost) {
+    from.lost = false;
+    const auto away =
+        std::chrono::duration_cast<std::chrono::seconds>(from.last_heard - from.lost_at);
+    parts_.log("job " + gang.launch.job_id() + ": agent " + message.from_agent() +
+               " answers again " + std::to_string(away.count()) +
+               " s after it was lost; it is a member again");
+  }
   if (message.attempt() > from.attempt) from.attempt_over = false;
   from.attempt = std::max(from.attempt, message.attempt());
   if (message.has_heartbeat() && message.attempt() == attemptOf(gang) && !gang.outcome) {
@@ -237,20 +268,24 @@ void GangCoordinator::onReadable() {
         const int size = zmq_recv(peer.connection->socket(), buffer, sizeof buffer, ZMQ_DONTWAIT);
         if (size < 0) break;
         peer.last_answer = Clock::now();
-        if (peer.lost || gang.outcome) continue;
+        if (gang.outcome) continue;
         auto reply = protocol::decode(buffer, std::min<size_t>(size, sizeof buffer));
         if (!reply.isOk() || !reply->has_error()) {
-          peer.last_heard = peer.last_answer;
-          peer.answered = true;
+          if (!peer.lost) {  // a lost peer is a member again by its own messages (handle)
+            peer.last_heard = peer.last_answer;
+            peer.answered = true;
+          }
           continue;
         }
         const proto::Error& error = reply->error();
         if (error.code() == proto::CANCELLED) {
-          left.emplace_back(job_id, error.message());  // lost or left out, in its view
+          // Lost or left out in its view: it went on without this agent (split brain avoided).
+          left.emplace_back(job_id, error.message());
         } else if (error.code() == proto::NOT_FOUND && peer.answered) {
           // It knew the job and has forgotten it (it restarted): its ranks are gone. Before its
           // first answer it may only not have joined yet; silence decides then.
-          markLost(gang, agent, error.message());
+          markLost(gang, agent, error.message(), true);
+          peer.down = true;  // also when it was lost already
         }
       }
     }
@@ -329,10 +364,13 @@ void GangCoordinator::onFailure(Gang& gang, const proto::JobFailure& failure, bo
   if (tell_peers) sendHeartbeats(gang);
 }
 
-void GangCoordinator::markLost(Gang& gang, const std::string& agent, const std::string& why) {
+void GangCoordinator::markLost(Gang& gang, const std::string& agent, const std::string& why,
+                               bool down) {
   Peer& peer = gang.peers[agent];
   if (peer.lost) return;
   peer.lost = true;
+  peer.down = down;
+  peer.lost_at = Clock::now();
   proto::JobFailure failure;
   failure.set_kind("agent_lost");
   failure.set_rank(-1);
@@ -406,9 +444,15 @@ void GangCoordinator::decide(Gang& gang, Clock::time_point now) {
   }
   const NextAttempt next =
       planNextAttempt(gang.members, lost, failed_agent, policy, gang.original_agents, used);
+  if (!by_client && waitForLostAgents(gang, next.too_few_agents, now)) return;
   if (by_client && next.refused.empty()) ++gang.client_restarts;
   if (!next.refused.empty()) {
-    finish(gang, proto::FAILED, cause.cause() + " (no restart: " + next.refused + ")");
+    std::string refused = next.refused;
+    if (gang.rejoin_until) {
+      refused += "; the lost agents did not answer within " +
+                 formatSeconds(rejoinTimeout(gang.launch.restart())) + " s";
+    }
+    finish(gang, proto::FAILED, cause.cause() + " (no restart: " + refused + ")");
     return;
   }
   gang.next.Clear();
@@ -430,7 +474,28 @@ void GangCoordinator::decide(Gang& gang, Clock::time_point now) {
   restart->set_reason(cause.cause());
   journal(gang, record);
   parts_.log("job " + gang.launch.job_id() + ": attempt " + std::to_string(attemptOf(gang) + 1) +
-             " starts in " + std::to_string(backoff) + " s");
+             " starts in " + formatSeconds(backoff) + " s");
+}
+
+bool GangCoordinator::waitForLostAgents(Gang& gang, bool too_few_agents, Clock::time_point now) {
+  std::vector<std::string> may_return;
+  for (const auto& [agent, peer] : gang.peers) {
+    if (lossCanBeUndone(gang, peer)) may_return.push_back(agent);
+  }
+  if (may_return.empty()) return false;
+  // Cut off from the attempt's first agent, this side may be the smaller half of a split whose
+  // other half goes on: it waits for it rather than start a second copy of the job.
+  const bool first_may_return = std::find(may_return.begin(), may_return.end(),
+                                          gang.members.front().agent()) != may_return.end();
+  if (!too_few_agents && !first_may_return) return false;
+  const double timeout = rejoinTimeout(gang.launch.restart());
+  if (!gang.rejoin_until) {
+    gang.rejoin_until =
+        now + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(timeout));
+    parts_.log("job " + gang.launch.job_id() + ": waiting up to " + formatSeconds(timeout) +
+               " s for agent(s) " + joined(may_return) + " to answer again");
+  }
+  return now < *gang.rejoin_until;
 }
 
 void GangCoordinator::startNextAttempt(Gang& gang) {
@@ -474,6 +539,7 @@ void GangCoordinator::startAttempt(Gang& gang, uint32_t attempt,
   gang.journaled.reset();
   gang.journal_failure_at.reset();
   gang.restart_at.reset();
+  gang.rejoin_until.reset();
   parts_.rendezvous->host(gang.launch);
   auto pids = parts_.supervisor->launch(gang.launch);
   if (!pids.isOk()) {
@@ -554,7 +620,14 @@ GangCoordinator::Clock::time_point GangCoordinator::onTimer(Clock::time_point no
     for (auto& [agent, peer] : gang.peers) {
       if (peer.lost || now - peer.last_heard <= kLostAfter) continue;
       const auto silent = std::chrono::duration_cast<std::chrono::seconds>(now - peer.last_heard);
-      markLost(gang, agent, "not heard from for " + std::to_string(silent.count()) + " s");
+      auto member = std::find_if(gang.members.begin(), gang.members.end(),
+                                 [&](const auto& m) { return m.agent() == agent; });
+      const bool down =
+          member != gang.members.end() && refusesConnections(member->endpoint(), kProbeTimeout);
+      markLost(gang, agent,
+               "not heard from for " + std::to_string(silent.count()) + " s" +
+                   (down ? " (its host refuses connections on its port: the agent is down)" : ""),
+               down);
     }
     if (now >= gang.next_heartbeat) sendHeartbeats(gang);
     if (leads(gang)) {

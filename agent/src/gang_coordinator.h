@@ -10,6 +10,12 @@
 //   cause (JobFailure), judges hangs over every rank, and once every agent's ranks are gone
 //   decides: the next attempt (JobRestart, then GangRestart to every agent), or the end of the
 //   job (JobOutcome). When the leader is lost, the next agent in line takes over.
+// - A lost agent may only be cut off. Until the next attempt is decided its loss can be undone:
+//   it keeps getting heartbeats, and when it answers it is a member again. The leader waits up
+//   to restart.rejoin_timeout_seconds for such agents when the job cannot go on without them
+//   (min_nodes), and so does a side of a network split that lost the attempt's first agent:
+//   that side may be going on, so only one side does (no "split brain"). An agent known to be
+//   down (its host refuses connections on its port, or it forgot the job) is not waited for.
 //
 // Thread-safety: none; the agent's main thread owns it, like the supervisor it drives.
 
@@ -77,6 +83,8 @@ class GangCoordinator {
     Clock::time_point last_heard;
     bool answered = false;  // it has answered as a member: it knows the job
     bool lost = false;
+    bool down = false;  // lost, and known not to come back (see peer_probe.h)
+    Clock::time_point lost_at;
     uint32_t attempt = 0;       // the newest attempt it spoke of
     bool attempt_over = false;  // its ranks of `attempt` are gone
     proto::RankState state = proto::RANK_STATE_UNSPECIFIED;
@@ -98,6 +106,7 @@ class GangCoordinator {
     std::optional<Clock::time_point> journal_failure_at;
     bool stopping = false;
     std::optional<Clock::time_point> restart_at;
+    std::optional<Clock::time_point> rejoin_until;  // waiting for lost agents to answer again
     proto::GangRestart next;
     std::optional<proto::JobOutcome> outcome;  // decided: the gang lingers, then goes
     Clock::time_point drop_at;
@@ -116,7 +125,13 @@ class GangCoordinator {
   void sendHeartbeats(Gang& gang);
   // A failure of the current attempt: stop the ranks here; the peers hear of it at once.
   void onFailure(Gang& gang, const proto::JobFailure& failure, bool tell_peers);
-  void markLost(Gang& gang, const std::string& agent, const std::string& why);
+  void markLost(Gang& gang, const std::string& agent, const std::string& why, bool down);
+  // Until the next attempt is decided, a lost agent that answers again is a member again.
+  bool lossCanBeUndone(const Gang& gang, const Peer& peer) const {
+    return peer.lost && !peer.down && !gang.outcome && !gang.restart_at;
+  }
+  // Whether the decision waits for lost agents that may come back; false once it may be made.
+  bool waitForLostAgents(Gang& gang, bool too_few_agents, Clock::time_point now);
   void journalRootCause(Gang& gang);
   void checkForHang(Gang& gang);
   void decide(Gang& gang, Clock::time_point now);

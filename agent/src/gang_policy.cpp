@@ -149,6 +149,7 @@ NextAttempt planNextAttempt(const std::vector<proto::GangMember>& current,
                                            : "the job needs all " + std::to_string(needed) +
                                                  " (set restart.min_nodes to go on with fewer)");
     next.members.clear();
+    next.too_few_agents = true;
   }
   return next;
 }

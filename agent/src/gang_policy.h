@@ -43,6 +43,7 @@ struct NextAttempt {
   std::vector<proto::GangMember> members;
   std::vector<std::string> left_out;
   std::string refused;
+  bool too_few_agents = false;  // refused for min_nodes (restarts were left)
 };
 NextAttempt planNextAttempt(const std::vector<proto::GangMember>& current,
                             const std::set<std::string>& lost, const std::string& failed_agent,

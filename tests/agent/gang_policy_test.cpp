@@ -133,6 +133,7 @@ TEST(NextAttempt, RestartsOnEveryAgentUntilTheyAreUsedUp) {
   ASSERT_EQ(next.members.size(), 2u);
   next = planNextAttempt(gang, {}, "a1", policy(2), 2, 2);
   EXPECT_EQ(next.refused, "all 2 restarts are used");
+  EXPECT_FALSE(next.too_few_agents);  // nothing to wait for: no agent coming back changes it
   EXPECT_TRUE(next.members.empty());
   EXPECT_EQ(planNextAttempt(gang, {}, "a1", policy(0), 2, 0).refused,
             "the job has no restarts (restart.max_restarts is 0)");
@@ -149,6 +150,7 @@ TEST(NextAttempt, ALostAgentIsLeftOutOnlyWhenMinNodesAllows) {
   EXPECT_EQ(next.refused,
             "1 of the job's agents can go on and the job needs all 2 (set restart.min_nodes to "
             "go on with fewer)");
+  EXPECT_TRUE(next.too_few_agents);  // a1 coming back would change it
 }
 
 TEST(NextAttempt, AFailedHostIsExcludedWhenTheRestCanGoOn) {

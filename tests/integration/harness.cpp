@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -141,7 +142,8 @@ AgentProcess::AgentProcess(AgentProcess&& other) noexcept
       public_key_(std::move(other.public_key_)),
       state_dir_(std::move(other.state_dir_)),
       stderr_path_(std::move(other.stderr_path_)),
-      slots_(other.slots_) {
+      slots_(other.slots_),
+      network_(std::move(other.network_)) {
   other.pid_ = -1;
 }
 
@@ -155,6 +157,7 @@ AgentProcess& AgentProcess::operator=(AgentProcess&& other) noexcept {
     state_dir_ = std::move(other.state_dir_);
     stderr_path_ = std::move(other.stderr_path_);
     slots_ = other.slots_;
+    network_ = std::move(other.network_);
     other.pid_ = -1;
   }
   return *this;
@@ -163,15 +166,17 @@ AgentProcess& AgentProcess::operator=(AgentProcess&& other) noexcept {
 AgentProcess::~AgentProcess() { stop(); }
 
 bool AgentProcess::start(const std::string& name, const std::string& state_dir, int slots,
-                         std::string* error, const std::vector<std::string>& extra_args) {
+                         std::string* error, const std::vector<std::string>& extra_args,
+                         const AgentNetwork& network) {
   name_ = name;
   state_dir_ = state_dir;
   slots_ = slots;
+  network_ = network;
   std::filesystem::create_directories(state_dir);
   stderr_path_ = state_dir + "/../" + name + ".stderr";
   std::vector<std::string> args = {binPath("ringmaster-agent"),
                                    "--listen",
-                                   "tcp://127.0.0.1:0",
+                                   "tcp://" + network.address + ":0",
                                    "--state-dir",
                                    state_dir,
                                    "--name",
@@ -182,8 +187,15 @@ bool AgentProcess::start(const std::string& name, const std::string& state_dir, 
   auto argv = cStrings(args);
   int out[2];
   if (::pipe2(out, O_CLOEXEC) != 0) return false;
+  const int netns_fd =
+      network.netns.empty() ? -1 : ::open(("/run/netns/" + network.netns).c_str(), O_RDONLY);
+  if (!network.netns.empty() && netns_fd < 0) {
+    if (error) *error = "no network namespace " + network.netns;
+    return false;
+  }
   pid_ = ::fork();
   if (pid_ == 0) {
+    if (netns_fd >= 0 && ::setns(netns_fd, CLONE_NEWNET) != 0) ::_exit(126);
     ::dup2(out[1], 1);
     int err_fd = ::open(stderr_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
     if (err_fd >= 0) ::dup2(err_fd, 2);
@@ -191,6 +203,7 @@ bool AgentProcess::start(const std::string& name, const std::string& state_dir, 
     ::_exit(127);
   }
   ::close(out[1]);
+  if (netns_fd >= 0) ::close(netns_fd);
   std::string text;
   char buffer[1024];
   const auto deadline = Clock::now() + std::chrono::seconds(20);
@@ -266,7 +279,7 @@ std::map<std::string, std::string> Cluster::env() const {
 }
 
 bool Cluster::addAgent(const std::string& name, int slots, std::string* error,
-                       const std::vector<std::string>& extra_args) {
+                       const std::vector<std::string>& extra_args, const AgentNetwork& network) {
   const std::string state_dir = dir() + "/agents/" + name;
   auto authorized =
       // "--": a Z85 key may begin with '-', which would read as an option.
@@ -277,7 +290,7 @@ bool Cluster::addAgent(const std::string& name, int slots, std::string* error,
     return false;
   }
   AgentProcess agent;
-  if (!agent.start(name, state_dir, slots, error, extra_args)) return false;
+  if (!agent.start(name, state_dir, slots, error, extra_args, network)) return false;
   agents_.push_back(std::move(agent));
   writeClusterFile();
   return true;
@@ -294,9 +307,10 @@ bool Cluster::crashAndRestartAgent(const std::string& name, std::string* error) 
   AgentProcess& old = agent(name);
   const int slots = old.slots();
   const std::string state_dir = old.stateDir();
+  const AgentNetwork network = old.network();
   old.kill();
   AgentProcess restarted;
-  if (!restarted.start(name, state_dir, slots, error)) return false;
+  if (!restarted.start(name, state_dir, slots, error, {}, network)) return false;
   old = std::move(restarted);
   writeClusterFile();
   return true;

@@ -52,6 +52,13 @@ std::string sourcePath(const std::string& relative);
 std::string readFile(const std::string& path);
 void writeFile(const std::string& path, const std::string& text);
 
+// Where an agent listens: loopback, or an address of a network namespace (`ip netns add NAME`)
+// that the agent enters before it starts (root only).
+struct AgentNetwork {
+  std::string netns;
+  std::string address = "127.0.0.1";
+};
+
 class AgentProcess {
  public:
   AgentProcess() = default;
@@ -60,10 +67,10 @@ class AgentProcess {
   AgentProcess& operator=(AgentProcess&& other) noexcept;
   ~AgentProcess();
 
-  // Starts ringmaster-agent on tcp://127.0.0.1:0 and waits for its banner. Returns false (with
+  // Starts ringmaster-agent on tcp://ADDRESS:0 and waits for its banner. Returns false (with
   // the reason in *error) when it does not come up.
   bool start(const std::string& name, const std::string& state_dir, int slots, std::string* error,
-             const std::vector<std::string>& extra_args = {});
+             const std::vector<std::string>& extra_args = {}, const AgentNetwork& network = {});
   void stop();  // SIGTERM and wait
   void kill();  // SIGKILL and wait: a crash
   bool alive() const;
@@ -74,12 +81,14 @@ class AgentProcess {
   const std::string& stateDir() const { return state_dir_; }
   pid_t pid() const { return pid_; }
   int slots() const { return slots_; }
+  const AgentNetwork& network() const { return network_; }
   std::string stderrText() const;
 
  private:
   pid_t pid_ = -1;
   std::string name_, endpoint_, public_key_, state_dir_, stderr_path_;
   int slots_ = 0;
+  AgentNetwork network_;
 };
 
 // A client config dir, cluster file and history DB in a temp dir, and agents that authorize it.
@@ -89,7 +98,7 @@ class Cluster {
   // Starts an agent that authorizes this cluster's client key; adds it to the cluster file.
   // extra_args go to ringmaster-agent (e.g. {"--gpus", "0,1"}).
   bool addAgent(const std::string& name, int slots, std::string* error,
-                const std::vector<std::string>& extra_args = {});
+                const std::vector<std::string>& extra_args = {}, const AgentNetwork& network = {});
   AgentProcess& agent(const std::string& name);
   // SIGKILLs the agent (a crash) and starts it again on the same state dir (a new port).
   bool crashAndRestartAgent(const std::string& name, std::string* error);

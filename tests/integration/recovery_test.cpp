@@ -4,6 +4,7 @@
 // ranks training with Gloo, the real history file.
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <map>
@@ -306,6 +307,154 @@ restart: {max_restarts: 2, backoff_seconds: 0.1}
   EXPECT_EQ(events(job, "job_outcome").size(), 1u);
   // Each attempt told its ranks which attempt they were.
   EXPECT_NE(rankLog("a2", job, 3, 1).find("rank 1 attempt 3"), std::string::npos);
+}
+
+// Two agents in network namespaces of their own, each reached through a veth pair from this
+// (root) namespace, which routes between them. Taking a2's link down cuts it off from a1 and from
+// the client at once, and both keep running: a network partition, not a crash.
+class PartitionTest : public RecoveryTest {
+ protected:
+  struct Link {
+    std::string netns, outside, inside, outside_ip, inside_ip;
+  };
+
+  void SetUp() override {
+    if (::geteuid() != 0) GTEST_SKIP() << "network namespaces need root";
+    removeLinks();  // what a killed run left behind
+    for (const Link& link : links_) {
+      if (std::string why; !ip({"netns", "add", link.netns}, &why)) {
+        GTEST_SKIP() << "cannot make a network namespace here: " << why;
+      }
+      ASSERT_TRUE(ip({"link", "add", link.outside, "type", "veth", "peer", "name", link.inside}));
+      ASSERT_TRUE(ip({"link", "set", link.inside, "netns", link.netns}));
+      ASSERT_TRUE(ip({"addr", "add", link.outside_ip + "/24", "dev", link.outside}));
+      ASSERT_TRUE(ip({"link", "set", link.outside, "up"}));
+      ASSERT_TRUE(
+          ip({"-n", link.netns, "addr", "add", link.inside_ip + "/24", "dev", link.inside}));
+      ASSERT_TRUE(ip({"-n", link.netns, "link", "set", link.inside, "up"}));
+      ASSERT_TRUE(ip({"-n", link.netns, "link", "set", "lo", "up"}));
+      ASSERT_TRUE(ip({"-n", link.netns, "route", "add", "default", "via", link.outside_ip}));
+    }
+    forwarding_ = readFile(kForwarding);
+    writeFile(kForwarding, "1\n");
+    std::string error;
+    ASSERT_TRUE(cluster_.addAgent("a1", 2, &error, {}, {links_[0].netns, links_[0].inside_ip}))
+        << error;
+    ASSERT_TRUE(cluster_.addAgent("a2", 2, &error, {}, {links_[1].netns, links_[1].inside_ip}))
+        << error;
+  }
+  void TearDown() override {
+    removeLinks();
+    if (!forwarding_.empty()) writeFile(kForwarding, forwarding_);
+  }
+
+  // Runs ip(8); a failure is the test's unless the caller takes the reason in *why.
+  bool ip(std::vector<std::string> args, std::string* why = nullptr) {
+    args.insert(args.begin(), kIp);
+    auto result = runCommand(args);
+    if (result.exit_code == 0) return true;
+    const std::string reason = std::string(kIp) + " " + args[1] + " ...: " + result.err;
+    if (why) {
+      *why = reason;
+    } else {
+      ADD_FAILURE() << reason;
+    }
+    return false;
+  }
+  void removeLinks() {
+    for (const Link& link : links_) {  // deleting one end of a veth pair deletes both
+      runCommand({kIp, "link", "delete", link.outside});
+      runCommand({kIp, "netns", "delete", link.netns});
+    }
+  }
+  // a2 unreachable for `how_long`, then back.
+  void cutA2For(std::chrono::seconds how_long) {
+    ASSERT_TRUE(ip({"link", "set", links_[1].outside, "down"}));
+    std::this_thread::sleep_for(how_long);
+    ASSERT_TRUE(ip({"link", "set", links_[1].outside, "up"}));
+  }
+  // Each rank of each attempt stored every loss line it logged, none twice.
+  void expectEveryLoggedMetricStoredOnce(const std::string& job) {
+    expectEachMetricOnce(job);
+    std::map<std::pair<int, int>, int> stored;  // (attempt, rank) -> rows
+    for (const auto& row : metric(job, "loss")) {
+      ++stored[{row["attempt"].get<int>(), row["rank"].get<int>()}];
+    }
+    for (const auto& [key, rows] : stored) {
+      const auto [attempt, rank] = key;
+      std::string agent;
+      for (const auto& row : ranks(job, static_cast<uint32_t>(attempt))) {
+        if (row.rank == rank) agent = row.agent;
+      }
+      const std::string log = rankLog(agent, job, attempt, rank);
+      int logged = 0;
+      for (size_t at = log.find("\"loss\""); at != std::string::npos;
+           at = log.find("\"loss\"", at + 1)) {
+        ++logged;
+      }
+      EXPECT_EQ(rows, logged) << "attempt " << attempt << " rank " << rank;
+    }
+  }
+
+  static constexpr const char* kIp = "/usr/sbin/ip";  // iproute2, in Debian's base system
+  static constexpr const char* kForwarding = "/proc/sys/net/ipv4/ip_forward";
+  const std::vector<Link> links_ = {
+      {"rm-part-a1", "rmpart1", "rmpart1i", "10.231.1.1", "10.231.1.2"},
+      {"rm-part-a2", "rmpart2", "rmpart2i", "10.231.2.1", "10.231.2.2"}};
+  std::string forwarding_;
+};
+
+// The job needs both agents (no min_nodes): each side declares the other lost, stops its ranks and
+// waits for it; when the link is back they find each other and attempt 2 runs on both.
+TEST_F(PartitionTest, AgentsCutOffFor10SecondsAreLostThenRejoinAndTheJobGoesOnWithBoth) {
+  const std::string job =
+      submit(interruptibleNativeSpec("partition", "{max_restarts: 2, backoff_seconds: 0.2}"));
+  waitForStep("a2", job, 2, 30);
+  const double cut_at = unixNow();
+  cutA2For(std::chrono::seconds(10));
+
+  EXPECT_EQ(waitForOutcome(job, std::chrono::seconds(180)), "succeeded")
+      << cluster_.agent("a1").stderrText() << cluster_.agent("a2").stderrText();
+  bool named = false;
+  for (const auto& failure : events(job, "job_failure")) {
+    if (failure.detail.find("agent a2 lost") == std::string::npos) continue;
+    named = true;
+    EXPECT_LT(failure.time - cut_at, 5.5) << failure.detail;
+  }
+  EXPECT_TRUE(named);
+  EXPECT_NE(cluster_.agent("a1").stderrText().find("agent a2 answers again"), std::string::npos)
+      << cluster_.agent("a1").stderrText();
+  auto restarts = events(job, "job_restart");
+  ASSERT_EQ(restarts.size(), 1u);
+  auto second = ranks(job, 2);
+  ASSERT_EQ(second.size(), 4u);
+  EXPECT_EQ(second[0].agent, "a1");
+  EXPECT_EQ(second[3].agent, "a2");
+  EXPECT_NE(rankLog("a2", job, 2, 3).find("resumed from"), std::string::npos);
+  expectEveryLoggedMetricStoredOnce(job);
+}
+
+// With min_nodes: 1 either side could go on alone. Only the side with the attempt's first agent
+// does; the other waits, and when the link is back it learns it was left out and stops: one copy
+// of the job, never two writing the same attempt.
+TEST_F(PartitionTest, WithMinNodesOneOnlyTheSideOfTheFirstAgentGoesOn) {
+  const std::string job = submit(
+      interruptibleNativeSpec("split", "{max_restarts: 2, backoff_seconds: 0.2, min_nodes: 1}"));
+  waitForStep("a2", job, 2, 30);
+  cutA2For(std::chrono::seconds(10));
+
+  EXPECT_EQ(waitForOutcome(job, std::chrono::seconds(180)), "succeeded")
+      << cluster_.agent("a1").stderrText() << cluster_.agent("a2").stderrText();
+  const std::string a2_said = cluster_.agent("a2").stderrText();
+  EXPECT_NE(a2_said.find("waiting up to 60 s for agent(s) a1 to answer again"), std::string::npos)
+      << a2_said;
+  EXPECT_NE(a2_said.find("this agent leaves the job"), std::string::npos) << a2_said;
+  auto restarts = events(job, "job_restart");
+  ASSERT_EQ(restarts.size(), 1u);
+  EXPECT_NE(restarts[0].detail.find("without a2"), std::string::npos) << restarts[0].detail;
+  for (const auto& rank : ranks(job, 2)) EXPECT_EQ(rank.agent, "a1");
+  EXPECT_EQ(rankLog("a2", job, 2, 0), "");  // a2 never ran an attempt 2 of its own
+  expectEveryLoggedMetricStoredOnce(job);
 }
 
 }  // namespace

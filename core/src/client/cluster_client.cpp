@@ -101,6 +101,7 @@ proto::JobLaunch baseLaunch(const job::JobSpec& spec, const std::string& job_id)
   restart->set_hang_timeout_seconds(spec.restart.hang_timeout_seconds);
   restart->set_min_nodes(spec.restart.min_nodes);
   restart->set_exclude_failed_hosts(spec.restart.exclude_failed_hosts);
+  restart->set_rejoin_timeout_seconds(spec.restart.rejoin_timeout_seconds);
   for (const auto& pattern : spec.metric_patterns) {
     auto* p = launch.add_metric_patterns();
     p->set_name(pattern.name);

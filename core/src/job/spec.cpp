@@ -616,9 +616,9 @@ class SpecParser {
   }
 
   void parseRestart(const YAML::Node& key, const YAML::Node& value) {
-    static const std::vector<std::string> kKeys = {"max_restarts", "backoff_seconds",
-                                                   "hang_timeout_seconds", "min_nodes",
-                                                   "exclude_failed_hosts"};
+    static const std::vector<std::string> kKeys = {
+        "max_restarts", "backoff_seconds",      "hang_timeout_seconds",
+        "min_nodes",    "exclude_failed_hosts", "rejoin_timeout_seconds"};
     if (!expectMapping(value, key, "restart", "a mapping {max_restarts: N, ...}")) return;
     RestartPolicy& policy = spec_.restart;
     forEachEntry(
@@ -634,6 +634,10 @@ class SpecParser {
           } else if (name == "hang_timeout_seconds") {
             if (auto s = readSeconds(entry_value, entry_key, field)) {
               policy.hang_timeout_seconds = *s;
+            }
+          } else if (name == "rejoin_timeout_seconds") {
+            if (auto s = readSeconds(entry_value, entry_key, field)) {
+              policy.rejoin_timeout_seconds = *s;
             }
           } else if (name == "exclude_failed_hosts") {
             if (auto b = readBool(entry_value, entry_key, field)) policy.exclude_failed_hosts = *b;

@@ -40,6 +40,8 @@ struct RestartPolicy {
   double hang_timeout_seconds = 0;    // no new step for this long: hung (0: from the step times)
   int min_nodes = 0;                  // fewest agents to go on with (0: every agent of the job)
   bool exclude_failed_hosts = false;  // leave the failed rank's host out of the next attempt
+  double rejoin_timeout_seconds =
+      60;  // lost agents that may come back (a network cut) get this long
 };
 
 struct JobSpec {
