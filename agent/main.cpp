@@ -12,6 +12,7 @@ using namespace ringmaster;
 int main(int argc, char** argv) {
   // Before any thread exists, so every thread inherits the mask (signals come via signalfd).
   agent::blockAgentSignals();
+  agent::raiseOpenFileLimit();
 
   CLI::App app{"ringmaster-agent: runs training ranks for Ringmaster clients"};
   agent::AgentOptions options;

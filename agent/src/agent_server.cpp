@@ -2,6 +2,7 @@
 
 #include <signal.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <unistd.h>
 #include <zmq.h>
@@ -11,6 +12,7 @@
 #include <cstdio>
 #include <ctime>
 #include <filesystem>
+#include <map>
 
 #include "gang_coordinator.h"
 #include "host_sampler.h"
@@ -33,6 +35,11 @@ namespace ringmaster::agent {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+
+// A client reads each reply before it asks again, but for a few long polls: 8 unread replies
+// means it has stopped reading (or never meant to).
+const int kQueuedRepliesPerClient = 8;
+constexpr auto kUnwritablePause = std::chrono::seconds(1);
 
 double unixNow() {
   return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
@@ -66,6 +73,13 @@ void blockAgentSignals() {
   ::signal(SIGPIPE, SIG_IGN);
 }
 
+void raiseOpenFileLimit() {
+  rlimit limit{};
+  if (::getrlimit(RLIMIT_NOFILE, &limit) != 0 || limit.rlim_cur >= limit.rlim_max) return;
+  limit.rlim_cur = limit.rlim_max;
+  ::setrlimit(RLIMIT_NOFILE, &limit);
+}
+
 std::string agentKeyPath(const std::string& state_dir) { return state_dir + "/agent.key"; }
 std::string authorizedKeysPath(const std::string& state_dir) {
   return state_dir + "/authorized_keys";
@@ -77,6 +91,9 @@ struct AgentServer::Impl {
   std::string endpoint;
   void* context = nullptr;
   void* router = nullptr;
+  // Clients that took no reply (gone, or kQueuedRepliesPerClient unread): their requests are
+  // dropped unread until then, so that a vanished or flooding client costs no file reads.
+  std::map<std::string, Clock::time_point> unwritable_until;
   int signal_fd = -1;
   std::unique_ptr<ZapHandler> zap;
   std::unique_ptr<Journal> journal;
@@ -180,6 +197,9 @@ Status AgentServer::Impl::start() {
   RM_RETURN_IF_ERROR(net::makeCurveServer(router, keys));
   int mandatory = 1;
   zmq_setsockopt(router, ZMQ_ROUTER_MANDATORY, &mandatory, sizeof mandatory);
+  // Replies a client has not read yet stay queued here: at most kQueuedRepliesPerClient of them
+  // (each at most protocol::kMaxReplyBytes), beyond that reply() drops them.
+  zmq_setsockopt(router, ZMQ_SNDHWM, &kQueuedRepliesPerClient, sizeof kQueuedRepliesPerClient);
   if (zmq_bind(router, options.listen.c_str()) != 0) {
     return ioError("cannot listen on " + options.listen + ": " + zmq_strerror(zmq_errno()));
   }
@@ -221,7 +241,14 @@ void AgentServer::Impl::sampleHealth() {
 void AgentServer::Impl::reply(const std::string& identity, proto::Envelope& envelope) {
   std::string frame = protocol::encode(envelope);
   if (zmq_send(router, identity.data(), identity.size(), ZMQ_SNDMORE | ZMQ_DONTWAIT) < 0) {
-    return;  // the client is gone (ROUTER_MANDATORY): nothing to do
+    // The client is gone (ROUTER_MANDATORY), or has not read its last kQueuedRepliesPerClient
+    // replies: this one is dropped rather than held, and so are its next requests for a while.
+    const auto now = Clock::now();
+    if (unwritable_until.size() > 4096) {
+      std::erase_if(unwritable_until, [&](const auto& entry) { return entry.second <= now; });
+    }
+    unwritable_until[identity] = now + kUnwritablePause;
+    return;
   }
   zmq_send(router, frame.data(), frame.size(), ZMQ_DONTWAIT);
 }
@@ -261,6 +288,10 @@ void AgentServer::Impl::onSocketReadable() {
         replyError(frames[0], 0, protocolError("expected exactly one frame per request"));
       }
       continue;
+    }
+    if (auto paused = unwritable_until.find(frames[0]); paused != unwritable_until.end()) {
+      if (Clock::now() < paused->second) continue;
+      unwritable_until.erase(paused);
     }
     auto decoded = protocol::decode(frames[1].data(), frames[1].size());
     if (!decoded.isOk()) {

@@ -27,6 +27,9 @@ struct AgentOptions {
 };
 
 void blockAgentSignals();
+// Every client connection and rank pipe takes a descriptor: the usual soft limit (1024) is used up
+// by a thousand idle connections. Raises it to the hard limit, what the host allows.
+void raiseOpenFileLimit();
 
 class AgentServer {
  public:

@@ -12,6 +12,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <set>
 
 #include "env_contract.h"
 #include "leftovers.h"
@@ -115,6 +116,10 @@ std::vector<std::string> JobSupervisor::rankArgv(const proto::JobLaunch& launch)
 
 std::string JobSupervisor::jobDir(const std::string& job_id) const {
   return options_.state_dir + "/jobs/" + job_id;
+}
+
+std::string JobSupervisor::workdirOf(const proto::JobLaunch& launch) const {
+  return launch.workdir().empty() ? jobDir(launch.job_id()) + "/work" : launch.workdir();
 }
 
 std::string JobSupervisor::logPath(const std::string& job_id, uint32_t attempt, int rank) const {
@@ -239,24 +244,32 @@ Status JobSupervisor::validate(const proto::JobLaunch& launch) const {
     return invalidArgument("unknown backend '" + launch.backend() + "' (auto, nccl or gloo)");
   }
   RM_RETURN_IF_ERROR(devicePlan(launch).status());
+  std::set<int> ranks;
   for (const auto& rank : launch.ranks()) {
     if (rank.rank() < 0 || rank.rank() >= launch.world_size()) {
       return invalidArgument("rank " + std::to_string(rank.rank()) + " is outside world_size " +
                              std::to_string(launch.world_size()));
     }
-  }
-  std::vector<std::string> argv = rankArgv(launch);
-  if (argv.empty() || argv[0].empty()) return invalidArgument("empty command");
-  if (resolveProgram(argv[0], withJobEnv(options_.base_env, launch)).empty()) {
-    return notFound("command '" + argv[0] + "' not found or not executable on agent '" +
-                    options_.agent_name + "'");
+    if (!ranks.insert(rank.rank()).second) {
+      return invalidArgument("rank " + std::to_string(rank.rank()) + " is assigned twice");
+    }
   }
   if (!launch.workdir().empty()) {
+    // A relative one would be checked here and resolved elsewhere (the rank's cwd).
+    if (launch.workdir().front() != '/') {
+      return invalidArgument("workdir '" + launch.workdir() + "' is not an absolute path");
+    }
     std::error_code ec;
     if (!std::filesystem::is_directory(launch.workdir(), ec)) {
       return notFound("workdir '" + launch.workdir() + "' does not exist on agent '" +
                       options_.agent_name + "'");
     }
+  }
+  std::vector<std::string> argv = rankArgv(launch);
+  if (argv.empty() || argv[0].empty()) return invalidArgument("empty command");
+  if (resolveProgram(argv[0], withJobEnv(options_.base_env, launch), workdirOf(launch)).empty()) {
+    return notFound("command '" + argv[0] + "' not found or not executable on agent '" +
+                    options_.agent_name + "'");
   }
   return Status::ok();
 }
@@ -304,7 +317,7 @@ Result<std::vector<int>> JobSupervisor::launch(const proto::JobLaunch& launch) {
   const std::string dir = jobDir(id);
   const std::string attempt_dir = dir + "/attempt-" + std::to_string(launch.attempt());
   const std::string checkpoint_dir = dir + "/checkpoints";
-  std::string workdir = launch.workdir().empty() ? dir + "/work" : launch.workdir();
+  const std::string workdir = workdirOf(launch);
   std::error_code ec;
   for (const auto& d : {attempt_dir, checkpoint_dir, workdir}) {
     std::filesystem::create_directories(d, ec);

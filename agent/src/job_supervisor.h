@@ -131,6 +131,7 @@ class JobSupervisor {
   // The program and arguments every rank of the job runs.
   std::vector<std::string> rankArgv(const proto::JobLaunch& launch) const;
   std::string jobDir(const std::string& job_id) const;
+  std::string workdirOf(const proto::JobLaunch& launch) const;  // where its ranks run
   std::string logPath(const std::string& job_id, uint32_t attempt, int rank) const;
   // Appends a record. Most callers go on whatever happens: an I/O failure is logged by the
   // journal's next flush. A record refused as too large is not written at all.

@@ -59,9 +59,16 @@ std::vector<char*> cStrings(const std::vector<std::string>& strings) {
 
 }  // namespace
 
-std::string resolveProgram(const std::string& program, const std::vector<std::string>& env) {
+std::string resolveProgram(const std::string& program, const std::vector<std::string>& env,
+                           const std::string& workdir) {
   if (program.empty()) return "";
-  if (program.find('/') != std::string::npos) return isExecutableFile(program) ? program : "";
+  auto inWorkdir = [&](const std::string& path) {
+    return path.front() == '/' || workdir.empty() ? path : workdir + "/" + path;
+  };
+  if (program.find('/') != std::string::npos) {
+    const std::string candidate = inWorkdir(program);
+    return isExecutableFile(candidate) ? candidate : "";
+  }
   std::string path;
   for (const auto& entry : env) {
     if (entry.rfind("PATH=", 0) == 0) path = entry.substr(5);
@@ -73,7 +80,7 @@ std::string resolveProgram(const std::string& program, const std::vector<std::st
     if (end == std::string::npos) end = path.size();
     std::string dir = path.substr(start, end - start);
     if (dir.empty()) dir = ".";
-    std::string candidate = dir + "/" + program;
+    std::string candidate = inWorkdir(dir + "/" + program);
     if (isExecutableFile(candidate)) return candidate;
     start = end + 1;
   }
@@ -82,7 +89,7 @@ std::string resolveProgram(const std::string& program, const std::vector<std::st
 
 Result<SpawnedProcess> spawnProcess(const SpawnRequest& request) {
   if (request.argv.empty()) return invalidArgument("empty command");
-  std::string program = resolveProgram(request.argv[0], request.env);
+  std::string program = resolveProgram(request.argv[0], request.env, request.workdir);
   if (program.empty()) {
     return notFound("command '" + request.argv[0] + "' not found or not executable" +
                     (request.argv[0].find('/') == std::string::npos ? " on PATH" : ""));

@@ -25,8 +25,10 @@ struct SpawnedProcess {
 
 Result<SpawnedProcess> spawnProcess(const SpawnRequest& request);
 
-// Finds `program` on PATH (from `env`, else the agent's) as execvp would; absolute or relative
-// paths with a slash are checked as they are. Empty string when not found or not executable.
-std::string resolveProgram(const std::string& program, const std::vector<std::string>& env);
+// Finds `program` on PATH (from `env`, else the agent's) as execvp would in `workdir`, where the
+// rank runs: a relative path (or PATH entry) is taken from there, not from the agent's own
+// directory. The result is absolute when `workdir` is; empty when not found or not executable.
+std::string resolveProgram(const std::string& program, const std::vector<std::string>& env,
+                           const std::string& workdir);
 
 }  // namespace ringmaster::agent

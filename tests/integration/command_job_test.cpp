@@ -89,7 +89,7 @@ TEST_F(CommandJobTest, FourRanksOnTwoAgentsRunWithContractLogsAndMetricsOnce) {
       cluster_.ctl({"submit", cluster_.writeSpec("job.yaml", jobSpec("envcheck")), "--wait"});
   ASSERT_EQ(submitted.exit_code, 0) << submitted.out << submitted.err;
   const std::string job = submitted.firstLine();
-  ASSERT_TRUE(std::regex_match(job, std::regex("envcheck-[0-9]{6}-[0-9]{6}-[0-9a-f]{4}"))) << job;
+  ASSERT_TRUE(std::regex_match(job, std::regex("envcheck-[0-9]{6}-[0-9]{6}-[0-9a-f]{16}"))) << job;
 
   // Every metric exactly once, even after syncing twice more.
   ASSERT_EQ(cluster_.ctl({"sync"}).exit_code, 0);

@@ -16,11 +16,13 @@ double unixNow() {
   return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
+// From the kernel's random source: job ids name what a client may stop or read, so they must
+// not be guessable from one another (a seeded PRNG would make them so).
 std::string randomHex(size_t digits) {
-  static std::mt19937_64 rng(std::random_device{}());
+  std::random_device entropy;
   const char* hex = "0123456789abcdef";
   std::string out;
-  for (size_t i = 0; i < digits; ++i) out += hex[rng() % 16];
+  for (size_t i = 0; i < digits; ++i) out += hex[entropy() % 16];
   return out;
 }
 
@@ -120,7 +122,7 @@ std::string newJobId(const std::string& name) {
   std::time_t t = std::time(nullptr);
   char stamp[32];
   std::strftime(stamp, sizeof stamp, "%y%m%d-%H%M%S", std::localtime(&t));
-  return name.substr(0, 40) + "-" + stamp + "-" + randomHex(4);
+  return name.substr(0, 40) + "-" + stamp + "-" + randomHex(16);  // 64 random bits
 }
 
 ClusterClient::ClusterClient(ClientPaths paths, std::vector<AgentEndpoint> agents,

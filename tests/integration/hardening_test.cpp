@@ -1,0 +1,193 @@
+// An authorized but careless or hostile client cannot make the agent run what it did not check,
+// run out of descriptors, or guess job ids (issue 8). A real agent on loopback.
+#include <gtest/gtest.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <regex>
+#include <set>
+#include <thread>
+
+#include "harness.h"
+#include "ringmaster/client/agent_connection.h"
+#include "ringmaster/security/keys.h"
+
+namespace ringmaster::testing {
+namespace {
+
+using client::AgentConnection;
+
+class HardeningTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string error;
+    ASSERT_TRUE(cluster_.addAgent("a1", 2, &error)) << error;
+    auto keys = security::loadOrCreateKeyPair(cluster_.configDir() + "/client.key");
+    ASSERT_TRUE(keys.isOk());
+    auto connection = AgentConnection::connect(
+        context_, {"a1", cluster_.agent("a1").endpoint(), cluster_.agent("a1").publicKey()}, *keys);
+    ASSERT_TRUE(connection.isOk());
+    connection_ = std::move(*connection);
+  }
+
+  // A two-rank command launch on a1 as a client could send it, checks left out.
+  proto::Envelope launch(const std::string& job_id) {
+    proto::Envelope request;
+    proto::JobLaunch* job = request.mutable_launch_job()->mutable_launch();
+    job->set_job_id(job_id);
+    job->set_name("hostile");
+    job->set_attempt(1);
+    job->set_launcher(proto::COMMAND);
+    job->add_argv("/bin/true");
+    job->set_world_size(2);
+    for (int rank : {0, 1}) job->add_ranks()->set_rank(rank);
+    return request;
+  }
+  // The agent's error for `request`; "" when it was accepted.
+  std::string refusal(const proto::Envelope& request) {
+    auto reply = connection_->call(request, 5000);
+    if (reply.isOk()) return "";
+    return reply.status().message();
+  }
+
+  Cluster cluster_;
+  client::ZmqContext context_;
+  std::unique_ptr<AgentConnection> connection_;
+};
+
+TEST_F(HardeningTest, ALaunchWithARankTwiceIsRefused) {
+  proto::Envelope request = launch("twice");
+  request.mutable_launch_job()->mutable_launch()->mutable_ranks(1)->set_rank(0);
+  EXPECT_NE(refusal(request).find("rank 0 is assigned twice"), std::string::npos);
+}
+
+TEST_F(HardeningTest, ARelativeWorkdirIsRefused) {
+  proto::Envelope request = launch("relative");
+  request.mutable_launch_job()->mutable_launch()->set_workdir("tmp");
+  EXPECT_NE(refusal(request).find("workdir 'tmp' is not an absolute path"), std::string::npos);
+}
+
+// "./run.sh" is the script in the job's workdir, where the rank runs, not in the agent's own
+// directory: it used to be checked in one and run in the other.
+TEST_F(HardeningTest, ARelativeProgramIsFoundInTheWorkdirWhereItRuns) {
+  const std::string workdir = cluster_.dir() + "/work";
+  std::filesystem::create_directories(workdir);
+  writeFile(workdir + "/run.sh", "#!/bin/sh\necho '{\"step\": 1, \"ran_in_workdir\": 1}'\n");
+  std::filesystem::permissions(workdir + "/run.sh", std::filesystem::perms::owner_all);
+  const std::string agent_cwd = "/proc/" + std::to_string(cluster_.agent("a1").pid()) + "/cwd";
+  ASSERT_NE(::access((agent_cwd + "/run.sh").c_str(), F_OK), 0);
+
+  proto::Envelope request = launch("relative-program");
+  proto::JobLaunch* job = request.mutable_launch_job()->mutable_launch();
+  job->set_argv(0, "./run.sh");
+  job->set_workdir(workdir);
+  EXPECT_EQ(refusal(request), "");
+  proto::Envelope elsewhere = launch("relative-program-elsewhere");
+  elsewhere.mutable_launch_job()->mutable_launch()->set_argv(0, "./run.sh");
+  EXPECT_NE(refusal(elsewhere).find("command './run.sh' not found"), std::string::npos);
+}
+
+TEST_F(HardeningTest, TheAgentRaisesItsOpenFileLimitToTheHardLimit) {
+  // An agent started with the usual soft limit of 1024 (it inherits this process's).
+  rlimit saved{};
+  ASSERT_EQ(::getrlimit(RLIMIT_NOFILE, &saved), 0);
+  if (saved.rlim_max <= 1024) GTEST_SKIP() << "the hard open-file limit here is 1024 or less";
+  rlimit low = saved;
+  low.rlim_cur = 1024;
+  ASSERT_EQ(::setrlimit(RLIMIT_NOFILE, &low), 0);
+  std::string error;
+  const bool started = cluster_.addAgent("a2", 1, &error);
+  ::setrlimit(RLIMIT_NOFILE, &saved);
+  ASSERT_TRUE(started) << error;
+
+  const std::string limits =
+      readFile("/proc/" + std::to_string(cluster_.agent("a2").pid()) + "/limits");
+  std::smatch match;
+  ASSERT_TRUE(std::regex_search(limits, match, std::regex(R"(Max open files\s+(\d+)\s+(\d+))")))
+      << limits;
+  EXPECT_EQ(std::stoul(match[1].str()), saved.rlim_max) << limits;
+  EXPECT_EQ(match[1].str(), match[2].str()) << limits;
+}
+
+// Job ids name what a client may stop or read: 16 random hex digits (64 bits), never repeated.
+TEST_F(HardeningTest, JobIdsCarry64RandomBits) {
+  const std::string spec = cluster_.writeSpec(
+      "tiny.yaml",
+      "name: tiny\nlauncher: command\ncommand: [/bin/true]\nplacement: [{agent: a1, "
+      "ranks: 1}]\n");
+  std::set<std::string> suffixes;
+  for (int i = 0; i < 3; ++i) {
+    auto submitted = cluster_.ctl({"submit", spec});
+    ASSERT_EQ(submitted.exit_code, 0) << submitted.err;
+    std::smatch match;
+    const std::string id = submitted.firstLine();
+    ASSERT_TRUE(std::regex_match(id, match, std::regex(R"(tiny-\d{6}-\d{6}-([0-9a-f]{16}))")))
+        << id;
+    suffixes.insert(match[1].str());
+  }
+  EXPECT_EQ(suffixes.size(), 3u);
+}
+
+// The agent's resident memory, from /proc.
+int64_t residentBytes(pid_t pid) {
+  const std::string status = readFile("/proc/" + std::to_string(pid) + "/status");
+  std::smatch match;
+  if (!std::regex_search(status, match, std::regex(R"(VmRSS:\s+(\d+) kB)"))) return -1;
+  return std::stoll(match[1].str()) * 1024;
+}
+
+// 120 requests for 16 MB of a 60 MB log, none read: the agent queues at most 8 replies for a
+// client and drops the rest. It used to hold them all (1.1 GB). Then such clients killed
+// mid-reply, 20 times: the agent and a running job go on.
+TEST_F(HardeningTest, UnreadRepliesStayUnderAMemoryBoundAndKilledClientsHarmNothing) {
+  const std::string spec = cluster_.writeSpec(
+      "big.yaml",
+      "name: big\nlauncher: command\n"
+      "command: [/bin/sh, -c, 'head -c 60000000 /dev/zero | tr \"\\0\" x | fold -w 200']\n"
+      "placement: [{agent: a1, ranks: 1}]\n");
+  auto big = cluster_.ctl({"submit", spec, "--wait"});
+  ASSERT_EQ(big.exit_code, 0) << big.err;
+  const std::string job = big.firstLine();
+  const std::string sleeper = cluster_.writeSpec(
+      "sleeper.yaml",
+      "name: sleeper\nlauncher: command\ncommand: [/bin/sleep, '60']\nplacement: [{agent: a1, "
+      "ranks: 1}]\n");
+  auto running = cluster_.ctl({"submit", sleeper});
+  ASSERT_EQ(running.exit_code, 0) << running.err;
+
+  const pid_t agent = cluster_.agent("a1").pid();
+  const std::vector<std::string> flood = {binPath("flood_client"),
+                                          cluster_.agent("a1").endpoint(),
+                                          cluster_.agent("a1").publicKey(),
+                                          cluster_.configDir() + "/client.key",
+                                          job,
+                                          "120"};
+  int64_t peak = 0;
+  std::thread client([&] { runCommand(flood, {}, 6000); });  // killed after 6 s
+  for (auto until = std::chrono::steady_clock::now() + std::chrono::seconds(6);
+       std::chrono::steady_clock::now() < until;) {
+    peak = std::max(peak, residentBytes(agent));
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  client.join();
+  // 8 replies of 16 MB, each held twice while it is encoded and sent, and the agent itself.
+  constexpr int64_t kBound = 400ll << 20;
+  EXPECT_LT(peak, kBound) << "peak RSS " << (peak >> 20) << " MiB";
+  std::printf("peak agent RSS under an unread-reply flood: %lld MiB\n",
+              static_cast<long long>(peak >> 20));
+
+  for (int i = 0; i < 20; ++i) runCommand(flood, {}, 100 + 40 * i);  // killed mid-reply
+  EXPECT_TRUE(cluster_.agent("a1").alive());
+  proto::Envelope inventory;
+  inventory.mutable_inventory_request();
+  EXPECT_TRUE(waitUntil([&] { return connection_->call(inventory, 1000).isOk(); },
+                        std::chrono::seconds(15)));
+  auto status = cluster_.ctl({"status", running.firstLine()});
+  EXPECT_NE(status.out.find("running"), std::string::npos) << status.out << status.err;
+  cluster_.ctl({"stop", running.firstLine()});
+}
+
+}  // namespace
+}  // namespace ringmaster::testing
