@@ -10,7 +10,7 @@ packages=(
   libzmq3-dev cppzmq-dev libsqlite3-dev sqlite3
   libgtest-dev libgmock-dev libbenchmark-dev
   libgloo-dev libopenblas-dev libprotobuf-dev protobuf-compiler
-  libyaml-cpp-dev nlohmann-json3-dev libcli11-dev
+  libyaml-cpp-dev nlohmann-json3-dev libcli11-dev libre2-dev
   openmpi-bin libopenmpi-dev python3 python3-torch python3-numpy
   xvfb xauth x11-apps imagemagick xdotool
   binutils debootstrap

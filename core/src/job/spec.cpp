@@ -13,8 +13,9 @@
 #include <iterator>
 #include <limits>
 #include <map>
-#include <regex>
 #include <sstream>
+
+#include "ringmaster/metrics/line_parser.h"
 
 namespace ringmaster::job {
 namespace {
@@ -682,20 +683,18 @@ class SpecParser {
         });
   }
 
+  // The agent's engine (RE2) decides, so that what passes here also compiles there.
   bool checkRegex(const std::string& text, Location at, const std::string& field) {
-    size_t groups = 0;
-    try {
-      groups = std::regex(text, std::regex::ECMAScript).mark_count();
-    } catch (const std::regex_error& e) {
-      report(at, field, "invalid regular expression " + singleQuoted(text) + ": " + e.what());
-      return false;
-    }
-    if (groups == 0) {
+    const Status status = metrics::checkMetricPattern(text);
+    if (status.isOk()) return true;
+    if (status.message().find("capture group") != std::string::npos) {
       report(at, field, "the regular expression " + singleQuoted(text) + " has no capture group",
              "group 1 must capture the number, e.g. 'loss=([-+0-9.eE]+)'");
-      return false;
+    } else {
+      report(at, field,
+             "invalid regular expression " + singleQuoted(text) + ": " + status.message());
     }
-    return true;
+    return false;
   }
 
   void parseNative(const YAML::Node& key, const YAML::Node& value) {

@@ -1,5 +1,7 @@
 #include "ringmaster/metrics/line_parser.h"
 
+#include <re2/re2.h>
+
 #include <algorithm>
 #include <charconv>
 #include <cmath>
@@ -268,6 +270,26 @@ std::optional<ParsedMetrics> parseJsonMetricLine(std::string_view line) {
   }
 }
 
+namespace {
+
+std::shared_ptr<const re2::RE2> compileRe2(const std::string& regex) {
+  RE2::Options options;
+  options.set_log_errors(false);  // errors are returned, not printed
+  return std::make_shared<const re2::RE2>(regex, options);
+}
+
+Status explain(const re2::RE2& regex) {
+  if (!regex.ok()) return invalidArgument("invalid regex: " + regex.error());
+  if (regex.NumberOfCapturingGroups() < 1) {
+    return invalidArgument("the regex needs a capture group holding the number");
+  }
+  return Status::ok();
+}
+
+}  // namespace
+
+Status checkMetricPattern(const std::string& regex) { return explain(*compileRe2(regex)); }
+
 Result<PatternMatcher> PatternMatcher::compile(
     const std::vector<std::pair<std::string, std::string>>& patterns) {
   PatternMatcher matcher;
@@ -277,17 +299,11 @@ Result<PatternMatcher> PatternMatcher::compile(
     const std::string where =
         "metric pattern " + std::to_string(i) + " (\"" + name + "\", /" + regex + "/)";
     if (name.empty()) return invalidArgument(where + ": empty metric name");
-    try {
-      std::regex compiled(regex, std::regex::ECMAScript | std::regex::optimize);
-      if (compiled.mark_count() < 1) {
-        return invalidArgument(where + ": the regex needs a capture group holding the number");
-      }
-      matcher.patterns_.push_back(Pattern{name, std::move(compiled)});
-    } catch (const std::regex_error& e) {
-      return invalidArgument(where + ": invalid regex: " + e.what());
-    } catch (const std::exception& e) {
-      return invalidArgument(where + ": cannot compile regex: " + e.what());
+    auto compiled = compileRe2(regex);
+    if (Status status = explain(*compiled); !status.isOk()) {
+      return invalidArgument(where + ": " + status.message());
     }
+    matcher.patterns_.push_back(Pattern{name, std::move(compiled)});
   }
   return matcher;
 }
@@ -296,7 +312,6 @@ std::optional<ParsedMetrics> PatternMatcher::match(std::string_view line) const 
   if (patterns_.empty() || line.size() > kMaxPatternLineBytes) return std::nullopt;
   ParsedMetrics out;
   try {
-    std::match_results<std::string_view::const_iterator> m;
     for (const Pattern& p : patterns_) {
       const bool is_step = p.name == "step";
       if (is_step ? out.step.has_value()
@@ -304,15 +319,12 @@ std::optional<ParsedMetrics> PatternMatcher::match(std::string_view line) const 
                                 [&](const auto& v) { return v.first == p.name; })) {
         continue;  // an earlier pattern for this name already matched
       }
-      bool found = false;
-      try {
-        found = std::regex_search(line.begin(), line.end(), m, p.regex);
-      } catch (const std::regex_error&) {  // error_complexity / error_stack: treat as no match
+      re2::StringPiece group;
+      if (!RE2::PartialMatch(re2::StringPiece(line.data(), line.size()), *p.regex, &group) ||
+          group.data() == nullptr) {
         continue;
       }
-      if (!found || !m[1].matched) continue;
-      std::string_view token(line.data() + (m[1].first - line.begin()),
-                             static_cast<size_t>(m[1].length()));
+      std::string_view token(group.data(), group.size());
       if (token.size() > 1 && token[0] == '+' && token[1] != '-') token.remove_prefix(1);
       auto value = finiteDouble(token);
       if (!value) continue;

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <string>
 
 namespace ringmaster::metrics {
@@ -230,6 +231,25 @@ TEST(PatternMatcher, RejectsBadPatternsNamingThem) {
   EXPECT_NE(no_group.status().message().find("capture group"), std::string::npos);
 
   EXPECT_FALSE(PatternMatcher::compile({{"", R"((\d+))"}}).isOk());
+}
+
+// std::regex backtracked without limit here: `(\d+)*z` on 28 digits took 25 s, on the agent's
+// only thread. RE2 is linear in the line; the longest line it is offered takes microseconds.
+TEST(PatternMatcher, APathologicalPatternCannotStallTheParser) {
+  auto matcher = PatternMatcher::compile({{"x", R"((\d+)*z)"}});
+  ASSERT_TRUE(matcher.isOk()) << matcher.status().toString();
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_FALSE(matcher->match(std::string(28, '7')));
+  EXPECT_FALSE(matcher->match(std::string(kMaxPatternLineBytes, '7')));
+  EXPECT_EQ(matcher->match("123z")->values[0].second, 123.0);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(1));
+}
+
+TEST(PatternMatcher, WhatRe2CannotDoIsRefusedNamingIt) {
+  auto lookahead = checkMetricPattern(R"(loss (?=\d)(\d+))");
+  EXPECT_EQ(lookahead.code(), ErrorCode::kInvalidArgument);
+  EXPECT_NE(lookahead.message().find("invalid regex"), std::string::npos) << lookahead.message();
+  EXPECT_TRUE(checkMetricPattern(R"(loss=([-+0-9.eE]+))").isOk());
 }
 
 TEST(PatternMatcher, EmptyMatcherMatchesNothing) {

@@ -3,8 +3,8 @@
 // Both run on every stdout line, so they reject non-matching lines cheaply and never throw.
 
 #include <cstdint>
+#include <memory>
 #include <optional>
-#include <regex>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -12,12 +12,16 @@
 
 #include "ringmaster/util/result.h"
 
+namespace re2 {
+class RE2;
+}
+
 namespace ringmaster::metrics {
 
 // Limits of a JSON metric line; a line over either limit is not a metric record.
 inline constexpr size_t kMaxMetricKeys = 256;      // keys per line, "step" included
 inline constexpr size_t kMaxMetricKeyBytes = 128;  // bytes of one key after unescaping (UTF-8)
-// Lines longer than this are not offered to regex patterns (std::regex recurses per character).
+// Lines longer than this are not offered to regex patterns.
 inline constexpr size_t kMaxPatternLineBytes = 4096;
 
 struct ParsedMetrics {
@@ -40,14 +44,20 @@ struct ParsedMetrics {
 // Thread-safe; never throws; reads only inside `line`.
 std::optional<ParsedMetrics> parseJsonMetricLine(std::string_view line);
 
-// Regex patterns from a job spec, for scripts that print e.g. "epoch 3 loss=0.25".
+// Regex patterns from a job spec, for scripts that print e.g. "epoch 3 loss=0.25". They are RE2
+// (https://github.com/google/re2/wiki/Syntax): matching takes time linear in the line whatever
+// the pattern, so no job's pattern can stall the agent that parses its output (std::regex took
+// 25 s for `(\d+)*z` on 28 digits). No backreferences or lookaround.
 // Immutable after compile(): match() may be called from several threads at once.
+// OK when `regex` compiles and has a capture group; else INVALID_ARGUMENT saying why.
+Status checkMetricPattern(const std::string& regex);
+
 class PatternMatcher {
  public:
   // An empty matcher: match() always returns nullopt.
   PatternMatcher() = default;
 
-  // Each pattern is (metric name, ECMAScript regex whose capture group 1 holds the number);
+  // Each pattern is (metric name, RE2 regex whose capture group 1 holds the number);
   // name "step" sets the step. A name that appears more than once is allowed: the first pattern
   // that matches a line wins. An empty name, an invalid regex or a regex without a capture group
   // gives INVALID_ARGUMENT naming the pattern.
@@ -65,7 +75,7 @@ class PatternMatcher {
  private:
   struct Pattern {
     std::string name;
-    std::regex regex;
+    std::shared_ptr<const re2::RE2> regex;  // immutable: copies of the matcher share it
   };
   std::vector<Pattern> patterns_;
 };
