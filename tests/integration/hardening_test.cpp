@@ -27,10 +27,15 @@ class HardeningTest : public ::testing::Test {
     ASSERT_TRUE(cluster_.addAgent("a1", 2, &error)) << error;
     auto keys = security::loadOrCreateKeyPair(cluster_.configDir() + "/client.key");
     ASSERT_TRUE(keys.isOk());
+    keys_ = *keys;
+    connection_ = connect();
+    ASSERT_TRUE(connection_);
+  }
+
+  std::unique_ptr<AgentConnection> connect() {
     auto connection = AgentConnection::connect(
-        context_, {"a1", cluster_.agent("a1").endpoint(), cluster_.agent("a1").publicKey()}, *keys);
-    ASSERT_TRUE(connection.isOk());
-    connection_ = std::move(*connection);
+        context_, {"a1", cluster_.agent("a1").endpoint(), cluster_.agent("a1").publicKey()}, keys_);
+    return connection.isOk() ? std::move(*connection) : nullptr;
   }
 
   // A two-rank command launch on a1 as a client could send it, checks left out.
@@ -55,6 +60,7 @@ class HardeningTest : public ::testing::Test {
 
   Cluster cluster_;
   client::ZmqContext context_;
+  security::KeyPair keys_;
   std::unique_ptr<AgentConnection> connection_;
 };
 
@@ -174,8 +180,11 @@ TEST_F(HardeningTest, UnreadRepliesStayUnderAMemoryBoundAndKilledClientsHarmNoth
   }
   client.join();
   // 8 replies of 16 MB, each held twice while it is encoded and sent, and the agent itself.
+  // (Under AddressSanitizer freed memory is held in quarantine: no bound then.)
   constexpr int64_t kBound = 400ll << 20;
+#ifndef __SANITIZE_ADDRESS__
   EXPECT_LT(peak, kBound) << "peak RSS " << (peak >> 20) << " MiB";
+#endif
   std::printf("peak agent RSS under an unread-reply flood: %lld MiB\n",
               static_cast<long long>(peak >> 20));
 
@@ -183,15 +192,26 @@ TEST_F(HardeningTest, UnreadRepliesStayUnderAMemoryBoundAndKilledClientsHarmNoth
   EXPECT_TRUE(cluster_.agent("a1").alive());
   proto::Envelope inventory;
   inventory.mutable_inventory_request();
-  // Idle, it answers at once. Once, with four other builds and tests on 2 cores, it took more
-  // than 15 s (not reproduced since): the bound is loose, the time is printed.
+  // A new connection each time: one that was open through the flood may have been dropped by
+  // its ZMTP heartbeat and wait out libzmq's reconnect backoff (up to 30 s), which says nothing
+  // about the agent.
   const auto killed = std::chrono::steady_clock::now();
-  EXPECT_TRUE(waitUntil([&] { return connection_->call(inventory, 1000).isOk(); },
-                        std::chrono::seconds(60)));
-  std::printf("the agent answered %.1f s after the last kill\n",
+  EXPECT_TRUE(waitUntil(
+      [&] {
+        auto fresh = connect();
+        return fresh && fresh->call(inventory, 2000).isOk();
+      },
+      std::chrono::seconds(30)));
+  std::printf("the agent answered a new client %.1f s after the last kill\n",
               std::chrono::duration<double>(std::chrono::steady_clock::now() - killed).count());
-  auto status = cluster_.ctl({"status", running.firstLine()});
-  EXPECT_NE(status.out.find("running"), std::string::npos) << status.out << status.err;
+  std::string status;
+  EXPECT_TRUE(waitUntil(
+      [&] {
+        status = cluster_.ctl({"status", running.firstLine()}).out;
+        return status.find("running") != std::string::npos;
+      },
+      std::chrono::seconds(30)))
+      << status;
   cluster_.ctl({"stop", running.firstLine()});
 }
 
