@@ -112,10 +112,9 @@ void GangCoordinator::connectPeers(Gang& gang) {
     if (auto kept = gang.peers.find(member.agent());
         kept != gang.peers.end() && kept->second.connection) {
       peer.connection = std::move(kept->second.connection);
-      peer.last_answer = kept->second.last_answer;
+      peer.unanswered_since = kept->second.unanswered_since;
     } else {
       peer.connection = connectTo(gang, member);
-      peer.last_answer = now;
     }
     peer.last_heard = now;
     peers[member.agent()] = std::move(peer);
@@ -137,17 +136,20 @@ std::unique_ptr<client::AgentConnection> GangCoordinator::connectTo(
 
 // A peer that had not admitted the job's key yet (it joins a moment after this agent) refuses
 // the first handshake, and libzmq never retries a refused handshake: the heartbeats sent there
-// would be lost for good while the peer's own still arrive. A connection that has not answered
-// for a while is opened again.
+// would be lost for good while the peer's own still arrive. A connection that has left a message
+// unanswered for a while is opened again.
 void GangCoordinator::reopenUnansweredConnections(Gang& gang, Clock::time_point now) {
   for (const auto& member : gang.members) {
     auto it = gang.peers.find(member.agent());
     if (it == gang.peers.end()) continue;
     Peer& peer = it->second;
-    if (peer.lost && !lossCanBeUndone(gang, peer)) continue;
-    if (peer.connection && now - peer.last_answer < kReopenAfter) continue;
+    if (lostForGood(gang, peer)) continue;
+    if (peer.connection &&
+        (!peer.unanswered_since || now - *peer.unanswered_since < kReopenAfter)) {
+      continue;
+    }
     peer.connection = connectTo(gang, member);
-    peer.last_answer = now;
+    peer.unanswered_since.reset();
   }
 }
 
@@ -161,6 +163,7 @@ void GangCoordinator::send(Gang& gang, const std::string& agent, proto::GangMess
   *envelope.mutable_gang() = std::move(message);
   // Never blocks: a peer that is not connected misses this one; the next heartbeat repeats it.
   (void)peer->second.connection->send(envelope, 0);
+  if (!peer->second.unanswered_since) peer->second.unanswered_since = Clock::now();
 }
 
 void GangCoordinator::sendHeartbeats(Gang& gang) {
@@ -174,8 +177,9 @@ void GangCoordinator::sendHeartbeats(Gang& gang) {
   if (!gang.failures.empty()) *beat->mutable_failure() = gang.failures[rootCause(gang.failures)];
   beat->set_stopping(gang.stopping);
   for (auto& [agent, peer] : gang.peers) {
-    if (peer.lost) {
-      if (lossCanBeUndone(gang, peer)) send(gang, agent, message);
+    if (lostForGood(gang, peer)) continue;
+    if (peer.lost) {  // it may come back: it hears how things stand
+      send(gang, agent, message);
       continue;
     }
     // A peer that missed the restart gets it again instead.
@@ -208,7 +212,7 @@ proto::Envelope GangCoordinator::handle(const proto::Envelope& request) {
                                              std::to_string(attemptOf(gang)) + " of job '" +
                                              message.job_id() + "'");
   }
-  if (peer->second.lost && !lossCanBeUndone(gang, peer->second)) {
+  if (lostForGood(gang, peer->second)) {
     return refuse(ErrorCode::kCancelled, "agent '" + message.from_agent() +
                                              "' was declared lost by '" + parts_.agent_name +
                                              "' in attempt " + std::to_string(attemptOf(gang)));
@@ -267,12 +271,12 @@ void GangCoordinator::onReadable() {
         char buffer[4096];
         const int size = zmq_recv(peer.connection->socket(), buffer, sizeof buffer, ZMQ_DONTWAIT);
         if (size < 0) break;
-        peer.last_answer = Clock::now();
+        peer.unanswered_since.reset();
         if (gang.outcome) continue;
         auto reply = protocol::decode(buffer, std::min<size_t>(size, sizeof buffer));
         if (!reply.isOk() || !reply->has_error()) {
           if (!peer.lost) {  // a lost peer is a member again by its own messages (handle)
-            peer.last_heard = peer.last_answer;
+            peer.last_heard = Clock::now();
             peer.answered = true;
           }
           continue;
@@ -285,7 +289,6 @@ void GangCoordinator::onReadable() {
           // It knew the job and has forgotten it (it restarted): its ranks are gone. Before its
           // first answer it may only not have joined yet; silence decides then.
           markLost(gang, agent, error.message(), true);
-          peer.down = true;  // also when it was lost already
         }
       }
     }
@@ -367,9 +370,9 @@ void GangCoordinator::onFailure(Gang& gang, const proto::JobFailure& failure, bo
 void GangCoordinator::markLost(Gang& gang, const std::string& agent, const std::string& why,
                                bool down) {
   Peer& peer = gang.peers[agent];
+  peer.down = peer.down || down;  // known now, also for a peer lost before
   if (peer.lost) return;
   peer.lost = true;
-  peer.down = down;
   peer.lost_at = Clock::now();
   proto::JobFailure failure;
   failure.set_kind("agent_lost");

@@ -79,7 +79,8 @@ class GangCoordinator {
  private:
   struct Peer {
     std::unique_ptr<client::AgentConnection> connection;
-    Clock::time_point last_answer;  // a reply on `connection`, or when it was opened
+    // The first message sent on `connection` since its last reply: every gang message is answered.
+    std::optional<Clock::time_point> unanswered_since;
     Clock::time_point last_heard;
     bool answered = false;  // it has answered as a member: it knows the job
     bool lost = false;
@@ -129,6 +130,9 @@ class GangCoordinator {
   // Until the next attempt is decided, a lost agent that answers again is a member again.
   bool lossCanBeUndone(const Gang& gang, const Peer& peer) const {
     return peer.lost && !peer.down && !gang.outcome && !gang.restart_at;
+  }
+  bool lostForGood(const Gang& gang, const Peer& peer) const {
+    return peer.lost && !lossCanBeUndone(gang, peer);
   }
   // Whether the decision waits for lost agents that may come back; false once it may be made.
   bool waitForLostAgents(Gang& gang, bool too_few_agents, Clock::time_point now);

@@ -8,19 +8,15 @@
 
 #include <cerrno>
 
+#include "ringmaster/client/cluster_config.h"
+
 namespace ringmaster::agent {
 
 bool refusesConnections(const std::string& endpoint, std::chrono::milliseconds timeout) {
-  const std::string scheme = "tcp://";
-  if (endpoint.rfind(scheme, 0) != 0) return false;
-  const std::string address = endpoint.substr(scheme.size());
-  const size_t colon = address.rfind(':');
-  if (colon == std::string::npos) return false;
-  std::string host = address.substr(0, colon);
-  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') {
-    host = host.substr(1, host.size() - 2);  // [::1]
-  }
-  const std::string port = address.substr(colon + 1);
+  const std::string host = client::endpointHost(endpoint);
+  const size_t colon = endpoint.rfind(':');
+  if (host.empty() || colon < std::string("tcp://").size()) return false;  // "tcp:" is no port
+  const std::string port = endpoint.substr(colon + 1);
   addrinfo hints{};
   hints.ai_socktype = SOCK_STREAM;
   addrinfo* found = nullptr;
