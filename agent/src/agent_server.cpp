@@ -14,6 +14,7 @@
 #include <filesystem>
 #include <map>
 
+#include "connection_monitor.h"
 #include "gang_coordinator.h"
 #include "host_sampler.h"
 #include "interrupted_jobs.h"
@@ -96,6 +97,7 @@ struct AgentServer::Impl {
   std::map<std::string, Clock::time_point> unwritable_until;
   int signal_fd = -1;
   std::unique_ptr<ZapHandler> zap;
+  std::unique_ptr<ConnectionMonitor> monitor;  // of `router`
   std::unique_ptr<Journal> journal;
   std::unique_ptr<HostSampler> sampler;
   std::unique_ptr<JobSupervisor> supervisor;
@@ -113,6 +115,7 @@ struct AgentServer::Impl {
   ~Impl() {
     gang.reset();
     supervisor.reset();
+    monitor.reset();
     if (router) zmq_close(router);
     zap.reset();
     if (context) zmq_ctx_term(context);
@@ -195,11 +198,19 @@ Status AgentServer::Impl::start() {
   router = zmq_socket(context, ZMQ_ROUTER);
   RM_RETURN_IF_ERROR(net::applyCommonOptions(router));
   RM_RETURN_IF_ERROR(net::makeCurveServer(router, keys));
+  // A larger frame closes the connection as soon as its header arrives, before it is held.
+  // libzmq 4.3 cannot bound the frames of one message, which it holds whole before the agent
+  // sees it: extra frames are at most this size each, and refused below.
+  zmq_setsockopt(router, ZMQ_MAXMSGSIZE, &protocol::kMaxRequestBytes,
+                 sizeof protocol::kMaxRequestBytes);
   int mandatory = 1;
   zmq_setsockopt(router, ZMQ_ROUTER_MANDATORY, &mandatory, sizeof mandatory);
   // Replies a client has not read yet stay queued here: at most kQueuedRepliesPerClient of them
   // (each at most protocol::kMaxReplyBytes), beyond that reply() drops them.
   zmq_setsockopt(router, ZMQ_SNDHWM, &kQueuedRepliesPerClient, sizeof kQueuedRepliesPerClient);
+  RM_ASSIGN_OR_RETURN(
+      monitor,
+      ConnectionMonitor::attach(context, router, [this](const std::string& line) { log(line); }));
   if (zmq_bind(router, options.listen.c_str()) != 0) {
     return ioError("cannot listen on " + options.listen + ": " + zmq_strerror(zmq_errno()));
   }
@@ -435,6 +446,7 @@ Status AgentServer::Impl::loop() {
     items.clear();
     items.push_back({router, 0, ZMQ_POLLIN, 0});
     items.push_back({nullptr, signal_fd, ZMQ_POLLIN, 0});
+    items.push_back({monitor->socket(), 0, ZMQ_POLLIN, 0});
     for (void* socket : gang->sockets()) items.push_back({socket, 0, ZMQ_POLLIN, 0});
     const size_t first_output = items.size();
     for (int fd : supervisor->outputFds()) items.push_back({nullptr, fd, ZMQ_POLLIN, 0});
@@ -456,7 +468,8 @@ Status AgentServer::Impl::loop() {
       }
       supervisor->reapChildren();
     }
-    if (std::any_of(items.begin() + 2, items.begin() + static_cast<long>(first_output),
+    if (items[2].revents & ZMQ_POLLIN) monitor->onReadable();
+    if (std::any_of(items.begin() + 3, items.begin() + static_cast<long>(first_output),
                     [](const zmq_pollitem_t& item) { return item.revents & ZMQ_POLLIN; })) {
       gang->onReadable();
     }

@@ -3,7 +3,9 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <charconv>
+#include <cstring>
 #include <fstream>
 #include <iterator>
 #include <optional>
@@ -14,12 +16,17 @@
 namespace ringmaster::agent {
 namespace {
 
-std::optional<std::string> readFile(const std::string& path) {
+// nullopt when the file cannot be read, with why in *error ("/proc/stat: Too many open files").
+std::optional<std::string> readFile(const std::string& path, std::string* error = nullptr) {
+  errno = 0;
   std::ifstream in(path, std::ios::binary);
-  if (!in) return std::nullopt;
   // procfs files report size 0, so read to EOF rather than by size.
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (in.bad()) return std::nullopt;
+  std::string text;
+  if (in) text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  if (!in.is_open() || in.bad()) {
+    if (error) *error = path + ": " + (errno ? std::strerror(errno) : "cannot be read");
+    return std::nullopt;
+  }
   return text;
 }
 
@@ -90,7 +97,7 @@ HostSampler::HostSampler(HostSamplerOptions options) : options_(std::move(option
     }
   }
   have_cpu_ = readCpuTimes(last_cpu_);
-  last_net_ = readNetCounters();
+  last_net_ = readNetCounters().value_or(std::map<std::string, NetCounters>{});
   last_time_ = now();
 }
 
@@ -138,8 +145,8 @@ std::chrono::steady_clock::time_point HostSampler::now() const {
   return options_.clock ? options_.clock() : std::chrono::steady_clock::now();
 }
 
-bool HostSampler::readCpuTimes(CpuTimes& out) const {
-  auto stat = readFile(path("stat"));
+bool HostSampler::readCpuTimes(CpuTimes& out, std::string* error) const {
+  auto stat = readFile(path("stat"), error);
   if (!stat) return false;
   bool found = false;
   forEachLine(*stat, [&](std::string_view line) {
@@ -156,13 +163,15 @@ bool HostSampler::readCpuTimes(CpuTimes& out) const {
     out.busy = total - idle;
     found = true;
   });
+  if (!found && error) *error = path("stat") + ": no 'cpu' line";
   return found;
 }
 
-std::map<std::string, HostSampler::NetCounters> HostSampler::readNetCounters() const {
+std::optional<std::map<std::string, HostSampler::NetCounters>> HostSampler::readNetCounters(
+    std::string* error) const {
   std::map<std::string, NetCounters> out;
-  auto dev = readFile(path("net/dev"));
-  if (!dev) return out;
+  auto dev = readFile(path("net/dev"), error);
+  if (!dev) return std::nullopt;
   // "  eth0: rx_bytes rx_packets errs drop fifo frame compressed multicast tx_bytes ..."; the two
   // header lines have no ':' after the interface column.
   forEachLine(*dev, [&](std::string_view line) {
@@ -217,9 +226,15 @@ proto::HealthSample HostSampler::sample() {
   const auto time = now();
   const double seconds = secondsBetween(last_time_, time);
   last_time_ = time;
+  // A value that could not be read is named, never reported as 0.
+  std::string error;
+  auto unmeasured = [&](const char* what) {
+    health.add_unmeasured(what);
+    health.set_error(health.error().empty() ? error : health.error() + "; " + error);
+  };
 
   CpuTimes cpu;
-  if (readCpuTimes(cpu)) {
+  if (readCpuTimes(cpu, &error)) {
     if (have_cpu_ && cpu.total > last_cpu_.total) {
       // iowait may go backwards on some kernels, so busy can too: clamp to 0..100.
       const double busy = static_cast<double>(static_cast<int64_t>(cpu.busy - last_cpu_.busy));
@@ -228,40 +243,51 @@ proto::HealthSample HostSampler::sample() {
     }
     last_cpu_ = cpu;
     have_cpu_ = true;
+  } else {
+    unmeasured("cpu");
   }
 
-  if (auto meminfo = readFile(path("meminfo"))) {
+  if (auto meminfo = readFile(path("meminfo"), &error)) {
     const uint64_t total = meminfoBytes(*meminfo, "MemTotal").value_or(0);
     // MemAvailable exists since Linux 3.14; MemFree underestimates what is free before that.
     const uint64_t available = meminfoBytes(*meminfo, "MemAvailable")
                                    .value_or(meminfoBytes(*meminfo, "MemFree").value_or(total));
     health.set_memory_total_bytes(total);
     health.set_memory_used_bytes(total > available ? total - available : 0);
+  } else {
+    unmeasured("memory");
   }
 
-  if (auto loadavg = readFile(path("loadavg"))) {
+  if (auto loadavg = readFile(path("loadavg"), &error)) {
     const std::string_view text = trim(*loadavg);
     double load1 = 0;
     auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), load1);
     if (ec == std::errc()) health.set_load1(load1);
+  } else {
+    unmeasured("load");
   }
 
-  auto net = readNetCounters();
-  if (seconds > 0) {
-    uint64_t rx = 0;
-    uint64_t tx = 0;
-    for (const auto& [name, counters] : net) {
-      if (name == "lo") continue;
-      auto last = last_net_.find(name);
-      // Interfaces that appeared since the last sample, or whose counters were reset, count 0.
-      if (last == last_net_.end()) continue;
-      if (counters.rx >= last->second.rx) rx += counters.rx - last->second.rx;
-      if (counters.tx >= last->second.tx) tx += counters.tx - last->second.tx;
+  auto net = readNetCounters(&error);
+  if (!net) {
+    unmeasured("network");
+    last_net_.clear();  // the next rates start over
+  } else {
+    if (seconds > 0) {
+      uint64_t rx = 0;
+      uint64_t tx = 0;
+      for (const auto& [name, counters] : *net) {
+        if (name == "lo") continue;
+        auto last = last_net_.find(name);
+        // Interfaces that appeared since the last sample, or whose counters were reset, count 0.
+        if (last == last_net_.end()) continue;
+        if (counters.rx >= last->second.rx) rx += counters.rx - last->second.rx;
+        if (counters.tx >= last->second.tx) tx += counters.tx - last->second.tx;
+      }
+      health.set_net_rx_bytes_per_s(static_cast<double>(rx) / seconds);
+      health.set_net_tx_bytes_per_s(static_cast<double>(tx) / seconds);
     }
-    health.set_net_rx_bytes_per_s(static_cast<double>(rx) / seconds);
-    health.set_net_tx_bytes_per_s(static_cast<double>(tx) / seconds);
+    last_net_ = std::move(*net);
   }
-  last_net_ = std::move(net);
 
   if (nvml_) {
     for (auto& gpu : nvml_->sample()) {

@@ -7,6 +7,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -70,8 +71,10 @@ class HostSampler {
 
   std::string path(const char* relative) const;
   std::chrono::steady_clock::time_point now() const;
-  bool readCpuTimes(CpuTimes& out) const;
-  std::map<std::string, NetCounters> readNetCounters() const;
+  // Both fail with why in *error.
+  bool readCpuTimes(CpuTimes& out, std::string* error = nullptr) const;
+  std::optional<std::map<std::string, NetCounters>> readNetCounters(
+      std::string* error = nullptr) const;
 
   HostSamplerOptions options_;
   bool allowed(uint32_t nvml_index) const;

@@ -41,7 +41,10 @@ void sendReply(void* socket, const std::string& request_id, bool ok, const std::
 }  // namespace
 
 ZapHandler::ZapHandler(void* zmq_context, std::string authorized_keys_path, Logger log)
-    : context_(zmq_context), path_(std::move(authorized_keys_path)), log_(std::move(log)) {}
+    : context_(zmq_context),
+      path_(std::move(authorized_keys_path)),
+      log_(std::move(log)),
+      refusals_(log_) {}
 
 ZapHandler::~ZapHandler() {
   stop_ = true;
@@ -126,8 +129,8 @@ void ZapHandler::run() {
       user = userFor(key_text);
     }
     if (user.empty()) {
-      log_("refused " + mechanism + " client " + key_text + " from " + address + " (not in " +
-           path_ + ")");
+      refusals_.refused("refused " + mechanism + " client " + key_text + " from " + address +
+                        " (not in " + path_ + ")");
     }
     sendReply(socket_, frames[1], !user.empty(), user);
   }

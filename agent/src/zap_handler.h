@@ -15,6 +15,7 @@
 #include <string>
 #include <thread>
 
+#include "refusal_log.h"
 #include "ringmaster/util/result.h"
 
 namespace ringmaster::agent {
@@ -46,6 +47,7 @@ class ZapHandler {
   void* context_;
   std::string path_;
   Logger log_;
+  RefusalLog refusals_;  // used by the handler's thread only
   void* socket_ = nullptr;
   std::thread thread_;
   std::atomic<bool> stop_{false};

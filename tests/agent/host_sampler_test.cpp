@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <vector>
 
 #include "nvml.h"
 
@@ -152,15 +153,20 @@ TEST_F(HostSamplerTest, CounterResetAndNoElapsedTimeGiveZeroNotGarbage) {
   EXPECT_DOUBLE_EQ(s.net_rx_bytes_per_s(), 0.0);
 }
 
-TEST_F(HostSamplerTest, MissingFilesLeaveFieldsAtZero) {
+// What cannot be read is named, with why, rather than reported as 0 (a host out of descriptors
+// used to read CPU 0 and memory 0).
+TEST_F(HostSamplerTest, MissingFilesAreReportedUnmeasuredNotZero) {
   fs::remove_all(root_);
   HostSampler sampler(options());
   now_ += std::chrono::seconds(1);
   const proto::HealthSample s = sampler.sample();
-  EXPECT_EQ(s.cpu_percent(), 0.0);
-  EXPECT_EQ(s.memory_total_bytes(), 0u);
-  EXPECT_EQ(s.load1(), 0.0);
-  EXPECT_EQ(s.net_rx_bytes_per_s(), 0.0);
+  EXPECT_EQ(std::vector<std::string>(s.unmeasured().begin(), s.unmeasured().end()),
+            (std::vector<std::string>{"cpu", "memory", "load", "network"}));
+  EXPECT_NE(s.error().find((root_ / "stat").string() + ": No such file or directory"),
+            std::string::npos)
+      << s.error();
+  EXPECT_NE(s.error().find((root_ / "net/dev").string() + ": No such file or directory"),
+            std::string::npos);
   const proto::Inventory inv = sampler.inventory();
   EXPECT_FALSE(inv.hostname().empty());  // falls back to gethostname()
   EXPECT_GT(inv.cpus(), 0u);             // falls back to sysconf
@@ -187,6 +193,7 @@ TEST(HostSampler, SaneOnTheRealProc) {
   EXPECT_GE(s.net_rx_bytes_per_s(), 0.0);
   EXPECT_GE(s.net_tx_bytes_per_s(), 0.0);
   EXPECT_EQ(s.gpus_size(), sampler.gpuCount());
+  EXPECT_EQ(s.unmeasured_size(), 0) << s.error();
 }
 
 // The build machines have no NVIDIA driver: load() must then return nullptr without crashing.

@@ -1,8 +1,12 @@
 // An authorized but careless or hostile client cannot make the agent run what it did not check,
 // run out of descriptors, or guess job ids (issue 8). A real agent on loopback.
+#include <arpa/inet.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <unistd.h>
+#include <zmq.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -13,6 +17,8 @@
 
 #include "harness.h"
 #include "ringmaster/client/agent_connection.h"
+#include "ringmaster/net/socket_options.h"
+#include "ringmaster/protocol/codec.h"
 #include "ringmaster/security/keys.h"
 
 namespace ringmaster::testing {
@@ -213,6 +219,109 @@ TEST_F(HardeningTest, UnreadRepliesStayUnderAMemoryBoundAndKilledClientsHarmNoth
               std::chrono::duration<double>(std::chrono::steady_clock::now() - killed).count());
   EXPECT_TRUE(job_running);
   cluster_.ctl({"stop", running.firstLine()});
+}
+
+// One message of 20 frames of 60 MB each (libzmq limits frames, not messages) used to take the
+// agent to 1.2 GB. Requests are one frame of at most 8 MiB now: the first frame's header closes
+// the connection, before anything is held. A client refuses to send such a request itself.
+TEST_F(HardeningTest, AMessageOfLargeFramesIsRefusedBeforeItIsHeld) {
+  const pid_t agent = cluster_.agent("a1").pid();
+  const int64_t before = residentBytes(agent);
+  void* socket = zmq_socket(context_.get(), ZMQ_DEALER);
+  ASSERT_TRUE(net::makeCurveClient(socket, keys_, cluster_.agent("a1").publicKey()).isOk());
+  int linger = 0, timeout_ms = 10000;
+  zmq_setsockopt(socket, ZMQ_LINGER, &linger, sizeof linger);
+  zmq_setsockopt(socket, ZMQ_SNDTIMEO, &timeout_ms, sizeof timeout_ms);
+  ASSERT_EQ(zmq_connect(socket, cluster_.agent("a1").endpoint().c_str()), 0);
+  static const std::string frame(60u << 20, 'x');
+  int64_t peak = before;
+  for (int i = 0; i < 20; ++i) {
+    zmq_msg_t message;
+    zmq_msg_init_data(&message, const_cast<char*>(frame.data()), frame.size(), nullptr, nullptr);
+    zmq_msg_send(&message, socket, i + 1 < 20 ? ZMQ_SNDMORE : 0);
+    zmq_msg_close(&message);
+  }
+  for (int i = 0; i < 100; ++i) {  // 2 s: the sender pushes what the agent will take
+    peak = std::max(peak, residentBytes(agent));
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  zmq_close(socket);
+  std::printf("agent RSS %lld MiB before, peak %lld MiB while 20 x 60 MB frames were sent\n",
+              static_cast<long long>(before >> 20), static_cast<long long>(peak >> 20));
+  EXPECT_LT(peak - before, 64ll << 20);
+  EXPECT_TRUE(cluster_.agent("a1").alive());
+  proto::Envelope inventory;
+  inventory.mutable_inventory_request();
+  EXPECT_TRUE(connection_->call(inventory, 5000).isOk());
+
+  // The client side: a launch over the limit names the limit instead of losing its connection.
+  proto::Envelope big = launch("big-request");
+  big.mutable_launch_job()->mutable_launch()->set_spec_yaml(std::string(9u << 20, '#'));
+  const std::string error = refusal(big);
+  EXPECT_NE(error.find("larger than the 8 MiB an agent accepts"), std::string::npos) << error;
+  EXPECT_TRUE(connection_->call(inventory, 5000).isOk());
+}
+
+// 1,100 idle TCP connections that never begin a handshake used to take every descriptor of an
+// agent with the usual limit of 1024: a submit failed with "Too many open files". Now they cost
+// the agent nothing it needs, libzmq drops each after 5 s without a handshake, and each refusal
+// is logged, at most 20 lines per 10 s.
+TEST_F(HardeningTest, IdleUnauthenticatedConnectionsLeaveAnAuthorizedSubmitWorking) {
+  rlimit limit{};
+  ASSERT_EQ(::getrlimit(RLIMIT_NOFILE, &limit), 0);
+  if (limit.rlim_max < 1400) GTEST_SKIP() << "this process may not open 1,100 connections";
+  limit.rlim_cur = limit.rlim_max;
+  ::setrlimit(RLIMIT_NOFILE, &limit);
+  const std::string endpoint = cluster_.agent("a1").endpoint();
+  const int port = std::stoi(endpoint.substr(endpoint.rfind(':') + 1));
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_port = htons(static_cast<uint16_t>(port));
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  std::vector<int> idle;
+  for (int i = 0; i < 1100; ++i) {
+    int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    ASSERT_GE(fd, 0);
+    ASSERT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof address), 0) << i;
+    idle.push_back(fd);
+  }
+  const std::string spec = cluster_.writeSpec(
+      "ok.yaml",
+      "name: ok\nlauncher: command\ncommand: [/bin/true]\nplacement: [{agent: a1, ranks: 1}]\n");
+  auto submitted = cluster_.ctl({"submit", spec, "--wait"});
+  EXPECT_EQ(submitted.exit_code, 0) << submitted.err;
+  // Host health is still measured (a failed sampler would have read 0).
+  proto::Envelope inventory;
+  inventory.mutable_inventory_request();
+  auto reply = connection_->call(inventory, 5000);
+  ASSERT_TRUE(reply.isOk()) << reply.status().toString();
+  EXPECT_GT(reply->inventory().health().memory_total_bytes(), 0u);
+
+  // Dropped by the agent after 5 s: each socket reads libzmq's greeting, then end of file.
+  auto closedByTheAgent = [](int fd) {
+    char buffer[256];
+    ssize_t n;
+    while ((n = ::recv(fd, buffer, sizeof buffer, MSG_DONTWAIT)) > 0) {
+    }
+    return n == 0;
+  };
+  EXPECT_TRUE(waitUntil(
+      [&] {
+        std::erase_if(idle, [&](int fd) { return closedByTheAgent(fd) && ::close(fd) == 0; });
+        return idle.empty();
+      },
+      std::chrono::seconds(15)))
+      << idle.size() << " connection(s) still open";
+  for (int fd : idle) ::close(fd);
+  const std::string log = cluster_.agent("a1").stderrText();
+  size_t lines = 0;
+  for (size_t at = log.find("refused a connection from 127.0.0.1:"); at != std::string::npos;
+       at = log.find("refused a connection from 127.0.0.1:", at + 1)) {
+    ++lines;
+  }
+  std::printf("%zu refusal line(s) logged for 1,100 idle connections\n", lines);
+  EXPECT_GE(lines, 1u);
+  EXPECT_LE(lines, 40u);
 }
 
 // A job's metric pattern that makes a backtracking engine run for seconds per line (`(\d+)*z`

@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <random>
+#include <regex>
 #include <thread>
 
 #include "harness.h"
@@ -65,6 +66,11 @@ TEST_F(SecurityTest, PlaintextClientGetsNothing) {
   EXPECT_EQ(zmq_recv(socket, buffer, sizeof buffer, 0), -1) << "a plaintext client was answered";
   zmq_close(socket);
   expectAuthorizedClientStillServed();
+  // Logged with the peer's address and why (libzmq itself says nothing of it).
+  EXPECT_TRUE(std::regex_search(
+      cluster_.agent("a1").stderrText(),
+      std::regex(R"(refused a connection from 127\.0\.0\.1:\d+: not CURVE \(a plaintext client)")))
+      << cluster_.agent("a1").stderrText();
 }
 
 TEST_F(SecurityTest, UnknownKeyIsRejectedWithAClearErrorAndRunsNothing) {
@@ -102,6 +108,11 @@ TEST_F(SecurityTest, WrongServerKeyFailsTheHandshake) {
   ASSERT_FALSE(reply.isOk());
   EXPECT_EQ(reply.status().code(), ErrorCode::kUnauthorized) << reply.status().toString();
   expectAuthorizedClientStillServed();
+  EXPECT_TRUE(std::regex_search(
+      cluster_.agent("a1").stderrText(),
+      std::regex(
+          R"(refused a connection from 127\.0\.0\.1:\d+: its CURVE hello does not decrypt: it pinned another server key)")))
+      << cluster_.agent("a1").stderrText();
 }
 
 // With a key that begins with '-' (one in 85 does), which must not read as an option.

@@ -24,6 +24,28 @@ bool hasHealth(const AgentEntry& entry) {
   return inventory && inventory->has_health();
 }
 
+// A value the agent could not read on its host ("cpu", "memory", "network"): shown as such,
+// never as 0.
+bool isUnmeasured(const AgentEntry& entry, const char* what) {
+  const auto* inventory = inventoryOf(entry);
+  if (!inventory) return false;
+  const auto& names = inventory->health().unmeasured();
+  return std::find(names.begin(), names.end(), what) != names.end();
+}
+
+const char* measuredName(int column) {
+  switch (column) {
+    case AgentTableModel::kCpu:
+    case AgentTableModel::kCpuHistory:
+      return "cpu";
+    case AgentTableModel::kMemory:
+      return "memory";
+    case AgentTableModel::kNetwork:
+      return "network";
+  }
+  return "";
+}
+
 // Numbers of an agent that stopped answering are its last known ones: drawn grey.
 bool isStale(const AgentEntry& entry) { return entry.status.state != AgentState::kOnline; }
 
@@ -198,7 +220,7 @@ QVariant AgentTableModel::data(const QModelIndex& index, int role) const {
       if (column == kSlots || column == kGpus) return int(Qt::AlignRight | Qt::AlignVCenter);
       return int(Qt::AlignLeft | Qt::AlignVCenter);
     case kBarFractionRole:
-      if (!hasHealth(entry)) return {};
+      if (!hasHealth(entry) || isUnmeasured(entry, measuredName(column))) return {};
       if (column == kCpu) return inventory->health().cpu_percent() / 100.0;
       if (column == kMemory) return memoryFraction(inventory->health());
       return {};
@@ -227,6 +249,7 @@ QVariant AgentTableModel::data(const QModelIndex& index, int role) const {
 QVariant AgentTableModel::display(const AgentEntry& entry, int column) const {
   const auto* inventory = inventoryOf(entry);
   const QString none = QString::fromUtf8("—");
+  if (column != kCpuHistory && isUnmeasured(entry, measuredName(column))) return "unmeasured";
   switch (column) {
     case kName:
       return QString::fromStdString(entry.status.name);
@@ -315,6 +338,10 @@ QVariant AgentTableModel::toolTip(const AgentEntry& entry, int column) const {
       return lines.join('\n');
     }
     default:
+      if (isUnmeasured(entry, measuredName(column))) {
+        return "The agent could not measure this on its host: " +
+               QString::fromStdString(inventory->health().error());
+      }
       if (column >= kSlots && isStale(entry) && inventory && inventory->health_time() > 0) {
         return QString("Last known values, %1 old: %2 is %3")
             .arg(formatUptime(status.time - inventory->health_time()),

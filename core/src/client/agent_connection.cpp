@@ -4,7 +4,6 @@
 
 #include <atomic>
 #include <chrono>
-#include <cstring>
 
 #include "ringmaster/net/socket_options.h"
 #include "ringmaster/protocol/codec.h"
@@ -76,33 +75,15 @@ Result<std::unique_ptr<AgentConnection>> AgentConnection::connect(
 }
 
 void AgentConnection::drainMonitor() {
-  while (true) {
-    zmq_msg_t event_frame;
-    zmq_msg_init(&event_frame);
-    if (zmq_msg_recv(&event_frame, monitor_, ZMQ_DONTWAIT) < 0) {
-      zmq_msg_close(&event_frame);
-      return;
+  while (std::optional<net::MonitorEvent> event = net::readMonitorEvent(monitor_)) {
+    if (event->event == ZMQ_EVENT_HANDSHAKE_SUCCEEDED) {
+      handshake_ok_ = true;
+      handshake_failure_ = 0;
     }
-    if (zmq_msg_size(&event_frame) >= 2) {
-      uint16_t event;
-      std::memcpy(&event, zmq_msg_data(&event_frame), 2);
-      if (event == ZMQ_EVENT_HANDSHAKE_SUCCEEDED) {
-        handshake_ok_ = true;
-        handshake_failure_ = 0;
-      }
-      if (event & (ZMQ_EVENT_HANDSHAKE_FAILED_AUTH | ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL |
-                   ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL)) {
-        handshake_ok_ = false;
-        handshake_failure_ = event;
-      }
-    }
-    bool more = zmq_msg_more(&event_frame);
-    zmq_msg_close(&event_frame);
-    if (more) {  // second frame: the endpoint
-      zmq_msg_t endpoint_frame;
-      zmq_msg_init(&endpoint_frame);
-      zmq_msg_recv(&endpoint_frame, monitor_, ZMQ_DONTWAIT);
-      zmq_msg_close(&endpoint_frame);
+    if (event->event & (ZMQ_EVENT_HANDSHAKE_FAILED_AUTH | ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL |
+                        ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL)) {
+      handshake_ok_ = false;
+      handshake_failure_ = event->event;
     }
   }
 }
@@ -135,6 +116,12 @@ Status AgentConnection::explainSilence(int timeout_ms) const {
 Status AgentConnection::send(proto::Envelope& request, int timeout_ms) {
   request.set_request_id(next_request_id_++);
   std::string frame = protocol::encode(request);
+  if (static_cast<int64_t>(frame.size()) > protocol::kMaxRequestBytes) {
+    return invalidArgument("a '" + std::string(protocol::bodyName(request)) + "' request of " +
+                           std::to_string(frame.size() >> 10) + " KiB is larger than the " +
+                           std::to_string(protocol::kMaxRequestBytes >> 20) +
+                           " MiB an agent accepts");
+  }
   // With ZMQ_IMMEDIATE the send waits until the CURVE handshake has completed.
   zmq_setsockopt(socket_, ZMQ_SNDTIMEO, &timeout_ms, sizeof timeout_ms);
   if (zmq_send(socket_, frame.data(), frame.size(), timeout_ms == 0 ? ZMQ_DONTWAIT : 0) < 0) {

@@ -30,6 +30,29 @@ Status zmqError(const std::string& what) {
   return Status(ErrorCode::kIo, what + ": " + zmq_strerror(zmq_errno()));
 }
 
+std::optional<MonitorEvent> readMonitorEvent(void* monitor) {
+  zmq_msg_t frame;
+  zmq_msg_init(&frame);
+  if (zmq_msg_recv(&frame, monitor, ZMQ_DONTWAIT) < 0) {
+    zmq_msg_close(&frame);
+    return std::nullopt;
+  }
+  MonitorEvent event;
+  if (zmq_msg_size(&frame) >= 6) {  // uint16 event, uint32 value (libzmq's byte order)
+    std::memcpy(&event.event, zmq_msg_data(&frame), 2);
+    std::memcpy(&event.value, static_cast<const char*>(zmq_msg_data(&frame)) + 2, 4);
+  }
+  bool more = zmq_msg_more(&frame);
+  while (more) {  // the endpoint
+    zmq_msg_close(&frame);
+    zmq_msg_init(&frame);
+    if (zmq_msg_recv(&frame, monitor, ZMQ_DONTWAIT) < 0) break;
+    more = zmq_msg_more(&frame);
+  }
+  zmq_msg_close(&frame);
+  return event;
+}
+
 Status applyCommonOptions(void* socket) {
   RM_RETURN_IF_ERROR(setInt(socket, ZMQ_LINGER, 0, "ZMQ_LINGER"));
   int64_t max_size = protocol::kMaxFrameBytes;

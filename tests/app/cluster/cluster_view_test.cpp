@@ -246,6 +246,23 @@ TEST_F(ClusterViewTest, AgentThatStopsAnsweringKeepsItsLastNumbersGreyed) {
       << text(model, 0, Model::kCpu, Qt::ToolTipRole).toStdString();
 }
 
+// An agent that could not read /proc (out of descriptors) says so; the table never shows 0 %.
+TEST_F(ClusterViewTest, WhatTheAgentCouldNotMeasureReadsUnmeasuredWithWhy) {
+  Model model(client_key_);
+  model.setAgents(agents_);
+  AgentStatus status = onlineStatus(agents_[0], kT0);
+  auto* health = status.inventory->mutable_health();
+  health->clear_cpu_percent();
+  health->add_unmeasured("cpu");
+  health->set_error("/proc/stat: Too many open files");
+  model.updateAgent(status);
+  EXPECT_EQ(text(model, 0, Model::kCpu), "unmeasured");
+  EXPECT_FALSE(model.data(model.index(0, Model::kCpu), Model::kBarFractionRole).isValid());
+  EXPECT_TRUE(
+      text(model, 0, Model::kCpu, Qt::ToolTipRole).contains("/proc/stat: Too many open files"));
+  EXPECT_EQ(text(model, 0, Model::kMemory), "180 GiB / 503 GiB");  // measured: shown
+}
+
 TEST_F(ClusterViewTest, ModelDropsStatusesOfAgentsNoLongerInTheFile) {
   Model model(client_key_);
   model.setAgents(agents_);

@@ -1,6 +1,8 @@
 #pragma once
 // The ZeroMQ socket settings of DESIGN.md §4 and the CurveZMQ roles of §5, in one place.
 
+#include <cstdint>
+#include <optional>
 #include <string>
 
 #include "ringmaster/security/keys.h"
@@ -23,6 +25,14 @@ Status makeCurveServer(void* socket, const security::KeyPair& server);
 // CURVE client pinned to `server_public_key`; IMMEDIATE so nothing queues for a dead peer.
 Status makeCurveClient(void* socket, const security::KeyPair& client,
                        const std::string& server_public_key);
+
+// One event from a zmq_socket_monitor PAIR socket (both its frames read), without waiting;
+// nullopt when none is queued. `value` is the fd, error or protocol code the event carries.
+struct MonitorEvent {
+  uint16_t event = 0;
+  uint32_t value = 0;
+};
+std::optional<MonitorEvent> readMonitorEvent(void* monitor);
 
 // "zmq_setsockopt(ZMQ_LINGER): Invalid argument"-style status from zmq_errno().
 Status zmqError(const std::string& what);

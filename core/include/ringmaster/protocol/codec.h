@@ -16,6 +16,10 @@ inline constexpr uint32_t kProtocolVersion = 1;
 inline constexpr int64_t kMaxFrameBytes = 64ll << 20;
 // Replies stay well under the frame limit (journal batches, log chunks).
 inline constexpr uint32_t kMaxReplyBytes = 16u << 20;
+// Requests are small: the largest, a launch, carries a job of at most 4 MiB (its spec and
+// command line). Agents take no larger frame (ZMQ_MAXMSGSIZE on their client socket), so that
+// a client cannot make one hold 64 MiB per frame; clients refuse to send one.
+inline constexpr int64_t kMaxRequestBytes = 8ll << 20;
 
 // Serializes with the current version stamped in.
 std::string encode(proto::Envelope& envelope);
