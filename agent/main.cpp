@@ -29,6 +29,15 @@ int main(int argc, char** argv) {
                  "GPUs ranks may use, indices or UUIDs: 0,2 (default: the CUDA_VISIBLE_DEVICES it "
                  "starts with, else all)");
   app.add_flag("--quiet", options.quiet, "no log lines on stderr");
+  app.add_option("--run-as", options.run_as,
+                 "user the ranks run as (for an agent run as root; default: the agent's user)");
+  app.add_option("--rank-open-files", options.rank_open_files, "the ranks' open-file limit")
+      ->check(CLI::Range(64, 1 << 24))
+      ->capture_default_str();
+  app.add_flag("--allow-loader-env", options.allow_loader_env,
+               "let jobs set LD_PRELOAD, LD_AUDIT and LD_LIBRARY_PATH");
+  // Any of these flags may also come from a file: `run-as = "ringmaster-jobs"`.
+  app.set_config("--config", "", "agent config file (TOML: flag names without the dashes)");
 
   std::string state_dir;
   auto* pubkey = app.add_subcommand("pubkey", "print the agent's public key (creating it)");

@@ -7,7 +7,7 @@ cd "$(dirname "$0")/.."
 packages=(
   cmake g++ make pkg-config git
   qt6-base-dev qt6-charts-dev libqt6opengl6-dev libqt6sql6-sqlite
-  libzmq3-dev cppzmq-dev libsqlite3-dev sqlite3
+  libzmq3-dev cppzmq-dev libsodium-dev libsqlite3-dev sqlite3
   libgtest-dev libgmock-dev libbenchmark-dev
   libgloo-dev libopenblas-dev libprotobuf-dev protobuf-compiler
   libyaml-cpp-dev nlohmann-json3-dev libcli11-dev libre2-dev

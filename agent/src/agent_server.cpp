@@ -22,12 +22,14 @@
 #include "journal.h"
 #include "leftovers.h"
 #include "parked_requests.h"
+#include "rank_confinement.h"
 #include "record_reads.h"
 #include "rendezvous_service.h"
 #include "ringmaster/config.h"
 #include "ringmaster/net/socket_options.h"
 #include "ringmaster/protocol/codec.h"
 #include "ringmaster/security/keys.h"
+#include "user_connections.h"
 #include "zap_handler.h"
 
 extern char** environ;
@@ -62,6 +64,19 @@ std::vector<std::string> currentEnvironment() {
   std::vector<std::string> env;
   for (char** e = environ; e && *e; ++e) env.emplace_back(*e);
   return env;
+}
+
+// The ranks' credential of one attempt authenticates as "attempt:<job id>:<n>" (job ids hold no
+// ':').
+struct AttemptUser {
+  std::string job;
+  uint32_t attempt = 0;
+};
+std::optional<AttemptUser> parseAttemptUser(const std::string& user) {
+  if (user.rfind("attempt:", 0) != 0) return std::nullopt;
+  const size_t colon = user.rfind(':');
+  return AttemptUser{user.substr(8, colon - 8),
+                     static_cast<uint32_t>(std::strtoul(user.c_str() + colon + 1, nullptr, 10))};
 }
 
 }  // namespace
@@ -136,7 +151,15 @@ struct AgentServer::Impl {
   void sampleHealth();
   void onSocketReadable();
   // Routes a request to what answers it; long polls that must wait are parked.
-  void handle(const std::string& identity, const std::string& user, const proto::Envelope& request);
+  void handle(const std::string& identity, const std::string& user, const proto::Envelope& request,
+              int source_fd);
+  // Connections by user id: those of a key removed from authorized_keys, or of an attempt that
+  // is over, are closed.
+  UserConnections connections;
+  void closeRevokedConnections();
+  bool revoked(const std::string& user) const;
+  // What a peer may ask, by the user id ZAP gave its key.
+  Status authorize(const std::string& user, const proto::Envelope& request) const;
   proto::Envelope answerInventory(const proto::Envelope& request) const;
   // The requests that may wait for data; nullopt: not yet (see ParkedRequests).
   std::optional<proto::Envelope> answerWaiting(const proto::Envelope& request, bool final);
@@ -176,6 +199,22 @@ Status AgentServer::Impl::start() {
   supervisor_options.gpus = sampler->gpus();
   supervisor_options.base_env = currentEnvironment();
   supervisor_options.worker_path = executableDir() + "/ringmaster-worker";
+  supervisor_options.allow_loader_env = options.allow_loader_env;
+  RM_ASSIGN_OR_RETURN(supervisor_options.confinement,
+                      confinementFor(options.run_as, options.rank_open_files));
+  if (supervisor_options.confinement.switch_user) {
+    // Ranks must reach their job's directory, and nothing else here: the state dir can be
+    // passed through but not listed, and keys, authorized_keys and the journal stay the agent's.
+    namespace fs = std::filesystem;
+    const auto pass_through = fs::perms::owner_all | fs::perms::group_exec | fs::perms::others_exec;
+    fs::create_directories(options.state_dir + "/jobs", ec);
+    fs::permissions(options.state_dir, pass_through, ec);
+    fs::permissions(options.state_dir + "/jobs", pass_through, ec);
+    fs::permissions(options.state_dir + "/journal", fs::perms::owner_all, ec);
+    log("ranks run as user " + options.run_as);
+  } else if (::geteuid() == 0) {
+    log("ranks run as root, with this agent's keys in reach: name a user with --run-as");
+  }
   supervisor = std::make_unique<JobSupervisor>(supervisor_options, journal.get());
   recordInterruptedJobs(*journal, options.name, [this](const std::string& line) { log(line); });
   endLeftoversOfAnEarlierRun();
@@ -275,7 +314,8 @@ void AgentServer::Impl::onSocketReadable() {
   // Bounded so that rank output and signals are served between bursts of requests.
   for (int budget = 0; budget < 256; ++budget) {
     std::vector<std::string> frames;
-    std::string user;  // from ZAP: "client" or "job:<id>"
+    std::string user;    // from ZAP: "client:<key>", "job:<id>" or "attempt:<id>:<n>"
+    int source_fd = -1;  // the connection's socket
     bool more = true;
     while (more) {
       zmq_msg_t frame;
@@ -286,6 +326,7 @@ void AgentServer::Impl::onSocketReadable() {
       }
       more = zmq_msg_more(&frame);
       if (const char* id = zmq_msg_gets(&frame, "User-Id")) user = id;
+      if (frames.size() == 1) source_fd = zmq_msg_get(&frame, ZMQ_SRCFD);
       // Keep at most identity + payload; a longer message is drained and refused below.
       if (frames.size() < 3) {
         frames.emplace_back(static_cast<const char*>(zmq_msg_data(&frame)), zmq_msg_size(&frame));
@@ -313,29 +354,52 @@ void AgentServer::Impl::onSocketReadable() {
       replyError(frames[0], request_id, decoded.status());
       continue;
     }
-    handle(frames[0], user, *decoded);
+    handle(frames[0], user, *decoded, source_fd);
   }
 }
 
+Status AgentServer::Impl::authorize(const std::string& user, const proto::Envelope& request) const {
+  const bool store_request = request.has_rendezvous_set() || request.has_rendezvous_get();
+  if (user.rfind("client:", 0) == 0) {
+    if (!zap->isAuthorized(user.substr(7))) {
+      return Status(ErrorCode::kUnauthorized, "this key was removed from authorized_keys");
+    }
+    if (!store_request) return Status::ok();
+    return Status(ErrorCode::kUnauthorized, "a job's rendezvous store is for its ranks only");
+  }
+  const std::string asked = request.has_rendezvous_set()   ? request.rendezvous_set().job_id()
+                            : request.has_rendezvous_get() ? request.rendezvous_get().job_id()
+                            : request.has_gang()           ? request.gang().job_id()
+                                                           : "";
+  if (user.rfind("job:", 0) == 0) {  // a job's own key: its agents' gang messages
+    const std::string job = user.substr(4);
+    if (request.has_gang() && asked == job) return Status::ok();
+    return Status(ErrorCode::kUnauthorized, "this key may only send gang messages of job " + job);
+  }
+  if (auto ranks = parseAttemptUser(user)) {  // the ranks of one attempt: its rendezvous store
+    if (!store_request || asked != ranks->job) {
+      return Status(ErrorCode::kUnauthorized,
+                    "this key may only use the rendezvous store of job " + ranks->job);
+    }
+    if (!rendezvous->admits(ranks->job, ranks->attempt)) {
+      return Status(ErrorCode::kUnauthorized, "attempt " + std::to_string(ranks->attempt) +
+                                                  " of job " + ranks->job +
+                                                  " is over: its credential opens nothing");
+    }
+    return Status::ok();
+  }
+  return Status(ErrorCode::kUnauthorized, "unknown peer");
+}
+
 void AgentServer::Impl::handle(const std::string& identity, const std::string& user,
-                               const proto::Envelope& request) {
+                               const proto::Envelope& request, int source_fd) {
   proto::Envelope response;
   response.set_request_id(request.request_id());
-  if (user != "client") {
-    // A job's own credential: that job's rendezvous store and gang messages, nothing else.
-    const std::string job = user.rfind("job:", 0) == 0 ? user.substr(4) : "";
-    const std::string asked = request.has_rendezvous_set()   ? request.rendezvous_set().job_id()
-                              : request.has_rendezvous_get() ? request.rendezvous_get().job_id()
-                              : request.has_gang()           ? request.gang().job_id()
-                                                             : "";
-    if (job.empty() || asked != job) {
-      log("refused a '" + std::string(protocol::bodyName(request)) + "' request from " +
-          (job.empty() ? "an unknown peer" : "the credential of job " + job));
-      return replyError(
-          identity, request.request_id(),
-          Status(ErrorCode::kUnauthorized,
-                 "this key may only use the rendezvous store and gang of job " + job));
-    }
+  connections.seen(user, source_fd);
+  if (Status allowed = authorize(user, request); !allowed.isOk()) {
+    log("refused a '" + std::string(protocol::bodyName(request)) + "' request from " +
+        (user.empty() ? "an unknown peer" : user) + ": " + allowed.message());
+    return replyError(identity, request.request_id(), allowed);
   }
   switch (request.body_case()) {
     case proto::Envelope::kInventoryRequest:
@@ -479,7 +543,10 @@ Status AgentServer::Impl::loop() {
       journal->flush();
       return Status::ok();
     }
-    if (Clock::now() >= next_health) sampleHealth();
+    if (Clock::now() >= next_health) {
+      sampleHealth();
+      closeRevokedConnections();
+    }
     if (items[0].revents & ZMQ_POLLIN) onSocketReadable();
     gang->onSupervisorEvents(supervisor->takeEvents());
     // Everything appended this round becomes visible to readers before anyone is answered.
@@ -495,9 +562,25 @@ Status AgentServer::Impl::loop() {
           return answerWaiting(request, final);
         },
         [this](const std::string& identity, proto::Envelope& answer) { reply(identity, answer); });
+    rendezvous->endAttempts([this](const std::string& job) { return supervisor->isActive(job); });
     rendezvous->dropInactive(
         [this](const std::string& job) { return supervisor->isActive(job) || gang->manages(job); });
   }
+}
+
+bool AgentServer::Impl::revoked(const std::string& user) const {
+  if (user.rfind("client:", 0) == 0) return !zap->isAuthorized(user.substr(7));
+  const auto ranks = parseAttemptUser(user);
+  return ranks && !rendezvous->admits(ranks->job, ranks->attempt);
+}
+
+void AgentServer::Impl::closeRevokedConnections() {
+  connections.closeWhere(
+      [this](const std::string& user) { return revoked(user); },
+      [this](const std::string& user, size_t count) {
+        log("closed " + std::to_string(count) + " connection(s) of " + user +
+            (user.rfind("client:", 0) == 0 ? ", no longer in authorized_keys" : ", which is over"));
+      });
 }
 
 AgentServer::AgentServer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}

@@ -6,6 +6,7 @@
 // REQUIRES: SIGCHLD, SIGTERM, SIGINT and SIGHUP are blocked in every thread before create() is
 // called (blockAgentSignals() does it), so that they arrive through the signalfd.
 
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
@@ -23,7 +24,11 @@ struct AgentOptions {
   // was started with, else every GPU NVML finds.
   std::optional<std::string> gpus;
   int health_interval_ms = 1000;
-  bool quiet = false;  // no log lines on stderr
+  // The user ranks run as (an agent run as root should name one); empty: the agent's user.
+  std::string run_as;
+  uint64_t rank_open_files = 65536;  // ranks' open-file limit
+  bool allow_loader_env = false;     // jobs may set LD_PRELOAD, LD_AUDIT, LD_LIBRARY_PATH
+  bool quiet = false;                // no log lines on stderr
 };
 
 void blockAgentSignals();

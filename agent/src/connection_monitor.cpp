@@ -19,7 +19,22 @@ constexpr int kWatchedEvents = ZMQ_EVENT_ACCEPTED | ZMQ_EVENT_DISCONNECTED |
 
 std::atomic<unsigned> monitor_counter{0};
 
-std::string peerAddress(int fd) {
+std::string protocolFailure(uint32_t code) {
+  switch (code) {
+    case ZMQ_PROTOCOL_ERROR_ZMTP_MECHANISM_MISMATCH:
+      return "not CURVE (a plaintext client, or another security mechanism)";
+    case ZMQ_PROTOCOL_ERROR_ZMTP_CRYPTOGRAPHIC:
+      return "its CURVE hello does not decrypt: it pinned another server key than this agent's";
+    default:
+      char hex[16];
+      std::snprintf(hex, sizeof hex, "0x%08x", code);
+      return std::string("ZMTP protocol error ") + hex + " (not a Ringmaster client?)";
+  }
+}
+
+}  // namespace
+
+std::string peerAddressOf(int fd) {
   sockaddr_storage address{};
   socklen_t size = sizeof address;
   if (::getpeername(fd, reinterpret_cast<sockaddr*>(&address), &size) != 0) return "";
@@ -36,21 +51,6 @@ std::string peerAddress(int fd) {
   }
   return "";
 }
-
-std::string protocolFailure(uint32_t code) {
-  switch (code) {
-    case ZMQ_PROTOCOL_ERROR_ZMTP_MECHANISM_MISMATCH:
-      return "not CURVE (a plaintext client, or another security mechanism)";
-    case ZMQ_PROTOCOL_ERROR_ZMTP_CRYPTOGRAPHIC:
-      return "its CURVE hello does not decrypt: it pinned another server key than this agent's";
-    default:
-      char hex[16];
-      std::snprintf(hex, sizeof hex, "0x%08x", code);
-      return std::string("ZMTP protocol error ") + hex + " (not a Ringmaster client?)";
-  }
-}
-
-}  // namespace
 
 Result<std::unique_ptr<ConnectionMonitor>> ConnectionMonitor::attach(void* context, void* socket,
                                                                      RefusalLog::Logger log) {
@@ -84,7 +84,7 @@ void ConnectionMonitor::onReadable() {
     const int fd = static_cast<int>(event->value);
     switch (event->event) {
       case ZMQ_EVENT_ACCEPTED:
-        peers_[fd] = peerAddress(fd);
+        peers_[fd] = peerAddressOf(fd);
         break;
       case ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL:
         failure_ = protocolFailure(event->value);

@@ -16,6 +16,9 @@
 
 namespace ringmaster::agent {
 
+// "address:port" of the peer of a connected socket; empty when it has none (closed).
+std::string peerAddressOf(int fd);
+
 class ConnectionMonitor {
  public:
   // Call before `socket` binds, so that no connection goes unseen.

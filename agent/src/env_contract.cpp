@@ -3,6 +3,8 @@
 #include <string_view>
 #include <unordered_map>
 
+#include "ringmaster/security/keys.h"
+
 namespace ringmaster::agent {
 namespace {
 
@@ -81,12 +83,15 @@ std::vector<std::string> buildRankEnvironment(const proto::JobLaunch& job,
   env.set("RINGMASTER_CHECKPOINT_DIR", ctx.checkpoint_dir);
   if (!ctx.phase_file.empty()) env.set("RINGMASTER_PHASE_FILE", ctx.phase_file);
   if (!job.host_address().empty()) env.set("RINGMASTER_HOST_ADDRESS", job.host_address());
-  // The job's rendezvous store on rank 0's agent and the per-job credential to reach it.
-  if (!job.rendezvous_endpoint().empty()) {
+  // The job's rendezvous store on rank 0's agent and this attempt's credential to reach it (the
+  // job's own key pair stays with the agents).
+  auto credential = security::attemptKeyPair(
+      {job.rendezvous_public_key(), job.rendezvous_secret_key()}, job.attempt());
+  if (!job.rendezvous_endpoint().empty() && credential.isOk()) {
     env.set("RINGMASTER_RENDEZVOUS_ENDPOINT", job.rendezvous_endpoint());
     env.set("RINGMASTER_RENDEZVOUS_SERVER_KEY", job.rendezvous_server_key());
-    env.set("RINGMASTER_RENDEZVOUS_PUBLIC_KEY", job.rendezvous_public_key());
-    env.set("RINGMASTER_RENDEZVOUS_SECRET_KEY", job.rendezvous_secret_key());
+    env.set("RINGMASTER_RENDEZVOUS_PUBLIC_KEY", credential->public_key);
+    env.set("RINGMASTER_RENDEZVOUS_SECRET_KEY", credential->secret_key);
   }
   if (!job_sets_unbuffered && !env.has("PYTHONUNBUFFERED")) env.set("PYTHONUNBUFFERED", "1");
 

@@ -58,7 +58,7 @@ std::string describeState(proto::RankState state) {
 GangCoordinator::GangCoordinator(Parts parts) : parts_(std::move(parts)) {}
 
 GangCoordinator::~GangCoordinator() {
-  for (auto& [job_id, gang] : gangs_) parts_.zap->revokeJobKey(gang.launch.rendezvous_public_key());
+  for (auto& [job_id, gang] : gangs_) parts_.zap->revokeKey(gang.launch.rendezvous_public_key());
   gangs_.clear();  // the sockets close before the context ends
 }
 
@@ -99,7 +99,7 @@ void GangCoordinator::join(const proto::JobLaunch& launch) {
     gang.members.push_back(self);
   }
   gang.original_agents = static_cast<int>(gang.members.size());
-  parts_.zap->allowJobKey(launch.rendezvous_public_key(), job_id);
+  parts_.zap->allowKey(launch.rendezvous_public_key(), "job:" + job_id);
   connectPeers(gang);
 }
 
@@ -595,14 +595,14 @@ GangCoordinator::Clock::time_point GangCoordinator::onTimer(Clock::time_point no
   for (auto it = gangs_.begin(); it != gangs_.end();) {
     Gang& gang = it->second;
     if (gang.left) {
-      parts_.zap->revokeJobKey(gang.launch.rendezvous_public_key());
+      parts_.zap->revokeKey(gang.launch.rendezvous_public_key());
       it = gangs_.erase(it);
       continue;
     }
     reopenUnansweredConnections(gang, now);
     if (gang.outcome) {
       if (now >= gang.drop_at) {
-        parts_.zap->revokeJobKey(gang.launch.rendezvous_public_key());
+        parts_.zap->revokeKey(gang.launch.rendezvous_public_key());
         it = gangs_.erase(it);
         continue;
       }

@@ -237,6 +237,15 @@ Status JobSupervisor::validate(const proto::JobLaunch& launch) const {
                            std::to_string(kMaxJobBytes >> 20) +
                            " MiB a job may take in the journal: pass data through files");
   }
+  for (const proto::EnvVar& var : launch.env()) {
+    if (!options_.allow_loader_env && (var.name() == "LD_PRELOAD" || var.name() == "LD_AUDIT" ||
+                                       var.name() == "LD_LIBRARY_PATH")) {
+      return Status(ErrorCode::kInvalidArgument,
+                    "env " + var.name() + " changes how the job's programs are loaded; agent '" +
+                        options_.agent_name +
+                        "' does not allow it (start the agent with --allow-loader-env)");
+    }
+  }
   if (launch.world_size() < launch.ranks_size()) {
     return invalidArgument("world_size is smaller than the ranks assigned here");
   }
@@ -323,6 +332,11 @@ Result<std::vector<int>> JobSupervisor::launch(const proto::JobLaunch& launch) {
     std::filesystem::create_directories(d, ec);
     if (ec) return ioError("cannot create " + d + ": " + ec.message());
   }
+  // The job's own directories are the rank user's; a workdir the job named stays as it is.
+  for (const auto& d : {dir, attempt_dir, checkpoint_dir}) {
+    RM_RETURN_IF_ERROR(giveToRanks(options_.confinement, d));
+  }
+  if (launch.workdir().empty()) RM_RETURN_IF_ERROR(giveToRanks(options_.confinement, workdir));
   if (!launch.spec_yaml().empty()) std::ofstream(dir + "/spec.yaml") << launch.spec_yaml();
   if (!launch.native_yaml().empty()) std::ofstream(dir + "/native.yaml") << launch.native_yaml();
 
@@ -358,7 +372,8 @@ Result<std::vector<int>> JobSupervisor::launch(const proto::JobLaunch& launch) {
     }
     context.cuda_visible_devices = device.cuda_visible_devices;
     SpawnRequest request{argv, buildRankEnvironment(launch, assignment, context, options_.base_env),
-                         workdir};
+                         workdir, &options_.confinement};
+    setUserEnvironment(options_.confinement, &request.env);
     if (launch.launcher() == proto::NATIVE) addBlasTuning(&request.env);
     const std::string log_path = logPath(id, launch.attempt(), rank.rank);
     rank.log_fd =

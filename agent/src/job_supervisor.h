@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "journal.h"
+#include "rank_confinement.h"
 #include "ringmaster/job/device_plan.h"
 #include "ringmaster/metrics/line_parser.h"
 #include "ringmaster/protocol/ringmaster.pb.h"
@@ -29,7 +30,11 @@ struct SupervisorOptions {
   std::vector<job::Gpu> gpus;         // the GPUs ranks may use (job::planDevices gives them out)
   std::vector<std::string> base_env;  // the agent's environment, passed on to ranks
   std::chrono::milliseconds prepare_hold{30000};  // how long a PrepareJob reserves slots
-  std::string worker_path;  // ringmaster-worker, which runs the ranks of `native` jobs
+  std::string worker_path;      // ringmaster-worker, which runs the ranks of `native` jobs
+  RankConfinement confinement;  // the user ranks run as, and their limits
+  // Job env entries that change how programs are loaded (LD_PRELOAD, LD_AUDIT,
+  // LD_LIBRARY_PATH) are refused unless allowed.
+  bool allow_loader_env = false;
 };
 
 // What the gang coordinator hears from the supervisor (takeEvents()), in order.

@@ -29,8 +29,11 @@ std::vector<char*> cStrings(const std::vector<std::string>& strings) {
 
 // Runs in the child between fork and exec: only async-signal-safe calls.
 [[noreturn]] void execChild(const std::string& program, char* const* argv, char* const* envp,
-                            const char* workdir, int output_fd, int error_fd, pid_t agent_pid) {
+                            const char* workdir, const RankConfinement* confinement, int output_fd,
+                            int error_fd, pid_t agent_pid) {
   ::setpgid(0, 0);
+  // Before PR_SET_PDEATHSIG, which a change of user clears.
+  int err = confinement ? applyConfinement(*confinement) : 0;
   ::prctl(PR_SET_PDEATHSIG, SIGKILL);
   if (::getppid() != agent_pid) ::_exit(127);  // the agent died before prctl
   sigset_t all;
@@ -41,8 +44,9 @@ std::vector<char*> cStrings(const std::vector<std::string>& strings) {
   if (null_fd >= 0) ::dup2(null_fd, 0);
   ::dup2(output_fd, 1);
   ::dup2(output_fd, 2);
-  int err = 0;
-  if (workdir[0] != '\0' && ::chdir(workdir) != 0) {
+  if (err != 0) {
+    // reported below
+  } else if (workdir[0] != '\0' && ::chdir(workdir) != 0) {
     err = errno;
   } else {
     ::execve(program.c_str(), argv, envp);
@@ -108,8 +112,8 @@ Result<SpawnedProcess> spawnProcess(const SpawnRequest& request) {
   if (pid == 0) {
     ::close(output[0]);
     ::close(errors[0]);
-    execChild(program, argv.data(), envp.data(), request.workdir.c_str(), output[1], errors[1],
-              agent_pid);
+    execChild(program, argv.data(), envp.data(), request.workdir.c_str(), request.confinement,
+              output[1], errors[1], agent_pid);
   }
   ::close(output[1]);
   ::close(errors[1]);

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "rank_confinement.h"
 #include "ringmaster/util/result.h"
 
 namespace ringmaster::agent {
@@ -16,6 +17,7 @@ struct SpawnRequest {
   std::vector<std::string> argv;
   std::vector<std::string> env;  // KEY=VALUE
   std::string workdir;
+  const RankConfinement* confinement = nullptr;  // the user and limits to run as; none: as is
 };
 
 struct SpawnedProcess {

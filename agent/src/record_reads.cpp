@@ -1,8 +1,11 @@
 #include "record_reads.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
-#include <cstdio>
-#include <filesystem>
+#include <cerrno>
 #include <vector>
 
 #include "job_supervisor.h"
@@ -58,9 +61,26 @@ std::optional<proto::Envelope> answerLogRead(const JobSupervisor& supervisor,
   const proto::ReadLog& read = request.read_log();
   auto info = supervisor.logInfo(read.job_id(), read.rank(), read.attempt());
   if (!info.isOk()) return errorReply(request, info.status(), agent_name);
-  std::error_code ec;
-  const uint64_t size = std::filesystem::file_size(info->path, ec);
+  // Ranks may own their job's directory: a log they replaced with a link (to the agent's key)
+  // is not followed, and only a regular file is read.
+  const int fd = ::open(info->path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+  struct stat st {};
+  if (fd >= 0 && (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))) {
+    ::close(fd);
+    return errorReply(request,
+                      invalidArgument("the log of rank " + std::to_string(read.rank()) +
+                                      " is not a regular file: it is not read"),
+                      agent_name);
+  }
+  if (fd < 0 && errno == ELOOP) {
+    return errorReply(request,
+                      invalidArgument("the log of rank " + std::to_string(read.rank()) +
+                                      " was replaced by a symbolic link: it is not read"),
+                      agent_name);
+  }
+  const uint64_t size = fd >= 0 ? static_cast<uint64_t>(st.st_size) : 0;
   if (read.offset() >= size && !info->finished && read.wait_ms() > 0 && !final) {
+    if (fd >= 0) ::close(fd);
     return std::nullopt;
   }
   proto::Envelope response;
@@ -70,10 +90,10 @@ std::optional<proto::Envelope> answerLogRead(const JobSupervisor& supervisor,
   const uint32_t want =
       read.max_bytes() ? std::min(read.max_bytes(), protocol::kMaxReplyBytes) : kDefaultLogChunk;
   std::string data(static_cast<size_t>(std::min<uint64_t>(want, size - offset)), '\0');
-  if (FILE* f = std::fopen(info->path.c_str(), "rb")) {
-    std::fseek(f, static_cast<long>(offset), SEEK_SET);
-    data.resize(std::fread(data.data(), 1, data.size(), f));
-    std::fclose(f);
+  if (fd >= 0) {
+    const ssize_t n = ::pread(fd, data.data(), data.size(), static_cast<off_t>(offset));
+    data.resize(n > 0 ? static_cast<size_t>(n) : 0);
+    ::close(fd);
   }
   chunk->set_offset(offset);
   chunk->set_size(size);

@@ -7,11 +7,35 @@
 namespace ringmaster::agent {
 
 void RendezvousService::host(const proto::JobLaunch& launch) {
-  if (launch.group_rank() != 0 || launch.rendezvous_public_key().empty()) return;
-  if (!security::isValidKey(launch.rendezvous_public_key())) return;
-  zap_->allowJobKey(launch.rendezvous_public_key(), launch.job_id());
-  keys_[launch.job_id()] = launch.rendezvous_public_key();
+  if (launch.group_rank() != 0 || !security::isValidKey(launch.rendezvous_public_key())) return;
+  const security::KeyPair job_keys{launch.rendezvous_public_key(), launch.rendezvous_secret_key()};
+  Hosted& hosted = hosted_[launch.job_id()];
+  if (hosted.attempt == launch.attempt()) return;
+  for (const std::string& key : hosted.admitted) zap_->revokeKey(key);
+  hosted = Hosted{};
+  hosted.attempt = launch.attempt();
+  for (uint32_t attempt : {launch.attempt(), launch.attempt() + 1}) {
+    auto credential = security::attemptKeyPair(job_keys, attempt);
+    if (!credential.isOk()) continue;
+    zap_->allowKey(credential->public_key,
+                   "attempt:" + launch.job_id() + ":" + std::to_string(attempt));
+    hosted.admitted.push_back(credential->public_key);
+  }
   stores_[launch.job_id()];  // an empty store exists from now on
+}
+
+bool RendezvousService::admits(const std::string& job_id, uint32_t attempt) const {
+  auto it = hosted_.find(job_id);
+  return it != hosted_.end() &&
+         ((attempt == it->second.attempt && !it->second.over) || attempt == it->second.attempt + 1);
+}
+
+void RendezvousService::endAttempts(const std::function<bool(const std::string&)>& running) {
+  for (auto& [job_id, hosted] : hosted_) {
+    const bool now = running(job_id);
+    if (hosted.ran && !now) hosted.over = true;
+    hosted.ran = hosted.ran || now;
+  }
 }
 
 proto::Envelope RendezvousService::noStore(const proto::Envelope& request,
@@ -51,14 +75,14 @@ std::optional<proto::Envelope> RendezvousService::get(const proto::Envelope& req
 }
 
 void RendezvousService::dropInactive(const std::function<bool(const std::string&)>& active) {
-  for (auto it = keys_.begin(); it != keys_.end();) {
+  for (auto it = hosted_.begin(); it != hosted_.end();) {
     if (active(it->first)) {
       ++it;
       continue;
     }
-    zap_->revokeJobKey(it->second);
+    for (const std::string& key : it->second.admitted) zap_->revokeKey(key);
     stores_.erase(it->first);
-    it = keys_.erase(it);
+    it = hosted_.erase(it);
   }
 }
 

@@ -60,7 +60,10 @@ Status ZapHandler::start() {
   if (zmq_bind(socket_, kZapEndpoint) != 0) {
     return ioError(std::string("cannot bind the ZAP handler: ") + zmq_strerror(zmq_errno()));
   }
-  reloadIfChanged();
+  {
+    std::lock_guard<std::mutex> lock(keys_mutex_);
+    reloadIfChanged();
+  }
   thread_ = std::thread([this] { run(); });
   return Status::ok();
 }
@@ -90,22 +93,31 @@ void ZapHandler::reloadIfChanged() {
   log_("authorized_keys: " + std::to_string(keys_.size()) + " key(s) loaded");
 }
 
-void ZapHandler::allowJobKey(const std::string& public_key, const std::string& job_id) {
-  std::lock_guard<std::mutex> lock(job_keys_mutex_);
-  job_keys_[public_key] = job_id;
+void ZapHandler::allowKey(const std::string& public_key, const std::string& user_id) {
+  std::lock_guard<std::mutex> lock(allowed_mutex_);
+  allowed_[public_key] = user_id;
 }
 
-void ZapHandler::revokeJobKey(const std::string& public_key) {
-  std::lock_guard<std::mutex> lock(job_keys_mutex_);
-  job_keys_.erase(public_key);
+void ZapHandler::revokeKey(const std::string& public_key) {
+  std::lock_guard<std::mutex> lock(allowed_mutex_);
+  allowed_.erase(public_key);
+}
+
+bool ZapHandler::isAuthorized(const std::string& z85_key) {
+  std::lock_guard<std::mutex> lock(keys_mutex_);
+  reloadIfChanged();
+  return keys_.count(z85_key) > 0;
 }
 
 std::string ZapHandler::userFor(const std::string& z85_key) {
-  reloadIfChanged();
-  if (keys_.count(z85_key) > 0) return "client";
-  std::lock_guard<std::mutex> lock(job_keys_mutex_);
-  auto it = job_keys_.find(z85_key);
-  return it == job_keys_.end() ? "" : "job:" + it->second;
+  {
+    std::lock_guard<std::mutex> lock(keys_mutex_);
+    reloadIfChanged();
+    if (keys_.count(z85_key) > 0) return "client:" + z85_key;
+  }
+  std::lock_guard<std::mutex> lock(allowed_mutex_);
+  auto it = allowed_.find(z85_key);
+  return it == allowed_.end() ? "" : it->second;
 }
 
 void ZapHandler::run() {

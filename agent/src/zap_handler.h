@@ -30,19 +30,22 @@ class ZapHandler {
   // Binds the handler socket and starts the thread. Call before binding any CURVE socket.
   Status start();
 
-  // Admits `public_key` as the rendezvous credential of `job_id` (rank 0's agent of a job does
-  // this at launch). Such peers carry the user id "job:<job_id>"; the agent lets them use that
-  // job's rendezvous store and nothing else. Thread-safe.
-  void allowJobKey(const std::string& public_key, const std::string& job_id);
-  void revokeJobKey(const std::string& public_key);
+  // Admits a key that is not in authorized_keys, as `user_id`: "job:<id>" for a job's own key
+  // (its agents' gang connections), "attempt:<id>:<n>" for the ranks' credential of one attempt.
+  // The agent decides what each may do. Thread-safe.
+  void allowKey(const std::string& public_key, const std::string& user_id);
+  void revokeKey(const std::string& public_key);
 
-  // The user id a key authenticates as: "client" for authorized_keys, "job:<id>" for a job
-  // credential, empty when refused. Public for tests.
+  // Whether `z85_key` is in authorized_keys now (re-read if the file changed). Thread-safe.
+  bool isAuthorized(const std::string& z85_key);
+
+  // The user id a key authenticates as: "client:<key>" for authorized_keys, else the one it
+  // was allowed as; empty when refused. Public for tests.
   std::string userFor(const std::string& z85_key);
 
  private:
   void run();
-  void reloadIfChanged();
+  void reloadIfChanged();  // REQUIRES: keys_mutex_ held
 
   void* context_;
   std::string path_;
@@ -51,9 +54,10 @@ class ZapHandler {
   void* socket_ = nullptr;
   std::thread thread_;
   std::atomic<bool> stop_{false};
-  std::set<std::string> keys_;
-  std::mutex job_keys_mutex_;
-  std::map<std::string, std::string> job_keys_;  // key -> job id; GUARDED_BY(job_keys_mutex_)
+  std::mutex keys_mutex_;
+  std::set<std::string> keys_;  // GUARDED_BY(keys_mutex_), as the loaded_* below
+  std::mutex allowed_mutex_;
+  std::map<std::string, std::string> allowed_;  // key -> user id; GUARDED_BY(allowed_mutex_)
   timespec loaded_mtime_{};
   off_t loaded_size_ = -1;
   ino_t loaded_inode_ = 0;

@@ -4,7 +4,9 @@
 //   -I<build>/core/generated
 //     tests/fuzz/line_parser_fuzz.cpp core/src/metrics/line_parser.cpp core/src/util/result.cpp
 // Besides "no crash, no out-of-bounds read", it checks the documented guarantees of a parsed line
-// and that printing it back as JSON parses to the same record.
+// and that printing it back as JSON parses to the same record. The whole input is also matched
+// against fixed RE2 patterns; and an input with a line break is read as PATTERN\nLINE too: the
+// pattern, as a job spec could give it, is compiled and the rest is matched against it.
 
 #include <cmath>
 #include <cstdint>
@@ -82,5 +84,23 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     RM_FUZZ_CHECK(again->values == m->values);
   }
   if (auto m = matcher().match(line)) checkRecord(*m, /*from_json=*/false);
+
+  if (const size_t newline = line.find('\n'); newline != std::string_view::npos) {
+    const std::string regex(line.substr(0, newline));
+    const std::string_view rest = line.substr(newline + 1);
+    const bool valid = ringmaster::metrics::checkMetricPattern(regex).isOk();
+    auto compiled =
+        ringmaster::metrics::PatternMatcher::compile({{"value", regex}, {"step", regex}});
+    RM_FUZZ_CHECK(compiled.isOk() == valid);
+    if (compiled.isOk()) {
+      RM_FUZZ_CHECK(!compiled->empty());
+      if (auto m = compiled->match(rest)) {
+        checkRecord(*m, /*from_json=*/false);
+        RM_FUZZ_CHECK(m->values.size() == 1 && m->values[0].first == "value");
+      }
+    } else {
+      RM_FUZZ_CHECK(!compiled.status().message().empty());
+    }
+  }
   return 0;
 }

@@ -3,6 +3,7 @@
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
+#include <pwd.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -25,6 +26,7 @@ namespace ringmaster::testing {
 namespace {
 
 using client::AgentConnection;
+using client::AgentEndpoint;
 
 class HardeningTest : public ::testing::Test {
  protected:
@@ -322,6 +324,184 @@ TEST_F(HardeningTest, IdleUnauthenticatedConnectionsLeaveAnAuthorizedSubmitWorki
   std::printf("%zu refusal line(s) logged for 1,100 idle connections\n", lines);
   EXPECT_GE(lines, 1u);
   EXPECT_LE(lines, 40u);
+}
+
+// The ranks' rendezvous credential is their attempt's: once the attempt is over it opens
+// nothing, on a new connection or on one it kept open, and it could not write the next
+// attempt's keys. Clients' own keys cannot read a job's store either.
+TEST_F(HardeningTest, AnEndedAttemptsCredentialGetsNothing) {
+  const std::string dir = cluster_.dir();
+  const std::string spec = cluster_.writeSpec(
+      "attempts.yaml",
+      "name: attempts\nlauncher: command\n"
+      "command: [/bin/sh, -c, 'env | grep RINGMASTER_RENDEZVOUS_ > " +
+          dir +
+          "/cred-$RINGMASTER_ATTEMPT; [ \"$RINGMASTER_ATTEMPT\" = 1 ] && exit 3; sleep 60']\n"
+          "placement: [{agent: a1, ranks: 1}]\n"
+          "restart: {max_restarts: 1, backoff_seconds: 0}\n");
+  // A connection with attempt 1's credential, opened while attempt 1 is current.
+  auto credential = [&](int attempt) -> std::optional<security::KeyPair> {
+    const std::string text = readFile(dir + "/cred-" + std::to_string(attempt));
+    std::smatch pub, sec;
+    if (!std::regex_search(text, pub, std::regex("PUBLIC_KEY=(\\S{40})")) ||
+        !std::regex_search(text, sec, std::regex("SECRET_KEY=(\\S{40})"))) {
+      return std::nullopt;
+    }
+    return security::KeyPair{pub[1].str(), sec[1].str()};
+  };
+  auto submitted = cluster_.ctl({"submit", spec});
+  ASSERT_EQ(submitted.exit_code, 0) << submitted.err;
+  const std::string job = submitted.firstLine();
+  ASSERT_TRUE(waitUntil([&] { return credential(2).has_value(); }, std::chrono::seconds(30)))
+      << cluster_.ctl({"status", job}).out;
+  ASSERT_TRUE(credential(1).has_value());
+  EXPECT_NE(credential(1)->public_key, credential(2)->public_key);
+
+  proto::Envelope set;
+  set.mutable_rendezvous_set()->set_job_id(job);
+  set.mutable_rendezvous_set()->set_key("attempt-2/addr");
+  set.mutable_rendezvous_set()->set_value("10.6.6.6:666");
+  const AgentEndpoint agent{"a1", cluster_.agent("a1").endpoint(),
+                            cluster_.agent("a1").publicKey()};
+  // Attempt 1's credential: refused at the handshake, as if unknown.
+  auto stale = AgentConnection::connect(context_, agent, *credential(1));
+  ASSERT_TRUE(stale.isOk());
+  auto refused = (*stale)->call(set, 3000);
+  ASSERT_FALSE(refused.isOk());
+  EXPECT_EQ(refused.status().code(), ErrorCode::kUnauthorized) << refused.status().toString();
+  // Attempt 2's works while attempt 2 runs...
+  auto current = AgentConnection::connect(context_, agent, *credential(2));
+  ASSERT_TRUE(current.isOk());
+  ASSERT_TRUE((*current)->call(set, 5000).isOk());
+  // ...and a client's key may not read the store.
+  proto::Envelope get;
+  get.mutable_rendezvous_get()->set_job_id(job);
+  get.mutable_rendezvous_get()->set_key("attempt-2/addr");
+  auto read = connection_->call(get, 5000);
+  ASSERT_FALSE(read.isOk());
+  EXPECT_NE(read.status().message().find("rendezvous store is for its ranks only"),
+            std::string::npos)
+      << read.status().toString();
+
+  // The job ends: attempt 2's open connection gets nothing more, and is closed.
+  ASSERT_EQ(cluster_.ctl({"stop", job}).exit_code, 0);
+  ASSERT_TRUE(waitUntil(
+      [&] {
+        return cluster_.ctl({"status", job}).out.find("running") == std::string::npos;
+      },
+      std::chrono::seconds(20)));
+  auto after = (*current)->call(set, 3000);
+  ASSERT_FALSE(after.isOk());
+  EXPECT_NE(after.status().code(), ErrorCode::kOk);
+  EXPECT_TRUE(waitUntil(
+      [&] {
+        return cluster_.agent("a1").stderrText().find("connection(s) of attempt:" + job + ":2") !=
+               std::string::npos;
+      },
+      std::chrono::seconds(5)))
+      << cluster_.agent("a1").stderrText();
+}
+
+// An agent run as root gives its ranks to the --run-as user: they cannot read its key or list
+// its journal, and no setuid program gets them back; they write their checkpoints, dump no
+// core (it would hold the job's credential) and have the open-file limit the agent sets.
+TEST_F(HardeningTest, ARootAgentsRanksRunAsTheRunAsUserAndCannotReadItsKey) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root: only a root agent switches user";
+  const passwd* nobody = ::getpwnam("nobody");
+  if (nobody == nullptr) GTEST_SKIP() << "no user 'nobody' here";
+  // The test's temp dir (0700) must let the rank user through to its job's directory.
+  std::filesystem::permissions(cluster_.dir(), std::filesystem::perms::others_exec,
+                               std::filesystem::perm_options::add);
+  std::filesystem::create_directories(cluster_.dir() + "/agents");
+  std::filesystem::permissions(cluster_.dir() + "/agents", std::filesystem::perms::others_exec,
+                               std::filesystem::perm_options::add);
+  std::string error;
+  ASSERT_TRUE(
+      cluster_.addAgent("a2", 1, &error, {"--run-as", "nobody", "--rank-open-files", "4096"}))
+      << error;
+  const std::string state = cluster_.agent("a2").stateDir();
+  const std::string spec = cluster_.writeSpec(
+      "confined.yaml",
+      "name: confined\nlauncher: command\n"
+      "command: [/bin/sh, -c, 'id -u; cat " +
+          state + "/agent.key && echo READ-KEY; ls " + state +
+          "/journal && echo LISTED-JOURNAL; ls " + state +
+          " && echo LISTED-STATE; echo x > \"$RINGMASTER_CHECKPOINT_DIR/x\" && echo "
+          "WROTE-CHECKPOINT; echo \"core $(ulimit -c) files $(ulimit -n) home $HOME\"; grep "
+          "NoNewPrivs /proc/self/status']\n"
+          "placement: [{agent: a2, ranks: 1}]\n");
+  auto submitted = cluster_.ctl({"submit", spec, "--wait"});
+  ASSERT_EQ(submitted.exit_code, 0) << submitted.err;
+  const std::string log = cluster_.ctl({"logs", submitted.firstLine()}).out;
+  EXPECT_NE(log.find(std::to_string(nobody->pw_uid) + "\n"), std::string::npos) << log;
+  EXPECT_EQ(log.find("READ-KEY"), std::string::npos) << log;
+  EXPECT_EQ(log.find("LISTED-JOURNAL"), std::string::npos) << log;
+  EXPECT_EQ(log.find("LISTED-STATE"), std::string::npos) << log;
+  EXPECT_NE(log.find("WROTE-CHECKPOINT"), std::string::npos) << log;
+  EXPECT_NE(log.find("core 0 files 4096 home " + std::string(nobody->pw_dir)), std::string::npos)
+      << log;
+  EXPECT_TRUE(std::regex_search(log, std::regex("NoNewPrivs:\\s+1"))) << log;
+}
+
+// Env entries that change how every program of the job is loaded are refused unless the agent
+// allows them.
+TEST_F(HardeningTest, LoaderEnvironmentIsRefusedUnlessTheAgentAllowsIt) {
+  proto::Envelope request = launch("preload");
+  auto* var = request.mutable_launch_job()->mutable_launch()->add_env();
+  var->set_name("LD_PRELOAD");
+  var->set_value("/tmp/evil.so");
+  const std::string error = refusal(request);
+  EXPECT_NE(error.find("env LD_PRELOAD changes how the job's programs are loaded; agent 'a1' "
+                       "does not allow it (start the agent with --allow-loader-env)"),
+            std::string::npos)
+      << error;
+}
+
+// A rank that replaces its log with a link to the agent's key gets the link refused, not the
+// key read out by `ringmasterctl logs`.
+TEST_F(HardeningTest, ALogReplacedByALinkIsNotFollowed) {
+  const std::string state = cluster_.agent("a1").stateDir();
+  const std::string spec =
+      cluster_.writeSpec("link.yaml",
+                         "name: link\nlauncher: command\n"
+                         "command: [/bin/sh, -c, 'echo hello; ln -sf " +
+                             state + "/agent.key " + state +
+                             "/jobs/$RINGMASTER_JOB_ID/attempt-1/rank-0.log']\n"
+                             "placement: [{agent: a1, ranks: 1}]\n");
+  auto submitted = cluster_.ctl({"submit", spec, "--wait"});
+  ASSERT_EQ(submitted.exit_code, 0) << submitted.err;
+  auto logs = cluster_.ctl({"logs", submitted.firstLine()});
+  EXPECT_EQ(logs.out.find("secret"), std::string::npos) << logs.out;
+  EXPECT_NE((logs.out + logs.err).find("was replaced by a symbolic link"), std::string::npos)
+      << logs.out << logs.err;
+}
+
+// ZAP checks a key at the handshake only: a key removed from authorized_keys has its open
+// connections closed by the agent, and anything still sent on one is refused.
+TEST_F(HardeningTest, RemovingAKeyClosesItsOpenConnections) {
+  const std::string keys_path = cluster_.agent("a1").stateDir() + "/authorized_keys";
+  const std::string before = readFile(keys_path);
+  auto extra = security::generateKeyPair();
+  ASSERT_TRUE(extra.isOk());
+  writeFile(keys_path, before + extra->public_key + " departing colleague\n");
+  auto departing = AgentConnection::connect(
+      context_, {"a1", cluster_.agent("a1").endpoint(), cluster_.agent("a1").publicKey()}, *extra);
+  ASSERT_TRUE(departing.isOk());
+  proto::Envelope inventory;
+  inventory.mutable_inventory_request();
+  ASSERT_TRUE((*departing)->call(inventory, 5000).isOk());
+
+  writeFile(keys_path, before);
+  EXPECT_TRUE(waitUntil(
+      [&] {
+        return cluster_.agent("a1").stderrText().find(
+                   "closed 1 connection(s) of client:" + extra->public_key +
+                   ", no longer in authorized_keys") != std::string::npos;
+      },
+      std::chrono::seconds(5)))
+      << cluster_.agent("a1").stderrText();
+  EXPECT_FALSE((*departing)->call(inventory, 2000).isOk());
+  EXPECT_TRUE(connection_->call(inventory, 5000).isOk());  // the others' connections stay
 }
 
 // A job's metric pattern that makes a backtracking engine run for seconds per line (`(\d+)*z`

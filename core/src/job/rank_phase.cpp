@@ -120,7 +120,8 @@ void PhaseBoard::enter(RankPhase phase) {
 }
 
 Result<PhaseReading> readPhase(const std::string& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  // The rank owns the file: a link is not followed and a FIFO does not block the agent.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
   if (fd < 0) {
     return errno == ENOENT ? notFound("no phase file " + path)
                            : ioError("cannot read " + path + ": " + std::strerror(errno));

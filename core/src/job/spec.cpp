@@ -1,5 +1,6 @@
 #include "ringmaster/job/spec.h"
 
+#include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
@@ -166,6 +167,42 @@ std::optional<int64_t> parseInteger(const std::string& text) {
   return value;
 }
 
+// yaml-cpp 0.7's LoadAll() loops for ever, allocating, when a document starts with a token its
+// parser cannot place, such as a ',' outside [ ] or { } (jbeder/yaml-cpp#1040, fixed upstream
+// after 0.8): every further document it reads is an empty one at the same place. Walking the
+// documents first (the parser is the same, the handler only notes where each one starts) finds
+// that place without building any; nullopt when LoadAll() would finish.
+class DocumentStarts : public YAML::EventHandler {
+ public:
+  std::vector<YAML::Mark> starts;
+
+  void OnDocumentStart(const YAML::Mark& mark) override { starts.push_back(mark); }
+  void OnDocumentEnd() override {}
+  void OnNull(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnAlias(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnScalar(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                const std::string&) override {}
+  void OnSequenceStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                       YAML::EmitterStyle::value) override {}
+  void OnSequenceEnd() override {}
+  void OnMapStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                  YAML::EmitterStyle::value) override {}
+  void OnMapEnd() override {}
+};
+
+std::optional<YAML::Mark> stuckDocumentStart(const std::string& text) {
+  std::istringstream in(text);
+  YAML::Parser parser(in);
+  DocumentStarts handler;
+  while (parser.HandleNextDocument(handler)) {
+    const std::vector<YAML::Mark>& starts = handler.starts;
+    if (starts.size() >= 2 && starts[starts.size() - 1].pos == starts[starts.size() - 2].pos) {
+      return starts.back();
+    }
+  }
+  return std::nullopt;
+}
+
 // Reads the spec field by field. Every problem becomes a diagnostic; parsing goes on so that one
 // run reports all of them.
 class SpecParser {
@@ -269,6 +306,15 @@ class SpecParser {
   bool loadDocument(YAML::Node* root) {
     std::vector<YAML::Node> documents;
     try {
+      if (const std::optional<YAML::Mark> stuck = stuckDocumentStart(text_)) {
+        const size_t pos = static_cast<size_t>(std::max(stuck->pos, 0));
+        const std::string token = pos < text_.size() ? text_.substr(pos, 1) : "";
+        report(markLocation(*stuck), "",
+               "YAML syntax error: unexpected " +
+                   (token.empty() ? std::string("end of file") : singleQuoted(token)),
+               token == "," ? "a ',' separates items only inside [ ] or { }" : "");
+        return false;
+      }
       documents = YAML::LoadAll(std::string(text_));
     } catch (const YAML::ParserException& e) {
       report(markLocation(e.mark), "", "YAML syntax error: " + e.msg,

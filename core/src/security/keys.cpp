@@ -1,6 +1,7 @@
 #include "ringmaster/security/keys.h"
 
 #include <fcntl.h>
+#include <sodium.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zmq.h>
@@ -72,6 +73,32 @@ Result<KeyPair> generateKeyPair() {
     return internalError(std::string("zmq_curve_keypair failed: ") + zmq_strerror(zmq_errno()));
   }
   return KeyPair{public_key, secret_key};
+}
+
+Result<KeyPair> attemptKeyPair(const KeyPair& job_keys, uint32_t attempt) {
+  if (!isValidKey(job_keys.secret_key)) return invalidArgument("the job's secret key is not valid");
+  if (sodium_init() < 0) return internalError("libsodium cannot be initialized");
+  uint8_t job_secret[32];
+  zmq_z85_decode(job_secret, job_keys.secret_key.c_str());
+  const uint8_t le_attempt[4] = {static_cast<uint8_t>(attempt), static_cast<uint8_t>(attempt >> 8),
+                                 static_cast<uint8_t>(attempt >> 16),
+                                 static_cast<uint8_t>(attempt >> 24)};
+  static constexpr char kContext[] = "ringmaster attempt credential v1";
+  crypto_generichash_state state;
+  crypto_generichash_init(&state, job_secret, sizeof job_secret, 32);
+  crypto_generichash_update(&state, reinterpret_cast<const uint8_t*>(kContext),
+                            sizeof kContext - 1);
+  crypto_generichash_update(&state, le_attempt, sizeof le_attempt);
+  uint8_t secret[32];
+  crypto_generichash_final(&state, secret, sizeof secret);
+  char secret_z85[41], public_z85[41];
+  zmq_z85_encode(secret_z85, secret, sizeof secret);
+  sodium_memzero(secret, sizeof secret);
+  sodium_memzero(job_secret, sizeof job_secret);
+  if (zmq_curve_public(public_z85, secret_z85) != 0) {
+    return internalError(std::string("zmq_curve_public failed: ") + zmq_strerror(zmq_errno()));
+  }
+  return KeyPair{public_z85, secret_z85};
 }
 
 Result<KeyPair> loadOrCreateKeyPair(const std::string& path) {

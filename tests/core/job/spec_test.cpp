@@ -581,6 +581,14 @@ TEST(JobSpec, ReportsBadIndentationAsSyntaxErrorOnItsLine) {
   EXPECT_NE(result.errors[0].toString().find("job.yaml:3:"), std::string::npos);
 }
 
+// Found by tests/fuzz/spec_fuzz: yaml-cpp 0.7's LoadAll() never returned (and allocated until
+// the OOM killer came) for a document that starts with a ','.
+TEST(JobSpec, ReportsStrayCommaAsSyntaxErrorInsteadOfHanging) {
+  EXPECT_TRUE(hasSingleError(",", 1, "", "YAML syntax error: unexpected ','"));
+  EXPECT_TRUE(hasSingleError(", name: a\n", 1, "", "unexpected ','"));
+  EXPECT_TRUE(hasSingleError("name: a\n---\n,\n", 3, "", "unexpected ','"));
+}
+
 TEST(JobSpec, RejectsEmptyFile) {
   EXPECT_TRUE(hasSingleError("", 1, "", "empty"));
   EXPECT_TRUE(hasSingleError("# just a comment\n\n", 1, "", "empty"));

@@ -1,6 +1,7 @@
 #pragma once
 // CurveZMQ key material: key pair files (Z85, mode 0600) and authorized_keys lists.
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -17,6 +18,12 @@ struct KeyPair {
 bool isValidKey(const std::string& key);
 
 Result<KeyPair> generateKeyPair();
+
+// The ranks' credential for one attempt of a job, derived from the job's key pair (which only
+// the job's agents hold): a one-way hash of the job's secret key and the attempt number is the
+// secret key. Every agent of the job derives the same pair; the ranks of one attempt, which get
+// only their own pair, cannot derive another attempt's.
+Result<KeyPair> attemptKeyPair(const KeyPair& job_keys, uint32_t attempt);
 
 // A short, stable digest of a public key for people to compare by eye ("ab:cd:ef:12:34:56:78:9a"),
 // e.g. the GUI's copy of an agent key against `ringmaster-agent pubkey` on that host. It is the
