@@ -13,20 +13,13 @@
 #include <string>
 #include <vector>
 
+#include "fuzz_check.h"
 #include "ringmaster/client/cluster_config.h"
 #include "ringmaster/util/yaml_quote.h"
 
 namespace {
 
 namespace client = ringmaster::client;
-
-#define RM_FUZZ_CHECK(cond)                                                         \
-  do {                                                                              \
-    if (!(cond)) {                                                                  \
-      std::fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
-      std::abort();                                                                 \
-    }                                                                               \
-  } while (0)
 
 // The text of writeClusterFile(), without the file.
 std::string clusterText(const std::vector<client::AgentEndpoint>& agents) {

@@ -15,19 +15,12 @@
 #include <string>
 #include <string_view>
 
+#include "fuzz_check.h"
 #include "ringmaster/metrics/line_parser.h"
 
 namespace {
 
 using ringmaster::metrics::ParsedMetrics;
-
-#define RM_FUZZ_CHECK(cond)                                                         \
-  do {                                                                              \
-    if (!(cond)) {                                                                  \
-      std::fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
-      std::abort();                                                                 \
-    }                                                                               \
-  } while (0)
 
 void checkRecord(const ParsedMetrics& m, bool from_json) {
   RM_FUZZ_CHECK(!m.values.empty());

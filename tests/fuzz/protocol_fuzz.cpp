@@ -19,6 +19,7 @@
 #include <utility>
 #include <vector>
 
+#include "fuzz_check.h"
 #include "ringmaster/metrics/line_parser.h"
 #include "ringmaster/protocol/codec.h"
 
@@ -26,14 +27,6 @@ namespace {
 
 namespace proto = ringmaster::proto;
 namespace protocol = ringmaster::protocol;
-
-#define RM_FUZZ_CHECK(cond)                                                         \
-  do {                                                                              \
-    if (!(cond)) {                                                                  \
-      std::fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
-      std::abort();                                                                 \
-    }                                                                               \
-  } while (0)
 
 // libprotobuf writes a line to stderr for every string field that is not UTF-8, which would slow
 // the fuzzer down to the speed of the terminal; decode() reports such a frame anyway.

@@ -18,20 +18,13 @@
 #include <utility>
 #include <vector>
 
+#include "fuzz_check.h"
 #include "ringmaster/job/spec.h"
 #include "ringmaster/metrics/line_parser.h"
 
 namespace {
 
 namespace job = ringmaster::job;
-
-#define RM_FUZZ_CHECK(cond)                                                         \
-  do {                                                                              \
-    if (!(cond)) {                                                                  \
-      std::fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
-      std::abort();                                                                 \
-    }                                                                               \
-  } while (0)
 
 bool isJobName(const std::string& name) {
   return !name.empty() && name.size() <= 64 &&
