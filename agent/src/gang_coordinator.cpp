@@ -326,6 +326,12 @@ Status GangCoordinator::restartRequested(const proto::RestartJob& request) {
                     "'");
   }
   Gang& gang = it->second;
+  // Its ranks are over here, and the leader may already have decided the outcome without this
+  // agent having heard yet: the leader, which the client asks too, answers for the job.
+  if (gang.over_here && !leads(gang)) {
+    return notFound("attempt " + std::to_string(attemptOf(gang)) + " of job '" + request.job_id() +
+                    "' is over on agent '" + parts_.agent_name + "'");
+  }
   const bool known = request.exclude_agent().empty() ||
                      std::any_of(gang.members.begin(), gang.members.end(), [&](const auto& m) {
                        return m.agent() == request.exclude_agent();
