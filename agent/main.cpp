@@ -42,12 +42,21 @@ int main(int argc, char** argv) {
   std::string state_dir;
   auto* pubkey = app.add_subcommand("pubkey", "print the agent's public key (creating it)");
   pubkey->add_option("--state-dir", state_dir, "state directory")->required();
+  auto* rotate = app.add_subcommand(
+      "rotate-key", "replace the agent's key pair (used from its next start; the old one is kept)");
+  rotate->add_option("--state-dir", state_dir, "state directory")->required();
   auto* authorize = app.add_subcommand("authorize", "allow a client key to use this agent");
   std::string key, comment;
   authorize->add_option("--state-dir", state_dir, "state directory")->required();
   authorize->add_option("KEY,--key", key, "the client's public key (ringmasterctl keys)")
       ->required();
   authorize->add_option("--comment", comment, "note stored next to the key");
+  std::string role_name = "admin";
+  authorize
+      ->add_option("--role", role_name,
+                   "admin: everything; user: submits jobs, sees and stops its own only")
+      ->check(CLI::IsMember({"admin", "user"}))
+      ->capture_default_str();
   // A Z85 key may begin with '-', which would read as an option: pass such a key as --key=KEY.
   std::vector<std::string> args(argv, argv + argc);
   for (size_t i = 1; i < args.size() && args[i] != "--"; ++i) {
@@ -69,15 +78,37 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "fingerprint %s\n", security::keyFingerprint(pair->public_key).c_str());
     return 0;
   }
+  if (*rotate) {
+    auto pair = security::rotateKeyPair(agent::agentKeyPath(state_dir));
+    if (!pair.isOk()) {
+      std::fprintf(stderr, "ringmaster-agent: %s\n", pair.status().message().c_str());
+      return 1;
+    }
+    std::printf("%s\n", pair->public_key.c_str());
+    // A running agent keeps its key until it restarts (its running jobs' ranks and peers hold
+    // it): restarting ends those jobs, so rotate between jobs.
+    std::fprintf(stderr,
+                 "fingerprint %s\nthe old key pair is in %s.previous\nrestart the agent to "
+                 "use the new key (its running jobs end), then give clients the new key: the "
+                 "app's cluster view shows the agent as 'server-key mismatch' until then\n",
+                 security::keyFingerprint(pair->public_key).c_str(),
+                 agent::agentKeyPath(state_dir).c_str());
+    return 0;
+  }
   if (*authorize) {
-    bool added = false;
+    const security::Role role = *security::parseRole(role_name);
+    security::AuthorizeOutcome outcome{};
     Status status =
-        security::authorizeKey(agent::authorizedKeysPath(state_dir), key, comment, &added);
+        security::authorizeKey(agent::authorizedKeysPath(state_dir), key, role, comment, &outcome);
     if (!status.isOk()) {
       std::fprintf(stderr, "ringmaster-agent: %s\n", status.message().c_str());
       return 2;
     }
-    std::printf("%s %s in %s\n", key.c_str(), added ? "authorized" : "was already authorized",
+    const char* done = outcome == security::AuthorizeOutcome::kAdded ? "authorized as"
+                       : outcome == security::AuthorizeOutcome::kRoleChanged
+                           ? "now has role"
+                           : "was already authorized as";
+    std::printf("%s %s %s in %s\n", key.c_str(), done, security::roleName(role),
                 agent::authorizedKeysPath(state_dir).c_str());
     return 0;
   }

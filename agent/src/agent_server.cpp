@@ -18,6 +18,7 @@
 #include "gang_coordinator.h"
 #include "host_sampler.h"
 #include "interrupted_jobs.h"
+#include "job_owners.h"
 #include "job_supervisor.h"
 #include "journal.h"
 #include "leftovers.h"
@@ -64,6 +65,11 @@ std::vector<std::string> currentEnvironment() {
   std::vector<std::string> env;
   for (char** e = environ; e && *e; ++e) env.emplace_back(*e);
   return env;
+}
+
+// The key of a client ("client:<key>"), the owner of the jobs it submits; "" for other peers.
+std::string ownerKey(const std::string& user) {
+  return user.rfind("client:", 0) == 0 ? user.substr(7) : "";
 }
 
 // The ranks' credential of one attempt authenticates as "attempt:<job id>:<n>" (job ids hold no
@@ -116,6 +122,7 @@ struct AgentServer::Impl {
   std::unique_ptr<Journal> journal;
   std::unique_ptr<HostSampler> sampler;
   std::unique_ptr<JobSupervisor> supervisor;
+  JobOwners owners;
   proto::Inventory inventory;
   proto::HealthSample last_health;
   double last_health_time = 0;
@@ -160,9 +167,14 @@ struct AgentServer::Impl {
   bool revoked(const std::string& user) const;
   // What a peer may ask, by the user id ZAP gave its key.
   Status authorize(const std::string& user, const proto::Envelope& request) const;
-  proto::Envelope answerInventory(const proto::Envelope& request) const;
+  Status authorizeUserRole(const std::string& key, const proto::Envelope& request) const;
+  // The jobs `user` may see: every job for an admin key (an empty filter), its own for a key
+  // with role user.
+  JobFilter jobFilter(const std::string& user) const;
+  proto::Envelope answerInventory(const proto::Envelope& request, const JobFilter& visible) const;
   // The requests that may wait for data; nullopt: not yet (see ParkedRequests).
-  std::optional<proto::Envelope> answerWaiting(const proto::Envelope& request, bool final);
+  std::optional<proto::Envelope> answerWaiting(const std::string& user,
+                                               const proto::Envelope& request, bool final);
   void reply(const std::string& identity, proto::Envelope& envelope);
   void replyError(const std::string& identity, uint64_t request_id, const Status& status);
 };
@@ -177,6 +189,7 @@ Status AgentServer::Impl::start() {
   RM_ASSIGN_OR_RETURN(keys, security::loadOrCreateKeyPair(agentKeyPath(options.state_dir)));
   RM_ASSIGN_OR_RETURN(journal, Journal::open(options.state_dir + "/journal"));
   if (!journal->report().empty()) log("journal: " + journal->report());
+  owners.load(*journal);
 
   HostSamplerOptions sampler_options;
   sampler = std::make_unique<HostSampler>(sampler_options);
@@ -361,11 +374,13 @@ void AgentServer::Impl::onSocketReadable() {
 Status AgentServer::Impl::authorize(const std::string& user, const proto::Envelope& request) const {
   const bool store_request = request.has_rendezvous_set() || request.has_rendezvous_get();
   if (user.rfind("client:", 0) == 0) {
-    if (!zap->isAuthorized(user.substr(7))) {
-      return Status(ErrorCode::kUnauthorized, "this key was removed from authorized_keys");
+    const std::string key = user.substr(7);
+    const std::optional<security::Role> role = zap->roleOf(key);
+    if (!role) return Status(ErrorCode::kUnauthorized, "this key was removed from authorized_keys");
+    if (store_request) {
+      return Status(ErrorCode::kUnauthorized, "a job's rendezvous store is for its ranks only");
     }
-    if (!store_request) return Status::ok();
-    return Status(ErrorCode::kUnauthorized, "a job's rendezvous store is for its ranks only");
+    return *role == security::Role::kAdmin ? Status::ok() : authorizeUserRole(key, request);
   }
   const std::string asked = request.has_rendezvous_set()   ? request.rendezvous_set().job_id()
                             : request.has_rendezvous_get() ? request.rendezvous_get().job_id()
@@ -391,6 +406,49 @@ Status AgentServer::Impl::authorize(const std::string& user, const proto::Envelo
   return Status(ErrorCode::kUnauthorized, "unknown peer");
 }
 
+// A key with role user asks for inventory, its journal (answered with its own jobs and the
+// host's health), new jobs, and what concerns its own jobs.
+Status AgentServer::Impl::authorizeUserRole(const std::string& key,
+                                            const proto::Envelope& request) const {
+  std::string job;
+  switch (request.body_case()) {
+    case proto::Envelope::kInventoryRequest:
+    case proto::Envelope::kReadJournal:
+      return Status::ok();
+    case proto::Envelope::kPrepareJob:
+      job = request.prepare_job().launch().job_id();
+      break;
+    case proto::Envelope::kLaunchJob:
+      job = request.launch_job().launch().job_id();
+      break;
+    case proto::Envelope::kStopJob:
+      job = request.stop_job().job_id();
+      break;
+    case proto::Envelope::kRestartJob:
+      job = request.restart_job().job_id();
+      break;
+    case proto::Envelope::kReadLog:
+      job = request.read_log().job_id();
+      break;
+    default:
+      return Status(ErrorCode::kUnauthorized, std::string("a key with role user may not send '") +
+                                                  protocol::bodyName(request) + "' requests");
+  }
+  const std::optional<std::string> owner = owners.ownerOf(job);
+  const bool submits = request.has_prepare_job() || request.has_launch_job();
+  if (owner ? *owner == key : submits) return Status::ok();
+  // The same answer whether the job is another key's or does not exist: nothing is learnt of
+  // other keys' jobs.
+  return notFound("agent '" + options.name + "' has no job '" + job + "' of this key");
+}
+
+JobFilter AgentServer::Impl::jobFilter(const std::string& user) const {
+  if (user.rfind("client:", 0) != 0) return {};
+  std::string key = user.substr(7);
+  if (zap->roleOf(key) == security::Role::kAdmin) return {};
+  return [this, key](const std::string& job) { return job.empty() || owners.ownerOf(job) == key; };
+}
+
 void AgentServer::Impl::handle(const std::string& identity, const std::string& user,
                                const proto::Envelope& request, int source_fd) {
   proto::Envelope response;
@@ -403,7 +461,7 @@ void AgentServer::Impl::handle(const std::string& identity, const std::string& u
   }
   switch (request.body_case()) {
     case proto::Envelope::kInventoryRequest:
-      response = answerInventory(request);
+      response = answerInventory(request, jobFilter(user));
       break;
     case proto::Envelope::kPrepareJob: {
       const auto& launch = request.prepare_job().launch();
@@ -414,13 +472,15 @@ void AgentServer::Impl::handle(const std::string& identity, const std::string& u
       break;
     }
     case proto::Envelope::kLaunchJob: {
-      const auto& launch = request.launch_job().launch();
+      proto::JobLaunch launch = request.launch_job().launch();
+      launch.set_owner(ownerKey(user));
       rendezvous->host(launch);
       auto pids = supervisor->launch(launch);
       if (!pids.isOk()) {
         log("launch of job " + launch.job_id() + " failed: " + pids.status().message());
         return replyError(identity, request.request_id(), pids.status());
       }
+      owners.note(launch.job_id(), launch.owner());
       log("job " + launch.job_id() + " attempt " + std::to_string(launch.attempt()) + ": started " +
           std::to_string(pids->size()) + " rank(s)");
       gang->join(launch);
@@ -455,12 +515,12 @@ void AgentServer::Impl::handle(const std::string& identity, const std::string& u
     case proto::Envelope::kReadJournal:
     case proto::Envelope::kReadLog:
     case proto::Envelope::kRendezvousGet: {
-      std::optional<proto::Envelope> answer = answerWaiting(request, false);
+      std::optional<proto::Envelope> answer = answerWaiting(user, request, false);
       if (!answer) {
         const uint32_t wait = request.has_read_journal() ? request.read_journal().wait_ms()
                               : request.has_read_log()   ? request.read_log().wait_ms()
                                                          : request.rendezvous_get().wait_ms();
-        parked.park(identity, request, wait);
+        parked.park(identity, user, request, wait);
         return;
       }
       response = std::move(*answer);
@@ -475,7 +535,8 @@ void AgentServer::Impl::handle(const std::string& identity, const std::string& u
   reply(identity, response);
 }
 
-proto::Envelope AgentServer::Impl::answerInventory(const proto::Envelope& request) const {
+proto::Envelope AgentServer::Impl::answerInventory(const proto::Envelope& request,
+                                                   const JobFilter& visible) const {
   proto::Envelope response;
   response.set_request_id(request.request_id());
   proto::Inventory* inv = response.mutable_inventory();
@@ -489,13 +550,18 @@ proto::Envelope AgentServer::Impl::answerInventory(const proto::Envelope& reques
   inv->set_journal_last_seq(journal->lastSeq());
   inv->set_version(RINGMASTER_VERSION);
   inv->set_started_at(started_at);
-  for (const auto& id : supervisor->runningJobs()) inv->add_running_jobs(id);
+  for (const auto& id : supervisor->runningJobs()) {
+    if (!visible || visible(id)) inv->add_running_jobs(id);
+  }
   return response;
 }
 
-std::optional<proto::Envelope> AgentServer::Impl::answerWaiting(const proto::Envelope& request,
+std::optional<proto::Envelope> AgentServer::Impl::answerWaiting(const std::string& user,
+                                                                const proto::Envelope& request,
                                                                 bool final) {
-  if (request.has_read_journal()) return answerJournalRead(*journal, request, final, options.name);
+  if (request.has_read_journal()) {
+    return answerJournalRead(*journal, request, final, options.name, jobFilter(user));
+  }
   if (request.has_read_log()) return answerLogRead(*supervisor, request, final, options.name);
   return rendezvous->get(request, final);
 }
@@ -558,8 +624,8 @@ Status AgentServer::Impl::loop() {
     bool rendezvous_changed = rendezvous->takeChanged();
     parked.retry(
         !(journal_grew || logs_grew || rendezvous_changed),
-        [this](const proto::Envelope& request, bool final) {
-          return answerWaiting(request, final);
+        [this](const std::string& user, const proto::Envelope& request, bool final) {
+          return answerWaiting(user, request, final);
         },
         [this](const std::string& identity, proto::Envelope& answer) { reply(identity, answer); });
     rendezvous->endAttempts([this](const std::string& job) { return supervisor->isActive(job); });
@@ -569,7 +635,7 @@ Status AgentServer::Impl::loop() {
 }
 
 bool AgentServer::Impl::revoked(const std::string& user) const {
-  if (user.rfind("client:", 0) == 0) return !zap->isAuthorized(user.substr(7));
+  if (user.rfind("client:", 0) == 0) return !zap->roleOf(user.substr(7));
   const auto ranks = parseAttemptUser(user);
   return ranks && !rendezvous->admits(ranks->job, ranks->attempt);
 }

@@ -349,6 +349,7 @@ Result<std::vector<int>> JobSupervisor::launch(const proto::JobLaunch& launch) {
   *a->mutable_ranks() = launch.ranks();
   a->set_agent(options_.agent_name);
   a->set_spec_yaml(launch.spec_yaml());
+  a->set_owner(launch.owner());
   *a->mutable_argv() = launch.argv();
   if (Status journaled = journal(accepted); !journaled.isOk()) {
     return Status(journaled.code(), "job '" + id + "' was not started: " + journaled.message());

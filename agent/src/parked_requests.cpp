@@ -7,9 +7,10 @@ namespace {
 constexpr uint32_t kMaxWaitMs = 60000;
 }  // namespace
 
-void ParkedRequests::park(std::string identity, proto::Envelope request, uint32_t wait_ms) {
+void ParkedRequests::park(std::string identity, std::string user, proto::Envelope request,
+                          uint32_t wait_ms) {
   const auto deadline = Clock::now() + std::chrono::milliseconds(std::min(wait_ms, kMaxWaitMs));
-  parked_.push_back({std::move(identity), std::move(request), deadline});
+  parked_.push_back({std::move(identity), std::move(user), std::move(request), deadline});
 }
 
 void ParkedRequests::retry(bool expire_only, const Answer& answer, const Send& send) {
@@ -17,7 +18,7 @@ void ParkedRequests::retry(bool expire_only, const Answer& answer, const Send& s
   for (auto it = parked_.begin(); it != parked_.end();) {
     const bool expired = it->deadline <= now;
     std::optional<proto::Envelope> reply;
-    if (expired || !expire_only) reply = answer(it->request, expired);
+    if (expired || !expire_only) reply = answer(it->user, it->request, expired);
     if (!reply) {
       ++it;
       continue;

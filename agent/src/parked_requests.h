@@ -16,12 +16,14 @@ namespace ringmaster::agent {
 class ParkedRequests {
  public:
   using Clock = std::chrono::steady_clock;
-  // The reply to a request, or nullopt while it should go on waiting; `final`: it may not.
-  using Answer = std::function<std::optional<proto::Envelope>(const proto::Envelope&, bool final)>;
+  // The reply to a request of `user` (the id ZAP gave its key), or nullopt while it should go on
+  // waiting; `final`: it may not.
+  using Answer = std::function<std::optional<proto::Envelope>(const std::string& user,
+                                                              const proto::Envelope&, bool final)>;
   using Send = std::function<void(const std::string& identity, proto::Envelope& reply)>;
 
   // wait_ms is capped at a minute.
-  void park(std::string identity, proto::Envelope request, uint32_t wait_ms);
+  void park(std::string identity, std::string user, proto::Envelope request, uint32_t wait_ms);
   // Answers every request that can be answered now (with expire_only, only those whose
   // deadline has passed) and forgets them.
   void retry(bool expire_only, const Answer& answer, const Send& send);
@@ -31,6 +33,7 @@ class ParkedRequests {
  private:
   struct Parked {
     std::string identity;
+    std::string user;
     proto::Envelope request;
     Clock::time_point deadline;
   };

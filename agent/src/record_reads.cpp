@@ -27,7 +27,8 @@ proto::Envelope errorReply(const proto::Envelope& request, const Status& status,
 }  // namespace
 
 std::optional<proto::Envelope> answerJournalRead(Journal& journal, const proto::Envelope& request,
-                                                 bool final, const std::string& agent_name) {
+                                                 bool final, const std::string& agent_name,
+                                                 const JobFilter& visible) {
   const proto::ReadJournal& read = request.read_journal();
   if (!read.journal_id().empty() && read.journal_id() != journal.id()) {
     return errorReply(request,
@@ -51,7 +52,11 @@ std::optional<proto::Envelope> answerJournalRead(Journal& journal, const proto::
   batch->set_journal_id(journal.id());
   batch->set_next_seq(from + records.size());
   batch->set_last_seq(journal.lastSeq());
-  for (auto& r : records) batch->add_records(std::move(r));
+  proto::JournalRecord record;
+  for (auto& r : records) {
+    if (visible && (!record.ParseFromString(r) || !visible(record.job()))) continue;
+    batch->add_records(std::move(r));
+  }
   return response;
 }
 

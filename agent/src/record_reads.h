@@ -3,6 +3,7 @@
 // reply to send (an error reply included), or nullopt while a long poll should wait for data;
 // `final` (its wait is over) always gives a reply.
 
+#include <functional>
 #include <optional>
 #include <string>
 
@@ -13,8 +14,13 @@ namespace ringmaster::agent {
 class Journal;
 class JobSupervisor;
 
+// Whether a reader may see the records of `job` ("" for host records); an empty filter sees all.
+using JobFilter = std::function<bool(const std::string& job)>;
+
+// Records the filter hides are left out of the batch; its next_seq still moves past them.
 std::optional<proto::Envelope> answerJournalRead(Journal& journal, const proto::Envelope& request,
-                                                 bool final, const std::string& agent_name);
+                                                 bool final, const std::string& agent_name,
+                                                 const JobFilter& visible = {});
 
 std::optional<proto::Envelope> answerLogRead(const JobSupervisor& supervisor,
                                              const proto::Envelope& request, bool final,

@@ -62,13 +62,21 @@ Status ZapHandler::start() {
   }
   {
     std::lock_guard<std::mutex> lock(keys_mutex_);
-    reloadIfChanged();
+    reload();
   }
   thread_ = std::thread([this] { run(); });
   return Status::ok();
 }
 
 void ZapHandler::reloadIfChanged() {
+  // Every request asks (a removed key loses its connections): one stat per 100 ms is enough.
+  const auto now = std::chrono::steady_clock::now();
+  if (now < next_look_) return;
+  next_look_ = now + std::chrono::milliseconds(100);
+  reload();
+}
+
+void ZapHandler::reload() {
   struct stat st {};
   if (::stat(path_.c_str(), &st) != 0) {
     keys_.clear();
@@ -85,12 +93,20 @@ void ZapHandler::reloadIfChanged() {
     log_("cannot read " + path_ + ": " + keys.status().message() + "; keeping the previous keys");
     return;
   }
-  for (int line : bad_lines) log_(path_ + ":" + std::to_string(line) + ": not a key, skipped");
-  keys_ = std::set<std::string>(keys->begin(), keys->end());
+  for (int line : bad_lines) {
+    log_(path_ + ":" + std::to_string(line) + ": not a key with role=admin or role=user, skipped");
+  }
+  keys_.clear();
+  size_t users = 0;
+  for (const auto& entry : *keys) {
+    keys_[entry.key] = entry.role;
+    users += entry.role == security::Role::kUser;
+  }
   loaded_mtime_ = st.st_mtim;
   loaded_size_ = st.st_size;
   loaded_inode_ = st.st_ino;
-  log_("authorized_keys: " + std::to_string(keys_.size()) + " key(s) loaded");
+  log_("authorized_keys: " + std::to_string(keys_.size()) + " key(s) loaded, " +
+       std::to_string(users) + " with role user");
 }
 
 void ZapHandler::allowKey(const std::string& public_key, const std::string& user_id) {
@@ -103,16 +119,20 @@ void ZapHandler::revokeKey(const std::string& public_key) {
   allowed_.erase(public_key);
 }
 
-bool ZapHandler::isAuthorized(const std::string& z85_key) {
+std::optional<security::Role> ZapHandler::roleOf(const std::string& z85_key) {
   std::lock_guard<std::mutex> lock(keys_mutex_);
   reloadIfChanged();
-  return keys_.count(z85_key) > 0;
+  auto it = keys_.find(z85_key);
+  if (it == keys_.end()) return std::nullopt;
+  return it->second;
 }
 
 std::string ZapHandler::userFor(const std::string& z85_key) {
   {
+    // A handshake always looks at the file: a key authorized a moment ago must get in, since
+    // a client is not retried once refused.
     std::lock_guard<std::mutex> lock(keys_mutex_);
-    reloadIfChanged();
+    reload();
     if (keys_.count(z85_key) > 0) return "client:" + z85_key;
   }
   std::lock_guard<std::mutex> lock(allowed_mutex_);

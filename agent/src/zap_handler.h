@@ -7,15 +7,17 @@
 #include <sys/types.h>
 
 #include <atomic>
+#include <chrono>
 #include <ctime>
 #include <functional>
 #include <map>
 #include <mutex>
-#include <set>
+#include <optional>
 #include <string>
 #include <thread>
 
 #include "refusal_log.h"
+#include "ringmaster/security/keys.h"
 #include "ringmaster/util/result.h"
 
 namespace ringmaster::agent {
@@ -36,8 +38,9 @@ class ZapHandler {
   void allowKey(const std::string& public_key, const std::string& user_id);
   void revokeKey(const std::string& public_key);
 
-  // Whether `z85_key` is in authorized_keys now (re-read if the file changed). Thread-safe.
-  bool isAuthorized(const std::string& z85_key);
+  // The role `z85_key` has in authorized_keys now, nullopt when it is not there (the file is
+  // re-read when it changed, looked at most every 100 ms). Thread-safe.
+  std::optional<security::Role> roleOf(const std::string& z85_key);
 
   // The user id a key authenticates as: "client:<key>" for authorized_keys, else the one it
   // was allowed as; empty when refused. Public for tests.
@@ -46,6 +49,7 @@ class ZapHandler {
  private:
   void run();
   void reloadIfChanged();  // REQUIRES: keys_mutex_ held
+  void reload();           // REQUIRES: keys_mutex_ held
 
   void* context_;
   std::string path_;
@@ -55,7 +59,8 @@ class ZapHandler {
   std::thread thread_;
   std::atomic<bool> stop_{false};
   std::mutex keys_mutex_;
-  std::set<std::string> keys_;  // GUARDED_BY(keys_mutex_), as the loaded_* below
+  std::map<std::string, security::Role> keys_;  // GUARDED_BY(keys_mutex_), as the loaded_* below
+  std::chrono::steady_clock::time_point next_look_{};
   std::mutex allowed_mutex_;
   std::map<std::string, std::string> allowed_;  // key -> user id; GUARDED_BY(allowed_mutex_)
   timespec loaded_mtime_{};

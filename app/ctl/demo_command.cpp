@@ -60,7 +60,7 @@ int runDemo(const Globals& globals, const std::string& spec_path_flag) {
   const std::string state_dir =
       std::filesystem::path(paths.db_file).parent_path().string() + "/local-agent";
   Status authorized = security::authorizeKey(state_dir + "/authorized_keys", keys->public_key,
-                                             "ringmasterctl demo");
+                                             security::Role::kAdmin, "ringmasterctl demo");
   if (!authorized.isOk()) {
     printError(authorized.message());
     return kExitFailure;

@@ -16,7 +16,7 @@ Status ensureLocalAgent(const client::ClientPaths& paths, const std::string& cli
   const std::string state_dir = localAgentStateDir(paths);
   // Authorized before it starts or while it runs: the agent re-reads authorized_keys.
   RM_RETURN_IF_ERROR(security::authorizeKey(state_dir + "/authorized_keys", client_public_key,
-                                            "ringmaster desktop app"));
+                                            security::Role::kAdmin, "ringmaster desktop app"));
   std::optional<client::LocalAgent> agent = client::findLocalAgent(state_dir);
   if (!agent) {
     client::LocalAgentOptions options;

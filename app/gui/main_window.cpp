@@ -55,13 +55,14 @@ MainWindow::MainWindow(const AppOptions& options, QWidget* parent)
   setWindowTitle("Ringmaster");
   resize(1400, 900);
 
-  // The banner: a job finished or failed, named and clickable.
+  // The banner: a job finished or failed, or an agent's key changed, named and clickable.
   banner_ = new QWidget;
   banner_->setVisible(false);
   banner_->setAutoFillBackground(true);
   banner_text_ = new QLabel;
   banner_text_->setTextFormat(Qt::RichText);
   auto* banner_open = new QPushButton("Open");
+  banner_open->setObjectName("bannerOpen");
   auto* banner_close = new QPushButton("Dismiss");
   auto* banner_layout = new QHBoxLayout(banner_);
   banner_layout->setContentsMargins(10, 4, 10, 4);
@@ -70,7 +71,7 @@ MainWindow::MainWindow(const AppOptions& options, QWidget* parent)
   banner_layout->addWidget(banner_close);
   connect(banner_close, &QPushButton::clicked, banner_, &QWidget::hide);
   connect(banner_open, &QPushButton::clicked, this, [this] {
-    if (!banner_job_.isEmpty()) openDashboard(banner_job_);
+    if (banner_open_) banner_open_();
     banner_->hide();
   });
 
@@ -118,7 +119,7 @@ MainWindow::MainWindow(const AppOptions& options, QWidget* parent)
     connect(tray_, &QSystemTrayIcon::messageClicked, this, [this] {
       showNormal();
       raise();
-      if (!banner_job_.isEmpty()) openDashboard(banner_job_);
+      if (banner_open_) banner_open_();
     });
   }
 
@@ -207,6 +208,17 @@ void MainWindow::buildMenus() {
 
 void MainWindow::onAgentStatus(const client::AgentStatus& status) {
   cluster_->updateAgent(status);
+  // A changed key is named at once: it was rotated (the app needs the new one), or something
+  // else answers at the agent's address.
+  auto before = agents_.find(status.name);
+  if (status.state == client::AgentState::kServerKeyMismatch &&
+      (before == agents_.end() || before->second.state != status.state)) {
+    const QString name = QString::fromStdString(status.name);
+    notify(name + "'s key changed",
+           "it no longer answers with the key pinned here: update it if the agent's key was "
+           "rotated",
+           true, opensAgent(name));
+  }
   agents_[status.name] = status;
   std::vector<client::AgentStatus> all;
   int online = 0;
@@ -229,7 +241,7 @@ void MainWindow::onRecords(const std::vector<AgentRecords>& batch) {
       const QString id = QString::fromStdString(record.job());
       if (dashboards_.count(id) || !announced_.insert(id).second) continue;
       notify("New job " + QString::fromStdString(record.job_accepted().name()),
-             id + " started on " + QString::fromStdString(agent), false, id);
+             id + " started on " + QString::fromStdString(agent), false, opensJob(id));
     }
   }
 }
@@ -287,15 +299,26 @@ void MainWindow::onJobStateChanged(const QString& job_id, const QString& state) 
   const DashboardView* view = dashboard(job_id);
   const QString name = view ? QString::fromStdString(view->job().name()) : job_id;
   if (state == "failed") {
-    notify(name + " failed", view ? view->problemText() : QString(), true, job_id);
+    notify(name + " failed", view ? view->problemText() : QString(), true, opensJob(job_id));
   } else {
-    notify(name + " " + state, job_id, false, job_id);
+    notify(name + " " + state, job_id, false, opensJob(job_id));
   }
 }
 
+std::function<void()> MainWindow::opensJob(const QString& job_id) {
+  return [this, job_id] { openDashboard(job_id); };
+}
+
+std::function<void()> MainWindow::opensAgent(const QString& agent) {
+  return [this, agent] {
+    tabs_->setCurrentWidget(cluster_);
+    cluster_->selectAgent(agent);
+  };
+}
+
 void MainWindow::notify(const QString& title, const QString& text, bool failure,
-                        const QString& job_id) {
-  banner_job_ = job_id;
+                        std::function<void()> open) {
+  banner_open_ = std::move(open);
   QPalette palette = banner_->palette();
   palette.setColor(QPalette::Window, failure ? QColor(0x5a, 0x1d, 0x1d) : QColor(0x1d, 0x4a, 0x2a));
   banner_->setPalette(palette);

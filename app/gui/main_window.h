@@ -6,6 +6,7 @@
 
 #include <QMainWindow>
 #include <QString>
+#include <functional>
 #include <map>
 #include <memory>
 #include <set>
@@ -74,7 +75,10 @@ class MainWindow : public QMainWindow {
   void onJobStateChanged(const QString& job_id, const QString& state);
   void onLocalAgentReady(bool ok, const QString& message, bool then_demo);
   void submitDemo();
-  void notify(const QString& title, const QString& text, bool failure, const QString& job_id);
+  // Shows the banner and a tray message; Open (or clicking the message) runs `open`.
+  void notify(const QString& title, const QString& text, bool failure, std::function<void()> open);
+  std::function<void()> opensJob(const QString& job_id);
+  std::function<void()> opensAgent(const QString& agent);
   void busy(const QString& what);
   void idle(const QString& message = {});
   void closeTab(int index);
@@ -90,7 +94,7 @@ class MainWindow : public QMainWindow {
   HistoryView* history_;
   QWidget* banner_;
   QLabel* banner_text_;
-  QString banner_job_;
+  std::function<void()> banner_open_;
   QProgressBar* progress_;
   QLabel* status_agents_;
   QSystemTrayIcon* tray_ = nullptr;

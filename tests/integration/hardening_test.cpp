@@ -504,6 +504,99 @@ TEST_F(HardeningTest, RemovingAKeyClosesItsOpenConnections) {
   EXPECT_TRUE(connection_->call(inventory, 5000).isOk());  // the others' connections stay
 }
 
+// A key with role user submits and stops its own jobs; another key's job is as if it did not
+// exist for it: not in its inventory or journal, not stoppable, its logs unreadable, its id not
+// reusable. The admin key sees both.
+TEST_F(HardeningTest, AUserKeyCannotSeeOrStopAnotherKeysJob) {
+  const std::string sleeper =
+      cluster_.writeSpec("sleeper.yaml",
+                         "name: sleeper\nlauncher: command\ncommand: [/bin/sleep, '60']\n"
+                         "placement: [{agent: a1, ranks: 1}]\n");
+  auto admins = cluster_.ctl({"submit", sleeper});
+  ASSERT_EQ(admins.exit_code, 0) << admins.err;
+  const std::string admins_job = admins.firstLine();
+
+  // A second client, authorized on a1 with role user.
+  std::map<std::string, std::string> user_env = cluster_.env();
+  user_env["RINGMASTER_CONFIG_DIR"] = cluster_.dir() + "/user-config";
+  user_env["RINGMASTER_DB"] = cluster_.dir() + "/user.db";
+  const std::string user_key = runCommand({binPath("ringmasterctl"), "keys"}, user_env).firstLine();
+  auto authorized = runCommand({binPath("ringmaster-agent"), "authorize", "--role", "user",
+                                "--state-dir", cluster_.agent("a1").stateDir(), "--", user_key});
+  ASSERT_EQ(authorized.exit_code, 0) << authorized.err;
+  EXPECT_NE(authorized.out.find("authorized as user"), std::string::npos) << authorized.out;
+  EXPECT_NE(
+      readFile(cluster_.agent("a1").stateDir() + "/authorized_keys").find(user_key + " role=user"),
+      std::string::npos);
+  auto user_keys = security::loadOrCreateKeyPair(user_env["RINGMASTER_CONFIG_DIR"] + "/client.key");
+  ASSERT_TRUE(user_keys.isOk());
+  auto user = AgentConnection::connect(
+      context_, {"a1", cluster_.agent("a1").endpoint(), cluster_.agent("a1").publicKey()},
+      *user_keys);
+  ASSERT_TRUE(user.isOk());
+
+  proto::Envelope inventory;
+  inventory.mutable_inventory_request();
+  auto seen = (*user)->call(inventory, 5000);
+  ASSERT_TRUE(seen.isOk()) << seen.status().message();
+  EXPECT_EQ(seen->inventory().running_jobs_size(), 0);
+  auto admin_seen = connection_->call(inventory, 5000);
+  ASSERT_TRUE(admin_seen.isOk());
+  EXPECT_EQ(admin_seen->inventory().running_jobs_size(), 1);
+
+  proto::Envelope stop;
+  stop.mutable_stop_job()->set_job_id(admins_job);
+  auto stopped = (*user)->call(stop, 5000);
+  ASSERT_FALSE(stopped.isOk());
+  EXPECT_EQ(stopped.status().code(), ErrorCode::kNotFound);
+  EXPECT_NE(stopped.status().message().find("has no job '" + admins_job + "' of this key"),
+            std::string::npos)
+      << stopped.status().message();
+  proto::Envelope log;
+  log.mutable_read_log()->set_job_id(admins_job);
+  EXPECT_EQ((*user)->call(log, 5000).status().code(), ErrorCode::kNotFound);
+  proto::Envelope restart;
+  restart.mutable_restart_job()->set_job_id(admins_job);
+  EXPECT_EQ((*user)->call(restart, 5000).status().code(), ErrorCode::kNotFound);
+  proto::Envelope taken = launch(admins_job);
+  EXPECT_EQ((*user)->call(taken, 5000).status().code(), ErrorCode::kNotFound);
+
+  // Its own job: submitted, seen and stopped through ringmasterctl as any user would.
+  auto users = runCommand({binPath("ringmasterctl"), "submit", sleeper}, user_env);
+  ASSERT_EQ(users.exit_code, 0) << users.err;
+  const std::string users_job = users.firstLine();
+  ASSERT_EQ(runCommand({binPath("ringmasterctl"), "sync"}, user_env).exit_code, 0);
+  const std::string user_runs = runCommand({binPath("ringmasterctl"), "runs"}, user_env).out;
+  EXPECT_NE(user_runs.find(users_job), std::string::npos) << user_runs;
+  EXPECT_EQ(user_runs.find(admins_job), std::string::npos) << user_runs;
+
+  // Its journal: the host's health and its own job, nothing of the other.
+  proto::Envelope read;
+  read.mutable_read_journal()->set_from_seq(1);
+  auto batch = (*user)->call(read, 5000);
+  ASSERT_TRUE(batch.isOk());
+  std::set<std::string> jobs_seen;
+  bool health_seen = false;
+  for (const auto& bytes : batch->journal_batch().records()) {
+    proto::JournalRecord record;
+    ASSERT_TRUE(record.ParseFromString(bytes));
+    jobs_seen.insert(record.job());
+    health_seen |= record.has_health();
+  }
+  EXPECT_TRUE(health_seen);
+  EXPECT_EQ(jobs_seen, (std::set<std::string>{"", users_job}));
+  EXPECT_EQ(batch->journal_batch().next_seq(), batch->journal_batch().last_seq() + 1);
+
+  auto user_stop = runCommand({binPath("ringmasterctl"), "stop", users_job}, user_env);
+  EXPECT_EQ(user_stop.exit_code, 0) << user_stop.err;
+  EXPECT_NE(cluster_.ctl({"status", admins_job}).out.find("running"), std::string::npos);
+  ASSERT_EQ(cluster_.ctl({"sync"}).exit_code, 0);
+  const std::string admin_runs = cluster_.ctl({"runs"}).out;
+  EXPECT_NE(admin_runs.find(users_job), std::string::npos) << admin_runs;
+  EXPECT_NE(admin_runs.find(admins_job), std::string::npos) << admin_runs;
+  cluster_.ctl({"stop", admins_job});
+}
+
 // A job's metric pattern that makes a backtracking engine run for seconds per line (`(\d+)*z`
 // on 28 digits took std::regex 25 s), against 3,000 such lines: the agent keeps answering.
 TEST_F(HardeningTest, APathologicalMetricPatternLeavesTheAgentAnswering) {

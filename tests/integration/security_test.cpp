@@ -116,6 +116,43 @@ TEST_F(SecurityTest, WrongServerKeyFailsTheHandshake) {
       << cluster_.agent("a1").stderrText();
 }
 
+// rotate-key: the agent answers with the new key from its next start; a client still pinned
+// on the old one fails the handshake (named as a key mismatch), and the old pair is kept.
+TEST_F(SecurityTest, RotateKeyGivesTheAgentANewKeyFromItsNextStart) {
+  const std::string old_key = endpoint_.server_key;
+  const std::string key_path = cluster_.agent("a1").stateDir() + "/agent.key";
+  auto rotated = runCommand(
+      {binPath("ringmaster-agent"), "rotate-key", "--state-dir", cluster_.agent("a1").stateDir()});
+  ASSERT_EQ(rotated.exit_code, 0) << rotated.err;
+  const std::string new_key = rotated.firstLine();
+  ASSERT_TRUE(security::isValidKey(new_key)) << rotated.out;
+  EXPECT_NE(new_key, old_key);
+  EXPECT_NE(rotated.err.find("restart the agent"), std::string::npos) << rotated.err;
+  EXPECT_NE(readFile(key_path + ".previous").find("public " + old_key), std::string::npos);
+  EXPECT_EQ(std::filesystem::status(key_path).permissions() & std::filesystem::perms::all,
+            std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
+  expectAuthorizedClientStillServed();  // the running agent keeps its key until it restarts
+
+  std::string error;
+  ASSERT_TRUE(cluster_.crashAndRestartAgent("a1", &error)) << error;
+  EXPECT_EQ(cluster_.agent("a1").publicKey(), new_key);
+  AgentEndpoint pinned_old = {"a1", cluster_.agent("a1").endpoint(), old_key};
+  auto stale = AgentConnection::connect(context_, pinned_old, authorized_);
+  ASSERT_TRUE(stale.isOk());
+  auto refused = (*stale)->call(inventoryRequest(), 2000);
+  ASSERT_FALSE(refused.isOk());
+  EXPECT_NE(refused.status().message().find("its key does not match server_key " + old_key),
+            std::string::npos)
+      << refused.status().toString();
+  endpoint_ = {"a1", cluster_.agent("a1").endpoint(), new_key};
+  expectAuthorizedClientStillServed();
+
+  auto missing = runCommand({binPath("ringmaster-agent"), "rotate-key", "--state-dir",
+                             cluster_.dir() + "/no-such-agent"});
+  EXPECT_NE(missing.exit_code, 0);
+  EXPECT_NE(missing.err.find("no key pair at"), std::string::npos) << missing.err;
+}
+
 // With a key that begins with '-' (one in 85 does), which must not read as an option.
 TEST_F(SecurityTest, AuthorizeTakesEffectWithoutRestart) {
   auto newcomer = security::generateKeyPair();
@@ -176,6 +213,46 @@ TEST_F(SecurityTest, GarbageFramesNeverCrashTheAgent) {
   EXPECT_GT(errors, 0) << "bad requests should be answered with errors";
   zmq_close(socket);
   expectAuthorizedClientStillServed();
+}
+
+// authorized_keys lines: "KEY [role=admin|role=user] [comment]"; a line without a role (as
+// before roles) is an admin, an unknown role is a bad line and grants nothing.
+TEST(AuthorizedKeysTest, LinesCarryARoleAndAuthorizeChangesIt) {
+  TempDir dir;
+  const std::string path = dir.path() + "/authorized_keys";
+  std::vector<security::KeyPair> keys;
+  for (int i = 0; i < 4; ++i) keys.push_back(*security::generateKeyPair());
+  writeFile(path, "# team\n" + keys[0].public_key + " alice laptop\n" + keys[1].public_key +
+                      " role=user bob\n" + keys[2].public_key + " role=root mallory\n");
+  std::vector<int> bad_lines;
+  auto read = security::readAuthorizedKeys(path, &bad_lines);
+  ASSERT_TRUE(read.isOk());
+  ASSERT_EQ(read->size(), 2u);
+  EXPECT_EQ((*read)[0].role, security::Role::kAdmin);
+  EXPECT_EQ((*read)[0].comment, "alice laptop");
+  EXPECT_EQ((*read)[1].role, security::Role::kUser);
+  EXPECT_EQ((*read)[1].comment, "bob");
+  EXPECT_EQ(bad_lines, std::vector<int>{4});
+
+  security::AuthorizeOutcome outcome{};
+  ASSERT_TRUE(
+      security::authorizeKey(path, keys[0].public_key, security::Role::kUser, "", &outcome).isOk());
+  EXPECT_EQ(outcome, security::AuthorizeOutcome::kRoleChanged);
+  ASSERT_TRUE(
+      security::authorizeKey(path, keys[0].public_key, security::Role::kUser, "", &outcome).isOk());
+  EXPECT_EQ(outcome, security::AuthorizeOutcome::kUnchanged);
+  ASSERT_TRUE(
+      security::authorizeKey(path, keys[3].public_key, security::Role::kUser, "carol", &outcome)
+          .isOk());
+  EXPECT_EQ(outcome, security::AuthorizeOutcome::kAdded);
+  const std::string text = readFile(path);
+  EXPECT_NE(text.find("# team\n" + keys[0].public_key + " role=user alice laptop\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find(keys[2].public_key + " role=root mallory\n"), std::string::npos);
+  EXPECT_NE(text.find(keys[3].public_key + " role=user carol\n"), std::string::npos);
+  EXPECT_EQ(std::filesystem::status(path).permissions() & std::filesystem::perms::all,
+            std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
 }
 
 }  // namespace

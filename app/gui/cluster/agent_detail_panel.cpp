@@ -5,6 +5,7 @@
 #include <QGroupBox>
 #include <QHBoxLayout>
 #include <QLabel>
+#include <QPushButton>
 #include <QVBoxLayout>
 #include <algorithm>
 #include <cmath>
@@ -89,7 +90,12 @@ AgentDetailPanel::AgentDetailPanel(QString client_public_key, QWidget* parent)
   reason_->setWordWrap(true);
   reason_->setTextInteractionFlags(Qt::TextSelectableByMouse);
   reason_->setForegroundRole(QPalette::PlaceholderText);
-  layout->addWidget(advice_);
+  update_key_ = new QPushButton("Update server key…");
+  connect(update_key_, &QPushButton::clicked, this, &AgentDetailPanel::updateKeyRequested);
+  auto* advice_row = new QHBoxLayout;
+  advice_row->addWidget(advice_, 1);
+  advice_row->addWidget(update_key_, 0, Qt::AlignTop);
+  layout->addLayout(advice_row);
   layout->addWidget(reason_);
 
   auto* middle = new QHBoxLayout;
@@ -167,6 +173,7 @@ void AgentDetailPanel::showAgent(const AgentEntry* entry) {
   const QString advice = stateAdvice(status, client_public_key_);
   advice_->setText(advice);
   advice_->setVisible(!advice.isEmpty());
+  update_key_->setVisible(status.state == client::AgentState::kServerKeyMismatch);
   QPalette advice_palette = advice_->palette();
   advice_palette.setColor(QPalette::WindowText, stateColor(status.state).lighter(120));
   advice_->setPalette(advice_palette);

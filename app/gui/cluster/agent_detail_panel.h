@@ -10,6 +10,7 @@
 class QFormLayout;
 class QGridLayout;
 class QLabel;
+class QPushButton;
 
 namespace ringmaster::gui {
 
@@ -30,8 +31,13 @@ class AgentDetailPanel : public QWidget {
   // What the panel shows, for tests.
   QString headline() const;
   QString advice() const;
+  QPushButton* updateKeyButton() const { return update_key_; }
   int gpuRowCount() const { return static_cast<int>(gpu_rows_.size()); }
   QString gpuText(int gpu, int metric) const;  // metric: 0 util, 1 memory, 2 temp, 3 power
+
+ Q_SIGNALS:
+  // The shown agent answers with another key than the pinned one: the user asked to update it.
+  void updateKeyRequested();
 
  private:
   struct GpuRow {
@@ -49,6 +55,7 @@ class AgentDetailPanel : public QWidget {
   QLabel* state_dot_;
   QLabel* title_;
   QLabel* advice_;
+  QPushButton* update_key_;
   QLabel* reason_;
   QFormLayout* inventory_form_;
   QLabel* host_;

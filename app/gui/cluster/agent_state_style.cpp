@@ -81,9 +81,10 @@ QString stateAdvice(const client::AgentStatus& status, const QString& client_key
       const QString fingerprint =
           QString::fromStdString(security::keyFingerprint(status.server_key));
       return QString(
-                 "%1 answered with a different key than the one pinned here (fingerprint "
-                 "%2). Compare with `ringmaster-agent pubkey --state-dir %3` on %4, then "
-                 "Edit… the agent's server key.")
+                 "%1 answers with another key than the one pinned here (fingerprint %2). If "
+                 "its key was rotated (ringmaster-agent rotate-key), run `ringmaster-agent "
+                 "pubkey --state-dir %3` on %4 and Update server key… with what it prints. If "
+                 "nobody rotated it, something else may be answering at this address.")
           .arg(name, fingerprint, kDefaultAgentStateDir, host);
     }
     case AgentState::kError:

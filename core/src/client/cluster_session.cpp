@@ -352,16 +352,20 @@ void ClusterSession::receiveJournal(Agent& agent) {
   agent.caught_up = batch.next_seq() > batch.last_seq();
   agent.cursor = std::max(agent.cursor, batch.next_seq());
   sendJournalRead(agent);  // the agent reads the next batch while this one is parsed
+  // A key with role user is sent only its own jobs' records: seqs may skip, and next_seq is
+  // where the batch ends.
+  uint64_t applied_to = batch.next_seq();
   std::vector<proto::JournalRecord> records(static_cast<size_t>(batch.records_size()));
   for (int i = 0; i < batch.records_size(); ++i) {
     if (!records[static_cast<size_t>(i)].ParseFromString(batch.records(i))) {
       records.resize(static_cast<size_t>(i));
-      agent.cursor = from + records.size();  // pull the bad record again; it stays the cursor
+      applied_to = records.empty() ? from : records.back().seq() + 1;
+      agent.cursor = applied_to;  // pull the bad record again; it stays the cursor
       break;
     }
   }
   if (records.empty()) return;
-  writer_->enqueue(agent.endpoint.name, agent.journal_id, records, from + records.size());
+  writer_->enqueue(agent.endpoint.name, agent.journal_id, records, applied_to);
   pending_flush_ = true;
   sink_->records(agent.endpoint.name, std::move(records));
 }

@@ -133,22 +133,24 @@ Result<SyncReport> JournalSync::run(const SyncOptions& options) {
       pull.cursor = std::max(pull.cursor, next);
       // Ask for the next batch before parsing this one: the agent reads while we parse.
       if (!finished() || !pull.caught_up) send(pull);
+      // A key with role user is sent only its own jobs' records: seqs may skip, and next_seq
+      // is where the batch ends.
+      uint64_t applied_to = next;
       records.clear();
       records.resize(static_cast<size_t>(batch.records_size()));
       for (int i = 0; i < batch.records_size(); ++i) {
         if (!records[static_cast<size_t>(i)].ParseFromString(batch.records(i))) {
           pull.failed = true;
-          report.agent_errors[name] =
-              protocolError("journal record " + std::to_string(from + static_cast<uint64_t>(i)) +
-                            " from agent '" + name + "' does not parse");
           records.resize(static_cast<size_t>(i));
+          applied_to = records.empty() ? from : records.back().seq() + 1;
+          report.agent_errors[name] = protocolError("journal record " + std::to_string(applied_to) +
+                                                    " from agent '" + name + "' does not parse");
           break;
         }
         if (options.on_record) options.on_record(name, records[static_cast<size_t>(i)]);
       }
       report.records += records.size();
       if (!records.empty()) {
-        const uint64_t applied_to = from + records.size();
         writer_->enqueue(name, pull.journal_id, std::move(records), applied_to);
         records = {};
       }

@@ -17,13 +17,6 @@
 namespace ringmaster::security {
 namespace {
 
-std::string firstWord(const std::string& line) {
-  std::istringstream in(line);
-  std::string word;
-  in >> word;
-  return word;
-}
-
 Status writePrivateFile(const std::string& path, const std::string& text, bool append) {
   std::error_code ec;
   auto parent = std::filesystem::path(path).parent_path();
@@ -123,9 +116,76 @@ Result<KeyPair> loadOrCreateKeyPair(const std::string& path) {
   return pair;
 }
 
-Result<std::vector<std::string>> readAuthorizedKeys(const std::string& path,
-                                                    std::vector<int>* bad_lines) {
-  std::vector<std::string> keys;
+Result<KeyPair> rotateKeyPair(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) {
+    return notFound("no key pair at " + path + " to rotate (`ringmaster-agent pubkey` makes one)");
+  }
+  std::stringstream old_text;
+  old_text << in.rdbuf();
+  // A malformed file is refused rather than kept as .previous.
+  RM_RETURN_IF_ERROR(loadOrCreateKeyPair(path).status());
+  RM_RETURN_IF_ERROR(writePrivateFile(path + ".previous", old_text.str(), false));
+  RM_ASSIGN_OR_RETURN(KeyPair pair, generateKeyPair());
+  // Written aside and renamed over: a crash leaves the old pair or the new one, never half.
+  const std::string temporary = path + ".tmp";
+  RM_RETURN_IF_ERROR(writePrivateFile(
+      temporary, "public " + pair.public_key + "\nsecret " + pair.secret_key + "\n", false));
+  if (::rename(temporary.c_str(), path.c_str()) != 0) {
+    return ioError("cannot replace " + path + ": " + std::strerror(errno));
+  }
+  return pair;
+}
+
+const char* roleName(Role role) { return role == Role::kUser ? "user" : "admin"; }
+
+std::optional<Role> parseRole(const std::string& name) {
+  if (name == "admin") return Role::kAdmin;
+  if (name == "user") return Role::kUser;
+  return std::nullopt;
+}
+
+namespace {
+
+// One line of authorized_keys; nullopt when it is not a key line (and sets *malformed when it
+// should have been one).
+std::optional<AuthorizedKey> parseKeyLine(const std::string& line, bool* malformed) {
+  std::istringstream in(line);
+  std::string word;
+  *malformed = false;
+  if (!(in >> word) || word[0] == '#') return std::nullopt;
+  AuthorizedKey entry;
+  entry.key = word;
+  if (!isValidKey(entry.key)) {
+    *malformed = true;
+    return std::nullopt;
+  }
+  std::string rest;
+  std::getline(in >> std::ws, rest);
+  if (rest.rfind("role=", 0) == 0) {
+    const size_t end = std::min(rest.find_first_of(" \t"), rest.size());
+    std::optional<Role> role = parseRole(rest.substr(5, end - 5));
+    if (!role) {
+      *malformed = true;
+      return std::nullopt;
+    }
+    entry.role = *role;
+    rest = end < rest.size() ? rest.substr(rest.find_first_not_of(" \t", end)) : "";
+  }
+  entry.comment = rest;
+  return entry;
+}
+
+std::string keyLine(const AuthorizedKey& entry) {
+  return entry.key + " role=" + roleName(entry.role) +
+         (entry.comment.empty() ? "" : " " + entry.comment) + "\n";
+}
+
+}  // namespace
+
+Result<std::vector<AuthorizedKey>> readAuthorizedKeys(const std::string& path,
+                                                      std::vector<int>* bad_lines) {
+  std::vector<AuthorizedKey> keys;
   std::ifstream in(path);
   if (!in) {
     if (errno == ENOENT || !std::filesystem::exists(path)) return keys;
@@ -135,27 +195,51 @@ Result<std::vector<std::string>> readAuthorizedKeys(const std::string& path,
   int number = 0;
   while (std::getline(in, line)) {
     ++number;
-    std::string word = firstWord(line);
-    if (word.empty() || word[0] == '#') continue;
-    if (isValidKey(word)) {
-      keys.push_back(word);
-    } else if (bad_lines) {
+    bool malformed = false;
+    if (auto entry = parseKeyLine(line, &malformed)) {
+      keys.push_back(std::move(*entry));
+    } else if (malformed && bad_lines) {
       bad_lines->push_back(number);
     }
   }
   return keys;
 }
 
-Status authorizeKey(const std::string& path, const std::string& key, const std::string& comment,
-                    bool* added) {
+Status authorizeKey(const std::string& path, const std::string& key, Role role,
+                    const std::string& comment, AuthorizeOutcome* outcome) {
   if (!isValidKey(key)) {
     return invalidArgument("'" + key + "' is not a CURVE public key (40 characters of Z85)");
   }
-  RM_ASSIGN_OR_RETURN(auto keys, readAuthorizedKeys(path));
-  bool present = std::find(keys.begin(), keys.end(), key) != keys.end();
-  if (added) *added = !present;
-  if (present) return Status::ok();
-  return writePrivateFile(path, key + (comment.empty() ? "" : " " + comment) + "\n", true);
+  AuthorizeOutcome result = AuthorizeOutcome::kAdded;
+  std::string text;  // the whole file again, when a role changes
+  {
+    std::ifstream in(path);
+    std::string line;
+    while (in && std::getline(in, line)) {
+      bool malformed = false;
+      std::optional<AuthorizedKey> entry = parseKeyLine(line, &malformed);
+      if (entry && entry->key == key && result == AuthorizeOutcome::kAdded) {
+        result =
+            entry->role == role ? AuthorizeOutcome::kUnchanged : AuthorizeOutcome::kRoleChanged;
+        entry->role = role;
+        text += keyLine(*entry);
+      } else {
+        text += line + "\n";
+      }
+    }
+  }
+  if (outcome) *outcome = result;
+  if (result == AuthorizeOutcome::kUnchanged) return Status::ok();
+  if (result == AuthorizeOutcome::kAdded) {
+    return writePrivateFile(path, keyLine({key, role, comment}), true);
+  }
+  // Written aside and renamed over, so that the agent never reads half a file.
+  const std::string temporary = path + ".tmp";
+  RM_RETURN_IF_ERROR(writePrivateFile(temporary, text, false));
+  if (::rename(temporary.c_str(), path.c_str()) != 0) {
+    return ioError("cannot replace " + path + ": " + std::strerror(errno));
+  }
+  return Status::ok();
 }
 
 }  // namespace ringmaster::security

@@ -16,6 +16,7 @@
 #include <QLineEdit>
 #include <QPushButton>
 #include <QTableView>
+#include <QTimer>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -319,6 +320,32 @@ TEST_F(ClusterViewTest, DetailPanelShowsInventoryAndEveryGpu) {
   EXPECT_EQ(panel->gpuRowCount(), 0);
   EXPECT_TRUE(view.summary().startsWith("3 agents: 1 online, 1 unreachable, 1 key rejected"))
       << view.summary().toStdString();
+}
+
+// An agent whose key changed (rotate-key, or an impostor) says so and offers the edit that
+// fixes it, opened on that agent.
+TEST_F(ClusterViewTest, AChangedAgentKeyOffersToUpdateIt) {
+  ASSERT_TRUE(client::writeClusterFile(path_, agents_).isOk());
+  ClusterView view(QString::fromStdString(path_), client_key_);
+  feedThreeAgents(view);
+  view.updateAgent(
+      failedStatus(agents_[1], AgentState::kServerKeyMismatch, "failed the CURVE handshake", kT0));
+  AgentDetailPanel* panel = view.detailPanel();
+  view.selectAgent("gpu01");
+  EXPECT_FALSE(panel->updateKeyButton()->isVisibleTo(panel));
+  view.selectAgent("gpu02");
+  EXPECT_TRUE(panel->updateKeyButton()->isVisibleTo(panel));
+  EXPECT_TRUE(panel->advice().contains("ringmaster-agent rotate-key"))
+      << panel->advice().toStdString();
+  QString edited;
+  QTimer::singleShot(0, [&] {
+    auto* dialog = qobject_cast<AgentDialog*>(QApplication::activeModalWidget());
+    if (!dialog) return;
+    edited = dialog->nameEdit()->text();
+    dialog->reject();
+  });
+  panel->updateKeyButton()->click();
+  EXPECT_EQ(edited, "gpu02");
 }
 
 TEST_F(ClusterViewTest, DialogRefusesEachBadFieldWithAMessageNamingIt) {

@@ -9,12 +9,14 @@
 
 #include <QApplication>
 #include <QDir>
+#include <QPushButton>
 #include <QTabWidget>
 #include <QTableView>
 #include <filesystem>
 #include <functional>
 
 #include "charts/metric_chart.h"
+#include "cluster/agent_detail_panel.h"
 #include "cluster/cluster_view.h"
 #include "dashboard/compare_view.h"
 #include "dashboard/dashboard_view.h"
@@ -24,7 +26,9 @@
 #include "history/history_view.h"
 #include "local_agent.h"
 #include "qt_wait.h"
+#include "ringmaster/client/cluster_config.h"
 #include "ringmaster/client/local_agent.h"
+#include "ringmaster/security/keys.h"
 
 namespace ringmaster::gui {
 namespace {
@@ -146,6 +150,38 @@ TEST_F(MainWindowTest, DemoTrainsLiveAndLandsInHistory) {
   window.tabs()->setCurrentWidget(window.editor());
   window.editor()->newFromTemplate(options.resources_dir + "/jobs/demo.yaml");
   save(&window, "editor");
+}
+
+// An agent that answers with another key than the pinned one (rotated, or an impostor) is named
+// in the banner at once; Open shows it in the cluster view, with the update offered.
+TEST_F(MainWindowTest, AnAgentWhoseKeyChangedIsNamedInTheBanner) {
+  auto paths = client::ClientPaths::resolve("", "");
+  auto keys = client::loadClientKeys(paths);
+  ASSERT_TRUE(keys.isOk());
+  ASSERT_TRUE(ensureLocalAgent(paths, keys->public_key).isOk());
+  auto agent = client::findLocalAgent(localAgentStateDir(paths));
+  ASSERT_TRUE(agent);
+  auto rotated = security::generateKeyPair();  // pinned here: not the key the agent has
+  ASSERT_TRUE(client::writeClusterFile(paths.cluster_file,
+                                       {{"local", agent->endpoint, rotated->public_key}})
+                  .isOk());
+  AppOptions options;
+  options.resources_dir = QString(RM_SOURCE_DIR) + "/resources";
+  MainWindow window(options);
+  window.resize(1500, 1000);
+  window.show();
+  ASSERT_TRUE(window.start());
+  ASSERT_TRUE(waitFor([&] { return window.bannerText().contains("key changed"); }, 30000))
+      << window.bannerText().toStdString();
+  EXPECT_TRUE(window.bannerText().contains("local")) << window.bannerText().toStdString();
+  window.tabs()->setCurrentIndex(1);
+  auto* open = window.findChild<QPushButton*>("bannerOpen");
+  ASSERT_NE(open, nullptr);
+  open->click();
+  EXPECT_EQ(window.tabs()->currentWidget(), window.clusterView());
+  EXPECT_EQ(window.clusterView()->selectedAgent(), "local");
+  EXPECT_TRUE(window.clusterView()->detailPanel()->updateKeyButton()->isVisible());
+  save(&window, "cluster-key-changed");
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 // CurveZMQ key material: key pair files (Z85, mode 0600) and authorized_keys lists.
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -36,15 +37,36 @@ std::string keyFingerprint(const std::string& z85_key);
 // "public KEY" and "secret KEY" lines and is created with mode 0600.
 Result<KeyPair> loadOrCreateKeyPair(const std::string& path);
 
-// Keys in an authorized_keys file: one Z85 key per line, optionally followed by a comment;
-// blank lines and lines starting with '#' are skipped. A missing file is an empty list.
-// Malformed lines are reported in `bad_lines` (line numbers) and skipped.
-Result<std::vector<std::string>> readAuthorizedKeys(const std::string& path,
-                                                    std::vector<int>* bad_lines = nullptr);
+// Replaces the key pair at `path` with a new one; the old pair is kept at `path`.previous
+// (0600), so that a rotation can be undone by hand. Returns the new pair.
+Result<KeyPair> rotateKeyPair(const std::string& path);
 
-// Appends `key` (with an optional comment) unless already present. The file is 0600.
-// Returns false in *added when it was already there.
-Status authorizeKey(const std::string& path, const std::string& key, const std::string& comment,
-                    bool* added = nullptr);
+// What an authorized client key may do on an agent. An admin may do everything; a user submits
+// jobs and sees, stops, restarts and reads the logs of its own jobs only (the agent's host
+// health stays visible to it).
+enum class Role { kAdmin, kUser };
+const char* roleName(Role role);  // "admin" | "user"
+std::optional<Role> parseRole(const std::string& name);
+
+struct AuthorizedKey {
+  std::string key;
+  Role role = Role::kAdmin;
+  std::string comment;
+};
+
+// The keys of an authorized_keys file, one per line: "KEY [role=admin|role=user] [comment]". A
+// line without a role is an admin (as every line was before roles existed); blank lines and
+// lines starting with '#' are skipped. A missing file is an empty list. Malformed lines (not a
+// key, an unknown role) are reported in `bad_lines` (line numbers) and skipped: a typo in a role
+// never grants more than was meant.
+Result<std::vector<AuthorizedKey>> readAuthorizedKeys(const std::string& path,
+                                                      std::vector<int>* bad_lines = nullptr);
+
+enum class AuthorizeOutcome { kAdded, kUnchanged, kRoleChanged };
+
+// Adds `key` with `role` (and an optional comment), or changes the role of a key already there
+// (the file is rewritten whole, atomically). The file is 0600.
+Status authorizeKey(const std::string& path, const std::string& key, Role role,
+                    const std::string& comment, AuthorizeOutcome* outcome = nullptr);
 
 }  // namespace ringmaster::security
