@@ -34,6 +34,10 @@ int main(int argc, char** argv) {
   app.add_option("--rank-open-files", options.rank_open_files, "the ranks' open-file limit")
       ->check(CLI::Range(64, 1 << 24))
       ->capture_default_str();
+  app.add_option("--rank-memory", options.rank_memory,
+                 "each rank's memory limit, e.g. 64G (cgroup v2 with the memory controller "
+                 "delegated to the agent; default: none)")
+      ->transform(CLI::AsSizeValue(false));
   app.add_flag("--allow-loader-env", options.allow_loader_env,
                "let jobs set LD_PRELOAD, LD_AUDIT and LD_LIBRARY_PATH");
   // Any of these flags may also come from a file: `run-as = "ringmaster-jobs"`.

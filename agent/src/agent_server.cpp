@@ -121,6 +121,7 @@ struct AgentServer::Impl {
   std::unique_ptr<ConnectionMonitor> monitor;  // of `router`
   std::unique_ptr<Journal> journal;
   std::unique_ptr<HostSampler> sampler;
+  std::optional<RankCgroups> cgroups;  // with --rank-memory
   std::unique_ptr<JobSupervisor> supervisor;
   JobOwners owners;
   proto::Inventory inventory;
@@ -213,6 +214,12 @@ Status AgentServer::Impl::start() {
   supervisor_options.base_env = currentEnvironment();
   supervisor_options.worker_path = executableDir() + "/ringmaster-worker";
   supervisor_options.allow_loader_env = options.allow_loader_env;
+  if (options.rank_memory > 0) {
+    // A limit that was asked for and cannot hold is an error, not a warning.
+    RM_ASSIGN_OR_RETURN(cgroups, RankCgroups::prepare(options.rank_memory));
+    supervisor_options.cgroups = &*cgroups;
+    log("each rank is limited to " + std::to_string(options.rank_memory >> 20) + " MiB of memory");
+  }
   RM_ASSIGN_OR_RETURN(supervisor_options.confinement,
                       confinementFor(options.run_as, options.rank_open_files));
   if (supervisor_options.confinement.switch_user) {

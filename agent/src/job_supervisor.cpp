@@ -24,7 +24,12 @@ namespace ringmaster::agent {
 namespace {
 
 constexpr size_t kMaxLineBytes = 64 * 1024;  // longer lines are logged but never metrics
-constexpr size_t kMaxJobBytes = 4u << 20;    // spec + command line, journaled in JobAccepted
+// A rank journals at most this many metric records a second, in bursts of up to kMetricBurst: a
+// job printing metric lines as fast as it can (2.3 million in 3 s) would otherwise fill the
+// journal, the disk under it, and the agent's loop. Training steps come far slower.
+constexpr double kMetricRate = 1000;
+constexpr double kMetricBurst = 2000;
+constexpr size_t kMaxJobBytes = 4u << 20;  // spec + command line, journaled in JobAccepted
 
 // Debian 12's OpenBLAS (0.3.21) does not recognise recent Xeons and falls back to its SSE3
 // kernels, 3-5x slower for the native trainer's GEMMs. On a CPU with AVX-512 its SkylakeX kernels
@@ -379,7 +384,16 @@ Result<std::vector<int>> JobSupervisor::launch(const proto::JobLaunch& launch) {
     const std::string log_path = logPath(id, launch.attempt(), rank.rank);
     rank.log_fd =
         ::open(log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0640);
-    auto spawned = spawnProcess(request);
+    Result<int> cgroup_procs = -1;
+    if (options_.cgroups) {
+      rank.cgroup =
+          "rank-" + id + "-" + std::to_string(launch.attempt()) + "-" + std::to_string(rank.rank);
+      cgroup_procs = options_.cgroups->create(rank.cgroup);
+    }
+    if (cgroup_procs.isOk()) request.cgroup_procs_fd = *cgroup_procs;
+    auto spawned =
+        cgroup_procs.isOk() ? spawnProcess(request) : Result<SpawnedProcess>(cgroup_procs.status());
+    if (request.cgroup_procs_fd >= 0) ::close(request.cgroup_procs_fd);
     if (!spawned.isOk() || rank.log_fd < 0) {
       Status failure = spawned.isOk() ? ioError("cannot create " + log_path) : spawned.status();
       if (spawned.isOk()) {
@@ -406,7 +420,8 @@ Result<std::vector<int>> JobSupervisor::launch(const proto::JobLaunch& launch) {
     }
     rank.pid = spawned->pid;
     rank.output_fd = spawned->output_fd;
-    rank.last_progress = rank.cpu_sampled = Clock::now();
+    rank.last_progress = rank.cpu_sampled = rank.tokens_at = Clock::now();
+    rank.metric_tokens = kMetricBurst;
     pids.push_back(rank.pid);
     proto::JournalRecord started =
         journalRecord(id, launch.attempt(), "rank:" + std::to_string(rank.rank));
@@ -537,10 +552,20 @@ void JobSupervisor::handleOutput(Job& job, Rank& rank, const char* data, size_t 
 
 void JobSupervisor::handleLine(Job& job, Rank& rank, std::string_view line) {
   if (line.size() > kMaxLineBytes) return;
+  const auto now = Clock::now();
+  rank.metric_tokens = std::min(
+      kMetricBurst, rank.metric_tokens +
+                        kMetricRate * std::chrono::duration<double>(now - rank.tokens_at).count());
+  rank.tokens_at = now;
+  if (rank.metric_tokens < 1) {  // not even parsed: past the rate, a line costs only its copy
+    ++rank.lines_not_parsed;
+    return;
+  }
   if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
   std::optional<metrics::ParsedMetrics> parsed = metrics::parseJsonMetricLine(line);
   if (!parsed && job.patterns) parsed = job.patterns->match(line);
   if (!parsed || parsed->values.empty()) return;
+  rank.metric_tokens -= 1;
   proto::JournalRecord record =
       journalRecord(job.launch.job_id(), job.launch.attempt(), "rank:" + std::to_string(rank.rank));
   auto* sample = record.mutable_metric();
@@ -548,7 +573,6 @@ void JobSupervisor::handleLine(Job& job, Rank& rank, std::string_view line) {
   int64_t step = parsed->step ? *parsed->step : rank.next_step;
   rank.next_step = step + 1;
   if (step > rank.last_step) {
-    const auto now = Clock::now();
     if (rank.last_step >= 0) {
       rank.slowest_step = std::max(rank.slowest_step,
                                    std::chrono::duration<double>(now - rank.last_progress).count());
@@ -583,6 +607,13 @@ void JobSupervisor::reapChildren() {
 
 void JobSupervisor::recordExit(Job& job, Rank& rank, int wait_status) {
   drainOutput(job, rank, true);
+  if (rank.log_fd >= 0 && rank.lines_not_parsed > 0) {
+    const std::string note = "[ringmaster] " + std::to_string(rank.lines_not_parsed) +
+                             " lines printed past " + std::to_string(int(kMetricRate)) +
+                             " metric lines a second are in this log but not in the metrics\n";
+    ssize_t written = ::write(rank.log_fd, note.data(), note.size());
+    (void)written;
+  }
   if (rank.log_fd >= 0) {
     ::close(rank.log_fd);
     rank.log_fd = -1;
@@ -598,6 +629,14 @@ void JobSupervisor::recordExit(Job& job, Rank& rank, int wait_status) {
     clean = WEXITSTATUS(wait_status) == 0;
   } else if (WIFSIGNALED(wait_status)) {
     exited->set_signal(WTERMSIG(wait_status));
+  }
+  if (!rank.cgroup.empty()) {
+    if (options_.cgroups->killedForMemory(rank.cgroup)) {
+      exited->set_error("killed by its memory limit of " +
+                        std::to_string(options_.cgroups->memoryMax() >> 20) +
+                        " MiB (the agent's --rank-memory)");
+    }
+    options_.cgroups->remove(rank.cgroup);
   }
   proto::RankState state = clean ? proto::SUCCEEDED : proto::FAILED;
   if (!clean && rank.stop_requested) state = proto::STOPPED;

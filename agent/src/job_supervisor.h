@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "journal.h"
+#include "rank_cgroups.h"
 #include "rank_confinement.h"
 #include "ringmaster/job/device_plan.h"
 #include "ringmaster/metrics/line_parser.h"
@@ -35,6 +36,7 @@ struct SupervisorOptions {
   // Job env entries that change how programs are loaded (LD_PRELOAD, LD_AUDIT,
   // LD_LIBRARY_PATH) are refused unless allowed.
   bool allow_loader_env = false;
+  RankCgroups* cgroups = nullptr;  // each rank's memory limit; none: no limit
 };
 
 // What the gang coordinator hears from the supervisor (takeEvents()), in order.
@@ -105,6 +107,10 @@ class JobSupervisor {
     int64_t last_step = -1;           // newest step seen; progress is a step above it
     Clock::time_point last_progress;  // when it started, or reached last_step
     double slowest_step = 0;          // the longest wait for a new step so far, seconds
+    double metric_tokens = 0;         // metric records it may journal now (see handleLine)
+    Clock::time_point tokens_at;      // when metric_tokens was last refilled
+    uint64_t lines_not_parsed = 0;    // lines past the metric rate, kept in the log only
+    std::string cgroup;               // its cgroup's name (SupervisorOptions::cgroups)
     uint64_t cpu_ticks = 0;           // at cpu_sampled (for "computing" or "waiting")
     Clock::time_point cpu_sampled;
     bool stop_requested = false;

@@ -29,11 +29,14 @@ std::vector<char*> cStrings(const std::vector<std::string>& strings) {
 
 // Runs in the child between fork and exec: only async-signal-safe calls.
 [[noreturn]] void execChild(const std::string& program, char* const* argv, char* const* envp,
-                            const char* workdir, const RankConfinement* confinement, int output_fd,
-                            int error_fd, pid_t agent_pid) {
+                            const char* workdir, const RankConfinement* confinement,
+                            int cgroup_procs_fd, int output_fd, int error_fd, pid_t agent_pid) {
   ::setpgid(0, 0);
+  int err = 0;
+  // Into its cgroup while it may still write there (before a change of user).
+  if (cgroup_procs_fd >= 0 && ::write(cgroup_procs_fd, "0", 1) != 1) err = errno;
   // Before PR_SET_PDEATHSIG, which a change of user clears.
-  int err = confinement ? applyConfinement(*confinement) : 0;
+  if (err == 0 && confinement) err = applyConfinement(*confinement);
   ::prctl(PR_SET_PDEATHSIG, SIGKILL);
   if (::getppid() != agent_pid) ::_exit(127);  // the agent died before prctl
   sigset_t all;
@@ -113,7 +116,7 @@ Result<SpawnedProcess> spawnProcess(const SpawnRequest& request) {
     ::close(output[0]);
     ::close(errors[0]);
     execChild(program, argv.data(), envp.data(), request.workdir.c_str(), request.confinement,
-              output[1], errors[1], agent_pid);
+              request.cgroup_procs_fd, output[1], errors[1], agent_pid);
   }
   ::close(output[1]);
   ::close(errors[1]);

@@ -18,6 +18,7 @@ struct SpawnRequest {
   std::vector<std::string> env;  // KEY=VALUE
   std::string workdir;
   const RankConfinement* confinement = nullptr;  // the user and limits to run as; none: as is
+  int cgroup_procs_fd = -1;  // a cgroup's cgroup.procs for the rank to join first (RankCgroups)
 };
 
 struct SpawnedProcess {

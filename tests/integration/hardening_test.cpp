@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <regex>
 #include <set>
 #include <thread>
@@ -445,6 +446,44 @@ TEST_F(HardeningTest, ARootAgentsRanksRunAsTheRunAsUserAndCannotReadItsKey) {
 
 // Env entries that change how every program of the job is loaded are refused unless the agent
 // allows them.
+// --rank-memory: a rank over its limit is killed and its failure says why. Where the host has
+// no cgroup v2 memory controller for the agent, the agent refuses to start rather than run
+// ranks without the limit it was given.
+TEST_F(HardeningTest, ARankOverItsMemoryLimitIsKilledAndSaysWhy) {
+  AgentProcess limited;
+  std::string error;
+  if (!limited.start("m1", cluster_.dir() + "/agents/m1", 1, &error, {"--rank-memory", "128M"})) {
+    EXPECT_NE(error.find("--rank-memory needs cgroup v2 with the memory controller"),
+              std::string::npos)
+        << error;
+    GTEST_SKIP() << "no cgroup v2 memory controller for the agent here: " << error;
+  }
+  ASSERT_EQ(runCommand({binPath("ringmaster-agent"), "authorize", "--state-dir",
+                        cluster_.dir() + "/agents/m1", "--", cluster_.clientKey()})
+                .exit_code,
+            0);
+  auto connection =
+      AgentConnection::connect(context_, {"m1", limited.endpoint(), limited.publicKey()}, keys_);
+  ASSERT_TRUE(connection.isOk());
+  proto::Envelope request = launch("memory-hog-0000000000000001");
+  proto::JobLaunch* job = request.mutable_launch_job()->mutable_launch();
+  job->clear_argv();
+  job->add_argv("python3");
+  job->add_argv("-c");
+  job->add_argv("x = b'x' * (512 << 20); print(len(x))");
+  job->set_world_size(1);
+  job->mutable_ranks()->DeleteSubrange(1, 1);
+  ASSERT_TRUE((*connection)->call(request, 5000).isOk());
+  EXPECT_TRUE(waitUntil(
+      [&] {
+        return limited.stderrText().find("memory-hog") != std::string::npos &&
+               readFile(cluster_.dir() + "/agents/m1/journal/journal.log")
+                       .find("killed by its memory limit of 128 MiB") != std::string::npos;
+      },
+      std::chrono::seconds(30)))
+      << limited.stderrText();
+}
+
 TEST_F(HardeningTest, LoaderEnvironmentIsRefusedUnlessTheAgentAllowsIt) {
   proto::Envelope request = launch("preload");
   auto* var = request.mutable_launch_job()->mutable_launch()->add_env();
@@ -626,6 +665,63 @@ TEST_F(HardeningTest, APathologicalMetricPatternLeavesTheAgentAnswering) {
   EXPECT_LT(waits_ms[waits_ms.size() / 2], 100);
   EXPECT_LT(waits_ms.back(), 1000);
   cluster_.ctl({"stop", submitted.firstLine()});
+}
+
+// Two ranks printing 60 MB of metric lines each as fast as `yes` can, matched by three
+// patterns: the agent keeps answering, and journals at most 1,000 metric records a second per
+// rank (2.3 million in 3 s before); the rest stay in the log, which says so at its end.
+TEST_F(HardeningTest, AJobFloodingMetricLinesLeavesTheAgentAnsweringAndItsJournalBounded) {
+  const std::string spec = cluster_.writeSpec(
+      "flood.yaml",
+      "name: flood\nlauncher: command\n"
+      "command: [/bin/sh, -c, \"yes 'loss=0.25 acc=0.75 lr=0.125' | head -c 60000000\"]\n"
+      "placement: [{agent: a1, ranks: 2}]\n"
+      "metrics: {patterns: {loss: 'loss=([0-9.]+)', acc: 'acc=([0-9.]+)', lr: "
+      "'lr=([0-9.]+)'}}\n");
+  proto::Envelope inventory;
+  inventory.mutable_inventory_request();
+  auto before = connection_->call(inventory, 5000);
+  ASSERT_TRUE(before.isOk());
+  const auto started = std::chrono::steady_clock::now();
+  auto submitted = cluster_.ctl({"submit", spec});
+  ASSERT_EQ(submitted.exit_code, 0) << submitted.err;
+  const std::string job = submitted.firstLine();
+  std::vector<double> waits_ms;
+  uint64_t last_seq = 0;
+  bool running = true;
+  while (running) {
+    const auto start = std::chrono::steady_clock::now();
+    auto reply = connection_->call(inventory, 5000);
+    ASSERT_TRUE(reply.isOk()) << reply.status().message();
+    waits_ms.push_back(
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+            .count());
+    last_seq = reply->inventory().journal_last_seq();
+    running = reply->inventory().running_jobs_size() > 0;
+    ASSERT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(60));
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  const uint64_t records = last_seq - before->inventory().journal_last_seq();
+  std::sort(waits_ms.begin(), waits_ms.end());
+  std::printf(
+      "inventory while 2 ranks print 60 MB of metric lines each: median %.1f ms, max "
+      "%.1f ms; %llu journal records in %.1f s\n",
+      waits_ms[waits_ms.size() / 2], waits_ms.back(), static_cast<unsigned long long>(records),
+      seconds);
+  EXPECT_LT(waits_ms[waits_ms.size() / 2], 100);
+  EXPECT_LT(waits_ms.back(), 1000);
+  EXPECT_LT(static_cast<double>(records), 2 * (2000 + 1000 * seconds) + 1000);
+  const std::string log =
+      cluster_.agent("a1").stateDir() + "/jobs/" + job + "/attempt-1/rank-1.log";
+  EXPECT_GE(std::filesystem::file_size(log), 60000000u);
+  std::ifstream in(log);
+  in.seekg(-400, std::ios::end);
+  const std::string tail((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_TRUE(std::regex_search(
+      tail, std::regex(R"(\[ringmaster\] \d+ lines printed past 1000 metric lines a second)")))
+      << tail;
 }
 
 }  // namespace
