@@ -1,6 +1,7 @@
 // ringmaster-agent: the daemon on every GPU host. Thin: flags in, AgentServer out.
 #include <CLI/CLI.hpp>
 #include <cstdio>
+#include <ctime>
 #include <string>
 #include <vector>
 
@@ -12,6 +13,7 @@ using namespace ringmaster;
 int main(int argc, char** argv) {
   // Before any thread exists, so every thread inherits the mask (signals come via signalfd).
   agent::blockAgentSignals();
+  ::tzset();  // the time zone of log lines, read once before the ZAP thread logs too
   agent::raiseOpenFileLimit();
 
   CLI::App app{"ringmaster-agent: runs training ranks for Ringmaster clients"};
@@ -33,6 +35,10 @@ int main(int argc, char** argv) {
                  "user the ranks run as (for an agent run as root; default: the agent's user)");
   app.add_option("--rank-open-files", options.rank_open_files, "the ranks' open-file limit")
       ->check(CLI::Range(64, 1 << 24))
+      ->capture_default_str();
+  app.add_option("--rank-metric-rate", options.rank_metric_rate,
+                 "metric records a rank may journal a second (lines past it stay in its log)")
+      ->check(CLI::Range(1.0, 1e7))
       ->capture_default_str();
   app.add_option("--rank-memory", options.rank_memory,
                  "each rank's memory limit, e.g. 64G (cgroup v2 with the memory controller "

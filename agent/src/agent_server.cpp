@@ -25,6 +25,7 @@
 #include "parked_requests.h"
 #include "rank_confinement.h"
 #include "record_reads.h"
+#include "refusal_log.h"
 #include "rendezvous_service.h"
 #include "ringmaster/config.h"
 #include "ringmaster/net/socket_options.h"
@@ -132,6 +133,8 @@ struct AgentServer::Impl {
   std::unique_ptr<RendezvousService> rendezvous;
   std::unique_ptr<GangCoordinator> gang;
   ParkedRequests parked;
+  // Requests refused or unreadable: an authorized key could send them without end.
+  RefusalLog bad_requests{[this](const std::string& line) { log(line); }};
   bool stopping = false;
   uint64_t answered_up_to = 0;  // journal seq the parked requests were last retried at
 
@@ -145,11 +148,15 @@ struct AgentServer::Impl {
     if (signal_fd >= 0) ::close(signal_fd);
   }
 
+  // Called from the loop and from the ZAP handler's thread: localtime_r reads the time zone once
+  // (main calls tzset before any thread exists); localtime would re-read it on every call, racing
+  // with the other thread.
   void log(const std::string& line) const {
     if (options.quiet) return;
     std::time_t t = std::time(nullptr);
+    std::tm local{};
     char stamp[32];
-    std::strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%S", std::localtime(&t));
+    std::strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%S", ::localtime_r(&t, &local));
     std::fprintf(stderr, "%s ringmaster-agent[%s] %s\n", stamp, options.name.c_str(), line.c_str());
   }
 
@@ -214,6 +221,7 @@ Status AgentServer::Impl::start() {
   supervisor_options.base_env = currentEnvironment();
   supervisor_options.worker_path = executableDir() + "/ringmaster-worker";
   supervisor_options.allow_loader_env = options.allow_loader_env;
+  supervisor_options.metric_rate = options.rank_metric_rate;
   if (options.rank_memory > 0) {
     // A limit that was asked for and cannot hold is an error, not a warning.
     RM_ASSIGN_OR_RETURN(cgroups, RankCgroups::prepare(options.rank_memory));
@@ -354,8 +362,8 @@ void AgentServer::Impl::onSocketReadable() {
       zmq_msg_close(&frame);
     }
     if (frames.size() != 2) {
-      log("dropped a message of " + std::to_string(frames.size()) +
-          " frame(s) (expected one payload frame)");
+      bad_requests.refused("dropped a message of " + std::to_string(frames.size()) +
+                           " frame(s) (expected one payload frame)");
       if (!frames.empty()) {
         replyError(frames[0], 0, protocolError("expected exactly one frame per request"));
       }
@@ -370,7 +378,7 @@ void AgentServer::Impl::onSocketReadable() {
       // Echo the request id when the frame parses at all, so the client can match the error.
       proto::Envelope partial;
       uint64_t request_id = partial.ParseFromString(frames[1]) ? partial.request_id() : 0;
-      log("bad request: " + decoded.status().message());
+      bad_requests.refused("bad request: " + decoded.status().message());
       replyError(frames[0], request_id, decoded.status());
       continue;
     }
@@ -462,8 +470,9 @@ void AgentServer::Impl::handle(const std::string& identity, const std::string& u
   response.set_request_id(request.request_id());
   connections.seen(user, source_fd);
   if (Status allowed = authorize(user, request); !allowed.isOk()) {
-    log("refused a '" + std::string(protocol::bodyName(request)) + "' request from " +
-        (user.empty() ? "an unknown peer" : user) + ": " + allowed.message());
+    bad_requests.refused("refused a '" + std::string(protocol::bodyName(request)) +
+                         "' request from " + (user.empty() ? "an unknown peer" : user) + ": " +
+                         allowed.message());
     return replyError(identity, request.request_id(), allowed);
   }
   switch (request.body_case()) {

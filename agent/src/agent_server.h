@@ -28,6 +28,7 @@ struct AgentOptions {
   std::string run_as;
   uint64_t rank_open_files = 65536;  // ranks' open-file limit
   bool allow_loader_env = false;     // jobs may set LD_PRELOAD, LD_AUDIT, LD_LIBRARY_PATH
+  double rank_metric_rate = 1000;    // metric records a rank may journal a second
   uint64_t rank_memory = 0;          // each rank's memory limit in bytes (cgroup v2); 0: none
   bool quiet = false;                // no log lines on stderr
 };

@@ -24,12 +24,7 @@ namespace ringmaster::agent {
 namespace {
 
 constexpr size_t kMaxLineBytes = 64 * 1024;  // longer lines are logged but never metrics
-// A rank journals at most this many metric records a second, in bursts of up to kMetricBurst: a
-// job printing metric lines as fast as it can (2.3 million in 3 s) would otherwise fill the
-// journal, the disk under it, and the agent's loop. Training steps come far slower.
-constexpr double kMetricRate = 1000;
-constexpr double kMetricBurst = 2000;
-constexpr size_t kMaxJobBytes = 4u << 20;  // spec + command line, journaled in JobAccepted
+constexpr size_t kMaxJobBytes = 4u << 20;    // spec + command line, journaled in JobAccepted
 
 // Debian 12's OpenBLAS (0.3.21) does not recognise recent Xeons and falls back to its SSE3
 // kernels, 3-5x slower for the native trainer's GEMMs. On a CPU with AVX-512 its SkylakeX kernels
@@ -421,7 +416,7 @@ Result<std::vector<int>> JobSupervisor::launch(const proto::JobLaunch& launch) {
     rank.pid = spawned->pid;
     rank.output_fd = spawned->output_fd;
     rank.last_progress = rank.cpu_sampled = rank.tokens_at = Clock::now();
-    rank.metric_tokens = kMetricBurst;
+    rank.metric_tokens = 2 * options_.metric_rate;
     pids.push_back(rank.pid);
     proto::JournalRecord started =
         journalRecord(id, launch.attempt(), "rank:" + std::to_string(rank.rank));
@@ -554,8 +549,9 @@ void JobSupervisor::handleLine(Job& job, Rank& rank, std::string_view line) {
   if (line.size() > kMaxLineBytes) return;
   const auto now = Clock::now();
   rank.metric_tokens = std::min(
-      kMetricBurst, rank.metric_tokens +
-                        kMetricRate * std::chrono::duration<double>(now - rank.tokens_at).count());
+      2 * options_.metric_rate,
+      rank.metric_tokens +
+          options_.metric_rate * std::chrono::duration<double>(now - rank.tokens_at).count());
   rank.tokens_at = now;
   if (rank.metric_tokens < 1) {  // not even parsed: past the rate, a line costs only its copy
     ++rank.lines_not_parsed;
@@ -609,7 +605,8 @@ void JobSupervisor::recordExit(Job& job, Rank& rank, int wait_status) {
   drainOutput(job, rank, true);
   if (rank.log_fd >= 0 && rank.lines_not_parsed > 0) {
     const std::string note = "[ringmaster] " + std::to_string(rank.lines_not_parsed) +
-                             " lines printed past " + std::to_string(int(kMetricRate)) +
+                             " lines printed past " +
+                             std::to_string(static_cast<int64_t>(options_.metric_rate)) +
                              " metric lines a second are in this log but not in the metrics\n";
     ssize_t written = ::write(rank.log_fd, note.data(), note.size());
     (void)written;

@@ -37,6 +37,10 @@ struct SupervisorOptions {
   // LD_LIBRARY_PATH) are refused unless allowed.
   bool allow_loader_env = false;
   RankCgroups* cgroups = nullptr;  // each rank's memory limit; none: no limit
+  // Metric records a rank may journal a second (bursts of twice that): a job printing metric
+  // lines as fast as it can (2.3 million in 3 s) would otherwise fill the journal, the disk
+  // under it, and the agent's loop. Lines past it stay in the rank's log.
+  double metric_rate = 1000;
 };
 
 // What the gang coordinator hears from the supervisor (takeEvents()), in order.

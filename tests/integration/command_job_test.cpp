@@ -78,8 +78,10 @@ class CommandJobTest : public ::testing::Test {
  protected:
   void SetUp() override {
     std::string error;
-    ASSERT_TRUE(cluster_.addAgent("a1", 2, &error)) << error;
-    ASSERT_TRUE(cluster_.addAgent("a2", 2, &error)) << error;
+    // One test floods 30,000 metric lines per rank in a second or two.
+    const std::vector<std::string> fast_metrics = {"--rank-metric-rate", "100000"};
+    ASSERT_TRUE(cluster_.addAgent("a1", 2, &error, fast_metrics)) << error;
+    ASSERT_TRUE(cluster_.addAgent("a2", 2, &error, fast_metrics)) << error;
   }
   Cluster cluster_;
 };

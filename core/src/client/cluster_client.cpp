@@ -120,8 +120,9 @@ proto::JobLaunch baseLaunch(const job::JobSpec& spec, const std::string& job_id)
 
 std::string newJobId(const std::string& name) {
   std::time_t t = std::time(nullptr);
+  std::tm local{};  // localtime_r: the app submits from its session thread
   char stamp[32];
-  std::strftime(stamp, sizeof stamp, "%y%m%d-%H%M%S", std::localtime(&t));
+  std::strftime(stamp, sizeof stamp, "%y%m%d-%H%M%S", ::localtime_r(&t, &local));
   return name.substr(0, 40) + "-" + stamp + "-" + randomHex(16);  // 64 random bits
 }
 
