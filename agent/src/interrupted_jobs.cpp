@@ -2,7 +2,6 @@
 
 #include <map>
 #include <set>
-#include <vector>
 
 #include "journal.h"
 #include "ringmaster/protocol/ringmaster.pb.h"
@@ -15,33 +14,26 @@ void recordInterruptedJobs(Journal& journal, const std::string& agent_name,
   std::set<std::pair<std::string, uint32_t>> open_jobs;
   // Jobs whose ranks all ran here: no other agent is left to end them with a JobOutcome.
   std::set<std::pair<std::string, uint32_t>> whole_jobs_here;
-  std::vector<std::string> batch;
-  proto::JournalRecord record;
-  for (uint64_t seq = 1; seq <= journal.lastSeq(); seq += batch.size()) {
-    batch.clear();
-    if (!journal.read(seq, 100000, 64u << 20, &batch).isOk() || batch.empty()) break;
-    for (const auto& bytes : batch) {
-      if (!record.ParseFromString(bytes)) continue;
-      auto key = std::make_pair(record.job(), record.attempt());
-      switch (record.kind_case()) {
-        case proto::JournalRecord::kJobAccepted:
-          open_jobs.insert(key);
-          for (const auto& r : record.job_accepted().ranks()) open_ranks[key].insert(r.rank());
-          if (record.job_accepted().ranks_size() == record.job_accepted().world_size()) {
-            whole_jobs_here.insert(key);
-          }
-          break;
-        case proto::JournalRecord::kRankExited:
-          open_ranks[key].erase(record.rank_exited().rank());
-          break;
-        case proto::JournalRecord::kJobFinished:
-          open_jobs.erase(key);
-          break;
-        default:
-          break;
-      }
+  forEachRecord(journal, [&](const proto::JournalRecord& record) {
+    auto key = std::make_pair(record.job(), record.attempt());
+    switch (record.kind_case()) {
+      case proto::JournalRecord::kJobAccepted:
+        open_jobs.insert(key);
+        for (const auto& r : record.job_accepted().ranks()) open_ranks[key].insert(r.rank());
+        if (record.job_accepted().ranks_size() == record.job_accepted().world_size()) {
+          whole_jobs_here.insert(key);
+        }
+        break;
+      case proto::JournalRecord::kRankExited:
+        open_ranks[key].erase(record.rank_exited().rank());
+        break;
+      case proto::JournalRecord::kJobFinished:
+        open_jobs.erase(key);
+        break;
+      default:
+        break;
     }
-  }
+  });
   for (const auto& key : open_jobs) {
     for (int rank : open_ranks[key]) {
       proto::JournalRecord exited;

@@ -1,22 +1,12 @@
 #include "job_owners.h"
 
-#include <vector>
-
 #include "journal.h"
 #include "ringmaster/protocol/ringmaster.pb.h"
 
 namespace ringmaster::agent {
 
 void JobOwners::load(Journal& journal) {
-  std::vector<std::string> batch;
-  proto::JournalRecord record;
-  for (uint64_t seq = 1; seq <= journal.lastSeq(); seq += batch.size()) {
-    batch.clear();
-    if (!journal.read(seq, 100000, 64u << 20, &batch).isOk() || batch.empty()) break;
-    for (const auto& bytes : batch) {
-      if (record.ParseFromString(bytes)) note(record);
-    }
-  }
+  forEachRecord(journal, [this](const proto::JournalRecord& record) { note(record); });
 }
 
 void JobOwners::note(const proto::JournalRecord& record) {

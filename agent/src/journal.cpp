@@ -356,4 +356,17 @@ Status Journal::read(uint64_t from_seq, size_t max_records, size_t max_bytes,
   return Status::ok();
 }
 
+void forEachRecord(Journal& journal,
+                   const std::function<void(const proto::JournalRecord&)>& visit) {
+  std::vector<std::string> batch;
+  proto::JournalRecord record;
+  for (uint64_t seq = 1; seq <= journal.lastSeq(); seq += batch.size()) {
+    batch.clear();
+    if (!journal.read(seq, 100000, 64u << 20, &batch).isOk() || batch.empty()) return;
+    for (const auto& bytes : batch) {
+      if (record.ParseFromString(bytes)) visit(record);
+    }
+  }
+}
+
 }  // namespace ringmaster::agent

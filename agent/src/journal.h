@@ -19,6 +19,7 @@
 // Thread-safety: none; the agent's main thread owns it.
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -71,5 +72,9 @@ class Journal {
 };
 
 uint32_t crc32(const void* data, size_t size);
+
+// Calls `visit` with every record of `journal` that parses, oldest first: what the agent
+// rebuilds from its journal at start.
+void forEachRecord(Journal& journal, const std::function<void(const proto::JournalRecord&)>& visit);
 
 }  // namespace ringmaster::agent
