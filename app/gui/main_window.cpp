@@ -218,6 +218,11 @@ void MainWindow::onAgentStatus(const client::AgentStatus& status) {
            "it no longer answers with the key pinned here: update it if the agent's key was "
            "rotated",
            true, opensAgent(name));
+    key_banner_agent_ = status.name;
+  } else if (status.name == key_banner_agent_ &&
+             status.state != client::AgentState::kServerKeyMismatch) {
+    banner_->hide();  // its key was updated (or the agent went away): the news is stale
+    key_banner_agent_.clear();
   }
   agents_[status.name] = status;
   std::vector<client::AgentStatus> all;
@@ -319,6 +324,7 @@ std::function<void()> MainWindow::opensAgent(const QString& agent) {
 void MainWindow::notify(const QString& title, const QString& text, bool failure,
                         std::function<void()> open) {
   banner_open_ = std::move(open);
+  key_banner_agent_.clear();
   QPalette palette = banner_->palette();
   palette.setColor(QPalette::Window, failure ? QColor(0x5a, 0x1d, 0x1d) : QColor(0x1d, 0x4a, 0x2a));
   banner_->setPalette(palette);

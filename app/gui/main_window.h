@@ -95,6 +95,7 @@ class MainWindow : public QMainWindow {
   QWidget* banner_;
   QLabel* banner_text_;
   std::function<void()> banner_open_;
+  std::string key_banner_agent_;  // the agent whose changed key the banner names, if any
   QProgressBar* progress_;
   QLabel* status_agents_;
   QSystemTrayIcon* tray_ = nullptr;
