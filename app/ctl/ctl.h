@@ -44,7 +44,16 @@ struct MetricsFlags {
   std::string format = "csv";
 };
 
+struct ClusterAddFlags {
+  std::string name;
+  std::string endpoint;
+  std::string server_key;
+  bool replace = false;
+};
+
 int runKeys(const Globals& globals);
+int runClusterAdd(const Globals& globals, const ClusterAddFlags& flags);
+int runClusterRemove(const Globals& globals, const std::string& name);
 int runAgents(const Globals& globals, bool json);
 int runSubmit(const Globals& globals, const SubmitFlags& flags);
 int runStatus(const Globals& globals, const std::string& job, bool json);

@@ -15,6 +15,21 @@ int main(int argc, char** argv) {
   app.add_option("--db", globals.db_file,
                  "history DB (default $RINGMASTER_DB or ~/.local/share/ringmaster/history.db)");
 
+  auto* cluster = app.add_subcommand("cluster", "add or remove an agent of the cluster file");
+  cluster->require_subcommand(1);
+  ClusterAddFlags add_flags;
+  auto* cluster_add =
+      cluster->add_subcommand("add", "add an agent (or, with --replace, update it)");
+  cluster_add->add_option("NAME", add_flags.name, "the agent's name")->required();
+  cluster_add->add_option("ENDPOINT", add_flags.endpoint, "tcp://HOST:PORT")->required();
+  // An option, not a positional: a Z85 key may begin with '-'. Write --key=KEY.
+  cluster_add->add_option("--key", add_flags.server_key, "the agent's public key (pubkey)")
+      ->required();
+  cluster_add->add_flag("--replace", add_flags.replace, "replace an agent of the same name");
+  std::string remove_name;
+  auto* cluster_remove = cluster->add_subcommand("remove", "remove an agent");
+  cluster_remove->add_option("NAME", remove_name, "the agent's name")->required();
+
   auto* keys = app.add_subcommand("keys", "print this client's public key (for agents' authorize)");
   bool json = false;
   auto* agents = app.add_subcommand("agents", "agents' status, inventory and latest health");
@@ -73,6 +88,8 @@ int main(int argc, char** argv) {
 
   CLI11_PARSE(app, argc, argv);
 
+  if (*cluster_add) return runClusterAdd(globals, add_flags);
+  if (*cluster_remove) return runClusterRemove(globals, remove_name);
   if (*keys) return runKeys(globals);
   if (*agents) return runAgents(globals, json);
   if (*submit) return runSubmit(globals, submit_flags);

@@ -21,14 +21,22 @@
 #include "cluster/agent_dialog.h"
 #include "cluster/agent_table_model.h"
 #include "cluster/authorize_dialog.h"
-#include "cluster/cluster_file_edits.h"
 #include "cluster/health_delegate.h"
 #include "ringmaster/client/cluster_config.h"
+// Qt's `slots` macro would eat the protobuf Inventory::slots() that core's headers declare.
+#pragma push_macro("slots")
+#undef slots
+#include "ringmaster/client/cluster_file_edits.h"
+#pragma pop_macro("slots")
 
 namespace ringmaster::gui {
 namespace {
 
+using client::addAgentToFile;
 using client::AgentState;
+using client::readAgentsForEdit;
+using client::removeAgentFromFile;
+using client::replaceAgentInFile;
 
 // Edits in a text editor arrive as several writes; reload once they settle.
 constexpr int kReloadDelayMs = 200;

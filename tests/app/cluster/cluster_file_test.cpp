@@ -2,6 +2,7 @@
 // an entry is checked with, key fingerprints and state names.
 #include <gtest/gtest.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -12,6 +13,7 @@
 
 #include "ringmaster/client/agent_status.h"
 #include "ringmaster/client/cluster_config.h"
+#include "ringmaster/client/cluster_file_edits.h"
 #include "ringmaster/security/keys.h"
 
 namespace ringmaster {
@@ -191,6 +193,59 @@ TEST(KeyFingerprint, IsStableShortAndDiffersBetweenKeys) {
             "0c:82:10:78:4d:8a:f5:a5");
   EXPECT_EQ(security::keyFingerprint("too short"), "");
   EXPECT_EQ(security::keyFingerprint(std::string(40, '~')), "");
+}
+
+// The agent installer adds hosts to the cluster file from parallel processes, while the app may
+// edit it too: every edit is a locked read-modify-write, so none is lost.
+TEST_F(ClusterFileTest, EditorsInSeveralProcessesAtOnceLoseNoEntry) {
+  const std::string path = (dir_ / "cluster.yaml").string();
+  constexpr int kProcesses = 6;
+  constexpr int kEditsEach = 15;
+  std::vector<std::string> keys;
+  for (int i = 0; i < kProcesses * kEditsEach; ++i) keys.push_back(freshKey());
+  std::vector<pid_t> children;
+  for (int p = 0; p < kProcesses; ++p) {
+    const pid_t pid = ::fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+      bool ok = true;
+      for (int i = 0; i < kEditsEach; ++i) {
+        const int n = p * kEditsEach + i;
+        const std::string name = "host" + std::to_string(n);
+        // Add, update the same entry, add a throwaway and remove it again.
+        ok &= client::addAgentToFile(path, {name, "tcp://10.0.0.1:7070", keys[n]}).isOk();
+        ok &= client::putAgentInFile(path, {name, "tcp://10.0.0.2:7070", keys[n]}).isOk();
+        ok &= client::putAgentInFile(path, {name + "-tmp", "tcp://10.0.0.3:7070", keys[n]}).isOk();
+        ok &= client::removeAgentFromFile(path, name + "-tmp").isOk();
+      }
+      ::_exit(ok ? 0 : 1);
+    }
+    children.push_back(pid);
+  }
+  for (pid_t pid : children) {
+    int status = 0;
+    ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  }
+  auto agents = client::loadClusterFile(path);
+  ASSERT_TRUE(agents.isOk()) << agents.status().message();
+  ASSERT_EQ(agents->size(), size_t(kProcesses * kEditsEach));
+  for (const auto& agent : *agents) {
+    EXPECT_EQ(agent.endpoint, "tcp://10.0.0.2:7070") << agent.name;
+    EXPECT_EQ(agent.name.find("-tmp"), std::string::npos);
+  }
+  EXPECT_EQ(filesInDir(), std::set<std::string>{"cluster.yaml"});  // no lock or temp file left
+
+  // Errors name what is wrong and leave the file as it was.
+  Status twice = client::addAgentToFile(path, {"host0", "tcp://10.0.0.9:7070", keys[0]});
+  EXPECT_NE(twice.message().find("'host0' is used by another agent"), std::string::npos)
+      << twice.message();
+  Status missing = client::removeAgentFromFile(path, "nope");
+  EXPECT_EQ(missing.code(), ErrorCode::kNotFound);
+  EXPECT_NE(missing.message().find("agent 'nope' is not in " + path), std::string::npos);
+  Status bad = client::putAgentInFile(path, {"host0", "udp://x", keys[0]});
+  EXPECT_NE(bad.message().find("endpoint"), std::string::npos) << bad.message();
+  EXPECT_EQ(client::loadClusterFile(path)->size(), size_t(kProcesses * kEditsEach));
 }
 
 TEST(AgentStateName, NamesEveryState) {
