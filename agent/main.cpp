@@ -48,6 +48,8 @@ int main(int argc, char** argv) {
                "let jobs set LD_PRELOAD, LD_AUDIT and LD_LIBRARY_PATH");
   // Any of these flags may also come from a file: `run-as = "ringmaster-jobs"`.
   app.set_config("--config", "", "agent config file (TOML: flag names without the dashes)");
+  // A misspelt key (rank_memory for rank-memory) is an error, not a setting silently dropped.
+  app.allow_config_extras(CLI::config_extras_mode::error);
 
   std::string state_dir;
   auto* pubkey = app.add_subcommand("pubkey", "print the agent's public key (creating it)");

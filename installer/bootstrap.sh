@@ -14,6 +14,7 @@ packages=(
   openmpi-bin libopenmpi-dev python3 python3-torch python3-numpy
   xvfb xauth x11-apps imagemagick xdotool
   binutils debootstrap
+  openssh-client openssh-server
 )
 missing=()
 for p in "${packages[@]}"; do

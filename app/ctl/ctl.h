@@ -4,6 +4,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "ringmaster/client/cluster_client.h"
 
@@ -54,7 +55,7 @@ struct ClusterAddFlags {
 int runKeys(const Globals& globals);
 int runClusterAdd(const Globals& globals, const ClusterAddFlags& flags);
 int runClusterRemove(const Globals& globals, const std::string& name);
-int runAgents(const Globals& globals, bool json);
+int runAgents(const Globals& globals, const std::vector<std::string>& names, bool json);
 int runSubmit(const Globals& globals, const SubmitFlags& flags);
 int runStatus(const Globals& globals, const std::string& job, bool json);
 int runLogs(const Globals& globals, const LogsFlags& flags);

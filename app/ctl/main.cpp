@@ -33,6 +33,8 @@ int main(int argc, char** argv) {
   auto* keys = app.add_subcommand("keys", "print this client's public key (for agents' authorize)");
   bool json = false;
   auto* agents = app.add_subcommand("agents", "agents' status, inventory and latest health");
+  std::vector<std::string> agent_names;
+  agents->add_option("AGENT", agent_names, "only these agents (exit 1 unless all answer)");
   agents->add_flag("--json", json, "JSON output");
 
   SubmitFlags submit_flags;
@@ -91,7 +93,7 @@ int main(int argc, char** argv) {
   if (*cluster_add) return runClusterAdd(globals, add_flags);
   if (*cluster_remove) return runClusterRemove(globals, remove_name);
   if (*keys) return runKeys(globals);
-  if (*agents) return runAgents(globals, json);
+  if (*agents) return runAgents(globals, agent_names, json);
   if (*submit) return runSubmit(globals, submit_flags);
   if (*status) return runStatus(globals, job, json);
   if (*logs) return runLogs(globals, logs_flags);

@@ -105,10 +105,10 @@ int runKeys(const Globals& globals) {
   return kExitOk;
 }
 
-int runAgents(const Globals& globals, bool as_json) {
+int runAgents(const Globals& globals, const std::vector<std::string>& names, bool as_json) {
   auto cluster = openCluster(globals);
   if (!cluster) return kExitFailure;
-  auto inventories = cluster->inventories({}, 5000);
+  auto inventories = cluster->inventories(names, 5000);
   Table table({"AGENT", "ENDPOINT", "STATUS", "SLOTS FREE", "CPUS", "MEMORY", "GPUS", "CPU%",
                "MEM USED", "LOAD", "NET RX/TX", "JOBS"});
   json out = json::array();

@@ -1,0 +1,182 @@
+#!/usr/bin/env bash
+# install_agent_test.sh BUILD_DIR: installer/install-agent.sh for real, through Debian's OpenSSH
+# server on a loopback port (tests/installer/loopback_sshd.sh): install an agent into a test
+# prefix (--no-systemd: this machine's PID 1 is not systemd), run a job on it with ringmasterctl,
+# upgrade it (same key, same journal), uninstall it (nothing left), and cause each failure the
+# installer names: no ssh access, no sudo, no systemd, unsupported OS, architecture and glibc,
+# port in use, an agent that does not come up; several hosts at once with one failing.
+# Exit 77 (skipped) where sshd cannot run, saying why.
+set -euo pipefail
+
+build=$(cd "$1" && pwd)
+source_dir=$(cd "$(dirname "$0")/../.." && pwd)
+installer=$source_dir/installer/install-agent.sh
+ctl=$build/bin/ringmasterctl
+work=$(mktemp -d /tmp/rm-install-test.XXXXXX)
+chmod 755 "$work"
+suffix=$$
+run_user=rmtest$suffix      # the ranks' user the installer creates (and removes)
+nosudo_user=rmnosudo$suffix # a login without root or sudo
+
+cleanup() {
+  "$source_dir/tests/installer/loopback_sshd.sh" down "$work/sshd"
+  for pid_file in "$work"/*/var/lib/ringmaster-agent/agent.pid; do
+    [[ -f $pid_file ]] && kill -KILL "$(cat "$pid_file")" 2>/dev/null
+  done
+  for user in "$run_user" "$nosudo_user"; do
+    id -u "$user" >/dev/null 2>&1 && userdel "$user" 2>/dev/null
+  done
+  rm -rf "$work"
+  return 0
+}
+trap cleanup EXIT
+
+mkdir -p "$work/sshd"
+set +e
+"$source_dir/tests/installer/loopback_sshd.sh" up "$work/sshd"
+sshd_status=$?
+set -e
+((sshd_status == 0)) || { echo "install_agent_test: skipped: loopback sshd did not start"; exit 77; }
+
+export RINGMASTER_CONFIG_DIR=$work/client RINGMASTER_DB=$work/history.db
+cluster=$work/cluster.yaml
+free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+agent_port=$(free_port)
+common=(--ssh-config "$work/sshd/ssh_config" --cluster "$cluster" --build-dir "$build" --user "$run_user")
+
+failures=0
+check() {  # check DESCRIPTION COMMAND...: the command must succeed
+  if "${@:2}"; then echo "ok: $1"; else echo "FAILED: $1" >&2; failures=$((failures + 1)); fi
+}
+# expect_failure DESCRIPTION TEXT INSTALLER_ARGS...: the installer fails, saying TEXT
+expect_failure() {
+  local description=$1 text=$2 output status
+  shift 2
+  set +e
+  output=$("$installer" "${common[@]}" "$@" 2>&1)
+  status=$?
+  set -e
+  if ((status != 0)) && grep -qF -- "$text" <<<"$output"; then
+    echo "ok: $description"
+  else
+    echo "FAILED: $description: exit $status, expected '$text' in:" >&2
+    sed 's/^/    /' <<<"$output" >&2
+    failures=$((failures + 1))
+  fi
+  last_output=$output
+}
+listening() { python3 -c 'import socket, sys; s = socket.socket(); sys.exit(s.connect_ex(("127.0.0.1", int(sys.argv[1]))))' "$1"; }
+
+# ---- Install, run a job, upgrade, uninstall. ----
+prefix=$work/agent
+"$installer" "${common[@]}" --prefix "$prefix" --no-systemd --port "$agent_port" --name loop1 root@testhost |
+  tee "$work/install.log"
+check "the installer ends with the agent online" grep -q "loop1 .*tcp://127.0.0.1:$agent_port .* ok " "$work/install.log"
+check "it showed its progress" grep -q '^==> \[8/8\] checking that it answers' "$work/install.log"
+check "the cluster file pins the key read over ssh" \
+  grep -qF "$("$prefix/bin/ringmaster-agent" pubkey --state-dir "$prefix/var/lib/ringmaster-agent" 2>/dev/null)" "$cluster"
+check "the ranks' user was created" id -u "$run_user" >/dev/null
+check "the config names that user" grep -qx "run-as = \"$run_user\"" "$prefix/etc/agent.toml"
+check "the state dir lets ranks pass but not list" test "$(stat -c %a "$prefix/var/lib/ringmaster-agent")" = 711
+key_before=$(grep -o 'server_key: .*' "$cluster")
+agent_pid_before=$(cat "$prefix/var/lib/ringmaster-agent/agent.pid")
+
+cat >"$work/job.yaml" <<'EOF'
+name: installed-agent-check
+launcher: native
+world_size: 2
+backend: gloo
+native:
+  model: {kind: mlp, hidden: [32], activation: relu, task: classification}
+  dataset: {kind: synthetic, samples: 2000, features: 8, classes: 2, seed: 1}
+  batch_size: 64
+  epochs: 1
+  optimizer: {name: sgd, lr: 0.05}
+  checkpoint: {every_steps: 10}
+  eval_every: 1
+  seed: 1
+EOF
+check "a job trains on the installed agent" bash -c "'$ctl' --cluster '$cluster' submit '$work/job.yaml' --wait >'$work/job.out'"
+job_id=$(head -1 "$work/job.out")
+check "its ranks ran as the ranks' user" \
+  grep -q "ranks run as user $run_user" "$prefix/var/lib/ringmaster-agent/agent.log"
+
+"$installer" "${common[@]}" --prefix "$prefix" --no-systemd --port "$agent_port" --name loop1 root@testhost >"$work/upgrade.log"
+check "an upgrade keeps the agent's key" test "$(grep -o 'server_key: .*' "$cluster")" = "$key_before"
+check "an upgrade restarts the agent" test "$(cat "$prefix/var/lib/ringmaster-agent/agent.pid")" != "$agent_pid_before"
+check "an upgrade keeps the journal" bash -c "'$ctl' --cluster '$cluster' --db '$work/fresh.db' sync >/dev/null &&
+  '$ctl' --cluster '$cluster' --db '$work/fresh.db' runs | grep -q '$job_id'"
+check "the cluster file still has one entry" test "$(grep -c 'name:' "$cluster")" = 1
+
+# ---- Each failure, caused for real. ----
+closed_port=$(free_port)
+expect_failure "no ssh access" "cannot ssh to it" --prefix "$work/x" --no-systemd "root@127.0.0.1:$closed_port"
+expect_failure "a login the host refuses" "Permission denied" --prefix "$work/x" --no-systemd nobody-here@testhost
+
+useradd --no-create-home --shell /bin/bash "$nosudo_user"
+usermod -p '*' "$nosudo_user"  # not locked: key logins work, passwords do not
+if command -v sudo >/dev/null; then
+  expect_failure "no sudo" "sudo asks for a password" --prefix "$work/x" --no-systemd "$nosudo_user@testhost"
+else
+  expect_failure "no sudo" "sudo is not installed" --prefix "$work/x" --no-systemd "$nosudo_user@testhost"
+fi
+if [[ ! -d /run/systemd/system ]]; then
+  expect_failure "no systemd" "does not run systemd: use --no-systemd" --prefix "$work/x" root@testhost
+fi
+
+fake() { printf '#!/bin/sh\n%s\n' "$2" >"$work/sshd/fakebin/$1"; chmod 755 "$work/sshd/fakebin/$1"; }
+fake uname 'case "$1" in -m) echo aarch64 ;; *) exec /bin/uname "$@" ;; esac'
+expect_failure "unsupported architecture" "unsupported architecture: the host is aarch64 and this build is $(uname -m)" \
+  --prefix "$work/x" --no-systemd root@testhost
+fake uname 'case "$1" in -s) echo FreeBSD ;; *) exec /bin/uname "$@" ;; esac'
+expect_failure "unsupported OS" "unsupported OS: the host runs FreeBSD" --prefix "$work/x" --no-systemd root@testhost
+rm "$work/sshd/fakebin/uname"
+fake getconf 'echo glibc 2.17'
+expect_failure "a glibc too old" "has glibc 2.17 and this build needs" --prefix "$work/x" --no-systemd root@testhost
+rm "$work/sshd/fakebin/getconf"
+check "no failure so far left anything on the host" test ! -e "$work/x"
+
+busy_port=$(free_port)
+python3 -c 'import socket, time; s = socket.socket(); s.bind(("0.0.0.0", int(__import__("sys").argv[1]))); s.listen(); time.sleep(600)' "$busy_port" &
+squatter=$!
+for _ in $(seq 50); do listening "$busy_port" && break; sleep 0.1; done
+expect_failure "port in use" "port $busy_port on $(hostname -s) is in use by python3 (pid $squatter)" \
+  --prefix "$work/busy" --no-systemd --port "$busy_port" --name busy root@testhost
+kill "$squatter"
+check "a port in use stops the install before it touches anything" test ! -e "$work/busy/bin"
+
+# 192.0.2.1 (TEST-NET-1) is no address of this host: the agent cannot listen there.
+expect_failure "an agent that does not come up" "the agent did not come up" \
+  --prefix "$work/down" --no-systemd --port "$(free_port)" --bind 192.0.2.1 --name down root@testhost
+check "... with the last lines of its log" grep -q "Cannot assign requested address\|192.0.2.1" <<<"$last_output"
+"$installer" "${common[@]}" --prefix "$work/down" --no-systemd --uninstall --name down root@testhost >/dev/null
+check "a failed install uninstalls" test ! -e "$work/down"
+
+# ---- Several hosts at once, one of them unreachable: a table says which. ----
+multi_port=$(free_port)
+set +e
+"$installer" "${common[@]}" --prefix "$work/multi" --no-systemd --port "$multi_port" \
+  root@testhost "root@127.0.0.1:$closed_port" >"$work/multi.log" 2>&1
+multi_status=$?
+set -e
+cat "$work/multi.log"
+check "several hosts: the run fails when one host fails" test "$multi_status" -ne 0
+check "several hosts: the table has the installed one" grep -q "^root@testhost .* ok .*online at tcp://127.0.0.1:$multi_port" "$work/multi.log"
+check "several hosts: and the failed one, with why" grep -q "^root@127.0.0.1:$closed_port .* failed .*cannot ssh" "$work/multi.log"
+check "several hosts: the count" grep -q "^1 of 2 hosts done" "$work/multi.log"
+check "several hosts: each line is prefixed by its host" grep -q "^\[root@testhost\] ==> \[1/8\]" "$work/multi.log"
+"$installer" "${common[@]}" --prefix "$work/multi" --no-systemd --uninstall root@testhost >/dev/null
+
+# ---- Uninstall: nothing left. ----
+"$installer" "${common[@]}" --prefix "$prefix" --no-systemd --uninstall root@testhost | tee "$work/uninstall.log"
+check "uninstall removes the prefix" test ! -e "$prefix"
+check "uninstall removes the ranks' user" bash -c "! id -u $run_user >/dev/null 2>&1"
+check "uninstall stops the agent" bash -c "! python3 -c 'import socket, sys; sys.exit(socket.socket().connect_ex((\"127.0.0.1\", $agent_port)) != 0)'"
+check "uninstall removes it from the cluster file" bash -c "! grep -q loop1 '$cluster'"
+check "the history keeps the job" bash -c "'$ctl' --cluster '$cluster' runs | grep -q '$job_id'"
+
+if ((failures)); then
+  echo "install_agent_test: $failures check(s) failed" >&2
+  exit 1
+fi
+echo "install_agent_test: all checks passed"

@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# loopback_sshd.sh up|down DIR: Debian's OpenSSH server on a free loopback port, as a stand-in
+# for a remote host in tests (the agent installer; later Slurm's login node). `up` makes a
+# throwaway host key and client key in DIR, starts sshd (as root: it must be able to log users
+# in), and writes DIR/ssh_config with a host alias `testhost` (127.0.0.1, that port, that key,
+# known_hosts in DIR). Every user whose login is allowed may log in with DIR/client_key.
+# DIR/fakebin comes first on the PATH of every ssh session, so a test can stand in for a host's
+# uname or getconf. Exit 77 when it cannot run, saying why; `down` stops it.
+set -euo pipefail
+action=$1 dir=$2
+skip() { echo "loopback_sshd: cannot start: $*" >&2; exit 77; }
+
+if [[ $action == down ]]; then
+  [[ -f $dir/sshd.pid ]] && kill "$(cat "$dir/sshd.pid")" 2>/dev/null || true
+  exit 0
+fi
+((EUID == 0)) || skip "sshd needs root to log users in"
+[[ -x /usr/sbin/sshd ]] || skip "openssh-server is not installed (apt-get install openssh-server)"
+command -v ssh >/dev/null || skip "openssh-client is not installed"
+mkdir -p "$dir/fakebin" /run/sshd
+chmod 755 "$dir" "$dir/fakebin"
+rm -f "$dir/host_key" "$dir/client_key"
+ssh-keygen -q -t ed25519 -N '' -C rm-test-host -f "$dir/host_key"
+ssh-keygen -q -t ed25519 -N '' -C rm-test-client -f "$dir/client_key"
+cp "$dir/client_key.pub" "$dir/authorized_keys"
+port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+cat >"$dir/sshd_config" <<CONF
+Port $port
+ListenAddress 127.0.0.1
+HostKey $dir/host_key
+AuthorizedKeysFile $dir/authorized_keys
+PasswordAuthentication no
+KbdInteractiveAuthentication no
+PermitRootLogin prohibit-password
+StrictModes no
+UsePAM no
+PidFile $dir/sshd.pid
+SetEnv PATH=$dir/fakebin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+CONF
+/usr/sbin/sshd -f "$dir/sshd_config" -E "$dir/sshd.log" || skip "sshd did not start: $(tail -1 "$dir/sshd.log")"
+cat >"$dir/ssh_config" <<CONF
+Host testhost
+  HostName 127.0.0.1
+  Port $port
+  IdentityFile $dir/client_key
+  IdentitiesOnly yes
+  UserKnownHostsFile $dir/known_hosts
+  StrictHostKeyChecking accept-new
+  LogLevel ERROR
+CONF
+for _ in $(seq 50); do
+  ssh -F "$dir/ssh_config" -o BatchMode=yes root@testhost true 2>/dev/null && exit 0
+  sleep 0.1
+done
+skip "sshd on port $port does not let root in: $(tail -2 "$dir/sshd.log" | tr '\n' ' ')"
