@@ -154,7 +154,9 @@ start_agent() {
 put_files() {
   if [[ $method == deb ]]; then
     export DEBIAN_FRONTEND=noninteractive
-    if ! apt-get install -y -q --no-install-recommends "$upload" >/tmp/ringmaster-apt.log 2>&1; then
+    # confold: an upgrade keeps /etc/ringmaster/agent.toml as the installer wrote it.
+    if ! apt-get install -y -q --no-install-recommends -o Dpkg::Options::=--force-confdef \
+      -o Dpkg::Options::=--force-confold "$upload" >/tmp/ringmaster-apt.log 2>&1; then
       echo "error: apt-get could not install the ringmaster-agent package:" >&2
       tail -n 8 /tmp/ringmaster-apt.log | sed 's/^/    /' >&2
       echo "    (its dependencies come from the host's archive; --method bundle ships them instead)" >&2

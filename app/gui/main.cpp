@@ -1,6 +1,7 @@
 // ringmaster: the desktop app. `ringmaster [--cluster FILE] [--db FILE] [--demo]`.
 #include <QApplication>
 #include <QCommandLineParser>
+#include <QIcon>
 #include <cstdio>
 #include <cstdlib>
 
@@ -32,6 +33,8 @@ int main(int argc, char** argv) {
   }
   QApplication app(argc, argv);
   QApplication::setApplicationName("ringmaster");
+  QApplication::setWindowIcon(
+      QIcon(ringmaster::gui::defaultResourcesDir() + "/icons/ringmaster.png"));
   QApplication::setOrganizationName("Ringmaster");
   QApplication::setApplicationVersion("0.1.0");
   ringmaster::gui::applyDarkTheme(app);

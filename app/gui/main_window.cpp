@@ -3,6 +3,7 @@
 #include <QApplication>
 #include <QCloseEvent>
 #include <QDateTime>
+#include <QDir>
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QHBoxLayout>
@@ -42,9 +43,14 @@ bool terminal(const QString& state) {
 
 }  // namespace
 
+// The job templates: $RINGMASTER_RESOURCES, else ../share/ringmaster beside the program (a
+// package or bundle), else the source tree's resources/ (a build tree).
 QString defaultResourcesDir() {
   const QString env = qEnvironmentVariable("RINGMASTER_RESOURCES");
-  return env.isEmpty() ? QString(RINGMASTER_RESOURCES_DIR) : env;
+  if (!env.isEmpty()) return env;
+  const QString installed = QCoreApplication::applicationDirPath() + "/../share/ringmaster";
+  if (QFileInfo(installed + "/jobs").isDir()) return QDir(installed).absolutePath();
+  return QString(RINGMASTER_RESOURCES_DIR);
 }
 
 MainWindow::MainWindow(const AppOptions& options, QWidget* parent)
