@@ -25,7 +25,7 @@ in parallel, and adds it to this client's cluster file.
   --no-systemd       start the agent without systemd (not restarted after a reboot)
   --uninstall        stop the agent and remove everything the installer made
   --hosts FILE       hosts to install, one USER@HOST[:SSHPORT] a line (# comments)
-  --ssh-config FILE  ssh configuration file (ssh -F)
+  --ssh-config FILE  ssh configuration file (ssh -F; default $RINGMASTER_SSH_CONFIG, else ssh's)
   --cluster FILE     cluster file (default: ringmasterctl's)
   --build-dir DIR    the Ringmaster build to ship (default: build/ beside installer/)
 EOF
@@ -33,7 +33,8 @@ EOF
 
 here=$(cd "$(dirname "$0")" && pwd)
 port=7070 bind=0.0.0.0 name="" slots="" gpus="" rank_memory="" run_user=ringmaster prefix=""
-method="" systemd=yes uninstall=no hosts_file="" ssh_config="" cluster="" build_dir=""
+method="" systemd=yes uninstall=no hosts_file="" ssh_config=${RINGMASTER_SSH_CONFIG:-} cluster=""
+build_dir=""
 targets=() options=()
 while (($#)); do
   case $1 in
@@ -159,7 +160,7 @@ remote_agent() {
 step "connecting to $target${ssh_port:+ (port $ssh_port)}"
 if ! ssh_error=$(remote true 2>&1 >/dev/null); then
   hint="ssh ${ssh_port:+-p $ssh_port }$target true"
-  die "cannot ssh to it: $(echo "$ssh_error" | grep -v '^Warning: Permanently added' | tail -1)
+  die "cannot ssh to it: $(echo "$ssh_error" | tr -d '\r' | grep -v '^Warning: Permanently added\|^$' | tail -1)
     The installer uses your ssh (keys, agent, ~/.ssh/config) without prompting: check that
     '$hint' works without a password (ssh-copy-id gives a host your key)."
 fi
@@ -267,6 +268,7 @@ for _ in 1 2 3; do
   if answer=$("$ctl" "${ctl_args[@]}" agents "$name" 2>&1); then
     finish ok "online at $endpoint"
     echo "$answer" | sed 's/^/    /'
+    echo "==> $name is online at $endpoint"
     exit 0
   fi
   sleep 1

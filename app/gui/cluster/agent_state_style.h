@@ -15,8 +15,9 @@
 
 namespace ringmaster::gui {
 
-// The default state directory of an installed agent, used in the commands the view suggests.
-inline constexpr const char* kDefaultAgentStateDir = "/var/lib/ringmaster";
+// The state directory of an agent installed by installer/install-agent.sh or its package, used in
+// the commands the view suggests.
+inline constexpr const char* kDefaultAgentStateDir = "/var/lib/ringmaster-agent";
 
 QColor stateColor(client::AgentState state);
 // Bar colours of the health columns: `normal` below `warn`, amber from `warn`, red from

@@ -1,5 +1,6 @@
 #include "cluster/cluster_view.h"
 
+#include <QCoreApplication>
 #include <QFileInfo>
 #include <QFileSystemWatcher>
 #include <QFrame>
@@ -22,6 +23,7 @@
 #include "cluster/agent_table_model.h"
 #include "cluster/authorize_dialog.h"
 #include "cluster/health_delegate.h"
+#include "cluster/install_agent_dialog.h"
 #include "ringmaster/client/cluster_config.h"
 // Qt's `slots` macro would eat the protobuf Inventory::slots() that core's headers declare.
 #pragma push_macro("slots")
@@ -52,6 +54,13 @@ QPushButton* roomyButton(const QString& text) {
   auto* button = new QPushButton(text);
   button->setMinimumWidth(button->fontMetrics().horizontalAdvance(text) + 32);
   return button;
+}
+
+bool sameAgents(const std::vector<client::AgentEndpoint>& a,
+                const std::vector<client::AgentEndpoint>& b) {
+  return std::equal(a.begin(), a.end(), b.begin(), b.end(), [](const auto& x, const auto& y) {
+    return x.name == y.name && x.endpoint == y.endpoint && x.server_key == y.server_key;
+  });
 }
 
 }  // namespace
@@ -90,12 +99,15 @@ ClusterView::ClusterView(const QString& cluster_file, const QString& client_publ
   layout->addWidget(file_message_);
 
   auto* actions = new QHBoxLayout;
+  auto* install_button = roomyButton("Install agent on host…");
+  install_button->setObjectName("installAgent");
   auto* add_button = roomyButton("Add agent…");
   edit_button_ = roomyButton("Edit…");
   remove_button_ = roomyButton("Remove");
   auto* authorize_button = roomyButton("Authorize this app on an agent…");
   summary_ = new QLabel;
   summary_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  actions->addWidget(install_button);
   actions->addWidget(add_button);
   actions->addWidget(edit_button_);
   actions->addWidget(remove_button_);
@@ -163,11 +175,18 @@ ClusterView::ClusterView(const QString& cluster_file, const QString& client_publ
   reload_timer_ = new QTimer(this);
   reload_timer_->setSingleShot(true);
   reload_timer_->setInterval(kReloadDelayMs);
-  connect(reload_timer_, &QTimer::timeout, this, &ClusterView::reload);
+  // A change made elsewhere (a text editor, ringmasterctl cluster add, the installer) reaches
+  // the session too, so new agents are polled without a restart of the app.
+  connect(reload_timer_, &QTimer::timeout, this, [this] {
+    const auto before = model_->endpoints();
+    reload();
+    if (!sameAgents(before, model_->endpoints())) Q_EMIT clusterFileChanged(cluster_file_);
+  });
   connect(watcher_, &QFileSystemWatcher::fileChanged, reload_timer_, qOverload<>(&QTimer::start));
   connect(watcher_, &QFileSystemWatcher::directoryChanged, reload_timer_,
           qOverload<>(&QTimer::start));
 
+  connect(install_button, &QPushButton::clicked, this, &ClusterView::onInstallClicked);
   connect(add_button, &QPushButton::clicked, this, &ClusterView::onAddClicked);
   connect(edit_button_, &QPushButton::clicked, this, &ClusterView::onEditClicked);
   connect(remove_button_, &QPushButton::clicked, this, &ClusterView::onRemoveClicked);
@@ -313,6 +332,24 @@ Status ClusterView::removeAgent(const QString& name) {
   afterWrite(status);
   return status;
 }
+
+InstallAgentDialog* ClusterView::openInstallDialog() {
+  auto* dialog =
+      new InstallAgentDialog(defaultInstallerScript(),
+                             QCoreApplication::applicationDirPath() + "/..", cluster_file_, this);
+  dialog->setAttribute(Qt::WA_DeleteOnClose);
+  // The installer wrote the cluster file: show its agents now, not when the watcher fires.
+  connect(dialog, &InstallAgentDialog::installerFinished, this,
+          [this](bool, const QStringList& online) {
+            reload();
+            Q_EMIT clusterFileChanged(cluster_file_);
+            if (!online.isEmpty()) selectAgent(online.first());
+          });
+  dialog->open();
+  return dialog;
+}
+
+void ClusterView::onInstallClicked() { openInstallDialog(); }
 
 void ClusterView::afterWrite(const Status& status) {
   if (!status.isOk()) return;

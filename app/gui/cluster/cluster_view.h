@@ -33,6 +33,7 @@ namespace ringmaster::gui {
 
 class AgentDetailPanel;
 class AgentTableModel;
+class InstallAgentDialog;
 
 class ClusterView : public QWidget {
   Q_OBJECT
@@ -55,6 +56,9 @@ class ClusterView : public QWidget {
   Status editAgent(const QString& old_name, const client::AgentEndpoint& agent);
   Status removeAgent(const QString& name);
 
+  // "Install agent on host…": the installer's dialog, opened (deleted when closed).
+  InstallAgentDialog* openInstallDialog();
+
   void selectAgent(const QString& name);
   QString selectedAgent() const;
   const QString& clusterFile() const { return cluster_file_; }
@@ -76,6 +80,7 @@ class ClusterView : public QWidget {
   void watchFile();
   void updateSummary();
   void showSelected();
+  void onInstallClicked();
   void onAddClicked();
   void onEditClicked();
   void onRemoveClicked();
