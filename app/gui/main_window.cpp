@@ -21,8 +21,10 @@
 #include <QTimer>
 #include <QVBoxLayout>
 #include <filesystem>
+#include <set>
 #include <thread>
 
+#include "cluster/agent_table_model.h"
 #include "cluster/cluster_view.h"
 #include "dashboard/compare_view.h"
 #include "dashboard/dashboard_view.h"
@@ -144,6 +146,7 @@ MainWindow::MainWindow(const AppOptions& options, QWidget* parent)
           });
   connect(cluster_, &ClusterView::clusterFileChanged, this, [this] {
     bridge_.reloadCluster();
+    forgetRemovedAgents();
     cluster_->setLocalAgentOffer(false);
   });
   connect(cluster_, &ClusterView::startLocalAgentRequested, this,
@@ -231,6 +234,10 @@ void MainWindow::onAgentStatus(const client::AgentStatus& status) {
     key_banner_agent_.clear();
   }
   agents_[status.name] = status;
+  showAgentCount();
+}
+
+void MainWindow::showAgentCount() {
   std::vector<client::AgentStatus> all;
   int online = 0;
   for (const auto& [name, agent] : agents_) {
@@ -239,6 +246,13 @@ void MainWindow::onAgentStatus(const client::AgentStatus& status) {
   }
   editor_->setAgents(all);
   status_agents_->setText(QString("agents: %1/%2 online").arg(online).arg(all.size()));
+}
+
+void MainWindow::forgetRemovedAgents() {
+  std::set<std::string> listed;
+  for (const auto& agent : cluster_->model()->endpoints()) listed.insert(agent.name);
+  std::erase_if(agents_, [&](const auto& entry) { return !listed.count(entry.first); });
+  showAgentCount();
 }
 
 void MainWindow::onRecords(const std::vector<AgentRecords>& batch) {

@@ -70,6 +70,9 @@ class MainWindow : public QMainWindow {
   void buildMenus();
   void onRecords(const std::vector<AgentRecords>& batch);
   void onAgentStatus(const client::AgentStatus& status);
+  void showAgentCount();
+  // Drops the statuses of agents no longer in the cluster file (removed or uninstalled).
+  void forgetRemovedAgents();
   void onSubmitted(uint64_t token, const Result<client::SubmittedJob>& result);
   void onRunsListed(uint64_t token, const Result<std::vector<client::RunSummary>>& runs);
   void onJobStateChanged(const QString& job_id, const QString& state);

@@ -341,8 +341,9 @@ InstallAgentDialog* ClusterView::openInstallDialog() {
   // The installer wrote the cluster file: show its agents now, not when the watcher fires.
   connect(dialog, &InstallAgentDialog::installerFinished, this,
           [this](bool, const QStringList& online) {
+            const auto before = model_->endpoints();
             reload();
-            Q_EMIT clusterFileChanged(cluster_file_);
+            if (!sameAgents(before, model_->endpoints())) Q_EMIT clusterFileChanged(cluster_file_);
             if (!online.isEmpty()) selectAgent(online.first());
           });
   dialog->open();
@@ -382,8 +383,9 @@ void ClusterView::showSelected() {
   detail_->setPlaceholderText(
       model_->rowCount() > 0
           ? QString("Select an agent to see its inventory, health and GPUs.")
-          : QString("No agents yet. Add agent… lists a ringmaster-agent running on a GPU host; "
-                    "Authorize this app on an agent… shows the command to run there first."));
+          : QString("No agents yet. Install agent on host… sets one up on a GPU host you can "
+                    "ssh into. Add agent… lists one that already runs; Authorize this app on an "
+                    "agent… shows the command to run there first."));
   detail_->showAgent(row >= 0 ? &model_->entry(row) : nullptr);
   edit_button_->setEnabled(row >= 0);
   remove_button_->setEnabled(row >= 0);

@@ -98,7 +98,6 @@ InstallAgentDialog::InstallAgentDialog(const QString& installer, const QString& 
   log_->setObjectName("installLog");
   log_->setReadOnly(true);
   log_->setMaximumBlockCount(5000);
-  log_->setLineWrapMode(QPlainTextEdit::NoWrap);
   QFont mono("monospace");
   mono.setStyleHint(QFont::Monospace);
   log_->setFont(mono);

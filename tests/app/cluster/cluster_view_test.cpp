@@ -545,7 +545,7 @@ TEST_F(ClusterViewTest, AuthorizeDialogShowsTheKeyAndTheExactCommandAndCopiesThe
   EXPECT_EQ(dialog.keyText(), client_key_);
   EXPECT_EQ(
       dialog.commandText(),
-      QString("ringmaster-agent authorize --state-dir /var/lib/ringmaster '%1'").arg(client_key_));
+      QString("ringmaster-agent authorize --state-dir /var/lib/ringmaster-agent '%1'").arg(client_key_));
   dialog.resize(dialog.sizeHint());
   dialog.show();
   QApplication::processEvents();
