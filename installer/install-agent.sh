@@ -28,13 +28,15 @@ in parallel, and adds it to this client's cluster file.
   --ssh-config FILE  ssh configuration file (ssh -F; default $RINGMASTER_SSH_CONFIG, else ssh's)
   --cluster FILE     cluster file (default: ringmasterctl's)
   --build-dir DIR    the Ringmaster build to ship (default: build/ beside installer/)
+  --package FILE     the ringmaster-agent .deb to ship (default: the build's, made with
+                     cpack when missing or older than the build)
 EOF
 }
 
 here=$(cd "$(dirname "$0")" && pwd)
 port=7070 bind=0.0.0.0 name="" slots="" gpus="" rank_memory="" run_user=ringmaster prefix=""
 method="" systemd=yes uninstall=no hosts_file="" ssh_config=${RINGMASTER_SSH_CONFIG:-} cluster=""
-build_dir=""
+build_dir="" package=""
 targets=() options=()
 while (($#)); do
   case $1 in
@@ -42,13 +44,14 @@ while (($#)); do
     --no-systemd) systemd=no options+=("$1") ;;
     --uninstall) uninstall=yes options+=("$1") ;;
     --port | --bind | --name | --slots | --gpus | --rank-memory | --user | --prefix | --method | \
-      --hosts | --ssh-config | --cluster | --build-dir)
+      --hosts | --ssh-config | --cluster | --build-dir | --package)
       (($# >= 2)) || { echo "install-agent.sh: $1 needs a value" >&2; exit 2; }
       case $1 in
         --port) port=$2 ;; --bind) bind=$2 ;; --name) name=$2 ;; --slots) slots=$2 ;;
         --gpus) gpus=$2 ;; --rank-memory) rank_memory=$2 ;; --user) run_user=$2 ;;
         --prefix) prefix=$2 ;; --method) method=$2 ;; --hosts) hosts_file=$2 ;;
         --ssh-config) ssh_config=$2 ;; --cluster) cluster=$2 ;; --build-dir) build_dir=$2 ;;
+        --package) package=$2 ;;
       esac
       [[ $1 == --hosts || $1 == --name ]] || options+=("$1" "$2")
       shift ;;
@@ -78,6 +81,7 @@ bad() { echo "install-agent.sh: $*" >&2; exit 2; }
 [[ -z $method || $method == deb || $method == bundle ]] || bad "--method is deb or bundle, not '$method'"
 [[ -z $prefix || $prefix == /* ]] || bad "--prefix must be an absolute path, not '$prefix'"
 [[ -z $prefix || $method != deb ]] || bad "--prefix installs the binaries: it cannot go with --method deb"
+[[ -z $package || -r $package ]] || bad "cannot read the package $package"
 
 build_dir=${build_dir:-${RINGMASTER_BUILD_DIR:-$here/../build}}
 ctl=$build_dir/bin/ringmasterctl
@@ -202,7 +206,8 @@ if [[ $uninstall == yes ]]; then
   exit 0
 fi
 
-# The glibc the build needs against the host's.
+# Debian and Ubuntu take the package (apt brings its libraries); other hosts, or a prefix, the
+# relocatable bundle.
 os_family=" $(fact os_id) $(fact os_like) "
 if [[ -z $method ]]; then
   method=bundle
@@ -210,11 +215,16 @@ if [[ -z $method ]]; then
 fi
 
 step "packaging the agent ($method)"
+# Installers for several hosts run at once: one of them makes the package or bundle at a time.
+exec 9>"$build_dir/.install-agent.lock"
+flock 9
 if [[ $method == deb ]]; then
-  package=$(ls -t "$build_dir"/ringmaster-agent_*.deb 2>/dev/null | head -1 || true)
-  if [[ -z $package || $package -ot $build_dir/bin/ringmaster-agent ]]; then
-    (cd "$build_dir" && cpack -G DEB >/dev/null) || die "cpack could not build the package in $build_dir"
-    package=$(ls -t "$build_dir"/ringmaster-agent_*.deb | head -1)
+  if [[ -z $package ]]; then
+    package=$(ls -t "$build_dir"/ringmaster-agent_*.deb 2>/dev/null | head -1 || true)
+    if [[ -z $package || $package -ot $build_dir/bin/ringmaster-agent ]]; then
+      (cd "$build_dir" && cpack -G DEB >/dev/null) || die "cpack could not build the package in $build_dir"
+      package=$(ls -t "$build_dir"/ringmaster-agent_*.deb | head -1)
+    fi
   fi
   upload_name=ringmaster-agent.deb
 else
@@ -227,6 +237,7 @@ else
   package=$control_dir/agent.tar.gz
   tar -czf "$package" -C "$bundle" bin lib share
   upload_name=agent.tar.gz
+  # The newest glibc symbol version the bundle uses against the host's glibc.
   needed=$(objdump -T "$bundle"/bin/* "$bundle"/lib/* 2>/dev/null | grep -o 'GLIBC_[0-9.]*' | sort -uV | tail -1)
   needed=${needed#GLIBC_}
   host_glibc=$(fact glibc)
@@ -234,6 +245,7 @@ else
     die "unsupported OS: ${os_name:-the host} has glibc ${host_glibc:-unknown} and this build needs $needed or newer; build Ringmaster on that OS (or an older one) and install from there"
   fi
 fi
+flock -u 9
 
 step "copying it ($(du -h "$package" | cut -f1))"
 remote_dir=$(remote 'mktemp -d /tmp/ringmaster-install.XXXXXX') || die "could not make a temporary directory on the host"

@@ -81,22 +81,7 @@ check "the state dir lets ranks pass but not list" test "$(stat -c %a "$prefix/v
 key_before=$(grep -o 'server_key: .*' "$cluster")
 agent_pid_before=$(cat "$prefix/var/lib/ringmaster-agent/agent.pid")
 
-cat >"$work/job.yaml" <<'EOF'
-name: installed-agent-check
-launcher: native
-world_size: 2
-backend: gloo
-native:
-  model: {kind: mlp, hidden: [32], activation: relu, task: classification}
-  dataset: {kind: synthetic, samples: 2000, features: 8, classes: 2, seed: 1}
-  batch_size: 64
-  epochs: 1
-  optimizer: {name: sgd, lr: 0.05}
-  checkpoint: {every_steps: 10}
-  eval_every: 1
-  seed: 1
-EOF
-check "a job trains on the installed agent" bash -c "'$ctl' --cluster '$cluster' submit '$work/job.yaml' --wait >'$work/job.out'"
+check "a job trains on the installed agent" bash -c "'$ctl' --cluster '$cluster' submit '$source_dir/tests/installer/small_job.yaml' --wait >'$work/job.out'"
 job_id=$(head -1 "$work/job.out")
 check "its ranks ran as the ranks' user" \
   grep -q "ranks run as user $run_user" "$prefix/var/lib/ringmaster-agent/agent.log"

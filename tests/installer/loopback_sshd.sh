@@ -1,30 +1,33 @@
 #!/usr/bin/env bash
-# loopback_sshd.sh up|down DIR: Debian's OpenSSH server on a free loopback port, as a stand-in
-# for a remote host in tests (the agent installer; later Slurm's login node). `up` makes a
+# loopback_sshd.sh up|down DIR [ROOT]: Debian's OpenSSH server on a free loopback port, as a
+# stand-in for a remote host in tests (the agent installer; later Slurm's login node). With ROOT,
+# sshd runs chrooted in that Debian root (its own openssh-server; DIR is then a path inside it):
+# a second "host" with its own packages and users on the same network. `up` makes a
 # throwaway host key and client key in DIR, starts sshd (as root: it must be able to log users
 # in), and writes DIR/ssh_config with a host alias `testhost` (127.0.0.1, that port, that key,
 # known_hosts in DIR). Every user whose login is allowed may log in with DIR/client_key.
 # DIR/fakebin comes first on the PATH of every ssh session, so a test can stand in for a host's
 # uname or getconf. Exit 77 when it cannot run, saying why; `down` stops it.
 set -euo pipefail
-action=$1 dir=$2
+action=$1 dir=$2 root=${3:-}
+here=$root$dir  # DIR as this side sees it
 skip() { echo "loopback_sshd: cannot start: $*" >&2; exit 77; }
 
 if [[ $action == down ]]; then
-  [[ -f $dir/sshd.pid ]] && kill "$(cat "$dir/sshd.pid")" 2>/dev/null || true
+  [[ -f $here/sshd.pid ]] && kill "$(cat "$here/sshd.pid")" 2>/dev/null || true
   exit 0
 fi
 ((EUID == 0)) || skip "sshd needs root to log users in"
-[[ -x /usr/sbin/sshd ]] || skip "openssh-server is not installed (apt-get install openssh-server)"
+[[ -x $root/usr/sbin/sshd ]] || skip "openssh-server is not installed (apt-get install openssh-server)"
 command -v ssh >/dev/null || skip "openssh-client is not installed"
-mkdir -p "$dir/fakebin" /run/sshd
-chmod 755 "$dir" "$dir/fakebin"
-rm -f "$dir/host_key" "$dir/client_key"
-ssh-keygen -q -t ed25519 -N '' -C rm-test-host -f "$dir/host_key"
-ssh-keygen -q -t ed25519 -N '' -C rm-test-client -f "$dir/client_key"
-cp "$dir/client_key.pub" "$dir/authorized_keys"
+mkdir -p "$here/fakebin" "$root/run/sshd"
+chmod 755 "$here" "$here/fakebin"
+rm -f "$here/host_key" "$here/client_key"
+ssh-keygen -q -t ed25519 -N '' -C rm-test-host -f "$here/host_key"
+ssh-keygen -q -t ed25519 -N '' -C rm-test-client -f "$here/client_key"
+cp "$here/client_key.pub" "$here/authorized_keys"
 port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-cat >"$dir/sshd_config" <<CONF
+cat >"$here/sshd_config" <<CONF
 Port $port
 ListenAddress 127.0.0.1
 HostKey $dir/host_key
@@ -37,19 +40,21 @@ UsePAM no
 PidFile $dir/sshd.pid
 SetEnv PATH=$dir/fakebin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 CONF
-/usr/sbin/sshd -f "$dir/sshd_config" -E "$dir/sshd.log" || skip "sshd did not start: $(tail -1 "$dir/sshd.log")"
-cat >"$dir/ssh_config" <<CONF
+sshd=(/usr/sbin/sshd -f "$dir/sshd_config" -E "$dir/sshd.log")
+[[ -z $root ]] || sshd=(chroot "$root" "${sshd[@]}")
+"${sshd[@]}" || skip "sshd did not start: $(tail -1 "$here/sshd.log")"
+cat >"$here/ssh_config" <<CONF
 Host testhost
   HostName 127.0.0.1
   Port $port
-  IdentityFile $dir/client_key
+  IdentityFile $here/client_key
   IdentitiesOnly yes
-  UserKnownHostsFile $dir/known_hosts
+  UserKnownHostsFile $here/known_hosts
   StrictHostKeyChecking accept-new
   LogLevel ERROR
 CONF
 for _ in $(seq 50); do
-  ssh -F "$dir/ssh_config" -o BatchMode=yes root@testhost true 2>/dev/null && exit 0
+  ssh -F "$here/ssh_config" -o BatchMode=yes root@testhost true 2>/dev/null && exit 0
   sleep 0.1
 done
-skip "sshd on port $port does not let root in: $(tail -2 "$dir/sshd.log" | tr '\n' ' ')"
+skip "sshd on port $port does not let root in: $(tail -2 "$here/sshd.log" | tr '\n' ' ')"

@@ -10,6 +10,7 @@
 set -euo pipefail
 
 build=$(cd "$1" && pwd)
+source_dir=$(cd "$(dirname "$0")/../.." && pwd)
 packages=$build/packages
 failures=0
 check() {
@@ -98,8 +99,9 @@ check "the app package's dependencies resolve" bash -c \
 check "postinst made the ranks' user" bash -c "chroot '$root' getent passwd ringmaster >/dev/null"
 check "postinst made the state dir (711)" test "$(stat -c %a "$root/var/lib/ringmaster-agent")" = 711
 port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-in_root /usr/bin/ringmaster-agent --config /etc/ringmaster/agent.toml --listen "tcp://127.0.0.1:$port" \
-  >"$packages/agent.log" 2>&1 &
+# chroot and env exec the agent: $! is its pid.
+chroot "$root" env PATH=/usr/bin:/bin /usr/bin/ringmaster-agent --config /etc/ringmaster/agent.toml \
+  --listen "tcp://127.0.0.1:$port" >"$packages/agent.log" 2>&1 &
 agent=$!
 for _ in $(seq 100); do grep -q '^public-key' "$packages/agent.log" && break; sleep 0.1; done
 check "the packaged agent starts from the default config" grep -q '^public-key' "$packages/agent.log"
@@ -111,6 +113,37 @@ check "purge removes the package" bash -c "chroot '$root' apt-get purge -y -q ri
 check "purge removes the state dir" test ! -e "$root/var/lib/ringmaster-agent"
 check "purge removes the ranks' user" bash -c "! chroot '$root' getent passwd ringmaster"
 check "purge removes the program" test ! -e "$root/usr/bin/ringmaster-agent"
+
+# ---- install-agent.sh --method deb, for real: the scratch root is a second host with its own
+# sshd, packages and users (no systemd, no iproute2: the installer's fallbacks run too). ----
+if ! chroot "$root" env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends \
+  openssh-server >"$packages/apt-sshd.log" 2>&1; then
+  echo "package_test: the package over ssh skipped: openssh-server does not install in the root" >&2
+else
+  sshd_dir=/srv/sshd  # inside the root
+  mkdir -p "$root$sshd_dir"
+  trap '"$source_dir/tests/installer/loopback_sshd.sh" down "$sshd_dir" "$root"; unmount_all' EXIT
+  "$source_dir/tests/installer/loopback_sshd.sh" up "$sshd_dir" "$root"
+  export RINGMASTER_CONFIG_DIR=$packages/client RINGMASTER_DB=$packages/history.db
+  cluster=$packages/cluster.yaml
+  install=("$source_dir/installer/install-agent.sh" --ssh-config "$root$sshd_dir/ssh_config"
+    --cluster "$cluster" --build-dir "$build" --package "$agent_deb" --no-systemd
+    --port "$port" --name debhost)
+  check "install-agent.sh installs the package over ssh" bash -c \
+    "$(printf '%q ' "${install[@]}") root@testhost >'$packages/install.log' 2>&1 || { tail -15 '$packages/install.log'; false; }"
+  check "... as the package (apt), not the bundle" grep -q 'packaging the agent (deb)' "$packages/install.log"
+  check "... into the root's /usr/bin" test -x "$root/usr/bin/ringmaster-agent"
+  check "... and it is online" grep -q '==> debhost is online at tcp://127.0.0.1:' "$packages/install.log"
+  key_before=$(grep -o 'server_key: .*' "$cluster")
+  check "a job trains on it" "$build/bin/ringmasterctl" --cluster "$cluster" submit \
+    "$source_dir/tests/installer/small_job.yaml" --wait
+  check "an upgrade with the package" bash -c "$(printf '%q ' "${install[@]}") root@testhost >/dev/null 2>&1"
+  check "... keeps the key" test "$(grep -o 'server_key: .*' "$cluster")" = "$key_before"
+  check "--uninstall purges the package" bash -c \
+    "$(printf '%q ' "${install[@]}") --uninstall root@testhost >'$packages/uninstall.log' 2>&1 || { tail -5 '$packages/uninstall.log'; false; }"
+  check "... program, state and user gone" bash -c "[[ ! -e '$root/usr/bin/ringmaster-agent' && ! -e '$root/var/lib/ringmaster-agent' ]] && ! chroot '$root' getent passwd ringmaster"
+  check "... and the agent stopped" bash -c "! python3 -c 'import socket, sys; sys.exit(socket.socket().connect_ex((\"127.0.0.1\", $port)) != 0)'"
+fi
 
 if ((failures)); then
   echo "package_test: $failures check(s) failed" >&2
