@@ -137,11 +137,13 @@ check "... with the last lines of its log" grep -q "Cannot assign requested addr
 "$installer" "${common[@]}" --prefix "$work/down" --no-systemd --uninstall --name down root@testhost >/dev/null
 check "a failed install uninstalls" test ! -e "$work/down"
 
-# ---- Several hosts at once, one of them unreachable: a table says which. ----
+# ---- Several hosts at once (a hosts file), one of them unreachable: a table says which. ----
 multi_port=$(free_port)
 set +e
+printf '# the hosts file: one USER@HOST[:SSHPORT] a line\nroot@testhost\n\nroot@127.0.0.1:%s  # down\n' \
+  "$closed_port" >"$work/hosts.txt"
 "$installer" "${common[@]}" --prefix "$work/multi" --no-systemd --port "$multi_port" \
-  root@testhost "root@127.0.0.1:$closed_port" >"$work/multi.log" 2>&1
+  --hosts "$work/hosts.txt" >"$work/multi.log" 2>&1
 multi_status=$?
 set -e
 cat "$work/multi.log"
