@@ -15,6 +15,7 @@ packages=(
   xvfb xauth x11-apps imagemagick xdotool
   binutils debootstrap
   openssh-client openssh-server desktop-file-utils
+  slurm-wlm munge bc
 )
 missing=()
 for p in "${packages[@]}"; do

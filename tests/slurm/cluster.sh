@@ -1,0 +1,109 @@
+#!/usr/bin/env bash
+# cluster.sh up|down DIR: a real Slurm cluster of three fake nodes on loopback, for tests. Debian's
+# slurm-wlm (built with multiple-slurmd support) runs one slurmctld and three slurmd (n1, n2, n3,
+# one port each) as root without systemd, with its own munged; every node has 2 CPUs and two
+# fake GPUs (GRES files). `up` writes DIR/slurm.conf and DIR/env (SLURM_CONF=...) and waits until
+# the nodes are idle; `down` stops every daemon it started. Exit 77 when it cannot run, saying why.
+set -euo pipefail
+action=$1 dir=$(mkdir -p "$2" && cd "$2" && pwd)
+skip() { echo "slurm cluster: cannot start: $*" >&2; exit 77; }
+
+stop_all() {
+  for pid_file in "$dir"/run/*.pid; do
+    [[ -f $pid_file ]] && kill "$(cat "$pid_file" 2>/dev/null)" 2>/dev/null || true
+  done
+  for _ in $(seq 50); do
+    alive=0
+    for pid_file in "$dir"/run/*.pid; do
+      [[ -f $pid_file ]] && kill -0 "$(cat "$pid_file" 2>/dev/null)" 2>/dev/null && alive=1
+    done
+    ((alive)) || break
+    sleep 0.1
+  done
+  rm -f "$dir"/run/*.pid
+}
+if [[ $action == down ]]; then
+  stop_all
+  exit 0
+fi
+
+((EUID == 0)) || skip "slurmd must run as root"
+for program in slurmctld slurmd munged sbatch; do
+  command -v "$program" >/dev/null || skip "$program is not installed (apt-get install slurm-wlm munge)"
+done
+stop_all
+rm -rf "$dir/state" "$dir/spool" "$dir/log"
+mkdir -p "$dir/run" "$dir/state" "$dir/log" "$dir/munge" "$dir/gpus"
+for node in n1 n2 n3; do
+  mkdir -p "$dir/spool/$node"
+  # Slurm wants GPU files to be devices: these are /dev/null's (1:3), under other names.
+  for gpu in 0 1; do
+    [[ -c $dir/gpus/$node-gpu$gpu ]] || mknod "$dir/gpus/$node-gpu$gpu" c 1 3
+  done
+done
+free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+
+# munge: its own key and socket, so a munged of the machine is left alone.
+chmod 700 "$dir/munge"
+dd if=/dev/urandom of="$dir/munge/munge.key" bs=128 count=1 status=none
+chmod 400 "$dir/munge/munge.key"
+munged --force --socket="$dir/munge/munge.socket" --key-file="$dir/munge/munge.key" \
+  --pid-file="$dir/run/munged.pid" --log-file="$dir/log/munged.log" \
+  --seed-file="$dir/munge/seed" || skip "munged did not start: $(tail -1 "$dir/log/munged.log")"
+
+host=$(hostname -s)
+ctld_port=$(free_port)
+cat >"$dir/slurm.conf" <<CONF
+ClusterName=rmtest
+SlurmctldHost=$host(127.0.0.1)
+SlurmctldPort=$ctld_port
+SlurmUser=root
+SlurmdUser=root
+AuthType=auth/munge
+CredType=cred/munge
+AuthInfo=socket=$dir/munge/munge.socket
+StateSaveLocation=$dir/state
+SlurmdSpoolDir=$dir/spool/%n
+SlurmctldPidFile=$dir/run/slurmctld.pid
+SlurmdPidFile=$dir/run/slurmd-%n.pid
+SlurmctldLogFile=$dir/log/slurmctld.log
+SlurmdLogFile=$dir/log/slurmd-%n.log
+SlurmdParameters=config_overrides
+ProctrackType=proctrack/linuxproc
+TaskPlugin=task/none
+MpiDefault=none
+ReturnToService=2
+SchedulerType=sched/backfill
+SelectType=select/cons_tres
+SelectTypeParameters=CR_Core
+JobAcctGatherType=jobacct_gather/none
+AccountingStorageType=accounting_storage/none
+JobCompType=jobcomp/none
+GresTypes=gpu
+SlurmdTimeout=10
+SlurmctldTimeout=10
+InactiveLimit=0
+MinJobAge=300
+KillWait=5
+CONF
+for n in 1 2 3; do
+  echo "NodeName=n$n NodeHostname=$host NodeAddr=127.0.0.1 Port=$(free_port) CPUs=2 RealMemory=1000 Gres=gpu:2 State=UNKNOWN" >>"$dir/slurm.conf"
+done
+echo "PartitionName=debug Nodes=n[1-3] Default=YES MaxTime=INFINITE State=UP" >>"$dir/slurm.conf"
+for n in 1 2 3; do
+  echo "NodeName=n$n Name=gpu File=$dir/gpus/n$n-gpu[0-1]"
+done >"$dir/gres.conf"
+echo "export SLURM_CONF=$dir/slurm.conf" >"$dir/env"
+export SLURM_CONF=$dir/slurm.conf
+
+slurmctld -i || skip "slurmctld did not start: $(tail -3 "$dir/log/slurmctld.log" | tr '\n' ' ')"
+for n in 1 2 3; do
+  slurmd -N "n$n" || skip "slurmd n$n did not start: $(tail -3 "$dir/log/slurmd-n$n.log" | tr '\n' ' ')"
+done
+for _ in $(seq 100); do
+  if [[ $(sinfo -h -N -o '%N %t' 2>/dev/null | grep -c ' idle$') -eq 3 ]]; then
+    exit 0
+  fi
+  sleep 0.2
+done
+skip "the nodes did not become idle: $(sinfo -N 2>&1 | tr '\n' ' ')"

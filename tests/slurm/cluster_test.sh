@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# cluster_test.sh: the fake Slurm cluster of tests/slurm/cluster.sh is a real one: three nodes
+# run a 3-node step, a batch job runs and writes its output file, two fake GPUs per node reach a
+# step as CUDA_VISIBLE_DEVICES=0,1, a pending job names Slurm's reason, and scancel of a running
+# job leaves none of its processes. The Slurm launcher's tests build on this cluster.
+# Exit 77 (skipped) where it cannot run, saying why.
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+dir=$(mktemp -d /tmp/rm-slurm-test.XXXXXX)
+cleanup() {
+  "$here/cluster.sh" down "$dir/cluster"
+  rm -rf "$dir"
+}
+trap cleanup EXIT
+
+started=$(date +%s.%N)
+set +e
+"$here/cluster.sh" up "$dir/cluster"
+status=$?
+set -e
+((status == 0)) || { echo "cluster_test: skipped: the Slurm cluster did not start"; exit 77; }
+printf 'cluster_test: the cluster is up in %.1f s\n' "$(echo "$(date +%s.%N) - $started" | bc)"
+source "$dir/cluster/env"
+
+failures=0
+check() {
+  if "${@:2}"; then echo "ok: $1"; else echo "FAILED: $1" >&2; failures=$((failures + 1)); fi
+}
+
+nodes=$(timeout 60 srun -N3 --ntasks-per-node=1 bash -c 'echo $SLURMD_NODENAME' | sort | tr '\n' ' ')
+check "a step runs on the three nodes" test "$nodes" = "n1 n2 n3 "
+
+gpus=$(timeout 60 srun -N1 --gpus-per-node=2 bash -c 'echo $CUDA_VISIBLE_DEVICES')
+check "two fake GPUs reach a step" test "$gpus" = "0,1"
+
+cat >"$dir/batch.sh" <<EOF
+#!/bin/bash
+#SBATCH --nodes=2
+#SBATCH --output=$dir/batch-%j.out
+srun bash -c 'echo rank \$SLURM_PROCID on \$SLURMD_NODENAME'
+EOF
+job=$(sbatch --parsable "$dir/batch.sh")
+for _ in $(seq 100); do
+  [[ $(squeue -h -j "$job" -o %T 2>/dev/null) == "" ]] && break
+  sleep 0.2
+done
+check "a batch job runs and writes its output" grep -q "rank 1 on n" "$dir/batch-$job.out"
+
+# Three nodes busy with one job: a second job waits, and Slurm says why.
+busy=$(sbatch --parsable --nodes=3 --exclusive --wrap 'sleep 300')
+for _ in $(seq 200); do [[ $(squeue -h -j "$busy" -o %T) == RUNNING ]] && break; sleep 0.1; done
+check "a job on all three nodes runs" test "$(squeue -h -j "$busy" -o %T)" = RUNNING
+waiting=$(sbatch --parsable --nodes=1 --wrap 'true')
+for _ in $(seq 100); do  # the reason is None until the scheduler has looked at the job
+  reason=$(squeue -h -j "$waiting" -o '%T %r')
+  [[ $reason != "PENDING None" ]] && break
+  sleep 0.1
+done
+check "a job that cannot start is pending with Slurm's reason ($reason)" grep -qE '^PENDING (Resources|Priority)$' <<<"$reason"
+
+check "the busy job's processes run" pgrep -f '^sleep 300$' >/dev/null
+scancel "$busy" "$waiting"
+for _ in $(seq 100); do pgrep -f '^sleep 300$' >/dev/null || break; sleep 0.1; done
+check "scancel leaves none of its processes" bash -c "! pgrep -f '^sleep 300\$'"
+
+if ((failures)); then
+  echo "cluster_test: $failures check(s) failed" >&2
+  exit 1
+fi
+echo "cluster_test: all checks passed"
