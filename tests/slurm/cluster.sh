@@ -21,6 +21,18 @@ stop_all() {
     sleep 0.1
   done
   rm -f "$dir"/run/*.pid
+  # slurmstepd and the jobs' processes outlive a killed slurmd: end this cluster's stepds and
+  # job processes (SLURM_JOB_ID set; not the shell that runs this, which may have SLURM_CONF).
+  local environ pid
+  for environ in /proc/[0-9]*/environ; do
+    pid=${environ#/proc/}
+    pid=${pid%/environ}
+    tr '\0' '\n' 2>/dev/null <"$environ" | grep -qx "SLURM_CONF=$dir/slurm.conf" || continue
+    if [[ $(cat "/proc/$pid/comm" 2>/dev/null) == slurmstepd ]] ||
+      tr '\0' '\n' 2>/dev/null <"$environ" | grep -q '^SLURM_JOB_ID='; then
+      kill -KILL "$pid" 2>/dev/null || true
+    fi
+  done
 }
 if [[ $action == down ]]; then
   stop_all

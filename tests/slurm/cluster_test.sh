@@ -27,6 +27,9 @@ failures=0
 check() {
   if "${@:2}"; then echo "ok: $1"; else echo "FAILED: $1" >&2; failures=$((failures + 1)); fi
 }
+# Whether a live process's command line matches (zombies are left out: this machine's PID 1 may
+# not reap the daemons' children).
+running() { ps -eo stat=,args= | awk '$1 !~ /^Z/ { $1 = ""; print substr($0, 2) }' | grep -qE "$1"; }
 
 nodes=$(timeout 60 srun -N3 --ntasks-per-node=1 bash -c 'echo $SLURMD_NODENAME' | sort | tr '\n' ' ')
 check "a step runs on the three nodes" test "$nodes" = "n1 n2 n3 "
@@ -59,10 +62,22 @@ for _ in $(seq 100); do  # the reason is None until the scheduler has looked at 
 done
 check "a job that cannot start is pending with Slurm's reason ($reason)" grep -qE '^PENDING (Resources|Priority)$' <<<"$reason"
 
-check "the busy job's processes run" pgrep -f '^sleep 300$' >/dev/null
+check "the busy job's processes run" running '^sleep 300$'
 scancel "$busy" "$waiting"
-for _ in $(seq 100); do pgrep -f '^sleep 300$' >/dev/null || break; sleep 0.1; done
-check "scancel leaves none of its processes" bash -c "! pgrep -f '^sleep 300\$'"
+for _ in $(seq 100); do running '^sleep 300$' || break; sleep 0.1; done
+check "scancel leaves none of its processes" eval "! running '^sleep 300$'"
+
+# A job whose node's slurmd dies keeps running under its slurmstepd: `down` ends it too, so no
+# test leaves processes behind.
+orphan=$(sbatch --parsable --nodelist=n3 --wrap 'sleep 301')
+for _ in $(seq 100); do [[ $(squeue -h -j "$orphan" -o %T) == RUNNING ]] && break; sleep 0.1; done
+for _ in $(seq 50); do running '^sleep 301$' && break; sleep 0.1; done
+kill "$(cat "$dir/cluster/run/slurmd-n3.pid")"
+sleep 1
+check "a job outlives its node's slurmd" running '^sleep 301$'
+"$here/cluster.sh" down "$dir/cluster"
+sleep 0.5
+check "down ends it and every daemon" eval "! running '^sleep 301$|^slurmd -N n[123]$|^slurmstepd|^slurmctld'"
 
 if ((failures)); then
   echo "cluster_test: $failures check(s) failed" >&2
