@@ -244,7 +244,29 @@ Result<std::vector<AgentEndpoint>> loadClusterFile(const std::string& path) {
   return parseClusterFile(text.str(), path);
 }
 
-Status writeClusterFile(const std::string& path, const std::vector<AgentEndpoint>& agents) {
+Result<std::string> otherClusterSections(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return std::string();
+  try {
+    const YAML::Node root = YAML::Load(in);
+    if (!root.IsMap()) return std::string();
+    YAML::Emitter out;
+    out << YAML::BeginMap;
+    size_t count = 0;
+    for (const auto& entry : root) {
+      if (entry.first.as<std::string>("") == "agents") continue;
+      out << YAML::Key << entry.first << YAML::Value << entry.second;
+      ++count;
+    }
+    out << YAML::EndMap;
+    return count == 0 ? std::string() : std::string(out.c_str()) + "\n";
+  } catch (const YAML::Exception& e) {
+    return invalidArgument(path + ": not valid YAML: " + e.msg);
+  }
+}
+
+Status writeClusterFile(const std::string& path, const std::vector<AgentEndpoint>& agents,
+                        const std::string& other_sections) {
   std::vector<std::string> names;
   for (size_t i = 0; i < agents.size(); ++i) {
     const AgentEntryProblems problems = checkAgentEntry(agents[i], names);
@@ -269,7 +291,7 @@ Status writeClusterFile(const std::string& path, const std::vector<AgentEndpoint
             "\n    endpoint: " + yamlDoubleQuoted(a.endpoint) +
             "\n    server_key: " + yamlDoubleQuoted(a.server_key) + "\n";
   }
-  return replaceFileAtomically(path, text);
+  return replaceFileAtomically(path, text + other_sections);
 }
 
 }  // namespace ringmaster::client

@@ -55,8 +55,9 @@ Status editUnderLock(const std::string& path,
   }
   Status status = [&]() -> Status {
     RM_ASSIGN_OR_RETURN(auto agents, readAgentsForEdit(path));
+    RM_ASSIGN_OR_RETURN(const std::string others, otherClusterSections(path));
     RM_RETURN_IF_ERROR(edit(agents));
-    return writeClusterFile(path, agents);
+    return writeClusterFile(path, agents, others);  // slurm: and any other section stay
   }();
   ::close(fd);
   return status;

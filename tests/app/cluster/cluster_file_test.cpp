@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <yaml-cpp/yaml.h>
 
 #include <filesystem>
 #include <fstream>
@@ -246,6 +247,35 @@ TEST_F(ClusterFileTest, EditorsInSeveralProcessesAtOnceLoseNoEntry) {
   Status bad = client::putAgentInFile(path, {"host0", "udp://x", keys[0]});
   EXPECT_NE(bad.message().find("endpoint"), std::string::npos) << bad.message();
   EXPECT_EQ(client::loadClusterFile(path)->size(), size_t(kProcesses * kEditsEach));
+}
+
+// Sections besides agents: (slurm: clusters, for one) survive every edit of the agents.
+TEST_F(ClusterFileTest, EditingAgentsKeepsTheOtherSections) {
+  const std::string path = (dir_ / "cluster.yaml").string();
+  const std::string key = freshKey();
+  {
+    std::ofstream out(path);
+    out << "agents: []\n"
+           "slurm:\n"
+           "  - name: hpc\n"
+           "    login: alice@login.example.org:22\n"
+           "    job_dir: /shared/ringmaster\n"
+           "    partition: gpu\n";
+  }
+  ASSERT_TRUE(client::addAgentToFile(path, {"gpu01", "tcp://10.0.0.1:7070", key}).isOk());
+  ASSERT_TRUE(client::putAgentInFile(path, {"gpu01", "tcp://10.0.0.2:7070", key}).isOk());
+  ASSERT_TRUE(client::removeAgentFromFile(path, "gpu01").isOk());
+  ASSERT_TRUE(client::addAgentToFile(path, {"gpu02", "tcp://10.0.0.3:7070", key}).isOk());
+  const YAML::Node root = YAML::LoadFile(path);
+  ASSERT_TRUE(root["slurm"].IsSequence());
+  EXPECT_EQ(root["slurm"][0]["name"].as<std::string>(), "hpc");
+  EXPECT_EQ(root["slurm"][0]["login"].as<std::string>(), "alice@login.example.org:22");
+  EXPECT_EQ(root["slurm"][0]["job_dir"].as<std::string>(), "/shared/ringmaster");
+  EXPECT_EQ(root["slurm"][0]["partition"].as<std::string>(), "gpu");
+  auto agents = client::loadClusterFile(path);
+  ASSERT_TRUE(agents.isOk()) << agents.status().message();
+  ASSERT_EQ(agents->size(), 1u);
+  EXPECT_EQ(agents->front().name, "gpu02");
 }
 
 TEST(AgentStateName, NamesEveryState) {

@@ -543,9 +543,9 @@ TEST_F(ClusterViewTest, ThirtyTwoAgentsUpdatingEverySecondCostLittle) {
 TEST_F(ClusterViewTest, AuthorizeDialogShowsTheKeyAndTheExactCommandAndCopiesThem) {
   AuthorizeDialog dialog(client_key_);
   EXPECT_EQ(dialog.keyText(), client_key_);
-  EXPECT_EQ(
-      dialog.commandText(),
-      QString("ringmaster-agent authorize --state-dir /var/lib/ringmaster-agent '%1'").arg(client_key_));
+  EXPECT_EQ(dialog.commandText(),
+            QString("ringmaster-agent authorize --state-dir /var/lib/ringmaster-agent '%1'")
+                .arg(client_key_));
   dialog.resize(dialog.sizeHint());
   dialog.show();
   QApplication::processEvents();

@@ -49,7 +49,13 @@ AgentEntryProblems checkAgentEntry(const AgentEndpoint& agent,
 // and Z85 keys with YAML-special characters read back unchanged. Entries that loadClusterFile
 // would refuse are refused here, naming the entry and field, and nothing is written. Comments of
 // an earlier file are not kept.
-Status writeClusterFile(const std::string& path, const std::vector<AgentEndpoint>& agents);
+// `other_sections`: YAML text of top-level sections besides agents: (otherClusterSections),
+// written after the agents as they are.
+Status writeClusterFile(const std::string& path, const std::vector<AgentEndpoint>& agents,
+                        const std::string& other_sections = "");
+// The top-level sections of the cluster file at `path` other than agents: (e.g. slurm:), as
+// YAML text, so that editing the agents keeps them; "" when there are none or no file.
+Result<std::string> otherClusterSections(const std::string& path);
 
 // "tcp://10.0.0.11:7070" -> "10.0.0.11" (brackets of IPv6 removed); empty when not tcp://.
 std::string endpointHost(const std::string& endpoint);
