@@ -14,7 +14,7 @@ packages=(
   openmpi-bin libopenmpi-dev python3 python3-torch python3-numpy
   xvfb xauth x11-apps imagemagick xdotool
   binutils debootstrap
-  openssh-client openssh-server desktop-file-utils
+  openssh-client openssh-server desktop-file-utils sudo
   slurm-wlm munge bc
 )
 missing=()

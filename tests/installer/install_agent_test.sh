@@ -17,15 +17,18 @@ chmod 755 "$work"
 suffix=$$
 run_user=rmtest$suffix      # the ranks' user the installer creates (and removes)
 nosudo_user=rmnosudo$suffix # a login without root or sudo
+sudo_user=rmsudo$suffix     # a login with passwordless sudo
+sudoers=/etc/sudoers.d/ringmaster-test-$suffix
 
 cleanup() {
   "$source_dir/tests/installer/loopback_sshd.sh" down "$work/sshd"
   for pid_file in "$work"/*/var/lib/ringmaster-agent/agent.pid; do
     [[ -f $pid_file ]] && kill -KILL "$(cat "$pid_file")" 2>/dev/null
   done
-  for user in "$run_user" "$nosudo_user"; do
+  for user in "$run_user" "$nosudo_user" "$sudo_user"; do
     id -u "$user" >/dev/null 2>&1 && userdel "$user" 2>/dev/null
   done
+  rm -f "$sudoers"
   rm -rf "$work"
   return 0
 }
@@ -102,6 +105,19 @@ useradd --no-create-home --shell /bin/bash "$nosudo_user"
 usermod -p '*' "$nosudo_user"  # not locked: key logins work, passwords do not
 if command -v sudo >/dev/null; then
   expect_failure "no sudo" "sudo asks for a password" --prefix "$work/x" --no-systemd "$nosudo_user@testhost"
+  # The usual case on clusters: your own login, with passwordless sudo.
+  useradd --no-create-home --shell /bin/bash "$sudo_user"
+  usermod -p '*' "$sudo_user"
+  echo "$sudo_user ALL=(ALL) NOPASSWD: ALL" >"$sudoers"
+  chmod 440 "$sudoers"
+  sudo_port=$(free_port)
+  "$installer" "${common[@]}" --prefix "$work/sudo" --no-systemd --port "$sudo_port" --name viasudo \
+    "$sudo_user@testhost" >"$work/sudo.log" 2>&1 || sed 's/^/    /' "$work/sudo.log" >&2
+  check "a login with passwordless sudo installs" grep -q "==> viasudo is online at tcp://127.0.0.1:$sudo_port" "$work/sudo.log"
+  check "... and says it used sudo" grep -q "as $sudo_user with sudo" "$work/sudo.log"
+  check "... and the agent runs as root" test "$(stat -c %U "$work/sudo/var/lib/ringmaster-agent/agent.key")" = root
+  "$installer" "${common[@]}" --prefix "$work/sudo" --no-systemd --uninstall "$sudo_user@testhost" >/dev/null 2>&1
+  check "... and uninstalls" test ! -e "$work/sudo"
 else
   expect_failure "no sudo" "sudo is not installed" --prefix "$work/x" --no-systemd "$nosudo_user@testhost"
 fi
