@@ -177,11 +177,7 @@ ClusterView::ClusterView(const QString& cluster_file, const QString& client_publ
   reload_timer_->setInterval(kReloadDelayMs);
   // A change made elsewhere (a text editor, ringmasterctl cluster add, the installer) reaches
   // the session too, so new agents are polled without a restart of the app.
-  connect(reload_timer_, &QTimer::timeout, this, [this] {
-    const auto before = model_->endpoints();
-    reload();
-    if (!sameAgents(before, model_->endpoints())) Q_EMIT clusterFileChanged(cluster_file_);
-  });
+  connect(reload_timer_, &QTimer::timeout, this, &ClusterView::reloadChangedElsewhere);
   connect(watcher_, &QFileSystemWatcher::fileChanged, reload_timer_, qOverload<>(&QTimer::start));
   connect(watcher_, &QFileSystemWatcher::directoryChanged, reload_timer_,
           qOverload<>(&QTimer::start));
@@ -341,9 +337,7 @@ InstallAgentDialog* ClusterView::openInstallDialog() {
   // The installer wrote the cluster file: show its agents now, not when the watcher fires.
   connect(dialog, &InstallAgentDialog::installerFinished, this,
           [this](bool, const QStringList& online) {
-            const auto before = model_->endpoints();
-            reload();
-            if (!sameAgents(before, model_->endpoints())) Q_EMIT clusterFileChanged(cluster_file_);
+            reloadChangedElsewhere();
             if (!online.isEmpty()) selectAgent(online.first());
           });
   dialog->open();
@@ -351,6 +345,12 @@ InstallAgentDialog* ClusterView::openInstallDialog() {
 }
 
 void ClusterView::onInstallClicked() { openInstallDialog(); }
+
+void ClusterView::reloadChangedElsewhere() {
+  const auto before = model_->endpoints();
+  reload();
+  if (!sameAgents(before, model_->endpoints())) Q_EMIT clusterFileChanged(cluster_file_);
+}
 
 void ClusterView::afterWrite(const Status& status) {
   if (!status.isOk()) return;

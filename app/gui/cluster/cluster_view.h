@@ -77,6 +77,9 @@ class ClusterView : public QWidget {
 
  private:
   void reload();
+  // After the file was written by someone else (an editor, ringmasterctl, the installer):
+  // reloads it and emits clusterFileChanged when its agents changed, so the session follows.
+  void reloadChangedElsewhere();
   void watchFile();
   void updateSummary();
   void showSelected();
