@@ -24,13 +24,6 @@ install(FILES ${PROJECT_BINARY_DIR}/packaging/ringmaster-agent.service
         DESTINATION lib/systemd/system COMPONENT agent)
 # An absolute destination: /etc, whatever the prefix. dpkg keeps a user's edits (a conffile).
 install(FILES ${RM_PACKAGING_DIR}/agent.toml DESTINATION /etc/ringmaster COMPONENT agent)
-file(WRITE ${PROJECT_BINARY_DIR}/packaging/conffiles "/etc/ringmaster/agent.toml\n")
-file(COPY ${RM_PACKAGING_DIR}/agent-postinst ${RM_PACKAGING_DIR}/agent-prerm
-          ${RM_PACKAGING_DIR}/agent-postrm DESTINATION ${PROJECT_BINARY_DIR}/packaging/agent)
-foreach(script postinst prerm postrm)
-  file(RENAME ${PROJECT_BINARY_DIR}/packaging/agent/agent-${script}
-              ${PROJECT_BINARY_DIR}/packaging/agent/${script})
-endforeach()
 
 set(CPACK_GENERATOR DEB)
 set(CPACK_PACKAGE_NAME ringmaster)
@@ -53,9 +46,9 @@ string(CONCAT CPACK_COMPONENT_APP_DESCRIPTION
     "loss, throughput and node health live, keep every run in a SQLite history.")
 set(CPACK_DEBIAN_AGENT_PACKAGE_NAME ringmaster-agent)
 set(CPACK_DEBIAN_AGENT_PACKAGE_DEPENDS "adduser")
-set(CPACK_DEBIAN_AGENT_PACKAGE_CONTROL_EXTRA
-    ${PROJECT_BINARY_DIR}/packaging/conffiles ${PROJECT_BINARY_DIR}/packaging/agent/postinst
-    ${PROJECT_BINARY_DIR}/packaging/agent/prerm ${PROJECT_BINARY_DIR}/packaging/agent/postrm)
+set(CPACK_DEBIAN_AGENT_PACKAGE_CONTROL_EXTRA ${RM_PACKAGING_DIR}/agent/conffiles
+    ${RM_PACKAGING_DIR}/agent/postinst ${RM_PACKAGING_DIR}/agent/prerm
+    ${RM_PACKAGING_DIR}/agent/postrm)
 string(CONCAT CPACK_COMPONENT_AGENT_DESCRIPTION
     "Ringmaster agent for GPU hosts\n"
     "Runs the training ranks of Ringmaster jobs (PyTorch DDP under torchrun, or Ringmaster's\n"

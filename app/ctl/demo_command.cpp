@@ -15,15 +15,7 @@
 namespace ringmaster::ctl {
 namespace {
 
-// The job specs and example scripts: $RINGMASTER_RESOURCES, else ../share/ringmaster beside this
-// executable (a bundle or an installed package), else the source tree it was built from.
-std::string resourcesDir() {
-  if (const char* env = std::getenv("RINGMASTER_RESOURCES"); env && *env) return env;
-  const std::string installed = client::executableDir() + "/../share/ringmaster";
-  std::error_code ec;
-  if (std::filesystem::is_directory(installed + "/jobs", ec)) return installed;
-  return RINGMASTER_RESOURCES_DIR;
-}
+std::string resourcesDir() { return client::resourcesDir(RINGMASTER_RESOURCES_DIR); }
 
 // "rank 0: loss 8.316 -> 0.00312 over 2000 steps" for the newest job in the history.
 void printLossSummary(const std::string& db_file) {

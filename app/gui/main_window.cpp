@@ -3,7 +3,6 @@
 #include <QApplication>
 #include <QCloseEvent>
 #include <QDateTime>
-#include <QDir>
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QHBoxLayout>
@@ -31,6 +30,7 @@
 #include "editor/job_editor.h"
 #include "history/history_view.h"
 #include "local_agent.h"
+#include "ringmaster/client/local_agent.h"
 #include "ringmaster/job/spec.h"
 
 namespace ringmaster::gui {
@@ -45,14 +45,8 @@ bool terminal(const QString& state) {
 
 }  // namespace
 
-// The job templates: $RINGMASTER_RESOURCES, else ../share/ringmaster beside the program (a
-// package or bundle), else the source tree's resources/ (a build tree).
 QString defaultResourcesDir() {
-  const QString env = qEnvironmentVariable("RINGMASTER_RESOURCES");
-  if (!env.isEmpty()) return env;
-  const QString installed = QCoreApplication::applicationDirPath() + "/../share/ringmaster";
-  if (QFileInfo(installed + "/jobs").isDir()) return QDir(installed).absolutePath();
-  return QString(RINGMASTER_RESOURCES_DIR);
+  return QString::fromStdString(client::resourcesDir(RINGMASTER_RESOURCES_DIR));
 }
 
 MainWindow::MainWindow(const AppOptions& options, QWidget* parent)

@@ -10,6 +10,7 @@ set -euo pipefail
 
 build=$(cd "$1" && pwd)
 source_dir=$(cd "$(dirname "$0")/../.." && pwd)
+source "$source_dir/tests/shell/checks.sh"
 installer=$source_dir/installer/install-agent.sh
 ctl=$build/bin/ringmasterctl
 work=$(mktemp -d /tmp/rm-install-test.XXXXXX)
@@ -43,14 +44,9 @@ set -e
 
 export RINGMASTER_CONFIG_DIR=$work/client RINGMASTER_DB=$work/history.db
 cluster=$work/cluster.yaml
-free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 agent_port=$(free_port)
 common=(--ssh-config "$work/sshd/ssh_config" --cluster "$cluster" --build-dir "$build" --user "$run_user")
 
-failures=0
-check() {  # check DESCRIPTION COMMAND...: the command must succeed
-  if "${@:2}"; then echo "ok: $1"; else echo "FAILED: $1" >&2; failures=$((failures + 1)); fi
-}
 # expect_failure DESCRIPTION TEXT INSTALLER_ARGS...: the installer fails, saying TEXT
 expect_failure() {
   local description=$1 text=$2 output status
@@ -178,8 +174,4 @@ check "uninstall stops the agent" bash -c "! python3 -c 'import socket, sys; sys
 check "uninstall removes it from the cluster file" bash -c "! grep -q loop1 '$cluster'"
 check "the history keeps the job" bash -c "'$ctl' --cluster '$cluster' runs | grep -q '$job_id'"
 
-if ((failures)); then
-  echo "install_agent_test: $failures check(s) failed" >&2
-  exit 1
-fi
-echo "install_agent_test: all checks passed"
+finish_checks install_agent_test

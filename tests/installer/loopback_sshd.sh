@@ -12,6 +12,7 @@ set -euo pipefail
 action=$1 dir=$2 root=${3:-}
 here=$root$dir  # DIR as this side sees it
 skip() { echo "loopback_sshd: cannot start: $*" >&2; exit 77; }
+source "$(dirname "$0")/../shell/checks.sh"  # free_port
 
 if [[ $action == down ]]; then
   [[ -f $here/sshd.pid ]] && kill "$(cat "$here/sshd.pid")" 2>/dev/null || true
@@ -26,7 +27,7 @@ rm -f "$here/host_key" "$here/client_key"
 ssh-keygen -q -t ed25519 -N '' -C rm-test-host -f "$here/host_key"
 ssh-keygen -q -t ed25519 -N '' -C rm-test-client -f "$here/client_key"
 cp "$here/client_key.pub" "$here/authorized_keys"
-port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+port=$(free_port)
 cat >"$here/sshd_config" <<CONF
 Port $port
 ListenAddress 127.0.0.1

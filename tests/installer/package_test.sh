@@ -12,10 +12,7 @@ set -euo pipefail
 build=$(cd "$1" && pwd)
 source_dir=$(cd "$(dirname "$0")/../.." && pwd)
 packages=$build/packages
-failures=0
-check() {
-  if "${@:2}"; then echo "ok: $1"; else echo "FAILED: $1" >&2; failures=$((failures + 1)); fi
-}
+source "$source_dir/tests/shell/checks.sh"
 has_line() { grep -qE -- "$2" <<<"$1"; }
 
 rm -rf "$packages"
@@ -98,7 +95,7 @@ check "the app package's dependencies resolve" bash -c \
   "chroot '$root' apt-get install -s -q --no-install-recommends /tmp/$(basename "$app_deb") >'$packages/apt-app.log' 2>&1 || { tail -5 '$packages/apt-app.log'; false; }"
 check "postinst made the ranks' user" bash -c "chroot '$root' getent passwd ringmaster >/dev/null"
 check "postinst made the state dir (711)" test "$(stat -c %a "$root/var/lib/ringmaster-agent")" = 711
-port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+port=$(free_port)
 # chroot and env exec the agent: $! is its pid.
 chroot "$root" env PATH=/usr/bin:/bin /usr/bin/ringmaster-agent --config /etc/ringmaster/agent.toml \
   --listen "tcp://127.0.0.1:$port" >"$packages/agent.log" 2>&1 &
@@ -145,8 +142,4 @@ else
   check "... and the agent stopped" bash -c "! python3 -c 'import socket, sys; sys.exit(socket.socket().connect_ex((\"127.0.0.1\", $port)) != 0)'"
 fi
 
-if ((failures)); then
-  echo "package_test: $failures check(s) failed" >&2
-  exit 1
-fi
-echo "package_test: all checks passed"
+finish_checks package_test

@@ -7,6 +7,7 @@
 set -euo pipefail
 action=$1 dir=$(mkdir -p "$2" && cd "$2" && pwd)
 skip() { echo "slurm cluster: cannot start: $*" >&2; exit 77; }
+source "$(dirname "$0")/../shell/checks.sh"  # free_port
 
 stop_all() {
   for pid_file in "$dir"/run/*.pid; do
@@ -53,7 +54,6 @@ for node in n1 n2 n3; do
     [[ -c $dir/gpus/$node-gpu$gpu ]] || mknod "$dir/gpus/$node-gpu$gpu" c 1 3
   done
 done
-free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 
 # munge: its own key and socket, so a munged of the machine is left alone.
 chmod 700 "$dir/munge"

@@ -7,6 +7,7 @@
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
+source "$here/../shell/checks.sh"
 dir=$(mktemp -d /tmp/rm-slurm-test.XXXXXX)
 cleanup() {
   "$here/cluster.sh" down "$dir/cluster"
@@ -23,10 +24,6 @@ set -e
 printf 'cluster_test: the cluster is up in %.1f s\n' "$(echo "$(date +%s.%N) - $started" | bc)"
 source "$dir/cluster/env"
 
-failures=0
-check() {
-  if "${@:2}"; then echo "ok: $1"; else echo "FAILED: $1" >&2; failures=$((failures + 1)); fi
-}
 # Whether a live process's command line matches (zombies are left out: this machine's PID 1 may
 # not reap the daemons' children).
 running() { ps -eo stat=,args= | awk '$1 !~ /^Z/ { $1 = ""; print substr($0, 2) }' | grep -qE "$1"; }
@@ -79,8 +76,4 @@ check "a job outlives its node's slurmd" running '^sleep 301$'
 sleep 0.5
 check "down ends it and every daemon" eval "! running '^sleep 301$|^slurmd -N n[123]$|^slurmstepd|^slurmctld'"
 
-if ((failures)); then
-  echo "cluster_test: $failures check(s) failed" >&2
-  exit 1
-fi
-echo "cluster_test: all checks passed"
+finish_checks cluster_test

@@ -244,11 +244,9 @@ Result<std::vector<AgentEndpoint>> loadClusterFile(const std::string& path) {
   return parseClusterFile(text.str(), path);
 }
 
-Result<std::string> otherClusterSections(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return std::string();
+Result<std::string> otherClusterSections(const std::string& text, const std::string& file_name) {
   try {
-    const YAML::Node root = YAML::Load(in);
+    const YAML::Node root = YAML::Load(text);
     if (!root.IsMap()) return std::string();
     YAML::Emitter out;
     out << YAML::BeginMap;
@@ -261,7 +259,7 @@ Result<std::string> otherClusterSections(const std::string& path) {
     out << YAML::EndMap;
     return count == 0 ? std::string() : std::string(out.c_str()) + "\n";
   } catch (const YAML::Exception& e) {
-    return invalidArgument(path + ": not valid YAML: " + e.msg);
+    return invalidArgument(file_name + ": not valid YAML: " + e.msg);
   }
 }
 

@@ -8,7 +8,9 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <functional>
+#include <sstream>
 
 #include "ringmaster/client/cluster_config.h"
 
@@ -54,10 +56,17 @@ Status editUnderLock(const std::string& path,
   while (::flock(fd, LOCK_EX) != 0 && errno == EINTR) {
   }
   Status status = [&]() -> Status {
-    RM_ASSIGN_OR_RETURN(auto agents, readAgentsForEdit(path));
-    RM_ASSIGN_OR_RETURN(const std::string others, otherClusterSections(path));
+    // One read: the agents and the other sections (slurm:, ...) come from the same version.
+    std::vector<AgentEndpoint> agents;
+    std::string others;
+    if (std::ifstream in(path); in) {
+      std::stringstream text;
+      text << in.rdbuf();
+      RM_ASSIGN_OR_RETURN(agents, parseClusterFile(text.str(), path));
+      RM_ASSIGN_OR_RETURN(others, otherClusterSections(text.str(), path));
+    }
     RM_RETURN_IF_ERROR(edit(agents));
-    return writeClusterFile(path, agents, others);  // slurm: and any other section stay
+    return writeClusterFile(path, agents, others);
   }();
   ::close(fd);
   return status;

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -49,6 +50,15 @@ std::string executableDir() {
   std::error_code ec;
   auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
   return ec ? "." : self.parent_path().string();
+}
+
+std::string resourcesDir(const std::string& source_tree_resources) {
+  if (const char* env = std::getenv("RINGMASTER_RESOURCES"); env && *env) return env;
+  const std::filesystem::path installed =
+      std::filesystem::path(executableDir()).parent_path() / "share" / "ringmaster";
+  std::error_code ec;
+  if (std::filesystem::is_directory(installed / "jobs", ec)) return installed.string();
+  return source_tree_resources;
 }
 
 Result<LocalAgent> startLocalAgent(const LocalAgentOptions& options) {

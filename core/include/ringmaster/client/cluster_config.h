@@ -53,9 +53,9 @@ AgentEntryProblems checkAgentEntry(const AgentEndpoint& agent,
 // written after the agents as they are.
 Status writeClusterFile(const std::string& path, const std::vector<AgentEndpoint>& agents,
                         const std::string& other_sections = "");
-// The top-level sections of the cluster file at `path` other than agents: (e.g. slurm:), as
-// YAML text, so that editing the agents keeps them; "" when there are none or no file.
-Result<std::string> otherClusterSections(const std::string& path);
+// The top-level sections of a cluster file's text other than agents: (e.g. slurm:), as YAML
+// text, so that editing the agents keeps them; "" when there are none.
+Result<std::string> otherClusterSections(const std::string& text, const std::string& file_name);
 
 // "tcp://10.0.0.11:7070" -> "10.0.0.11" (brackets of IPv6 removed); empty when not tcp://.
 std::string endpointHost(const std::string& endpoint);

@@ -38,4 +38,9 @@ void stopLocalAgent(const LocalAgent& agent, int timeout_ms = 10000);
 // The directory of the running executable (to find ringmaster-agent next to it).
 std::string executableDir();
 
+// The job specs, example scripts and icons: $RINGMASTER_RESOURCES, else ../share/ringmaster
+// beside this executable (a bundle or an installed package), else `source_tree_resources` (the
+// resources/ of the source tree it was built from).
+std::string resourcesDir(const std::string& source_tree_resources);
+
 }  // namespace ringmaster::client
