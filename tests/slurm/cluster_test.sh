@@ -59,6 +59,9 @@ for _ in $(seq 100); do  # the reason is None until the scheduler has looked at 
 done
 check "a job that cannot start is pending with Slurm's reason ($reason)" grep -qE '^PENDING (Resources|Priority)$' <<<"$reason"
 
+# RUNNING means the nodes are allocated; the batch step forks its script a moment later (seconds
+# on a loaded machine).
+for _ in $(seq 100); do running '^sleep 300$' && break; sleep 0.1; done
 check "the busy job's processes run" running '^sleep 300$'
 scancel "$busy" "$waiting"
 for _ in $(seq 100); do running '^sleep 300$' || break; sleep 0.1; done
