@@ -7,6 +7,7 @@
 
 #include "agent_server.h"
 #include "ringmaster/security/keys.h"
+#include "slurm_node.h"
 
 using namespace ringmaster;
 
@@ -69,6 +70,20 @@ int main(int argc, char** argv) {
                    "admin: everything; user: submits jobs, sees and stops its own only")
       ->check(CLI::IsMember({"admin", "user"}))
       ->capture_default_str();
+  agent::SlurmNodeOptions slurm_node;
+  auto* slurm = app.add_subcommand(
+      "slurm-node", "run one node's share of a Slurm job (a task of srun, from its batch script)");
+  slurm->add_option("--job-dir", slurm_node.job_dir, "the job's directory")->required();
+  slurm->add_option("--bind", slurm_node.bind,
+                    "address to listen on and give the other nodes (default: the host's)");
+  slurm->add_option("--ranks-per-node", slurm_node.ranks_per_node, "ranks this node runs")
+      ->check(CLI::Range(1, 1024))
+      ->capture_default_str();
+  slurm
+      ->add_option("--peers-timeout", slurm_node.peers_timeout_seconds,
+                   "seconds to wait for the other nodes' agents")
+      ->check(CLI::Range(1.0, 86400.0))
+      ->capture_default_str();
   // A Z85 key may begin with '-', which would read as an option: pass such a key as --key=KEY.
   std::vector<std::string> args(argv, argv + argc);
   for (size_t i = 1; i < args.size() && args[i] != "--"; ++i) {
@@ -122,6 +137,15 @@ int main(int argc, char** argv) {
                            : "was already authorized as";
     std::printf("%s %s %s in %s\n", key.c_str(), done, security::roleName(role),
                 agent::authorizedKeysPath(state_dir).c_str());
+    return 0;
+  }
+  if (*slurm) {
+    slurm_node.quiet = options.quiet;
+    Status status = agent::runSlurmNode(slurm_node);
+    if (!status.isOk()) {
+      std::fprintf(stderr, "ringmaster-agent slurm-node: %s\n", status.message().c_str());
+      return 1;
+    }
     return 0;
   }
   if (options.state_dir.empty()) {

@@ -183,6 +183,11 @@ struct AgentServer::Impl {
   // The requests that may wait for data; nullopt: not yet (see ParkedRequests).
   std::optional<proto::Envelope> answerWaiting(const std::string& user,
                                                const proto::Envelope& request, bool final);
+  Result<uint32_t> prepare(const proto::JobLaunch& launch, bool reserve_master_port);
+  Result<std::vector<int>> launch(const proto::JobLaunch& launch);
+  // With options.exit_when_done: a job was launched, and nothing of any job is left here.
+  bool done() const;
+  bool launched_any = false;
   void reply(const std::string& identity, proto::Envelope& envelope);
   void replyError(const std::string& identity, uint64_t request_id, const Status& status);
 };
@@ -480,26 +485,17 @@ void AgentServer::Impl::handle(const std::string& identity, const std::string& u
       response = answerInventory(request, jobFilter(user));
       break;
     case proto::Envelope::kPrepareJob: {
-      const auto& launch = request.prepare_job().launch();
-      auto port = supervisor->prepare(launch, request.prepare_job().reserve_master_port());
+      auto port =
+          prepare(request.prepare_job().launch(), request.prepare_job().reserve_master_port());
       if (!port.isOk()) return replyError(identity, request.request_id(), port.status());
-      rendezvous->host(launch);
       response.mutable_prepare_reply()->set_master_port(*port);
       break;
     }
     case proto::Envelope::kLaunchJob: {
       proto::JobLaunch launch = request.launch_job().launch();
       launch.set_owner(ownerKey(user));
-      rendezvous->host(launch);
-      auto pids = supervisor->launch(launch);
-      if (!pids.isOk()) {
-        log("launch of job " + launch.job_id() + " failed: " + pids.status().message());
-        return replyError(identity, request.request_id(), pids.status());
-      }
-      owners.note(launch.job_id(), launch.owner());
-      log("job " + launch.job_id() + " attempt " + std::to_string(launch.attempt()) + ": started " +
-          std::to_string(pids->size()) + " rank(s)");
-      gang->join(launch);
+      auto pids = this->launch(launch);
+      if (!pids.isOk()) return replyError(identity, request.request_id(), pids.status());
       for (int pid : *pids) response.mutable_launch_reply()->add_pids(pid);
       break;
     }
@@ -549,6 +545,32 @@ void AgentServer::Impl::handle(const std::string& identity, const std::string& u
                                                 protocol::bodyName(request) + "' requests"));
   }
   reply(identity, response);
+}
+
+Result<uint32_t> AgentServer::Impl::prepare(const proto::JobLaunch& launch,
+                                            bool reserve_master_port) {
+  RM_ASSIGN_OR_RETURN(uint32_t port, supervisor->prepare(launch, reserve_master_port));
+  rendezvous->host(launch);
+  return port;
+}
+
+Result<std::vector<int>> AgentServer::Impl::launch(const proto::JobLaunch& launch) {
+  rendezvous->host(launch);
+  auto pids = supervisor->launch(launch);
+  if (!pids.isOk()) {
+    log("launch of job " + launch.job_id() + " failed: " + pids.status().message());
+    return pids.status();
+  }
+  launched_any = true;
+  owners.note(launch.job_id(), launch.owner());
+  log("job " + launch.job_id() + " attempt " + std::to_string(launch.attempt()) + ": started " +
+      std::to_string(pids->size()) + " rank(s)");
+  gang->join(launch);
+  return pids;
+}
+
+bool AgentServer::Impl::done() const {
+  return options.exit_when_done && launched_any && !supervisor->busy() && gang->idle();
 }
 
 proto::Envelope AgentServer::Impl::answerInventory(const proto::Envelope& request,
@@ -619,6 +641,11 @@ Status AgentServer::Impl::loop() {
                     [](const zmq_pollitem_t& item) { return item.revents & ZMQ_POLLIN; })) {
       gang->onReadable();
     }
+    if (done()) {
+      log("its jobs are over: exiting");
+      journal->flush();
+      return Status::ok();
+    }
     if (stopping) {
       log("shutting down: stopping every rank");
       supervisor->stopAll(std::chrono::seconds(5));
@@ -682,5 +709,13 @@ const std::string& AgentServer::endpoint() const { return impl_->endpoint; }
 const std::string& AgentServer::publicKey() const { return impl_->keys.public_key; }
 
 Status AgentServer::run() { return impl_->loop(); }
+
+Result<uint32_t> AgentServer::prepare(const proto::JobLaunch& launch, bool reserve_master_port) {
+  return impl_->prepare(launch, reserve_master_port);
+}
+
+Result<std::vector<int>> AgentServer::launch(const proto::JobLaunch& launch) {
+  return impl_->launch(launch);
+}
 
 }  // namespace ringmaster::agent

@@ -10,7 +10,9 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
+#include "ringmaster/protocol/ringmaster.pb.h"
 #include "ringmaster/util/result.h"
 
 namespace ringmaster::agent {
@@ -31,6 +33,9 @@ struct AgentOptions {
   double rank_metric_rate = 1000;    // metric records a rank may journal a second
   uint64_t rank_memory = 0;          // each rank's memory limit in bytes (cgroup v2); 0: none
   bool quiet = false;                // no log lines on stderr
+  // Serve only the jobs launched through launch() and exit once they are over (the per-job
+  // agents of a Slurm allocation, agent/src/slurm_node.h).
+  bool exit_when_done = false;
 };
 
 void blockAgentSignals();
@@ -47,8 +52,14 @@ class AgentServer {
   const std::string& endpoint() const;  // the bound endpoint (actual port)
   const std::string& publicKey() const;
 
-  // Serves until SIGTERM/SIGINT. On the way out every rank is stopped and recorded.
+  // Serves until SIGTERM/SIGINT (or, with exit_when_done, until its jobs are over). On the way
+  // out every rank is stopped and recorded.
   Status run();
+
+  // What a client's PrepareJob and LaunchJob do, for an agent that launches a job it read from
+  // elsewhere (a Slurm job directory) before it serves. launch() keeps launch.owner as given.
+  Result<uint32_t> prepare(const proto::JobLaunch& launch, bool reserve_master_port);
+  Result<std::vector<int>> launch(const proto::JobLaunch& launch);
 
  private:
   struct Impl;

@@ -75,6 +75,8 @@ class GangCoordinator {
 
   // Whether the job still has a gang here (its key must stay admitted, e.g. between attempts).
   bool manages(const std::string& job_id) const;
+  // No job has a gang here (every one is over and has stopped lingering).
+  bool idle() const { return gangs_.empty(); }
 
  private:
   struct Peer {

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "ringmaster/client/cluster_client.h"
+#include "ringmaster/client/job_progress.h"
 
 namespace ringmaster::ctl {
 
@@ -23,6 +24,9 @@ struct SubmitFlags {
   std::string spec_path;
   bool wait = false;
   bool follow = false;
+  std::string slurm;         // --slurm NAME: run on that Slurm cluster of the cluster file
+  std::optional<int> nodes;  // --nodes N (with --slurm)
+  bool dry_run = false;      // print the batch script, submit nothing
 };
 
 struct LogsFlags {
@@ -70,6 +74,19 @@ int runDemo(const Globals& globals, const std::string& spec_path);
 // compact_metrics: see LogTail.
 int submitAndWatch(const client::ClientPaths& paths, const job::JobSpec& spec, bool wait,
                    bool follow, bool compact_metrics = false);
+
+// A job whose spec has a slurm: section (useSlurm applied): sbatch, or with --dry-run the script.
+int runSlurmSubmit(const Globals& globals, const job::JobSpec& spec, const SubmitFlags& flags);
+// A job on Slurm: its job directory's journals into the history, and Slurm's state now (stored
+// with the job). nullopt for a job that is not on Slurm.
+std::optional<store::SlurmJobRow> catchUpSlurmJob(const Globals& globals, store::Store& history,
+                                                  const std::string& job_id);
+// ringmasterctl stop of a job on Slurm: scancel.
+int stopSlurmJob(const Globals& globals, const store::SlurmJobRow& row);
+// "slurm job 123 on hpc: pending (Priority)".
+std::string slurmRowText(const store::SlurmJobRow& row);
+// "job ID succeeded: N rank(s) in Ts", then each failed attempt's cause and each failed rank.
+void printOutcome(const client::JobProgress& progress, const std::string& job_id, double seconds);
 
 // Prints the spec's errors (the native: section's included) compiler style; false when any.
 bool checkSpec(const job::SpecParseResult& parsed);

@@ -44,6 +44,12 @@ int main(int argc, char** argv) {
                    "wait for the end; exit 0 only if every rank succeeded");
   submit->add_flag("--follow", submit_flags.follow,
                    "stream every rank's log until the end (implies --wait)");
+  submit->add_option("--slurm", submit_flags.slurm,
+                     "run on this Slurm cluster of the cluster file (queued with sbatch)");
+  submit->add_option("--nodes", submit_flags.nodes, "nodes to ask Slurm for (with --slurm)")
+      ->check(CLI::Range(1, 100000));
+  submit->add_flag("--dry-run", submit_flags.dry_run,
+                   "print the Slurm batch script and submit nothing");
 
   std::string job;
   auto* status = app.add_subcommand("status", "per-rank state of a job (default: running jobs)");

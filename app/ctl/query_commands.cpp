@@ -194,7 +194,11 @@ int runStatus(const Globals& globals, const std::string& job_ref, bool as_json) 
     if (jobs.empty() && !all->empty()) jobs.push_back(all->front());  // the most recent one
   }
   json out = json::array();
-  for (const auto& j : jobs) {
+  for (auto& j : jobs) {
+    std::optional<store::SlurmJobRow> slurm = catchUpSlurmJob(globals, *h.store, j.job_id);
+    if (slurm) {
+      if (auto again = h.store->job(j.job_id); again.isOk()) j = *again;
+    }
     auto ranks = h.store->ranks(j.job_id);
     if (!ranks.isOk()) {
       printError(ranks.status().message());
@@ -202,6 +206,13 @@ int runStatus(const Globals& globals, const std::string& job_ref, bool as_json) 
     }
     if (as_json) {
       json entry = jobJson(j);
+      if (slurm) {
+        entry["slurm"] = {{"cluster", slurm->cluster},
+                          {"job_id", slurm->slurm_job_id},
+                          {"state", slurm->state},
+                          {"reason", slurm->reason},
+                          {"job_dir", slurm->job_dir}};
+      }
       entry["ranks"] = json::array();
       for (const auto& r : *ranks) entry["ranks"].push_back(rankJson(r));
       out.push_back(entry);
@@ -210,6 +221,7 @@ int runStatus(const Globals& globals, const std::string& job_ref, bool as_json) 
     std::printf("job %s (%s, %s) %s, attempt %u, %d rank(s), %s\n", j.job_id.c_str(),
                 j.name.c_str(), j.launcher.c_str(), j.state.c_str(), j.attempt, j.world_size,
                 jobDuration(j).c_str());
+    if (slurm) std::printf("%s\n", slurmRowText(*slurm).c_str());
     for (const auto& r : *ranks) {
       // Backend auto put the job on the CPU: say why, once.
       if (const std::string why = job::cpuReasonOf(r.device); !why.empty()) {
@@ -242,6 +254,7 @@ int runMetrics(const Globals& globals, const MetricsFlags& flags) {
     printError(job.status().message());
     return kExitBadInput;
   }
+  catchUpSlurmJob(globals, *h.store, job->job_id);
   store::MetricQuery query;
   query.job_id = job->job_id;
   query.rank = flags.rank;
@@ -283,6 +296,8 @@ int runStop(const Globals& globals, const std::string& job_ref) {
   std::string job_id = job_ref;
   if (auto store = cluster->history(); store.isOk()) {
     if (auto job = (*store)->job(job_ref); job.isOk()) job_id = job->job_id;
+    // A job on Slurm ends with scancel: Slurm stops every node's agent, which stops its ranks.
+    if (auto slurm = (*store)->slurmJob(job_id); slurm.isOk()) return stopSlurmJob(globals, *slurm);
   }
   auto signalled = cluster->stop(job_id);
   if (!signalled.isOk()) {

@@ -10,6 +10,7 @@
 #include "ctl.h"
 #include "log_tail.h"
 #include "ringmaster/client/job_progress.h"
+#include "ringmaster/client/slurm_submit.h"
 #include "ringmaster/train/config.h"
 #include "session_loop.h"
 
@@ -17,6 +18,8 @@ namespace ringmaster::ctl {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+
+}  // namespace
 
 void printOutcome(const client::JobProgress& progress, const std::string& job_id, double seconds) {
   const proto::RankState state =
@@ -46,8 +49,6 @@ void printOutcome(const client::JobProgress& progress, const std::string& job_id
   }
   std::fflush(stdout);
 }
-
-}  // namespace
 
 int submitAndWatch(const client::ClientPaths& paths, const job::JobSpec& spec, bool wait,
                    bool follow, bool compact_metrics) {
@@ -130,6 +131,27 @@ bool checkSpec(const job::SpecParseResult& parsed) {
 int runSubmit(const Globals& globals, const SubmitFlags& flags) {
   job::SpecParseResult parsed = job::loadJobSpec(flags.spec_path);
   if (!checkSpec(parsed)) return kExitBadInput;
+  if (!flags.slurm.empty() || flags.nodes) {
+    if (flags.slurm.empty() && !parsed.spec->slurm) {
+      printError("--nodes is for a job on Slurm: add --slurm NAME");
+      return kExitBadInput;
+    }
+    const std::string cluster = flags.slurm.empty() ? parsed.spec->slurm->cluster : flags.slurm;
+    const int nodes = flags.nodes          ? *flags.nodes
+                      : parsed.spec->slurm ? parsed.spec->slurm->nodes
+                                           : 1;
+    if (Status used = client::useSlurm(&*parsed.spec, cluster, nodes); !used.isOk()) {
+      printError(used.message());
+      return kExitBadInput;
+    }
+  }
+  if (parsed.spec->slurm) return runSlurmSubmit(globals, *parsed.spec, flags);
+  if (flags.dry_run) {
+    printError(
+        "--dry-run prints a Slurm job's batch script: use it with --slurm NAME or a spec "
+        "with a slurm: section");
+    return kExitBadInput;
+  }
   return submitAndWatch(client::ClientPaths::resolve(globals.cluster_file, globals.db_file),
                         *parsed.spec, flags.wait, flags.follow);
 }

@@ -251,6 +251,11 @@ std::optional<JobDraft> readJobDraft(std::string_view text) {
       }
     }
     readScalar(root, "world_size", &d.world_size);
+    if (const YAML::Node slurm = child(root, "slurm"); slurm.IsDefined()) {
+      YAML::Emitter out;
+      out << YAML::BeginMap << YAML::Key << "slurm" << YAML::Value << slurm << YAML::EndMap;
+      d.slurm_yaml = std::string(out.c_str()) + "\n";
+    }
     readScalar(root, "backend", &d.backend);
     readScalar(child(root, "restart"), "max_restarts", &d.max_restarts);
     d.metric_patterns = readPairs(child(child(root, "metrics"), "patterns"));
@@ -281,7 +286,9 @@ std::string writeJobDraft(const JobDraft& d) {
     for (const auto& [name, text] : d.env)
       o += "  " + yamlKey(name) + ": " + yamlString(text) + "\n";
   }
-  if (d.use_placement) {
+  if (!d.slurm_yaml.empty()) {
+    o += d.slurm_yaml;
+  } else if (d.use_placement) {
     o += "placement:";
     if (d.placement.empty()) o += " []";
     o += "\n";

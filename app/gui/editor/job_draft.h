@@ -72,6 +72,9 @@ struct JobDraft {
   bool use_placement = false;
   std::vector<PlacementDraft> placement;
   std::string world_size = "1";
+  // The slurm: section, which the form does not edit: kept as it is, in place of placement and
+  // world_size (a job on Slurm has neither).
+  std::string slurm_yaml;
   std::string backend = "auto";
   std::string max_restarts = "0";
   std::vector<std::pair<std::string, std::string>> metric_patterns;  // name, regex

@@ -397,6 +397,7 @@ void JobForm::setDraft(const JobDraft& d) {
 
   updateCommandPreview();
   updateVisibility();
+  updateClusterSummary();
   filling_ = false;
 }
 
@@ -404,6 +405,7 @@ JobDraft JobForm::draft() const {
   JobDraft d;
   d.header_comment = loaded_.header_comment;
   d.has_native = loaded_.has_native;
+  d.slurm_yaml = loaded_.slurm_yaml;
   d.name = ss(name_->text());
   d.launcher = ss(launcher_->yamlText());
   d.backend = ss(backend_->yamlText());
@@ -461,6 +463,11 @@ void JobForm::setAgents(const std::vector<client::AgentStatus>& agents) {
 }
 
 void JobForm::updateClusterSummary() {
+  if (!loaded_.slurm_yaml.empty()) {
+    cluster_summary_->setText(
+        tr("Runs on Slurm: the slurm: section sets the nodes and ranks (edit it in the YAML)."));
+    return;
+  }
   if (agents_.empty()) {
     cluster_summary_->setText(tr("No cluster loaded: free slots are checked at launch."));
     return;
@@ -503,8 +510,12 @@ void JobForm::updateVisibility() {
   for (QWidget* w : std::initializer_list<QWidget*>{beta1_, beta2_, eps_}) {
     optimizer_layout_->setRowVisible(w, adam);
   }
-  world_size_->setEnabled(by_world_size_->isChecked());
-  placement_->setVisible(by_agent_->isChecked());
+  const bool on_slurm = !loaded_.slurm_yaml.empty();
+  for (QWidget* w : std::initializer_list<QWidget*>{by_world_size_, by_agent_}) {
+    w->setEnabled(!on_slurm);
+  }
+  world_size_->setEnabled(by_world_size_->isChecked() && !on_slurm);
+  placement_->setVisible(by_agent_->isChecked() && !on_slurm);
 }
 
 void JobForm::updateCommandPreview() {

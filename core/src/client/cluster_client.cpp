@@ -81,7 +81,8 @@ Status checkGpusForNccl(const job::JobSpec& spec,
                          std::to_string(total) + " GPUs in all (" + each + ")");
 }
 
-// The per-agent part of a launch; ranks and group rank are filled by the caller.
+}  // namespace
+
 proto::JobLaunch baseLaunch(const job::JobSpec& spec, const std::string& job_id) {
   proto::JobLaunch launch;
   launch.set_job_id(job_id);
@@ -115,8 +116,6 @@ proto::JobLaunch baseLaunch(const job::JobSpec& spec, const std::string& job_id)
   launch.set_backend(job::backendName(spec.backend));
   return launch;
 }
-
-}  // namespace
 
 std::string newJobId(const std::string& name) {
   std::time_t t = std::time(nullptr);

@@ -1,17 +1,20 @@
 #include "ringmaster/client/cluster_config.h"
 
+#include <arpa/inet.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
 
 #include "ringmaster/util/yaml_quote.h"
@@ -66,6 +69,109 @@ std::string serverKeyProblem(const std::string& key) {
   if (key.empty()) return "is missing: " + expected;
   if (key.size() != 40) return "has " + std::to_string(key.size()) + " characters: " + expected;
   if (!security::isValidKey(key)) return "is not valid Z85: " + expected;
+  return "";
+}
+
+bool hasControlCharacter(const std::string& text) {
+  return std::any_of(text.begin(), text.end(),
+                     [](unsigned char c) { return c < 0x20 || c == 0x7f; });
+}
+
+bool isPortNumber(const std::string& text) {
+  return !text.empty() && text.size() <= 5 &&
+         text.find_first_not_of("0123456789") == std::string::npos && std::stoi(text) >= 1 &&
+         std::stoi(text) <= 65535;
+}
+
+// A host name as DNS writes it: labels of letters, digits and '-' (and '_', which ssh configs
+// and some sites use), separated by dots; not starting with '-'.
+bool isHostName(const std::string& host) {
+  if (host.empty() || host.size() > 253 || host[0] == '-' || host[0] == '.') return false;
+  if (host.find("..") != std::string::npos) return false;
+  return std::all_of(host.begin(), host.end(), [](unsigned char c) {
+    return std::isalnum(c) || c == '-' || c == '.' || c == '_';
+  });
+}
+
+bool isIpLiteral(const std::string& text, int family) {
+  unsigned char buffer[16];
+  return ::inet_pton(family, text.c_str(), buffer) == 1;
+}
+
+// What is wrong with a slurm: entry's login, "[user@]host[:port]"; "" when it is fine.
+std::string loginProblem(const std::string& login) {
+  const std::string expected = "expected [USER@]HOST[:PORT], e.g. alice@login.example.org:22";
+  const std::string quoted = "'" + login + "'";
+  if (login.empty()) return "is empty: " + expected;
+  if (hasControlCharacter(login)) return "contains a control character: " + expected;
+  if (login.find_first_of(" \t") != std::string::npos) {
+    return quoted + " contains a space: " + expected;
+  }
+  std::string rest = login;
+  const size_t at_sign = rest.find('@');
+  if (at_sign != std::string::npos) {
+    const std::string user = rest.substr(0, at_sign);
+    if (user.empty()) return quoted + " has an empty user before '@': " + expected;
+    // ssh would read "-oProxyCommand=..." as an option, not as a user or host.
+    if (user[0] == '-') return quoted + ": the user may not start with '-'";
+    rest = rest.substr(at_sign + 1);
+    if (rest.find('@') != std::string::npos) return quoted + " has two '@': " + expected;
+  }
+  std::string host;
+  std::string port;
+  if (!rest.empty() && rest[0] == '[') {
+    const size_t close = rest.find(']');
+    if (close == std::string::npos) return quoted + " has no ']' after the IPv6 address";
+    host = rest.substr(1, close - 1);
+    if (!isIpLiteral(host, AF_INET6)) return quoted + ": '" + host + "' is not an IPv6 address";
+    const std::string after = rest.substr(close + 1);
+    if (!after.empty()) {
+      if (after[0] != ':') return quoted + ": expected ':PORT' after ']'";
+      port = after.substr(1);
+      if (port.empty()) return quoted + " has an empty port: " + expected;
+    }
+  } else {
+    const size_t colon = rest.find(':');
+    host = rest.substr(0, colon);
+    if (colon != std::string::npos) {
+      port = rest.substr(colon + 1);
+      if (port.find(':') != std::string::npos) {
+        return quoted +
+               " has more than one ':' (write an IPv6 address in brackets, "
+               "[fe80::1]:22): " +
+               expected;
+      }
+      if (port.empty()) return quoted + " has an empty port: " + expected;
+    }
+    if (host.empty()) return quoted + " has no host: " + expected;
+    if (host[0] == '-') return quoted + ": the host may not start with '-'";
+    if (!isHostName(host) && !isIpLiteral(host, AF_INET)) {
+      return quoted + ": '" + host + "' is not a host name or an IPv4 address: " + expected;
+    }
+  }
+  if (!port.empty() && !isPortNumber(port)) {
+    return quoted + ": port '" + port + "' is not a number from 1 to 65535";
+  }
+  return "";
+}
+
+// What is wrong with a slurm: entry's bind address; "" when it is fine.
+std::string bindProblem(const std::string& bind) {
+  const std::string expected =
+      "expected an IPv4 or IPv6 address (without brackets) or a host name, e.g. 10.1.0.5";
+  if (bind.empty()) return "is empty: " + expected;
+  if (hasControlCharacter(bind)) return "contains a control character: " + expected;
+  if (bind.find_first_of(" \t") != std::string::npos) return "'" + bind + "' contains a space";
+  if (isIpLiteral(bind, AF_INET) || isIpLiteral(bind, AF_INET6) || isHostName(bind)) return "";
+  return "'" + bind + "': " + expected;
+}
+
+// What is wrong with an absolute path of a slurm: entry; "" when it is fine.
+std::string absolutePathProblem(const std::string& path) {
+  if (path.empty()) return "is empty: expected an absolute path";
+  // The path goes into the job's batch script: a line break would start a new command there.
+  if (hasControlCharacter(path)) return "contains a control character (a line break or tab)";
+  if (path[0] != '/') return "'" + path + "' is not absolute: expected a path starting with '/'";
   return "";
 }
 
@@ -182,6 +288,9 @@ Result<std::vector<AgentEndpoint>> parseClusterFile(const std::string& text,
     return invalidArgument(file_name + ":" + std::to_string(e.mark.line + 1) +
                            ": not valid YAML: " + e.msg);
   }
+  // A file for Slurm clusters alone has no agents: section.
+  const bool slurm_only = root.IsMap() && !root["agents"] && root["slurm"];
+  if (slurm_only) return std::vector<AgentEndpoint>{};
   if (!root.IsMap() || !root["agents"] || !root["agents"].IsSequence()) {
     return invalidArgument(file_name +
                            ": expected a mapping with 'agents:', a list of {name, endpoint, "
@@ -242,6 +351,181 @@ Result<std::vector<AgentEndpoint>> loadClusterFile(const std::string& path) {
   std::stringstream text;
   text << in.rdbuf();
   return parseClusterFile(text.str(), path);
+}
+
+namespace {
+
+std::string describeNode(const YAML::Node& node) {
+  switch (node.Type()) {
+    case YAML::NodeType::Null:
+      return "nothing";
+    case YAML::NodeType::Sequence:
+      return "a list";
+    case YAML::NodeType::Map:
+      return "a mapping";
+    default:
+      return "'" + node.Scalar() + "'";
+  }
+}
+
+int lineOf(const YAML::Node& node) {
+  const YAML::Mark mark = node.Mark();
+  return mark.is_null() || mark.line < 0 ? 0 : mark.line + 1;
+}
+
+// Reads one slurm: entry; appends "FILE:LINE: slurm[NAME].FIELD: problem" to `errors`.
+SlurmCluster parseSlurmEntry(const YAML::Node& node, size_t index, const std::string& file_name,
+                             const std::vector<std::string>& earlier_names,
+                             std::vector<std::string>* errors) {
+  struct Problem {
+    int line;
+    std::string field;  // "" for the entry itself
+    std::string message;
+  };
+  std::vector<Problem> problems;  // labelled once the entry's name is known
+  SlurmCluster cluster;
+  cluster.line = lineOf(node);
+  static const std::vector<std::string> kOwnKeys = {"name", "login", "job_dir", "agent", "bind"};
+  std::map<std::string, YAML::Node> values;  // own key -> its value, when a scalar
+  std::map<std::string, int> key_lines;      // own key -> its line
+  for (const auto& entry : node) {
+    if (!entry.first.IsScalar()) continue;  // readSlurmFields reports it
+    const std::string key = entry.first.Scalar();
+    if (std::find(kOwnKeys.begin(), kOwnKeys.end(), key) == kOwnKeys.end()) continue;
+    const int line = lineOf(entry.first);
+    if (key_lines.count(key) != 0) {
+      problems.push_back(
+          {line, key,
+           "duplicate key (first given on line " + std::to_string(key_lines[key]) + ")"});
+      continue;
+    }
+    key_lines[key] = line;
+    if (!entry.second.IsScalar()) {
+      problems.push_back({line, key, "expected a string, got " + describeNode(entry.second)});
+      continue;
+    }
+    values.emplace(key, entry.second);
+  }
+  // A key whose value is not a string was reported above; only a key not given is missing.
+  auto given = [&](const std::string& key) { return values.count(key) != 0; };
+  auto missing = [&](const std::string& key) { return key_lines.count(key) == 0; };
+  auto text = [&](const std::string& key) {
+    return given(key) ? values.at(key).Scalar() : std::string();
+  };
+  auto check = [&](const std::string& key, const std::string& problem) {
+    if (!problem.empty()) problems.push_back({key_lines.at(key), key, problem});
+  };
+
+  cluster.name = text("name");
+  cluster.login = text("login");
+  cluster.job_dir = text("job_dir");
+  cluster.agent = text("agent");
+  cluster.bind = text("bind");
+  if (missing("name")) {
+    problems.push_back({cluster.line, "name", "is missing: expected the cluster's name, e.g. hpc"});
+  } else if (given("name")) {
+    if (cluster.name.empty()) {
+      check("name", "is empty: expected the cluster's name");
+    } else if (hasControlCharacter(cluster.name)) {
+      check("name", "contains a control character (a line break or tab)");
+    } else if (std::find(earlier_names.begin(), earlier_names.end(), cluster.name) !=
+               earlier_names.end()) {
+      check("name",
+            "'" + cluster.name + "' is used by another slurm: entry (names must be unique)");
+    }
+  }
+  if (missing("job_dir")) {
+    problems.push_back({cluster.line, "job_dir",
+                        "is missing: expected an absolute path that the login node and every "
+                        "compute node see, e.g. /shared/ringmaster"});
+  } else if (given("job_dir")) {
+    check("job_dir", absolutePathProblem(cluster.job_dir));
+  }
+  if (given("login")) check("login", loginProblem(cluster.login));
+  if (given("agent")) check("agent", absolutePathProblem(cluster.agent));
+  if (given("bind")) check("bind", bindProblem(cluster.bind));
+  for (const slurm::SlurmFieldProblem& problem :
+       slurm::readSlurmFields(node, kOwnKeys, &cluster.defaults)) {
+    std::string message = problem.message;
+    if (!problem.hint.empty()) message += " (hint: " + problem.hint + ")";
+    problems.push_back({problem.line > 0 ? problem.line : cluster.line, problem.field, message});
+  }
+  cluster.defaults.line = cluster.line;
+
+  // Named by the entry's name when it has a usable one, else by its index.
+  const bool named = !cluster.name.empty() && !hasControlCharacter(cluster.name);
+  const std::string label = "slurm[" + (named ? cluster.name : std::to_string(index)) + "]";
+  std::stable_sort(problems.begin(), problems.end(),
+                   [](const Problem& a, const Problem& b) { return a.line < b.line; });
+  for (const Problem& problem : problems) {
+    errors->push_back(file_name + ":" + std::to_string(problem.line) + ": " + label +
+                      (problem.field.empty() ? "" : "." + problem.field) + ": " + problem.message);
+  }
+  return cluster;
+}
+
+}  // namespace
+
+Result<std::vector<SlurmCluster>> parseSlurmClusters(const std::string& text,
+                                                     const std::string& file_name) {
+  YAML::Node root;
+  try {
+    root = YAML::Load(text);
+  } catch (const YAML::Exception& e) {
+    return invalidArgument(file_name + ":" + std::to_string(e.mark.line + 1) +
+                           ": not valid YAML: " + e.msg);
+  }
+  try {
+    if (root.IsNull()) return std::vector<SlurmCluster>{};
+    if (!root.IsMap()) {
+      return invalidArgument(file_name + ": expected a mapping with 'agents:' and/or 'slurm:'");
+    }
+    const YAML::Node list = root["slurm"];
+    if (!list || list.IsNull()) return std::vector<SlurmCluster>{};
+    if (!list.IsSequence()) {
+      return invalidArgument(file_name + ":" + std::to_string(lineOf(list)) +
+                             ": slurm: expected a list of {name, job_dir, ...} entries, got " +
+                             describeNode(list));
+    }
+    std::vector<SlurmCluster> clusters;
+    std::vector<std::string> errors;
+    std::vector<std::string> names;
+    for (size_t i = 0; i < list.size(); ++i) {
+      const YAML::Node node = list[i];
+      if (!node.IsMap()) {
+        errors.push_back(file_name + ":" +
+                         std::to_string(lineOf(node) > 0 ? lineOf(node) : lineOf(list)) +
+                         ": slurm[" + std::to_string(i) +
+                         "]: expected a mapping {name, job_dir, ...}, got " + describeNode(node));
+        continue;
+      }
+      SlurmCluster cluster = parseSlurmEntry(node, i, file_name, names, &errors);
+      names.push_back(cluster.name);
+      clusters.push_back(std::move(cluster));
+    }
+    if (!errors.empty()) {
+      std::string message;
+      for (const auto& e : errors) message += (message.empty() ? "" : "\n") + e;
+      return invalidArgument(message);
+    }
+    return clusters;
+  } catch (const YAML::Exception& e) {
+    return invalidArgument(file_name + ": cannot read the slurm: entries: " + e.msg);
+  }
+}
+
+Result<std::vector<SlurmCluster>> loadSlurmClusters(const std::string& path) {
+  std::error_code ec;
+  // As for the agents (readAgentsForEdit), a missing cluster file is an empty one.
+  if (!std::filesystem::exists(path, ec) && !ec) return std::vector<SlurmCluster>{};
+  if (std::filesystem::is_directory(path, ec)) {
+    return ioError("cannot read cluster file " + path + ": it is a directory");
+  }
+  std::ifstream in(path);
+  if (!in) return ioError("cannot read cluster file " + path + ": " + std::strerror(errno));
+  std::stringstream text;
+  text << in.rdbuf();
+  return parseSlurmClusters(text.str(), path);
 }
 
 Result<std::string> otherClusterSections(const std::string& text, const std::string& file_name) {

@@ -57,7 +57,12 @@ const std::map<std::string, std::string>& topLevelAliases() {
       {"max_retries", "restart"},
       {"patterns", "metrics"},
       {"grace_seconds", "stop_grace_seconds"},
-      {"dist_backend", "backend"}};
+      {"dist_backend", "backend"},
+      {"partition", "slurm"},
+      {"account", "slurm"},
+      {"sbatch", "slurm"},
+      {"sbatch_args", "slurm"},
+      {"gpus_per_node", "slurm"}};
   return *aliases;
 }
 
@@ -253,6 +258,7 @@ class SpecParser {
         {"env", &SpecParser::parseEnv},
         {"placement", &SpecParser::parsePlacement},
         {"world_size", &SpecParser::parseWorldSize},
+        {"slurm", &SpecParser::parseSlurm},
         {"backend", &SpecParser::parseBackendField},
         {"restart", &SpecParser::parseRestart},
         {"metrics", &SpecParser::parseMetrics},
@@ -648,6 +654,66 @@ class SpecParser {
     if (world_size) spec_.world_size = *world_size;
   }
 
+  // `slurm:` — Slurm allocates the nodes; the fields are those of a cluster file's slurm: entry
+  // (slurm::readSlurmFields), plus the cluster the job runs on.
+  void parseSlurm(const YAML::Node& key, const YAML::Node& value) {
+    if (!expectMapping(value, key, "slurm", "a mapping {cluster: NAME, nodes: N, ...}",
+                       "e.g. slurm: {cluster: hpc, nodes: 2, gpus_per_node: 4}")) {
+      slurm_invalid_ = true;
+      return;
+    }
+    slurm::SlurmRequest request;
+    request.line = locationOf(key).line;
+    bool valid = true;
+    bool has_nodes = false;
+    int cluster_line = 0;
+    // readSlurmFields reads every key but `cluster` (and reports keys that are not names).
+    for (const auto& entry : value) {
+      const YAML::Node& name = entry.first;
+      if (!name.IsScalar()) continue;
+      if (name.Scalar() == "nodes") has_nodes = true;
+      if (name.Scalar() != "cluster") continue;
+      if (cluster_line != 0) {
+        report(locationOf(name), "slurm.cluster",
+               "duplicate key 'cluster' (first given on line " + std::to_string(cluster_line) + ")",
+               "remove one of them");
+        valid = false;
+        continue;
+      }
+      cluster_line = locationOf(name).line;
+      const auto cluster = readClusterName(entry.second, name);
+      valid = valid && cluster.has_value();
+      if (cluster) request.cluster = *cluster;
+    }
+    for (const slurm::SlurmFieldProblem& problem :
+         slurm::readSlurmFields(value, {"cluster"}, &request)) {
+      report({problem.line, problem.column}, join("slurm", problem.field), problem.message,
+             problem.hint);
+      valid = false;
+    }
+    if (!has_nodes) {
+      report(locationOf(key), "slurm.nodes",
+             "missing; expected the number of nodes to allocate (an integer from 1 to 100000)",
+             "e.g. nodes: 2; each node runs ranks_per_node ranks (default: gpus_per_node, else 1)");
+    }
+    slurm_invalid_ = !valid || !has_nodes;
+    spec_.slurm = std::move(request);
+  }
+
+  std::optional<std::string> readClusterName(const YAML::Node& value, const YAML::Node& key) {
+    const std::string expected = "the name of a slurm: entry of the cluster file";
+    const auto name = readString(value, key, "slurm.cluster", expected);
+    if (!name) return std::nullopt;
+    if (name->empty() || std::any_of(name->begin(), name->end(),
+                                     [](unsigned char c) { return c < 0x20 || c == 0x7f; })) {
+      report(
+          where(value, key), "slurm.cluster",
+          "expected " + expected + (name->empty() ? ", got ''" : ", without control characters"));
+      return std::nullopt;
+    }
+    return name;
+  }
+
   void parseBackendField(const YAML::Node& key, const YAML::Node& value) {
     const std::string expected = "one of auto, nccl, gloo";
     const auto text = readString(value, key, "backend", expected);
@@ -801,6 +867,10 @@ class SpecParser {
   void checkPlacementOrWorldSize() {
     const bool has_placement = has("placement");
     const bool has_world_size = has("world_size");
+    if (has("slurm")) {
+      checkSlurmPlacement(has_placement, has_world_size);
+      return;
+    }
     if (has_placement && has_world_size) {
       report(keyLocation("world_size"), "world_size",
              "both placement and world_size are given; expected exactly one",
@@ -813,6 +883,18 @@ class SpecParser {
       return;
     }
     if (has_placement && !placement_invalid_) sumPlacementRanks();
+  }
+
+  void checkSlurmPlacement(bool has_placement, bool has_world_size) {
+    for (const std::string other : {"placement", "world_size"}) {
+      if (!has(other)) continue;
+      report(
+          keyLocation(other), other, "both slurm and " + other + " are given; expected only slurm",
+          "Slurm picks the nodes, and world_size is slurm.nodes * ranks_per_node; remove " + other);
+    }
+    if (has_placement || has_world_size || slurm_invalid_ || !spec_.slurm) return;
+    // At most 100000 nodes * 1024 ranks: fits an int.
+    spec_.world_size = spec_.slurm->nodes * slurm::ranksPerNode(*spec_.slurm);
   }
 
   void sumPlacementRanks() {
@@ -835,6 +917,7 @@ class SpecParser {
   bool launcher_known_ = false;
   bool command_invalid_ = false;
   bool placement_invalid_ = false;
+  bool slurm_invalid_ = false;
 };
 
 }  // namespace

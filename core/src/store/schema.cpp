@@ -136,6 +136,17 @@ INSERT INTO health_v4(agent, time, seq, cpu_percent, mem_used, mem_total, load1,
 DROP TABLE health;
 ALTER TABLE health_v4 RENAME TO health;
 )sql"},
+    {5, "jobs queued in Slurm", R"sql(
+CREATE TABLE slurm_jobs(
+  job_id TEXT PRIMARY KEY,
+  cluster TEXT NOT NULL,
+  job_dir TEXT NOT NULL,
+  slurm_job_id TEXT NOT NULL DEFAULT '',
+  state TEXT NOT NULL DEFAULT '',        -- Slurm's, e.g. PENDING, RUNNING, NODE_FAIL
+  reason TEXT NOT NULL DEFAULT '',       -- Slurm's reason, e.g. Priority, Resources
+  updated_at REAL NOT NULL DEFAULT 0
+) WITHOUT ROWID;
+)sql"},
 };
 
 Result<int> userVersion(Connection& db) {

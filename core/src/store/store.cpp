@@ -217,6 +217,8 @@ class Store::Impl {
   Status recordSubmission(const JobRow& job);
   Status recordAgent(const std::string& name, const std::string& endpoint,
                      const proto::Inventory& inv);
+  Status recordSlurmJob(const SlurmJobRow& row);
+  Result<SlurmJobRow> slurmJob(const std::string& job_id);
   Result<std::vector<AgentRow>> agents();
   Result<std::vector<JobRow>> jobs();
   Result<JobRow> job(const std::string& id_or_prefix);
@@ -824,6 +826,40 @@ Status Store::Impl::recordAgent(const std::string& name, const std::string& endp
   return s.run("storing agent " + name);
 }
 
+Status Store::Impl::recordSlurmJob(const SlurmJobRow& row) {
+  if (row.job_id.empty()) return invalidArgument("recordSlurmJob: job_id is empty");
+  RM_ASSIGN_OR_RETURN(Statement s, Statement::prepare(db_.get(), R"sql(
+INSERT OR REPLACE INTO slurm_jobs(job_id, cluster, job_dir, slurm_job_id, state, reason, updated_at)
+  VALUES(?, ?, ?, ?, ?, ?, ?))sql"));
+  s.bindText(1, row.job_id);
+  s.bindText(2, row.cluster);
+  s.bindText(3, row.job_dir);
+  s.bindText(4, row.slurm_job_id);
+  s.bindText(5, row.state);
+  s.bindText(6, row.reason);
+  s.bindDouble(7, row.updated_at);
+  return s.run("storing the Slurm state of job " + row.job_id);
+}
+
+Result<SlurmJobRow> Store::Impl::slurmJob(const std::string& job_id) {
+  RM_ASSIGN_OR_RETURN(Statement s, Statement::prepare(db_.get(), R"sql(
+SELECT job_id, cluster, job_dir, slurm_job_id, state, reason, updated_at FROM slurm_jobs
+  WHERE job_id = ?)sql"));
+  s.bindText(1, job_id);
+  const int rc = s.step();
+  if (rc == SQLITE_DONE) return notFound("job " + job_id + " did not run on Slurm");
+  if (rc != SQLITE_ROW) return error(rc, "looking up the Slurm state of job " + job_id);
+  SlurmJobRow row;
+  row.job_id = s.columnText(0);
+  row.cluster = s.columnText(1);
+  row.job_dir = s.columnText(2);
+  row.slurm_job_id = s.columnText(3);
+  row.state = s.columnText(4);
+  row.reason = s.columnText(5);
+  row.updated_at = s.columnDouble(6);
+  return row;
+}
+
 // ---------------------------------------------------------------------------------------------
 // Reads. Every cached SELECT is reset by a ScopedReset, so no snapshot outlives its call.
 
@@ -1183,6 +1219,8 @@ Status Store::recordAgent(const std::string& name, const std::string& endpoint,
                           const proto::Inventory& inv) {
   return impl_->recordAgent(name, endpoint, inv);
 }
+Status Store::recordSlurmJob(const SlurmJobRow& row) { return impl_->recordSlurmJob(row); }
+Result<SlurmJobRow> Store::slurmJob(const std::string& job_id) { return impl_->slurmJob(job_id); }
 Result<std::vector<AgentRow>> Store::agents() { return impl_->agents(); }
 Result<std::vector<JobRow>> Store::jobs() { return impl_->jobs(); }
 Result<JobRow> Store::job(const std::string& id_or_unique_prefix) {

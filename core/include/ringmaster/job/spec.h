@@ -10,6 +10,8 @@
 #include <utility>
 #include <vector>
 
+#include "ringmaster/slurm/request.h"
+
 namespace ringmaster::job {
 
 enum class Launcher { kNative, kTorchrun, kCommand };
@@ -54,6 +56,10 @@ struct JobSpec {
   std::vector<PlacementEntry> placement;  // either placement ...
   int world_size = 0;                     // ... or world_size; after parsing, the total rank count
   int world_size_line = 0;                // line of `world_size:` (0 when placement was used)
+  // ... or `slurm:`: Slurm picks the nodes; world_size is nodes * ranksPerNode() (computed from
+  // the spec alone: a cluster file's defaults, applied later, may change ranks per node).
+  // placement stays empty and world_size_line 0. slurm->line is the line of the `slurm:` key.
+  std::optional<slurm::SlurmRequest> slurm;
   Backend backend = Backend::kAuto;
   RestartPolicy restart;
   // From `metrics: {patterns: {loss: 'loss=([-+0-9.eE]+)'}}`, in file order.

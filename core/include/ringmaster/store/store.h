@@ -83,6 +83,12 @@ struct AgentRow {
   double last_seen = 0;  // unix seconds of the last recordAgent()
 };
 
+// A job queued in Slurm: where it is, and what Slurm last said of it.
+struct SlurmJobRow {
+  std::string job_id{}, cluster{}, job_dir{}, slurm_job_id{}, state{}, reason{};
+  double updated_at = 0;
+};
+
 // A job lifecycle record as stored: kind is "job_accepted", "rank_started", "rank_exited" or
 // "job_finished"; detail is a human-readable summary.
 struct EventRow {
@@ -137,6 +143,11 @@ class Store {
   // Remembers an agent's endpoint and latest inventory; last_seen is now.
   Status recordAgent(const std::string& name, const std::string& endpoint,
                      const proto::Inventory& inv);
+
+  // Inserts or replaces the job's Slurm row.
+  Status recordSlurmJob(const SlurmJobRow& row);
+  // The Slurm row of a job; kNotFound for a job that did not run on Slurm.
+  Result<SlurmJobRow> slurmJob(const std::string& job_id);
 
   Result<std::vector<AgentRow>> agents();  // by name
   Result<std::vector<JobRow>> jobs();      // newest first

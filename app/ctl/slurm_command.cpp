@@ -1,0 +1,179 @@
+// `ringmasterctl submit` of a job that runs on Slurm: the batch script (--dry-run), sbatch, and
+// --wait, which follows Slurm's state and the job's journals in its job directory.
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include "ctl.h"
+#include "ringmaster/client/job_progress.h"
+#include "ringmaster/client/local_agent.h"
+#include "ringmaster/client/slurm_submit.h"
+#include "ringmaster/client/slurm_sync.h"
+#include "ringmaster/slurm/queries.h"
+
+namespace ringmaster::ctl {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// The last lines of the job's Slurm output file: what Slurm and an agent that never came up said.
+std::string outputTail(const slurm::JobDir& dir, const std::string& slurm_job_id, int lines) {
+  std::ifstream in(dir.outputFile(slurm_job_id));
+  std::vector<std::string> kept;
+  std::string line;
+  while (std::getline(in, line)) {
+    kept.push_back(line);
+    if (kept.size() > static_cast<size_t>(lines)) kept.erase(kept.begin());
+  }
+  std::string tail;
+  for (const auto& l : kept) tail += "  | " + l + "\n";
+  return tail;
+}
+
+std::string slurmStateText(const slurm::JobState& state) {
+  std::string text = slurm::phaseName(state.phase);
+  if (state.phase == slurm::Phase::kUnknown) text += " (" + state.slurm_state + ")";
+  if (!state.reason.empty()) text += " (" + state.reason + ")";
+  return text;
+}
+
+// Follows the job until it is over: Slurm's state as it changes, and the journals into the
+// history. The job is over when its agents say so, or when Slurm has ended it.
+int waitForSlurmJob(client::ClusterClient& cluster, const client::SlurmSubmission& job,
+                    const std::string& login) {
+  const auto started = Clock::now();
+  auto history = cluster.history();
+  if (!history.isOk()) {
+    printError(history.status().message());
+    return kExitFailure;
+  }
+  auto row = (*history)->slurmJob(job.job_id);
+  if (!row.isOk()) {
+    printError(row.status().message());
+    return kExitFailure;
+  }
+  client::SlurmJobSync sync(job.dir, *history);
+  client::JobProgress progress(job.job_id);
+  std::string last_said;
+  std::optional<slurm::JobState> slurm_state;
+  auto next_query = Clock::now();
+  while (true) {
+    auto polled = sync.poll(
+        [&](const std::string&, const proto::JournalRecord& record) { progress.observe(record); });
+    if (!polled.isOk()) printError("warning: " + polled.status().message());
+    if (progress.finished()) break;
+    if (Clock::now() >= next_query) {
+      auto state = client::refreshSlurmState(*history, {login, ""}, &*row);
+      if (state.isOk()) {
+        slurm_state = *state;
+        const std::string said = slurmStateText(*state);
+        if (said != last_said) {
+          std::printf("slurm job %s: %s\n", job.slurm_job_id.c_str(), said.c_str());
+          std::fflush(stdout);
+          last_said = said;
+        }
+        if (slurm::isFinished(state->phase)) break;
+      }
+      next_query = Clock::now() + std::chrono::seconds(2);
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  }
+  // The last records (the agents journal their outcome before Slurm ends the step).
+  sync.poll(
+      [&](const std::string&, const proto::JournalRecord& record) { progress.observe(record); });
+  printOutcome(progress, job.job_id, std::chrono::duration<double>(Clock::now() - started).count());
+  if (!progress.finished() && slurm_state) {
+    std::printf("  slurm: %s; the job's agents reported no outcome. The end of %s:\n%s",
+                slurmStateText(*slurm_state).c_str(), job.dir.outputFile(job.slurm_job_id).c_str(),
+                outputTail(job.dir, job.slurm_job_id, 15).c_str());
+  }
+  return progress.succeeded() ? kExitOk : kExitFailure;
+}
+
+// The cluster file's login node of a Slurm cluster; "" (this machine) when it names none.
+std::string loginOf(const Globals& globals, const std::string& cluster_name) {
+  const client::ClientPaths paths =
+      client::ClientPaths::resolve(globals.cluster_file, globals.db_file);
+  auto clusters = client::loadSlurmClusters(paths.cluster_file);
+  if (!clusters.isOk()) return "";
+  auto cluster = client::findSlurmCluster(*clusters, cluster_name, paths.cluster_file);
+  return cluster.isOk() ? cluster->login : "";
+}
+
+}  // namespace
+
+std::optional<store::SlurmJobRow> catchUpSlurmJob(const Globals& globals, store::Store& history,
+                                                  const std::string& job_id) {
+  auto row = history.slurmJob(job_id);
+  if (!row.isOk()) return std::nullopt;
+  client::SlurmJobSync sync(slurm::JobDir{row->job_dir}, &history);
+  if (auto polled = sync.poll(); !polled.isOk()) {
+    printError("warning: " + polled.status().message() + " (its newest records are missing)");
+  }
+  auto state = client::refreshSlurmState(&history, {loginOf(globals, row->cluster), ""}, &*row);
+  if (!state.isOk() && state.status().code() != ErrorCode::kNotFound) {
+    printError("warning: " + state.status().message() + " (showing Slurm's last known state)");
+  }
+  return *row;
+}
+
+std::string slurmRowText(const store::SlurmJobRow& row) {
+  slurm::JobState state;
+  state.slurm_state = row.state;
+  state.phase = slurm::phaseOf(row.state);
+  state.reason = row.reason;
+  return "slurm job " + row.slurm_job_id + " on " + row.cluster + ": " + slurmStateText(state);
+}
+
+int stopSlurmJob(const Globals& globals, const store::SlurmJobRow& row) {
+  Status cancelled = slurm::cancelJob({loginOf(globals, row.cluster), ""}, row.slurm_job_id);
+  if (!cancelled.isOk()) {
+    printError(cancelled.message());
+    return kExitFailure;
+  }
+  std::printf("stopping %s: scancel %s on %s\n", row.job_id.c_str(), row.slurm_job_id.c_str(),
+              row.cluster.c_str());
+  return kExitOk;
+}
+
+int runSlurmSubmit(const Globals& globals, const job::JobSpec& spec, const SubmitFlags& flags) {
+  const client::ClientPaths paths =
+      client::ClientPaths::resolve(globals.cluster_file, globals.db_file);
+  auto clusters = client::loadSlurmClusters(paths.cluster_file);
+  if (!clusters.isOk()) {
+    printError(clusters.status().message());
+    return kExitBadInput;
+  }
+  auto cluster = client::findSlurmCluster(*clusters, spec.slurm->cluster, paths.cluster_file);
+  if (!cluster.isOk()) {
+    printError(cluster.status().message());
+    return kExitBadInput;
+  }
+  const std::string agent_program = client::executableDir() + "/ringmaster-agent";
+  if (flags.dry_run) {
+    auto plan =
+        client::planSlurmSubmission(spec, *cluster, client::newJobId(spec.name), agent_program);
+    if (!plan.isOk()) {
+      printError(plan.status().message());
+      return kExitBadInput;
+    }
+    std::printf("%s", plan->script.c_str());
+    return kExitOk;
+  }
+  auto client = openCluster(globals);
+  if (!client) return kExitFailure;
+  auto submitted = client::submitToSlurm(*client, spec, *cluster, agent_program);
+  if (!submitted.isOk()) {
+    printError(submitted.status().message());
+    return submitted.status().code() == ErrorCode::kInvalidArgument ? kExitBadInput : kExitFailure;
+  }
+  std::printf("%s\nslurm job %s on %s, job directory %s\n", submitted->job_id.c_str(),
+              submitted->slurm_job_id.c_str(), cluster->name.c_str(), submitted->dir.root.c_str());
+  std::fflush(stdout);
+  if (!flags.wait && !flags.follow) return kExitOk;
+  return waitForSlurmJob(*client, *submitted, cluster->login);
+}
+
+}  // namespace ringmaster::ctl

@@ -1,0 +1,53 @@
+#pragma once
+// Pulls a Slurm job's journals into the history from its job directory (slurm/job_dir.h): each
+// node's agent of each run keeps its journal there, so the history catches up whether the agents
+// still run or are long gone, and exactly once (the store's cursors, as for any agent).
+// A journal is read the way its agent writes it (frames of [u32 length][u32 CRC][record]); a
+// frame still being written is left for the next read.
+//
+// Not thread-safe: one thread owns a SlurmJobSync.
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "ringmaster/protocol/ringmaster.pb.h"
+#include "ringmaster/slurm/command.h"
+#include "ringmaster/slurm/job_dir.h"
+#include "ringmaster/slurm/job_state.h"
+#include "ringmaster/store/store.h"
+#include "ringmaster/util/result.h"
+
+namespace ringmaster::client {
+
+class SlurmJobSync {
+ public:
+  SlurmJobSync(slurm::JobDir dir, store::Store* store);
+
+  // Reads what the job's agents journaled since the last call and stores it. `on_record` sees
+  // each new record with its agent's name. Returns how many records were new.
+  Result<uint64_t> poll(
+      const std::function<void(const std::string&, const proto::JournalRecord&)>& on_record = {});
+
+ private:
+  struct Reader {
+    std::string agent;
+    std::string journal_id;
+    uint64_t offset = 0;    // bytes of journal.log read
+    uint64_t next_seq = 0;  // 0: not yet known (the store's cursor decides)
+  };
+  Status read(const std::string& node_dir, Reader& reader, std::vector<proto::JournalRecord>* out);
+
+  slurm::JobDir dir_;
+  store::Store* store_;
+  std::map<std::string, Reader> readers_;  // by node dir
+};
+
+// Asks Slurm (here, or through `where`'s login node) for the job's state and stores it in `row`
+// and the history. A job Slurm no longer knows keeps its last state.
+Result<slurm::JobState> refreshSlurmState(store::Store* store, const slurm::Where& where,
+                                          store::SlurmJobRow* row);
+
+}  // namespace ringmaster::client

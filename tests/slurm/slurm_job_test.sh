@@ -1,0 +1,103 @@
+#!/usr/bin/env bash
+# slurm_job_test.sh BUILD_DIR: Ringmaster jobs on a real Slurm cluster of three fake nodes
+# (cluster.sh): the batch script of --dry-run, and a 3-node native job submitted with sbatch that
+# trains under one per-job agent per node and lands in the history once, with Slurm's id.
+set -uo pipefail
+build=$(cd "$1" && pwd)
+here=$(cd "$(dirname "$0")" && pwd)
+source "$here/../shell/checks.sh"
+dir=$(mktemp -d /tmp/rm-slurm-job.XXXXXX)
+trap '"$here/cluster.sh" down "$dir/cluster"; rm -rf "$dir"' EXIT
+"$here/cluster.sh" up "$dir/cluster" || exit $?
+source "$dir/cluster/env"
+echo "slurm_job_test: the cluster is up"
+
+export RINGMASTER_CONFIG_DIR=$dir/config RINGMASTER_DB=$dir/history.db
+export RINGMASTER_CLUSTER=$dir/cluster.yaml
+cat >"$RINGMASTER_CLUSTER" <<YAML
+slurm:
+  - {name: fake, job_dir: $dir/jobs, bind: 127.0.0.1, partition: debug}
+YAML
+ctl=$build/bin/ringmasterctl
+spec=$here/../../resources/jobs/examples/slurm_demo.yaml
+
+# --dry-run: the script, and nothing queued.
+"$ctl" submit "$spec" --dry-run >"$dir/script.txt" 2>&1
+check "--dry-run prints the batch script" grep -q '^#SBATCH --nodes=3$' "$dir/script.txt"
+check "the script asks for the cluster's partition" grep -q '^#SBATCH --partition=debug$' "$dir/script.txt"
+check "the script requeues on node failure" grep -q '^#SBATCH --requeue$' "$dir/script.txt"
+check "the script starts one agent per node" grep -q "^srun .*ringmaster-agent' slurm-node --job-dir '$dir/jobs/slurm-demo-.*' --ranks-per-node 2 --bind '127.0.0.1'$" "$dir/script.txt"
+check "--dry-run queues nothing" test -z "$(squeue -h)"
+
+# A 3-node job, waited for: it trains and lands in the history.
+started=$(date +%s%N)
+"$ctl" submit "$spec" --wait >"$dir/submit.txt" 2>&1
+rc=$?
+cat "$dir/submit.txt"
+job=$(head -1 "$dir/submit.txt")
+slurm_id=$(sed -n 's/^slurm job \([0-9]*\) on fake, .*/\1/p' "$dir/submit.txt" | head -1)
+check "submit --wait succeeds" test "$rc" = 0
+check "submit says Slurm's job id" test -n "$slurm_id"
+check "the job ran on three nodes" grep -q "succeeded: 6 rank(s)" "$dir/submit.txt"
+# The agents linger a few seconds for clients still reading, then exit, and Slurm ends the job.
+for _ in $(seq 300); do [[ -z $(squeue -h -j "$slurm_id" 2>/dev/null) ]] && break; sleep 0.1; done
+"$ctl" status "$job" >"$dir/status.txt" 2>&1
+cat "$dir/status.txt"
+for node in n1 n2 n3; do
+  check "ranks ran on $node" grep -qE "^[0-9]+ +$node " "$dir/status.txt"
+done
+check "status shows Slurm's state and id" grep -q "slurm job $slurm_id on fake: completed" "$dir/status.txt"
+"$ctl" metrics "$job" --name loss >"$dir/metrics.csv"
+rows=$(grep -c ",loss," "$dir/metrics.csv")
+unique=$(cut -d, -f1-5 "$dir/metrics.csv" | grep ",loss" | sort -u | wc -l)
+check "every rank's loss is in the history ($rows rows)" test "$rows" -gt 60
+check "no metric row is stored twice" test "$rows" = "$unique"
+"$ctl" status "$job" >/dev/null 2>&1
+"$ctl" metrics "$job" --name loss >"$dir/metrics-again.csv"
+check "syncing again adds nothing" cmp -s "$dir/metrics.csv" "$dir/metrics-again.csv"
+check "the job's agents are gone" eval "! pgrep -f 'ringmaster-agent slurm-node' >/dev/null"
+first_metric=$(cut -d, -f7 "$dir/metrics.csv" | grep -E '^[0-9.]+$' | sort -n | head -1)
+echo "slurm_job_test: sbatch to the first metric took $(python3 -c "print(round($first_metric - $started / 1e9, 2))") s"
+
+# No client running: submitted and left; Slurm starts it, the agents run it, and status (later)
+# catches up from the job directory.
+"$ctl" submit "$spec" >"$dir/left.txt" 2>&1
+left_job=$(head -1 "$dir/left.txt")
+left_id=$(sed -n 's/^slurm job \([0-9]*\) on fake, .*/\1/p' "$dir/left.txt")
+for _ in $(seq 600); do [[ -z $(squeue -h -j "$left_id" 2>/dev/null) ]] && break; sleep 0.1; done
+"$ctl" status "$left_job" >"$dir/left-status.txt" 2>&1
+cat "$dir/left-status.txt"
+check "a job left alone ran and is synced afterwards" grep -q "^job $left_job (slurm-demo, native) succeeded, attempt 1, 6 rank(s)" "$dir/left-status.txt"
+check "its ranks are in the history" test "$(grep -cE '^[0-5] +n[123] .* succeeded' "$dir/left-status.txt")" = 6
+
+# stop mid-run is scancel: Slurm stops every node's agent, which stops its ranks; nothing is left.
+sed 's/epochs: 4 /epochs: 400 /' "$spec" >"$dir/long.yaml"
+"$ctl" submit "$dir/long.yaml" >"$dir/long.txt" 2>&1
+long_job=$(head -1 "$dir/long.txt")
+long_id=$(sed -n 's/^slurm job \([0-9]*\) on fake, .*/\1/p' "$dir/long.txt")
+for _ in $(seq 300); do
+  [[ $(pgrep -fc "ringmaster-worker --config $dir/jobs/$long_job/") -ge 6 ]] && break
+  sleep 0.1
+done
+check "a long job's six ranks run" test "$(pgrep -fc "ringmaster-worker --config $dir/jobs/$long_job/")" -ge 6
+"$ctl" stop "$long_job" >"$dir/stop.txt" 2>&1
+check "stop cancels it in Slurm" grep -q "scancel $long_id on fake" "$dir/stop.txt"
+for _ in $(seq 300); do pgrep -f "$dir/jobs/$long_job" >/dev/null || break; sleep 0.1; done
+check "no agent or rank of it is left" eval "! pgrep -f '$dir/jobs/$long_job' >/dev/null"
+for _ in $(seq 300); do [[ -z $(squeue -h -j "$long_id" 2>/dev/null) ]] && break; sleep 0.1; done
+"$ctl" status "$long_job" >"$dir/long-status.txt" 2>&1
+head -3 "$dir/long-status.txt"
+check "status says Slurm cancelled it" grep -q "slurm job $long_id on fake: cancelled" "$dir/long-status.txt"
+
+# An agent that cannot start: Slurm's own words come back, not a timeout.
+cat >>"$RINGMASTER_CLUSTER" <<YAML
+  - {name: broken, job_dir: $dir/jobs, agent: /nonexistent/ringmaster-agent}
+YAML
+"$ctl" submit "$spec" --slurm broken --nodes 1 --wait >"$dir/broken.txt" 2>&1
+rc=$?
+cat "$dir/broken.txt"
+check "a job whose agents never start fails" test "$rc" = 1
+check "it says Slurm's state" grep -q "slurm: failed" "$dir/broken.txt"
+check "it shows Slurm's error from the output file" grep -q "/nonexistent/ringmaster-agent.*No such file or directory" "$dir/broken.txt"
+
+finish_checks slurm_job_test
