@@ -634,7 +634,10 @@ Status AgentServer::Impl::loop() {
           stopping = true;
         }
       }
-      supervisor->reapChildren();
+      // When stopping, stopAll() reaps the ranks once they count as stopped: a rank that got the
+      // same SIGTERM (scancel signals every process of a Slurm step) and exited 0 was stopped,
+      // not done.
+      if (!stopping) supervisor->reapChildren();
     }
     if (items[2].revents & ZMQ_POLLIN) monitor->onReadable();
     if (std::any_of(items.begin() + 3, items.begin() + static_cast<long>(first_output),

@@ -81,8 +81,6 @@ int runSlurmSubmit(const Globals& globals, const job::JobSpec& spec, const Submi
 // with the job). nullopt for a job that is not on Slurm.
 std::optional<store::SlurmJobRow> catchUpSlurmJob(const Globals& globals, store::Store& history,
                                                   const std::string& job_id);
-// ringmasterctl stop of a job on Slurm: scancel.
-int stopSlurmJob(const Globals& globals, const store::SlurmJobRow& row);
 // "slurm job 123 on hpc: pending (Priority)".
 std::string slurmRowText(const store::SlurmJobRow& row);
 // "job ID succeeded: N rank(s) in Ts", then each failed attempt's cause and each failed rank.

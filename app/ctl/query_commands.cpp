@@ -294,17 +294,22 @@ int runStop(const Globals& globals, const std::string& job_ref) {
   if (!cluster) return kExitFailure;
   syncQuietly(*cluster);
   std::string job_id = job_ref;
+  std::optional<store::SlurmJobRow> slurm;
   if (auto store = cluster->history(); store.isOk()) {
     if (auto job = (*store)->job(job_ref); job.isOk()) job_id = job->job_id;
-    // A job on Slurm ends with scancel: Slurm stops every node's agent, which stops its ranks.
-    if (auto slurm = (*store)->slurmJob(job_id); slurm.isOk()) return stopSlurmJob(globals, *slurm);
+    if (auto row = (*store)->slurmJob(job_id); row.isOk()) slurm = *row;
   }
   auto signalled = cluster->stop(job_id);
   if (!signalled.isOk()) {
     printError(signalled.status().message());
     return kExitFailure;
   }
-  std::printf("stopping %s: %d rank(s) signalled\n", job_id.c_str(), *signalled);
+  if (slurm) {
+    std::printf("stopping %s: scancel %s on %s\n", job_id.c_str(), slurm->slurm_job_id.c_str(),
+                slurm->cluster.c_str());
+  } else {
+    std::printf("stopping %s: %d rank(s) signalled\n", job_id.c_str(), *signalled);
+  }
   return kExitOk;
 }
 

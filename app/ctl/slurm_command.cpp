@@ -11,7 +11,6 @@
 #include "ringmaster/client/local_agent.h"
 #include "ringmaster/client/slurm_submit.h"
 #include "ringmaster/client/slurm_sync.h"
-#include "ringmaster/slurm/queries.h"
 
 namespace ringmaster::ctl {
 namespace {
@@ -92,16 +91,6 @@ int waitForSlurmJob(client::ClusterClient& cluster, const client::SlurmSubmissio
   return progress.succeeded() ? kExitOk : kExitFailure;
 }
 
-// The cluster file's login node of a Slurm cluster; "" (this machine) when it names none.
-std::string loginOf(const Globals& globals, const std::string& cluster_name) {
-  const client::ClientPaths paths =
-      client::ClientPaths::resolve(globals.cluster_file, globals.db_file);
-  auto clusters = client::loadSlurmClusters(paths.cluster_file);
-  if (!clusters.isOk()) return "";
-  auto cluster = client::findSlurmCluster(*clusters, cluster_name, paths.cluster_file);
-  return cluster.isOk() ? cluster->login : "";
-}
-
 }  // namespace
 
 std::optional<store::SlurmJobRow> catchUpSlurmJob(const Globals& globals, store::Store& history,
@@ -112,7 +101,10 @@ std::optional<store::SlurmJobRow> catchUpSlurmJob(const Globals& globals, store:
   if (auto polled = sync.poll(); !polled.isOk()) {
     printError("warning: " + polled.status().message() + " (its newest records are missing)");
   }
-  auto state = client::refreshSlurmState(&history, {loginOf(globals, row->cluster), ""}, &*row);
+  const client::ClientPaths paths =
+      client::ClientPaths::resolve(globals.cluster_file, globals.db_file);
+  auto state = client::refreshSlurmState(
+      &history, {client::slurmLoginOf(paths.cluster_file, row->cluster), ""}, &*row);
   if (!state.isOk() && state.status().code() != ErrorCode::kNotFound) {
     printError("warning: " + state.status().message() + " (showing Slurm's last known state)");
   }
@@ -125,17 +117,6 @@ std::string slurmRowText(const store::SlurmJobRow& row) {
   state.phase = slurm::phaseOf(row.state);
   state.reason = row.reason;
   return "slurm job " + row.slurm_job_id + " on " + row.cluster + ": " + slurmStateText(state);
-}
-
-int stopSlurmJob(const Globals& globals, const store::SlurmJobRow& row) {
-  Status cancelled = slurm::cancelJob({loginOf(globals, row.cluster), ""}, row.slurm_job_id);
-  if (!cancelled.isOk()) {
-    printError(cancelled.message());
-    return kExitFailure;
-  }
-  std::printf("stopping %s: scancel %s on %s\n", row.job_id.c_str(), row.slurm_job_id.c_str(),
-              row.cluster.c_str());
-  return kExitOk;
 }
 
 int runSlurmSubmit(const Globals& globals, const job::JobSpec& spec, const SubmitFlags& flags) {

@@ -71,7 +71,7 @@ check "a job left alone ran and is synced afterwards" grep -q "^job $left_job (s
 check "its ranks are in the history" test "$(grep -cE '^[0-5] +n[123] .* succeeded' "$dir/left-status.txt")" = 6
 
 # stop mid-run is scancel: Slurm stops every node's agent, which stops its ranks; nothing is left.
-sed 's/epochs: 4 /epochs: 400 /' "$spec" >"$dir/long.yaml"
+sed 's/epochs: 4$/epochs: 400/' "$spec" >"$dir/long.yaml"
 "$ctl" submit "$dir/long.yaml" >"$dir/long.txt" 2>&1
 long_job=$(head -1 "$dir/long.txt")
 long_id=$(sed -n 's/^slurm job \([0-9]*\) on fake, .*/\1/p' "$dir/long.txt")
@@ -99,5 +99,8 @@ cat "$dir/broken.txt"
 check "a job whose agents never start fails" test "$rc" = 1
 check "it says Slurm's state" grep -q "slurm: failed" "$dir/broken.txt"
 check "it shows Slurm's error from the output file" grep -q "/nonexistent/ringmaster-agent.*No such file or directory" "$dir/broken.txt"
+broken_job=$(head -1 "$dir/broken.txt")
+"$ctl" status "$broken_job" >"$dir/broken-status.txt" 2>&1
+check "the history has it failed, as Slurm says" grep -q "^job $broken_job (slurm-demo, native) failed" "$dir/broken-status.txt"
 
 finish_checks slurm_job_test

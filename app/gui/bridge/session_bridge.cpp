@@ -67,6 +67,9 @@ class SessionBridge::Inbox : public client::SessionSink {
   void runsListed(uint64_t token, const Result<std::vector<client::RunSummary>>& runs) override {
     answer([token, runs](SessionBridge& b) { emit b.runsListed(token, runs); });
   }
+  void slurmJobChanged(const store::SlurmJobRow& row) override {
+    answer([row](SessionBridge& b) { emit b.slurmJobChanged(row); });
+  }
 
  private:
   void answer(std::function<void(SessionBridge&)> f) {

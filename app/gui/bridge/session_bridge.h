@@ -65,6 +65,7 @@ class SessionBridge : public QObject {
                 const Result<proto::LogChunk>& chunk);
   void jobLoaded(uint64_t token, const Result<client::JobSnapshot>& snapshot);
   void runsListed(uint64_t token, const Result<std::vector<client::RunSummary>>& runs);
+  void slurmJobChanged(const store::SlurmJobRow& row);
 
  private:
   class Inbox;

@@ -28,6 +28,7 @@
 #include "dashboard/rank_table_model.h"
 #include "history/run_format.h"
 #include "ringmaster/job/device_plan.h"
+#include "ringmaster/slurm/job_state.h"
 #include "straggler/straggler_heatmap.h"
 
 namespace ringmaster::gui {
@@ -44,6 +45,22 @@ const char* const kHiddenMetrics[] = {"step", "param_checksum", "epoch", kBusyTi
 const QString kHealthCpu = "Host CPU %";
 const QString kHealthGpu = "GPU utilization %";
 const QString kHealthNet = "Network MB/s";
+
+// "Slurm 123 on hpc: pending (Priority)", the reason in amber while the job waits in the queue.
+QString slurmText(const store::SlurmJobRow& row) {
+  const slurm::Phase phase = slurm::phaseOf(row.state);
+  QString text =
+      QString("Slurm %1 on %2: %3")
+          .arg(QString::fromStdString(row.slurm_job_id),
+               QString::fromStdString(row.cluster).toHtmlEscaped(),
+               phase == slurm::Phase::kUnknown ? QString::fromStdString(row.state).toHtmlEscaped()
+                                               : QString(slurm::phaseName(phase)));
+  if (!row.reason.empty()) {
+    text += QString(" (<span style='color:#ffb030'>%1</span>)")
+                .arg(QString::fromStdString(row.reason).toHtmlEscaped());
+  }
+  return text;
+}
 
 bool isHealthChart(const QString& title) {
   return title == kHealthCpu || title == kHealthGpu || title == kHealthNet;
@@ -235,6 +252,11 @@ DashboardView::DashboardView(SessionBridge* bridge, const QString& job_id, bool 
     if (index < job_->events().size()) showEventLog(job_->events()[index]);
   });
   connect(bridge_, &SessionBridge::jobLoaded, this, &DashboardView::onJobLoaded);
+  connect(bridge_, &SessionBridge::slurmJobChanged, this, [this](const store::SlurmJobRow& row) {
+    if (QString::fromStdString(row.job_id) != job_id_) return;
+    job_->setSlurm(row);
+    updateHeader();
+  });
 
   redraw_timer_ = new QTimer(this);
   redraw_timer_->setInterval(kRedrawMs);
@@ -626,6 +648,7 @@ void DashboardView::updateHeader() {
   if (!job_->launcher().empty()) {
     text += " &nbsp;·&nbsp; " + QString::fromStdString(job_->launcher());
   }
+  if (const auto& slurm = job_->slurm()) text += " &nbsp;·&nbsp; " + slurmText(*slurm);
   // Where the ranks train: "8 GPUs", or why backend auto put them on the CPU.
   int on_gpu = 0;
   std::string cpu_reason;
@@ -770,10 +793,13 @@ void DashboardView::confirmRestart(const QString& exclude_agent, const QString& 
 }
 
 void DashboardView::confirmStop() {
-  const auto answer = QMessageBox::question(
-      this, "Stop job",
-      QString("Stop %1?\n\nEvery rank gets SIGTERM, then SIGKILL after the job's grace period.")
-          .arg(job_id_));
+  const QString how =
+      job_->slurm()
+          ? QString("Slurm cancels job %1 (scancel): every node's agent stops its ranks.")
+                .arg(QString::fromStdString(job_->slurm()->slurm_job_id))
+          : QString("Every rank gets SIGTERM, then SIGKILL after the job's grace period.");
+  const auto answer =
+      QMessageBox::question(this, "Stop job", QString("Stop %1?\n\n%2").arg(job_id_, how));
   if (answer != QMessageBox::Yes) return;
   stop_->setEnabled(false);
   stop_->setText("Stopping…");

@@ -133,7 +133,13 @@ void JobData::ingestHealth(const std::string& agent, const proto::JournalRecord&
   ++version_;
 }
 
+void JobData::setSlurm(const store::SlurmJobRow& row) {
+  slurm_ = row;
+  ++version_;
+}
+
 void JobData::ingestSnapshot(const client::JobSnapshot& s) {
+  if (s.slurm) slurm_ = s.slurm;
   name_ = s.job.name;
   launcher_ = s.job.launcher;
   world_size_ = s.job.world_size;

@@ -83,6 +83,9 @@ class JobData {
   double startTime() const { return start_time_; }
   double endTime() const;  // 0 while running
   int64_t maxStep() const { return max_step_; }
+  // A job on Slurm: Slurm's job id and its newest state (from the snapshot, then as it changes).
+  const std::optional<store::SlurmJobRow>& slurm() const { return slurm_; }
+  void setSlurm(const store::SlurmJobRow& row);
 
   const std::map<int, RankInfo>& ranks() const { return ranks_; }
   const std::vector<JobEvent>& events() const { return events_; }
@@ -123,6 +126,7 @@ class JobData {
   double start_time_ = 0;
   double stored_end_time_ = 0;  // from a snapshot
   int64_t max_step_ = -1;
+  std::optional<store::SlurmJobRow> slurm_;
   std::map<int, RankInfo> ranks_;
   std::vector<JobEvent> events_;
   std::set<std::string> event_keys_;

@@ -6,8 +6,10 @@
 #include <map>
 #include <random>
 
+#include "ringmaster/client/slurm_submit.h"
 #include "ringmaster/job/device_plan.h"
 #include "ringmaster/job/placement.h"
+#include "ringmaster/slurm/queries.h"
 
 namespace ringmaster::client {
 namespace {
@@ -388,6 +390,14 @@ Result<std::vector<std::string>> ClusterClient::jobAgents(const std::string& job
 }
 
 Result<int> ClusterClient::stop(const std::string& job_id, int grace_ms) {
+  // A job on Slurm ends with scancel: Slurm stops every node's agent, which stops its ranks.
+  if (auto h = history(); h.isOk()) {
+    if (auto slurm = (*h)->slurmJob(job_id); slurm.isOk()) {
+      RM_RETURN_IF_ERROR(slurm::cancelJob({slurmLoginOf(paths_.cluster_file, slurm->cluster), ""},
+                                          slurm->slurm_job_id));
+      return 0;
+    }
+  }
   auto names = jobAgents(job_id);
   std::vector<std::string> targets =
       names.isOk() && !names->empty() ? *names : std::vector<std::string>{};

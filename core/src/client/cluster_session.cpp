@@ -81,6 +81,8 @@ Result<std::unique_ptr<ClusterSession>> ClusterSession::open(const ClientPaths& 
   session->client_public_key_ = keys.public_key;
   RM_ASSIGN_OR_RETURN(session->history_, store::Store::open(paths.db_file));
   RM_ASSIGN_OR_RETURN(session->writer_, store::BatchWriter::open(paths.db_file));
+  session->slurm_watch_ =
+      std::make_unique<SlurmWatch>(session->history_.get(), session->writer_.get());
   session->wake_fd_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   if (session->wake_fd_ < 0) return ioError("eventfd failed");
   session->context_ = std::make_unique<ZmqContext>();
@@ -187,6 +189,9 @@ void ClusterSession::runCommands() {
 void ClusterSession::reloadAgents() {
   agents_.clear();
   ++generation_;
+  if (auto clusters = loadSlurmClusters(paths_.cluster_file); clusters.isOk()) {
+    slurm_watch_->setClusters(std::move(*clusters));
+  }
   auto opened = ClusterClient::open(paths_);
   if (!opened.isOk()) {
     client_.reset();
@@ -427,6 +432,12 @@ Status ClusterSession::run() {
       }
     }
     for (auto& agent : agents_) tick(*agent);
+    const bool slurm_records = slurm_watch_->tick(
+        [this](const std::string& agent, std::vector<proto::JournalRecord> records) {
+          sink_->records(agent, std::move(records));
+        },
+        [this](const store::SlurmJobRow& row) { sink_->slurmJobChanged(row); });
+    if (slurm_records) pending_flush_ = true;
     runDeferredSubmits();
     if (pending_flush_ && Clock::now() - last_flush > kFlushInterval) {
       flushHistory();
@@ -459,6 +470,7 @@ Result<JobSnapshot> ClusterSession::loadJob(const std::string& job_id) {
     RM_ASSIGN_OR_RETURN(auto rows, history_->health(agent, from, to, options_.max_health_rows));
     for (auto& row : rows) snapshot.health.push_back(std::move(row));
   }
+  if (auto slurm = history_->slurmJob(id); slurm.isOk()) snapshot.slurm = std::move(*slurm);
   return snapshot;
 }
 

@@ -212,4 +212,11 @@ Result<SlurmCluster> findSlurmCluster(const std::vector<SlurmCluster>& clusters,
                   (known.empty() ? " (it has none)" : " (it has: " + known + ")"));
 }
 
+std::string slurmLoginOf(const std::string& cluster_file, const std::string& cluster) {
+  auto clusters = loadSlurmClusters(cluster_file);
+  if (!clusters.isOk()) return "";
+  auto found = findSlurmCluster(*clusters, cluster, cluster_file);
+  return found.isOk() ? found->login : "";
+}
+
 }  // namespace ringmaster::client

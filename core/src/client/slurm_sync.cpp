@@ -12,6 +12,10 @@ namespace {
 constexpr size_t kHeaderBytes = 8;
 constexpr size_t kReadChunk = 4 << 20;
 
+double unixNow() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
 std::string firstLine(const std::string& path) {
   std::ifstream in(path);
   std::string line;
@@ -21,8 +25,8 @@ std::string firstLine(const std::string& path) {
 
 }  // namespace
 
-SlurmJobSync::SlurmJobSync(slurm::JobDir dir, store::Store* store)
-    : dir_(std::move(dir)), store_(store) {}
+SlurmJobSync::SlurmJobSync(slurm::JobDir dir, store::Store* store, store::BatchWriter* writer)
+    : dir_(std::move(dir)), store_(store), writer_(writer) {}
 
 Status SlurmJobSync::read(const std::string& node_dir, Reader& reader,
                           std::vector<proto::JournalRecord>* out) {
@@ -67,11 +71,16 @@ Result<uint64_t> SlurmJobSync::poll(
       RM_RETURN_IF_ERROR(read(node_dir, reader, &records));
       if (records.empty()) continue;
       const uint64_t next_seq = records.back().seq() + 1;
-      RM_RETURN_IF_ERROR(store_->applyJournal(reader.agent, reader.journal_id, records, next_seq));
-      reader.next_seq = next_seq;
-      added += records.size();
       if (on_record) {
         for (const auto& record : records) on_record(reader.agent, record);
+      }
+      reader.next_seq = next_seq;
+      added += records.size();
+      if (writer_) {
+        writer_->enqueue(reader.agent, reader.journal_id, std::move(records), next_seq);
+      } else {
+        RM_RETURN_IF_ERROR(
+            store_->applyJournal(reader.agent, reader.journal_id, records, next_seq));
       }
     }
   }
@@ -84,9 +93,15 @@ Result<slurm::JobState> refreshSlurmState(store::Store* store, const slurm::Wher
   if (state.slurm_state != row->state || state.reason != row->reason) {
     row->state = state.slurm_state;
     row->reason = state.reason;
-    row->updated_at =
-        std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+    row->updated_at = unixNow();
     RM_RETURN_IF_ERROR(store->recordSlurmJob(*row));
+  }
+  if (slurm::isFinished(state.phase) && state.phase != slurm::Phase::kCompleted) {
+    // Slurm ended it, and its agents may not have lived to say so (a node that failed, scancel
+    // before the ranks started, an agent that never came up). A completed job's journals say
+    // how it ended.
+    RM_RETURN_IF_ERROR(store->endUnfinishedJob(
+        row->job_id, state.phase == slurm::Phase::kCancelled ? "stopped" : "failed", unixNow()));
   }
   return state;
 }

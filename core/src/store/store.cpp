@@ -219,6 +219,8 @@ class Store::Impl {
                      const proto::Inventory& inv);
   Status recordSlurmJob(const SlurmJobRow& row);
   Result<SlurmJobRow> slurmJob(const std::string& job_id);
+  Result<std::vector<SlurmJobRow>> slurmJobs();
+  Status endUnfinishedJob(const std::string& job_id, const std::string& state, double at);
   Result<std::vector<AgentRow>> agents();
   Result<std::vector<JobRow>> jobs();
   Result<JobRow> job(const std::string& id_or_prefix);
@@ -841,14 +843,12 @@ INSERT OR REPLACE INTO slurm_jobs(job_id, cluster, job_dir, slurm_job_id, state,
   return s.run("storing the Slurm state of job " + row.job_id);
 }
 
-Result<SlurmJobRow> Store::Impl::slurmJob(const std::string& job_id) {
-  RM_ASSIGN_OR_RETURN(Statement s, Statement::prepare(db_.get(), R"sql(
-SELECT job_id, cluster, job_dir, slurm_job_id, state, reason, updated_at FROM slurm_jobs
-  WHERE job_id = ?)sql"));
-  s.bindText(1, job_id);
-  const int rc = s.step();
-  if (rc == SQLITE_DONE) return notFound("job " + job_id + " did not run on Slurm");
-  if (rc != SQLITE_ROW) return error(rc, "looking up the Slurm state of job " + job_id);
+namespace {
+
+constexpr const char* kSelectSlurmJobs =
+    "SELECT job_id, cluster, job_dir, slurm_job_id, state, reason, updated_at FROM slurm_jobs";
+
+SlurmJobRow readSlurmJob(const Statement& s) {
   SlurmJobRow row;
   row.job_id = s.columnText(0);
   row.cluster = s.columnText(1);
@@ -858,6 +858,54 @@ SELECT job_id, cluster, job_dir, slurm_job_id, state, reason, updated_at FROM sl
   row.reason = s.columnText(5);
   row.updated_at = s.columnDouble(6);
   return row;
+}
+
+}  // namespace
+
+Result<SlurmJobRow> Store::Impl::slurmJob(const std::string& job_id) {
+  RM_ASSIGN_OR_RETURN(Statement s, Statement::prepare(db_.get(), std::string(kSelectSlurmJobs) +
+                                                                     " WHERE job_id = ?"));
+  s.bindText(1, job_id);
+  const int rc = s.step();
+  if (rc == SQLITE_DONE) return notFound("job " + job_id + " did not run on Slurm");
+  if (rc != SQLITE_ROW) return error(rc, "looking up the Slurm state of job " + job_id);
+  return readSlurmJob(s);
+}
+
+Result<std::vector<SlurmJobRow>> Store::Impl::slurmJobs() {
+  RM_ASSIGN_OR_RETURN(Statement s, Statement::prepare(db_.get(), std::string(kSelectSlurmJobs) +
+                                                                     " ORDER BY job_id"));
+  std::vector<SlurmJobRow> rows;
+  int rc;
+  while ((rc = s.step()) == SQLITE_ROW) rows.push_back(readSlurmJob(s));
+  if (rc != SQLITE_DONE) return error(rc, "listing the jobs on Slurm");
+  return rows;
+}
+
+Status Store::Impl::endUnfinishedJob(const std::string& job_id, const std::string& state,
+                                     double at) {
+  RM_RETURN_IF_ERROR(db_.exec("BEGIN IMMEDIATE", "ending job " + job_id));
+  auto run = [&](const char* sql) -> Status {
+    RM_ASSIGN_OR_RETURN(Statement s, Statement::prepare(db_.get(), sql));
+    s.bindText(1, job_id);
+    s.bindText(2, state);
+    s.bindDouble(3, at);
+    return s.run("ending job " + job_id);
+  };
+  Status status =
+      run("UPDATE ranks SET state = ?2, finished_at = ?3 WHERE job_id = ?1 AND state IN "
+          "('pending', 'running') AND attempt = (SELECT attempt FROM jobs WHERE job_id = ?1) AND "
+          "(SELECT state FROM jobs WHERE job_id = ?1) IN ('submitted', 'running')");
+  if (status.isOk()) {
+    status =
+        run("UPDATE jobs SET state = ?2, finished_at = ?3 WHERE job_id = ?1 AND state IN "
+            "('submitted', 'running')");
+  }
+  if (!status.isOk()) {
+    db_.exec("ROLLBACK", "rolling back");
+    return status;
+  }
+  return db_.exec("COMMIT", "ending job " + job_id);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1221,6 +1269,10 @@ Status Store::recordAgent(const std::string& name, const std::string& endpoint,
 }
 Status Store::recordSlurmJob(const SlurmJobRow& row) { return impl_->recordSlurmJob(row); }
 Result<SlurmJobRow> Store::slurmJob(const std::string& job_id) { return impl_->slurmJob(job_id); }
+Result<std::vector<SlurmJobRow>> Store::slurmJobs() { return impl_->slurmJobs(); }
+Status Store::endUnfinishedJob(const std::string& job_id, const std::string& state, double at) {
+  return impl_->endUnfinishedJob(job_id, state, at);
+}
 Result<std::vector<AgentRow>> Store::agents() { return impl_->agents(); }
 Result<std::vector<JobRow>> Store::jobs() { return impl_->jobs(); }
 Result<JobRow> Store::job(const std::string& id_or_unique_prefix) {

@@ -287,6 +287,47 @@ TEST_F(StoreTest, JobGoesFromSubmittedToRunningToSucceeded) {
   EXPECT_EQ(events->back().kind, "job_finished");
 }
 
+// A job on Slurm: its row, and the end Slurm gave a job whose agents could not record one.
+TEST_F(StoreTest, SlurmJobsAndTheirEndWhenTheAgentsCouldNotSayIt) {
+  auto store = open();
+  EXPECT_EQ(store->slurmJob("j1").status().code(), ErrorCode::kNotFound);
+  ASSERT_OK(store->recordSubmission({.job_id = "j1", .name = "train", .world_size = 2}));
+  ASSERT_OK(store->recordSlurmJob({.job_id = "j1",
+                                   .cluster = "hpc",
+                                   .job_dir = "/shared/j1",
+                                   .slurm_job_id = "77",
+                                   .state = "PENDING",
+                                   .reason = "Priority"}));
+  ASSERT_OK(store->recordSlurmJob({.job_id = "j1",
+                                   .cluster = "hpc",
+                                   .job_dir = "/shared/j1",
+                                   .slurm_job_id = "77",
+                                   .state = "RUNNING"}));
+  auto row = store->slurmJob("j1");
+  ASSERT_TRUE(row.isOk());
+  EXPECT_EQ(row->slurm_job_id, "77");
+  EXPECT_EQ(row->state, "RUNNING");
+  EXPECT_EQ(row->reason, "");
+  EXPECT_EQ(store->slurmJobs()->size(), 1u);
+
+  // Rank 0 finished, rank 1 was still running when its node died.
+  ASSERT_OK(
+      store->applyJournal("a1", "jid",
+                          {accepted(1, "j1", 1, 2, {0, 1}), started(2, "j1", 1, 0),
+                           started(3, "j1", 1, 1), exited(4, "j1", 1, 0, proto::SUCCEEDED, 200)},
+                          5));
+  ASSERT_OK(store->endUnfinishedJob("j1", "failed", 300));
+  EXPECT_EQ(store->job("j1")->state, "failed");
+  EXPECT_DOUBLE_EQ(store->job("j1")->finished_at, 300);
+  auto ranks = store->ranks("j1");
+  EXPECT_EQ((*ranks)[0].state, "succeeded");
+  EXPECT_EQ((*ranks)[1].state, "failed");
+  // A job that has ended stays as it ended.
+  ASSERT_OK(store->endUnfinishedJob("j1", "stopped", 400));
+  EXPECT_EQ(store->job("j1")->state, "failed");
+  EXPECT_EQ((*store->ranks("j1"))[1].state, "failed");
+}
+
 TEST_F(StoreTest, OneFailedRankFailsTheJobAtOnce) {
   auto store = open();
   ASSERT_OK(store->applyJournal(

@@ -66,7 +66,8 @@ class ClusterClient {
   // Pulls the journals of the named agents (all when empty) into the history.
   Result<SyncReport> sync(std::vector<std::string> names, const SyncOptions& options);
 
-  // Stops a job on every agent it runs on. Returns how many ranks were signalled.
+  // Stops a job on every agent it runs on. Returns how many ranks were signalled (0 for a job on
+  // Slurm, which is cancelled with scancel).
   Result<int> stop(const std::string& job_id, int grace_ms = 0);
 
   // A new attempt of the job from its newest checkpoint, without `exclude_agent` when set. A

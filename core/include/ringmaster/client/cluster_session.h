@@ -20,6 +20,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -27,6 +28,7 @@
 #include "ringmaster/client/cluster_client.h"
 #include "ringmaster/client/cluster_config.h"
 #include "ringmaster/client/run_summary.h"
+#include "ringmaster/client/slurm_watch.h"
 #include "ringmaster/store/store.h"
 #include "ringmaster/util/result.h"
 
@@ -38,8 +40,9 @@ struct JobSnapshot {
   store::JobRow job;
   std::vector<store::RankRow> ranks;
   std::vector<store::EventRow> events;
-  std::vector<store::MetricRow> metrics;  // every point, by attempt, rank, name, step
-  std::vector<store::HealthRow> health;   // of the job's agents, over the job's lifetime
+  std::vector<store::MetricRow> metrics;    // every point, by attempt, rank, name, step
+  std::vector<store::HealthRow> health;     // of the job's agents, over the job's lifetime
+  std::optional<store::SlurmJobRow> slurm;  // a job on Slurm: its id there and Slurm's state
 };
 
 // Called on the session's thread. Implementations hand the data to their own thread.
@@ -58,6 +61,8 @@ class SessionSink {
                         const Result<proto::LogChunk>& chunk) = 0;
   virtual void jobLoaded(uint64_t token, const Result<JobSnapshot>& snapshot) = 0;
   virtual void runsListed(uint64_t token, const Result<std::vector<RunSummary>>& runs) = 0;
+  // Slurm's state of a job on Slurm changed (pending with a new reason, running, finished...).
+  virtual void slurmJobChanged(const store::SlurmJobRow& /*row*/) {}
 };
 
 struct SessionOptions {
@@ -131,9 +136,10 @@ class ClusterSession {
   // Owned by the run() thread (after open()).
   std::unique_ptr<store::Store> history_;  // reads, cursors, agents
   std::unique_ptr<store::BatchWriter> writer_;
-  std::unique_ptr<ClusterClient> client_;  // commands: submit, stop, logs (short blocking calls)
-  Status cluster_error_;                   // why client_ is null (no or bad cluster file)
-  std::unique_ptr<ZmqContext> context_;    // the watch connections, apart from client_'s
+  std::unique_ptr<ClusterClient> client_;    // commands: submit, stop, logs (short blocking calls)
+  std::unique_ptr<SlurmWatch> slurm_watch_;  // the jobs on Slurm that are not over
+  Status cluster_error_;                     // why client_ is null (no or bad cluster file)
+  std::unique_ptr<ZmqContext> context_;      // the watch connections, apart from client_'s
   std::vector<std::unique_ptr<Agent>> agents_;
   struct DeferredSubmit {
     uint64_t token;

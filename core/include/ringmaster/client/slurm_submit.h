@@ -47,4 +47,8 @@ Status useSlurm(job::JobSpec* spec, const std::string& cluster, int nodes);
 Result<SlurmCluster> findSlurmCluster(const std::vector<SlurmCluster>& clusters,
                                       const std::string& name, const std::string& cluster_file);
 
+// The login node of the cluster file's Slurm cluster `cluster`; "" (this machine) when it names
+// none, or when the file no longer has that cluster.
+std::string slurmLoginOf(const std::string& cluster_file, const std::string& cluster);
+
 }  // namespace ringmaster::client

@@ -24,7 +24,9 @@ namespace ringmaster::client {
 
 class SlurmJobSync {
  public:
-  SlurmJobSync(slurm::JobDir dir, store::Store* store);
+  // Records go to the history through `writer` when given (a session's one writer thread),
+  // else straight into `store`; cursors are read from `store`.
+  SlurmJobSync(slurm::JobDir dir, store::Store* store, store::BatchWriter* writer = nullptr);
 
   // Reads what the job's agents journaled since the last call and stores it. `on_record` sees
   // each new record with its agent's name. Returns how many records were new.
@@ -42,11 +44,13 @@ class SlurmJobSync {
 
   slurm::JobDir dir_;
   store::Store* store_;
+  store::BatchWriter* writer_;
   std::map<std::string, Reader> readers_;  // by node dir
 };
 
 // Asks Slurm (here, or through `where`'s login node) for the job's state and stores it in `row`
-// and the history. A job Slurm no longer knows keeps its last state.
+// and the history; a job Slurm has finished that the history still has running ends there too
+// (Store::endUnfinishedJob). A job Slurm no longer knows keeps its last state.
 Result<slurm::JobState> refreshSlurmState(store::Store* store, const slurm::Where& where,
                                           store::SlurmJobRow* row);
 

@@ -148,6 +148,11 @@ class Store {
   Status recordSlurmJob(const SlurmJobRow& row);
   // The Slurm row of a job; kNotFound for a job that did not run on Slurm.
   Result<SlurmJobRow> slurmJob(const std::string& job_id);
+  Result<std::vector<SlurmJobRow>> slurmJobs();  // every job on Slurm, by job id
+  // A job that its scheduler ended while the history still has it submitted or running (its
+  // agents were killed before they could say how it ended): the job, and its ranks that are
+  // still pending or running, get `state` ("failed", "stopped"). Other jobs are left alone.
+  Status endUnfinishedJob(const std::string& job_id, const std::string& state, double at);
 
   Result<std::vector<AgentRow>> agents();  // by name
   Result<std::vector<JobRow>> jobs();      // newest first
