@@ -1,17 +1,54 @@
 // `ringmasterctl logs JOB [--rank R] [--follow]`
 #include <cstdio>
+#include <fstream>
 
 #include "ctl.h"
 #include "log_tail.h"
+#include "ringmaster/slurm/job_dir.h"
 #include "session_loop.h"
 
 namespace ringmaster::ctl {
+namespace {
+
+// A job on Slurm: its ranks' logs are files in its job directory.
+int printSlurmLogs(const store::SlurmJobRow& slurm, const std::vector<store::RankRow>& ranks,
+                   const LogsFlags& flags) {
+  if (flags.follow) {
+    printError(
+        "warning: --follow is not built yet for jobs on Slurm: printing what the logs "
+        "hold now");
+  }
+  int missing = 0;
+  for (const auto& r : ranks) {
+    if (flags.rank && r.rank != *flags.rank) continue;
+    const std::string path =
+        slurm::rankLogFile(slurm::JobDir{slurm.job_dir}, slurm.job_id, r.rank, r.attempt);
+    std::ifstream in(path);
+    if (path.empty() || !in) {
+      printError("rank " + std::to_string(r.rank) + ": no log in " + slurm.job_dir);
+      ++missing;
+      continue;
+    }
+    std::string line;
+    while (std::getline(in, line)) {
+      if (flags.rank) {
+        std::printf("%s\n", line.c_str());
+      } else {
+        std::printf("[rank %d] %s\n", r.rank, line.c_str());
+      }
+    }
+  }
+  return missing ? kExitFailure : kExitOk;
+}
+
+}  // namespace
 
 int runLogs(const Globals& globals, const LogsFlags& flags) {
   auto cluster = openCluster(globals);
   if (!cluster) return kExitFailure;
   auto job = findJob(*cluster, flags.job);
   if (!job) return kExitBadInput;
+  catchUpSlurmJob(globals, **cluster->history(), job->job_id);
   auto ranks = (*cluster->history())->ranks(job->job_id);
   if (!ranks.isOk()) {
     printError(ranks.status().message());
@@ -30,6 +67,9 @@ int runLogs(const Globals& globals, const LogsFlags& flags) {
                                 " (world size " + std::to_string(job->world_size) + ")"
                           : "job " + job->job_id + " has no ranks recorded yet");
     return kExitBadInput;
+  }
+  if (auto slurm = (*cluster->history())->slurmJob(job->job_id); slurm.isOk()) {
+    return printSlurmLogs(*slurm, *ranks, flags);
   }
   cluster.reset();  // the session below opens its own connections
   auto loop =

@@ -5,6 +5,7 @@
 
 #include "ctl.h"
 #include "ringmaster/job/device_plan.h"
+#include "ringmaster/slurm/job_state.h"
 #include "table.h"
 
 namespace ringmaster::ctl {
@@ -393,6 +394,22 @@ int runSync(const Globals& globals) {
   std::printf("synced %llu record(s) from %zu agent(s)\n",
               static_cast<unsigned long long>(report->records),
               cluster->agents().size() - report->agent_errors.size());
+  // Jobs on Slurm that were not over when last seen: from their job directories.
+  auto store = cluster->history();
+  Result<std::vector<store::SlurmJobRow>> slurm_jobs =
+      store.isOk() ? (*store)->slurmJobs()
+                   : Result<std::vector<store::SlurmJobRow>>(store.status());
+  if (slurm_jobs.isOk()) {
+    int caught_up = 0;
+    for (const auto& row : *slurm_jobs) {
+      if (slurm::isFinished(slurm::phaseOf(row.state))) continue;
+      if (auto now = catchUpSlurmJob(globals, **store, row.job_id)) {
+        ++caught_up;
+        std::printf("%s\n", slurmRowText(*now).c_str());
+      }
+    }
+    if (caught_up) std::printf("caught up %d job(s) on Slurm\n", caught_up);
+  }
   return report->agent_errors.empty() ? kExitOk : kExitFailure;
 }
 

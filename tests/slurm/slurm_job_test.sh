@@ -55,6 +55,10 @@ check "no metric row is stored twice" test "$rows" = "$unique"
 "$ctl" status "$job" >/dev/null 2>&1
 "$ctl" metrics "$job" --name loss >"$dir/metrics-again.csv"
 check "syncing again adds nothing" cmp -s "$dir/metrics.csv" "$dir/metrics-again.csv"
+"$ctl" logs "$job" --rank 4 >"$dir/rank4.log" 2>&1
+check "logs reads a rank's log from the job directory" grep -q '"loss"' "$dir/rank4.log"
+"$ctl" logs "$job" >"$dir/all.log" 2>&1
+check "logs of every rank, prefixed" test "$(grep -o '^\[rank [0-5]\]' "$dir/all.log" | sort -u | wc -l)" = 6
 check "the job's agents are gone" eval "! pgrep -f 'ringmaster-agent slurm-node' >/dev/null"
 first_metric=$(cut -d, -f7 "$dir/metrics.csv" | grep -E '^[0-9.]+$' | sort -n | head -1)
 echo "slurm_job_test: sbatch to the first metric took $(python3 -c "print(round($first_metric - $started / 1e9, 2))") s"
@@ -65,6 +69,9 @@ echo "slurm_job_test: sbatch to the first metric took $(python3 -c "print(round(
 left_job=$(head -1 "$dir/left.txt")
 left_id=$(sed -n 's/^slurm job \([0-9]*\) on fake, .*/\1/p' "$dir/left.txt")
 for _ in $(seq 600); do [[ -z $(squeue -h -j "$left_id" 2>/dev/null) ]] && break; sleep 0.1; done
+"$ctl" sync >"$dir/sync.txt" 2>&1
+cat "$dir/sync.txt"
+check "sync catches up the job on Slurm" grep -q "caught up 1 job(s) on Slurm" "$dir/sync.txt"
 "$ctl" status "$left_job" >"$dir/left-status.txt" 2>&1
 cat "$dir/left-status.txt"
 check "a job left alone ran and is synced afterwards" grep -q "^job $left_job (slurm-demo, native) succeeded, attempt 1, 6 rank(s)" "$dir/left-status.txt"
