@@ -227,6 +227,7 @@ Status AgentServer::Impl::start() {
   supervisor_options.worker_path = executableDir() + "/ringmaster-worker";
   supervisor_options.allow_loader_env = options.allow_loader_env;
   supervisor_options.metric_rate = options.rank_metric_rate;
+  supervisor_options.sigterm_is_stop = options.exit_when_done;  // a per-job agent under Slurm
   if (options.rank_memory > 0) {
     // A limit that was asked for and cannot hold is an error, not a warning.
     RM_ASSIGN_OR_RETURN(cgroups, RankCgroups::prepare(options.rank_memory));

@@ -636,7 +636,9 @@ void JobSupervisor::recordExit(Job& job, Rank& rank, int wait_status) {
     options_.cgroups->remove(rank.cgroup);
   }
   proto::RankState state = clean ? proto::SUCCEEDED : proto::FAILED;
-  if (!clean && rank.stop_requested) state = proto::STOPPED;
+  const bool stopped_from_outside =
+      options_.sigterm_is_stop && WIFSIGNALED(wait_status) && WTERMSIG(wait_status) == SIGTERM;
+  if (!clean && (rank.stop_requested || stopped_from_outside)) state = proto::STOPPED;
   exited->set_state(state);
   journal(record);
   if (state == proto::FAILED) {

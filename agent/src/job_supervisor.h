@@ -41,6 +41,10 @@ struct SupervisorOptions {
   // lines as fast as it can (2.3 million in 3 s) would otherwise fill the journal, the disk
   // under it, and the agent's loop. Lines past it stay in the rank's log.
   double metric_rate = 1000;
+  // A rank killed by SIGTERM that the agent did not send was stopped, not failed: under Slurm,
+  // scancel, preemption and the time limit signal every process of the step at once, ranks
+  // included, and a rank may die before its agent has read its own SIGTERM.
+  bool sigterm_is_stop = false;
 };
 
 // What the gang coordinator hears from the supervisor (takeEvents()), in order.

@@ -132,7 +132,11 @@ MainWindow::MainWindow(const AppOptions& options, QWidget* parent)
   connect(&bridge_, &SessionBridge::stopped, this,
           [this](uint64_t, const QString& job_id, const Result<int>& result) {
             if (result.isOk()) {
-              idle(QString("%1: %2 rank(s) signalled").arg(job_id).arg(*result));
+              // A job on Slurm is cancelled there: its agents stop the ranks.
+              const DashboardView* view = dashboard(job_id);
+              idle(view && view->job().slurm()
+                       ? QString("%1: cancelled in Slurm (scancel)").arg(job_id)
+                       : QString("%1: %2 rank(s) signalled").arg(job_id).arg(*result));
             } else {
               QMessageBox::warning(this, "Stop job",
                                    QString::fromStdString(result.status().message()));
