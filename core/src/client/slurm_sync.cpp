@@ -67,20 +67,24 @@ Result<uint64_t> SlurmJobSync::poll(
         reader.agent = address->agent;
         RM_ASSIGN_OR_RETURN(reader.next_seq, store_->cursor(reader.agent, reader.journal_id));
       }
-      std::vector<proto::JournalRecord> records;
-      RM_RETURN_IF_ERROR(read(node_dir, reader, &records));
-      if (records.empty()) continue;
-      const uint64_t next_seq = records.back().seq() + 1;
-      if (on_record) {
-        for (const auto& record : records) on_record(reader.agent, record);
-      }
-      reader.next_seq = next_seq;
-      added += records.size();
-      if (writer_) {
-        writer_->enqueue(reader.agent, reader.journal_id, std::move(records), next_seq);
-      } else {
-        RM_RETURN_IF_ERROR(
-            store_->applyJournal(reader.agent, reader.journal_id, records, next_seq));
+      // A chunk at a time, until no whole frame is left to read.
+      for (uint64_t before = ~0ull; reader.offset != before;) {
+        before = reader.offset;
+        std::vector<proto::JournalRecord> records;
+        RM_RETURN_IF_ERROR(read(node_dir, reader, &records));
+        if (records.empty()) continue;
+        const uint64_t next_seq = records.back().seq() + 1;
+        if (on_record) {
+          for (const auto& record : records) on_record(reader.agent, record);
+        }
+        reader.next_seq = next_seq;
+        added += records.size();
+        if (writer_) {
+          writer_->enqueue(reader.agent, reader.journal_id, std::move(records), next_seq);
+        } else {
+          RM_RETURN_IF_ERROR(
+              store_->applyJournal(reader.agent, reader.journal_id, records, next_seq));
+        }
       }
     }
   }
