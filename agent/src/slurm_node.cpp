@@ -36,6 +36,11 @@ std::string stringFromEnvironment(const char* name, const std::string& fallback)
   return value && *value ? value : fallback;
 }
 
+// An IPv6 address in an endpoint: tcp://[::1]:7070.
+std::string inBrackets(const std::string& host) {
+  return host.find(':') == std::string::npos ? host : "[" + host + "]";
+}
+
 std::string hostName() {
   char buffer[256] = {};
   ::gethostname(buffer, sizeof buffer - 1);
@@ -156,7 +161,8 @@ Status runSlurmNode(const SlurmNodeOptions& options) {
   RM_RETURN_IF_ERROR(linkCheckpoints(dir, state_dir, launch.job_id()));
 
   AgentOptions agent;
-  agent.listen = "tcp://" + (options.bind.empty() ? std::string("0.0.0.0") : options.bind) + ":0";
+  agent.listen =
+      "tcp://" + (options.bind.empty() ? std::string("0.0.0.0") : inBrackets(options.bind)) + ":0";
   agent.state_dir = state_dir;
   agent.name = node_name;
   agent.slots = options.ranks_per_node;
@@ -180,8 +186,7 @@ Status runSlurmNode(const SlurmNodeOptions& options) {
   slurm::NodeAddress self;
   self.node = node;
   self.agent = node_name;
-  self.endpoint =
-      "tcp://" + (host.find(':') != std::string::npos ? "[" + host + "]" : host) + ":" + port;
+  self.endpoint = "tcp://" + inBrackets(host) + ":" + port;
   self.host = host;
   if (node == 0) self.attempt = slurm::newestAttempt(dir, launch.job_id()) + 1;
   launch.set_attempt(self.attempt);
