@@ -14,6 +14,8 @@ cleanup() {
   rm -rf "$dir"
 }
 trap cleanup EXIT
+# sbatch --wrap writes slurm-<id>.out in the working directory: not in the source tree.
+cd "$dir"
 
 started=$(date +%s.%N)
 set +e
