@@ -7,6 +7,7 @@
 
 #include "agent_server.h"
 #include "ringmaster/security/keys.h"
+#include "ringmaster/slurm/job_dir.h"
 #include "slurm_node.h"
 
 using namespace ringmaster;
@@ -141,12 +142,14 @@ int main(int argc, char** argv) {
   }
   if (*slurm) {
     slurm_node.quiet = options.quiet;
-    Status status = agent::runSlurmNode(slurm_node);
-    if (!status.isOk()) {
-      std::fprintf(stderr, "ringmaster-agent slurm-node: %s\n", status.message().c_str());
+    auto end = agent::runSlurmNode(slurm_node);
+    if (!end.isOk()) {
+      std::fprintf(stderr, "ringmaster-agent slurm-node: %s\n", end.status().message().c_str());
       return 1;
     }
-    return 0;
+    // The batch script waits for Slurm to end the job itself after this code (requeued when
+    // preempted, timed out, cancelled) instead of ending it as completed.
+    return *end == agent::SlurmNodeEnd::kStoppedBySignal ? slurm::kNodeStoppedBySignalExitCode : 0;
   }
   if (options.state_dir.empty()) {
     std::fprintf(stderr, "ringmaster-agent: --state-dir is required\n%s", app.help().c_str());

@@ -713,6 +713,7 @@ const std::string& AgentServer::endpoint() const { return impl_->endpoint; }
 const std::string& AgentServer::publicKey() const { return impl_->keys.public_key; }
 
 Status AgentServer::run() { return impl_->loop(); }
+bool AgentServer::stoppedBySignal() const { return impl_->stopping; }
 
 Result<uint32_t> AgentServer::prepare(const proto::JobLaunch& launch, bool reserve_master_port) {
   return impl_->prepare(launch, reserve_master_port);

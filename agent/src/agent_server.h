@@ -55,6 +55,8 @@ class AgentServer {
   // Serves until SIGTERM/SIGINT (or, with exit_when_done, until its jobs are over). On the way
   // out every rank is stopped and recorded.
   Status run();
+  // After run(): whether a SIGTERM, SIGINT or SIGHUP ended it (rather than its jobs being over).
+  bool stoppedBySignal() const;
 
   // What a client's PrepareJob and LaunchJob do, for an agent that launches a job it read from
   // elsewhere (a Slurm job directory) before it serves. launch() keeps launch.owner as given.

@@ -145,7 +145,7 @@ Result<std::vector<slurm::NodeAddress>> waitForNodes(const slurm::JobDir& dir, i
 
 }  // namespace
 
-Status runSlurmNode(const SlurmNodeOptions& options) {
+Result<SlurmNodeEnd> runSlurmNode(const SlurmNodeOptions& options) {
   RM_ASSIGN_OR_RETURN(const int node, intFromEnvironment("SLURM_NODEID"));
   RM_ASSIGN_OR_RETURN(const int nodes, intFromEnvironment("SLURM_JOB_NUM_NODES"));
   const int run = std::atoi(stringFromEnvironment("SLURM_RESTART_COUNT", "0").c_str());
@@ -212,7 +212,8 @@ Status runSlurmNode(const SlurmNodeOptions& options) {
     member->set_ranks(options.ranks_per_node);
   }
   RM_RETURN_IF_ERROR(server->launch(launch).status());
-  return server->run();
+  RM_RETURN_IF_ERROR(server->run());
+  return server->stoppedBySignal() ? SlurmNodeEnd::kStoppedBySignal : SlurmNodeEnd::kJobOver;
 }
 
 }  // namespace ringmaster::agent

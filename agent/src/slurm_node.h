@@ -28,7 +28,12 @@ struct SlurmNodeOptions {
   bool quiet = false;
 };
 
-// Returns when the job is over here, or with what kept it from starting.
-Status runSlurmNode(const SlurmNodeOptions& options);
+enum class SlurmNodeEnd {
+  kJobOver,         // its ranks are over: the job succeeded, failed or was stopped by a client
+  kStoppedBySignal  // Slurm's SIGTERM (scancel, preemption, the time limit's --signal) stopped it
+};
+
+// Returns when the job is over here or Slurm stopped it, or with what kept it from starting.
+Result<SlurmNodeEnd> runSlurmNode(const SlurmNodeOptions& options);
 
 }  // namespace ringmaster::agent

@@ -2,8 +2,11 @@
 # cluster.sh up|down DIR: a real Slurm cluster of three fake nodes on loopback, for tests. Debian's
 # slurm-wlm (built with multiple-slurmd support) runs one slurmctld and three slurmd (n1, n2, n3,
 # one port each) as root without systemd, with its own munged; every node has 2 CPUs and two
-# fake GPUs (GRES files). `up` writes DIR/slurm.conf and DIR/env (SLURM_CONF=...) and waits until
-# the nodes are idle; `down` stops every daemon it started. Exit 77 when it cannot run, saying why.
+# fake GPUs (GRES files). Partition 'debug' is the default; a job in 'high' preempts its jobs
+# (SIGTERM, 10 s of grace, requeued). `up` writes DIR/slurm.conf and DIR/env (SLURM_CONF=...)
+# and waits until the nodes are idle; `down` stops every daemon it started. Exit 77 when it
+# cannot run, saying why. `kill-node DIR NODE` and `start-node DIR NODE` fail a node and bring
+# it back.
 set -euo pipefail
 action=$1 dir=$(mkdir -p "$2" && cd "$2" && pwd)
 skip() { echo "slurm cluster: cannot start: $*" >&2; exit 77; }
@@ -35,10 +38,27 @@ stop_all() {
     fi
   done
 }
-if [[ $action == down ]]; then
-  stop_all
-  exit 0
-fi
+# kill-node DIR NODE: NODE fails as a host that loses power would: its slurmd, its step daemons
+# and every process of its jobs are killed at once. start-node DIR NODE brings its slurmd back.
+kill_node() {
+  local node=$1 environ pid pids=() parent
+  pids+=("$(cat "$dir/run/slurmd-$node.pid")")
+  for environ in /proc/[0-9]*/environ; do
+    pid=${environ#/proc/}
+    pid=${pid%/environ}
+    tr '\0' '\n' 2>/dev/null <"$environ" | grep -qx "SLURMD_NODENAME=$node" || continue
+    tr '\0' '\n' 2>/dev/null <"$environ" | grep -qx "SLURM_CONF=$dir/slurm.conf" || continue
+    pids+=("$pid")
+    parent=$(awk '{print $4}' "/proc/$pid/stat" 2>/dev/null)
+    [[ $(cat "/proc/$parent/comm" 2>/dev/null) == slurmstepd ]] && pids+=("$parent")
+  done
+  kill -KILL "${pids[@]}" 2>/dev/null || true
+}
+case $action in
+  down) stop_all; exit 0 ;;
+  kill-node) kill_node "$3"; exit 0 ;;
+  start-node) SLURM_CONF=$dir/slurm.conf slurmd -N "$3"; exit $? ;;
+esac
 
 ((EUID == 0)) || skip "slurmd must run as root"
 for program in slurmctld slurmd munged sbatch; do
@@ -73,7 +93,8 @@ SlurmUser=root
 SlurmdUser=root
 AuthType=auth/munge
 CredType=cred/munge
-AuthInfo=socket=$dir/munge/munge.socket
+# cred_expire: a requeued job would otherwise wait about 121 s before it may run again.
+AuthInfo=socket=$dir/munge/munge.socket,cred_expire=10
 StateSaveLocation=$dir/state
 SlurmdSpoolDir=$dir/spool/%n
 SlurmctldPidFile=$dir/run/slurmctld.pid
@@ -97,11 +118,17 @@ SlurmctldTimeout=10
 InactiveLimit=0
 MinJobAge=300
 KillWait=5
+# A job in 'high' preempts one in 'debug': that one gets SIGTERM, GraceTime to stop, and is requeued.
+PreemptType=preempt/partition_prio
+PreemptMode=REQUEUE
 CONF
 for n in 1 2 3; do
   echo "NodeName=n$n NodeHostname=$host NodeAddr=127.0.0.1 Port=$(free_port) CPUs=2 RealMemory=1000 Gres=gpu:2 State=UNKNOWN" >>"$dir/slurm.conf"
 done
-echo "PartitionName=debug Nodes=n[1-3] Default=YES MaxTime=INFINITE State=UP" >>"$dir/slurm.conf"
+cat >>"$dir/slurm.conf" <<CONF
+PartitionName=debug Nodes=n[1-3] Default=YES MaxTime=INFINITE State=UP PriorityTier=1 GraceTime=10
+PartitionName=high Nodes=n[1-3] MaxTime=INFINITE State=UP PriorityTier=2 PreemptMode=OFF
+CONF
 for n in 1 2 3; do
   echo "NodeName=n$n Name=gpu File=$dir/gpus/n$n-gpu[0-1]"
 done >"$dir/gres.conf"
@@ -113,7 +140,7 @@ for n in 1 2 3; do
   slurmd -N "n$n" || skip "slurmd n$n did not start: $(tail -3 "$dir/log/slurmd-n$n.log" | tr '\n' ' ')"
 done
 for _ in $(seq 100); do
-  if [[ $(sinfo -h -N -o '%N %t' 2>/dev/null | grep -c ' idle$') -eq 3 ]]; then
+  if [[ $(sinfo -h -N -p debug -o '%N %t' 2>/dev/null | grep -c ' idle$') -eq 3 ]]; then
     exit 0
   fi
   sleep 0.2

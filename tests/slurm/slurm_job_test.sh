@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # slurm_job_test.sh BUILD_DIR: Ringmaster jobs on a real Slurm cluster of three fake nodes
 # (cluster.sh): the batch script of --dry-run, and a 3-node native job submitted with sbatch that
-# trains under one per-job agent per node and lands in the history once, with Slurm's id.
+# trains under one per-job agent per node and lands in the history once, with Slurm's id; a job
+# left with no client; stop mid-run; two GPUs per node reaching torchrun ranks; an agent that
+# cannot start.
 set -uo pipefail
 build=$(cd "$1" && pwd)
 here=$(cd "$(dirname "$0")" && pwd)
@@ -95,6 +97,24 @@ for _ in $(seq 300); do [[ -z $(squeue -h -j "$long_id" 2>/dev/null) ]] && break
 "$ctl" status "$long_job" >"$dir/long-status.txt" 2>&1
 head -3 "$dir/long-status.txt"
 check "status says Slurm cancelled it" grep -q "slurm job $long_id on fake: cancelled" "$dir/long-status.txt"
+
+# GPUs from Slurm: gpus_per_node 2 runs two torchrun ranks on the node, which see both GPUs
+# Slurm gave the job and pick theirs by LOCAL_RANK, as under torchrun.
+cat >"$dir/gpu-probe.yaml" <<'YAML'
+name: gpu-probe
+launcher: torchrun
+command: [/usr/bin/python3, -c, "import os; e = os.environ; print('gpus=%s local_rank=%s local_world_size=%s' % (e.get('CUDA_VISIBLE_DEVICES'), e['LOCAL_RANK'], e['LOCAL_WORLD_SIZE']))"]
+slurm: {nodes: 1, gpus_per_node: 2}
+YAML
+"$ctl" submit "$dir/gpu-probe.yaml" --wait >"$dir/gpu.txt" 2>&1
+cat "$dir/gpu.txt"
+gpu_job=$(head -1 "$dir/gpu.txt")
+check "a job with two GPUs per node runs two ranks" grep -q "succeeded: 2 rank(s)" "$dir/gpu.txt"
+for rank in 0 1; do
+  "$ctl" logs "$gpu_job" --rank $rank >"$dir/gpu-$rank.log" 2>&1
+  check "rank $rank sees Slurm's two GPUs and LOCAL_RANK $rank" \
+    grep -q "gpus=0,1 local_rank=$rank local_world_size=2" "$dir/gpu-$rank.log"
+done
 
 # An agent that cannot start: Slurm's own words come back, not a timeout.
 cat >>"$RINGMASTER_CLUSTER" <<YAML

@@ -16,6 +16,10 @@ double unixNow() {
   return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
+// How long before the time limit Slurm signals the ranks: the job's stop grace, with room to
+// checkpoint and exit.
+int signalLeadSeconds(const job::JobSpec& spec) { return spec.stop_grace_seconds + 30; }
+
 std::string batchScript(const SlurmSubmission& plan, const job::JobSpec& spec,
                         const SlurmCluster& cluster, const std::string& agent_program) {
   const slurm::SlurmRequest& r = plan.request;
@@ -39,8 +43,12 @@ std::string batchScript(const SlurmSubmission& plan, const job::JobSpec& spec,
   // Every run of a requeued job appends to the same file, which says why an agent never came up.
   s += "#SBATCH --output=" + plan.dir.root + "/slurm-%j.out\n";
   s += "#SBATCH --open-mode=append\n";
-  // A node that fails makes Slurm run the job again; it resumes from its checkpoints.
+  // A node that fails, or preemption, makes Slurm run the job again; it resumes from its
+  // checkpoints.
   s += "#SBATCH --requeue\n";
+  // Before the time limit every process of the step gets SIGTERM: the ranks can checkpoint.
+  const int lead = signalLeadSeconds(spec);
+  s += "#SBATCH --signal=TERM@" + std::to_string(lead) + "\n";
   s += "\n# One agent per node starts that node's ranks and exits when the job is over. An agent\n"
        "# that fails ends the step, and with it the job.\n";
   s += "srun --kill-on-bad-exit=1 --ntasks-per-node=1 --cpu-bind=none " +
@@ -48,7 +56,14 @@ std::string batchScript(const SlurmSubmission& plan, const job::JobSpec& spec,
        slurm::shellQuote(plan.dir.root) + " --ranks-per-node " +
        std::to_string(slurm::ranksPerNode(r));
   if (!cluster.bind.empty()) s += " --bind " + slurm::shellQuote(cluster.bind);
-  return s + "\n";
+  s += "\nstatus=$?\n";
+  // Ending now would make the job COMPLETED. Slurm's signal may come up to 60 s before its lead.
+  s += "# " + std::to_string(slurm::kNodeStoppedBySignalExitCode) +
+       ": Slurm's SIGTERM stopped the agents (scancel, preemption, the time limit). Slurm ends\n"
+       "# the job itself in a moment, as cancelled, requeued or timed out.\n";
+  s += "if [ $status -eq " + std::to_string(slurm::kNodeStoppedBySignalExitCode) + " ]; then sleep " +
+       std::to_string(lead + 90) + "; fi\n";
+  return s + "exit $status\n";
 }
 
 Status writeFile(const std::string& path, const std::string& text, std::filesystem::perms perms) {

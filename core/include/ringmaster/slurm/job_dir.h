@@ -23,6 +23,11 @@
 
 namespace ringmaster::slurm {
 
+// The exit code of a node's agent that Slurm's SIGTERM stopped (scancel, preemption, the time
+// limit's early signal), as a shell reports a process killed by SIGTERM. The batch script waits
+// for Slurm to end the job then, so that Slurm records why (cancelled, requeued, timed out).
+constexpr int kNodeStoppedBySignalExitCode = 143;
+
 struct JobDir {
   std::string root;
 

@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# slurm_failure_test.sh BUILD_DIR: what Slurm does to a Ringmaster job, on a real Slurm cluster of
+# three fake nodes (cluster.sh). A node that fails (not the batch host) and a job in a higher
+# partition each make Slurm requeue the job; its next run resumes from the checkpoints in the job
+# directory as the next attempt. scancel still cancels a job that was requeued, leaving no process.
+# Prints the time from the killed node to training again.
+set -uo pipefail
+build=$(cd "$1" && pwd)
+here=$(cd "$(dirname "$0")" && pwd)
+source "$here/../shell/checks.sh"
+dir=$(mktemp -d /tmp/rm-slurm-failure.XXXXXX)
+trap '"$here/cluster.sh" down "$dir/cluster"; rm -rf "$dir"' EXIT
+"$here/cluster.sh" up "$dir/cluster" || exit $?
+source "$dir/cluster/env"
+echo "slurm_failure_test: the cluster is up"
+
+export RINGMASTER_CONFIG_DIR=$dir/config RINGMASTER_DB=$dir/history.db
+export RINGMASTER_CLUSTER=$dir/cluster.yaml
+cat >"$RINGMASTER_CLUSTER" <<YAML
+slurm:
+  - {name: fake, job_dir: $dir/jobs, bind: 127.0.0.1, partition: debug}
+YAML
+ctl=$build/bin/ringmasterctl
+# The demo, long enough to be failed mid-run: 3 nodes of 2 ranks, a checkpoint every 50 steps.
+sed 's/epochs: 4$/epochs: 2000/' "$here/../../resources/jobs/examples/slurm_demo.yaml" >"$dir/long.yaml"
+
+now() { date +%s.%N; }
+since() { python3 -c "print(round($(now) - $1, 1))"; }
+# wait_for SECONDS COMMAND...: until the command succeeds; false when time ran out.
+wait_for() {
+  local deadline=$(($(date +%s) + $1))
+  until "${@:2}"; do (($(date +%s) < deadline)) || return 1; sleep 0.2; done
+}
+slurm_state() { squeue -h -j "$1" -o %T 2>/dev/null; }
+# A checkpoint of every rank, past the first 50 steps.
+checkpointed() { [[ $(ls "$dir/jobs/$1/checkpoints"/rank-*/ckpt-*.rmck 2>/dev/null | wc -l) -ge 6 ]]; }
+# Slurm's run R of the job has a rank log saying it resumed from a checkpoint.
+resumed_in_run() { grep -lsq "resumed from" "$dir/jobs/$1"/run-"$2"/node-*/jobs/"$1"/*/rank-*.log; }
+# The history has a loss of attempt A.
+trains_in_attempt() {
+  "$ctl" metrics "$1" --name loss 2>/dev/null | awk -F, -v a="$2" '$2 == a { found = 1 } END { exit !found }'
+}
+submit() {
+  "$ctl" submit "$dir/long.yaml" >"$dir/$1.txt" 2>&1
+  job=$(head -1 "$dir/$1.txt")
+  slurm_id=$(sed -n 's/^slurm job \([0-9]*\) on fake, .*/\1/p' "$dir/$1.txt")
+}
+
+# 1. A node that is not the batch host fails: Slurm requeues the job once it declares the node
+# down, and the next run resumes as attempt 2.
+submit node
+check "the job is submitted" test -n "$slurm_id"
+check "it trains and checkpoints" wait_for 120 checkpointed "$job"
+killed=$(now)
+"$here/cluster.sh" kill-node "$dir/cluster" n2
+echo "slurm_failure_test: n2 killed"
+node_down() { sinfo -h -N -p debug -n n2 -o %T | grep -q down; }
+check "Slurm declares n2 down" wait_for 90 node_down
+"$here/cluster.sh" start-node "$dir/cluster" n2
+check "Slurm requeues the job and runs it again" wait_for 120 resumed_in_run "$job" 1
+check "the new run trains as attempt 2" wait_for 60 trains_in_attempt "$job" 2
+echo "slurm_failure_test: from the killed node to training again: $(since "$killed") s"
+"$ctl" status "$job" >"$dir/node-status.txt" 2>&1
+head -3 "$dir/node-status.txt"
+check "status shows attempt 2 running" grep -q "^job $job (slurm-demo, native) running, attempt 2" "$dir/node-status.txt"
+check "the ranks resumed from a checkpoint" \
+  grep -qE "resumed from .*ckpt-0*[1-9][0-9]*\.rmck" "$dir/jobs/$job"/run-1/node-0/jobs/"$job"/*/rank-0.log
+"$ctl" stop "$job" >/dev/null 2>&1
+wait_for 60 eval "! pgrep -f '$dir/jobs/$job' >/dev/null"
+
+# 2. Preemption: a job in the higher partition takes all three nodes. The ranks get SIGTERM, Slurm
+# requeues the job, and it resumes once the other job is over. Then scancel still cancels it.
+submit preempt
+check "it trains and checkpoints" wait_for 120 checkpointed "$job"
+high=$(sbatch --parsable -p high -N3 --exclusive --output="$dir/high-%j.out" --wrap 'sleep 5')
+preempted() { [[ $(slurm_state "$slurm_id") == PENDING ]]; }
+check "a job in the higher partition preempts it" wait_for 90 preempted
+check "its agents and ranks are gone meanwhile" eval "! pgrep -f '$dir/jobs/$job' >/dev/null"
+check "it runs again once the other job is over and resumes" wait_for 180 resumed_in_run "$job" 1
+check "the new run trains as attempt 2" wait_for 60 trains_in_attempt "$job" 2
+check "the other job ran" test -s "$dir/high-$high.out" -o "$(scontrol show job "$high" | grep -c COMPLETED)" = 1
+"$ctl" stop "$job" >"$dir/stop.txt" 2>&1
+check "stop cancels the requeued job in Slurm" grep -q "scancel $slurm_id on fake" "$dir/stop.txt"
+check "no agent or rank of it is left" wait_for 60 eval "! pgrep -f '$dir/jobs/$job' >/dev/null"
+ended() { [[ -z $(slurm_state "$slurm_id") ]]; }
+wait_for 60 ended
+"$ctl" status "$job" >"$dir/preempt-status.txt" 2>&1
+head -3 "$dir/preempt-status.txt"
+check "status says Slurm cancelled it" grep -q "slurm job $slurm_id on fake: cancelled" "$dir/preempt-status.txt"
+
+finish_checks slurm_failure_test
