@@ -1,6 +1,8 @@
 // ringmaster-worker: one rank of a `native` job, started by ringmaster-agent with the job's
 // environment (RANK, WORLD_SIZE, RINGMASTER_*). Thin: environment and flags in, runNativeWorker.
 #include <CLI/CLI.hpp>
+#include <atomic>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 
@@ -19,6 +21,19 @@ int envInt(const char* name, int fallback) {
 std::string envString(const char* name) {
   const char* value = std::getenv(name);
   return value ? value : "";
+}
+
+std::atomic<int> stop_state{agent::kStopKills};
+static_assert(std::atomic<int>::is_always_lock_free, "used in a signal handler");
+
+// SIGTERM while training asks the ranks to stop together (native_worker.h); otherwise it ends
+// the rank as it always did.
+void onTerminate(int) {
+  int training = agent::kStopAsks;
+  if (stop_state.compare_exchange_strong(training, agent::kStopAsked)) return;
+  if (training == agent::kStopAsked) return;
+  std::signal(SIGTERM, SIG_DFL);
+  std::raise(SIGTERM);
 }
 
 }  // namespace
@@ -61,7 +76,15 @@ int main(int argc, char** argv) {
     }
     store = std::move(*connected);
   }
+  options.stop = &stop_state;
+  std::signal(SIGTERM, onTerminate);
   Status status = agent::runNativeWorker(options, store.get(), stdout, stderr);
+  if (status.code() == ErrorCode::kCancelled && stop_state.load() == agent::kStopAsked) {
+    // Ended by the SIGTERM, as its agent expects of a stopped rank: now with a checkpoint.
+    std::fflush(nullptr);
+    std::signal(SIGTERM, SIG_DFL);
+    std::raise(SIGTERM);
+  }
   if (!status.isOk()) {
     std::fprintf(stderr, "ringmaster-worker: rank %d: %s\n", options.rank,
                  status.toString().c_str());

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <filesystem>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -276,6 +277,46 @@ TEST_F(RecoveryTest, AFailedJobRestartsFromItsCheckpointUnderTheSameId) {
   EXPECT_EQ(status(job).value("attempt", 0), 2);
   EXPECT_NE(rankLog("a2", job, 2, 3).find("resumed from"), std::string::npos);
   expectEachMetricOnce(job);
+}
+
+// A stop (SIGTERM to every rank, as scancel and Slurm's preemption also send) makes native ranks
+// agree on a step, checkpoint there and end: a restart resumes from that step, not from the last
+// periodic checkpoint.
+TEST_F(RecoveryTest, AStoppedNativeJobCheckpointsWhereItStoppedAndRestartsFromThere) {
+  std::string spec = interruptibleNativeSpec("stopped", "{max_restarts: 0}");
+  spec.replace(spec.find("every_steps: 20"), 15, "every_steps: 5000");  // none periodic here
+  const std::string job = submit(spec);
+  waitForStep("a1", job, 0, 30);
+  auto stopped = cluster_.ctl({"stop", job});
+  ASSERT_EQ(stopped.exit_code, 0) << stopped.err;
+  ASSERT_EQ(waitForOutcome(job, std::chrono::seconds(60)), "stopped");
+
+  std::set<std::string> checkpoints;  // the file names: ckpt-<step>.rmck
+  for (const auto& [agent, rank] : {std::pair{"a1", 0}, {"a1", 1}, {"a2", 2}, {"a2", 3}}) {
+    EXPECT_NE(rankLog(agent, job, 1, rank).find("stopped at step"), std::string::npos)
+        << rankLog(agent, job, 1, rank);
+    const std::string dir = cluster_.agent(agent).stateDir() + "/jobs/" + job +
+                            "/checkpoints/rank-" + std::to_string(rank);
+    std::error_code ec;
+    for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
+      checkpoints.insert(entry.path().filename().string());
+    }
+  }
+  // One step, the same for every rank, a multiple of the vote interval.
+  ASSERT_EQ(checkpoints.size(), 1u);
+  const int64_t step = std::stoll(checkpoints.begin()->substr(5));
+  EXPECT_GE(step, 30);
+  EXPECT_EQ(step % 10, 0);
+  EXPECT_EQ(status(job).value("state", ""), "stopped");
+
+  auto restarted = cluster_.ctl({"restart", job});
+  ASSERT_EQ(restarted.exit_code, 0) << restarted.err << restarted.out;
+  EXPECT_TRUE(
+      waitUntil([&] { return rankLog("a2", job, 2, 3).find("resumed from") != std::string::npos; },
+                std::chrono::seconds(60)));
+  EXPECT_NE(rankLog("a2", job, 2, 3).find("(step " + std::to_string(step) + ")"), std::string::npos)
+      << rankLog("a2", job, 2, 3);
+  cluster_.ctl({"stop", job});
 }
 
 TEST_F(RecoveryTest, RestartRefusesWhatItCannotDo) {

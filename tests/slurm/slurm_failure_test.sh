@@ -3,6 +3,7 @@
 # three fake nodes (cluster.sh). A node that fails (not the batch host) and a job in a higher
 # partition each make Slurm requeue the job; its next run resumes from the checkpoints in the job
 # directory as the next attempt. scancel still cancels a job that was requeued, leaving no process.
+# The time limit stops the ranks early enough to checkpoint, and the job ends as timed out.
 # Prints the time from the killed node to training again.
 set -uo pipefail
 build=$(cd "$1" && pwd)
@@ -87,5 +88,20 @@ wait_for 60 ended
 "$ctl" status "$job" >"$dir/preempt-status.txt" 2>&1
 head -3 "$dir/preempt-status.txt"
 check "status says Slurm cancelled it" grep -q "slurm job $slurm_id on fake: cancelled" "$dir/preempt-status.txt"
+
+# 3. The time limit: Slurm's --signal stops the ranks before it (they checkpoint), and the job
+# ends as timed out, not completed.
+sed -e 's/nodes: 3$/nodes: 1/' -e 's/time: "30:00"/time: "2"/' "$dir/long.yaml" >"$dir/limit.yaml"
+echo "stop_grace_seconds: 5" >>"$dir/limit.yaml"
+"$ctl" submit "$dir/limit.yaml" >"$dir/limit.txt" 2>&1
+job=$(head -1 "$dir/limit.txt")
+slurm_id=$(sed -n 's/^slurm job \([0-9]*\) on fake, .*/\1/p' "$dir/limit.txt")
+check "a job with a 2-minute limit is submitted" test -n "$slurm_id"
+check "it ends at its time limit" wait_for 240 ended
+"$ctl" status "$job" >"$dir/limit-status.txt" 2>&1
+head -3 "$dir/limit-status.txt"
+check "status says Slurm timed it out" grep -q "slurm job $slurm_id on fake: timed out" "$dir/limit-status.txt"
+check "its ranks were stopped before, and checkpointed" \
+  grep -q "stopped at step .*, with a checkpoint there" "$dir/jobs/$job"/run-0/node-0/jobs/"$job"/attempt-1/rank-0.log
 
 finish_checks slurm_failure_test

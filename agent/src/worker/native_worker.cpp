@@ -200,6 +200,19 @@ Status resume(AnyTrainer& trainer, const WorkerOptions& options, comm::KeyValueS
   return Status::ok();
 }
 
+// Whether the ranks stop after `step`: a rank asked to stop (options.stop) says so at the next
+// step that is a multiple of kStopVoteEvery, and all of them stop there when any one asked.
+Result<bool> stopVote(const WorkerOptions& options, comm::Communicator* comm, uint64_t step,
+                      bool done) {
+  if (!options.stop || done || options.stop->load() == kStopKills) return false;
+  const bool asked = options.stop->load() == kStopAsked;
+  if (!comm) return asked;
+  if (step % kStopVoteEvery != 0) return false;
+  float vote = asked ? 1.0f : 0.0f;
+  RM_RETURN_IF_ERROR(comm->allreduce(&vote, 1, comm::DataType::kFloat32, comm::ReduceOp::kSum));
+  return vote > 0;
+}
+
 // One rank's run with either trainer (train::Trainer on the CPU, train::GpuTrainer): resume,
 // agree on the starting parameters, train with metrics, evaluations and checkpoints, report the
 // parameter checksum. The GPU trainer's evaluate(), checkpointState() and paramChecksum() can
@@ -217,6 +230,9 @@ Status runRank(AnyTrainer& trainer, const train::NativeConfig& config, const Wor
   }
 
   const uint64_t checkpoint_every = config.checkpoint.every_steps;
+  // From here a SIGTERM asks the ranks to stop together (NCCL cannot take the vote's host float).
+  const bool can_vote = !comm || comm->backend() == "gloo";
+  if (options.stop && can_vote) options.stop->store(kStopAsks);
   while (!trainer.done()) {
     phase.enter(job::RankPhase::kCompute, trainer.completedSteps() + 1);
     RM_ASSIGN_OR_RETURN(train::StepReport report, trainer.step());
@@ -242,14 +258,23 @@ Status runRank(AnyTrainer& trainer, const train::NativeConfig& config, const Wor
       }
       line.print(out);
     }
+    RM_ASSIGN_OR_RETURN(const bool stopping, stopVote(options, comm, report.step, trainer.done()));
     const bool checkpoint_due =
-        (checkpoint_every > 0 && report.step % checkpoint_every == 0) || trainer.done();
+        (checkpoint_every > 0 && report.step % checkpoint_every == 0) || trainer.done() || stopping;
     if (!options.checkpoint_dir.empty() && checkpoint_due) {
       phase.enter(job::RankPhase::kCheckpoint);
       RM_ASSIGN_OR_RETURN(train::CheckpointState state,
                           Result<train::CheckpointState>(trainer.checkpointState()));
       RM_RETURN_IF_ERROR(
           train::saveCheckpoint(options.checkpoint_dir, state, config.checkpoint.keep));
+    }
+    if (stopping) {
+      std::fprintf(log, "rank %d stopped at step %llu, as asked (SIGTERM)%s\n", options.rank,
+                   static_cast<unsigned long long>(report.step),
+                   options.checkpoint_dir.empty() ? "" : ", with a checkpoint there");
+      // Peers may still be in the vote (see NOTES.md on Gloo); they are stopping too.
+      if (comm) static_cast<void>(comm->barrier());
+      return Status(ErrorCode::kCancelled, "stopped at step " + std::to_string(report.step));
     }
   }
   // 52 bits of the checksum: exact as a JSON number (a double), equal across ranks iff the

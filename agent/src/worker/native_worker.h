@@ -5,8 +5,10 @@
 // trains with gradients averaged by bucketed allreduces that overlap the backward pass, and reports
 // metrics as JSON lines on stdout, which its agent journals: loss, lr, samples_per_sec, step_time,
 // comm_time every `metrics_every` steps, accuracy (classification) or mse after each evaluation,
-// param_checksum at the end.
+// param_checksum at the end. Asked to stop (SIGTERM: a client's stop, Slurm's preemption or time
+// limit), the ranks agree on a step, checkpoint there and end, so the next attempt loses nothing.
 
+#include <atomic>
 #include <cstdint>
 #include <cstdio>
 #include <string>
@@ -29,10 +31,20 @@ struct WorkerOptions {
   std::string bind_address;    // this rank's address for Gloo (empty: the host name's)
   uint32_t metrics_every = 1;
   std::string phase_file;  // RINGMASTER_PHASE_FILE (see job/rank_phase.h); empty: none
+  // Set by the worker's SIGTERM handler; null: never asked. See StopState.
+  std::atomic<int>* stop = nullptr;
 };
 
+// The states of WorkerOptions::stop. Before training, and on GPUs (NCCL reduces device memory
+// only), a SIGTERM ends the rank at once; while a CPU rank trains it only asks, and the ranks
+// vote every kStopVoteEvery steps (a one-float allreduce) so that all of them stop at the same
+// step and their checkpoints match.
+enum StopState : int { kStopKills = 0, kStopAsks = 1, kStopAsked = 2 };
+constexpr uint64_t kStopVoteEvery = 10;
+
 // `store` is the job's rendezvous store (may be null when world_size == 1). Metric lines go to
-// `out`, human-readable progress to `log`.
+// `out`, human-readable progress to `log`. Stopped by options.stop: kCancelled, after the
+// checkpoint.
 Status runNativeWorker(const WorkerOptions& options, comm::KeyValueStore* store, std::FILE* out,
                        std::FILE* log);
 

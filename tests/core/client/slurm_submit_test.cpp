@@ -33,9 +33,9 @@ slurm: {nodes: 4, gpus_per_node: 2, time: "1:00:00", sbatch_args: [--exclusive]}
 TEST(SlurmSubmission, AsksSlurmForTheNodesGpusAndTheClustersDefaults) {
   auto plan = planSlurmSubmission(parse(kSpec), cluster(), "train-1", "/opt/rm/ringmaster-agent");
   ASSERT_TRUE(plan.isOk()) << plan.status().message();
-  for (const char* line : {"#SBATCH --nodes=4\n", "#SBATCH --gpus-per-node=2\n",
-                           "#SBATCH --partition=gpu\n", "#SBATCH --time=1:00:00\n",
-                           "#SBATCH --output=/shared/jobs/train-1/slurm-%j.out\n"}) {
+  for (const char* line :
+       {"#SBATCH --nodes=4\n", "#SBATCH --gpus-per-node=2\n", "#SBATCH --partition=gpu\n",
+        "#SBATCH --time=1:00:00\n", "#SBATCH --output=/shared/jobs/train-1/slurm-%j.out\n"}) {
     EXPECT_NE(plan->script.find(line), std::string::npos) << line << plan->script;
   }
   EXPECT_EQ(plan->dir.root, "/shared/jobs/train-1");
@@ -61,8 +61,7 @@ TEST(SlurmSubmission, WaitsForSlurmToEndAJobItsSignalStopped) {
   ASSERT_TRUE(plan.isOk()) << plan.status().message();
   const std::string& s = plan->script;
   // Exiting at once would record a preempted or timed-out job as COMPLETED.
-  EXPECT_NE(s.find("if [ $status -eq 143 ]; then sleep 140; fi\nexit $status\n"),
-            std::string::npos)
+  EXPECT_NE(s.find("if [ $status -eq 143 ]; then sleep 140; fi\nexit $status\n"), std::string::npos)
       << s;
 }
 
