@@ -2,7 +2,6 @@
 // --wait, which follows Slurm's state and the job's journals in its job directory.
 #include <chrono>
 #include <cstdio>
-#include <fstream>
 #include <sstream>
 #include <thread>
 
@@ -18,9 +17,12 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 // The last lines of the job's Slurm output file: what Slurm and an agent that never came up said.
-std::string outputTail(const slurm::JobDir& dir, const std::string& slurm_job_id, int lines) {
-  std::ifstream in(dir.outputFile(slurm_job_id));
+std::string outputTail(const slurm::JobDir& dir, const std::string& slurm_job_id,
+                       const slurm::Where& where, int lines) {
+  auto text = slurm::jobFilesAt(where)->tail(dir.outputFile(slurm_job_id), 64 << 10);
+  if (!text.isOk()) return "  | (" + text.status().message() + ")\n";
   std::vector<std::string> kept;
+  std::istringstream in(*text);
   std::string line;
   while (std::getline(in, line)) {
     kept.push_back(line);
@@ -53,7 +55,8 @@ int waitForSlurmJob(client::ClusterClient& cluster, const client::SlurmSubmissio
     printError(row.status().message());
     return kExitFailure;
   }
-  client::SlurmJobSync sync(job.dir, *history);
+  const slurm::Where where{login, ""};
+  client::SlurmJobSync sync(job.dir, *history, nullptr, where);
   client::JobProgress progress(job.job_id);
   std::string last_said;
   std::optional<slurm::JobState> slurm_state;
@@ -64,7 +67,7 @@ int waitForSlurmJob(client::ClusterClient& cluster, const client::SlurmSubmissio
     if (!polled.isOk()) printError("warning: " + polled.status().message());
     if (progress.finished()) break;
     if (Clock::now() >= next_query) {
-      auto state = client::refreshSlurmState(*history, {login, ""}, &*row);
+      auto state = client::refreshSlurmState(*history, where, &*row);
       if (state.isOk()) {
         slurm_state = *state;
         const std::string said = slurmStateText(*state);
@@ -86,7 +89,7 @@ int waitForSlurmJob(client::ClusterClient& cluster, const client::SlurmSubmissio
   if (!progress.finished() && slurm_state) {
     std::printf("  slurm: %s; the job's agents reported no outcome. The end of %s:\n%s",
                 slurmStateText(*slurm_state).c_str(), job.dir.outputFile(job.slurm_job_id).c_str(),
-                outputTail(job.dir, job.slurm_job_id, 15).c_str());
+                outputTail(job.dir, job.slurm_job_id, where, 15).c_str());
   }
   return progress.succeeded() ? kExitOk : kExitFailure;
 }
@@ -97,14 +100,14 @@ std::optional<store::SlurmJobRow> catchUpSlurmJob(const Globals& globals, store:
                                                   const std::string& job_id) {
   auto row = history.slurmJob(job_id);
   if (!row.isOk()) return std::nullopt;
-  client::SlurmJobSync sync(slurm::JobDir{row->job_dir}, &history);
+  const client::ClientPaths paths =
+      client::ClientPaths::resolve(globals.cluster_file, globals.db_file);
+  const slurm::Where where{client::slurmLoginOf(paths.cluster_file, row->cluster), ""};
+  client::SlurmJobSync sync(slurm::JobDir{row->job_dir}, &history, nullptr, where);
   if (auto polled = sync.poll(); !polled.isOk()) {
     printError("warning: " + polled.status().message() + " (its newest records are missing)");
   }
-  const client::ClientPaths paths =
-      client::ClientPaths::resolve(globals.cluster_file, globals.db_file);
-  auto state = client::refreshSlurmState(
-      &history, {client::slurmLoginOf(paths.cluster_file, row->cluster), ""}, &*row);
+  auto state = client::refreshSlurmState(&history, where, &*row);
   if (!state.isOk() && state.status().code() != ErrorCode::kNotFound) {
     printError("warning: " + state.status().message() + " (showing Slurm's last known state)");
   }

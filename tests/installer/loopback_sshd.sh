@@ -7,7 +7,8 @@
 # in), and writes DIR/ssh_config with a host alias `testhost` (127.0.0.1, that port, that key,
 # known_hosts in DIR). Every user whose login is allowed may log in with DIR/client_key.
 # DIR/fakebin comes first on the PATH of every ssh session, so a test can stand in for a host's
-# uname or getconf. Exit 77 when it cannot run, saying why; `down` stops it.
+# uname or getconf; $LOOPBACK_SSHD_ENV (NAME=VALUE ...) is set in every session too. Exit 77
+# when it cannot run, saying why; `down` stops it.
 set -euo pipefail
 action=$1 dir=$2 root=${3:-}
 here=$root$dir  # DIR as this side sees it
@@ -39,7 +40,7 @@ PermitRootLogin prohibit-password
 StrictModes no
 UsePAM no
 PidFile $dir/sshd.pid
-SetEnv PATH=$dir/fakebin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+SetEnv PATH=$dir/fakebin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin ${LOOPBACK_SSHD_ENV:-}
 CONF
 sshd=(/usr/sbin/sshd -f "$dir/sshd_config" -E "$dir/sshd.log")
 [[ -z $root ]] || sshd=(chroot "$root" "${sshd[@]}")

@@ -1,6 +1,7 @@
 #include "ringmaster/client/slurm_submit.h"
 
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 
@@ -61,8 +62,8 @@ std::string batchScript(const SlurmSubmission& plan, const job::JobSpec& spec,
   s += "# " + std::to_string(slurm::kNodeStoppedBySignalExitCode) +
        ": Slurm's SIGTERM stopped the agents (scancel, preemption, the time limit). Slurm ends\n"
        "# the job itself in a moment, as cancelled, requeued or timed out.\n";
-  s += "if [ $status -eq " + std::to_string(slurm::kNodeStoppedBySignalExitCode) + " ]; then sleep " +
-       std::to_string(lead + 90) + "; fi\n";
+  s += "if [ $status -eq " + std::to_string(slurm::kNodeStoppedBySignalExitCode) +
+       " ]; then sleep " + std::to_string(lead + 90) + "; fi\n";
   return s + "exit $status\n";
 }
 
@@ -78,11 +79,11 @@ Status writeFile(const std::string& path, const std::string& text, std::filesyst
   return Status::ok();
 }
 
-// The job directory, all but Slurm's id. The directory and its secrets are the user's alone.
+// The job directory, all but Slurm's id, written at `dir` (plan.dir, or a local copy that is
+// shipped to the login node). The directory and its secrets are the user's alone.
 Status writeJobDir(const SlurmSubmission& plan, const job::JobSpec& spec,
-                   const security::KeyPair& client_keys) {
+                   const security::KeyPair& client_keys, const slurm::JobDir& dir) {
   namespace fs = std::filesystem;
-  const slurm::JobDir& dir = plan.dir;
   std::error_code ec;
   fs::create_directories(dir.root, ec);
   if (ec) return ioError("cannot create the job directory " + dir.root + ": " + ec.message());
@@ -103,6 +104,49 @@ Status writeJobDir(const SlurmSubmission& plan, const job::JobSpec& spec,
                                             security::Role::kAdmin, "submitted the job"));
   RM_RETURN_IF_ERROR(writeFile(dir.root + "/spec.yaml", spec.text, secret));
   return writeFile(dir.scriptFile(), plan.script, fs::perms::owner_all);
+}
+
+// `script` run by sh with `args` as $1, $2, ...: here, or on the login node. Its failure is an
+// error with what it said.
+Status runShell(const std::string& script, const std::vector<std::string>& args,
+                const slurm::Where& where, const std::string& input = "") {
+  std::vector<std::string> argv = {"sh", "-c", script, "sh"};
+  argv.insert(argv.end(), args.begin(), args.end());
+  RM_ASSIGN_OR_RETURN(slurm::CommandOutput output,
+                      slurm::runCommand(argv, where, kSbatchTimeoutMs, input));
+  if (output.exit_code == 0) return Status::ok();
+  while (!output.err.empty() && output.err.back() == '\n') output.err.pop_back();
+  return ioError((where.login.empty() ? std::string("here") : "on " + where.login) + ": " +
+                 output.err + " (exit " + std::to_string(output.exit_code) + ")");
+}
+
+// The job directory written here in a temporary directory, then unpacked on the login node by
+// tar over one ssh command.
+Status writeRemoteJobDir(const SlurmSubmission& plan, const job::JobSpec& spec,
+                         const security::KeyPair& client_keys, const slurm::Where& where) {
+  namespace fs = std::filesystem;
+  std::string pattern = (fs::temp_directory_path() / "ringmaster-submit-XXXXXX").string();
+  if (!::mkdtemp(pattern.data())) return ioError("cannot create a directory in /tmp");
+  struct RemoveAfter {
+    std::string dir;
+    ~RemoveAfter() {
+      std::error_code ec;
+      fs::remove_all(dir, ec);
+    }
+  } local{pattern};
+  RM_RETURN_IF_ERROR(
+      writeJobDir(plan, spec, client_keys, slurm::JobDir{local.dir + "/" + plan.job_id}));
+  RM_ASSIGN_OR_RETURN(
+      slurm::CommandOutput tar,
+      slurm::runCommand({"tar", "-C", local.dir, "-cf", "-", plan.job_id}, {}, kSbatchTimeoutMs));
+  if (tar.exit_code != 0) return ioError("tar of the job directory failed: " + tar.err);
+  const Status shipped = runShell("umask 077 && mkdir -p \"$1\" && tar -C \"$1\" -xf -",
+                                  {fs::path(plan.dir.root).parent_path().string()}, where, tar.out);
+  if (!shipped.isOk()) {
+    return Status(shipped.code(),
+                  "cannot write the job directory " + plan.dir.root + " " + shipped.message());
+  }
+  return Status::ok();
 }
 
 }  // namespace
@@ -142,32 +186,36 @@ Result<SlurmSubmission> planSlurmSubmission(const job::JobSpec& spec, const Slur
 Result<SlurmSubmission> submitToSlurm(ClusterClient& client, const job::JobSpec& spec,
                                       const SlurmCluster& cluster,
                                       const std::string& agent_program) {
-  if (!cluster.login.empty()) {
-    return Status(ErrorCode::kUnimplemented,
-                  "slurm cluster '" + cluster.name +
-                      "': submitting through login: is not built yet; run ringmasterctl on the "
-                      "login node");
+  if (!cluster.login.empty() && cluster.agent.empty()) {
+    return invalidArgument("slurm cluster '" + cluster.name +
+                           "' submits through its login node: give its agent: (the path of "
+                           "ringmaster-agent that the compute nodes see)");
   }
   RM_ASSIGN_OR_RETURN(SlurmSubmission plan,
                       planSlurmSubmission(spec, cluster, newJobId(spec.name), agent_program));
   // The cluster's defaults may set the ranks per node that the spec left unset.
   job::JobSpec effective = spec;
   effective.world_size = plan.request.nodes * slurm::ranksPerNode(plan.request);
-  RM_RETURN_IF_ERROR(writeJobDir(plan, effective, client.keys()));
+  const slurm::Where where{cluster.login, ""};
+  if (where.login.empty()) {
+    RM_RETURN_IF_ERROR(writeJobDir(plan, effective, client.keys(), plan.dir));
+  } else {
+    RM_RETURN_IF_ERROR(writeRemoteJobDir(plan, effective, client.keys(), where));
+  }
   RM_ASSIGN_OR_RETURN(slurm::CommandOutput sbatch,
-                      slurm::runCommand(plan.sbatch, {cluster.login, ""}, kSbatchTimeoutMs));
+                      slurm::runCommand(plan.sbatch, where, kSbatchTimeoutMs));
   // --parsable: "ID" or "ID;CLUSTER".
   plan.slurm_job_id = sbatch.out.substr(0, sbatch.out.find_first_of(";\n"));
   if (sbatch.exit_code != 0 || plan.slurm_job_id.empty() ||
       plan.slurm_job_id.find_first_not_of("0123456789") != std::string::npos) {
-    std::error_code ec;
-    std::filesystem::remove_all(plan.dir.root, ec);
+    static_cast<void>(runShell("rm -rf -- \"$1\"", {plan.dir.root}, where));
     std::string why = sbatch.err.empty() ? sbatch.out : sbatch.err;
     while (!why.empty() && why.back() == '\n') why.pop_back();
     return Status(ErrorCode::kUnavailable,
                   "sbatch refused the job on slurm cluster '" + cluster.name + "': " + why);
   }
-  std::ofstream(plan.dir.slurmJobIdFile()) << plan.slurm_job_id << "\n";
+  RM_RETURN_IF_ERROR(runShell("printf '%s\\n' \"$2\" > \"$1\"",
+                              {plan.dir.slurmJobIdFile(), plan.slurm_job_id}, where));
 
   RM_ASSIGN_OR_RETURN(store::Store * history, client.history());
   store::JobRow row;

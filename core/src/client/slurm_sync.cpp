@@ -1,8 +1,8 @@
 #include "ringmaster/client/slurm_sync.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
-#include <fstream>
 
 #include "ringmaster/slurm/queries.h"
 
@@ -16,26 +16,14 @@ double unixNow() {
   return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
-std::string firstLine(const std::string& path) {
-  std::ifstream in(path);
-  std::string line;
-  std::getline(in, line);
-  return line;
-}
-
 }  // namespace
 
-SlurmJobSync::SlurmJobSync(slurm::JobDir dir, store::Store* store, store::BatchWriter* writer)
-    : dir_(std::move(dir)), store_(store), writer_(writer) {}
+SlurmJobSync::SlurmJobSync(slurm::JobDir dir, store::Store* store, store::BatchWriter* writer,
+                           const slurm::Where& where)
+    : dir_(std::move(dir)), store_(store), writer_(writer), files_(slurm::jobFilesAt(where)) {}
 
-Status SlurmJobSync::read(const std::string& node_dir, Reader& reader,
-                          std::vector<proto::JournalRecord>* out) {
-  std::ifstream log(node_dir + "/journal/journal.log", std::ios::binary);
-  if (!log) return Status::ok();  // the agent has not opened it yet
-  log.seekg(static_cast<std::streamoff>(reader.offset));
-  std::string data(kReadChunk, '\0');
-  log.read(data.data(), static_cast<std::streamsize>(data.size()));
-  data.resize(static_cast<size_t>(log.gcount()));
+Status SlurmJobSync::takeFrames(const std::string& path, const std::string& data, Reader& reader,
+                                std::vector<proto::JournalRecord>* out) {
   size_t at = 0;
   while (at + kHeaderBytes <= data.size()) {
     uint32_t header[2];
@@ -43,8 +31,8 @@ Status SlurmJobSync::read(const std::string& node_dir, Reader& reader,
     if (at + kHeaderBytes + header[0] > data.size()) break;  // still being written
     proto::JournalRecord record;
     if (!record.ParseFromArray(data.data() + at + kHeaderBytes, static_cast<int>(header[0]))) {
-      return protocolError(node_dir + "/journal/journal.log: a record at byte " +
-                           std::to_string(reader.offset + at) + " does not parse");
+      return protocolError(path + ": a record at byte " + std::to_string(reader.offset + at) +
+                           " does not parse");
     }
     at += kHeaderBytes + header[0];
     if (record.seq() >= reader.next_seq) out->push_back(std::move(record));
@@ -53,42 +41,58 @@ Status SlurmJobSync::read(const std::string& node_dir, Reader& reader,
   return Status::ok();
 }
 
+Status SlurmJobSync::deliver(
+    Reader& reader, std::vector<proto::JournalRecord> records,
+    const std::function<void(const std::string&, const proto::JournalRecord&)>& on_record) {
+  const uint64_t next_seq = records.back().seq() + 1;
+  if (on_record) {
+    for (const auto& record : records) on_record(reader.agent, record);
+  }
+  reader.next_seq = next_seq;
+  if (writer_) {
+    writer_->enqueue(reader.agent, reader.journal_id, std::move(records), next_seq);
+    return Status::ok();
+  }
+  return store_->applyJournal(reader.agent, reader.journal_id, records, next_seq);
+}
+
 Result<uint64_t> SlurmJobSync::poll(
     const std::function<void(const std::string&, const proto::JournalRecord&)>& on_record) {
-  uint64_t added = 0;
-  for (int run : dir_.runs()) {
-    for (int node : dir_.nodes(run)) {
-      const std::string node_dir = dir_.nodeDir(run, node);
-      Reader& reader = readers_[node_dir];
-      if (reader.agent.empty()) {
-        auto address = slurm::readNodeAddress(dir_.addressFile(run, node));
-        reader.journal_id = firstLine(node_dir + "/journal/journal.id");
-        if (!address.isOk() || reader.journal_id.empty()) continue;  // not started yet
-        reader.agent = address->agent;
-        RM_ASSIGN_OR_RETURN(reader.next_seq, store_->cursor(reader.agent, reader.journal_id));
-      }
-      // A chunk at a time, until no whole frame is left to read.
-      for (uint64_t before = ~0ull; reader.offset != before;) {
-        before = reader.offset;
-        std::vector<proto::JournalRecord> records;
-        RM_RETURN_IF_ERROR(read(node_dir, reader, &records));
-        if (records.empty()) continue;
-        const uint64_t next_seq = records.back().seq() + 1;
-        if (on_record) {
-          for (const auto& record : records) on_record(reader.agent, record);
-        }
-        reader.next_seq = next_seq;
-        added += records.size();
-        if (writer_) {
-          writer_->enqueue(reader.agent, reader.journal_id, std::move(records), next_seq);
-        } else {
-          RM_RETURN_IF_ERROR(
-              store_->applyJournal(reader.agent, reader.journal_id, records, next_seq));
-        }
-      }
-    }
+  RM_ASSIGN_OR_RETURN(const std::vector<slurm::NodeJournal> journals, files_->journals(dir_));
+  for (const auto& journal : journals) {
+    Reader& reader = readers_[journal.node_dir];
+    if (!reader.agent.empty()) continue;
+    reader.agent = journal.agent;
+    reader.journal_id = journal.journal_id;
+    RM_ASSIGN_OR_RETURN(reader.next_seq, store_->cursor(reader.agent, reader.journal_id));
   }
-  return added;
+  // Every journal's new bytes, a chunk each at a time, until no whole frame is left to read.
+  uint64_t added = 0;
+  while (true) {
+    std::vector<slurm::FileRange> ranges;
+    std::vector<Reader*> readers;
+    for (const auto& journal : journals) {
+      Reader& reader = readers_[journal.node_dir];
+      if (journal.size <= reader.offset) continue;
+      ranges.push_back({journal.node_dir + "/journal/journal.log", reader.offset,
+                        std::min<uint64_t>(journal.size - reader.offset, kReadChunk)});
+      readers.push_back(&reader);
+    }
+    if (ranges.empty()) return added;
+    RM_ASSIGN_OR_RETURN(const std::vector<std::string> chunks, files_->read(ranges));
+    bool moved = false;
+    for (size_t i = 0; i < ranges.size(); ++i) {
+      Reader& reader = *readers[i];
+      const uint64_t before = reader.offset;
+      std::vector<proto::JournalRecord> records;
+      RM_RETURN_IF_ERROR(takeFrames(ranges[i].path, chunks[i], reader, &records));
+      moved = moved || reader.offset != before;
+      if (records.empty()) continue;
+      added += records.size();
+      RM_RETURN_IF_ERROR(deliver(reader, std::move(records), on_record));
+    }
+    if (!moved) return added;  // only frames still being written are left
+  }
 }
 
 Result<slurm::JobState> refreshSlurmState(store::Store* store, const slurm::Where& where,

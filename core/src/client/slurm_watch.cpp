@@ -27,8 +27,8 @@ bool SlurmWatch::tick(const RecordsFn& records, const ChangedFn& changed) {
           continue;
         }
         Followed followed;
-        followed.sync =
-            std::make_unique<SlurmJobSync>(slurm::JobDir{row.job_dir}, history_, writer_);
+        followed.sync = std::make_unique<SlurmJobSync>(
+            slurm::JobDir{row.job_dir}, history_, writer_, slurm::Where{loginOf(row.cluster), ""});
         followed.row = std::move(row);
         jobs_.emplace(followed.row.job_id, std::move(followed));
         next_state_ = now;  // a new job's state at once

@@ -3,19 +3,22 @@
 // node's agent of each run keeps its journal there, so the history catches up whether the agents
 // still run or are long gone, and exactly once (the store's cursors, as for any agent).
 // A journal is read the way its agent writes it (frames of [u32 length][u32 CRC][record]); a
-// frame still being written is left for the next read.
+// frame still being written is left for the next read. Over ssh a poll is two ssh commands: the
+// journals' sizes, then every journal's new bytes.
 //
 // Not thread-safe: one thread owns a SlurmJobSync.
 
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "ringmaster/protocol/ringmaster.pb.h"
 #include "ringmaster/slurm/command.h"
 #include "ringmaster/slurm/job_dir.h"
+#include "ringmaster/slurm/job_files.h"
 #include "ringmaster/slurm/job_state.h"
 #include "ringmaster/store/store.h"
 #include "ringmaster/util/result.h"
@@ -25,8 +28,10 @@ namespace ringmaster::client {
 class SlurmJobSync {
  public:
   // Records go to the history through `writer` when given (a session's one writer thread),
-  // else straight into `store`; cursors are read from `store`.
-  SlurmJobSync(slurm::JobDir dir, store::Store* store, store::BatchWriter* writer = nullptr);
+  // else straight into `store`; cursors are read from `store`. The job directory is read where
+  // `where` says: here, or on the cluster's login node over ssh.
+  SlurmJobSync(slurm::JobDir dir, store::Store* store, store::BatchWriter* writer = nullptr,
+               const slurm::Where& where = {});
 
   // Reads what the job's agents journaled since the last call and stores it. `on_record` sees
   // each new record with its agent's name. Returns how many records were new.
@@ -40,11 +45,18 @@ class SlurmJobSync {
     uint64_t offset = 0;    // bytes of journal.log read
     uint64_t next_seq = 0;  // 0: not yet known (the store's cursor decides)
   };
-  Status read(const std::string& node_dir, Reader& reader, std::vector<proto::JournalRecord>* out);
+  // Takes the whole frames at the start of `data` (read from reader.offset) into `out`, moving
+  // reader.offset past them; a frame still being written is left for the next read.
+  Status takeFrames(const std::string& path, const std::string& data, Reader& reader,
+                    std::vector<proto::JournalRecord>* out);
+  Status deliver(
+      Reader& reader, std::vector<proto::JournalRecord> records,
+      const std::function<void(const std::string&, const proto::JournalRecord&)>& on_record);
 
   slurm::JobDir dir_;
   store::Store* store_;
   store::BatchWriter* writer_;
+  std::unique_ptr<slurm::JobFiles> files_;
   std::map<std::string, Reader> readers_;  // by node dir
 };
 

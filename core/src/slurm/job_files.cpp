@@ -1,0 +1,192 @@
+#include "ringmaster/slurm/job_files.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+
+namespace ringmaster::slurm {
+namespace {
+
+constexpr int kRemoteTimeoutMs = 30000;
+
+std::string firstLine(const std::string& path) {
+  std::ifstream in(path);
+  std::string line;
+  std::getline(in, line);
+  return line;
+}
+
+class LocalJobFiles : public JobFiles {
+ public:
+  Result<std::vector<NodeJournal>> journals(const JobDir& dir) override {
+    std::vector<NodeJournal> found;
+    for (int run : dir.runs()) {
+      for (int node : dir.nodes(run)) {
+        NodeJournal journal;
+        journal.node_dir = dir.nodeDir(run, node);
+        auto address = readNodeAddress(dir.addressFile(run, node));
+        journal.journal_id = firstLine(journal.node_dir + "/journal/journal.id");
+        if (!address.isOk() || journal.journal_id.empty()) continue;  // not started yet
+        journal.agent = address->agent;
+        std::error_code ec;
+        const auto size = std::filesystem::file_size(journal.node_dir + "/journal/journal.log", ec);
+        journal.size = ec ? 0 : size;
+        found.push_back(std::move(journal));
+      }
+    }
+    return found;
+  }
+
+  Result<std::vector<std::string>> read(const std::vector<FileRange>& ranges) override {
+    std::vector<std::string> out;
+    for (const FileRange& range : ranges) {
+      std::ifstream in(range.path, std::ios::binary);
+      std::string data(range.length, '\0');
+      in.seekg(static_cast<std::streamoff>(range.offset));
+      in.read(data.data(), static_cast<std::streamsize>(data.size()));
+      if (!in || static_cast<uint64_t>(in.gcount()) != range.length) {
+        return ioError("cannot read " + std::to_string(range.length) + " bytes of " + range.path +
+                       " from byte " + std::to_string(range.offset));
+      }
+      out.push_back(std::move(data));
+    }
+    return out;
+  }
+
+  Result<std::string> tail(const std::string& path, uint64_t bytes) override {
+    std::ifstream in(path, std::ios::binary | std::ios::ate);
+    if (!in) return std::string();
+    const auto size = static_cast<uint64_t>(in.tellg());
+    const uint64_t from = size > bytes ? size - bytes : 0;
+    std::string data(size - from, '\0');
+    in.seekg(static_cast<std::streamoff>(from));
+    in.read(data.data(), static_cast<std::streamsize>(data.size()));
+    data.resize(static_cast<size_t>(in.gcount()));
+    return data;
+  }
+
+  Result<std::string> rankLog(const JobDir& dir, const std::string& job_id, int rank,
+                              uint32_t attempt) override {
+    return rankLogFile(dir, job_id, rank, attempt);
+  }
+};
+
+// Each call one `sh -c SCRIPT sh ARGS...` on the login node: the arguments travel as positional
+// parameters, so no path is ever spliced into the script.
+class RemoteJobFiles : public JobFiles {
+ public:
+  explicit RemoteJobFiles(Where where) : where_(std::move(where)) {}
+
+  Result<std::vector<NodeJournal>> journals(const JobDir& dir) override {
+    static const char* const kScript = R"(cd "$1" 2>/dev/null || exit 0
+for d in run-*/node-*; do
+  [ -f "$d/address" ] && [ -f "$d/journal/journal.id" ] || continue
+  a=$(sed -n 's/^agent //p' "$d/address"); i=$(head -n 1 "$d/journal/journal.id")
+  s=$(stat -c %s "$d/journal/journal.log" 2>/dev/null || echo 0)
+  [ -n "$a" ] && [ -n "$i" ] && printf '%s\t%s\t%s\t%s\n' "$d" "$a" "$i" "$s"
+done)";
+    RM_ASSIGN_OR_RETURN(std::string out, run({"sh", "-c", kScript, "sh", dir.root}));
+    std::vector<NodeJournal> found;
+    size_t at = 0;
+    while (at < out.size()) {
+      const size_t end = std::min(out.find('\n', at), out.size());
+      const std::string line = out.substr(at, end - at);
+      at = end + 1;
+      std::vector<std::string> fields;
+      for (size_t from = 0;;) {
+        const size_t tab = line.find('\t', from);
+        fields.push_back(line.substr(from, tab - from));
+        if (tab == std::string::npos) break;
+        from = tab + 1;
+      }
+      if (fields.size() != 4) continue;
+      found.push_back({dir.root + "/" + fields[0], fields[1], fields[2],
+                       std::strtoull(fields[3].c_str(), nullptr, 10)});
+    }
+    return found;
+  }
+
+  Result<std::vector<std::string>> read(const std::vector<FileRange>& ranges) override {
+    std::vector<std::string> argv = {"sh", "-c",
+                                     R"(while [ $# -gt 0 ]; do
+  tail -c +$(($2 + 1)) "$1" | head -c "$3"; shift 3
+done)",
+                                     "sh"};
+    uint64_t total = 0;
+    for (const FileRange& range : ranges) {
+      argv.insert(argv.end(),
+                  {range.path, std::to_string(range.offset), std::to_string(range.length)});
+      total += range.length;
+    }
+    if (ranges.empty()) return std::vector<std::string>{};
+    RM_ASSIGN_OR_RETURN(std::string out, run(argv));
+    if (out.size() != total) {
+      return ioError("read " + std::to_string(out.size()) + " of " + std::to_string(total) +
+                     " bytes of the job's journals on " + where_.login +
+                     " (a file is shorter than it was a moment ago)");
+    }
+    std::vector<std::string> parts;
+    size_t at = 0;
+    for (const FileRange& range : ranges) {
+      parts.push_back(out.substr(at, range.length));
+      at += range.length;
+    }
+    return parts;
+  }
+
+  Result<std::string> tail(const std::string& path, uint64_t bytes) override {
+    return run({"sh", "-c", R"(tail -c "$2" "$1" 2>/dev/null || true)", "sh", path,
+                std::to_string(bytes)});
+  }
+
+  Result<std::string> rankLog(const JobDir& dir, const std::string& job_id, int rank,
+                              uint32_t attempt) override {
+    RM_ASSIGN_OR_RETURN(
+        std::string out,
+        run({"sh", "-c", R"(ls -d "$1"/run-*/node-*/jobs/"$2"/attempt-*/rank-"$3".log 2>/dev/null
+true)",
+             "sh", dir.root, job_id, std::to_string(rank)}));
+    // The newest attempt, or the one asked for; of several runs' copies, the last.
+    std::string best;
+    unsigned long best_attempt = 0;
+    size_t at = 0;
+    while (at < out.size()) {
+      const size_t end = std::min(out.find('\n', at), out.size());
+      const std::string path = out.substr(at, end - at);
+      at = end + 1;
+      const size_t mark = path.rfind("/attempt-");
+      if (mark == std::string::npos) continue;
+      const unsigned long number = std::strtoul(path.c_str() + mark + 9, nullptr, 10);
+      if ((attempt == 0 && number >= best_attempt) || number == attempt) {
+        best = path;
+        best_attempt = number;
+      }
+    }
+    return best;
+  }
+
+ private:
+  Result<std::string> run(const std::vector<std::string>& argv) {
+    RM_ASSIGN_OR_RETURN(CommandOutput output, runCommand(argv, where_, kRemoteTimeoutMs));
+    if (output.exit_code != 0) {
+      std::string why = output.err;
+      while (!why.empty() && why.back() == '\n') why.pop_back();
+      return Status(ErrorCode::kUnavailable, "reading the job directory on " + where_.login +
+                                                 " failed (exit " +
+                                                 std::to_string(output.exit_code) + "): " + why);
+    }
+    return std::move(output.out);
+  }
+
+  Where where_;
+};
+
+}  // namespace
+
+std::unique_ptr<JobFiles> jobFilesAt(const Where& where) {
+  if (where.login.empty()) return std::make_unique<LocalJobFiles>();
+  return std::make_unique<RemoteJobFiles>(where);
+}
+
+}  // namespace ringmaster::slurm

@@ -1,0 +1,97 @@
+#!/usr/bin/env bash
+# slurm_login_test.sh BUILD_DIR: a client outside the cluster with nothing but ssh to the login
+# node (a loopback sshd beside the fake Slurm cluster of cluster.sh). The client runs in a mount
+# namespace where the job directory is an empty tmpfs and Slurm's commands are gone, so submit,
+# --wait, status, logs, metrics and stop can only work through ssh: the job directory is written
+# there, sbatch/squeue/scancel run there, and the journals are read from there.
+set -uo pipefail
+build=$(cd "$1" && pwd)
+here=$(cd "$(dirname "$0")" && pwd)
+source "$here/../shell/checks.sh"
+dir=$(mktemp -d /tmp/rm-slurm-login.XXXXXX)
+sshd=$here/../installer/loopback_sshd.sh
+trap '"$sshd" down "$dir/ssh"; "$here/cluster.sh" down "$dir/cluster"; rm -rf "$dir"' EXIT
+"$here/cluster.sh" up "$dir/cluster" || exit $?
+mkdir -p "$dir/ssh" "$dir/jobs"
+LOOPBACK_SSHD_ENV="SLURM_CONF=$dir/cluster/slurm.conf" "$sshd" up "$dir/ssh" || exit $?
+echo "slurm_login_test: the cluster and its login node are up"
+slurm() { SLURM_CONF=$dir/cluster/slurm.conf "$@"; }  # this test's own look at the cluster
+
+export RINGMASTER_CONFIG_DIR=$dir/config RINGMASTER_DB=$dir/history.db
+export RINGMASTER_CLUSTER=$dir/cluster.yaml RINGMASTER_SSH_CONFIG=$dir/ssh/ssh_config
+cat >"$RINGMASTER_CLUSTER" <<YAML
+slurm:
+  - name: hpc
+    login: root@testhost
+    job_dir: $dir/jobs
+    agent: $build/bin/ringmaster-agent
+    bind: 127.0.0.1
+    partition: debug
+YAML
+ctl=$build/bin/ringmasterctl
+spec=$here/../../resources/jobs/examples/slurm_demo.yaml
+# ringmasterctl where only ssh reaches the cluster.
+client() {
+  unshare -m --propagation private sh -c '
+    mount -t tmpfs none "$0" || exit 1
+    for program in sbatch squeue sacct scancel scontrol; do
+      path=$(command -v "$program") && mount --bind /dev/null "$path"
+    done
+    exec "$@"' "$dir/jobs" "$ctl" "$@"
+}
+client status >/dev/null 2>&1
+check "the client cannot see the job directory or run squeue" \
+  unshare -m sh -c 'mount -t tmpfs none "$0" && ! ls "$0"/* && ! squeue' "$dir/jobs" 2>/dev/null
+
+client submit "$spec" --wait >"$dir/submit.txt" 2>&1
+rc=$?
+cat "$dir/submit.txt"
+job=$(head -1 "$dir/submit.txt")
+slurm_id=$(sed -n 's/^slurm job \([0-9]*\) on hpc, .*/\1/p' "$dir/submit.txt" | head -1)
+check "submit --wait through the login node succeeds" test "$rc" = 0
+check "the job ran on three nodes" grep -q "succeeded: 6 rank(s)" "$dir/submit.txt"
+check "its job directory was written on the login node's side" test -s "$dir/jobs/$job/batch.sh"
+check "with Slurm's id" grep -qx "$slurm_id" "$dir/jobs/$job/slurm_job_id"
+check "the job directory is the user's alone" test "$(stat -c %a "$dir/jobs/$job")" = 700
+for _ in $(seq 300); do [[ -z $(slurm squeue -h -j "$slurm_id" 2>/dev/null) ]] && break; sleep 0.1; done
+client status "$job" >"$dir/status.txt" 2>&1
+cat "$dir/status.txt"
+check "status asks Slurm through the login node" grep -q "slurm job $slurm_id on hpc: completed" "$dir/status.txt"
+check "ranks ran on n1, n2 and n3" test "$(grep -cE '^[0-5] +n[123] .* succeeded' "$dir/status.txt")" = 6
+client metrics "$job" --name loss >"$dir/metrics.csv"
+rows=$(grep -c ",loss," "$dir/metrics.csv")
+unique=$(cut -d, -f1-5 "$dir/metrics.csv" | grep ",loss" | sort -u | wc -l)
+check "every rank's loss came through ssh ($rows rows)" test "$rows" -gt 60
+check "no metric row is stored twice" test "$rows" = "$unique"
+client logs "$job" --rank 4 >"$dir/rank4.log" 2>&1
+check "logs reads a rank's log on the login node" grep -q '"loss"' "$dir/rank4.log"
+
+# stop is scancel on the login node.
+sed 's/epochs: 4$/epochs: 2000/' "$spec" >"$dir/long.yaml"
+client submit "$dir/long.yaml" >"$dir/long.txt" 2>&1
+long_job=$(head -1 "$dir/long.txt")
+long_id=$(sed -n 's/^slurm job \([0-9]*\) on hpc, .*/\1/p' "$dir/long.txt")
+for _ in $(seq 300); do
+  [[ $(pgrep -fc "ringmaster-worker --config $dir/jobs/$long_job/") -ge 6 ]] && break
+  sleep 0.1
+done
+check "a long job's six ranks run" test "$(pgrep -fc "ringmaster-worker --config $dir/jobs/$long_job/")" -ge 6
+client stop "$long_job" >"$dir/stop.txt" 2>&1
+cat "$dir/stop.txt"
+check "stop cancels it through the login node" grep -q "scancel $long_id on hpc" "$dir/stop.txt"
+for _ in $(seq 300); do pgrep -f "$dir/jobs/$long_job" >/dev/null || break; sleep 0.1; done
+check "no agent or rank of it is left" eval "! pgrep -f '$dir/jobs/$long_job' >/dev/null"
+
+# What goes wrong is named.
+cat >>"$RINGMASTER_CLUSTER" <<YAML
+  - {name: nossh, login: root@127.0.0.1:1, job_dir: $dir/jobs, agent: /opt/ringmaster-agent}
+  - {name: noagent, login: root@testhost, job_dir: $dir/jobs}
+YAML
+client submit "$spec" --slurm nossh --nodes 1 >"$dir/nossh.txt" 2>&1
+check "an unreachable login node fails the submission" test $? != 0
+check "and says ssh could not connect" grep -q "127.0.0.1:1.*Connection refused" "$dir/nossh.txt"
+client submit "$spec" --slurm noagent --nodes 1 >"$dir/noagent.txt" 2>&1
+check "a login without agent: is refused" grep -q "give its agent:" "$dir/noagent.txt"
+check "nothing was queued by them" test -z "$(slurm squeue -h -o %i | grep -vx "$long_id")"
+
+finish_checks slurm_login_test
