@@ -8,6 +8,7 @@
 
 #include "ringmaster/client/cluster_client.h"
 #include "ringmaster/client/job_progress.h"
+#include "ringmaster/slurm/command.h"
 
 namespace ringmaster::ctl {
 
@@ -81,6 +82,10 @@ int runSlurmSubmit(const Globals& globals, const job::JobSpec& spec, const Submi
 // with the job). nullopt for a job that is not on Slurm.
 std::optional<store::SlurmJobRow> catchUpSlurmJob(const Globals& globals, store::Store& history,
                                                   const std::string& job_id);
+// The ranks' logs of a job on Slurm, from its job directory (here, or on `where`'s login node);
+// with flags.follow until the job is over.
+int printSlurmLogs(store::Store& history, const store::SlurmJobRow& slurm,
+                   const slurm::Where& where, const LogsFlags& flags);
 // "slurm job 123 on hpc: pending (Priority)".
 std::string slurmRowText(const store::SlurmJobRow& row);
 // "job ID succeeded: N rank(s) in Ts", then each failed attempt's cause and each failed rank.

@@ -1,58 +1,12 @@
 // `ringmasterctl logs JOB [--rank R] [--follow]`
 #include <cstdio>
-#include <sstream>
 
 #include "ctl.h"
 #include "log_tail.h"
 #include "ringmaster/client/slurm_submit.h"
-#include "ringmaster/slurm/job_files.h"
 #include "session_loop.h"
 
 namespace ringmaster::ctl {
-namespace {
-
-constexpr uint64_t kMaxSlurmLogBytes = 64 << 20;
-
-// A job on Slurm: its ranks' logs are files in its job directory, here or on the login node.
-int printSlurmLogs(const store::SlurmJobRow& slurm, const slurm::Where& where,
-                   const std::vector<store::RankRow>& ranks, const LogsFlags& flags) {
-  if (flags.follow) {
-    printError(
-        "warning: --follow is not built yet for jobs on Slurm: printing what the logs "
-        "hold now");
-  }
-  const auto files = slurm::jobFilesAt(where);
-  const slurm::JobDir dir{slurm.job_dir};
-  int missing = 0;
-  for (const auto& r : ranks) {
-    if (flags.rank && r.rank != *flags.rank) continue;
-    auto path = files->rankLog(dir, slurm.job_id, r.rank, r.attempt);
-    auto text = path.isOk() && !path->empty() ? files->tail(*path, kMaxSlurmLogBytes)
-                                              : Result<std::string>(std::string());
-    if (!path.isOk() || path->empty() || !text.isOk()) {
-      const Status why = !path.isOk() ? path.status() : text.status();
-      printError("rank " + std::to_string(r.rank) + ": no log in " + slurm.job_dir +
-                 (why.isOk() ? "" : " (" + why.message() + ")"));
-      ++missing;
-      continue;
-    }
-    if (text->size() == kMaxSlurmLogBytes) {
-      printError("rank " + std::to_string(r.rank) + ": the last 64 MiB of " + *path);
-    }
-    std::istringstream in(*text);
-    std::string line;
-    while (std::getline(in, line)) {
-      if (flags.rank) {
-        std::printf("%s\n", line.c_str());
-      } else {
-        std::printf("[rank %d] %s\n", r.rank, line.c_str());
-      }
-    }
-  }
-  return missing ? kExitFailure : kExitOk;
-}
-
-}  // namespace
 
 int runLogs(const Globals& globals, const LogsFlags& flags) {
   auto cluster = openCluster(globals);
@@ -82,7 +36,7 @@ int runLogs(const Globals& globals, const LogsFlags& flags) {
   if (auto slurm = (*cluster->history())->slurmJob(job->job_id); slurm.isOk()) {
     const auto paths = client::ClientPaths::resolve(globals.cluster_file, globals.db_file);
     const slurm::Where where{client::slurmLoginOf(paths.cluster_file, slurm->cluster), ""};
-    return printSlurmLogs(*slurm, where, *ranks, flags);
+    return printSlurmLogs(**cluster->history(), *slurm, where, flags);
   }
   cluster.reset();  // the session below opens its own connections
   auto loop =

@@ -89,6 +89,10 @@ for _ in $(seq 300); do
   sleep 0.1
 done
 check "a long job's six ranks run" test "$(pgrep -fc "ringmaster-worker --config $dir/jobs/$long_job/")" -ge 6
+"$ctl" logs "$long_job" --follow >"$dir/follow.log" 2>&1 &
+follower=$!
+for _ in $(seq 100); do grep -q '^\[rank 5\] .*"loss"' "$dir/follow.log" && break; sleep 0.1; done
+check "logs --follow shows the ranks' lines as they come" grep -q '^\[rank 5\] .*"loss"' "$dir/follow.log"
 "$ctl" stop "$long_job" >"$dir/stop.txt" 2>&1
 check "stop cancels it in Slurm" grep -q "scancel $long_id on fake" "$dir/stop.txt"
 for _ in $(seq 300); do pgrep -f "$dir/jobs/$long_job" >/dev/null || break; sleep 0.1; done
@@ -97,6 +101,12 @@ for _ in $(seq 300); do [[ -z $(squeue -h -j "$long_id" 2>/dev/null) ]] && break
 "$ctl" status "$long_job" >"$dir/long-status.txt" 2>&1
 head -3 "$dir/long-status.txt"
 check "status says Slurm cancelled it" grep -q "slurm job $long_id on fake: cancelled" "$dir/long-status.txt"
+for _ in $(seq 150); do kill -0 "$follower" 2>/dev/null || break; sleep 0.1; done
+check "logs --follow ends with the job" eval "! kill -0 $follower 2>/dev/null"
+wait "$follower"
+check "and exits 0" test $? = 0
+check "having printed each rank's log to its end" \
+  test "$(grep -c '^\[rank 0\]' "$dir/follow.log")" -ge "$(wc -l <"$(ls "$dir"/jobs/"$long_job"/run-0/node-0/jobs/*/attempt-1/rank-0.log)")"
 
 # GPUs from Slurm: gpus_per_node 2 runs two torchrun ranks on the node, which see both GPUs
 # Slurm gave the job and pick theirs by LOCAL_RANK, as under torchrun.

@@ -76,11 +76,17 @@ for _ in $(seq 300); do
   sleep 0.1
 done
 check "a long job's six ranks run" test "$(pgrep -fc "ringmaster-worker --config $dir/jobs/$long_job/")" -ge 6
+client logs "$long_job" --rank 3 --follow >"$dir/follow.log" 2>&1 &
+follower=$!
+for _ in $(seq 100); do grep -q '"loss"' "$dir/follow.log" && break; sleep 0.1; done
+check "logs --follow shows a rank's lines as they come, through ssh" grep -q '"loss"' "$dir/follow.log"
 client stop "$long_job" >"$dir/stop.txt" 2>&1
 cat "$dir/stop.txt"
 check "stop cancels it through the login node" grep -q "scancel $long_id on hpc" "$dir/stop.txt"
 for _ in $(seq 300); do pgrep -f "$dir/jobs/$long_job" >/dev/null || break; sleep 0.1; done
 check "no agent or rank of it is left" eval "! pgrep -f '$dir/jobs/$long_job' >/dev/null"
+for _ in $(seq 150); do kill -0 "$follower" 2>/dev/null || break; sleep 0.1; done
+check "logs --follow ends with the job" eval "! kill -0 $follower 2>/dev/null"
 
 # What goes wrong is named.
 cat >>"$RINGMASTER_CLUSTER" <<YAML
@@ -93,5 +99,11 @@ check "and says ssh could not connect" grep -q "127.0.0.1:1.*Connection refused"
 client submit "$spec" --slurm noagent --nodes 1 >"$dir/noagent.txt" 2>&1
 check "a login without agent: is refused" grep -q "give its agent:" "$dir/noagent.txt"
 check "nothing was queued by them" test -z "$(slurm squeue -h -o %i | grep -vx "$long_id")"
+# The login node unreachable: status says so and shows Slurm's last known state.
+sed -i 's/login: root@testhost$/login: root@127.0.0.1:1/' "$RINGMASTER_CLUSTER"
+client status "$job" >"$dir/unreachable.txt" 2>&1
+cat "$dir/unreachable.txt"
+check "status names the unreachable login node" grep -q "ssh to root@127.0.0.1:1 failed" "$dir/unreachable.txt"
+check "and shows Slurm's last known state" grep -q "slurm job $slurm_id on hpc: completed" "$dir/unreachable.txt"
 
 finish_checks slurm_login_test

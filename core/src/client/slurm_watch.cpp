@@ -1,5 +1,7 @@
 #include "ringmaster/client/slurm_watch.h"
 
+#include <algorithm>
+
 namespace ringmaster::client {
 namespace {
 
@@ -14,6 +16,25 @@ std::string SlurmWatch::loginOf(const std::string& cluster) const {
     if (c.name == cluster) return c.login;
   }
   return "";
+}
+
+bool SlurmWatch::resting(const std::string& cluster, Clock::time_point now) const {
+  auto rest = rests_.find(cluster);
+  return rest != rests_.end() && now < rest->second.until;
+}
+
+void SlurmWatch::noteAnswer(const std::string& cluster, const Status& status,
+                            Clock::time_point now) {
+  const bool unanswered =
+      status.code() == ErrorCode::kUnavailable || status.code() == ErrorCode::kTimeout;
+  if (!unanswered || loginOf(cluster).empty()) {
+    rests_.erase(cluster);
+    return;
+  }
+  Rest& rest = rests_[cluster];
+  rest.length = std::min<std::chrono::seconds>(std::chrono::seconds(60),
+                                               std::max(std::chrono::seconds(5), rest.length * 2));
+  rest.until = now + rest.length;
 }
 
 bool SlurmWatch::tick(const RecordsFn& records, const ChangedFn& changed) {
@@ -39,9 +60,10 @@ bool SlurmWatch::tick(const RecordsFn& records, const ChangedFn& changed) {
   auto read = [&](Followed& job) {
     // Batches by agent, as the session hands out agents' journals.
     std::map<std::string, std::vector<proto::JournalRecord>> by_agent;
-    job.sync->poll([&](const std::string& agent, const proto::JournalRecord& record) {
+    auto polled = job.sync->poll([&](const std::string& agent, const proto::JournalRecord& record) {
       by_agent[agent].push_back(record);
     });
+    noteAnswer(job.row.cluster, polled.status(), Clock::now());
     for (auto& [agent, batch] : by_agent) {
       any_records = true;
       records(agent, std::move(batch));
@@ -49,14 +71,21 @@ bool SlurmWatch::tick(const RecordsFn& records, const ChangedFn& changed) {
   };
   if (now >= next_read_) {
     next_read_ = now + kReadEvery;
-    for (auto& [id, job] : jobs_) read(job);
+    for (auto& [id, job] : jobs_) {
+      if (!resting(job.row.cluster, now)) read(job);
+    }
   }
   if (now >= next_state_) {
     next_state_ = now + kStateEvery;
     for (auto it = jobs_.begin(); it != jobs_.end();) {
       Followed& job = it->second;
+      if (resting(job.row.cluster, now)) {
+        ++it;
+        continue;
+      }
       const std::string before = job.row.state + "|" + job.row.reason;
       auto state = refreshSlurmState(history_, {loginOf(job.row.cluster), ""}, &job.row);
+      noteAnswer(job.row.cluster, state.status(), Clock::now());
       if (job.row.state + "|" + job.row.reason != before) changed(job.row);
       // Finished, or forgotten by Slurm: what its agents journaled last, then no more.
       const bool forgotten = !state.isOk() && state.status().code() == ErrorCode::kNotFound;

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -13,9 +14,31 @@
 namespace ringmaster::slurm {
 namespace {
 
-// ssh's arguments for `login`: "-p PORT user@host".
+constexpr int kSshFailed = 255;  // ssh's own exit code for a failure of its own
+
+// A directory of this user's alone for ssh's shared connections; "" when there is none to
+// trust (someone else's, or a link: another user could then listen on the socket).
+std::string controlDir() {
+  const std::string dir = "/tmp/ringmaster-ssh-" + std::to_string(::getuid());
+  ::mkdir(dir.c_str(), 0700);
+  struct stat info {};
+  if (::lstat(dir.c_str(), &info) != 0 || !S_ISDIR(info.st_mode) || info.st_uid != ::getuid() ||
+      (info.st_mode & 077) != 0) {
+    return "";
+  }
+  return dir;
+}
+
+// ssh's arguments for `login`: "-p PORT user@host". Commands to one login node share one
+// connection that stays open a minute after the last (a follower polls every second or two):
+// one handshake instead of one a command.
 std::vector<std::string> sshPrefix(const Where& where) {
   std::vector<std::string> ssh = {"ssh", "-o", "BatchMode=yes", "-o", "ConnectTimeout=10"};
+  static const std::string control_dir = controlDir();
+  if (!control_dir.empty()) {
+    ssh.insert(ssh.end(), {"-o", "ControlMaster=auto", "-o", "ControlPath=" + control_dir + "/%C",
+                           "-o", "ControlPersist=60"});
+  }
   std::string config = where.ssh_config;
   if (config.empty()) {
     if (const char* env = std::getenv("RINGMASTER_SSH_CONFIG")) config = env;
@@ -143,6 +166,11 @@ Result<CommandOutput> runCommand(const std::vector<std::string>& argv, const Whe
                                            (where.login.empty() ? "" : " on " + where.login));
   }
   output.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  if (!where.login.empty() && output.exit_code == kSshFailed) {
+    std::string why = output.err.substr(0, output.err.find_last_not_of('\n') + 1);
+    return Status(ErrorCode::kUnavailable,
+                  "ssh to " + where.login + " failed" + (why.empty() ? "" : ": " + why));
+  }
   return output;
 }
 

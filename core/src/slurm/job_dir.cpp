@@ -88,18 +88,4 @@ uint32_t newestAttempt(const JobDir& dir, const std::string& job_id) {
   return static_cast<uint32_t>(newest);
 }
 
-std::string rankLogFile(const JobDir& dir, const std::string& job_id, int rank, uint32_t attempt) {
-  if (attempt == 0) attempt = newestAttempt(dir, job_id);
-  const std::string tail = "/jobs/" + job_id + "/attempt-" + std::to_string(attempt) + "/rank-" +
-                           std::to_string(rank) + ".log";
-  std::error_code ec;
-  for (int run : dir.runs()) {
-    for (int node : dir.nodes(run)) {
-      const std::string path = dir.nodeDir(run, node) + tail;
-      if (std::filesystem::exists(path, ec)) return path;
-    }
-  }
-  return "";
-}
-
 }  // namespace ringmaster::slurm

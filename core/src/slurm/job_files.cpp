@@ -17,6 +17,27 @@ std::string firstLine(const std::string& path) {
   return line;
 }
 
+// (attempt, rank) -> path of the paths that are .../attempt-A/rank-R.log, the later of two
+// copies (a later run's: `paths` come in run order).
+std::map<std::pair<uint32_t, int>, std::string> rankLogsOf(const std::vector<std::string>& paths) {
+  std::map<std::pair<uint32_t, int>, std::string> logs;
+  for (const std::string& path : paths) {
+    const size_t attempt = path.rfind("/attempt-");
+    const size_t rank = path.rfind("/rank-");
+    if (attempt == std::string::npos || rank == std::string::npos || rank < attempt ||
+        path.size() < 4 || path.compare(path.size() - 4, 4, ".log") != 0) {
+      continue;
+    }
+    char* end = nullptr;
+    const unsigned long a = std::strtoul(path.c_str() + attempt + 9, &end, 10);
+    if (end != path.c_str() + rank) continue;
+    const long r = std::strtol(path.c_str() + rank + 6, &end, 10);
+    if (end != path.c_str() + path.size() - 4) continue;
+    logs[{static_cast<uint32_t>(a), static_cast<int>(r)}] = path;
+  }
+  return logs;
+}
+
 class LocalJobFiles : public JobFiles {
  public:
   Result<std::vector<NodeJournal>> journals(const JobDir& dir) override {
@@ -66,9 +87,35 @@ class LocalJobFiles : public JobFiles {
     return data;
   }
 
-  Result<std::string> rankLog(const JobDir& dir, const std::string& job_id, int rank,
-                              uint32_t attempt) override {
-    return rankLogFile(dir, job_id, rank, attempt);
+  Result<std::vector<std::string>> readFrom(
+      const std::vector<std::pair<std::string, uint64_t>>& files, uint64_t max) override {
+    std::vector<std::string> out;
+    for (const auto& [path, offset] : files) {
+      std::ifstream in(path, std::ios::binary);
+      std::string data(max, '\0');
+      in.seekg(static_cast<std::streamoff>(offset));
+      in.read(data.data(), static_cast<std::streamsize>(data.size()));
+      data.resize(in.gcount() > 0 ? static_cast<size_t>(in.gcount()) : 0);
+      out.push_back(std::move(data));
+    }
+    return out;
+  }
+
+  Result<std::map<std::pair<uint32_t, int>, std::string>> rankLogs(
+      const JobDir& dir, const std::string& job_id) override {
+    std::vector<std::string> paths;
+    for (int run : dir.runs()) {
+      for (int node : dir.nodes(run)) {
+        std::error_code ec;
+        const std::string job_dir = dir.nodeDir(run, node) + "/jobs/" + job_id;
+        for (const auto& attempt : std::filesystem::directory_iterator(job_dir, ec)) {
+          for (const auto& file : std::filesystem::directory_iterator(attempt.path(), ec)) {
+            paths.push_back(file.path().string());
+          }
+        }
+      }
+    }
+    return rankLogsOf(paths);
   }
 };
 
@@ -140,30 +187,48 @@ done)",
                 std::to_string(bytes)});
   }
 
-  Result<std::string> rankLog(const JobDir& dir, const std::string& job_id, int rank,
-                              uint32_t attempt) override {
+  Result<std::vector<std::string>> readFrom(
+      const std::vector<std::pair<std::string, uint64_t>>& files, uint64_t max) override {
+    if (files.empty()) return std::vector<std::string>{};
+    // Each file's bytes after their count on a line of its own.
+    std::vector<std::string> argv = {"sh", "-c", R"(t=$(mktemp) || exit 1
+trap 'rm -f "$t"' EXIT
+max=$1; shift
+while [ $# -gt 0 ]; do
+  tail -c +$(($2 + 1)) "$1" 2>/dev/null | head -c "$max" >"$t"; wc -c <"$t"; cat "$t"; shift 2
+done)",
+                                     "sh", std::to_string(max)};
+    for (const auto& [path, offset] : files)
+      argv.insert(argv.end(), {path, std::to_string(offset)});
+    RM_ASSIGN_OR_RETURN(std::string out, run(argv));
+    std::vector<std::string> parts;
+    size_t at = 0;
+    for (size_t i = 0; i < files.size(); ++i) {
+      const size_t newline = out.find('\n', at);
+      if (newline == std::string::npos) return ioError("a short answer from " + where_.login);
+      const uint64_t count = std::strtoull(out.c_str() + at, nullptr, 10);
+      if (newline + 1 + count > out.size()) return ioError("a short answer from " + where_.login);
+      parts.push_back(out.substr(newline + 1, count));
+      at = newline + 1 + count;
+    }
+    return parts;
+  }
+
+  Result<std::map<std::pair<uint32_t, int>, std::string>> rankLogs(
+      const JobDir& dir, const std::string& job_id) override {
     RM_ASSIGN_OR_RETURN(
         std::string out,
-        run({"sh", "-c", R"(ls -d "$1"/run-*/node-*/jobs/"$2"/attempt-*/rank-"$3".log 2>/dev/null
+        run({"sh", "-c", R"(ls -d "$1"/run-*/node-*/jobs/"$2"/attempt-*/rank-*.log 2>/dev/null
 true)",
-             "sh", dir.root, job_id, std::to_string(rank)}));
-    // The newest attempt, or the one asked for; of several runs' copies, the last.
-    std::string best;
-    unsigned long best_attempt = 0;
+             "sh", dir.root, job_id}));
+    std::vector<std::string> paths;
     size_t at = 0;
     while (at < out.size()) {
       const size_t end = std::min(out.find('\n', at), out.size());
-      const std::string path = out.substr(at, end - at);
+      paths.push_back(out.substr(at, end - at));
       at = end + 1;
-      const size_t mark = path.rfind("/attempt-");
-      if (mark == std::string::npos) continue;
-      const unsigned long number = std::strtoul(path.c_str() + mark + 9, nullptr, 10);
-      if ((attempt == 0 && number >= best_attempt) || number == attempt) {
-        best = path;
-        best_attempt = number;
-      }
     }
-    return best;
+    return rankLogsOf(paths);
   }
 
  private:

@@ -5,8 +5,9 @@
 // session's sink; Slurm's state is asked every few seconds, and a change is reported. A job
 // Slurm has finished is read one last time and then left alone.
 //
-// Thread safety: none; the session's thread owns it. Asking Slurm runs squeue (or ssh) on that
-// thread, bounded by its timeout.
+// Thread safety: none; the session's thread owns it. Asking Slurm and reading the job directory
+// run squeue and file reads (or ssh to the login node) on that thread, bounded by their timeouts;
+// a login node that does not answer is left alone for a while.
 
 #include <chrono>
 #include <functional>
@@ -43,12 +44,21 @@ class SlurmWatch {
     std::unique_ptr<SlurmJobSync> sync;
   };
   std::string loginOf(const std::string& cluster) const;
+  // A login node that did not answer is left alone for a while (5 s, doubling to 60 s), so that
+  // ssh's connect timeout does not hold the session's thread every second.
+  bool resting(const std::string& cluster, Clock::time_point now) const;
+  void noteAnswer(const std::string& cluster, const Status& status, Clock::time_point now);
+  struct Rest {
+    Clock::time_point until{};
+    std::chrono::seconds length{0};
+  };
 
   store::Store* history_;
   store::BatchWriter* writer_;
   std::vector<SlurmCluster> clusters_;
   std::map<std::string, Followed> jobs_;  // by job id
   std::set<std::string> forgotten_;       // Slurm no longer knows them: not followed again
+  std::map<std::string, Rest> rests_;     // by cluster, for login nodes that did not answer
   Clock::time_point next_list_{};
   Clock::time_point next_read_{};
   Clock::time_point next_state_{};

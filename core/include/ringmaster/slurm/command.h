@@ -25,7 +25,8 @@ struct Where {
 
 // Runs `argv` and waits up to `timeout_ms` (then kills it: kTimeout). `input` goes to its stdin.
 // A program that cannot start is kNotFound naming it; a non-zero exit is not an error here (the
-// caller reads exit_code and err).
+// caller reads exit_code and err), but ssh's own failure (exit 255: the login node unreachable,
+// the key refused) is kUnavailable with ssh's words.
 Result<CommandOutput> runCommand(const std::vector<std::string>& argv, const Where& where,
                                  int timeout_ms, const std::string& input = "");
 

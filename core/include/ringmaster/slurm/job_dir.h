@@ -68,8 +68,4 @@ Result<NodeAddress> readNodeAddress(const std::string& path);
 // none: the next run of a requeued job goes on from there.
 uint32_t newestAttempt(const JobDir& dir, const std::string& job_id);
 
-// The log of `rank` in `attempt` (0: the newest), from whichever run and node ran it; "" when
-// no node has one.
-std::string rankLogFile(const JobDir& dir, const std::string& job_id, int rank, uint32_t attempt);
-
 }  // namespace ringmaster::slurm

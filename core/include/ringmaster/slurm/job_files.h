@@ -6,8 +6,10 @@
 // Thread safety: none; one thread uses a JobFiles.
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "ringmaster/slurm/command.h"
@@ -41,10 +43,12 @@ class JobFiles {
   virtual Result<std::vector<std::string>> read(const std::vector<FileRange>& ranges) = 0;
   // The last `bytes` bytes of `path` (all of it when shorter); "" when there is no such file.
   virtual Result<std::string> tail(const std::string& path, uint64_t bytes) = 0;
-  // The path of `rank`'s log in `attempt` (0: the newest attempt any node ran); "" when no node
-  // has one.
-  virtual Result<std::string> rankLog(const JobDir& dir, const std::string& job_id, int rank,
-                                      uint32_t attempt) = 0;
+  // Up to `max` bytes of each file from its offset ("" at its end, or for a missing file).
+  virtual Result<std::vector<std::string>> readFrom(
+      const std::vector<std::pair<std::string, uint64_t>>& files, uint64_t max) = 0;
+  // Every rank log of the job: (attempt, rank) -> path; of several runs' copies, the last run's.
+  virtual Result<std::map<std::pair<uint32_t, int>, std::string>> rankLogs(
+      const JobDir& dir, const std::string& job_id) = 0;
 };
 
 // The job directory as `where` sees it: this machine's files when where.login is empty.
