@@ -1,5 +1,7 @@
 // ringmaster-worker: one rank of a `native` job, started by ringmaster-agent with the job's
 // environment (RANK, WORLD_SIZE, RINGMASTER_*). Thin: environment and flags in, runNativeWorker.
+#include <unistd.h>
+
 #include <CLI/CLI.hpp>
 #include <atomic>
 #include <csignal>
@@ -26,14 +28,24 @@ std::string envString(const char* name) {
 std::atomic<int> stop_state{agent::kStopKills};
 static_assert(std::atomic<int>::is_always_lock_free, "used in a signal handler");
 
-// SIGTERM while training asks the ranks to stop together (native_worker.h); otherwise it ends
-// the rank as it always did.
-void onTerminate(int) {
-  int training = agent::kStopAsks;
-  if (stop_state.compare_exchange_strong(training, agent::kStopAsked)) return;
-  if (training == agent::kStopAsked) return;
+void endBySigterm() {
   std::signal(SIGTERM, SIG_DFL);
   std::raise(SIGTERM);
+}
+
+// SIGTERM while training asks the ranks to stop together, for kStopAgreeSeconds
+// (native_worker.h); otherwise it ends the rank as it always did.
+void onTerminate(int) {
+  int training = agent::kStopAsks;
+  if (stop_state.compare_exchange_strong(training, agent::kStopAsked)) {
+    ::alarm(agent::kStopAgreeSeconds);
+    return;
+  }
+  if (training == agent::kStopKills) endBySigterm();
+}
+
+void onAgreeTimeout(int) {
+  if (stop_state.load() != agent::kStopAgreed) endBySigterm();
 }
 
 }  // namespace
@@ -77,13 +89,13 @@ int main(int argc, char** argv) {
     store = std::move(*connected);
   }
   options.stop = &stop_state;
+  std::signal(SIGALRM, onAgreeTimeout);
   std::signal(SIGTERM, onTerminate);
   Status status = agent::runNativeWorker(options, store.get(), stdout, stderr);
-  if (status.code() == ErrorCode::kCancelled && stop_state.load() == agent::kStopAsked) {
+  if (status.code() == ErrorCode::kCancelled && stop_state.load() == agent::kStopAgreed) {
     // Ended by the SIGTERM, as its agent expects of a stopped rank: now with a checkpoint.
     std::fflush(nullptr);
-    std::signal(SIGTERM, SIG_DFL);
-    std::raise(SIGTERM);
+    endBySigterm();
   }
   if (!status.isOk()) {
     std::fprintf(stderr, "ringmaster-worker: rank %d: %s\n", options.rank,

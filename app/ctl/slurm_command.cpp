@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "ctl.h"
+#include "slurm_logs.h"
 #include "ringmaster/client/job_progress.h"
 #include "ringmaster/client/local_agent.h"
 #include "ringmaster/client/slurm_submit.h"
@@ -40,10 +41,11 @@ std::string slurmStateText(const slurm::JobState& state) {
   return text;
 }
 
-// Follows the job until it is over: Slurm's state as it changes, and the journals into the
-// history. The job is over when its agents say so, or when Slurm has ended it.
+// Follows the job until it is over: Slurm's state as it changes, the journals into the
+// history, and with follow_logs every rank's log. The job is over when its agents say so, or when
+// Slurm has ended it.
 int waitForSlurmJob(client::ClusterClient& cluster, const client::SlurmSubmission& job,
-                    const std::string& login) {
+                    const std::string& login, bool follow_logs) {
   const auto started = Clock::now();
   auto history = cluster.history();
   if (!history.isOk()) {
@@ -58,6 +60,17 @@ int waitForSlurmJob(client::ClusterClient& cluster, const client::SlurmSubmissio
   const slurm::Where where{login, ""};
   client::SlurmJobSync sync(job.dir, *history, nullptr, where);
   client::JobProgress progress(job.job_id);
+  std::optional<SlurmLogPrinter> logs;
+  if (follow_logs) logs.emplace(*row, where, std::nullopt);
+  auto print_logs = [&] {
+    auto ranks = (*history)->ranks(job.job_id);
+    if (!logs || !ranks.isOk()) return;
+    while (true) {
+      auto read = logs->round(*ranks, /*mark_attempts=*/true);
+      if (!read.isOk() || *read == 0) break;
+    }
+    std::fflush(stdout);
+  };
   std::string last_said;
   std::optional<slurm::JobState> slurm_state;
   auto next_query = Clock::now();
@@ -65,6 +78,7 @@ int waitForSlurmJob(client::ClusterClient& cluster, const client::SlurmSubmissio
     auto polled = sync.poll(
         [&](const std::string&, const proto::JournalRecord& record) { progress.observe(record); });
     if (!polled.isOk()) printError("warning: " + polled.status().message());
+    print_logs();
     if (progress.finished()) break;
     if (Clock::now() >= next_query) {
       auto state = client::refreshSlurmState(*history, where, &*row);
@@ -85,6 +99,8 @@ int waitForSlurmJob(client::ClusterClient& cluster, const client::SlurmSubmissio
   // The last records (the agents journal their outcome before Slurm ends the step).
   sync.poll(
       [&](const std::string&, const proto::JournalRecord& record) { progress.observe(record); });
+  print_logs();
+  if (auto ranks = (*history)->ranks(job.job_id); logs && ranks.isOk()) logs->finish(*ranks);
   printOutcome(progress, job.job_id, std::chrono::duration<double>(Clock::now() - started).count());
   if (!progress.finished() && slurm_state) {
     std::printf("  slurm: %s; the job's agents reported no outcome. The end of %s:\n%s",
@@ -157,7 +173,7 @@ int runSlurmSubmit(const Globals& globals, const job::JobSpec& spec, const Submi
               submitted->slurm_job_id.c_str(), cluster->name.c_str(), submitted->dir.root.c_str());
   std::fflush(stdout);
   if (!flags.wait && !flags.follow) return kExitOk;
-  return waitForSlurmJob(*client, *submitted, cluster->login);
+  return waitForSlurmJob(*client, *submitted, cluster->login, flags.follow);
 }
 
 }  // namespace ringmaster::ctl

@@ -6,24 +6,13 @@
 # The time limit stops the ranks early enough to checkpoint, and the job ends as timed out.
 # Prints the time from the killed node to training again.
 set -uo pipefail
-build=$(cd "$1" && pwd)
-here=$(cd "$(dirname "$0")" && pwd)
-source "$here/../shell/checks.sh"
-dir=$(mktemp -d /tmp/rm-slurm-failure.XXXXXX)
-trap '"$here/cluster.sh" down "$dir/cluster"; rm -rf "$dir"' EXIT
-"$here/cluster.sh" up "$dir/cluster" || exit $?
-source "$dir/cluster/env"
-echo "slurm_failure_test: the cluster is up"
-
-export RINGMASTER_CONFIG_DIR=$dir/config RINGMASTER_DB=$dir/history.db
-export RINGMASTER_CLUSTER=$dir/cluster.yaml
+source "$(dirname "$0")/job_test_setup.sh"
 cat >"$RINGMASTER_CLUSTER" <<YAML
 slurm:
   - {name: fake, job_dir: $dir/jobs, bind: 127.0.0.1, partition: debug}
 YAML
-ctl=$build/bin/ringmasterctl
 # The demo, long enough to be failed mid-run: 3 nodes of 2 ranks, a checkpoint every 50 steps.
-sed 's/epochs: 4$/epochs: 2000/' "$here/../../resources/jobs/examples/slurm_demo.yaml" >"$dir/long.yaml"
+sed 's/epochs: 4$/epochs: 2000/' "$spec" >"$dir/long.yaml"
 
 now() { date +%s.%N; }
 since() { python3 -c "print(round($(now) - $1, 1))"; }

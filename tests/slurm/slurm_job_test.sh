@@ -5,24 +5,11 @@
 # left with no client; stop mid-run; two GPUs per node reaching torchrun ranks; an agent that
 # cannot start.
 set -uo pipefail
-build=$(cd "$1" && pwd)
-here=$(cd "$(dirname "$0")" && pwd)
-source "$here/../shell/checks.sh"
-dir=$(mktemp -d /tmp/rm-slurm-job.XXXXXX)
-trap '"$here/cluster.sh" down "$dir/cluster"; rm -rf "$dir"' EXIT
-"$here/cluster.sh" up "$dir/cluster" || exit $?
-source "$dir/cluster/env"
-echo "slurm_job_test: the cluster is up"
-
-export RINGMASTER_CONFIG_DIR=$dir/config RINGMASTER_DB=$dir/history.db
-export RINGMASTER_CLUSTER=$dir/cluster.yaml
+source "$(dirname "$0")/job_test_setup.sh"
 cat >"$RINGMASTER_CLUSTER" <<YAML
 slurm:
   - {name: fake, job_dir: $dir/jobs, bind: 127.0.0.1, partition: debug}
 YAML
-ctl=$build/bin/ringmasterctl
-spec=$here/../../resources/jobs/examples/slurm_demo.yaml
-
 # --dry-run: the script, and nothing queued.
 "$ctl" submit "$spec" --dry-run >"$dir/script.txt" 2>&1
 check "--dry-run prints the batch script" grep -q '^#SBATCH --nodes=3$' "$dir/script.txt"
@@ -84,11 +71,7 @@ sed 's/epochs: 4$/epochs: 400/' "$spec" >"$dir/long.yaml"
 "$ctl" submit "$dir/long.yaml" >"$dir/long.txt" 2>&1
 long_job=$(head -1 "$dir/long.txt")
 long_id=$(sed -n 's/^slurm job \([0-9]*\) on fake, .*/\1/p' "$dir/long.txt")
-for _ in $(seq 300); do
-  [[ $(pgrep -fc "ringmaster-worker --config $dir/jobs/$long_job/") -ge 6 ]] && break
-  sleep 0.1
-done
-check "a long job's six ranks run" test "$(pgrep -fc "ringmaster-worker --config $dir/jobs/$long_job/")" -ge 6
+check "a long job's six ranks run" wait_for_workers "$long_job" 6
 "$ctl" logs "$long_job" --follow >"$dir/follow.log" 2>&1 &
 follower=$!
 for _ in $(seq 100); do grep -q '^\[rank 5\] .*"loss"' "$dir/follow.log" && break; sleep 0.1; done
@@ -116,10 +99,11 @@ launcher: torchrun
 command: [/usr/bin/python3, -c, "import os; e = os.environ; print('gpus=%s local_rank=%s local_world_size=%s' % (e.get('CUDA_VISIBLE_DEVICES'), e['LOCAL_RANK'], e['LOCAL_WORLD_SIZE']))"]
 slurm: {nodes: 1, gpus_per_node: 2}
 YAML
-"$ctl" submit "$dir/gpu-probe.yaml" --wait >"$dir/gpu.txt" 2>&1
+"$ctl" submit "$dir/gpu-probe.yaml" --follow >"$dir/gpu.txt" 2>&1
 cat "$dir/gpu.txt"
 gpu_job=$(head -1 "$dir/gpu.txt")
 check "a job with two GPUs per node runs two ranks" grep -q "succeeded: 2 rank(s)" "$dir/gpu.txt"
+check "submit --follow streams their logs" grep -q '^\[rank 1\] gpus=0,1 local_rank=1' "$dir/gpu.txt"
 for rank in 0 1; do
   "$ctl" logs "$gpu_job" --rank $rank >"$dir/gpu-$rank.log" 2>&1
   check "rank $rank sees Slurm's two GPUs and LOCAL_RANK $rank" \

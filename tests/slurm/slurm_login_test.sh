@@ -5,20 +5,15 @@
 # --wait, status, logs, metrics and stop can only work through ssh: the job directory is written
 # there, sbatch/squeue/scancel run there, and the journals are read from there.
 set -uo pipefail
-build=$(cd "$1" && pwd)
-here=$(cd "$(dirname "$0")" && pwd)
-source "$here/../shell/checks.sh"
-dir=$(mktemp -d /tmp/rm-slurm-login.XXXXXX)
+source "$(dirname "$0")/job_test_setup.sh"
 sshd=$here/../installer/loopback_sshd.sh
-trap '"$sshd" down "$dir/ssh"; "$here/cluster.sh" down "$dir/cluster"; rm -rf "$dir"' EXIT
-"$here/cluster.sh" up "$dir/cluster" || exit $?
+cleanup_more() { "$sshd" down "$dir/ssh"; }
 mkdir -p "$dir/ssh" "$dir/jobs"
-LOOPBACK_SSHD_ENV="SLURM_CONF=$dir/cluster/slurm.conf" "$sshd" up "$dir/ssh" || exit $?
-echo "slurm_login_test: the cluster and its login node are up"
+LOOPBACK_SSHD_ENV="SLURM_CONF=$SLURM_CONF" "$sshd" up "$dir/ssh" || exit $?
+unset SLURM_CONF  # the client's side knows nothing of the cluster but its login node
 slurm() { SLURM_CONF=$dir/cluster/slurm.conf "$@"; }  # this test's own look at the cluster
 
-export RINGMASTER_CONFIG_DIR=$dir/config RINGMASTER_DB=$dir/history.db
-export RINGMASTER_CLUSTER=$dir/cluster.yaml RINGMASTER_SSH_CONFIG=$dir/ssh/ssh_config
+export RINGMASTER_SSH_CONFIG=$dir/ssh/ssh_config
 cat >"$RINGMASTER_CLUSTER" <<YAML
 slurm:
   - name: hpc
@@ -28,8 +23,6 @@ slurm:
     bind: 127.0.0.1
     partition: debug
 YAML
-ctl=$build/bin/ringmasterctl
-spec=$here/../../resources/jobs/examples/slurm_demo.yaml
 # ringmasterctl where only ssh reaches the cluster.
 client() {
   unshare -m --propagation private sh -c '
@@ -71,11 +64,7 @@ sed 's/epochs: 4$/epochs: 2000/' "$spec" >"$dir/long.yaml"
 client submit "$dir/long.yaml" >"$dir/long.txt" 2>&1
 long_job=$(head -1 "$dir/long.txt")
 long_id=$(sed -n 's/^slurm job \([0-9]*\) on hpc, .*/\1/p' "$dir/long.txt")
-for _ in $(seq 300); do
-  [[ $(pgrep -fc "ringmaster-worker --config $dir/jobs/$long_job/") -ge 6 ]] && break
-  sleep 0.1
-done
-check "a long job's six ranks run" test "$(pgrep -fc "ringmaster-worker --config $dir/jobs/$long_job/")" -ge 6
+check "a long job's six ranks run" wait_for_workers "$long_job" 6
 client logs "$long_job" --rank 3 --follow >"$dir/follow.log" 2>&1 &
 follower=$!
 for _ in $(seq 100); do grep -q '"loss"' "$dir/follow.log" && break; sleep 0.1; done

@@ -259,6 +259,7 @@ Status runRank(AnyTrainer& trainer, const train::NativeConfig& config, const Wor
       line.print(out);
     }
     RM_ASSIGN_OR_RETURN(const bool stopping, stopVote(options, comm, report.step, trainer.done()));
+    if (stopping) options.stop->store(kStopAgreed);  // no deadline for the checkpoint
     const bool checkpoint_due =
         (checkpoint_every > 0 && report.step % checkpoint_every == 0) || trainer.done() || stopping;
     if (!options.checkpoint_dir.empty() && checkpoint_due) {

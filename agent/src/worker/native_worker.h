@@ -38,9 +38,12 @@ struct WorkerOptions {
 // The states of WorkerOptions::stop. Before training, and on GPUs (NCCL reduces device memory
 // only), a SIGTERM ends the rank at once; while a CPU rank trains it only asks, and the ranks
 // vote every kStopVoteEvery steps (a one-float allreduce) so that all of them stop at the same
-// step and their checkpoints match.
-enum StopState : int { kStopKills = 0, kStopAsks = 1, kStopAsked = 2 };
+// step and their checkpoints match. A rank asked that has not got to an agreement within
+// kStopAgreeSeconds ends as before: it is stuck in a collective with a peer that is gone (the
+// agents tear a failed attempt down with SIGTERM too), or its steps are too long to wait for.
+enum StopState : int { kStopKills = 0, kStopAsks = 1, kStopAsked = 2, kStopAgreed = 3 };
 constexpr uint64_t kStopVoteEvery = 10;
+constexpr unsigned kStopAgreeSeconds = 1;
 
 // `store` is the job's rendezvous store (may be null when world_size == 1). Metric lines go to
 // `out`, human-readable progress to `log`. Stopped by options.stop: kCancelled, after the
