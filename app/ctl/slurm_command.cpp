@@ -6,11 +6,11 @@
 #include <thread>
 
 #include "ctl.h"
-#include "slurm_logs.h"
 #include "ringmaster/client/job_progress.h"
 #include "ringmaster/client/local_agent.h"
 #include "ringmaster/client/slurm_submit.h"
 #include "ringmaster/client/slurm_sync.h"
+#include "slurm_logs.h"
 
 namespace ringmaster::ctl {
 namespace {
