@@ -50,7 +50,7 @@ done
 check "a batch job runs and writes its output" grep -q "rank 1 on n" "$dir/batch-$job.out"
 
 # Three nodes busy with one job: a second job waits, and Slurm says why.
-busy=$(sbatch --parsable --nodes=3 --exclusive --wrap 'sleep 300')
+busy=$(sbatch --parsable --nodes=3 --exclusive --wrap 'sleep 3571')
 for _ in $(seq 200); do [[ $(squeue -h -j "$busy" -o %T) == RUNNING ]] && break; sleep 0.1; done
 check "a job on all three nodes runs" test "$(squeue -h -j "$busy" -o %T)" = RUNNING
 waiting=$(sbatch --parsable --nodes=1 --wrap 'true')
@@ -61,24 +61,25 @@ for _ in $(seq 100); do  # the reason is None until the scheduler has looked at 
 done
 check "a job that cannot start is pending with Slurm's reason ($reason)" grep -qE '^PENDING (Resources|Priority)$' <<<"$reason"
 
+# The sleeps' lengths are this test's own: other tests (command_job_test) run `sleep 300` too.
 # RUNNING means the nodes are allocated; the batch step forks its script a moment later (seconds
 # on a loaded machine).
-for _ in $(seq 100); do running '^sleep 300$' && break; sleep 0.1; done
-check "the busy job's processes run" running '^sleep 300$'
+for _ in $(seq 100); do running '^sleep 3571$' && break; sleep 0.1; done
+check "the busy job's processes run" running '^sleep 3571$'
 scancel "$busy" "$waiting"
-for _ in $(seq 100); do running '^sleep 300$' || break; sleep 0.1; done
-check "scancel leaves none of its processes" eval "! running '^sleep 300$'"
+for _ in $(seq 100); do running '^sleep 3571$' || break; sleep 0.1; done
+check "scancel leaves none of its processes" eval "! running '^sleep 3571$'"
 
 # A job whose node's slurmd dies keeps running under its slurmstepd: `down` ends it too, so no
 # test leaves processes behind.
-orphan=$(sbatch --parsable --nodelist=n3 --wrap 'sleep 301')
+orphan=$(sbatch --parsable --nodelist=n3 --wrap 'sleep 3572')
 for _ in $(seq 100); do [[ $(squeue -h -j "$orphan" -o %T) == RUNNING ]] && break; sleep 0.1; done
-for _ in $(seq 50); do running '^sleep 301$' && break; sleep 0.1; done
+for _ in $(seq 50); do running '^sleep 3572$' && break; sleep 0.1; done
 kill "$(cat "$dir/cluster/run/slurmd-n3.pid")"
 sleep 1
-check "a job outlives its node's slurmd" running '^sleep 301$'
+check "a job outlives its node's slurmd" running '^sleep 3572$'
 "$here/cluster.sh" down "$dir/cluster"
 sleep 0.5
-check "down ends it and every daemon" eval "! running '^sleep 301$|^slurmd -N n[123]$|^slurmstepd|^slurmctld'"
+check "down ends it and every daemon" eval "! running '^sleep 3572$|^slurmd -N n[123]$|^slurmstepd|^slurmctld'"
 
 finish_checks cluster_test

@@ -72,8 +72,10 @@ check "logs --follow shows a rank's lines as they come, through ssh" grep -q '"l
 client stop "$long_job" >"$dir/stop.txt" 2>&1
 cat "$dir/stop.txt"
 check "stop cancels it through the login node" grep -q "scancel $long_id on hpc" "$dir/stop.txt"
-for _ in $(seq 300); do pgrep -f "$dir/jobs/$long_job" >/dev/null || break; sleep 0.1; done
-check "no agent or rank of it is left" eval "! pgrep -f '$dir/jobs/$long_job' >/dev/null"
+# (The follower's ssh commands name the job directory too: agents and ranks only.)
+left() { pgrep -f "ringmaster-(agent|worker) .*$dir/jobs/$long_job" >/dev/null; }
+for _ in $(seq 300); do left || break; sleep 0.1; done
+check "no agent or rank of it is left" eval "! left"
 for _ in $(seq 150); do kill -0 "$follower" 2>/dev/null || break; sleep 0.1; done
 check "logs --follow ends with the job" eval "! kill -0 $follower 2>/dev/null"
 
