@@ -26,7 +26,11 @@ std::string envString(const char* name) {
 }
 
 std::atomic<int> stop_state{agent::kStopKills};
+std::atomic<bool> sigterm_received{false};
 static_assert(std::atomic<int>::is_always_lock_free, "used in a signal handler");
+static_assert(std::atomic<bool>::is_always_lock_free, "used in a signal handler");
+// How long a rank that stopped because other ranks were asked waits for its own SIGTERM.
+constexpr int kOwnSigtermWaitMs = 5000;
 
 void endBySigterm() {
   std::signal(SIGTERM, SIG_DFL);
@@ -36,6 +40,7 @@ void endBySigterm() {
 // SIGTERM while training asks the ranks to stop together, for kStopAgreeSeconds
 // (native_worker.h); otherwise it ends the rank as it always did.
 void onTerminate(int) {
+  sigterm_received.store(true);
   int training = agent::kStopAsks;
   if (stop_state.compare_exchange_strong(training, agent::kStopAsked)) {
     ::alarm(agent::kStopAgreeSeconds);
@@ -93,8 +98,14 @@ int main(int argc, char** argv) {
   std::signal(SIGTERM, onTerminate);
   Status status = agent::runNativeWorker(options, store.get(), stdout, stderr);
   if (status.code() == ErrorCode::kCancelled && stop_state.load() == agent::kStopAgreed) {
-    // Ended by the SIGTERM, as its agent expects of a stopped rank: now with a checkpoint.
+    // Ended by the SIGTERM, as its agent expects of a stopped rank: now with a checkpoint. The
+    // vote may have stopped this rank before its own agent's SIGTERM came (the other ranks'
+    // agents heard of the stop first): a rank that ends by SIGTERM its agent did not send is a
+    // failure there, so it waits for that SIGTERM a while.
     std::fflush(nullptr);
+    for (int waited = 0; !sigterm_received.load() && waited < kOwnSigtermWaitMs; waited += 10) {
+      ::usleep(10000);
+    }
     endBySigterm();
   }
   if (!status.isOk()) {
