@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # slurm_failure_test.sh BUILD_DIR: what Slurm does to a Ringmaster job, on a real Slurm cluster of
-# three fake nodes (cluster.sh). A node that fails (not the batch host) and a job in a higher
-# partition each make Slurm requeue the job; its next run resumes from the checkpoints in the job
-# directory as the next attempt. scancel still cancels a job that was requeued, leaving no process.
-# The time limit stops the ranks early enough to checkpoint, and the job ends as timed out.
-# Prints the time from the killed node to training again.
+# three fake nodes (cluster.sh). A rank that dies is restarted inside the allocation. A node that
+# fails (not the batch host) and a job in a higher partition each make Slurm requeue the job; its
+# next run resumes from the checkpoints in the job directory as the next attempt. scancel still
+# cancels a job that was requeued, leaving no process. The time limit stops the ranks early enough
+# to checkpoint, and the job ends as timed out. Prints the time from the killed node to training
+# again.
 set -uo pipefail
 source "$(dirname "$0")/job_test_setup.sh"
 cat >"$RINGMASTER_CLUSTER" <<YAML
@@ -36,10 +37,22 @@ submit() {
   slurm_id=$(sed -n 's/^slurm job \([0-9]*\) on fake, .*/\1/p' "$dir/$1.txt")
 }
 
+# 0. A rank that dies: the job's agents restart the ranks inside the allocation, as the job's
+# restart policy says, and Slurm does not requeue it.
+submit rank
+check "the job is submitted" test -n "$slurm_id"
+check "it trains and checkpoints" wait_for 120 checkpointed "$job"
+kill -KILL "$(pgrep -f "ringmaster-worker --config $dir/jobs/$job/" | head -1)"
+check "its agents restart it as attempt 2" wait_for 60 trains_in_attempt "$job" 2
+check "in the same allocation, from the checkpoints" \
+  grep -lsq "resumed from" "$dir/jobs/$job"/run-0/node-*/jobs/"$job"/attempt-2/rank-*.log
+check "Slurm did not requeue it" eval "[[ ! -d $dir/jobs/$job/run-1 && \$(slurm_state $slurm_id) == RUNNING ]]"
+"$ctl" stop "$job" >/dev/null 2>&1
+wait_for 60 eval "! pgrep -f '$dir/jobs/$job' >/dev/null"
+
 # 1. A node that is not the batch host fails: Slurm requeues the job once it declares the node
 # down, and the next run resumes as attempt 2.
 submit node
-check "the job is submitted" test -n "$slurm_id"
 check "it trains and checkpoints" wait_for 120 checkpointed "$job"
 killed=$(now)
 "$here/cluster.sh" kill-node "$dir/cluster" n2
