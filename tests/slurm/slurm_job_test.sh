@@ -36,6 +36,9 @@ for node in n1 n2 n3; do
   check "ranks ran on $node" grep -qE "^[0-9]+ +$node " "$dir/status.txt"
 done
 check "status shows Slurm's state and id" grep -q "slurm job $slurm_id on fake: completed" "$dir/status.txt"
+"$ctl" restart "$job" >"$dir/restart.txt" 2>&1
+check "restart of a job on Slurm says what to do instead" \
+  grep -q "runs on Slurm (job $slurm_id on fake).*'scontrol requeue $slurm_id'" "$dir/restart.txt"
 "$ctl" metrics "$job" --name loss >"$dir/metrics.csv"
 rows=$(grep -c ",loss," "$dir/metrics.csv")
 unique=$(cut -d, -f1-5 "$dir/metrics.csv" | grep ",loss" | sort -u | wc -l)

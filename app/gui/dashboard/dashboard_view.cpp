@@ -691,7 +691,13 @@ void DashboardView::updateHeader() {
     problem_->setVisible(false);
   }
   stop_->setEnabled(live_ && !job_->finished());
-  restart_->setEnabled(live_ && (!job_->finished() || state != "succeeded"));
+  // A job on Slurm restarts inside its allocation by itself, and Slurm requeues it.
+  restart_->setEnabled(live_ && !job_->slurm() && (!job_->finished() || state != "succeeded"));
+  if (job_->slurm()) {
+    restart_->setToolTip(
+        "A job on Slurm restarts failed ranks inside its allocation, as its restart policy says, "
+        "and Slurm runs it again from its checkpoints when a node fails or it is preempted");
+  }
 }
 
 void DashboardView::setAxis(metrics::Axis axis) {

@@ -433,6 +433,14 @@ Result<int> ClusterClient::stop(const std::string& job_id, int grace_ms) {
 Result<RestartReport> ClusterClient::restart(const std::string& job_id,
                                              const std::string& exclude_agent,
                                              const std::string& reason) {
+  RM_ASSIGN_OR_RETURN(store::Store * store, history());
+  if (auto slurm = store->slurmJob(job_id); slurm.isOk()) {
+    return invalidArgument(
+        "job '" + job_id + "' runs on Slurm (job " + slurm->slurm_job_id + " on " + slurm->cluster +
+        "): its agents restart failed ranks inside the allocation, as its "
+        "restart policy says; 'scontrol requeue " +
+        slurm->slurm_job_id + "' runs it again from its checkpoints as the next attempt");
+  }
   RM_ASSIGN_OR_RETURN(std::vector<std::string> names, jobAgents(job_id));
   if (names.empty()) return notFound("job '" + job_id + "' has no ranks in the history");
   RM_ASSIGN_OR_RETURN(auto conns, connections(names));
@@ -454,7 +462,6 @@ Result<RestartReport> ClusterClient::restart(const std::string& job_id,
   if (any_running) return RestartReport{true, 0};
 
   // Over everywhere: a new attempt from the spec as submitted.
-  RM_ASSIGN_OR_RETURN(store::Store * store, history());
   RM_ASSIGN_OR_RETURN(store::JobRow row, store->job(job_id));
   job::SpecParseResult parsed = job::parseJobSpec(row.spec_yaml, "spec of job " + job_id);
   if (!parsed.ok()) return invalidArgument(job::formatDiagnostics(parsed.errors));
