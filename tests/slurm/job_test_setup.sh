@@ -17,6 +17,14 @@ export RINGMASTER_CLUSTER=$dir/cluster.yaml
 ctl=$build/bin/ringmasterctl
 spec=$here/../../resources/jobs/examples/slurm_demo.yaml
 
+# The cluster file naming the fake cluster `fake`, its jobs in $dir/jobs, partition debug.
+write_fake_cluster_file() {
+  cat >"$RINGMASTER_CLUSTER" <<YAML
+slurm:
+  - {name: fake, job_dir: $dir/jobs, bind: 127.0.0.1, partition: debug}
+YAML
+}
+
 # wait_for_workers JOB N: until N native ranks of JOB run (30 s at most); false when they do not.
 wait_for_workers() {
   for _ in $(seq 300); do

@@ -8,10 +8,7 @@
 # again.
 set -uo pipefail
 source "$(dirname "$0")/job_test_setup.sh"
-cat >"$RINGMASTER_CLUSTER" <<YAML
-slurm:
-  - {name: fake, job_dir: $dir/jobs, bind: 127.0.0.1, partition: debug}
-YAML
+write_fake_cluster_file
 # The demo, long enough to be failed mid-run: 3 nodes of 2 ranks, a checkpoint every 50 steps.
 sed 's/epochs: 4$/epochs: 2000/' "$spec" >"$dir/long.yaml"
 

@@ -6,10 +6,7 @@
 # cannot start.
 set -uo pipefail
 source "$(dirname "$0")/job_test_setup.sh"
-cat >"$RINGMASTER_CLUSTER" <<YAML
-slurm:
-  - {name: fake, job_dir: $dir/jobs, bind: 127.0.0.1, partition: debug}
-YAML
+write_fake_cluster_file
 # --dry-run: the script, and nothing queued.
 "$ctl" submit "$spec" --dry-run >"$dir/script.txt" 2>&1
 check "--dry-run prints the batch script" grep -q '^#SBATCH --nodes=3$' "$dir/script.txt"

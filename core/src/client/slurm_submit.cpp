@@ -106,20 +106,6 @@ Status writeJobDir(const SlurmSubmission& plan, const job::JobSpec& spec,
   return writeFile(dir.scriptFile(), plan.script, fs::perms::owner_all);
 }
 
-// `script` run by sh with `args` as $1, $2, ...: here, or on the login node. Its failure is an
-// error with what it said.
-Status runShell(const std::string& script, const std::vector<std::string>& args,
-                const slurm::Where& where, const std::string& input = "") {
-  std::vector<std::string> argv = {"sh", "-c", script, "sh"};
-  argv.insert(argv.end(), args.begin(), args.end());
-  RM_ASSIGN_OR_RETURN(slurm::CommandOutput output,
-                      slurm::runCommand(argv, where, kSbatchTimeoutMs, input));
-  if (output.exit_code == 0) return Status::ok();
-  while (!output.err.empty() && output.err.back() == '\n') output.err.pop_back();
-  return ioError((where.login.empty() ? std::string("here") : "on " + where.login) + ": " +
-                 output.err + " (exit " + std::to_string(output.exit_code) + ")");
-}
-
 // The job directory written here in a temporary directory, then unpacked on the login node by
 // tar over one ssh command.
 Status writeRemoteJobDir(const SlurmSubmission& plan, const job::JobSpec& spec,
@@ -140,8 +126,10 @@ Status writeRemoteJobDir(const SlurmSubmission& plan, const job::JobSpec& spec,
       slurm::CommandOutput tar,
       slurm::runCommand({"tar", "-C", local.dir, "-cf", "-", plan.job_id}, {}, kSbatchTimeoutMs));
   if (tar.exit_code != 0) return ioError("tar of the job directory failed: " + tar.err);
-  const Status shipped = runShell("umask 077 && mkdir -p \"$1\" && tar -C \"$1\" -xf -",
-                                  {fs::path(plan.dir.root).parent_path().string()}, where, tar.out);
+  const Status shipped = slurm::runScript("umask 077 && mkdir -p \"$1\" && tar -C \"$1\" -xf -",
+                                          {fs::path(plan.dir.root).parent_path().string()}, where,
+                                          kSbatchTimeoutMs, tar.out)
+                             .status();
   if (!shipped.isOk()) {
     return Status(shipped.code(),
                   "cannot write the job directory " + plan.dir.root + " " + shipped.message());
@@ -208,14 +196,17 @@ Result<SlurmSubmission> submitToSlurm(ClusterClient& client, const job::JobSpec&
   plan.slurm_job_id = sbatch.out.substr(0, sbatch.out.find_first_of(";\n"));
   if (sbatch.exit_code != 0 || plan.slurm_job_id.empty() ||
       plan.slurm_job_id.find_first_not_of("0123456789") != std::string::npos) {
-    static_cast<void>(runShell("rm -rf -- \"$1\"", {plan.dir.root}, where));
+    static_cast<void>(
+        slurm::runScript("rm -rf -- \"$1\"", {plan.dir.root}, where, kSbatchTimeoutMs));
     std::string why = sbatch.err.empty() ? sbatch.out : sbatch.err;
     while (!why.empty() && why.back() == '\n') why.pop_back();
     return Status(ErrorCode::kUnavailable,
                   "sbatch refused the job on slurm cluster '" + cluster.name + "': " + why);
   }
-  RM_RETURN_IF_ERROR(runShell("printf '%s\\n' \"$2\" > \"$1\"",
-                              {plan.dir.slurmJobIdFile(), plan.slurm_job_id}, where));
+  RM_RETURN_IF_ERROR(slurm::runScript("printf '%s\\n' \"$2\" > \"$1\"",
+                                      {plan.dir.slurmJobIdFile(), plan.slurm_job_id}, where,
+                                      kSbatchTimeoutMs)
+                         .status());
 
   RM_ASSIGN_OR_RETURN(store::Store * history, client.history());
   store::JobRow row;

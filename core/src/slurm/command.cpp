@@ -174,4 +174,16 @@ Result<CommandOutput> runCommand(const std::vector<std::string>& argv, const Whe
   return output;
 }
 
+Result<std::string> runScript(const std::string& script, const std::vector<std::string>& args,
+                              const Where& where, int timeout_ms, const std::string& input) {
+  std::vector<std::string> argv = {"sh", "-c", script, "sh"};
+  argv.insert(argv.end(), args.begin(), args.end());
+  RM_ASSIGN_OR_RETURN(CommandOutput output, runCommand(argv, where, timeout_ms, input));
+  if (output.exit_code == 0) return std::move(output.out);
+  while (!output.err.empty() && output.err.back() == '\n') output.err.pop_back();
+  return Status(ErrorCode::kUnavailable,
+                (where.login.empty() ? std::string("here") : "on " + where.login) + ": " +
+                    output.err + " (exit " + std::to_string(output.exit_code) + ")");
+}
+
 }  // namespace ringmaster::slurm

@@ -17,6 +17,16 @@ std::string firstLine(const std::string& path) {
   return line;
 }
 
+std::vector<std::string> lines(const std::string& text) {
+  std::vector<std::string> out;
+  for (size_t at = 0; at < text.size();) {
+    const size_t end = std::min(text.find('\n', at), text.size());
+    out.push_back(text.substr(at, end - at));
+    at = end + 1;
+  }
+  return out;
+}
+
 // (attempt, rank) -> path of the paths that are .../attempt-A/rank-R.log, the later of two
 // copies (a later run's: `paths` come in run order).
 std::map<std::pair<uint32_t, int>, std::string> rankLogsOf(const std::vector<std::string>& paths) {
@@ -133,13 +143,9 @@ for d in run-*/node-*; do
   s=$(stat -c %s "$d/journal/journal.log" 2>/dev/null || echo 0)
   [ -n "$a" ] && [ -n "$i" ] && printf '%s\t%s\t%s\t%s\n' "$d" "$a" "$i" "$s"
 done)";
-    RM_ASSIGN_OR_RETURN(std::string out, run({"sh", "-c", kScript, "sh", dir.root}));
+    RM_ASSIGN_OR_RETURN(std::string out, run(kScript, {dir.root}));
     std::vector<NodeJournal> found;
-    size_t at = 0;
-    while (at < out.size()) {
-      const size_t end = std::min(out.find('\n', at), out.size());
-      const std::string line = out.substr(at, end - at);
-      at = end + 1;
+    for (const std::string& line : lines(out)) {
       std::vector<std::string> fields;
       for (size_t from = 0;;) {
         const size_t tab = line.find('\t', from);
@@ -155,19 +161,18 @@ done)";
   }
 
   Result<std::vector<std::string>> read(const std::vector<FileRange>& ranges) override {
-    std::vector<std::string> argv = {"sh", "-c",
-                                     R"(while [ $# -gt 0 ]; do
+    static const char* const kScript = R"(while [ $# -gt 0 ]; do
   tail -c +$(($2 + 1)) "$1" | head -c "$3"; shift 3
-done)",
-                                     "sh"};
+done)";
+    std::vector<std::string> args;
     uint64_t total = 0;
     for (const FileRange& range : ranges) {
-      argv.insert(argv.end(),
+      args.insert(args.end(),
                   {range.path, std::to_string(range.offset), std::to_string(range.length)});
       total += range.length;
     }
     if (ranges.empty()) return std::vector<std::string>{};
-    RM_ASSIGN_OR_RETURN(std::string out, run(argv));
+    RM_ASSIGN_OR_RETURN(std::string out, run(kScript, args));
     if (out.size() != total) {
       return ioError("read " + std::to_string(out.size()) + " of " + std::to_string(total) +
                      " bytes of the job's journals on " + where_.login +
@@ -183,24 +188,23 @@ done)",
   }
 
   Result<std::string> tail(const std::string& path, uint64_t bytes) override {
-    return run({"sh", "-c", R"(tail -c "$2" "$1" 2>/dev/null || true)", "sh", path,
-                std::to_string(bytes)});
+    return run(R"(tail -c "$2" "$1" 2>/dev/null || true)", {path, std::to_string(bytes)});
   }
 
   Result<std::vector<std::string>> readFrom(
       const std::vector<std::pair<std::string, uint64_t>>& files, uint64_t max) override {
     if (files.empty()) return std::vector<std::string>{};
     // Each file's bytes after their count on a line of its own.
-    std::vector<std::string> argv = {"sh", "-c", R"(t=$(mktemp) || exit 1
+    static const char* const kScript = R"(t=$(mktemp) || exit 1
 trap 'rm -f "$t"' EXIT
 max=$1; shift
 while [ $# -gt 0 ]; do
   tail -c +$(($2 + 1)) "$1" 2>/dev/null | head -c "$max" >"$t"; wc -c <"$t"; cat "$t"; shift 2
-done)",
-                                     "sh", std::to_string(max)};
+done)";
+    std::vector<std::string> args = {std::to_string(max)};
     for (const auto& [path, offset] : files)
-      argv.insert(argv.end(), {path, std::to_string(offset)});
-    RM_ASSIGN_OR_RETURN(std::string out, run(argv));
+      args.insert(args.end(), {path, std::to_string(offset)});
+    RM_ASSIGN_OR_RETURN(std::string out, run(kScript, args));
     std::vector<std::string> parts;
     size_t at = 0;
     for (size_t i = 0; i < files.size(); ++i) {
@@ -218,30 +222,15 @@ done)",
       const JobDir& dir, const std::string& job_id) override {
     RM_ASSIGN_OR_RETURN(
         std::string out,
-        run({"sh", "-c", R"(ls -d "$1"/run-*/node-*/jobs/"$2"/attempt-*/rank-*.log 2>/dev/null
-true)",
-             "sh", dir.root, job_id}));
-    std::vector<std::string> paths;
-    size_t at = 0;
-    while (at < out.size()) {
-      const size_t end = std::min(out.find('\n', at), out.size());
-      paths.push_back(out.substr(at, end - at));
-      at = end + 1;
-    }
+        run(R"(ls -d "$1"/run-*/node-*/jobs/"$2"/attempt-*/rank-*.log 2>/dev/null; true)",
+            {dir.root, job_id}));
+    const std::vector<std::string> paths = lines(out);
     return rankLogsOf(paths);
   }
 
  private:
-  Result<std::string> run(const std::vector<std::string>& argv) {
-    RM_ASSIGN_OR_RETURN(CommandOutput output, runCommand(argv, where_, kRemoteTimeoutMs));
-    if (output.exit_code != 0) {
-      std::string why = output.err;
-      while (!why.empty() && why.back() == '\n') why.pop_back();
-      return Status(ErrorCode::kUnavailable, "reading the job directory on " + where_.login +
-                                                 " failed (exit " +
-                                                 std::to_string(output.exit_code) + "): " + why);
-    }
-    return std::move(output.out);
+  Result<std::string> run(const std::string& script, const std::vector<std::string>& args) {
+    return runScript(script, args, where_, kRemoteTimeoutMs);
   }
 
   Where where_;

@@ -30,6 +30,11 @@ struct Where {
 Result<CommandOutput> runCommand(const std::vector<std::string>& argv, const Where& where,
                                  int timeout_ms, const std::string& input = "");
 
+// `script` run by sh with `args` as $1, $2, ... (never spliced into the script), here or on the
+// login node; its standard output. A non-zero exit is kUnavailable with the script's stderr.
+Result<std::string> runScript(const std::string& script, const std::vector<std::string>& args,
+                              const Where& where, int timeout_ms, const std::string& input = "");
+
 // `text` quoted for a POSIX shell ('...'), as ssh hands a command line to the remote shell.
 std::string shellQuote(const std::string& text);
 
