@@ -3,6 +3,7 @@
 // 0 success, 1 failure (an agent, the history, a failed job), 2 bad input (spec, flags).
 
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -98,8 +99,10 @@ bool checkSpec(const job::SpecParseResult& parsed);
 std::unique_ptr<client::ClusterClient> openCluster(const Globals& globals);
 
 // Pulls every agent's journal into the history, quietly; unreachable agents are warned about on
-// stderr. Returns false when the history cannot be written.
-bool syncQuietly(client::ClusterClient& cluster, const std::vector<std::string>& agents = {});
+// stderr and, when `silent` is given, named there. Returns false when the history cannot be
+// written.
+bool syncQuietly(client::ClusterClient& cluster, const std::vector<std::string>& agents = {},
+                 std::set<std::string>* silent = nullptr);
 // The job JOB (an id or a unique prefix) after a sync, or nullopt with the error printed.
 std::optional<store::JobRow> findJob(client::ClusterClient& cluster, const std::string& job);
 

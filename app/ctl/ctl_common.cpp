@@ -18,18 +18,25 @@ std::unique_ptr<client::ClusterClient> openCluster(const Globals& globals) {
   return std::move(*cluster);
 }
 
-bool syncQuietly(client::ClusterClient& cluster, const std::vector<std::string>& agents) {
+bool syncQuietly(client::ClusterClient& cluster, const std::vector<std::string>& agents,
+                 std::set<std::string>* silent) {
   client::SyncOptions options;
   options.timeout_ms = 0;
   options.request_timeout_ms = 1500;
   auto report = cluster.sync(agents, options);
   if (!report.isOk()) {
+    // No agent answered at all (or the history could not be written).
+    if (silent && report.status().code() != ErrorCode::kIo) {
+      for (const auto& a : cluster.agents()) silent->insert(a.name);
+    }
     printError("warning: " + report.status().message() + " (showing the history as it is)");
     return report.status().code() != ErrorCode::kIo;
   }
   for (const auto& [agent, error] : report->agent_errors) {
+    if (silent) silent->insert(agent);
     printError("warning: " + error.message() + " (its newest records are missing)");
   }
+  for (const auto& damage : report->damage) printError("warning: " + damage.describe());
   return true;
 }
 

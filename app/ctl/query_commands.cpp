@@ -1,9 +1,12 @@
 // keys, agents, status, metrics, stop, runs, sync.
+#include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
 #include "ctl.h"
+#include "ringmaster/client/job_liveness.h"
 #include "ringmaster/job/device_plan.h"
 #include "ringmaster/slurm/job_state.h"
 #include "table.h"
@@ -38,6 +41,14 @@ json rankJson(const store::RankRow& r) {
           {"device", r.device}};
 }
 
+// JSON has no NaN or infinity (nlohmann would write null, hiding a diverged loss): they are
+// written as the strings Python's json module prints for them.
+json metricValueJson(double value) {
+  if (std::isnan(value)) return "NaN";
+  if (std::isinf(value)) return value > 0 ? "Infinity" : "-Infinity";
+  return value;
+}
+
 // The DEVICE column: the UUID stays in the history and --json, a CPU reason is printed once above
 // the table.
 std::string deviceCell(const std::string& device) {
@@ -66,6 +77,7 @@ struct History {
   std::unique_ptr<client::ClusterClient> cluster;
   std::unique_ptr<store::Store> local;
   store::Store* store = nullptr;
+  std::set<std::string> silent_agents;  // did not answer the sync
 };
 
 bool openHistory(const Globals& globals, History* h) {
@@ -73,7 +85,7 @@ bool openHistory(const Globals& globals, History* h) {
   auto cluster = client::ClusterClient::open(paths);
   if (cluster.isOk()) {
     h->cluster = std::move(*cluster);
-    syncQuietly(*h->cluster);
+    syncQuietly(*h->cluster, {}, &h->silent_agents);
     auto store = h->cluster->history();
     if (!store.isOk()) {
       printError(store.status().message());
@@ -91,6 +103,36 @@ bool openHistory(const Globals& globals, History* h) {
   h->local = std::move(*store);
   h->store = h->local.get();
   return true;
+}
+
+// Each silent agent with the time of the newest evidence from it in the history: its latest
+// health sample (1 Hz while it answered) or the last time a client recorded it.
+std::map<std::string, double> silentSince(store::Store& store,
+                                          const std::set<std::string>& silent) {
+  std::map<std::string, double> since;
+  if (silent.empty()) return since;
+  for (const std::string& agent : silent) since[agent] = 0;
+  if (auto health = store.latestHealth(); health.isOk()) {
+    for (const auto& row : *health) {
+      if (since.count(row.agent)) since[row.agent] = std::max(since[row.agent], row.time);
+    }
+  }
+  if (auto agents = store.agents(); agents.isOk()) {
+    for (const auto& row : *agents) {
+      if (since.count(row.name)) since[row.name] = std::max(since[row.name], row.last_seen);
+    }
+  }
+  return since;
+}
+
+client::JobLiveness livenessOf(const store::JobRow& job, const std::vector<store::RankRow>& ranks,
+                               const std::map<std::string, double>& silent_since) {
+  if (job.finished_at > 0 || silent_since.empty()) return {};
+  std::vector<client::RankLastKnown> known;
+  for (const auto& r : ranks) {
+    known.push_back({r.rank, r.agent, r.state == "running" || r.state == "pending"});
+  }
+  return client::judgeLiveness(known, silent_since);
 }
 
 }  // namespace
@@ -194,6 +236,7 @@ int runStatus(const Globals& globals, const std::string& job_ref, bool as_json) 
     }
     if (jobs.empty() && !all->empty()) jobs.push_back(all->front());  // the most recent one
   }
+  const std::map<std::string, double> silent_since = silentSince(*h.store, h.silent_agents);
   json out = json::array();
   for (auto& j : jobs) {
     std::optional<store::SlurmJobRow> slurm = catchUpSlurmJob(globals, *h.store, j.job_id);
@@ -205,8 +248,27 @@ int runStatus(const Globals& globals, const std::string& job_ref, bool as_json) 
       printError(ranks.status().message());
       return kExitFailure;
     }
+    // What the history last heard is not what is true now when the agents that would tell are
+    // silent: their ranks are unknown, and so is the job when no agent of a going rank answers.
+    const client::JobLiveness liveness = livenessOf(j, *ranks, silent_since);
+    const std::string last_known_state = j.state;
+    if (liveness.job_unknown) {
+      j.state = "unknown";
+      j.finished_at = liveness.evidence_until;  // the elapsed time stops at the last evidence
+    }
+    auto rankState = [&](const store::RankRow& r) {
+      const bool unknown =
+          std::binary_search(liveness.unknown_ranks.begin(), liveness.unknown_ranks.end(), r.rank);
+      return unknown ? std::string("unknown") : r.state;
+    };
     if (as_json) {
       json entry = jobJson(j);
+      if (liveness.job_unknown) entry["finished_at"] = 0;
+      if (liveness.anyUnknown()) {
+        entry["last_known_state"] = last_known_state;
+        entry["reason"] = liveness.describe();
+        entry["silent_agents"] = liveness.silent;
+      }
       if (slurm) {
         entry["slurm"] = {{"cluster", slurm->cluster},
                           {"job_id", slurm->slurm_job_id},
@@ -215,7 +277,14 @@ int runStatus(const Globals& globals, const std::string& job_ref, bool as_json) 
                           {"job_dir", slurm->job_dir}};
       }
       entry["ranks"] = json::array();
-      for (const auto& r : *ranks) entry["ranks"].push_back(rankJson(r));
+      for (const auto& r : *ranks) {
+        json rank = rankJson(r);
+        if (rankState(r) != r.state) {
+          rank["state"] = rankState(r);
+          rank["last_known_state"] = r.state;
+        }
+        entry["ranks"].push_back(rank);
+      }
       out.push_back(entry);
       continue;
     }
@@ -223,6 +292,7 @@ int runStatus(const Globals& globals, const std::string& job_ref, bool as_json) 
                 j.name.c_str(), j.launcher.c_str(), j.state.c_str(), j.attempt, j.world_size,
                 jobDuration(j).c_str());
     if (slurm) std::printf("%s\n", slurmRowText(*slurm).c_str());
+    if (liveness.anyUnknown()) std::printf("%s\n", liveness.describe().c_str());
     for (const auto& r : *ranks) {
       // Backend auto put the job on the CPU: say why, once.
       if (const std::string why = job::cpuReasonOf(r.device); !why.empty()) {
@@ -233,7 +303,7 @@ int runStatus(const Globals& globals, const std::string& job_ref, bool as_json) 
     Table table({"RANK", "AGENT", "DEVICE", "PID", "STATE", "EXIT", "LAST STEP", "ERROR"});
     for (const auto& r : *ranks) {
       table.add({std::to_string(r.rank), r.agent, deviceCell(r.device),
-                 r.pid ? std::to_string(r.pid) : "-", r.state, exitText(r),
+                 r.pid ? std::to_string(r.pid) : "-", rankState(r), exitText(r),
                  r.last_step >= 0 ? std::to_string(r.last_step) : "-", r.error});
     }
     std::printf("%s", table.render().c_str());
@@ -273,7 +343,7 @@ int runMetrics(const Globals& globals, const MetricsFlags& flags) {
                      {"rank", m.rank},
                      {"step", m.step},
                      {"name", m.name},
-                     {"value", m.value},
+                     {"value", metricValueJson(m.value)},
                      {"time", m.time}});
     }
     std::printf("%s\n", out.dump(2).c_str());
@@ -391,6 +461,7 @@ int runSync(const Globals& globals) {
     return kExitFailure;
   }
   for (const auto& [agent, error] : report->agent_errors) printError(error.message());
+  for (const auto& damage : report->damage) printError(damage.describe());
   std::printf("synced %llu record(s) from %zu agent(s)\n",
               static_cast<unsigned long long>(report->records),
               cluster->agents().size() - report->agent_errors.size());
@@ -410,7 +481,8 @@ int runSync(const Globals& globals) {
     }
     if (caught_up) std::printf("caught up %d job(s) on Slurm\n", caught_up);
   }
-  return report->agent_errors.empty() ? kExitOk : kExitFailure;
+  // Lost records are never a success, even when every agent answered.
+  return report->agent_errors.empty() && report->damage.empty() ? kExitOk : kExitFailure;
 }
 
 }  // namespace ringmaster::ctl

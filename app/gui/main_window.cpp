@@ -30,6 +30,7 @@
 #include "editor/job_editor.h"
 #include "history/history_view.h"
 #include "local_agent.h"
+#include "ringmaster/client/journal_sync.h"
 #include "ringmaster/client/local_agent.h"
 #include "ringmaster/job/spec.h"
 
@@ -215,6 +216,7 @@ void MainWindow::buildMenus() {
 
 void MainWindow::onAgentStatus(const client::AgentStatus& status) {
   cluster_->updateAgent(status);
+  for (auto& [id, view] : dashboards_) view->setAgentStatus(status);
   // A changed key is named at once: it was rotated (the app needs the new one), or something
   // else answers at the agent's address.
   auto before = agents_.find(status.name);
@@ -260,6 +262,13 @@ void MainWindow::onRecords(const std::vector<AgentRecords>& batch) {
   const double now = QDateTime::currentMSecsSinceEpoch() / 1000.0;
   for (const auto& [agent, records] : batch) {
     for (const auto& record : records) {
+      // Lost records are named whenever this history first reads of them, however old.
+      if (auto damage = client::damageReported(agent, record)) {
+        const QString name = QString::fromStdString(agent);
+        notify(name + " lost journal records", QString::fromStdString(damage->describe()), true,
+               opensAgent(name));
+        continue;
+      }
       if (!record.has_job_accepted() || now - record.time() > 60) continue;
       const QString id = QString::fromStdString(record.job());
       if (dashboards_.count(id) || !announced_.insert(id).second) continue;
@@ -280,6 +289,7 @@ DashboardView* MainWindow::openDashboard(const QString& job_id, bool live) {
     return existing;
   }
   auto* view = new DashboardView(&bridge_, job_id, live);
+  for (const auto& [name, status] : agents_) view->setAgentStatus(status);
   dashboards_[job_id] = view;
   const int index = tabs_->addTab(view, job_id);
   tabs_->setTabToolTip(index, job_id);

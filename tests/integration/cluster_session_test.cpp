@@ -8,6 +8,7 @@
 
 #include <chrono>
 #include <condition_variable>
+#include <csignal>
 #include <functional>
 #include <map>
 #include <mutex>
@@ -23,12 +24,17 @@ namespace {
 using testing::AgentProcess;
 using testing::Cluster;
 
+double unixTime() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
 // Collects what the session reports; the test thread waits on it.
 class RecordingSink : public SessionSink {
  public:
   void agentStatus(const AgentStatus& status) override {
     std::lock_guard<std::mutex> lock(mutex_);
     statuses_[status.name] = status;
+    history_[status.name].push_back(status);
     changed_.notify_all();
   }
   void records(const std::string& agent, std::vector<proto::JournalRecord> records) override {
@@ -69,6 +75,7 @@ class RecordingSink : public SessionSink {
   std::mutex mutex_;
   std::condition_variable changed_;
   std::map<std::string, AgentStatus> statuses_;
+  std::map<std::string, std::vector<AgentStatus>> history_;  // every status, in order
   std::set<std::pair<std::string, uint64_t>> seen_;
   std::map<std::string, int> metric_records_, exited_;
   int batches_ = 0, duplicates_ = 0;
@@ -220,6 +227,38 @@ TEST_F(ClusterSessionTest, SaysWhyAnAgentIsNotOnline) {
             std::string::npos);
   EXPECT_NE(sink_.statuses_["impostor"].reason.find("server_key"), std::string::npos);
   EXPECT_NE(sink_.statuses_["nobody"].reason.find("cannot reach"), std::string::npos);
+}
+
+// Regression (issue 21): a SIGSTOP'd agent, whose kernel still accepts connections, let the
+// handshake time out, and the session called that a changed server key.
+TEST_F(ClusterSessionTest, AFrozenAgentIsNotAnsweringNotAChangedKey) {
+  std::string error;
+  ASSERT_TRUE(cluster_.addAgent("a1", 1, &error)) << error;
+  startSession();
+  ASSERT_TRUE(sink_.waitFor([&] { return online("a1"); }));
+  const pid_t pid = cluster_.agent("a1").pid();
+  ASSERT_EQ(::kill(pid, SIGSTOP), 0);
+  const double stopped_at = unixTime();
+  // Heartbeats lapse (3 s), the session reconnects, and handshakes time out (5 s each): by 25 s
+  // the old code had called it a key mismatch in every run.
+  const bool marked =
+      sink_.waitFor([&] { return sink_.statuses_["a1"].state == AgentState::kUnreachable; }, 15000);
+  std::this_thread::sleep_for(std::chrono::seconds(15));
+  ::kill(pid, SIGCONT);
+  ASSERT_TRUE(marked) << "still " << agentStateName(sink_.statuses_["a1"].state);
+  {
+    std::lock_guard<std::mutex> lock(sink_.mutex_);
+    for (const AgentStatus& s : sink_.history_["a1"]) {
+      EXPECT_NE(s.state, AgentState::kServerKeyMismatch) << s.reason;
+      EXPECT_NE(s.state, AgentState::kKeyRejected) << s.reason;
+      if (s.state == AgentState::kUnreachable) {
+        EXPECT_NE(s.reason.find("no answer since " + clockTime(s.answered_at)), std::string::npos)
+            << s.reason;
+        EXPECT_LE(s.answered_at, stopped_at + 1) << "the last answer came before the stop";
+      }
+    }
+  }
+  EXPECT_TRUE(sink_.waitFor([&] { return online("a1"); }, 20000)) << sink_.statuses_["a1"].reason;
 }
 
 TEST_F(ClusterSessionTest, FollowsAnAgentAgainAfterItCrashesAndComesBack) {

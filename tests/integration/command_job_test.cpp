@@ -242,6 +242,69 @@ TEST_F(CommandJobTest, AgentCrashFailsItsRanksAndTheJournalSurvivesTheRestart) {
   EXPECT_NE(log.out.find("started"), std::string::npos);
 }
 
+// Regression (issue 21): with its only agent killed, a running job read "running" for as long as
+// the agent stayed down. Its state is unknown since the agent's last answer, the elapsed time
+// stops there, and the journal's truth replaces it when the agent is back.
+TEST_F(CommandJobTest, AJobWhoseOnlyAgentIsKilledIsUnknownNotRunning) {
+  auto spec = cluster_.writeSpec("sleep.yaml",
+                                 "name: lost\nlauncher: command\n"
+                                 "command: [/bin/sh, -c, 'echo started; sleep 60']\n"
+                                 "placement:\n  - {agent: a1, ranks: 2}\n");
+  auto submitted = cluster_.ctl({"submit", spec});
+  ASSERT_EQ(submitted.exit_code, 0) << submitted.err;
+  const std::string job = submitted.firstLine();
+  json before;
+  for (int i = 0; i < 50; ++i) {
+    before = json::parse(cluster_.ctl({"status", job, "--json"}).out);
+    if (before["ranks"].size() == 2 && before["ranks"][1]["state"] == "running") break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  ASSERT_EQ(before["state"], "running") << before.dump();
+  // Health samples come at 1 Hz: let the history hold one from the running agent.
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  ASSERT_EQ(cluster_.ctl({"sync"}).exit_code, 0);
+
+  const std::string state_dir = cluster_.agent("a1").stateDir();
+  const auto killed_at = std::chrono::steady_clock::now();
+  ASSERT_EQ(::kill(cluster_.agent("a1").pid(), SIGKILL), 0);
+  auto status = cluster_.ctl({"status", job, "--json"});
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - killed_at).count();
+  ASSERT_EQ(status.exit_code, 0) << status.err;
+  json lost = json::parse(status.out);
+  EXPECT_LE(seconds, 10.0) << "agent loss must show within 10 s";
+  EXPECT_EQ(lost["state"], "unknown") << lost.dump();
+  EXPECT_EQ(lost["last_known_state"], "running");
+  EXPECT_NE(lost["reason"].get<std::string>().find("agent a1 not answering since "),
+            std::string::npos)
+      << lost["reason"];
+  EXPECT_NE(lost["reason"].get<std::string>().find("state of 2 ranks unknown"), std::string::npos)
+      << lost["reason"];
+  for (const auto& r : lost["ranks"]) {
+    EXPECT_EQ(r["state"], "unknown");
+    EXPECT_EQ(r["last_known_state"], "running");
+  }
+  // The text form says the same, and the ranks' state is not "running".
+  auto text = cluster_.ctl({"status", job});
+  EXPECT_NE(text.out.find(" unknown, attempt"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("agent a1 not answering since"), std::string::npos) << text.out;
+
+  // Back: the journal says what happened to the ranks.
+  AgentProcess restarted;
+  std::string error;
+  ASSERT_TRUE(restarted.start("a1", state_dir, 2, &error)) << error;
+  cluster_.agent("a1") = std::move(restarted);
+  cluster_.writeClusterFile();
+  json after;
+  for (int i = 0; i < 50; ++i) {
+    after = json::parse(cluster_.ctl({"status", job, "--json"}).out);
+    if (after["state"] == "failed") break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  EXPECT_EQ(after["state"], "failed") << after.dump();
+  EXPECT_FALSE(after.contains("reason")) << after.dump();
+}
+
 TEST_F(CommandJobTest, BadSpecExitsTwoNamingFileLineAndFieldAndReachesNoAgent) {
   auto spec = cluster_.writeSpec("bad.yaml",
                                  "name: bad\nlauncher: command\ncommand: [/bin/true]\n"
@@ -304,6 +367,33 @@ TEST_F(CommandJobTest, RegexPatternsTurnPlainLinesIntoMetrics) {
       cluster_.ctl({"metrics", submitted.firstLine(), "--name", "acc", "--format", "json"}).out);
   ASSERT_EQ(acc.size(), 3u);
   EXPECT_EQ(acc[2]["value"], 93.0);
+}
+
+// Regression (issue 21): a NaN or infinite loss, as Python's json.dumps prints it, was dropped
+// everywhere. It is stored and exported: strings in JSON (which has no NaN), nan/inf in CSV.
+TEST_F(CommandJobTest, NaNAndInfinityLossesAreKeptAndExported) {
+  auto spec =
+      cluster_.writeSpec("nan.yaml",
+                         "name: nan\nlauncher: command\nworld_size: 1\n"
+                         "command: [/bin/sh, -c, 'echo \"{\\\"step\\\": 1, \\\"loss\\\": 0.5}\"; "
+                         "echo \"{\\\"step\\\": 2, \\\"loss\\\": NaN}\"; "
+                         "echo \"{\\\"step\\\": 3, \\\"loss\\\": Infinity}\"; "
+                         "echo \"{\\\"step\\\": 4, \\\"loss\\\": -Infinity}\"']\n");
+  auto submitted = cluster_.ctl({"submit", spec, "--wait"});
+  ASSERT_EQ(submitted.exit_code, 0) << submitted.err;
+  auto as_json =
+      cluster_.ctl({"metrics", submitted.firstLine(), "--name", "loss", "--format", "json"});
+  ASSERT_EQ(as_json.exit_code, 0) << as_json.err;
+  auto rows = json::parse(as_json.out);
+  ASSERT_EQ(rows.size(), 4u) << as_json.out;
+  EXPECT_EQ(rows[0]["value"], 0.5);
+  EXPECT_EQ(rows[1]["value"], "NaN");
+  EXPECT_EQ(rows[2]["value"], "Infinity");
+  EXPECT_EQ(rows[3]["value"], "-Infinity");
+  auto csv = cluster_.ctl({"metrics", submitted.firstLine(), "--name", "loss"});
+  EXPECT_NE(csv.out.find(",2,loss,nan,"), std::string::npos) << csv.out;
+  EXPECT_NE(csv.out.find(",3,loss,inf,"), std::string::npos) << csv.out;
+  EXPECT_NE(csv.out.find(",4,loss,-inf,"), std::string::npos) << csv.out;
 }
 
 TEST_F(CommandJobTest, MetricsAsJsonFilterByRankAndName) {
@@ -393,8 +483,19 @@ TEST_F(CommandJobTest, AFlippedBitInTheJournalIsReportedKeptAsideAndClientsCatch
   cluster_.agent("a1") = std::move(restarted);
   cluster_.writeClusterFile();
 
+  // Regression (issue 21): sync exited 0 and said nothing of the lost records.
   auto synced = cluster_.ctl({"sync"}, 30000);
-  EXPECT_EQ(synced.exit_code, 0) << synced.err;
+  EXPECT_EQ(synced.exit_code, 1) << synced.err;
+  EXPECT_NE(synced.err.find("agent 'a1' found its journal damaged"), std::string::npos)
+      << synced.err;
+  EXPECT_NE(synced.err.find("record(s) lost"), std::string::npos) << synced.err;
+  EXPECT_NE(synced.err.find("journal.log.damaged-"), std::string::npos) << synced.err;
+  EXPECT_EQ(
+      sqliteCount(cluster_.dbPath(),
+                  "SELECT COUNT(*) FROM events WHERE kind = 'journal_damage' AND agent = 'a1'"),
+      1);
+  // Reported once: the next sync has nothing new to say.
+  EXPECT_EQ(cluster_.ctl({"sync"}).exit_code, 0);
   const std::string said = cluster_.agent("a1").stderrText();
   EXPECT_NE(said.find("the journal was damaged"), std::string::npos) << said;
   bool kept = false;

@@ -268,7 +268,7 @@ DashboardView::DashboardView(SessionBridge* bridge, const QString& job_id, bool 
   clock_timer_->setInterval(1000);
   clock_timer_->setObjectName("dashboard-clock");
   connect(clock_timer_, &QTimer::timeout, this, [this] {
-    rank_model_->update(*job_, unixNow());
+    rank_model_->update(*job_, unixNow(), liveness().unknown_ranks);
     updateHeader();
   });
   clock_timer_->start();
@@ -548,7 +548,7 @@ void DashboardView::updateViews(bool all_charts) {
   }
   for (auto& [title, chart] : charts_) stale_charts_.insert(chart);
   if (heatmap_->isVisible()) heatmap_->refresh();
-  rank_model_->update(*job_, unixNow());
+  rank_model_->update(*job_, unixNow(), liveness().unknown_ranks);
   log_pane_->setRanks(job_->ranks());
   if (log_pane_->currentRank() < 0 && !job_->ranks().empty()) {
     log_pane_->showRank(job_->ranks().begin()->first);
@@ -611,6 +611,26 @@ void DashboardView::updateMarkers() {
   for (const auto& [title, chart] : charts_) chart->setMarkers(markers_);
 }
 
+void DashboardView::setAgentStatus(const client::AgentStatus& status) {
+  const bool answers = status.state == client::AgentState::kOnline ||
+                       status.state == client::AgentState::kConnecting;
+  const bool changed =
+      answers ? silent_agents_.erase(status.name) > 0
+              : silent_agents_.insert_or_assign(status.name, status.answered_at).second;
+  if (!changed) return;
+  rank_model_->update(*job_, unixNow(), liveness().unknown_ranks);
+  updateHeader();
+}
+
+client::JobLiveness DashboardView::liveness() const {
+  if (!live_ || job_->finished() || silent_agents_.empty()) return {};
+  std::vector<client::RankLastKnown> ranks;
+  for (const auto& [rank, info] : job_->ranks()) {
+    ranks.push_back({rank, info.agent, info.state == "running" || info.state == "pending"});
+  }
+  return client::judgeLiveness(ranks, silent_agents_);
+}
+
 QString DashboardView::headline() const { return title_->text() + " — " + summary_->text(); }
 
 QString DashboardView::problemText() const { return problem_->isVisible() ? problem_->text() : ""; }
@@ -623,10 +643,16 @@ void DashboardView::updateHeader() {
     emit titleChanged(job_id_, name.isEmpty() ? job_id_ : name);
   }
   if (!loaded_) return;
-  const std::string state = job_->state();
+  // With every agent of its going ranks silent, the job's state is not known: say so, and stop
+  // the clock at the last evidence instead of ticking on.
+  const client::JobLiveness liveness = this->liveness();
+  const std::string state = liveness.job_unknown ? "unknown" : job_->state();
   int running = 0;
   for (const auto& [rank, info] : job_->ranks()) running += info.state == "running";
-  const double end = job_->endTime() > 0 ? job_->endTime() : unixNow();
+  running -= static_cast<int>(liveness.unknown_ranks.size());
+  const double end = liveness.job_unknown  ? liveness.evidence_until
+                     : job_->endTime() > 0 ? job_->endTime()
+                                           : unixNow();
   const double elapsed = job_->startTime() > 0 ? end - job_->startTime() : 0;
   double total_sps = 0;
   if (const auto* sps = job_->metric("samples_per_sec"); sps && sps->count(kJobTotal)) {
@@ -666,7 +692,14 @@ void DashboardView::updateHeader() {
   if (!live_) text += " &nbsp;·&nbsp; from the history";
   summary_->setText(text);
 
-  if (auto problem = job_->firstProblem()) {
+  if (liveness.anyUnknown()) {
+    problem_->setText(QString("⚠  %1").arg(QString::fromStdString(liveness.describe())));
+    const QString sheet =
+        "QPushButton { background: #3a2a52; color: #ead8ff; border: 1px solid #c080ff;"
+        " border-radius: 4px; padding: 6px 10px; text-align: left; font-weight: bold; }";
+    if (problem_->styleSheet() != sheet) problem_->setStyleSheet(sheet);
+    problem_->setVisible(true);
+  } else if (auto problem = job_->firstProblem()) {
     QString where;  // a root cause (job_failure) names its host itself
     if (problem->rank >= 0 && problem->kind != "job_failure" &&
         job_->ranks().count(problem->rank)) {

@@ -16,6 +16,7 @@
 #include "bridge/session_bridge.h"
 #include "charts/metric_chart.h"
 #include "dashboard/job_data.h"
+#include "ringmaster/client/job_liveness.h"
 
 class QCheckBox;
 class QComboBox;
@@ -53,6 +54,11 @@ class DashboardView : public QWidget {
   void ingest(const std::vector<AgentRecords>& batch);
   // Redraws now everything that changed (the timer does it otherwise, a few charts a turn).
   void refreshNow();
+  // Whether an agent answers: the ranks of a silent one are "unknown since" its last answer,
+  // never shown as what was last heard of them.
+  void setAgentStatus(const client::AgentStatus& status);
+  // The job's ranks whose agents do not answer (empty when every agent answers).
+  client::JobLiveness liveness() const;
 
   std::vector<MetricChart*> charts() const;
   MetricChart* chart(const QString& title) const;
@@ -99,6 +105,7 @@ class DashboardView : public QWidget {
   std::vector<AgentRecords> held_;  // records that came before the snapshot
   uint64_t drawn_version_ = ~0ull;
   std::string last_state_;
+  std::map<std::string, double> silent_agents_;  // not answering, with the time of the last answer
   metrics::Axis axis_ = metrics::Axis::kStep;
   double smoothing_ = 0.6;
 

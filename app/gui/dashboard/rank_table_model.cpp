@@ -1,6 +1,7 @@
 #include "dashboard/rank_table_model.h"
 
 #include <QColor>
+#include <algorithm>
 #include <cmath>
 
 #include "history/run_format.h"
@@ -16,16 +17,20 @@ QColor stateColor(const std::string& state) {
   if (state == "succeeded") return QColor(0x4c, 0xc3, 0x6a);
   if (state == "failed") return QColor(0xff, 0x55, 0x55);
   if (state == "stopped") return QColor(0xa0, 0xa0, 0xa0);
-  return QColor(0xd0, 0xb0, 0x40);  // pending, submitted
+  if (state == "unknown") return QColor(0xc0, 0x80, 0xff);  // no evidence: neither good nor bad
+  return QColor(0xd0, 0xb0, 0x40);                          // pending, submitted
 }
 
 RankTableModel::RankTableModel(QObject* parent) : QAbstractTableModel(parent) {}
 
-void RankTableModel::update(const JobData& job, double now) {
+void RankTableModel::update(const JobData& job, double now, const std::vector<int>& unknown) {
   now_ = now;
   std::vector<RankInfo> rows;
   rows.reserve(job.ranks().size());
-  for (const auto& [rank, info] : job.ranks()) rows.push_back(info);
+  for (const auto& [rank, info] : job.ranks()) {
+    rows.push_back(info);
+    if (std::binary_search(unknown.begin(), unknown.end(), rank)) rows.back().state = "unknown";
+  }
   if (rows.size() != rows_.size()) {
     beginResetModel();
     rows_ = std::move(rows);
@@ -59,7 +64,9 @@ QVariant RankTableModel::data(const QModelIndex& index, int role) const {
   if (!index.isValid() || index.row() >= rowCount()) return {};
   const RankInfo& r = rows_[static_cast<size_t>(index.row())];
   const double age = r.last_update > 0 ? now_ - r.last_update : -1;
-  const bool stale = r.state == "running" && age > kStaleSeconds;
+  // An unknown rank was last heard running: it has no exit, and its age keeps growing.
+  const bool going = r.state == "running" || r.state == "pending" || r.state == "unknown";
+  const bool stale = (r.state == "running" || r.state == "unknown") && age > kStaleSeconds;
   if (role == Qt::DisplayRole) {
     switch (index.column()) {
       case kRank:
@@ -78,10 +85,10 @@ QVariant RankTableModel::data(const QModelIndex& index, int role) const {
         return std::isnan(r.samples_per_sec) ? QVariant("—")
                                              : QVariant(QString::number(r.samples_per_sec, 'f', 0));
       case kLastUpdate:
-        if (r.state != "running") return age >= 0 ? QString("done") : QString("—");
+        if (!going) return age >= 0 ? QString("done") : QString("—");
         return age >= 0 ? formatDuration(age) + " ago" : QString("—");
       case kExit:
-        if (r.state == "running" || r.state == "pending") return QString();
+        if (going) return QString();
         if (r.signal) return QString("signal %1").arg(r.signal);
         return r.error.empty()
                    ? QString("code %1").arg(r.exit_code)

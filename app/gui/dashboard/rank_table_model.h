@@ -28,7 +28,8 @@ class RankTableModel : public QAbstractTableModel {
 
   explicit RankTableModel(QObject* parent = nullptr);
   // Re-reads the ranks (rows are only inserted, never reordered, so selection survives).
-  void update(const JobData& job, double now);
+  // `unknown`: ranks whose agent does not answer, shown as "unknown" whatever was last heard.
+  void update(const JobData& job, double now, const std::vector<int>& unknown = {});
 
   int rowCount(const QModelIndex& parent = {}) const override;
   int columnCount(const QModelIndex& parent = {}) const override;

@@ -3,6 +3,7 @@
 #include <zmq.h>
 
 #include <atomic>
+#include <cerrno>
 #include <chrono>
 
 #include "ringmaster/net/socket_options.h"
@@ -23,6 +24,10 @@ constexpr int kMonitoredEvents =
     ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL | ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL;
 
 std::atomic<uint64_t> monitor_counter{0};
+
+// The errno of a handshake that failed because the peer closed the connection (libzmq reports
+// EPIPE for an orderly close, ECONNRESET for a reset); any other value is a handshake timeout.
+bool peerHungUp(uint32_t error) { return error == EPIPE || error == ECONNRESET; }
 
 }  // namespace
 
@@ -80,10 +85,19 @@ void AgentConnection::drainMonitor() {
       handshake_ok_ = true;
       handshake_failure_ = 0;
     }
+    // libzmq reports CONNECT_RETRIED whenever it schedules a reconnect: after a dropped
+    // connection, and after a refused one. Two in a row with no connection between them mean
+    // that nothing listens now, whatever the last handshake said.
+    if (event->event == ZMQ_EVENT_CONNECTED) connected_since_retry_ = true;
+    if (event->event == ZMQ_EVENT_CONNECT_RETRIED) {
+      if (!connected_since_retry_) handshake_failure_ = 0;
+      connected_since_retry_ = false;
+    }
     if (event->event & (ZMQ_EVENT_HANDSHAKE_FAILED_AUTH | ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL |
                         ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL)) {
       handshake_ok_ = false;
       handshake_failure_ = event->event;
+      handshake_errno_ = event->value;
     }
   }
 }
@@ -96,8 +110,17 @@ Status AgentConnection::explainSilence(int timeout_ms) const {
                     who + " rejected this client's key " + client_public_key_ +
                         " (on that host run: ringmaster-agent authorize --state-dir DIR -- " +
                         client_public_key_ + ")");
-    case ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL:
     case ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL:
+      // A peer that is alive and holds another key reads our HELLO and hangs up at once; a
+      // stopped, hung or overloaded agent (its kernel still accepts the connection) lets the
+      // handshake time out. Only the first is a changed key.
+      if (!peerHungUp(handshake_errno_)) {
+        return timeoutError(who + " is not answering: it accepts the connection but completes no " +
+                            "handshake within " + std::to_string(net::kHandshakeIntervalMs) +
+                            " ms (stopped, hung or overloaded?)");
+      }
+      [[fallthrough]];
+    case ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL:
       return Status(ErrorCode::kUnauthorized,
                     who + " failed the CURVE handshake: its key does not match server_key " +
                         agent_.server_key +

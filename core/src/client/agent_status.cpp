@@ -1,5 +1,7 @@
 #include "ringmaster/client/agent_status.h"
 
+#include <ctime>
+
 namespace ringmaster::client {
 
 const char* agentStateName(AgentState state) {
@@ -18,6 +20,14 @@ const char* agentStateName(AgentState state) {
       return "error";
   }
   return "error";
+}
+
+std::string clockTime(double t) {
+  const auto seconds = static_cast<std::time_t>(t);
+  std::tm local{};
+  char text[16];
+  std::strftime(text, sizeof text, "%H:%M:%S", ::localtime_r(&seconds, &local));
+  return text;
 }
 
 }  // namespace ringmaster::client

@@ -209,6 +209,7 @@ void ClusterSession::reloadAgents() {
     agent->status.endpoint = endpoint.endpoint;
     agent->status.server_key = endpoint.server_key;
     agent->status.time = unixNow();
+    agent->status.answered_at = agent->status.time;
     auto health = AgentConnection::connect(*context_, endpoint, client_->keys());
     auto journal = AgentConnection::connect(*context_, endpoint, client_->keys());
     if (!health.isOk() || !journal.isOk()) {
@@ -235,7 +236,13 @@ void ClusterSession::report(Agent& agent, AgentState state, std::string reason) 
 }
 
 void ClusterSession::markSilent(Agent& agent, const Status& why) {
-  report(agent, stateOf(why), why.message());
+  const AgentState state = stateOf(why);
+  std::string reason = why.message();
+  if (state == AgentState::kUnreachable) {
+    reason += "; no answer since " + clockTime(agent.status.answered_at);
+  }
+  if (agent.status.state == state && agent.status.reason == reason) return;
+  report(agent, state, std::move(reason));
 }
 
 void ClusterSession::tick(Agent& agent) {
@@ -263,12 +270,9 @@ void ClusterSession::tick(Agent& agent) {
       agent.next_inventory = now + milliseconds(100);
       if (now - agent.unanswered_since > timeout) {
         agent.health->drainMonitor();
-        Status why = sent.code() == ErrorCode::kUnavailable
-                         ? agent.health->explainSilence(options_.request_timeout_ms)
-                         : sent;
-        if (agent.status.state != stateOf(why) || agent.status.reason != why.message()) {
-          markSilent(agent, why);
-        }
+        markSilent(agent, sent.code() == ErrorCode::kUnavailable
+                              ? agent.health->explainSilence(options_.request_timeout_ms)
+                              : sent);
         agent.unanswered_since = now;
         agent.next_inventory = now + milliseconds(options_.retry_interval_ms);
       }
@@ -328,6 +332,7 @@ void ClusterSession::receiveInventory(Agent& agent) {
     agent.last_recorded = now;
   }
   agent.answered_once = true;
+  agent.status.answered_at = unixNow();
   agent.status.inventory = std::move(inventory);
   report(agent, AgentState::kOnline, "");
 }
@@ -344,6 +349,7 @@ void ClusterSession::receiveJournal(Agent& agent) {
   }
   // A journal answer proves the agent answers as well as an inventory does; saying so now keeps
   // "answers again" ahead of the records it brings (the next inventory may come much later).
+  agent.status.answered_at = unixNow();
   if (agent.answered_once && agent.status.state != AgentState::kOnline) {
     report(agent, AgentState::kOnline, "");
   }

@@ -22,6 +22,22 @@ struct AgentPull {
 
 }  // namespace
 
+std::string JournalDamageNote::describe() const {
+  std::string text = "agent '" + agent + "' found its journal damaged";
+  if (!detail.empty()) text += " (" + detail + ")";
+  text += ": " + std::to_string(lost_records) + " record(s) lost";
+  if (lost_records > 0) text += " from seq " + std::to_string(first_lost_seq);
+  text += "; the damaged file is kept on its host at " + kept_at;
+  return text;
+}
+
+std::optional<JournalDamageNote> damageReported(const std::string& agent,
+                                                const proto::JournalRecord& record) {
+  if (!record.has_journal_damage() || record.journal_damage().detail().empty()) return std::nullopt;
+  const proto::JournalDamage& d = record.journal_damage();
+  return JournalDamageNote{agent, d.first_lost_seq(), d.lost_records(), d.kept_at(), d.detail()};
+}
+
 JournalSync::JournalSync(std::vector<AgentConnection*> agents, store::Store* store,
                          store::BatchWriter* writer)
     : agents_(std::move(agents)), store_(store), writer_(writer) {}
@@ -147,7 +163,9 @@ Result<SyncReport> JournalSync::run(const SyncOptions& options) {
                                                     " from agent '" + name + "' does not parse");
           break;
         }
-        if (options.on_record) options.on_record(name, records[static_cast<size_t>(i)]);
+        const proto::JournalRecord& record = records[static_cast<size_t>(i)];
+        if (auto damage = damageReported(name, record)) report.damage.push_back(std::move(*damage));
+        if (options.on_record) options.on_record(name, record);
       }
       report.records += records.size();
       if (!records.empty()) {

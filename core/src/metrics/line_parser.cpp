@@ -6,6 +6,7 @@
 #include <charconv>
 #include <cmath>
 #include <exception>
+#include <limits>
 #include <system_error>
 
 namespace ringmaster::metrics {
@@ -92,13 +93,19 @@ std::optional<int64_t> integralValue(std::string_view token, double value) {
   return static_cast<int64_t>(value);
 }
 
-// Whole `token` as a finite double, or nullopt.
-std::optional<double> finiteDouble(std::string_view token) {
+// Whole `token` as a double (NaN and infinities included: "nan", "inf", "-Infinity"...), or
+// nullopt. A NaN loss is the one value a dashboard must never hide, so it is a value like any.
+std::optional<double> anyDouble(std::string_view token) {
   double value = 0;
   auto [ptr, ec] = std::from_chars(token.data(), token.data() + token.size(), value);
-  if (ec != std::errc() || ptr != token.data() + token.size() || !std::isfinite(value)) {
-    return std::nullopt;
-  }
+  if (ec != std::errc() || ptr != token.data() + token.size()) return std::nullopt;
+  return value;
+}
+
+// Whole `token` as a finite double, or nullopt: what a step must be.
+std::optional<double> finiteDouble(std::string_view token) {
+  auto value = anyDouble(token);
+  if (!value || !std::isfinite(*value)) return std::nullopt;
   return value;
 }
 
@@ -121,8 +128,14 @@ class JsonLineParser {
       if (!consume(':')) return std::nullopt;
       skipSpace();
       std::string_view token;
-      if (!scanNumber(token)) return std::nullopt;
-      auto value = finiteDouble(token);
+      std::optional<double> value;
+      if (std::optional<double> special = scanNonFinite()) {
+        if (key == "step") return std::nullopt;
+        value = special;
+      } else {
+        if (!scanNumber(token)) return std::nullopt;
+        value = finiteDouble(token);
+      }
       if (!value) return std::nullopt;
       if (key == "step") {
         if (out.step) return std::nullopt;  // duplicate
@@ -212,6 +225,21 @@ class JsonLineParser {
       if (key.size() > kMaxMetricKeyBytes) return false;
     }
     return !key.empty() && isValidUtf8(key);
+  }
+
+  // NaN, Infinity and -Infinity: what Python's json.dumps writes for non-finite floats.
+  std::optional<double> scanNonFinite() {
+    static constexpr std::pair<std::string_view, double> kLiterals[] = {
+        {"NaN", std::numeric_limits<double>::quiet_NaN()},
+        {"Infinity", std::numeric_limits<double>::infinity()},
+        {"-Infinity", -std::numeric_limits<double>::infinity()}};
+    for (const auto& [literal, value] : kLiterals) {
+      if (s_.substr(pos_, literal.size()) == literal) {
+        pos_ += literal.size();
+        return value;
+      }
+    }
+    return std::nullopt;
   }
 
   // JSON number grammar: -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?
@@ -326,7 +354,7 @@ std::optional<ParsedMetrics> PatternMatcher::match(std::string_view line) const 
       }
       std::string_view token(group.data(), group.size());
       if (token.size() > 1 && token[0] == '+' && token[1] != '-') token.remove_prefix(1);
-      auto value = finiteDouble(token);
+      auto value = is_step ? finiteDouble(token) : anyDouble(token);
       if (!value) continue;
       if (is_step) {
         out.step = integralValue(token, *value);

@@ -147,6 +147,22 @@ CREATE TABLE slurm_jobs(
   updated_at REAL NOT NULL DEFAULT 0
 ) WITHOUT ROWID;
 )sql"},
+    // SQLite stores a bound NaN as NULL, which `value REAL NOT NULL` refused: a NaN loss failed
+    // the whole batch. NULL in `value` now means NaN; infinities are REALs as they are.
+    {6, "NaN metric values (NULL in metrics.value)", R"sql(
+CREATE TABLE metrics_v6(
+  series_id INTEGER NOT NULL,
+  seq INTEGER NOT NULL,
+  step INTEGER NOT NULL,
+  value REAL,                            -- NULL: NaN
+  time REAL NOT NULL,
+  PRIMARY KEY(series_id, seq)
+) WITHOUT ROWID;
+INSERT INTO metrics_v6(series_id, seq, step, value, time)
+  SELECT series_id, seq, step, value, time FROM metrics;
+DROP TABLE metrics;
+ALTER TABLE metrics_v6 RENAME TO metrics;
+)sql"},
 };
 
 Result<int> userVersion(Connection& db) {

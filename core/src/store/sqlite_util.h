@@ -5,6 +5,7 @@
 #include <sqlite3.h>
 
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <string_view>
 
@@ -56,6 +57,10 @@ class Statement {
   int64_t columnInt64(int i) const { return sqlite3_column_int64(stmt_, i); }
   double columnDouble(int i) const { return sqlite3_column_double(stmt_, i); }
   bool columnIsNull(int i) const { return sqlite3_column_type(stmt_, i) == SQLITE_NULL; }
+  // A metric value: NULL is how SQLite stores a bound NaN.
+  double columnValue(int i) const {
+    return columnIsNull(i) ? std::numeric_limits<double>::quiet_NaN() : columnDouble(i);
+  }
   std::string columnText(int i) const;
   std::string columnBlob(int i) const;
 

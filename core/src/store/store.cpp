@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <chrono>
+#include <cmath>
 #include <condition_variable>
 #include <cstring>
 #include <deque>
@@ -258,6 +259,7 @@ class Store::Impl {
   Status applyMetric(const proto::JournalRecord& r);
   Status applyHealth(const std::string& agent, const proto::JournalRecord& r);
   Status applyLifecycle(const std::string& agent, const proto::JournalRecord& r);
+  Status applyDamage(const std::string& agent, const proto::JournalRecord& r);
   Status writeProgress();
   Status refreshStates();
   Result<int64_t> seriesId(const std::string& job, uint32_t attempt, int rank,
@@ -496,8 +498,10 @@ Status Store::Impl::applyInTransaction(const JournalChunk* chunks, size_t n) {
         case proto::JournalRecord::kJobOutcome:
           RM_RETURN_IF_ERROR(applyLifecycle(*chunk.agent, r));
           break;
-        case proto::JournalRecord::kJournalDamage:  // the agent logs it; nothing to store
-        case proto::JournalRecord::KIND_NOT_SET:    // a kind this build does not know: skip it
+        case proto::JournalRecord::kJournalDamage:
+          RM_RETURN_IF_ERROR(applyDamage(*chunk.agent, r));
+          break;
+        case proto::JournalRecord::KIND_NOT_SET:  // a kind this build does not know: skip it
           break;
       }
     }
@@ -612,6 +616,24 @@ Status Store::Impl::applyHealth(const std::string& agent, const proto::JournalRe
     s.bindBlob(10, gpus.SerializeAsString());
   }
   return s.run("storing a health sample of " + agent);
+}
+
+// The agent's report of a damaged journal is kept as an event of no job (job_id ''): the records
+// it lost cannot say whose they were. The placeholders of single lost records carry no detail.
+Status Store::Impl::applyDamage(const std::string& agent, const proto::JournalRecord& r) {
+  const proto::JournalDamage& d = r.journal_damage();
+  if (d.detail().empty()) return Status::ok();
+  insert_event_.bindText(1, "");
+  insert_event_.bindInt64(2, 0);
+  insert_event_.bindText(3, "journal:" + agent);
+  insert_event_.bindInt64(4, static_cast<int64_t>(r.seq()));
+  insert_event_.bindText(5, agent);
+  insert_event_.bindDouble(6, r.time());
+  insert_event_.bindText(7, "journal_damage");
+  insert_event_.bindText(8, std::to_string(d.lost_records()) + " record(s) lost from seq " +
+                                std::to_string(d.first_lost_seq()) + " (" + d.detail() +
+                                "); the damaged file is kept at " + d.kept_at());
+  return insert_event_.run("storing the journal damage of " + agent);
 }
 
 void Store::Impl::noteTouched(const std::string& job, uint32_t attempt, double time) {
@@ -1082,7 +1104,7 @@ Result<std::vector<MetricRow>> Store::Impl::metrics(const MetricQuery& q) {
     row.rank = static_cast<int>(s.columnInt64(2));
     row.name = s.columnText(3);
     row.step = s.columnInt64(4);
-    row.value = s.columnDouble(5);
+    row.value = s.columnValue(5);
     row.time = s.columnDouble(6);
     rows.push_back(std::move(row));
   }
@@ -1125,15 +1147,15 @@ Result<std::vector<SeriesPoint>> Store::Impl::series(const std::string& job_id, 
     const int64_t step = series_points_.columnInt64(0);
     // Points committed after the extent was read may fall outside it; the next call shows them.
     if (step < min_step || step > max_step) continue;
-    const double value = series_points_.columnDouble(1);
+    const double value = series_points_.columnValue(1);
     const auto offset = static_cast<unsigned __int128>(static_cast<__int128>(step) - min_step);
     Bucket& b = bins[static_cast<size_t>(offset * n / span)];
     if (!b.used) {
       b = {true, step, value, value, value, series_points_.columnDouble(2)};
       continue;
     }
-    b.min = std::min(b.min, value);
-    b.max = std::max(b.max, value);
+    b.min = std::fmin(b.min, value);  // NaN is skipped unless the bucket holds nothing else
+    b.max = std::fmax(b.max, value);
     if (step >= b.step) {
       b.step = step;
       b.last = value;

@@ -9,9 +9,11 @@
 
 #include <QApplication>
 #include <QDir>
+#include <QElapsedTimer>
 #include <QPushButton>
 #include <QTabWidget>
 #include <QTableView>
+#include <csignal>
 #include <filesystem>
 #include <functional>
 
@@ -150,6 +152,62 @@ TEST_F(MainWindowTest, DemoTrainsLiveAndLandsInHistory) {
   window.tabs()->setCurrentWidget(window.editor());
   window.editor()->newFromTemplate(options.resources_dir + "/jobs/demo.yaml");
   save(&window, "editor");
+}
+
+// Regression (issue 21): with its only agent killed, a running job's dashboard said "RUNNING ·
+// 4 running" for as long as the agent stayed down. It says the agent is not answering since its
+// last answer and that the ranks' state is unknown, within 10 s, and the clock stops.
+TEST_F(MainWindowTest, AJobWhoseAgentIsKilledShowsUnknownNotRunning) {
+  auto paths = client::ClientPaths::resolve("", "");
+  auto keys = client::loadClientKeys(paths);
+  ASSERT_TRUE(keys.isOk());
+  ASSERT_TRUE(ensureLocalAgent(paths, keys->public_key).isOk());
+  auto agent = client::findLocalAgent(localAgentStateDir(paths));
+  ASSERT_TRUE(agent);
+  ASSERT_TRUE(
+      client::writeClusterFile(paths.cluster_file, {{"local", agent->endpoint, agent->public_key}})
+          .isOk());
+  AppOptions options;
+  options.resources_dir = QString(RM_SOURCE_DIR) + "/resources";
+  MainWindow window(options);
+  window.resize(1280, 720);
+  window.show();
+  ASSERT_TRUE(window.start());
+  window.submitYaml(
+      "name: lost\nlauncher: command\nworld_size: 2\n"
+      "command: [/bin/sh, -c, 'for i in $(seq 1 300); do echo \"{\\\"step\\\": $i, "
+      "\\\"loss\\\": 1}\"; sleep 0.2; done']\n",
+      "lost.yaml");
+  ASSERT_TRUE(waitFor([&] { return !window.lastSubmittedJob().isEmpty(); }, 30000))
+      << window.bannerText().toStdString();
+  DashboardView* view = window.dashboard(window.lastSubmittedJob());
+  ASSERT_NE(view, nullptr);
+  ASSERT_TRUE(waitFor([&] { return view->headline().contains("(2 running)"); }, 30000))
+      << view->headline().toStdString();
+
+  ASSERT_EQ(::kill(agent->pid, SIGKILL), 0);
+  QElapsedTimer since_kill;
+  since_kill.start();
+  ASSERT_TRUE(waitFor([&] { return view->headline().contains("UNKNOWN"); }, 10000))
+      << view->headline().toStdString();
+  EXPECT_LE(since_kill.elapsed(), 10000);
+  EXPECT_TRUE(view->problemText().contains("agent local not answering since"))
+      << view->problemText().toStdString();
+  EXPECT_TRUE(view->problemText().contains("state of 2 ranks unknown"))
+      << view->problemText().toStdString();
+  RankTableModel* ranks = view->rankModel();
+  for (int row = 0; row < ranks->rowCount(); ++row) {
+    EXPECT_EQ(ranks->data(ranks->index(row, RankTableModel::kState), Qt::DisplayRole).toString(),
+              "unknown");
+    EXPECT_EQ(ranks->data(ranks->index(row, RankTableModel::kExit), Qt::DisplayRole).toString(),
+              "");  // last heard running: no exit to show
+  }
+  // The elapsed time stopped at the last evidence.
+  const QString stopped = view->headline();
+  waitFor([] { return false; }, 2100);  // the clock would have ticked twice
+  view->refreshNow();
+  EXPECT_EQ(view->headline(), stopped);
+  save(&window, "dashboard-agent-lost");
 }
 
 // An agent that answers with another key than the pinned one (rotated, or an impostor) is named

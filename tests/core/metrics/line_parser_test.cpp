@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cmath>
+#include <limits>
 #include <string>
 
 namespace ringmaster::metrics {
@@ -59,10 +61,25 @@ TEST(ParseJsonMetricLine, RejectsRecordsWithoutValues) {
 TEST(ParseJsonMetricLine, RejectsNonNumericValues) {
   for (const char* line :
        {R"({"a":true})", R"({"a":false})", R"({"a":null})", R"({"a":"1"})", R"({"a":[1]})",
-        R"({"a":{"b":1}})", R"({"a":NaN})", R"({"a":Infinity})", R"({"a":-Infinity})",
-        R"({"a":nan})", R"({"a":inf})", R"({"a":1e400})", R"({"a":-1e999})", R"({"a":1e-400})"}) {
+        R"({"a":{"b":1}})", R"({"a":NaNa})", R"({"a":Inf})", R"({"a":-NaN})", R"({"a":nan})",
+        R"({"a":inf})", R"({"a":1e400})", R"({"a":-1e999})", R"({"a":1e-400})"}) {
     EXPECT_FALSE(parseJsonMetricLine(line)) << line;
   }
+}
+
+// Regression (issue 21): Python's json.dumps writes NaN, Infinity and -Infinity, and a diverging
+// loss is the one value a dashboard must never hide; the line used to be dropped as a log line.
+TEST(ParseJsonMetricLine, KeepsNaNAndInfinitiesAsValues) {
+  auto parsed =
+      parseJsonMetricLine(R"({"step": 50, "loss": NaN, "grad": Infinity, "lr": -Infinity})");
+  ASSERT_TRUE(parsed);
+  EXPECT_EQ(parsed->step, 50);
+  ASSERT_EQ(parsed->values.size(), 3u);
+  EXPECT_TRUE(std::isnan(parsed->values[0].second));
+  EXPECT_EQ(parsed->values[1].second, std::numeric_limits<double>::infinity());
+  EXPECT_EQ(parsed->values[2].second, -std::numeric_limits<double>::infinity());
+  EXPECT_FALSE(parseJsonMetricLine(R"({"step": NaN, "loss": 1})"));
+  EXPECT_FALSE(parseJsonMetricLine(R"({"step": Infinity, "loss": 1})"));
 }
 
 TEST(ParseJsonMetricLine, RejectsNumbersOutsideTheJsonGrammar) {
@@ -193,14 +210,27 @@ TEST(PatternMatcher, LineMatchingNothingIsNotARecord) {
 TEST(PatternMatcher, GroupThatIsNotANumberDoesNotMatch) {
   auto matcher = PatternMatcher::compile({{"loss", R"(loss (\S+))"}, {"step", R"(step (\S+))"}});
   ASSERT_TRUE(matcher.isOk());
-  for (const char* line :
-       {"loss nan", "loss inf", "loss -inf", "loss 1.5x", "loss +-1", "loss 1e999", "loss 0x1p3"}) {
+  for (const char* line : {"loss 1.5x", "loss +-1", "loss 1e999", "loss 0x1p3"}) {
     EXPECT_FALSE(matcher->match(line)) << line;
   }
   auto m = matcher->match("step 2.5 loss 1");  // non-integer step is ignored, the value kept
   ASSERT_TRUE(m);
   EXPECT_FALSE(m->step);
   EXPECT_EQ(m->values, (Values{{"loss", 1.0}}));
+}
+
+// What print() shows of a diverged float ("nan", "inf", "-inf") is a value; it is never a step.
+TEST(PatternMatcher, NonFiniteValuesMatchButNeverAsTheStep) {
+  auto matcher = PatternMatcher::compile({{"loss", R"(loss (\S+))"}, {"step", R"(step (\S+))"}});
+  ASSERT_TRUE(matcher.isOk());
+  auto nan = matcher->match("step 7 loss nan");
+  ASSERT_TRUE(nan);
+  EXPECT_EQ(nan->step, 7);
+  EXPECT_TRUE(std::isnan(nan->values.at(0).second));
+  auto inf = matcher->match("step inf loss -inf");
+  ASSERT_TRUE(inf);
+  EXPECT_FALSE(inf->step);
+  EXPECT_EQ(inf->values.at(0).second, -std::numeric_limits<double>::infinity());
 }
 
 TEST(PatternMatcher, FirstMatchingPatternForANameWins) {

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <limits>
 #include <string>
@@ -516,6 +517,36 @@ TEST_F(StoreTest, SeriesDecimationKeepsMinMaxAndLastPerBucket) {
   EXPECT_EQ(store->series("j1", 1, 0, "loss", 1)->size(), 1u);
   EXPECT_EQ(store->series("j1", 1, 0, "loss", 0).status().code(), ErrorCode::kInvalidArgument);
   EXPECT_EQ(store->series("j1", 1, 0, "nope", 10).status().code(), ErrorCode::kNotFound);
+}
+
+// Regression (issue 21): SQLite stores a bound NaN as NULL, which `value REAL NOT NULL` refused,
+// so one NaN loss failed its whole batch. NaN and the infinities are data and come back as such.
+TEST_F(StoreTest, NaNAndInfinitiesAreStoredAndReadBack) {
+  constexpr double kInf = std::numeric_limits<double>::infinity();
+  constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+  auto store = open();
+  ASSERT_OK(store->applyJournal(
+      "a1", "jid",
+      {metric(1, "j1", 1, 0, 1, {{"loss", 2.0}}), metric(2, "j1", 1, 0, 2, {{"loss", kNaN}}),
+       metric(3, "j1", 1, 0, 3, {{"loss", kInf}}), metric(4, "j1", 1, 0, 4, {{"loss", -kInf}})},
+      5));
+  MetricQuery query;
+  query.job_id = "j1";
+  auto rows = store->metrics(query);
+  ASSERT_TRUE(rows.isOk()) << rows.status().toString();
+  ASSERT_EQ(rows->size(), 4u);
+  EXPECT_EQ((*rows)[0].value, 2.0);
+  EXPECT_TRUE(std::isnan((*rows)[1].value));
+  EXPECT_EQ((*rows)[2].value, kInf);
+  EXPECT_EQ((*rows)[3].value, -kInf);
+  // The last point of a series is what it is, NaN included; min and max skip a NaN.
+  auto one = store->series("j1", 1, 0, "loss", 1);
+  ASSERT_TRUE(one.isOk()) << one.status().toString();
+  ASSERT_EQ(one->size(), 1u);
+  EXPECT_EQ((*one)[0].last, -kInf);
+  auto all = store->series("j1", 1, 0, "loss", 10);
+  ASSERT_EQ(all->size(), 4u);
+  EXPECT_TRUE(std::isnan((*all)[1].last));
 }
 
 TEST_F(StoreTest, SeriesHandlesStepsSpanningTheWholeInt64Range) {

@@ -68,8 +68,12 @@ class AgentConnection {
   void* socket_;
   void* monitor_;
   uint64_t next_request_id_ = 1;
-  int handshake_failure_ = 0;  // the last ZMQ_EVENT_HANDSHAKE_FAILED_*, until a handshake succeeds
+  // The last ZMQ_EVENT_HANDSHAKE_FAILED_* and its errno, until a handshake succeeds or a connect
+  // is refused.
+  int handshake_failure_ = 0;
+  uint32_t handshake_errno_ = 0;
   bool handshake_ok_ = false;
+  bool connected_since_retry_ = false;  // a CONNECTED event since the last CONNECT_RETRIED
 };
 
 // One request per connection, sent together, replies gathered until `timeout_ms`. Result i

@@ -30,6 +30,12 @@ struct AgentStatus {
   std::string reason;                         // empty when online
   std::optional<proto::Inventory> inventory;  // the latest one answered (health included)
   double time = 0;                            // unix seconds of this status
+  // Unix seconds of the newest answer, or of the session's start when none came yet: the
+  // evidence a job's state rests on is no newer than this while the agent is silent.
+  double answered_at = 0;
 };
+
+// "14:02:11": the local wall-clock time of unix seconds `t`, as shown in "no answer since".
+std::string clockTime(double t);
 
 }  // namespace ringmaster::client

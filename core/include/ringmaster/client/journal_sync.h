@@ -8,6 +8,7 @@
 
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -29,9 +30,28 @@ struct SyncOptions {
   std::function<void(const std::string&, const proto::JournalRecord&)> on_record;
 };
 
+// An agent found its journal damaged: records were lost before any client could store them.
+struct JournalDamageNote {
+  std::string agent;
+  uint64_t first_lost_seq = 0;
+  uint64_t lost_records = 0;
+  std::string kept_at;  // the damaged file, on the agent's host
+  std::string detail;   // what was unreadable, and where
+
+  // "agent 'a1' found its journal damaged (bytes 100-180 unreadable): 2 record(s) lost from
+  // seq 12 ...": one line for a user.
+  std::string describe() const;
+};
+
+// The JournalDamage record that reports a damage as a whole (the agent also leaves one with no
+// detail in place of each lost record); nullopt for any other record.
+std::optional<JournalDamageNote> damageReported(const std::string& agent,
+                                                const proto::JournalRecord& record);
+
 struct SyncReport {
   uint64_t records = 0;
   std::map<std::string, Status> agent_errors;  // agents that could not be synced, and why
+  std::vector<JournalDamageNote> damage;       // journal damage read in this sync
 };
 
 class JournalSync {

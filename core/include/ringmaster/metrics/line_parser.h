@@ -27,15 +27,16 @@ inline constexpr size_t kMaxPatternLineBytes = 4096;
 struct ParsedMetrics {
   std::optional<int64_t> step;
   // In the order they appear in the line; names are unique, non-empty, valid UTF-8 and never
-  // "step"; values are finite.
+  // "step"; values may be NaN or infinite (a diverging loss is data).
   std::vector<std::pair<std::string, double>> values;
 };
 
 // A metrics line is a flat JSON object whose values are all JSON numbers, with optional JSON
 // whitespace around it, e.g. {"step": 10, "loss": 0.31, "lr": 1e-3}. "step" must be an integer
-// value (10, 1e3 or 10.0) within int64 and becomes .step instead of a value. Returns nullopt for
-// anything else: not an object, nested objects or arrays, strings, true/false/null, NaN or
-// Infinity, numbers outside the range of a double (1e400, and also 1e-400, which no encoder
+// value (10, 1e3 or 10.0) within int64 and becomes .step instead of a value. Values may also be
+// NaN, Infinity or -Infinity, as Python's json.dumps writes them. Returns nullopt for
+// anything else: not an object, nested objects or arrays, strings, true/false/null, a non-finite
+// step, numbers outside the range of a double (1e400, and also 1e-400, which no encoder
 // prints), duplicate keys (compared after unescaping), more than kMaxMetricKeys keys, trailing
 // garbage, an object without any value besides "step" (nothing to record), or a bad key: empty,
 // longer than kMaxMetricKeyBytes, not valid UTF-8, or holding a control character (raw or escaped,

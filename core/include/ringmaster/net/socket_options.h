@@ -16,6 +16,9 @@ inline constexpr const char* kZapDomain = "ringmaster";
 // missing refuses every client instead of admitting any key (checked with libzmq 4.3.4).
 inline constexpr int kZapEnforceDomainOption = 93;
 
+// How long a connection may take to complete its ZMTP/CURVE handshake before it is dropped.
+inline constexpr int kHandshakeIntervalMs = 5000;
+
 // LINGER 0, MAXMSGSIZE, ZMTP heartbeats, HANDSHAKE_IVL, RECONNECT_IVL/MAX.
 Status applyCommonOptions(void* socket);
 

@@ -1,0 +1,39 @@
+#pragma once
+// What a client may say about a job whose agents do not answer. A rank last heard running on an
+// agent that has gone silent is not "running": its state is unknown since the agent's last
+// answer, and so is the job's when every rank still going is on a silent agent. The agent's
+// journal replaces this as soon as it answers again.
+//
+// Thread-safe: pure functions.
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace ringmaster::client {
+
+// A rank as last recorded: where it runs and whether it was still going (pending or running).
+struct RankLastKnown {
+  int rank = 0;
+  std::string agent;
+  bool going = false;
+};
+
+struct JobLiveness {
+  // The job's agents with a going rank that do not answer, each with the unix time of its last
+  // answer (the newest evidence of its ranks), by name.
+  std::map<std::string, double> silent;
+  std::vector<int> unknown_ranks;  // going ranks on silent agents, ascending
+  bool job_unknown = false;        // every going rank is on a silent agent
+  double evidence_until = 0;       // the oldest last answer among `silent`; 0 when none
+
+  bool anyUnknown() const { return !unknown_ranks.empty(); }
+  // "agent a1 not answering since 14:02:11 — state of 4 ranks unknown"; empty when all answer.
+  std::string describe() const;
+};
+
+// `silent_since`: every agent that does not answer now, with the unix time of its last answer.
+JobLiveness judgeLiveness(const std::vector<RankLastKnown>& ranks,
+                          const std::map<std::string, double>& silent_since);
+
+}  // namespace ringmaster::client

@@ -1,0 +1,41 @@
+#include "ringmaster/client/job_liveness.h"
+
+#include <algorithm>
+
+#include "ringmaster/client/agent_status.h"
+
+namespace ringmaster::client {
+
+JobLiveness judgeLiveness(const std::vector<RankLastKnown>& ranks,
+                          const std::map<std::string, double>& silent_since) {
+  JobLiveness out;
+  size_t going = 0;
+  for (const RankLastKnown& r : ranks) {
+    if (!r.going) continue;
+    ++going;
+    auto silent = silent_since.find(r.agent);
+    if (silent == silent_since.end()) continue;
+    out.unknown_ranks.push_back(r.rank);
+    out.silent.emplace(r.agent, silent->second);
+  }
+  std::sort(out.unknown_ranks.begin(), out.unknown_ranks.end());
+  out.job_unknown = going > 0 && out.unknown_ranks.size() == going;
+  for (const auto& [agent, since] : out.silent) {
+    out.evidence_until = out.evidence_until == 0 ? since : std::min(out.evidence_until, since);
+  }
+  return out;
+}
+
+std::string JobLiveness::describe() const {
+  if (silent.empty()) return "";
+  std::string text;
+  for (const auto& [agent, since] : silent) {
+    text += text.empty() ? "agent " : ", agent ";
+    text += agent + " not answering since " + clockTime(since);
+  }
+  const size_t n = unknown_ranks.size();
+  text += " \u2014 state of " + std::to_string(n) + (n == 1 ? " rank" : " ranks") + " unknown";
+  return text;
+}
+
+}  // namespace ringmaster::client

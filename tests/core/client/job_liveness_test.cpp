@@ -1,0 +1,49 @@
+// judgeLiveness: ranks last heard going on agents that do not answer are unknown, never running.
+#include "ringmaster/client/job_liveness.h"
+
+#include <gtest/gtest.h>
+
+#include "ringmaster/client/agent_status.h"
+
+namespace ringmaster::client {
+namespace {
+
+std::vector<RankLastKnown> fourRanksOn(const std::string& a, const std::string& b) {
+  return {{0, a, true}, {1, a, true}, {2, b, true}, {3, b, true}};
+}
+
+TEST(JobLiveness, EveryAgentAnsweringKnowsEverything) {
+  JobLiveness l = judgeLiveness(fourRanksOn("a1", "a2"), {{"other", 100}});
+  EXPECT_FALSE(l.anyUnknown());
+  EXPECT_FALSE(l.job_unknown);
+  EXPECT_EQ(l.describe(), "");
+}
+
+TEST(JobLiveness, TheOnlyAgentSilentMakesTheWholeJobUnknownSinceItsLastAnswer) {
+  JobLiveness l = judgeLiveness(fourRanksOn("a1", "a1"), {{"a1", 1000.5}});
+  EXPECT_TRUE(l.job_unknown);
+  EXPECT_EQ(l.unknown_ranks, (std::vector<int>{0, 1, 2, 3}));
+  EXPECT_DOUBLE_EQ(l.evidence_until, 1000.5);
+  EXPECT_EQ(l.describe(), "agent a1 not answering since " + clockTime(1000.5) +
+                              " \u2014 state of 4 ranks unknown");
+}
+
+TEST(JobLiveness, OneSilentAgentOfTwoLeavesTheJobKnownButItsRanksNot) {
+  JobLiveness l = judgeLiveness(fourRanksOn("a1", "a2"), {{"a2", 50}});
+  EXPECT_FALSE(l.job_unknown);
+  EXPECT_EQ(l.unknown_ranks, (std::vector<int>{2, 3}));
+}
+
+TEST(JobLiveness, RanksThatAlreadyEndedAreKnownWhateverTheirAgent) {
+  std::vector<RankLastKnown> ranks = {{0, "a1", false}, {1, "a1", false}};
+  JobLiveness l = judgeLiveness(ranks, {{"a1", 50}});
+  EXPECT_FALSE(l.anyUnknown());
+  EXPECT_FALSE(l.job_unknown);
+  // The oldest last answer is where the job's evidence ends.
+  l = judgeLiveness(fourRanksOn("a1", "a2"), {{"a1", 70}, {"a2", 60}});
+  EXPECT_TRUE(l.job_unknown);
+  EXPECT_DOUBLE_EQ(l.evidence_until, 60);
+}
+
+}  // namespace
+}  // namespace ringmaster::client
