@@ -416,8 +416,35 @@ void GangCoordinator::checkForHang(Gang& gang) {
     if (peer.lost || peer.attempt != attemptOf(gang)) continue;
     for (const auto& rank : peer.progress) ranks.emplace_back(agent, rank);
   }
+  // Two stages: at half the timeout the culprit is named (and cleared when progress resumes),
+  // at the full timeout the job's on_hang action runs.
   const double timeout = hangTimeout(gang.launch.restart(), ranks);
-  if (auto hung = hangVerdict(ranks, timeout)) onFailure(gang, *hung, true);
+  const std::string action = hangAction(gang.launch.restart(), gang.launch.launcher());
+  const std::optional<proto::JobFailure> hung = hangVerdict(ranks, timeout);
+  if (hung && action != "warn") {
+    onFailure(gang, *hung, true);
+    return;
+  }
+  const std::optional<proto::JobFailure> suspect = hung ? hung : hangSuspicion(ranks, timeout);
+  const std::string stage = hung ? "hung" : suspect ? "suspected" : "cleared";
+  if (stage == gang.hang_stage || (stage == "cleared" && gang.hang_stage.empty())) return;
+  gang.hang_stage = stage == "cleared" ? "" : stage;
+  proto::JournalRecord record;
+  proto::HangSuspicion* hang = record.mutable_hang_suspicion();
+  hang->set_stage(stage);
+  hang->set_timeout_seconds(timeout);
+  hang->set_action(action);
+  hang->set_rank(suspect ? suspect->rank() : -1);
+  hang->set_agent(suspect ? suspect->agent() : "");
+  if (stage == "cleared") {
+    hang->set_cause("progress resumed: the suspected hang is over");
+  } else if (stage == "hung") {
+    hang->set_cause(suspect->cause() + "; on_hang is warn: it is left running");
+  } else {
+    hang->set_cause(suspect->cause() + "; at " + formatSeconds(timeout) + " s: " + action);
+  }
+  parts_.log("job " + gang.launch.job_id() + ": " + hang->cause());
+  journal(gang, record);
 }
 
 void GangCoordinator::decide(Gang& gang, Clock::time_point now) {
@@ -434,6 +461,11 @@ void GangCoordinator::decide(Gang& gang, Clock::time_point now) {
   const proto::JobFailure& cause = gang.failures[rootCause(gang.failures)];
   if (gang.stopping) {
     finish(gang, proto::STOPPED, "stopped by a client; " + cause.cause());
+    return;
+  }
+  if (cause.kind() == "hung" &&
+      hangAction(gang.launch.restart(), gang.launch.launcher()) == "fail") {
+    finish(gang, proto::FAILED, cause.cause() + " (no restart: restart.on_hang is fail)");
     return;
   }
   std::set<std::string> lost;
@@ -544,6 +576,7 @@ void GangCoordinator::startAttempt(Gang& gang, uint32_t attempt,
   gang.over_here = false;
   gang.state_here = proto::RANK_STATE_UNSPECIFIED;
   gang.progress_here.clear();
+  gang.hang_stage.clear();
   gang.failures.clear();
   gang.journaled.reset();
   gang.journal_failure_at.reset();

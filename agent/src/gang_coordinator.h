@@ -104,6 +104,7 @@ class GangCoordinator {
     bool over_here = false;
     proto::RankState state_here = proto::RANK_STATE_UNSPECIFIED;
     std::vector<proto::RankProgress> progress_here;
+    std::string hang_stage;                   // journaled: "" (none), suspected or hung
     std::vector<proto::JobFailure> failures;  // every failure heard of, in order
     std::optional<size_t> journaled;          // the failure journaled as the root cause
     std::optional<Clock::time_point> journal_failure_at;

@@ -49,8 +49,12 @@ double hangTimeout(const proto::RestartPolicy& policy,
   return std::max(floor_seconds, 10 * slowest);
 }
 
-std::optional<proto::JobFailure> hangVerdict(
-    const std::vector<std::pair<std::string, proto::RankProgress>>& ranks, double timeout) {
+namespace {
+
+// A rank idle for `idle_limit` makes the verdict; its cause says "<rank> <verb>: ...".
+std::optional<proto::JobFailure> judgeHang(
+    const std::vector<std::pair<std::string, proto::RankProgress>>& ranks, double idle_limit,
+    double timeout, const std::string& verb) {
   using Entry = std::pair<std::string, proto::RankProgress>;
   // 0: stopped; 1: working (a compute-like phase, or busy on the CPU); 2: waiting for the others.
   auto rankOrder = [](const Entry& entry) {
@@ -64,7 +68,7 @@ std::optional<proto::JobFailure> hangVerdict(
   for (const auto& entry : ranks) {
     const proto::RankProgress& rank = entry.second;
     if (rank.step() < 0) continue;
-    hung = hung || rank.idle_seconds() >= timeout;
+    hung = hung || rank.idle_seconds() >= idle_limit;
     if (!culprit || rankOrder(entry) < rankOrder(*culprit) ||
         (rankOrder(entry) == rankOrder(*culprit) &&
          rank.idle_seconds() > culprit->second.idle_seconds())) {
@@ -78,7 +82,8 @@ std::optional<proto::JobFailure> hangVerdict(
   failure.set_rank(rank.rank());
   failure.set_agent(culprit->first);
   failure.set_step(rank.step());
-  std::string cause = "rank " + std::to_string(rank.rank()) + " on " + culprit->first + " hung: ";
+  std::string cause =
+      "rank " + std::to_string(rank.rank()) + " on " + culprit->first + " " + verb + ": ";
   if (rank.phase().empty()) {
     cause += rank.activity() + " at step " + std::to_string(rank.step()) + ", no new step for " +
              seconds(rank.idle_seconds());
@@ -112,6 +117,24 @@ std::optional<proto::JobFailure> hangVerdict(
   cause += " (hang timeout " + seconds(timeout) + ")";
   failure.set_cause(cause);
   return failure;
+}
+
+}  // namespace
+
+std::optional<proto::JobFailure> hangVerdict(
+    const std::vector<std::pair<std::string, proto::RankProgress>>& ranks, double timeout) {
+  return judgeHang(ranks, timeout, timeout, "hung");
+}
+
+std::optional<proto::JobFailure> hangSuspicion(
+    const std::vector<std::pair<std::string, proto::RankProgress>>& ranks, double timeout) {
+  return judgeHang(ranks, timeout / 2, timeout, "may be hung");
+}
+
+std::string hangAction(const proto::RestartPolicy& policy, proto::Launcher launcher) {
+  if (!policy.on_hang().empty()) return policy.on_hang();
+  if (launcher == proto::NATIVE || policy.hang_timeout_seconds() > 0) return "restart";
+  return "warn";
 }
 
 NextAttempt planNextAttempt(const std::vector<proto::GangMember>& current,

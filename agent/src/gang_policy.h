@@ -36,6 +36,15 @@ double hangTimeout(const proto::RestartPolicy& policy,
 std::optional<proto::JobFailure> hangVerdict(
     const std::vector<std::pair<std::string, proto::RankProgress>>& ranks, double timeout);
 
+// The first stage: the same judgement at half the timeout, "rank 3 on a2 may be hung: ...".
+std::optional<proto::JobFailure> hangSuspicion(
+    const std::vector<std::pair<std::string, proto::RankProgress>>& ranks, double timeout);
+
+// What a confirmed hang does: the policy's on_hang, else "restart" for native jobs (their phase
+// files tell a hang from a pause) and for jobs that set a hang timeout, else "warn" (a command
+// or torchrun job silent for a while is often evaluating, loading data or uploading).
+std::string hangAction(const proto::RestartPolicy& policy, proto::Launcher launcher);
+
 // Where the next attempt runs: the current members that are not lost, without the failed host
 // when the policy excludes failed hosts and the rest can go on. `refused` says why there is no
 // next attempt (restarts used up, fewer agents than min_nodes).

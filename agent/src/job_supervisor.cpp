@@ -638,7 +638,17 @@ void JobSupervisor::recordExit(Job& job, Rank& rank, int wait_status) {
   proto::RankState state = clean ? proto::SUCCEEDED : proto::FAILED;
   const bool stopped_from_outside =
       options_.sigterm_is_stop && WIFSIGNALED(wait_status) && WTERMSIG(wait_status) == SIGTERM;
-  if (!clean && (rank.stop_requested || stopped_from_outside)) state = proto::STOPPED;
+  // Stopped only when the stop ended it: the SIGTERM (or, after the grace, SIGKILL) this agent
+  // sent, or a shell reporting one (128 + the signal). A rank that exited with an error code of
+  // its own while the stop was on its way failed, as torchrun reports it: two ranks failing at
+  // once are both failed, not one failed and one "stopped".
+  const bool ended_by_stop =
+      WIFSIGNALED(wait_status)
+          ? WTERMSIG(wait_status) == SIGTERM || WTERMSIG(wait_status) == SIGKILL
+          : WEXITSTATUS(wait_status) == 128 + SIGTERM || WEXITSTATUS(wait_status) == 128 + SIGKILL;
+  if (!clean && ((rank.stop_requested && ended_by_stop) || stopped_from_outside)) {
+    state = proto::STOPPED;
+  }
   exited->set_state(state);
   journal(record);
   if (state == proto::FAILED) {

@@ -135,6 +135,20 @@ client::JobLiveness livenessOf(const store::JobRow& job, const std::vector<store
   return client::judgeLiveness(known, silent_since);
 }
 
+// The agents' hang watch of a running job's newest attempt (suspected, or hung with on_hang:
+// warn), until progress resumes.
+std::optional<store::EventRow> hangWatch(store::Store& store, const store::JobRow& job) {
+  if (job.finished_at > 0) return std::nullopt;
+  auto events = store.events(job.job_id);
+  if (!events.isOk()) return std::nullopt;
+  for (auto it = events->rbegin(); it != events->rend(); ++it) {
+    if (!it->kind.starts_with("hang_")) continue;
+    if (it->attempt != job.attempt || it->kind == "hang_cleared") return std::nullopt;
+    return *it;
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 int runKeys(const Globals& globals) {
@@ -254,16 +268,25 @@ int runStatus(const Globals& globals, const std::string& job_ref, bool as_json) 
     const std::string last_known_state = j.state;
     if (liveness.job_unknown) {
       j.state = "unknown";
-      j.finished_at = liveness.evidence_until;  // the elapsed time stops at the last evidence
+      // The elapsed time stops at the last evidence (when one is known).
+      if (liveness.evidence_until > 0) j.finished_at = liveness.evidence_until;
     }
     auto rankState = [&](const store::RankRow& r) {
       const bool unknown =
           std::binary_search(liveness.unknown_ranks.begin(), liveness.unknown_ranks.end(), r.rank);
       return unknown ? std::string("unknown") : r.state;
     };
+    const std::optional<store::EventRow> hang = hangWatch(*h.store, j);
     if (as_json) {
       json entry = jobJson(j);
       if (liveness.job_unknown) entry["finished_at"] = 0;
+      if (hang) {
+        entry["hang"] = {{"stage", hang->cause_kind},
+                         {"rank", hang->rank},
+                         {"agent", hang->rank_agent},
+                         {"cause", hang->detail},
+                         {"since", hang->time}};
+      }
       if (liveness.anyUnknown()) {
         entry["last_known_state"] = last_known_state;
         entry["reason"] = liveness.describe();
@@ -293,6 +316,10 @@ int runStatus(const Globals& globals, const std::string& job_ref, bool as_json) 
                 jobDuration(j).c_str());
     if (slurm) std::printf("%s\n", slurmRowText(*slurm).c_str());
     if (liveness.anyUnknown()) std::printf("%s\n", liveness.describe().c_str());
+    if (hang) {
+      std::printf("%s %s\n",
+                  hang->cause_kind == "hung" ? "hung:" : "suspected hang:", hang->detail.c_str());
+    }
     for (const auto& r : *ranks) {
       // Backend auto put the job on the CPU: say why, once.
       if (const std::string why = job::cpuReasonOf(r.device); !why.empty()) {

@@ -156,6 +156,10 @@ MainWindow::MainWindow(const AppOptions& options, QWidget* parent)
   connect(history_, &HistoryView::compareRuns, this, &MainWindow::openComparison);
   connect(history_, &HistoryView::refreshRequested, this,
           [this] { runs_token_ = bridge_.listRuns(); });
+  history_reload_ = new QTimer(this);
+  history_reload_->setSingleShot(true);
+  history_reload_->setInterval(2000);
+  connect(history_reload_, &QTimer::timeout, this, [this] { runs_token_ = bridge_.listRuns(); });
   buildMenus();
 }
 
@@ -262,6 +266,9 @@ void MainWindow::onRecords(const std::vector<AgentRecords>& batch) {
   const double now = QDateTime::currentMSecsSinceEpoch() / 1000.0;
   for (const auto& [agent, records] : batch) {
     for (const auto& record : records) {
+      const bool run_changed = record.has_job_accepted() || record.has_job_outcome() ||
+                               record.has_job_finished() || record.has_job_restart();
+      if (run_changed && !history_reload_->isActive()) history_reload_->start();
       // Lost records are named whenever this history first reads of them, however old.
       if (auto damage = client::damageReported(agent, record)) {
         const QString name = QString::fromStdString(agent);

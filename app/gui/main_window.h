@@ -19,6 +19,8 @@ class QPushButton;
 class QSystemTrayIcon;
 class QTabWidget;
 
+class QTimer;
+
 namespace ringmaster::gui {
 
 class ClusterView;
@@ -108,6 +110,9 @@ class MainWindow : public QMainWindow {
   std::set<QString> announced_;  // jobs whose start the banner told about
   uint64_t submit_token_ = 0;
   uint64_t runs_token_ = 0;
+  // A run started or ended (by any client): the history list is read again once the session's
+  // writer has committed it (it flushes every second), coalescing bursts.
+  QTimer* history_reload_ = nullptr;
   QString last_submitted_;
 };
 

@@ -126,6 +126,36 @@ TEST(HangTimeout, ThePolicysOrTenSlowestStepsWithAFloor) {
                    120);
 }
 
+// Issue 21: hangs come in two stages; the first names the culprit at half the timeout.
+TEST(HangSuspicion, NamesTheCulpritAtHalfTheTimeout) {
+  EXPECT_FALSE(hangSuspicion({{"a1", rank(0, 10, 14, "waiting")}}, 30));
+  auto suspect = hangSuspicion(
+      {{"a1", rank(0, 10, 15, "waiting")}, {"a2", rank(1, 9, 16, "stopped (SIGSTOP)")}}, 30);
+  ASSERT_TRUE(suspect);
+  EXPECT_EQ(suspect->rank(), 1);
+  EXPECT_EQ(suspect->agent(), "a2");
+  EXPECT_EQ(suspect->cause().rfind("rank 1 on a2 may be hung: ", 0), 0u) << suspect->cause();
+  EXPECT_NE(suspect->cause().find("(hang timeout 30 s)"), std::string::npos) << suspect->cause();
+  EXPECT_FALSE(hangVerdict({{"a1", rank(0, 10, 16, "waiting")}}, 30));
+}
+
+// Silence is often legitimate where we cannot see inside the ranks: command and torchrun jobs
+// only warn unless the spec asks for more; native jobs restart, as before.
+TEST(HangAction, WarnForOpaqueLaunchersUnlessTheSpecSaysOtherwise) {
+  proto::RestartPolicy none;
+  EXPECT_EQ(hangAction(none, proto::NATIVE), "restart");
+  EXPECT_EQ(hangAction(none, proto::COMMAND), "warn");
+  EXPECT_EQ(hangAction(none, proto::TORCHRUN), "warn");
+  proto::RestartPolicy timed;
+  timed.set_hang_timeout_seconds(120);
+  EXPECT_EQ(hangAction(timed, proto::COMMAND), "restart");
+  proto::RestartPolicy explicit_action;
+  explicit_action.set_on_hang("fail");
+  EXPECT_EQ(hangAction(explicit_action, proto::TORCHRUN), "fail");
+  explicit_action.set_on_hang("warn");
+  EXPECT_EQ(hangAction(explicit_action, proto::NATIVE), "warn");
+}
+
 TEST(NextAttempt, RestartsOnEveryAgentUntilTheyAreUsedUp) {
   const std::vector<proto::GangMember> gang = {member("a1", 2), member("a2", 2)};
   NextAttempt next = planNextAttempt(gang, {}, "a1", policy(2), 2, 1);

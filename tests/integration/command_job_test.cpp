@@ -305,6 +305,69 @@ TEST_F(CommandJobTest, AJobWhoseOnlyAgentIsKilledIsUnknownNotRunning) {
   EXPECT_FALSE(after.contains("reason")) << after.dump();
 }
 
+// Regression (issue 21): a command job quiet for a while (an evaluation, a checkpoint upload)
+// was failed as hung. With on_hang: warn it is suspected at half the timeout, called hung at the
+// timeout, left running, and cleared when progress resumes.
+TEST_F(CommandJobTest, AQuietCommandJobIsWarnedAboutNotKilled) {
+  auto spec = cluster_.writeSpec(
+      "quiet.yaml",
+      "name: quiet\nlauncher: command\n"
+      "command: [/bin/sh, -c, 'for i in 1 2 3; do echo \"{\\\"step\\\": $i, \\\"loss\\\": "
+      "1}\"; done; sleep 8; echo \"{\\\"step\\\": 4, \\\"loss\\\": 1}\"; sleep 0.5']\n"
+      "placement:\n  - {agent: a1, ranks: 1}\n"
+      "restart: {hang_timeout_seconds: 3, on_hang: warn}\n");
+  auto submitted = cluster_.ctl({"submit", spec});
+  ASSERT_EQ(submitted.exit_code, 0) << submitted.err;
+  const std::string job = submitted.firstLine();
+  std::set<std::string> stages_seen;
+  json status;
+  for (int i = 0; i < 150; ++i) {
+    status = json::parse(cluster_.ctl({"status", job, "--json"}).out);
+    if (status.contains("hang")) stages_seen.insert(status["hang"]["stage"].get<std::string>());
+    if (status["state"] != "running" && status["state"] != "submitted") break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  EXPECT_EQ(status["state"], "succeeded") << status.dump();
+  EXPECT_TRUE(stages_seen.count("suspected") || stages_seen.count("hung"))
+      << "status never showed the hang watch";
+  const std::string db = cluster_.dbPath();
+  auto count = [&](const std::string& kind) {
+    return sqliteCount(
+        db, "SELECT COUNT(*) FROM events WHERE job_id = '" + job + "' AND kind = '" + kind + "'");
+  };
+  EXPECT_EQ(count("hang_suspected"), 1);
+  EXPECT_EQ(count("hang_hung"), 1);
+  EXPECT_EQ(count("hang_cleared"), 1);
+  EXPECT_EQ(count("job_failure"), 0);
+  EXPECT_EQ(sqliteText(db, "SELECT rank_agent FROM events WHERE job_id = '" + job +
+                               "' AND kind = 'hang_suspected'"),
+            "a1");
+  EXPECT_NE(sqliteText(
+                db, "SELECT detail FROM events WHERE job_id = '" + job + "' AND kind = 'hang_hung'")
+                .find("on_hang is warn: it is left running"),
+            std::string::npos);
+}
+
+// Regression (issue 21): two ranks failing at once with exit code 1 showed as "stopped (signal
+// 15)" and "stopped (exit code 1)". Each is recorded as what it was, as torchrun does. The ranks
+// ignore SIGTERM, so that the second one's own exit, not the gang's stop, ends it every time.
+TEST_F(CommandJobTest, RanksThatFailTogetherAreBothFailedWithTheirCodes) {
+  auto spec = cluster_.writeSpec("together.yaml",
+                                 "name: together\nlauncher: command\n"
+                                 "command: [/bin/sh, -c, 'trap \"\" TERM; sleep 0.5; exit 1']\n"
+                                 "placement:\n  - {agent: a1, ranks: 2}\n");
+  auto submitted = cluster_.ctl({"submit", spec, "--wait"});
+  EXPECT_NE(submitted.exit_code, 0);
+  auto status = json::parse(cluster_.ctl({"status", submitted.firstLine(), "--json"}).out);
+  EXPECT_EQ(status["state"], "failed") << status.dump();
+  ASSERT_EQ(status["ranks"].size(), 2u) << status.dump();
+  for (const auto& r : status["ranks"]) {
+    EXPECT_EQ(r["state"], "failed") << status.dump();
+    EXPECT_EQ(r["exit_code"], 1) << status.dump();
+    EXPECT_EQ(r["signal"], 0) << status.dump();
+  }
+}
+
 TEST_F(CommandJobTest, BadSpecExitsTwoNamingFileLineAndFieldAndReachesNoAgent) {
   auto spec = cluster_.writeSpec("bad.yaml",
                                  "name: bad\nlauncher: command\ncommand: [/bin/true]\n"

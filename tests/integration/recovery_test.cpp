@@ -170,10 +170,20 @@ TEST_F(RecoveryTest, AStoppedWorkerIsDeclaredHungNamedAndTheJobRecovers) {
   const pid_t victim = pidOf(job, 2);
   ASSERT_GT(victim, 0);
   ASSERT_EQ(::kill(victim, SIGSTOP), 0);
+  const double stopped_at = unixNow();
 
   EXPECT_EQ(waitForOutcome(job, std::chrono::seconds(120)), "succeeded") << allLogs(job);
   auto failures = events(job, "job_failure");
   ASSERT_FALSE(failures.empty());
+  // Issue 21: first a suspected hang naming the culprit, at half the timeout, then the action.
+  auto suspected = events(job, "hang_suspected");
+  ASSERT_FALSE(suspected.empty());
+  EXPECT_EQ(suspected[0].rank, 2);
+  EXPECT_EQ(suspected[0].rank_agent, "a2");
+  EXPECT_NE(suspected[0].detail.find("rank 2 on a2 may be hung: stopped"), std::string::npos)
+      << suspected[0].detail;
+  EXPECT_LT(suspected[0].time, failures[0].time);
+  EXPECT_LT(suspected[0].time - stopped_at, 3.0) << "suspected within half the 3 s timeout";
   EXPECT_NE(failures[0].detail.find("rank 2 on a2 hung: stopped"), std::string::npos)
       << failures[0].detail;
   // The native workers' phase files say where each rank is: the others wait in the allreduce

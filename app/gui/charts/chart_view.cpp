@@ -135,6 +135,7 @@ void ChartView::drawForeground(QPainter* painter, const QRectF& rect) {
     painter->drawRect(QRectF(a, p.top(), b - a, p.height()));
   }
   drawMarkers(painter, p);
+  drawValueFlags(painter, p);
   if (!placeholder_.isEmpty()) {
     painter->setPen(palette().color(QPalette::PlaceholderText));
     QFont f = font();
@@ -172,6 +173,34 @@ void ChartView::drawMarkers(QPainter* painter, const QRectF& p) {
     painter->drawRoundedRect(tag, 2, 2);
     painter->setPen(Qt::white);
     painter->drawText(tag, Qt::AlignCenter, text);
+  }
+}
+
+void ChartView::setValueFlags(std::vector<ValueFlag> flags) {
+  flags_ = std::move(flags);
+  viewport()->update();
+}
+
+void ChartView::drawValueFlags(QPainter* painter, const QRectF& p) {
+  QFont small = font();
+  small.setPointSizeF(small.pointSizeF() * 0.75);
+  small.setBold(true);
+  const QFontMetrics fm(small);
+  painter->setFont(small);
+  for (const ValueFlag& f : flags_) {
+    if (f.px < p.left() - 1 || f.px > p.right() + 1) continue;
+    // A pointer at the edge where the value went, under a tag that names it.
+    const double tip = f.bottom ? p.bottom() - 1 : p.top() + 1;
+    const double base = f.bottom ? tip - 6 : tip + 6;
+    const QPointF triangle[3] = {{f.px, tip}, {f.px - 4, base}, {f.px + 4, base}};
+    painter->setPen(Qt::NoPen);
+    painter->setBrush(f.color);
+    painter->drawPolygon(triangle, 3);
+    QRectF tag(0, 0, fm.horizontalAdvance(f.text) + 6, fm.height());
+    tag.moveCenter(QPointF(f.px, f.bottom ? base - fm.height() / 2.0 : base + fm.height() / 2.0));
+    painter->drawRoundedRect(tag, 2, 2);
+    painter->setPen(Qt::black);
+    painter->drawText(tag, Qt::AlignCenter, f.text);
   }
 }
 

@@ -24,6 +24,13 @@ class ChartView : public QChartView {
     QString label;
     QColor color;
   };
+  // A NaN or infinite value of a line: a tag at the plot's top (NaN, +Inf) or bottom (-Inf).
+  struct ValueFlag {
+    double px = 0;  // scene x
+    bool bottom = false;
+    QString text;  // "NaN", "+Inf", "−Inf"
+    QColor color;  // the line's
+  };
   struct Readout {
     QString header;
     std::vector<ReadoutRow> rows;
@@ -45,6 +52,8 @@ class ChartView : public QChartView {
   void setPlaceholder(const QString& text);
   // Vertical lines across the plot with their labels at the top (failures).
   void setMarkers(std::vector<Marker> markers);
+  void setValueFlags(std::vector<ValueFlag> flags);
+  const std::vector<ValueFlag>& valueFlags() const { return flags_; }
 
  protected:
   void mousePressEvent(QMouseEvent* event) override;
@@ -61,10 +70,12 @@ class ChartView : public QChartView {
   QRectF plot() const;
   void drawReadout(QPainter* painter, const QRectF& plot);
   void drawMarkers(QPainter* painter, const QRectF& plot);
+  void drawValueFlags(QPainter* painter, const QRectF& plot);
 
   Callbacks callbacks_;
   QString placeholder_;
   std::vector<Marker> markers_;
+  std::vector<ValueFlag> flags_;
   Drag drag_ = Drag::kNone;
   QPointF press_pos_, last_pos_;
   std::optional<QPointF> hover_;

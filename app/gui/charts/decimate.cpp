@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 namespace ringmaster::gui {
 namespace {
@@ -49,9 +50,12 @@ LineView decimateForView(const metrics::Series& s, const ViewRequest& req) {
     if (smooth) view.smoothed.reserve(end - begin);
     for (size_t i = begin; i < end; ++i) {
       const double x = s.sortedX(i, req.axis), y = s.at(i).value;
-      if (!std::isfinite(y)) continue;
-      view.raw.push_back({x, y});
       const bool in_view = x >= req.x0 && x <= req.x1;
+      if (!std::isfinite(y)) {
+        if (in_view) view.non_finite.push_back({x, y});
+        continue;
+      }
+      view.raw.push_back({x, y});
       if (in_view) widenRange(&view, y);
       if (smooth) {
         const double e = ema.add(y);
@@ -67,6 +71,15 @@ LineView decimateForView(const metrics::Series& s, const ViewRequest& req) {
   if (smooth) view.smoothed.reserve(cols.size());
   for (const auto& c : cols) {
     if (c.count == 0) continue;
+    // Min and max skip NaN (fmin/fmax) but keep the infinities; the sum turns NaN with any NaN.
+    const double at = (c.first_x + c.last_x) / 2;
+    const bool pos_inf = c.max == std::numeric_limits<double>::infinity();
+    const bool neg_inf = c.min == -std::numeric_limits<double>::infinity();
+    if (pos_inf) view.non_finite.push_back({at, c.max});
+    if (neg_inf) view.non_finite.push_back({at, c.min});
+    if (std::isnan(c.sum) && !(pos_inf && neg_inf)) {
+      view.non_finite.push_back({at, std::numeric_limits<double>::quiet_NaN()});
+    }
     const bool rising = !(c.last < c.first);
     double a = rising ? c.min : c.max, b = rising ? c.max : c.min;
     if (std::isfinite(a)) view.raw.push_back({c.first_x, a});

@@ -21,6 +21,12 @@ struct ViewRequest {
   double smoothing = 0;   // EMA weight in [0, 1); 0 leaves `smoothed` empty
 };
 
+// A NaN or infinite value: not a point on the line, but never hidden either.
+struct NonFinitePoint {
+  double x = 0;
+  double value = 0;  // NaN, +inf or -inf
+};
+
 struct LineView {
   // Decimated: per non-empty column, its min and max (one point when they are equal) at the
   // column's first and last x, ordered so the line runs from the column's first value to its last.
@@ -28,6 +34,9 @@ struct LineView {
   std::vector<ViewPoint> raw;
   // EMA (debiased, as TensorBoard does) over column means, or over the exact points.
   std::vector<ViewPoint> smoothed;
+  // Where the series holds NaN or ±Inf inside [x0, x1] (one per column and kind when
+  // decimated): drawn as markers at the plot's edge, left out of the y range.
+  std::vector<NonFinitePoint> non_finite;
   bool exact = false;
   // min/max of the finite values drawn inside [x0, x1] (raw and smoothed); has_values false when
   // there are none.

@@ -534,6 +534,19 @@ void MetricChart::placeMarkers() {
         {plot.left() + (*x - x0_) / (x1_ - x0_) * plot.width(), marker.label, marker.color});
   }
   view_->setMarkers(std::move(placed));
+
+  // Every NaN and ±Inf of a visible line, where it happened: a diverged loss is never hidden.
+  std::vector<ChartView::ValueFlag> flags;
+  for (size_t i = 0; i < views_.size() && x1_ > x0_; ++i) {
+    for (const NonFinitePoint& p : views_[i].non_finite) {
+      const double px = plot.left() + (p.x - x0_) / (x1_ - x0_) * plot.width();
+      const QString text = std::isnan(p.value) ? QStringLiteral("NaN")
+                           : p.value > 0       ? QStringLiteral("+Inf")
+                                               : QStringLiteral("\u2212Inf");
+      flags.push_back({px, !std::isnan(p.value) && p.value < 0, text, lines_[i].color});
+    }
+  }
+  view_->setValueFlags(std::move(flags));
 }
 
 double MetricChart::pixelToX(double px) const {

@@ -233,7 +233,13 @@ DashboardView::DashboardView(SessionBridge* bridge, const QString& job_id, bool 
   });
   connect(rank_list_, &QListWidget::itemChanged, this, [this] { updateLines(/*all=*/true); });
   connect(problem_, &QPushButton::clicked, this, [this] {
-    if (auto problem = job_->firstProblem()) showEventLog(*problem);
+    if (liveness().anyUnknown()) {
+      tabs_->setCurrentWidget(rank_table_);  // which ranks are unknown, and on which agent
+    } else if (auto hang = job_->hangWatch()) {
+      showEventLog(*hang);
+    } else if (auto problem = job_->firstProblem()) {
+      showEventLog(*problem);
+    }
   });
   connect(stop_, &QPushButton::clicked, this, &DashboardView::confirmStop);
   rank_table_->setContextMenuPolicy(Qt::CustomContextMenu);
@@ -577,7 +583,8 @@ void DashboardView::updateEvents() {
          QString::fromStdString(e.kind).replace('_', ' '), QString::fromStdString(e.detail)});
     item->setData(0, Qt::UserRole, static_cast<qulonglong>(i));
     if (e.problem) {
-      for (int c = 0; c < 3; ++c) item->setForeground(c, stateColor("failed"));
+      const QColor color = JobData::isHangWatch(e) ? stateColor("pending") : stateColor("failed");
+      for (int c = 0; c < 3; ++c) item->setForeground(c, color);
     }
     events_->addTopLevelItem(item);
   }
@@ -625,10 +632,17 @@ void DashboardView::setAgentStatus(const client::AgentStatus& status) {
 client::JobLiveness DashboardView::liveness() const {
   if (!live_ || job_->finished() || silent_agents_.empty()) return {};
   std::vector<client::RankLastKnown> ranks;
+  // An agent that has not answered since the app started: the newest word of it is its ranks'
+  // newest record.
+  std::map<std::string, double> since = silent_agents_;
   for (const auto& [rank, info] : job_->ranks()) {
     ranks.push_back({rank, info.agent, info.state == "running" || info.state == "pending"});
+    auto silent = since.find(info.agent);
+    if (silent != since.end() && silent_agents_.at(info.agent) == 0) {
+      silent->second = std::max({silent->second, info.last_update, info.started});
+    }
   }
-  return client::judgeLiveness(ranks, silent_agents_);
+  return client::judgeLiveness(ranks, since);
 }
 
 QString DashboardView::headline() const { return title_->text() + " — " + summary_->text(); }
@@ -650,10 +664,10 @@ void DashboardView::updateHeader() {
   int running = 0;
   for (const auto& [rank, info] : job_->ranks()) running += info.state == "running";
   running -= static_cast<int>(liveness.unknown_ranks.size());
-  const double end = liveness.job_unknown  ? liveness.evidence_until
-                     : job_->endTime() > 0 ? job_->endTime()
-                                           : unixNow();
-  const double elapsed = job_->startTime() > 0 ? end - job_->startTime() : 0;
+  const double end = liveness.job_unknown && liveness.evidence_until > 0 ? liveness.evidence_until
+                     : job_->endTime() > 0                               ? job_->endTime()
+                                                                         : unixNow();
+  const double elapsed = job_->startTime() > 0 ? std::max(0.0, end - job_->startTime()) : 0;
   double total_sps = 0;
   if (const auto* sps = job_->metric("samples_per_sec"); sps && sps->count(kJobTotal)) {
     total_sps = sps->at(kJobTotal).back().value;
@@ -696,6 +710,17 @@ void DashboardView::updateHeader() {
     problem_->setText(QString("⚠  %1").arg(QString::fromStdString(liveness.describe())));
     const QString sheet =
         "QPushButton { background: #3a2a52; color: #ead8ff; border: 1px solid #c080ff;"
+        " border-radius: 4px; padding: 6px 10px; text-align: left; font-weight: bold; }";
+    if (problem_->styleSheet() != sheet) problem_->setStyleSheet(sheet);
+    problem_->setVisible(true);
+  } else if (auto hang = job_->hangWatch()) {
+    // Current news beats an old attempt's failure; it goes when progress resumes.
+    problem_->setText(QString("⚠  %1 %2%3")
+                          .arg(hang->kind == "hang_hung" ? "Hung:" : "Suspected hang:",
+                               QString::fromStdString(hang->detail),
+                               hang->rank >= 0 ? "  —  show its log" : ""));
+    const QString sheet =
+        "QPushButton { background: #4a3a12; color: #ffe7a8; border: 1px solid #d9a526;"
         " border-radius: 4px; padding: 6px 10px; text-align: left; font-weight: bold; }";
     if (problem_->styleSheet() != sheet) problem_->setStyleSheet(sheet);
     problem_->setVisible(true);

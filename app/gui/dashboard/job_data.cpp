@@ -104,25 +104,9 @@ void JobData::ingest(const std::string& agent, const proto::JournalRecord& r) {
     default:
       break;
   }
-  const std::string kind = store::eventKindOf(r);
-  if (!kind.empty()) {
-    JobEvent event;
-    event.time = time;
-    event.kind = kind;
-    event.agent = agent;
-    event.detail = store::eventDetailOf(agent, r);
-    event.attempt = r.attempt();
-    if (r.has_rank_started()) event.rank = r.rank_started().rank();
-    if (r.has_rank_exited()) {
-      event.rank = r.rank_exited().rank();
-      event.problem = r.rank_exited().state() == proto::FAILED;
-    }
-    if (r.has_job_failure()) {
-      event.rank = r.job_failure().rank();
-      event.agent = r.job_failure().agent();
-      event.problem = r.job_failure().kind() != "client_restart";
-    }
-    addEvent(eventKey(r.source(), r.seq(), r.attempt()), std::move(event));
+  if (store::EventRow row = store::eventOf(agent, r); !row.kind.empty()) {
+    row.time = time;
+    addEvent(eventKey(r.source(), r.seq(), r.attempt()), eventFrom(row));
   }
   ++version_;
 }
@@ -165,27 +149,8 @@ void JobData::ingestSnapshot(const client::JobSnapshot& s) {
     info.finished = row.finished_at;
   }
   for (const auto& row : s.events) {
-    JobEvent event;
-    event.time = row.time;
-    event.kind = row.kind;
-    event.agent = row.agent;
-    event.detail = row.detail;
-    event.attempt = row.attempt;
-    event.problem = (row.kind == "rank_exited" || row.kind == "job_failure") &&
-                    row.detail.find(" failed") != std::string::npos;
-    if (row.kind == "rank_started" || row.kind == "rank_exited") {
-      event.rank = std::atoi(row.detail.c_str() + 5);  // "rank N ..."
-    }
-    // "attempt N failed: rank R on AGENT ...": the culprit, not the leader that journaled it.
-    if (const size_t at = row.detail.find("failed: rank ");
-        row.kind == "job_failure" && at != std::string::npos) {
-      event.rank = std::atoi(row.detail.c_str() + at + 13);
-      if (const size_t on = row.detail.find(" on ", at); on != std::string::npos) {
-        event.agent = row.detail.substr(on + 4, row.detail.find(' ', on + 4) - (on + 4));
-      }
-    }
     if (row.kind == "job_outcome") outcome_ = s.job.state;
-    addEvent(eventKey(row.source, row.seq, row.attempt), std::move(event));
+    addEvent(eventKey(row.source, row.seq, row.attempt), eventFrom(row));
   }
   std::sort(events_.begin(), events_.end(),
             [](const JobEvent& a, const JobEvent& b) { return a.time < b.time; });
@@ -201,6 +166,7 @@ void JobData::ingestSnapshot(const client::JobSnapshot& s) {
     max_step_ = std::max(max_step_, row.step);
   }
   deriveBusyTime();
+  deriveJobTotal();
   for (const auto& row : s.health) addHealth(row.agent, row.time, row.sample);
   ++version_;
 }
@@ -245,6 +211,49 @@ void JobData::deriveBusyTime() {
       }
     }
   }
+}
+
+// The snapshot's points come rank by rank, so the live path's per-step sums (bounded) never
+// complete: the job total is rebuilt from every rank's series, one point per step all ranks
+// reported, in step order.
+void JobData::deriveJobTotal() {
+  auto found = metrics_.find("samples_per_sec");
+  if (found == metrics_.end() || world_size_ <= 0) return;
+  struct StepSum {
+    double sum = 0, time = 0;
+    int ranks = 0;
+  };
+  std::map<int64_t, StepSum> steps;
+  for (const auto& [rank, series] : found->second) {
+    if (rank < 0) continue;
+    for (size_t i = 0; i < series.size(); ++i) {
+      const auto& p = series.at(i);
+      StepSum& s = steps[static_cast<int64_t>(p.step)];
+      s.sum += p.value;
+      s.time = std::max(s.time, p.time);
+      ++s.ranks;
+    }
+  }
+  metrics::Series total;
+  for (const auto& [step, s] : steps) {
+    if (s.ranks >= world_size_) total.append(static_cast<double>(step), s.time, s.sum);
+  }
+  if (total.empty()) return;
+  found->second[kJobTotal] = std::move(total);
+  pending_totals_.clear();
+}
+
+// The history's event, with the rank it is about and its agent (a failure's culprit's).
+JobEvent JobData::eventFrom(const store::EventRow& row) {
+  JobEvent event;
+  event.time = row.time;
+  event.kind = row.kind;
+  event.agent = row.rank_agent.empty() ? row.agent : row.rank_agent;
+  event.detail = row.detail;
+  event.attempt = row.attempt;
+  event.rank = row.rank;
+  event.problem = row.problem;
+  return event;
 }
 
 void JobData::addEvent(const std::string& key, JobEvent event) {
@@ -321,7 +330,18 @@ std::optional<JobEvent> JobData::firstProblem() const {
     if (it->kind == "job_failure" && it->problem) return *it;
   }
   for (const auto& event : events_) {
-    if (event.problem) return event;
+    if (event.problem && !isHangWatch(event)) return event;
+  }
+  return std::nullopt;
+}
+
+bool JobData::isHangWatch(const JobEvent& event) { return event.kind.starts_with("hang_"); }
+
+std::optional<JobEvent> JobData::hangWatch() const {
+  for (auto it = events_.rbegin(); it != events_.rend(); ++it) {
+    if (!isHangWatch(*it)) continue;
+    if (it->attempt != attempt_ || it->kind == "hang_cleared" || finished()) return std::nullopt;
+    return *it;
   }
   return std::nullopt;
 }

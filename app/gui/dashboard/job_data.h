@@ -46,7 +46,7 @@ struct RankInfo {
 struct JobEvent {
   double time = 0;
   // job_accepted | rank_started | rank_exited | job_finished | job_failure | job_restart |
-  // job_outcome
+  // job_outcome | hang_suspected | hang_hung | hang_cleared
   std::string kind;
   std::string agent;
   std::string detail;
@@ -91,6 +91,10 @@ class JobData {
   const std::vector<JobEvent>& events() const { return events_; }
   // The first failure of the newest attempt, which is what a person should look at first.
   std::optional<JobEvent> firstProblem() const;
+  // The agents' hang watch of the running attempt: a suspected hang (or, with on_hang: warn, a
+  // confirmed one) until progress resumes; nullopt when none.
+  std::optional<JobEvent> hangWatch() const;
+  static bool isHangWatch(const JobEvent& event);
   std::vector<std::string> agents() const;  // in rank order, no repeats
 
   // Metric names in the order they first appeared.
@@ -112,9 +116,11 @@ class JobData {
 
  private:
   void addPoint(const std::string& name, int rank, double step, double time, double value);
+  static JobEvent eventFrom(const store::EventRow& row);
   void addEvent(const std::string& key, JobEvent event);
   void addHealth(const std::string& agent, double time, const proto::HealthSample& sample);
   void deriveBusyTime();  // after a snapshot, whose metrics arrive one name at a time
+  void deriveJobTotal();  // after a snapshot, whose points arrive one rank at a time
 
   std::string job_id_, name_, launcher_;
   int world_size_ = 0;

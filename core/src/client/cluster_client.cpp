@@ -104,6 +104,7 @@ proto::JobLaunch baseLaunch(const job::JobSpec& spec, const std::string& job_id)
   restart->set_max_restarts(static_cast<uint32_t>(spec.restart.max_restarts));
   restart->set_backoff_seconds(spec.restart.backoff_seconds);
   restart->set_hang_timeout_seconds(spec.restart.hang_timeout_seconds);
+  restart->set_on_hang(spec.restart.on_hang);
   restart->set_min_nodes(spec.restart.min_nodes);
   restart->set_exclude_failed_hosts(spec.restart.exclude_failed_hosts);
   restart->set_rejoin_timeout_seconds(spec.restart.rejoin_timeout_seconds);

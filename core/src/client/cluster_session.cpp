@@ -63,7 +63,7 @@ struct ClusterSession::Agent {
 };
 
 ClusterSession::ClusterSession(ClientPaths paths, SessionSink* sink, SessionOptions options)
-    : paths_(std::move(paths)), sink_(sink), options_(options) {}
+    : paths_(std::move(paths)), sink_(sink), options_(options), started_at_(unixNow()) {}
 
 ClusterSession::~ClusterSession() {
   agents_.clear();  // sockets close before their context
@@ -209,7 +209,6 @@ void ClusterSession::reloadAgents() {
     agent->status.endpoint = endpoint.endpoint;
     agent->status.server_key = endpoint.server_key;
     agent->status.time = unixNow();
-    agent->status.answered_at = agent->status.time;
     auto health = AgentConnection::connect(*context_, endpoint, client_->keys());
     auto journal = AgentConnection::connect(*context_, endpoint, client_->keys());
     if (!health.isOk() || !journal.isOk()) {
@@ -239,7 +238,9 @@ void ClusterSession::markSilent(Agent& agent, const Status& why) {
   const AgentState state = stateOf(why);
   std::string reason = why.message();
   if (state == AgentState::kUnreachable) {
-    reason += "; no answer since " + clockTime(agent.status.answered_at);
+    reason += agent.status.answered_at > 0
+                  ? "; no answer since " + clockTime(agent.status.answered_at)
+                  : "; no answer since this client started watching at " + clockTime(started_at_);
   }
   if (agent.status.state == state && agent.status.reason == reason) return;
   report(agent, state, std::move(reason));

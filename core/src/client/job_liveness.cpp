@@ -21,6 +21,7 @@ JobLiveness judgeLiveness(const std::vector<RankLastKnown>& ranks,
   std::sort(out.unknown_ranks.begin(), out.unknown_ranks.end());
   out.job_unknown = going > 0 && out.unknown_ranks.size() == going;
   for (const auto& [agent, since] : out.silent) {
+    if (since <= 0) continue;  // no time known
     out.evidence_until = out.evidence_until == 0 ? since : std::min(out.evidence_until, since);
   }
   return out;
@@ -31,7 +32,8 @@ std::string JobLiveness::describe() const {
   std::string text;
   for (const auto& [agent, since] : silent) {
     text += text.empty() ? "agent " : ", agent ";
-    text += agent + " not answering since " + clockTime(since);
+    text += agent + " not answering";
+    if (since > 0) text += " since " + clockTime(since);
   }
   const size_t n = unknown_ranks.size();
   text += " \u2014 state of " + std::to_string(n) + (n == 1 ? " rank" : " ranks") + " unknown";

@@ -730,7 +730,7 @@ class SpecParser {
 
   void parseRestart(const YAML::Node& key, const YAML::Node& value) {
     static const std::vector<std::string> kKeys = {
-        "max_restarts", "backoff_seconds",      "hang_timeout_seconds",
+        "max_restarts", "backoff_seconds",      "hang_timeout_seconds",  "on_hang",
         "min_nodes",    "exclude_failed_hosts", "rejoin_timeout_seconds"};
     if (!expectMapping(value, key, "restart", "a mapping {max_restarts: N, ...}")) return;
     RestartPolicy& policy = spec_.restart;
@@ -752,12 +752,29 @@ class SpecParser {
             if (auto s = readSeconds(entry_value, entry_key, field)) {
               policy.rejoin_timeout_seconds = *s;
             }
+          } else if (name == "on_hang") {
+            parseOnHang(entry_key, entry_value);
           } else if (name == "exclude_failed_hosts") {
             if (auto b = readBool(entry_value, entry_key, field)) policy.exclude_failed_hosts = *b;
           } else {
             reportUnknownKey(name, entry_key, "restart", kKeys);
           }
         });
+  }
+
+  void parseOnHang(const YAML::Node& key, const YAML::Node& value) {
+    static const std::vector<std::string> kActions = {"warn", "restart", "fail"};
+    const std::string expected = "one of warn, restart, fail";
+    const auto text = readString(value, key, "restart.on_hang", expected);
+    if (!text) return;
+    if (std::find(kActions.begin(), kActions.end(), *text) == kActions.end()) {
+      const std::string suggestion = closestMatch(*text, kActions);
+      report(where(value, key), "restart.on_hang",
+             "expected " + expected + ", got " + singleQuoted(*text),
+             suggestion.empty() ? "" : "did you mean '" + suggestion + "'?");
+      return;
+    }
+    spec_.restart.on_hang = *text;
   }
 
   void parseMetrics(const YAML::Node& key, const YAML::Node& value) {

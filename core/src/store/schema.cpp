@@ -163,6 +163,29 @@ INSERT INTO metrics_v6(series_id, seq, step, value, time)
 DROP TABLE metrics;
 ALTER TABLE metrics_v6 RENAME TO metrics;
 )sql"},
+    // Readers had to parse the detail text for the rank a record is about and whether it is a
+    // problem. The fields are columns now; rows written before are read once, here, from their
+    // text (the last time that text is parsed).
+    {7, "structured event fields", R"sql(
+ALTER TABLE events ADD COLUMN rank INTEGER NOT NULL DEFAULT -1;
+ALTER TABLE events ADD COLUMN rank_agent TEXT NOT NULL DEFAULT '';
+ALTER TABLE events ADD COLUMN problem INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE events ADD COLUMN exit_code INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE events ADD COLUMN signal INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE events ADD COLUMN cause_kind TEXT NOT NULL DEFAULT '';
+UPDATE events SET rank = CAST(substr(detail, 6) AS INTEGER), rank_agent = agent,
+                  problem = (kind = 'rank_exited' AND detail LIKE 'rank % failed:%')
+  WHERE kind IN ('rank_started', 'rank_exited') AND detail LIKE 'rank %';
+UPDATE events SET problem = 1 WHERE kind = 'job_failure' AND detail LIKE 'attempt % failed:%';
+UPDATE events
+  SET rank = CAST(substr(detail, instr(detail, 'failed: rank ') + 13) AS INTEGER),
+      rank_agent = substr(substr(detail, instr(detail, 'failed: rank ') + 13),
+                          instr(substr(detail, instr(detail, 'failed: rank ') + 13), ' on ') + 4)
+  WHERE kind = 'job_failure' AND instr(detail, 'failed: rank ') > 0
+    AND instr(substr(detail, instr(detail, 'failed: rank ') + 13), ' on ') > 0;
+UPDATE events SET rank_agent = substr(rank_agent, 1, instr(rank_agent || ' ', ' ') - 1)
+  WHERE kind = 'job_failure' AND rank_agent != '';
+)sql"},
 };
 
 Result<int> userVersion(Connection& db) {

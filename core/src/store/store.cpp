@@ -167,13 +167,18 @@ std::string summarize(const std::string& agent, const proto::JournalRecord& r) {
       if (!outcome.cause().empty()) detail += ": " + outcome.cause();
       return detail;
     }
+    case proto::JournalRecord::kHangSuspicion:
+      return r.hang_suspicion().cause();
     default:
       return {};
   }
 }
 
-const char* eventKind(proto::JournalRecord::KindCase kind) {
-  switch (kind) {
+// A hang watch record's kind says its stage: hang_suspected, hang_hung (on_hang: warn) or
+// hang_cleared.
+std::string eventKind(const proto::JournalRecord& r) {
+  if (r.has_hang_suspicion()) return "hang_" + r.hang_suspicion().stage();
+  switch (r.kind_case()) {
     case proto::JournalRecord::kJobAccepted:
       return "job_accepted";
     case proto::JournalRecord::kRankStarted:
@@ -198,11 +203,44 @@ const char* eventKind(proto::JournalRecord::KindCase kind) {
 const char* launcherNameOf(proto::Launcher launcher) { return launcherName(launcher); }
 const char* rankExitStateOf(const proto::RankExited& exited) { return rankStateName(exited); }
 const char* jobStateNameOf(proto::RankState state) { return jobStateName(state); }
-std::string eventKindOf(const proto::JournalRecord& record) {
-  return eventKind(record.kind_case());
-}
-std::string eventDetailOf(const std::string& agent, const proto::JournalRecord& record) {
-  return summarize(agent, record);
+std::string eventKindOf(const proto::JournalRecord& record) { return eventKind(record); }
+
+EventRow eventOf(const std::string& agent, const proto::JournalRecord& r) {
+  EventRow e;
+  e.job_id = r.job();
+  e.attempt = r.attempt();
+  e.source = r.source();
+  e.seq = r.seq();
+  e.agent = agent;
+  e.time = r.time();
+  e.kind = eventKind(r);
+  e.detail = summarize(agent, r);
+  if (r.has_rank_started()) {
+    e.rank = r.rank_started().rank();
+    e.rank_agent = agent;
+  } else if (r.has_rank_exited()) {
+    const proto::RankExited& x = r.rank_exited();
+    e.rank = x.rank();
+    e.rank_agent = agent;
+    e.problem = x.state() == proto::FAILED;
+    e.exit_code = x.exit_code();
+    e.signal = x.signal();
+  } else if (r.has_job_failure()) {
+    const proto::JobFailure& f = r.job_failure();
+    e.rank = f.rank();
+    e.rank_agent = f.agent();
+    e.problem = f.kind() != "client_restart";
+    e.exit_code = f.exit_code();
+    e.signal = f.signal();
+    e.cause_kind = f.kind();
+  } else if (r.has_hang_suspicion()) {
+    const proto::HangSuspicion& h = r.hang_suspicion();
+    e.rank = h.rank();
+    e.rank_agent = h.agent();
+    e.problem = h.stage() != "cleared";
+    e.cause_kind = h.stage();
+  }
+  return e;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -260,6 +298,7 @@ class Store::Impl {
   Status applyHealth(const std::string& agent, const proto::JournalRecord& r);
   Status applyLifecycle(const std::string& agent, const proto::JournalRecord& r);
   Status applyDamage(const std::string& agent, const proto::JournalRecord& r);
+  Status insertEvent(const EventRow& e);
   Status writeProgress();
   Status refreshStates();
   Result<int64_t> seriesId(const std::string& job, uint32_t attempt, int rank,
@@ -343,8 +382,10 @@ Status Store::Impl::prepareAll() {
       {&commit_, "COMMIT"},
       {&rollback_, "ROLLBACK"},
       {&insert_event_,
-       "INSERT INTO events(job_id, attempt, source, seq, agent, time, kind, detail) "
-       "VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) ON CONFLICT DO NOTHING"},
+       "INSERT INTO events(job_id, attempt, source, seq, agent, time, kind, detail, rank, "
+       "rank_agent, problem, exit_code, signal, cause_kind) "
+       "VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14) "
+       "ON CONFLICT DO NOTHING"},
       // The records are the truth: what they say replaces the submitting client's view, except
       // the submission time, which only the client knows exactly.
       {&accept_job_,
@@ -449,8 +490,8 @@ Status Store::Impl::prepareAll() {
        "SELECT time, cpu_percent, mem_used, mem_total, load1, net_rx, net_tx, gpus FROM health "
        "WHERE agent = ?1 AND time >= ?2 AND time <= ?3 ORDER BY time, seq LIMIT ?4"},
       {&select_events_,
-       "SELECT job_id, attempt, source, seq, agent, time, kind, detail FROM events "
-       "WHERE job_id = ?1 ORDER BY time, seq"},
+       "SELECT job_id, attempt, source, seq, agent, time, kind, detail, rank, rank_agent, "
+       "problem, exit_code, signal, cause_kind FROM events WHERE job_id = ?1 ORDER BY time, seq"},
       {&count_all_metrics_, "SELECT count(*) FROM metrics"},
       {&count_job_metrics_,
        "SELECT count(*) FROM series s JOIN metrics m ON m.series_id = s.id WHERE s.job_id = ?1"},
@@ -496,6 +537,7 @@ Status Store::Impl::applyInTransaction(const JournalChunk* chunks, size_t n) {
         case proto::JournalRecord::kJobFailure:
         case proto::JournalRecord::kJobRestart:
         case proto::JournalRecord::kJobOutcome:
+        case proto::JournalRecord::kHangSuspicion:
           RM_RETURN_IF_ERROR(applyLifecycle(*chunk.agent, r));
           break;
         case proto::JournalRecord::kJournalDamage:
@@ -623,17 +665,36 @@ Status Store::Impl::applyHealth(const std::string& agent, const proto::JournalRe
 Status Store::Impl::applyDamage(const std::string& agent, const proto::JournalRecord& r) {
   const proto::JournalDamage& d = r.journal_damage();
   if (d.detail().empty()) return Status::ok();
-  insert_event_.bindText(1, "");
-  insert_event_.bindInt64(2, 0);
-  insert_event_.bindText(3, "journal:" + agent);
-  insert_event_.bindInt64(4, static_cast<int64_t>(r.seq()));
-  insert_event_.bindText(5, agent);
-  insert_event_.bindDouble(6, r.time());
-  insert_event_.bindText(7, "journal_damage");
-  insert_event_.bindText(8, std::to_string(d.lost_records()) + " record(s) lost from seq " +
-                                std::to_string(d.first_lost_seq()) + " (" + d.detail() +
-                                "); the damaged file is kept at " + d.kept_at());
-  return insert_event_.run("storing the journal damage of " + agent);
+  EventRow e;
+  e.source = "journal:" + agent;
+  e.seq = r.seq();
+  e.agent = agent;
+  e.time = r.time();
+  e.kind = "journal_damage";
+  e.detail = std::to_string(d.lost_records()) + " record(s) lost from seq " +
+             std::to_string(d.first_lost_seq()) + " (" + d.detail() +
+             "); the damaged file is kept at " + d.kept_at();
+  e.problem = true;
+  return insertEvent(e);
+}
+
+Status Store::Impl::insertEvent(const EventRow& e) {
+  Statement& s = insert_event_;
+  s.bindText(1, e.job_id);
+  s.bindInt64(2, e.attempt);
+  s.bindText(3, e.source);
+  s.bindInt64(4, static_cast<int64_t>(e.seq));
+  s.bindText(5, e.agent);
+  s.bindDouble(6, e.time);
+  s.bindText(7, e.kind);
+  s.bindText(8, e.detail);
+  s.bindInt64(9, e.rank);
+  s.bindText(10, e.rank_agent);
+  s.bindInt64(11, e.problem ? 1 : 0);
+  s.bindInt64(12, e.exit_code);
+  s.bindInt64(13, e.signal);
+  s.bindText(14, e.cause_kind);
+  return s.run("storing an event of job '" + e.job_id + "'");
 }
 
 void Store::Impl::noteTouched(const std::string& job, uint32_t attempt, double time) {
@@ -653,15 +714,7 @@ Status Store::Impl::applyLifecycle(const std::string& agent, const proto::Journa
 
   // The event row is the record's idempotency key: a replayed record changes nothing, so an old
   // RankStarted can never turn an exited rank back into a running one.
-  insert_event_.bindText(1, job);
-  insert_event_.bindInt64(2, attempt);
-  insert_event_.bindText(3, r.source());
-  insert_event_.bindInt64(4, static_cast<int64_t>(r.seq()));
-  insert_event_.bindText(5, agent);
-  insert_event_.bindDouble(6, r.time());
-  insert_event_.bindText(7, eventKind(r.kind_case()));
-  insert_event_.bindText(8, summarize(agent, r));
-  RM_RETURN_IF_ERROR(insert_event_.run("storing an event of job " + job));
+  RM_RETURN_IF_ERROR(insertEvent(eventOf(agent, r)));
   if (sqlite3_changes(db_.get()) == 0) return Status::ok();
 
   if (r.has_job_accepted()) {
@@ -1247,6 +1300,12 @@ Result<std::vector<EventRow>> Store::Impl::events(const std::string& job_id) {
     row.time = s.columnDouble(5);
     row.kind = s.columnText(6);
     row.detail = s.columnText(7);
+    row.rank = static_cast<int>(s.columnInt64(8));
+    row.rank_agent = s.columnText(9);
+    row.problem = s.columnInt64(10) != 0;
+    row.exit_code = static_cast<int>(s.columnInt64(11));
+    row.signal = static_cast<int>(s.columnInt64(12));
+    row.cause_kind = s.columnText(13);
     rows.push_back(std::move(row));
   }
   if (rc != SQLITE_DONE) return error(rc, "listing the events of job " + job_id);

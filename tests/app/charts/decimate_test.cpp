@@ -141,16 +141,41 @@ TEST(DecimateForView, SmoothingOverColumnMeansWhenDecimated) {
   EXPECT_TRUE(decimateForView(s, {Axis::kStep, 0, 99'999, 500, 0}).smoothed.empty());
 }
 
-TEST(DecimateForView, LeavesOutNonFiniteValues) {
+// Issue 21: NaN and ±Inf are never drawn as values nor scaled to, but never hidden either: each
+// is a marker where it happened.
+TEST(DecimateForView, NonFiniteValuesAreMarkersOutsideTheLineAndTheRange) {
   Series s;
   s.append(0, 0, 1);
   s.append(1, 1, NAN);
   s.append(2, 2, INFINITY);
   s.append(3, 3, 2);
-  const LineView view = decimateForView(s, {Axis::kStep, 0, 3, 100, 0});
+  s.append(4, 4, -INFINITY);
+  const LineView view = decimateForView(s, {Axis::kStep, 0, 4, 100, 0});
   ASSERT_EQ(view.raw.size(), 2u);
   EXPECT_EQ(view.y_min, 1);
   EXPECT_EQ(view.y_max, 2);
+  ASSERT_EQ(view.non_finite.size(), 3u);
+  EXPECT_EQ(view.non_finite[0].x, 1);
+  EXPECT_TRUE(std::isnan(view.non_finite[0].value));
+  EXPECT_EQ(view.non_finite[1].value, INFINITY);
+  EXPECT_EQ(view.non_finite[2].x, 4);
+  EXPECT_EQ(view.non_finite[2].value, -INFINITY);
+}
+
+TEST(DecimateForView, NonFiniteValuesSurviveDecimation) {
+  Series s;
+  for (int i = 0; i < 100'000; ++i) {
+    const double v = i == 50'000 ? NAN : i == 70'000 ? INFINITY : 1.0;
+    s.append(i, i, v);
+  }
+  const LineView view = decimateForView(s, {Axis::kStep, 0, 99'999, 500, 0});
+  ASSERT_FALSE(view.exact);
+  ASSERT_EQ(view.non_finite.size(), 2u);
+  EXPECT_TRUE(std::isnan(view.non_finite[0].value));
+  EXPECT_NEAR(view.non_finite[0].x, 50'000, 200);
+  EXPECT_EQ(view.non_finite[1].value, INFINITY);
+  EXPECT_NEAR(view.non_finite[1].x, 70'000, 200);
+  EXPECT_EQ(view.y_max, 1.0);
 }
 
 TEST(DecimateForView, EmptyOrBadRequestsDrawNothing) {

@@ -377,6 +377,41 @@ TEST_F(MetricChartTest, AFailureMarkerStandsWhereTheLinesWereWhenItHappened) {
   EXPECT_TRUE(chart->markers().empty());
 }
 
+// Issue 21: a NaN or infinite loss is never drawn as 0 nor skipped silently: it is a tag in the
+// line's colour where it happened, and the y range stays that of the finite values.
+TEST_F(MetricChartTest, NaNAndInfinitiesAreTaggedWhereTheyHappened) {
+  Series s;
+  for (int step = 0; step <= 100; ++step) {
+    const double v = step == 60 ? NAN : step == 80 ? INFINITY : 2.0 - step * 0.01;
+    s.append(step, 1.7e9 + step, v);
+  }
+  auto chart = makeChart("loss", 800, 400);
+  const QColor orange(0xff, 0x99, 0x00);
+  chart->setLines({{"rank 0", orange, &s}});
+  chart->refresh();
+  QApplication::processEvents();
+  const LineView& view = chart->lineView(0);
+  ASSERT_EQ(view.non_finite.size(), 2u);
+  EXPECT_EQ(view.non_finite[0].x, 60);
+  EXPECT_TRUE(std::isnan(view.non_finite[0].value));
+  EXPECT_EQ(view.non_finite[1].x, 80);
+  EXPECT_LE(view.y_max, 2.0);
+  EXPECT_GE(view.y_min, 0.9);
+  // The NaN's tag, in the line's colour, at the top of the plot above step 60.
+  const QRectF plot = plotArea(chart.get());
+  const auto [x0, x1] = chart->xRange();
+  const int px = static_cast<int>(std::lround(plot.left() + (60 - x0) / (x1 - x0) * plot.width()));
+  const QImage image = chart->grab().toImage();
+  const qreal dpr = image.devicePixelRatio();
+  bool tagged = false;
+  for (int dy = 1; dy <= 8 && !tagged; ++dy) {
+    const QColor c = image.pixelColor(QPoint(px, static_cast<int>(plot.top()) + dy) * dpr);
+    tagged = c.red() > 200 && c.green() > 120 && c.green() < 190 && c.blue() < 80;
+  }
+  EXPECT_TRUE(tagged) << "no NaN tag above x=" << px;
+  image.save(screenshotPath("metric_chart_nan.png"));
+}
+
 TEST_F(MetricChartTest, EmptyChartSaysItIsWaiting) {
   Series empty;
   auto chart = makeChart("samples/s", 500, 300);

@@ -252,6 +252,36 @@ TEST(JobData, ASnapshotAndTheLiveRecordsItOverlapsAreStoredOnce) {
   EXPECT_EQ(job.state(), "running");
 }
 
+// Regression (issue 21): a reopened job had no job total before the reopen (the snapshot's
+// points come rank by rank, and the live path's bounded per-step sums never completed).
+TEST(JobData, ASnapshotRebuildsTheJobTotalOfEveryStep) {
+  JobData job(kJob);
+  client::JobSnapshot snapshot;
+  snapshot.job.job_id = kJob;
+  snapshot.job.world_size = 2;
+  snapshot.job.attempt = 1;
+  snapshot.job.state = "running";
+  const int64_t steps = 5000;  // more than the live path keeps pending
+  for (int rank = 0; rank < 2; ++rank) {
+    for (int64_t step = 0; step < steps; ++step) {
+      store::MetricRow row;
+      row.job_id = kJob;
+      row.attempt = 1;
+      row.rank = rank;
+      row.step = step;
+      row.name = "samples_per_sec";
+      row.value = 100.0 + rank;
+      row.time = 100 + static_cast<double>(step) * 0.01;
+      snapshot.metrics.push_back(row);
+    }
+  }
+  job.ingestSnapshot(snapshot);
+  const auto& total = job.metric("samples_per_sec")->at(kJobTotal);
+  ASSERT_EQ(total.size(), static_cast<size_t>(steps));
+  EXPECT_DOUBLE_EQ(total.at(0).value, 201.0);
+  EXPECT_DOUBLE_EQ(total.back().step, static_cast<double>(steps - 1));
+}
+
 // Opened after an elastic restart (4 ranks on a1 and a2, then 2 on a2): the rank rows are the
 // newest attempt's, the lines of ranks 2 and 3 stay on the charts.
 TEST(JobData, ASnapshotAfterAnElasticRestartHasTheNewestAttemptsRanksAndEveryLine) {
@@ -291,6 +321,11 @@ TEST(JobData, ASnapshotAfterAnElasticRestartHasTheNewestAttemptsRanksAndEveryLin
   failure.kind = "job_failure";
   failure.time = 105.5;
   failure.detail = "attempt 1 failed: rank 3 on a2 was killed by signal 9 (SIGKILL) at step 5";
+  failure.rank = 3;  // structured fields: nothing reads the detail text back
+  failure.rank_agent = "a2";
+  failure.problem = true;
+  failure.signal = 9;
+  failure.cause_kind = "signalled";
   snapshot.events.push_back(failure);
   job.ingestSnapshot(snapshot);
   auto problem = job.firstProblem();

@@ -176,13 +176,15 @@ TEST_F(MainWindowTest, AJobWhoseAgentIsKilledShowsUnknownNotRunning) {
   window.submitYaml(
       "name: lost\nlauncher: command\nworld_size: 2\n"
       "command: [/bin/sh, -c, 'for i in $(seq 1 300); do echo \"{\\\"step\\\": $i, "
-      "\\\"loss\\\": 1}\"; sleep 0.2; done']\n",
+      "\\\"loss\\\": 0.$((999 - i))}\"; sleep 0.2; done']\n",
       "lost.yaml");
   ASSERT_TRUE(waitFor([&] { return !window.lastSubmittedJob().isEmpty(); }, 30000))
       << window.bannerText().toStdString();
   DashboardView* view = window.dashboard(window.lastSubmittedJob());
   ASSERT_NE(view, nullptr);
-  ASSERT_TRUE(waitFor([&] { return view->headline().contains("(2 running)"); }, 30000))
+  ASSERT_TRUE(waitFor(
+      [&] { return view->headline().contains("(2 running)") && view->job().maxStep() >= 15; },
+      30000))
       << view->headline().toStdString();
 
   ASSERT_EQ(::kill(agent->pid, SIGKILL), 0);
@@ -208,6 +210,48 @@ TEST_F(MainWindowTest, AJobWhoseAgentIsKilledShowsUnknownNotRunning) {
   view->refreshNow();
   EXPECT_EQ(view->headline(), stopped);
   save(&window, "dashboard-agent-lost");
+}
+
+// Issue 21: a rank that stops making progress is a suspected hang, named at half the timeout,
+// in amber, and gone when progress resumes.
+TEST_F(MainWindowTest, AQuietRankIsASuspectedHangUntilItGoesOn) {
+  auto paths = client::ClientPaths::resolve("", "");
+  auto keys = client::loadClientKeys(paths);
+  ASSERT_TRUE(keys.isOk());
+  ASSERT_TRUE(ensureLocalAgent(paths, keys->public_key).isOk());
+  auto agent = client::findLocalAgent(localAgentStateDir(paths));
+  ASSERT_TRUE(agent);
+  ASSERT_TRUE(
+      client::writeClusterFile(paths.cluster_file, {{"local", agent->endpoint, agent->public_key}})
+          .isOk());
+  AppOptions options;
+  options.resources_dir = QString(RM_SOURCE_DIR) + "/resources";
+  MainWindow window(options);
+  window.resize(1280, 720);
+  window.show();
+  ASSERT_TRUE(window.start());
+  window.submitYaml(
+      "name: quiet\nlauncher: command\nworld_size: 2\n"
+      "command: [/bin/sh, -c, 'for i in 1 2 3; do echo \"{\\\"step\\\": $i, \\\"loss\\\": "
+      "1}\"; sleep 0.2; done; [ $RANK = 1 ] && sleep 8; echo \"{\\\"step\\\": 4, "
+      "\\\"loss\\\": 1}\"; sleep 3']\n"
+      "restart: {hang_timeout_seconds: 6, on_hang: warn}\n",
+      "quiet.yaml");
+  ASSERT_TRUE(waitFor([&] { return !window.lastSubmittedJob().isEmpty(); }, 30000))
+      << window.bannerText().toStdString();
+  DashboardView* view = window.dashboard(window.lastSubmittedJob());
+  ASSERT_NE(view, nullptr);
+  ASSERT_TRUE(waitFor([&] { return view->problemText().contains("Suspected hang"); }, 20000))
+      << view->headline().toStdString() << " / " << view->problemText().toStdString();
+  EXPECT_TRUE(view->problemText().contains("rank 1 on local may be hung"))
+      << view->problemText().toStdString();
+  EXPECT_TRUE(view->headline().contains("RUNNING")) << view->headline().toStdString();
+  save(&window, "dashboard-hang-suspected");
+  // Progress resumes: the line goes, and the job ends well.
+  ASSERT_TRUE(waitFor([&] { return !view->problemText().contains("hang"); }, 20000))
+      << view->problemText().toStdString();
+  ASSERT_TRUE(waitFor([&] { return view->job().finished(); }, 30000));
+  EXPECT_EQ(view->job().state(), "succeeded");
 }
 
 // An agent that answers with another key than the pinned one (rotated, or an impostor) is named

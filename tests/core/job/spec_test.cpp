@@ -783,10 +783,11 @@ launcher: command
 command: [x]
 world_size: 4
 restart: {max_restarts: 3, backoff_seconds: 0.5, hang_timeout_seconds: 20, min_nodes: 1,
-          exclude_failed_hosts: true}
+          exclude_failed_hosts: true, on_hang: fail}
 )");
   ASSERT_TRUE(result.ok()) << formatDiagnostics(result.errors);
   const RestartPolicy& policy = result.spec->restart;
+  EXPECT_EQ(policy.on_hang, "fail");
   EXPECT_EQ(policy.max_restarts, 3);
   EXPECT_DOUBLE_EQ(policy.backoff_seconds, 0.5);
   EXPECT_DOUBLE_EQ(policy.hang_timeout_seconds, 20);
@@ -814,6 +815,16 @@ restart:
   EXPECT_NE(result.errors[2].message.find("positive integer"), std::string::npos);
   EXPECT_EQ(result.errors[3].field, "restart.exclude_failed_hosts");
   EXPECT_NE(result.errors[3].message.find("true or false"), std::string::npos);
+}
+
+TEST(JobSpec, RejectsAnUnknownHangActionWithASuggestion) {
+  EXPECT_TRUE(hasSingleError(R"(name: a
+launcher: command
+command: [x]
+world_size: 1
+restart: {on_hang: warm}
+)",
+                             5, "restart.on_hang", "did you mean 'warn'?"));
 }
 
 TEST(JobSpec, RejectsRestartGivenAsNumber) {

@@ -30,8 +30,8 @@ struct AgentStatus {
   std::string reason;                         // empty when online
   std::optional<proto::Inventory> inventory;  // the latest one answered (health included)
   double time = 0;                            // unix seconds of this status
-  // Unix seconds of the newest answer, or of the session's start when none came yet: the
-  // evidence a job's state rests on is no newer than this while the agent is silent.
+  // Unix seconds of the newest answer; 0 when none came since the session started. The evidence
+  // a job's state rests on is no newer than this while the agent is silent.
   double answered_at = 0;
 };
 

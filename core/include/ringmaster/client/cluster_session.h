@@ -126,6 +126,7 @@ class ClusterSession {
   ClientPaths paths_;
   SessionSink* sink_;
   SessionOptions options_;
+  double started_at_;  // unix seconds
   std::string client_public_key_;
   int wake_fd_ = -1;  // eventfd: post() wakes the poll from any thread without a shared socket
   std::atomic<bool> stop_{false};

@@ -21,11 +21,11 @@ struct RankLastKnown {
 
 struct JobLiveness {
   // The job's agents with a going rank that do not answer, each with the unix time of its last
-  // answer (the newest evidence of its ranks), by name.
+  // answer (the newest evidence of its ranks; 0 when not known), by name.
   std::map<std::string, double> silent;
   std::vector<int> unknown_ranks;  // going ranks on silent agents, ascending
   bool job_unknown = false;        // every going rank is on a silent agent
-  double evidence_until = 0;       // the oldest last answer among `silent`; 0 when none
+  double evidence_until = 0;       // the oldest known last answer among `silent`; 0 when none
 
   bool anyUnknown() const { return !unknown_ranks.empty(); }
   // "agent a1 not answering since 14:02:11 — state of 4 ranks unknown"; empty when all answer.

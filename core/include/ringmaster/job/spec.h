@@ -37,9 +37,12 @@ struct MetricPatternSpec {
 
 // `restart:` — what the job's agents do when an attempt fails (see DESIGN.md §3 "Failure").
 struct RestartPolicy {
-  int max_restarts = 0;               // attempts after the first; 0: a failure ends the job
-  double backoff_seconds = 1;         // wait between a failed attempt's teardown and the next
-  double hang_timeout_seconds = 0;    // no new step for this long: hung (0: from the step times)
+  int max_restarts = 0;             // attempts after the first; 0: a failure ends the job
+  double backoff_seconds = 1;       // wait between a failed attempt's teardown and the next
+  double hang_timeout_seconds = 0;  // no new step for this long: hung (0: from the step times)
+  // warn | restart | fail; empty: restart for native jobs, warn for command and torchrun jobs
+  // unless hang_timeout_seconds is set (see proto::RestartPolicy.on_hang).
+  std::string on_hang;
   int min_nodes = 0;                  // fewest agents to go on with (0: every agent of the job)
   bool exclude_failed_hosts = false;  // leave the failed rank's host out of the next attempt
   double rejoin_timeout_seconds =

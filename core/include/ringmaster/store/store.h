@@ -96,14 +96,21 @@ struct EventRow {
   uint32_t attempt = 0;
   std::string source{};
   uint64_t seq = 0;
-  std::string agent{};
+  std::string agent{};  // the agent that journaled it
   double time = 0;
-  std::string kind{}, detail{};
+  std::string kind{}, detail{};  // detail: for people; code reads the fields below
+  int rank = -1;                 // the rank it is about (a failure's culprit); -1: the job
+  std::string rank_agent{};      // that rank's agent (a failure's culprit's), "" when none
+  bool problem = false;          // a rank failed, an attempt failed, or a hang
+  int exit_code = 0, signal = 0;
+  std::string cause_kind{};  // a failure's kind: exited | signalled | hung | agent_lost | launch
+                             // | client_restart; a hang watch's stage
 };
 
-// What the history stores for a lifecycle record (job_accepted, rank_started, rank_exited,
-// job_finished): its kind and detail, as in EventRow; "" for other records. Live views use these
-// so that they say the same as the history.
+// The event the history stores for a lifecycle record (job_accepted, rank_started, rank_exited,
+// job_finished, job_failure, job_restart, job_outcome, hang_*), kind "" for other records. Live
+// views use it so that they say the same as the history, field for field.
+EventRow eventOf(const std::string& agent, const proto::JournalRecord& record);
 std::string eventKindOf(const proto::JournalRecord& record);
 // "native", "torchrun", "command" ("" when unset), as JobRow::launcher says it.
 const char* launcherNameOf(proto::Launcher launcher);
@@ -111,7 +118,6 @@ const char* launcherNameOf(proto::Launcher launcher);
 const char* rankExitStateOf(const proto::RankExited& exited);
 // A job's state as JobRow::state says it, from a JobOutcome: "succeeded", "failed", "stopped".
 const char* jobStateNameOf(proto::RankState state);
-std::string eventDetailOf(const std::string& agent, const proto::JournalRecord& record);
 
 // A SQLite history file. Not thread-safe: one Store object per thread for reads; writes go through
 // one writer (the object's own connection, or BatchWriter below). Readers in other threads or
