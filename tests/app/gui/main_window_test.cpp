@@ -252,6 +252,19 @@ TEST_F(MainWindowTest, AQuietRankIsASuspectedHangUntilItGoesOn) {
       << view->problemText().toStdString();
   ASSERT_TRUE(waitFor([&] { return view->job().finished(); }, 30000));
   EXPECT_EQ(view->job().state(), "succeeded");
+  // Issue 21: the History tab follows runs that start and end, without Refresh, within 5 s.
+  HistoryModel* runs = window.history()->model();
+  const QString job_id = window.lastSubmittedJob();
+  QElapsedTimer since_end;
+  since_end.start();
+  ASSERT_TRUE(waitFor(
+      [&] {
+        const int row = runs->rowOf(job_id);
+        return row >= 0 && runs->runs()[static_cast<size_t>(row)].job.state == "succeeded";
+      },
+      5000))
+      << "History did not show the run as succeeded";
+  EXPECT_LE(since_end.elapsed(), 5000);
 }
 
 // An agent that answers with another key than the pinned one (rotated, or an impostor) is named
