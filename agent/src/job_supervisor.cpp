@@ -351,6 +351,7 @@ Result<std::vector<int>> JobSupervisor::launch(const proto::JobLaunch& launch) {
   a->set_spec_yaml(launch.spec_yaml());
   a->set_owner(launch.owner());
   *a->mutable_argv() = launch.argv();
+  a->set_max_restarts(std::max(launch.max_restarts(), launch.restart().max_restarts()));
   if (Status journaled = journal(accepted); !journaled.isOk()) {
     return Status(journaled.code(), "job '" + id + "' was not started: " + journaled.message());
   }

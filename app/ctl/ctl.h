@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "ringmaster/client/cluster_client.h"
-#include "ringmaster/client/job_progress.h"
+#include "ringmaster/job/job_model.h"
 #include "ringmaster/slurm/command.h"
 
 namespace ringmaster::ctl {
@@ -90,7 +90,7 @@ int printSlurmLogs(store::Store& history, const store::SlurmJobRow& slurm,
 // "slurm job 123 on hpc: pending (Priority)".
 std::string slurmRowText(const store::SlurmJobRow& row);
 // "job ID succeeded: N rank(s) in Ts", then each failed attempt's cause and each failed rank.
-void printOutcome(const client::JobProgress& progress, const std::string& job_id, double seconds);
+void printOutcome(const job::JobModel& job, const std::string& job_id, double seconds);
 
 // Prints the spec's errors (the native: section's included) compiler style; false when any.
 bool checkSpec(const job::SpecParseResult& parsed);

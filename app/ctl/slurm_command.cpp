@@ -6,10 +6,10 @@
 #include <thread>
 
 #include "ctl.h"
-#include "ringmaster/client/job_progress.h"
 #include "ringmaster/client/local_agent.h"
 #include "ringmaster/client/slurm_submit.h"
 #include "ringmaster/client/slurm_sync.h"
+#include "ringmaster/job/job_model.h"
 #include "slurm_logs.h"
 
 namespace ringmaster::ctl {
@@ -59,7 +59,7 @@ int waitForSlurmJob(client::ClusterClient& cluster, const client::SlurmSubmissio
   }
   const slurm::Where where{login, ""};
   client::SlurmJobSync sync(job.dir, *history, nullptr, where);
-  client::JobProgress progress(job.job_id);
+  job::JobModel progress(job.job_id);
   std::optional<SlurmLogPrinter> logs;
   if (follow_logs) logs.emplace(*row, where, std::nullopt);
   auto print_logs = [&] {
@@ -75,11 +75,12 @@ int waitForSlurmJob(client::ClusterClient& cluster, const client::SlurmSubmissio
   std::optional<slurm::JobState> slurm_state;
   auto next_query = Clock::now();
   while (true) {
-    auto polled = sync.poll(
-        [&](const std::string&, const proto::JournalRecord& record) { progress.observe(record); });
+    auto polled = sync.poll([&](const std::string& agent, const proto::JournalRecord& record) {
+      progress.apply(agent, record);
+    });
     if (!polled.isOk()) printError("warning: " + polled.status().message());
     print_logs();
-    if (progress.finished()) break;
+    if (progress.decided()) break;
     if (Clock::now() >= next_query) {
       auto state = client::refreshSlurmState(*history, where, &*row);
       if (state.isOk()) {
@@ -97,12 +98,13 @@ int waitForSlurmJob(client::ClusterClient& cluster, const client::SlurmSubmissio
     std::this_thread::sleep_for(std::chrono::milliseconds(500));
   }
   // The last records (the agents journal their outcome before Slurm ends the step).
-  sync.poll(
-      [&](const std::string&, const proto::JournalRecord& record) { progress.observe(record); });
+  sync.poll([&](const std::string& agent, const proto::JournalRecord& record) {
+    progress.apply(agent, record);
+  });
   print_logs();
   if (auto ranks = (*history)->ranks(job.job_id); logs && ranks.isOk()) logs->finish(*ranks);
   printOutcome(progress, job.job_id, std::chrono::duration<double>(Clock::now() - started).count());
-  if (!progress.finished() && slurm_state) {
+  if (!progress.decided() && slurm_state) {
     std::printf("  slurm: %s; the job's agents reported no outcome. The end of %s:\n%s",
                 slurmStateText(*slurm_state).c_str(), job.dir.outputFile(job.slurm_job_id).c_str(),
                 outputTail(job.dir, job.slurm_job_id, where, 15).c_str());

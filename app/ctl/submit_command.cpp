@@ -9,8 +9,8 @@
 
 #include "ctl.h"
 #include "log_tail.h"
-#include "ringmaster/client/job_progress.h"
 #include "ringmaster/client/slurm_submit.h"
+#include "ringmaster/job/job_model.h"
 #include "ringmaster/train/config.h"
 #include "session_loop.h"
 
@@ -21,30 +21,26 @@ using Clock = std::chrono::steady_clock;
 
 }  // namespace
 
-void printOutcome(const client::JobProgress& progress, const std::string& job_id, double seconds) {
-  const proto::RankState state =
-      progress.outcome() ? progress.outcome()->state() : proto::RANK_STATE_UNSPECIFIED;
-  const char* word = state == proto::SUCCEEDED ? "succeeded"
-                     : state == proto::STOPPED ? "stopped"
-                                               : "failed";
-  std::printf("job %s %s: %d rank(s) in %.1fs", job_id.c_str(), word, progress.worldSize(),
-              seconds);
-  if (progress.attempt() > 1) std::printf(", %u attempts", progress.attempt());
+void printOutcome(const job::JobModel& job, const std::string& job_id, double seconds) {
+  // The leader's word; without it (its agent is gone), the job did not succeed.
+  const char* word = job::phaseName(job.decided() ? job.phase() : job::JobPhase::kFailed);
+  std::printf("job %s %s: %d rank(s) in %.1fs", job_id.c_str(), word, job.worldSize(), seconds);
+  if (job.attempt() > 1) std::printf(", %u attempts", job.attempt());
   std::printf("\n");
-  for (const auto& [attempt, failure] : progress.failures()) {
+  for (const auto& [attempt, failure] : job.failures()) {
     std::printf("  attempt %u: %s\n", attempt, failure.cause().c_str());
   }
-  if (progress.outcome() && !progress.outcome()->cause().empty() && state != proto::SUCCEEDED) {
-    std::printf("  cause: %s\n", progress.outcome()->cause().c_str());
+  if (job.outcome() && !job.outcome()->cause().empty() && !job.succeeded()) {
+    std::printf("  cause: %s\n", job.outcome()->cause().c_str());
   }
-  for (const auto& [rank, exit] : progress.exits()) {
-    if (exit.state() == proto::SUCCEEDED) continue;
-    std::printf("  rank %d: %s", rank, proto::RankState_Name(exit.state()).c_str());
-    if (exit.signal())
-      std::printf(" (signal %d)", exit.signal());
+  for (const auto& [rank, state] : job.ranks()) {
+    if (state.going() || state.status == job::RankStatus::kSucceeded) continue;
+    std::printf("  rank %d: %s", rank, job::statusName(state.status));
+    if (state.signal)
+      std::printf(" (signal %d)", state.signal);
     else
-      std::printf(" (exit code %d)", exit.exit_code());
-    if (!exit.error().empty()) std::printf(": %s", exit.error().c_str());
+      std::printf(" (exit code %d)", state.exit_code);
+    if (!state.error.empty()) std::printf(": %s", state.error.c_str());
     std::printf("\n");
   }
   std::fflush(stdout);
@@ -59,14 +55,15 @@ int submitAndWatch(const client::ClientPaths& paths, const job::JobSpec& spec, b
     return kExitFailure;
   }
   std::optional<Result<client::SubmittedJob>> submitted;
-  std::optional<client::JobProgress> progress;
+  std::optional<job::JobModel> progress;
   (*loop)->on_submitted = [&](const Result<client::SubmittedJob>& result) {
     submitted = result;
     if (result.isOk()) progress.emplace(result->job_id);
   };
-  (*loop)->on_records = [&](const std::string&, const std::vector<proto::JournalRecord>& records) {
+  (*loop)->on_records = [&](const std::string& agent,
+                            const std::vector<proto::JournalRecord>& records) {
     if (!progress) return;
-    for (const auto& record : records) progress->observe(record);
+    for (const auto& record : records) progress->apply(agent, record);
   };
   client::ClusterSession& session = (*loop)->session();
   session.postSubmit(spec);
@@ -92,7 +89,7 @@ int submitAndWatch(const client::ClientPaths& paths, const job::JobSpec& spec, b
   // over when its leader says so (JobOutcome).
   std::optional<Clock::time_point> finished_at;
   while (true) {
-    if (progress->finished() && !finished_at) finished_at = Clock::now();
+    if (progress->decided() && !finished_at) finished_at = Clock::now();
     // The last exits and log lines follow the outcome within moments (or never, from an agent
     // that is gone: then what was printed is what there is).
     if (finished_at && ((progress->allExited() && (!logs || logs->allFinished())) ||

@@ -2,8 +2,6 @@
 
 #include <algorithm>
 
-#include "ringmaster/job/spec.h"
-
 namespace ringmaster::gui {
 namespace {
 
@@ -15,66 +13,37 @@ std::string eventKey(const std::string& source, uint64_t seq, uint32_t attempt) 
 
 }  // namespace
 
-JobData::JobData(std::string job_id) : job_id_(std::move(job_id)) {}
+JobData::JobData(std::string job_id) : job_id_(std::move(job_id)), model_(job_id_) {}
 
 void JobData::ingest(const std::string& agent, const proto::JournalRecord& r) {
-  if (r.attempt() > attempt_) {
-    // A new attempt: its ranks start from scratch, perhaps fewer of them on fewer hosts (their
-    // series go on, from the checkpoint's step).
-    attempt_ = r.attempt();
-    restarting_ = false;
-    outcome_.clear();  // a client may restart a job that was over
-    ranks_.clear();    // its JobAccepted records say which ranks it has
-  }
+  // The lifecycle is the model's; this adds what a dashboard draws (metrics, events, health).
+  const uint32_t attempt_before = model_.attempt();
+  model_.apply(agent, r);
+  // A new attempt: its ranks start from scratch, perhaps fewer of them on fewer hosts (their
+  // series go on, from the checkpoint's step).
+  if (model_.attempt() > attempt_before) ranks_.clear();
   const double time = r.time();
   if (start_time_ == 0 || time < start_time_) start_time_ = time;
   // Records of an older attempt that arrive late (from another agent) are events and metrics,
   // not the state of the ranks now.
-  const bool older = r.attempt() < attempt_ && (r.has_job_accepted() || r.has_rank_started() ||
-                                                r.has_rank_exited() || r.has_job_restart());
-  switch (older ? proto::JournalRecord::KIND_NOT_SET : r.kind_case()) {
-    case proto::JournalRecord::kJobAccepted: {
-      const auto& a = r.job_accepted();
-      name_ = a.name();
-      launcher_ = store::launcherNameOf(a.launcher());
-      world_size_ = a.world_size();
-      if (auto parsed = job::parseJobSpec(a.spec_yaml(), a.name()); parsed.ok()) {
-        max_restarts_ = parsed.spec->restart.max_restarts;
-      }
-      for (const auto& assignment : a.ranks()) {
-        RankInfo& info = ranks_[assignment.rank()];
-        info.rank = assignment.rank();
-        info.local_rank = assignment.local_rank();
-        info.agent = agent;
-      }
+  const bool current = r.attempt() == model_.attempt();
+  switch (r.kind_case()) {
+    case proto::JournalRecord::kJobAccepted:
+      if (!current) break;
+      name_ = r.job_accepted().name();
+      launcher_ = store::launcherNameOf(r.job_accepted().launcher());
+      for (const auto& assignment : r.job_accepted().ranks()) copyRank(assignment.rank());
       break;
-    }
-    case proto::JournalRecord::kRankStarted: {
-      const auto& s = r.rank_started();
-      RankInfo& info = ranks_[s.rank()];
-      info.rank = s.rank();
-      info.local_rank = s.local_rank();
-      info.agent = agent;
-      info.pid = s.pid();
-      info.device = s.device();
-      info.state = "running";
-      info.started = time;
-      info.last_update = time;
+    case proto::JournalRecord::kRankStarted:
+      if (!current) break;
+      copyRank(r.rank_started().rank());
+      ranks_[r.rank_started().rank()].last_update = time;
       break;
-    }
-    case proto::JournalRecord::kRankExited: {
-      const auto& e = r.rank_exited();
-      RankInfo& info = ranks_[e.rank()];
-      info.rank = e.rank();
-      if (info.agent.empty()) info.agent = agent;
-      info.state = store::rankExitStateOf(e);
-      info.exit_code = e.exit_code();
-      info.signal = e.signal();
-      info.error = e.error();
-      info.finished = time;
-      info.last_update = time;
+    case proto::JournalRecord::kRankExited:
+      if (!current) break;
+      copyRank(r.rank_exited().rank());
+      ranks_[r.rank_exited().rank()].last_update = time;
       break;
-    }
     case proto::JournalRecord::kMetric: {
       const auto& m = r.metric();
       RankInfo& info = ranks_[m.rank()];
@@ -95,12 +64,6 @@ void JobData::ingest(const std::string& agent, const proto::JournalRecord& r) {
       max_step_ = std::max(max_step_, m.step());
       break;
     }
-    case proto::JournalRecord::kJobRestart:
-      if (r.attempt() == attempt_) restarting_ = true;
-      break;
-    case proto::JournalRecord::kJobOutcome:
-      outcome_ = store::jobStateNameOf(r.job_outcome().state());
-      break;
     default:
       break;
   }
@@ -109,6 +72,24 @@ void JobData::ingest(const std::string& agent, const proto::JournalRecord& r) {
     addEvent(eventKey(r.source(), r.seq(), r.attempt()), eventFrom(row));
   }
   ++version_;
+}
+
+void JobData::copyRank(int rank) {
+  auto found = model_.ranks().find(rank);
+  if (found == model_.ranks().end()) return;
+  const job::RankState& s = found->second;
+  RankInfo& info = ranks_[rank];
+  info.rank = s.rank;
+  info.local_rank = s.local_rank;
+  info.agent = s.agent;
+  info.device = s.device;
+  info.pid = s.pid;
+  info.state = job::statusName(s.status);
+  info.exit_code = s.exit_code;
+  info.signal = s.signal;
+  info.error = s.error;
+  info.started = s.started;
+  info.finished = s.finished;
 }
 
 void JobData::ingestHealth(const std::string& agent, const proto::JournalRecord& r) {
@@ -126,30 +107,39 @@ void JobData::ingestSnapshot(const client::JobSnapshot& s) {
   if (s.slurm) slurm_ = s.slurm;
   name_ = s.job.name;
   launcher_ = s.job.launcher;
-  world_size_ = s.job.world_size;
-  attempt_ = std::max(attempt_, s.job.attempt);
-  stored_state_ = s.job.state;
   if (start_time_ == 0 || (s.job.submitted_at > 0 && s.job.submitted_at < start_time_)) {
     start_time_ = s.job.submitted_at;
   }
-  stored_end_time_ = s.job.finished_at;
+  job::StoredJob stored;
+  stored.phase = job::jobPhaseNamed(s.job.state).value_or(job::JobPhase::kSubmitted);
+  stored.decided = std::any_of(s.events.begin(), s.events.end(),
+                               [](const store::EventRow& e) { return e.kind == "job_outcome"; });
+  stored.world_size = s.job.world_size;
+  stored.attempt = s.job.attempt;
+  stored.end_time = s.job.finished_at;
   for (const auto& row : s.ranks) {
-    RankInfo& info = ranks_[row.rank];
-    info.rank = row.rank;
-    info.local_rank = row.local_rank;
-    info.agent = row.agent;
-    info.device = row.device;
-    info.pid = row.pid;
-    info.state = row.state;
-    info.exit_code = row.exit_code;
-    info.signal = row.signal;
-    info.error = row.error;
-    info.step = std::max(info.step, row.last_step);
-    info.started = row.started_at;
-    info.finished = row.finished_at;
+    job::RankState rank;
+    rank.rank = row.rank;
+    rank.local_rank = row.local_rank;
+    rank.agent = row.agent;
+    rank.device = row.device;
+    rank.pid = row.pid;
+    rank.status = job::rankStatusNamed(row.state).value_or(job::RankStatus::kPending);
+    rank.exit_code = row.exit_code;
+    rank.signal = row.signal;
+    rank.error = row.error;
+    rank.started = row.started_at;
+    rank.finished = row.finished_at;
+    stored.ranks.push_back(std::move(rank));
+  }
+  const uint32_t attempt_before = model_.attempt();
+  model_.applyStored(stored);
+  if (model_.attempt() > attempt_before) ranks_.clear();
+  for (const auto& row : s.ranks) {
+    copyRank(row.rank);
+    ranks_[row.rank].step = std::max(ranks_[row.rank].step, row.last_step);
   }
   for (const auto& row : s.events) {
-    if (row.kind == "job_outcome") outcome_ = s.job.state;
     addEvent(eventKey(row.source, row.seq, row.attempt), eventFrom(row));
   }
   std::sort(events_.begin(), events_.end(),
@@ -157,7 +147,7 @@ void JobData::ingestSnapshot(const client::JobSnapshot& s) {
   for (const auto& row : s.metrics) {
     addPoint(row.name, row.rank, static_cast<double>(row.step), row.time, row.value);
     // An earlier attempt's ranks may be gone or numbered otherwise now: lines, not rank rows.
-    if (row.attempt < attempt_) continue;
+    if (row.attempt < model_.attempt()) continue;
     RankInfo& info = ranks_[row.rank];
     info.rank = row.rank;
     info.step = std::max(info.step, row.step);
@@ -183,10 +173,11 @@ void JobData::addPoint(const std::string& name, int rank, double step, double ti
   if (!series.empty() && step <= series.back().step && time <= series.back().time) return;
   series.append(step, time, value);
   ++points_;
-  if (name != "samples_per_sec" || rank < 0 || world_size_ <= 0) return;
+  const int world_size = model_.worldSize();
+  if (name != "samples_per_sec" || rank < 0 || world_size <= 0) return;
   auto& [sum, count] = pending_totals_[static_cast<int64_t>(step)];
   sum += value;
-  if (++count >= world_size_) {
+  if (++count >= world_size) {
     metrics::Series& total = found->second[kJobTotal];
     if (total.empty() || step > total.back().step) total.append(step, time, sum);
     pending_totals_.erase(static_cast<int64_t>(step));
@@ -218,7 +209,8 @@ void JobData::deriveBusyTime() {
 // reported, in step order.
 void JobData::deriveJobTotal() {
   auto found = metrics_.find("samples_per_sec");
-  if (found == metrics_.end() || world_size_ <= 0) return;
+  const int world_size = model_.worldSize();
+  if (found == metrics_.end() || world_size <= 0) return;
   struct StepSum {
     double sum = 0, time = 0;
     int ranks = 0;
@@ -236,7 +228,7 @@ void JobData::deriveJobTotal() {
   }
   metrics::Series total;
   for (const auto& [step, s] : steps) {
-    if (s.ranks >= world_size_) total.append(static_cast<double>(step), s.time, s.sum);
+    if (s.ranks >= world_size) total.append(static_cast<double>(step), s.time, s.sum);
   }
   if (total.empty()) return;
   found->second[kJobTotal] = std::move(total);
@@ -287,42 +279,11 @@ void JobData::addHealth(const std::string& agent, double time, const proto::Heal
   }
 }
 
-double JobData::endTime() const {
-  if (!finished()) return 0;
-  double end = stored_end_time_;
-  for (const auto& [rank, info] : ranks_) end = std::max(end, info.finished);
-  return end;
-}
+double JobData::endTime() const { return model_.endTime(); }
 
-std::string JobData::state() const {
-  if (!outcome_.empty()) return outcome_;
-  if (restarting_) return "restarting";
-  int failed = 0, stopped = 0, succeeded = 0, known = 0;
-  for (const auto& [rank, info] : ranks_) {
-    if (info.state == "pending" && info.pid == 0) continue;
-    ++known;
-    failed += info.state == "failed";
-    stopped += info.state == "stopped";
-    succeeded += info.state == "succeeded";
-  }
-  if (known == 0) return stored_state_.empty() ? "submitted" : stored_state_;
-  // With restarts left the agents start the next attempt: until their JobRestart the job is on
-  // its way there, not failed (no failure notification for a job that recovers).
-  if (failed > 0) return attempt_ <= static_cast<uint32_t>(max_restarts_) ? "restarting" : "failed";
-  if (stopped > 0) return "stopped";
-  const int world = world_size_ > 0 ? world_size_ : static_cast<int>(ranks_.size());
-  if (world > 0 && succeeded >= world) return "succeeded";
-  return "running";
-}
+std::string JobData::state() const { return job::phaseName(model_.phase()); }
 
-bool JobData::finished() const {
-  if (!outcome_.empty()) return true;
-  if (ranks_.empty()) return stored_state_ == "succeeded" || stored_state_ == "failed";
-  for (const auto& [rank, info] : ranks_) {
-    if (info.state == "pending" || info.state == "running") return false;
-  }
-  return true;
-}
+bool JobData::finished() const { return model_.finished(); }
 
 std::optional<JobEvent> JobData::firstProblem() const {
   // The agents' verdict on the newest failed attempt names the root cause better than any exit.
@@ -340,7 +301,9 @@ bool JobData::isHangWatch(const JobEvent& event) { return event.kind.starts_with
 std::optional<JobEvent> JobData::hangWatch() const {
   for (auto it = events_.rbegin(); it != events_.rend(); ++it) {
     if (!isHangWatch(*it)) continue;
-    if (it->attempt != attempt_ || it->kind == "hang_cleared" || finished()) return std::nullopt;
+    if (it->attempt != model_.attempt() || it->kind == "hang_cleared" || finished()) {
+      return std::nullopt;
+    }
     return *it;
   }
   return std::nullopt;

@@ -23,6 +23,7 @@
 #undef slots
 #include "ringmaster/client/cluster_session.h"
 #pragma pop_macro("slots")
+#include "ringmaster/job/job_model.h"
 #include "ringmaster/metrics/series.h"
 
 namespace ringmaster::gui {
@@ -75,8 +76,10 @@ class JobData {
   const std::string& jobId() const { return job_id_; }
   const std::string& name() const { return name_; }
   const std::string& launcher() const { return launcher_; }
-  int worldSize() const { return world_size_; }
-  uint32_t attempt() const { return attempt_; }
+  int worldSize() const { return model_.worldSize(); }
+  uint32_t attempt() const { return model_.attempt(); }
+  // The job's lifecycle (the one model the history and ringmasterctl say in words).
+  const job::JobModel& model() const { return model_; }
   // submitted | running | succeeded | failed | stopped
   std::string state() const;
   bool finished() const;
@@ -117,20 +120,15 @@ class JobData {
  private:
   void addPoint(const std::string& name, int rank, double step, double time, double value);
   static JobEvent eventFrom(const store::EventRow& row);
+  void copyRank(int rank);  // the model's view of the rank into ranks_
   void addEvent(const std::string& key, JobEvent event);
   void addHealth(const std::string& agent, double time, const proto::HealthSample& sample);
   void deriveBusyTime();  // after a snapshot, whose metrics arrive one name at a time
   void deriveJobTotal();  // after a snapshot, whose points arrive one rank at a time
 
   std::string job_id_, name_, launcher_;
-  int world_size_ = 0;
-  uint32_t attempt_ = 0;
-  std::string stored_state_;  // from a snapshot, until records say more
-  std::string outcome_;       // the leader's final word (JobOutcome): the job is over
-  bool restarting_ = false;   // the newest attempt failed and the next one is on its way
-  int max_restarts_ = 0;      // the spec's restart.max_restarts
+  job::JobModel model_;
   double start_time_ = 0;
-  double stored_end_time_ = 0;  // from a snapshot
   int64_t max_step_ = -1;
   std::optional<store::SlurmJobRow> slurm_;
   std::map<int, RankInfo> ranks_;

@@ -14,6 +14,7 @@
 #include <unordered_map>
 #include <utility>
 
+#include "ringmaster/job/job_model.h"
 #include "store/schema.h"
 #include "store/sqlite_util.h"
 
@@ -38,34 +39,14 @@ const char* launcherName(proto::Launcher launcher) {
   }
 }
 
+// The history's words are the job model's.
 const char* rankStateName(const proto::RankExited& exited) {
-  switch (exited.state()) {
-    case proto::RUNNING:
-      return "running";
-    case proto::SUCCEEDED:
-      return "succeeded";
-    case proto::FAILED:
-      return "failed";
-    case proto::STOPPED:
-      return "stopped";
-    default:  // an agent that did not say: judge by the exit status
-      return exited.signal() != 0 || exited.exit_code() != 0 ? "failed" : "succeeded";
-  }
+  return job::statusName(job::exitStatusOf(exited));
 }
 
 const char* jobStateName(proto::RankState state) {
-  switch (state) {
-    case proto::RUNNING:
-      return "running";
-    case proto::SUCCEEDED:
-      return "succeeded";
-    case proto::FAILED:
-      return "failed";
-    case proto::STOPPED:
-      return "stopped";
-    default:
-      return "unknown";
-  }
+  const std::optional<job::JobPhase> phase = job::outcomePhaseOf(state);
+  return phase ? job::phaseName(*phase) : "unknown";
 }
 
 double nowSeconds() {
@@ -201,9 +182,6 @@ std::string eventKind(const proto::JournalRecord& r) {
 }  // namespace
 
 const char* launcherNameOf(proto::Launcher launcher) { return launcherName(launcher); }
-const char* rankExitStateOf(const proto::RankExited& exited) { return rankStateName(exited); }
-const char* jobStateNameOf(proto::RankState state) { return jobStateName(state); }
-std::string eventKindOf(const proto::JournalRecord& record) { return eventKind(record); }
 
 EventRow eventOf(const std::string& agent, const proto::JournalRecord& r) {
   EventRow e;

@@ -117,9 +117,7 @@ TEST(JobData, NamesTheFirstFailureAndDerivesTheState) {
 TEST(JobData, AFailedRankWithRestartsLeftIsRestartingNotFailed) {
   JobData job(kJob);
   proto::JournalRecord first = accepted(2, 0, 2);
-  first.mutable_job_accepted()->set_spec_yaml(
-      "name: train\nlauncher: command\ncommand: [/bin/true]\nworld_size: 2\n"
-      "restart: {max_restarts: 1}\n");
+  first.mutable_job_accepted()->set_max_restarts(1);  // the agent's word, not the spec's YAML
   job.ingest("a", first);
   job.ingest("a", exited(3, 1, proto::FAILED, 3));
   EXPECT_EQ(job.state(), "restarting");

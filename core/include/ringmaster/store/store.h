@@ -111,13 +111,8 @@ struct EventRow {
 // job_finished, job_failure, job_restart, job_outcome, hang_*), kind "" for other records. Live
 // views use it so that they say the same as the history, field for field.
 EventRow eventOf(const std::string& agent, const proto::JournalRecord& record);
-std::string eventKindOf(const proto::JournalRecord& record);
 // "native", "torchrun", "command" ("" when unset), as JobRow::launcher says it.
 const char* launcherNameOf(proto::Launcher launcher);
-// A rank's state after it exited, as RankRow::state says it: "succeeded", "failed", "stopped".
-const char* rankExitStateOf(const proto::RankExited& exited);
-// A job's state as JobRow::state says it, from a JobOutcome: "succeeded", "failed", "stopped".
-const char* jobStateNameOf(proto::RankState state);
 
 // A SQLite history file. Not thread-safe: one Store object per thread for reads; writes go through
 // one writer (the object's own connection, or BatchWriter below). Readers in other threads or
