@@ -36,7 +36,7 @@ RankStatus exitStatusOf(const proto::RankExited& exited) {
       return RankStatus::kStopped;
     default:
       return exited.signal() != 0 || exited.exit_code() != 0 ? RankStatus::kFailed
-                                                              : RankStatus::kSucceeded;
+                                                             : RankStatus::kSucceeded;
   }
 }
 
