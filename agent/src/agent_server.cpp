@@ -318,7 +318,8 @@ void AgentServer::Impl::sampleHealth() {
   record.set_source("host:" + options.name);
   record.set_time(last_health_time);
   *record.mutable_health() = last_health;
-  journal->append(record);
+  // A write failure keeps the sample pending; the loop logs every failed flush.
+  (void)journal->append(record);
   next_health = Clock::now() + std::chrono::milliseconds(options.health_interval_ms);
 }
 
@@ -647,13 +648,13 @@ Status AgentServer::Impl::loop() {
     }
     if (done()) {
       log("its jobs are over: exiting");
-      journal->flush();
+      if (Status flushed = journal->flush(); !flushed.isOk()) log(flushed.message());
       return Status::ok();
     }
     if (stopping) {
       log("shutting down: stopping every rank");
       supervisor->stopAll(std::chrono::seconds(5));
-      journal->flush();
+      if (Status flushed = journal->flush(); !flushed.isOk()) log(flushed.message());
       return Status::ok();
     }
     if (Clock::now() >= next_health) {

@@ -44,7 +44,7 @@ void recordInterruptedJobs(Journal& journal, const std::string& agent_name,
       exited.mutable_rank_exited()->set_state(proto::FAILED);
       exited.mutable_rank_exited()->set_exit_code(-1);
       exited.mutable_rank_exited()->set_error("the agent restarted while the rank was running");
-      journal.append(exited);
+      (void)journal.append(exited);  // kept pending on a write failure; flushed below
     }
     proto::JournalRecord finished;
     finished.set_job(key.first);
@@ -52,7 +52,7 @@ void recordInterruptedJobs(Journal& journal, const std::string& agent_name,
     finished.set_source("agent:" + agent_name);
     finished.mutable_job_finished()->set_state(proto::FAILED);
     finished.mutable_job_finished()->set_agent(agent_name);
-    journal.append(finished);
+    (void)journal.append(finished);
     if (whole_jobs_here.count(key)) {
       proto::JournalRecord outcome;
       outcome.set_job(key.first);
@@ -62,12 +62,14 @@ void recordInterruptedJobs(Journal& journal, const std::string& agent_name,
       outcome.mutable_job_outcome()->set_cause("agent " + agent_name +
                                                " restarted while the job was running");
       outcome.mutable_job_outcome()->set_attempts(key.second);
-      journal.append(outcome);
+      (void)journal.append(outcome);
     }
     log("job " + key.first + " attempt " + std::to_string(key.second) +
         " was interrupted by an agent restart: recorded as failed");
   }
-  journal.flush();
+  if (Status flushed = journal.flush(); !flushed.isOk()) {
+    log("cannot record the interrupted jobs yet: " + flushed.message());
+  }
 }
 
 }  // namespace ringmaster::agent

@@ -199,6 +199,12 @@ Status JobSupervisor::journal(proto::JournalRecord& record) {
   return appended.status();
 }
 
+void JobSupervisor::appendRecord(proto::JournalRecord& record) {
+  // A write failure keeps the record pending in the journal (written at the next flush that
+  // works), and the agent's loop logs every failed flush: nothing for this caller to undo.
+  (void)journal(record);
+}
+
 // This agent's share of the job's device plan, from its own GPUs: the client planned the whole
 // job already, but only the agent knows (and enforces) which GPUs it may give out.
 Result<job::DevicePlan> JobSupervisor::devicePlan(const proto::JobLaunch& launch) const {
@@ -406,7 +412,7 @@ Result<std::vector<int>> JobSupervisor::launch(const proto::JobLaunch& launch) {
       e->set_exit_code(127);
       e->set_state(proto::FAILED);
       e->set_error(failure.message());
-      journal(exited);
+      appendRecord(exited);
       reportFailure(job, rank, *e);
       job.any_failed = true;
       for (auto& started : job.ranks) started.stop_requested = true;
@@ -426,7 +432,7 @@ Result<std::vector<int>> JobSupervisor::launch(const proto::JobLaunch& launch) {
     s->set_local_rank(rank.local_rank);
     s->set_pid(rank.pid);
     s->set_device(device.device);
-    journal(started);
+    appendRecord(started);
     job.ranks.push_back(std::move(rank));
   }
   jobs_[id] = std::move(job);
@@ -583,7 +589,7 @@ void JobSupervisor::handleLine(Job& job, Rank& rank, std::string_view line) {
     v->set_name(name);
     v->set_value(value);
   }
-  journal(record);
+  appendRecord(record);
 }
 
 void JobSupervisor::reapChildren() {
@@ -651,7 +657,7 @@ void JobSupervisor::recordExit(Job& job, Rank& rank, int wait_status) {
     state = proto::STOPPED;
   }
   exited->set_state(state);
-  journal(record);
+  appendRecord(record);
   if (state == proto::FAILED) {
     reportFailure(job, rank, *exited);
     job.any_failed = true;
@@ -689,7 +695,7 @@ void JobSupervisor::finishIfDone(const std::string& job_id) {
                                         : proto::SUCCEEDED);
   finished->set_agent(options_.agent_name);
   finished->set_ranks(job.launch.ranks_size());
-  journal(record);
+  appendRecord(record);
   finished_attempts_[job_id] = {job.launch.attempt(), std::max(job.ranks_stopped, 0)};
   AttemptEvent over{job_id, job.launch.attempt(), std::nullopt, finished->state()};
   events_.push_back(std::move(over));

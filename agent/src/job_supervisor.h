@@ -155,6 +155,7 @@ class JobSupervisor {
   // Appends a record. Most callers go on whatever happens: an I/O failure is logged by the
   // journal's next flush. A record refused as too large is not written at all.
   Status journal(proto::JournalRecord& record);
+  void appendRecord(proto::JournalRecord& record);  // a failure is not the caller's to handle
   void handleOutput(Job& job, Rank& rank, const char* data, size_t size);
   void handleLine(Job& job, Rank& rank, std::string_view line);
   void drainOutput(Job& job, Rank& rank, bool final);

@@ -9,8 +9,17 @@ Result<std::unique_ptr<SessionLoop>> SessionLoop::start(const client::ClientPath
   std::unique_ptr<SessionLoop> loop(new SessionLoop);
   RM_ASSIGN_OR_RETURN(loop->session_, client::ClusterSession::open(paths, loop.get()));
   client::ClusterSession* session = loop->session_.get();
-  loop->thread_ = std::thread([session] { session->run(); });
+  SessionLoop* sink = loop.get();
+  loop->thread_ = std::thread([session, sink] {
+    if (Status ended = session->run(); !ended.isOk()) {
+      sink->sessionError(Status(ended.code(), "the session stopped: " + ended.message()));
+    }
+  });
   return loop;
+}
+
+void SessionLoop::sessionError(const Status& error) {
+  std::fprintf(stderr, "ringmasterctl: %s\n", error.message().c_str());
 }
 
 SessionLoop::~SessionLoop() { finish(); }

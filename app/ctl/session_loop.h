@@ -50,6 +50,7 @@ class SessionLoop : public client::SessionSink {
                 const Result<proto::LogChunk>& chunk) override;
   void jobLoaded(uint64_t, const Result<client::JobSnapshot>&) override {}
   void runsListed(uint64_t, const Result<std::vector<client::RunSummary>>&) override {}
+  void sessionError(const Status& error) override;  // on stderr
 
  private:
   SessionLoop() = default;

@@ -98,9 +98,12 @@ int waitForSlurmJob(client::ClusterClient& cluster, const client::SlurmSubmissio
     std::this_thread::sleep_for(std::chrono::milliseconds(500));
   }
   // The last records (the agents journal their outcome before Slurm ends the step).
-  sync.poll([&](const std::string& agent, const proto::JournalRecord& record) {
-    progress.apply(agent, record);
-  });
+  if (auto polled = sync.poll([&](const std::string& agent, const proto::JournalRecord& record) {
+        progress.apply(agent, record);
+      });
+      !polled.isOk()) {
+    printError("warning: " + polled.status().message());
+  }
   print_logs();
   if (auto ranks = (*history)->ranks(job.job_id); logs && ranks.isOk()) logs->finish(*ranks);
   printOutcome(progress, job.job_id, std::chrono::duration<double>(Clock::now() - started).count());

@@ -130,6 +130,8 @@ MainWindow::MainWindow(const AppOptions& options, QWidget* parent)
   connect(&bridge_, &SessionBridge::records, this, &MainWindow::onRecords);
   connect(&bridge_, &SessionBridge::submitted, this, &MainWindow::onSubmitted);
   connect(&bridge_, &SessionBridge::runsListed, this, &MainWindow::onRunsListed);
+  connect(&bridge_, &SessionBridge::sessionError, this,
+          [this](const QString& message) { notify("Session problem", message, true, {}); });
   connect(&bridge_, &SessionBridge::stopped, this,
           [this](uint64_t, const QString& job_id, const Result<int>& result) {
             if (result.isOk()) {

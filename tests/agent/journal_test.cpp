@@ -67,7 +67,7 @@ TEST_F(JournalTest, SurvivesReopenWithTheSameIdAndContinuesTheSequence) {
     id = (*journal)->id();
     for (int i = 0; i < 3000; ++i) {
       auto record = metric(i % 4, i, i);
-      (*journal)->append(record);
+      ASSERT_TRUE((*journal)->append(record).isOk());
     }
   }
   auto journal = Journal::open(dir_);
@@ -90,7 +90,7 @@ TEST_F(JournalTest, CutsATornTailAndKeepsEverythingBefore) {
     auto journal = Journal::open(dir_);
     for (int i = 0; i < 5; ++i) {
       auto record = metric(0, i, i);
-      (*journal)->append(record);
+      ASSERT_TRUE((*journal)->append(record).isOk());
     }
   }
   const std::string path = dir_ + "/journal.log";
@@ -141,7 +141,7 @@ TEST_F(JournalTest, DamageInTheMiddleKeepsEveryIntactRecordUnderItsSeqAndStartsA
     old_id = (*journal)->id();
     for (int i = 0; i < 100; ++i) {
       auto record = metric(0, i, i);
-      (*journal)->append(record);
+      ASSERT_TRUE((*journal)->append(record).isOk());
     }
   }
   const std::string path = dir_ + "/journal.log";
@@ -184,7 +184,7 @@ TEST_F(JournalTest, ADamagedLengthFieldLosesOnlyItsRecord) {
     auto journal = Journal::open(dir_);
     for (int i = 0; i < 60; ++i) {
       auto record = metric(0, i, i);
-      (*journal)->append(record);
+      ASSERT_TRUE((*journal)->append(record).isOk());
     }
   }
   const std::string path = dir_ + "/journal.log";
@@ -202,7 +202,7 @@ TEST_F(JournalTest, ReadRespectsRecordAndByteLimitsButReturnsAtLeastOne) {
   auto journal = Journal::open(dir_);
   for (int i = 0; i < 100; ++i) {
     auto record = metric(0, i, i);
-    (*journal)->append(record);
+    ASSERT_TRUE((*journal)->append(record).isOk());
   }
   std::vector<std::string> out;
   ASSERT_TRUE((*journal)->read(10, 7, 1u << 20, &out).isOk());

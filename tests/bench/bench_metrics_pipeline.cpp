@@ -88,7 +88,10 @@ int main(int argc, char** argv) {
     }
     for (uint64_t i = 0; i < records; ++i) {
       proto::JournalRecord record = metricRecord(i);
-      (*journal)->append(record);
+      if (auto appended = (*journal)->append(record); !appended.isOk()) {
+        std::fprintf(stderr, "bench_metrics_pipeline: %s\n", appended.status().toString().c_str());
+        return 1;
+      }
     }
   }
   std::string error;

@@ -46,10 +46,12 @@ train::NativeConfig benchConfig(const BenchModel& m) {
 
 // Best of three timed stretches after a warm-up, in samples/s of this rank.
 double timeRank(train::Trainer& trainer, const BenchModel& m, comm::Communicator* comm) {
-  for (uint64_t i = 0; i < std::min<uint64_t>(100, m.steps / 3); ++i) trainer.step();
+  for (uint64_t i = 0; i < std::min<uint64_t>(100, m.steps / 3); ++i) {
+    if (!trainer.step().isOk()) return 0;
+  }
   double best = 0;
   for (int round = 0; round < 3; ++round) {
-    if (comm) comm->barrier();
+    if (comm && !comm->barrier().isOk()) return 0;
     const auto start = std::chrono::steady_clock::now();
     for (uint64_t i = 0; i < m.steps / 3; ++i) {
       if (!trainer.step().isOk()) return 0;
@@ -90,7 +92,7 @@ double twoRanks(const BenchModel& m) {
       auto trainer = train::Trainer::create(benchConfig(m), trainer_options);
       if (!trainer.isOk()) return;
       rates[static_cast<size_t>(rank)] = timeRank(*trainer, m, comm->get());
-      (*comm)->barrier();
+      if (!(*comm)->barrier().isOk()) rates[static_cast<size_t>(rank)] = 0;
     });
   }
   for (auto& t : threads) t.join();

@@ -97,7 +97,7 @@ class ClusterSessionTest : public ::testing::Test {
     auto session = ClusterSession::open(paths, &sink_, options);
     ASSERT_TRUE(session.isOk()) << session.status().toString();
     session_ = std::move(*session);
-    thread_ = std::thread([this] { session_->run(); });
+    thread_ = std::thread([this] { EXPECT_TRUE(session_->run().isOk()); });
   }
   void TearDown() override {
     if (session_) session_->stop();

@@ -70,6 +70,10 @@ class SessionBridge::Inbox : public client::SessionSink {
   void slurmJobChanged(const store::SlurmJobRow& row) override {
     answer([row](SessionBridge& b) { emit b.slurmJobChanged(row); });
   }
+  void sessionError(const Status& error) override {
+    const QString text = QString::fromStdString(error.message());
+    answer([text](SessionBridge& b) { emit b.sessionError(text); });
+  }
 
  private:
   void answer(std::function<void(SessionBridge&)> f) {
@@ -94,7 +98,12 @@ Status SessionBridge::start(const client::ClientPaths& paths,
   stop();
   RM_ASSIGN_OR_RETURN(session_, client::ClusterSession::open(paths, inbox_.get(), options));
   client::ClusterSession* session = session_.get();
-  thread_ = std::thread([session] { session->run(); });
+  Inbox* inbox = inbox_.get();
+  thread_ = std::thread([session, inbox] {
+    if (Status ended = session->run(); !ended.isOk()) {
+      inbox->sessionError(Status(ended.code(), "the session stopped: " + ended.message()));
+    }
+  });
   timer_.start();
   return Status::ok();
 }

@@ -66,6 +66,7 @@ class SessionBridge : public QObject {
   void jobLoaded(uint64_t token, const Result<client::JobSnapshot>& snapshot);
   void runsListed(uint64_t token, const Result<std::vector<client::RunSummary>>& runs);
   void slurmJobChanged(const store::SlurmJobRow& row);
+  void sessionError(const QString& message);  // the history could not be written, ...
 
  private:
   class Inbox;

@@ -329,7 +329,11 @@ void ClusterSession::receiveInventory(Agent& agent) {
     agent.journal_retry_at = now;
   }
   if (!agent.answered_once || now - agent.last_recorded > kRecordAgentInterval) {
-    history_->recordAgent(agent.endpoint.name, agent.endpoint.endpoint, inventory);
+    if (Status recorded =
+            history_->recordAgent(agent.endpoint.name, agent.endpoint.endpoint, inventory);
+        !recorded.isOk()) {
+      sink_->sessionError(recorded);
+    }
     agent.last_recorded = now;
   }
   agent.answered_once = true;
@@ -386,6 +390,7 @@ void ClusterSession::flushHistory() {
   pending_flush_ = false;
   Status flushed = writer_->flush();
   if (flushed.isOk()) return;
+  sink_->sessionError(flushed);
   // The batch writer dropped what followed the failed batch: pull again from the stored cursors
   // (the sink sees those records twice; the history stores them once).
   for (auto& agent : agents_) {
@@ -451,8 +456,9 @@ Status ClusterSession::run() {
       last_flush = Clock::now();
     }
   }
-  writer_->flush();
-  return Status::ok();
+  Status flushed = writer_->flush();
+  if (!flushed.isOk()) sink_->sessionError(flushed);
+  return flushed;
 }
 
 Result<JobSnapshot> ClusterSession::loadJob(const std::string& job_id) {

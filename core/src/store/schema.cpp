@@ -200,7 +200,7 @@ Status applyNext(Connection& db, const std::string& path, bool* done) {
   RM_RETURN_IF_ERROR(db.exec("BEGIN IMMEDIATE", "starting a schema migration of " + path));
   // Read the version inside the write transaction: another process may have migrated meanwhile.
   auto rollback = [&](Status status) {
-    db.exec("ROLLBACK", "rolling back a schema migration");
+    (void)db.exec("ROLLBACK", "rolling back a schema migration");  // `status` says what failed
     return status;
   };
   Result<int> version = userVersion(db);

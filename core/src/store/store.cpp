@@ -488,7 +488,8 @@ Status Store::Impl::applyChunks(const JournalChunk* chunks, size_t n) {
   Status status = applyInTransaction(chunks, n);
   if (status.isOk()) status = commit_.run("committing journal records to " + path_);
   if (!status.isOk()) {
-    if (sqlite3_get_autocommit(db_.get()) == 0) rollback_.run("rolling back");
+    // The batch's own failure is what is reported; a failed rollback leaves nothing committed.
+    if (sqlite3_get_autocommit(db_.get()) == 0) (void)rollback_.run("rolling back");
     series_ids_.clear();
   }
   return status;
@@ -955,7 +956,7 @@ Status Store::Impl::endUnfinishedJob(const std::string& job_id, const std::strin
             "('submitted', 'running')");
   }
   if (!status.isOk()) {
-    db_.exec("ROLLBACK", "rolling back");
+    (void)db_.exec("ROLLBACK", "rolling back");  // `status` says what failed
     return status;
   }
   return db_.exec("COMMIT", "ending job " + job_id);
@@ -1371,7 +1372,7 @@ class BatchWriter::Impl {
   }
 
   ~Impl() {
-    flush();
+    (void)flush();  // its owner's last flush() reported any failure
     {
       std::lock_guard<std::mutex> lock(mu_);
       stopping_ = true;

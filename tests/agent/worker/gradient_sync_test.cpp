@@ -25,7 +25,7 @@ void onRanks(int size, const std::function<void(int, comm::Communicator*)>& body
       auto communicator = comm::createGlooCommunicator(options);
       ASSERT_TRUE(communicator.isOk()) << communicator.status().toString();
       body(rank, communicator->get());
-      (*communicator)->barrier();
+      EXPECT_TRUE((*communicator)->barrier().isOk());
     });
   }
   for (auto& t : threads) t.join();

@@ -63,6 +63,9 @@ class SessionSink {
   virtual void runsListed(uint64_t token, const Result<std::vector<RunSummary>>& runs) = 0;
   // Slurm's state of a job on Slurm changed (pending with a new reason, running, finished...).
   virtual void slurmJobChanged(const store::SlurmJobRow& /*row*/) {}
+  // Something the session could not do that a person must hear of: the history could not be
+  // written (its records are pulled again), or the session's loop stopped.
+  virtual void sessionError(const Status& /*error*/) {}
 };
 
 struct SessionOptions {

@@ -28,7 +28,7 @@ enum class ErrorCode : int {
 
 const char* errorCodeName(ErrorCode code);
 
-class Status {
+class [[nodiscard]] Status {
  public:
   Status() = default;
   Status(ErrorCode code, std::string message) : code_(code), message_(std::move(message)) {}
@@ -56,7 +56,7 @@ inline Status timeoutError(std::string m) { return {ErrorCode::kTimeout, std::mo
 
 // A value or the Status that explains why there is none.
 template <typename T>
-class Result {
+class [[nodiscard]] Result {
  public:
   Result(T value) : v_(std::move(value)) {}         // NOLINT(google-explicit-constructor)
   Result(Status status) : v_(std::move(status)) {   // NOLINT(google-explicit-constructor)
