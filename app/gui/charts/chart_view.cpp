@@ -39,6 +39,12 @@ void ChartView::setPlaceholder(const QString& text) {
   viewport()->update();
 }
 
+void ChartView::setNote(const QString& text) {
+  if (text == note_) return;
+  note_ = text;
+  viewport()->update();
+}
+
 QRectF ChartView::plot() const { return chart()->plotArea(); }
 
 void ChartView::mousePressEvent(QMouseEvent* event) {
@@ -136,6 +142,14 @@ void ChartView::drawForeground(QPainter* painter, const QRectF& rect) {
   }
   drawMarkers(painter, p);
   drawValueFlags(painter, p);
+  if (!note_.isEmpty()) {
+    QFont small = font();
+    small.setPointSizeF(small.pointSizeF() * 0.85);
+    small.setBold(true);
+    painter->setFont(small);
+    painter->setPen(QColor(0xc0, 0x80, 0xff));  // the colour of "unknown"
+    painter->drawText(p.adjusted(4, 2, -4, -2), Qt::AlignRight | Qt::AlignTop, note_);
+  }
   if (!placeholder_.isEmpty()) {
     painter->setPen(palette().color(QPalette::PlaceholderText));
     QFont f = font();

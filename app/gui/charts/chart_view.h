@@ -50,6 +50,9 @@ class ChartView : public QChartView {
   void setCallbacks(Callbacks callbacks);
   // Drawn in the middle of the plot when not empty ("Waiting for data…").
   void setPlaceholder(const QString& text);
+  // A line at the plot's top right, e.g. "no data since 14:02:11"; empty: none.
+  void setNote(const QString& text);
+  const QString& note() const { return note_; }
   // Vertical lines across the plot with their labels at the top (failures).
   void setMarkers(std::vector<Marker> markers);
   void setValueFlags(std::vector<ValueFlag> flags);
@@ -74,6 +77,7 @@ class ChartView : public QChartView {
 
   Callbacks callbacks_;
   QString placeholder_;
+  QString note_;
   std::vector<Marker> markers_;
   std::vector<ValueFlag> flags_;
   Drag drag_ = Drag::kNone;

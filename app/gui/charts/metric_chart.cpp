@@ -505,6 +505,10 @@ void MetricChart::applyYRange(double lo, double hi, bool has_values) {
   setValueAxis(y_axis_, lo, hi, interval, std::max(std::abs(lo), std::abs(hi)));
 }
 
+void MetricChart::setStaleNote(const QString& text) { view_->setNote(text); }
+
+QString MetricChart::staleNote() const { return view_->note(); }
+
 void MetricChart::setMarkers(std::vector<ChartMarker> markers) {
   markers_ = std::move(markers);
   placeMarkers();

@@ -66,6 +66,9 @@ class MetricChart : public QWidget {
   void setSmoothing(double weight);  // EMA weight 0 (off) .. 0.99; raw stays drawn faint behind
   void setYLabel(const QString& label);
   void setMarkers(std::vector<ChartMarker> markers);  // replaces them; drawn on the next refresh
+  // Said at the plot's top right while the data may be stale ("no data since 14:02:11").
+  void setStaleNote(const QString& text);
+  QString staleNote() const;
   void refresh();  // after appends: re-decimate and redraw; O(width log n)
   // refresh() on a later turn of the event loop; the charts waiting are drawn one per turn.
   void refreshSoon();

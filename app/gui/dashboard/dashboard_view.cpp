@@ -706,6 +706,13 @@ void DashboardView::updateHeader() {
   if (!live_) text += " &nbsp;·&nbsp; from the history";
   summary_->setText(text);
 
+  // The charts say that what they show may be old; the clock of the job stopped with them.
+  const QString stale =
+      liveness.job_unknown && liveness.evidence_until > 0
+          ? tr("no data since %1")
+                .arg(QString::fromStdString(client::clockTime(liveness.evidence_until)))
+          : QString();
+  for (const auto& [title, chart] : charts_) chart->setStaleNote(stale);
   if (liveness.anyUnknown()) {
     problem_->setText(QString("⚠  %1").arg(QString::fromStdString(liveness.describe())));
     const QString sheet =

@@ -4,6 +4,8 @@
 #include <cstdint>
 #include <map>
 
+#include "ringmaster/util/closest_match.h"
+
 namespace ringmaster::job {
 namespace {
 

@@ -11,7 +11,7 @@
 #include <optional>
 #include <string_view>
 
-#include "ringmaster/job/spec.h"
+#include "ringmaster/util/closest_match.h"
 
 namespace ringmaster::slurm {
 namespace {
@@ -223,7 +223,7 @@ class FieldReader {
   void reportUnknownKey(const std::string& name, const YAML::Node& key) {
     std::vector<std::string> known = slurmFieldNames();
     known.insert(known.end(), other_keys_.begin(), other_keys_.end());
-    const std::string suggestion = job::closestMatch(name, known);
+    const std::string suggestion = closestMatch(name, known);
     std::string expected;
     for (const std::string& k : known) expected += (expected.empty() ? "" : ", ") + k;
     report(

@@ -10,7 +10,7 @@
 #include <set>
 #include <utility>
 
-#include "ringmaster/job/spec.h"
+#include "ringmaster/util/closest_match.h"
 
 namespace ringmaster::train {
 namespace {
@@ -84,7 +84,7 @@ class ConfigParser {
       const std::string name = key.Scalar();
       if (std::find(known.begin(), known.end(), name) == known.end()) {
         std::string message = "unknown key '" + name + "'";
-        const std::string suggestion = job::closestMatch(name, known);
+        const std::string suggestion = closestMatch(name, known);
         if (!suggestion.empty()) message += "; did you mean '" + suggestion + "'?";
         report(key, field + "." + name, message);
         continue;
@@ -163,7 +163,7 @@ class ConfigParser {
     const std::optional<T> value = parse(node.Scalar());
     if (!value) {
       std::string message = "expected one of " + list + ", got '" + node.Scalar() + "'";
-      const std::string suggestion = job::closestMatch(node.Scalar(), choices);
+      const std::string suggestion = closestMatch(node.Scalar(), choices);
       if (!suggestion.empty()) message += "; did you mean '" + suggestion + "'?";
       report(node, field, message);
       return;

@@ -25,7 +25,9 @@ void onRanks(int size, const std::function<void(int, comm::Communicator*)>& body
       auto communicator = comm::createGlooCommunicator(options);
       ASSERT_TRUE(communicator.isOk()) << communicator.status().toString();
       body(rank, communicator->get());
-      EXPECT_TRUE((*communicator)->barrier().isOk());
+      // Only so that no rank tears down its context while a peer still uses it: a body that
+      // breaks the communicator on purpose (a failed allreduce) makes this barrier fail too.
+      (void)(*communicator)->barrier();
     });
   }
   for (auto& t : threads) t.join();

@@ -204,6 +204,10 @@ TEST_F(MainWindowTest, AJobWhoseAgentIsKilledShowsUnknownNotRunning) {
     EXPECT_EQ(ranks->data(ranks->index(row, RankTableModel::kExit), Qt::DisplayRole).toString(),
               "");  // last heard running: no exit to show
   }
+  // The charts say their data may be old.
+  MetricChart* loss = view->chart("loss");
+  ASSERT_NE(loss, nullptr);
+  EXPECT_TRUE(loss->staleNote().startsWith("no data since ")) << loss->staleNote().toStdString();
   // The elapsed time stopped at the last evidence.
   const QString stopped = view->headline();
   waitFor([] { return false; }, 2100);  // the clock would have ticked twice

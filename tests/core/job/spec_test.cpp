@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "ringmaster/util/closest_match.h"
+
 namespace ringmaster::job {
 namespace {
 

@@ -111,8 +111,4 @@ std::string formatDiagnostics(const std::vector<SpecDiagnostic>& diagnostics);
 // TORCHELASTIC_*, RINGMASTER_*), which a spec may not set.
 bool isReservedEnvName(std::string_view name);
 
-// The candidate closest to `word` by edit distance (ignoring case), or "" when none is close
-// enough to be a plausible typo.
-std::string closestMatch(std::string_view word, const std::vector<std::string>& candidates);
-
 }  // namespace ringmaster::job
