@@ -53,6 +53,14 @@ std::optional<JobPhase> outcomePhaseOf(proto::RankState state) {
   }
 }
 
+JobPhase attemptPhase(const RankCounts& counts, int world_size) {
+  if (counts.failed > 0) return JobPhase::kFailed;
+  if (counts.stopped > 0) return JobPhase::kStopped;
+  const int64_t world = world_size > 0 ? world_size : counts.ranks;
+  if (world > 0 && counts.succeeded >= world) return JobPhase::kSucceeded;
+  return JobPhase::kRunning;
+}
+
 const char* phaseName(JobPhase phase) {
   for (const auto& [p, name] : kJobPhases) {
     if (p == phase) return name;
@@ -174,25 +182,23 @@ void JobModel::applyStored(const StoredJob& stored) {
 JobPhase JobModel::phase() const {
   if (decided_) return *decided_;
   if (restarting_) return JobPhase::kRestarting;
-  int failed = 0, stopped = 0, succeeded = 0, known = 0;
+  RankCounts counts;
   for (const auto& [number, s] : ranks_) {
     if (s.status == RankStatus::kPending && s.pid == 0) continue;  // only assigned so far
-    ++known;
-    failed += s.status == RankStatus::kFailed;
-    stopped += s.status == RankStatus::kStopped;
-    succeeded += s.status == RankStatus::kSucceeded;
+    ++counts.ranks;
+    counts.failed += s.status == RankStatus::kFailed;
+    counts.stopped += s.status == RankStatus::kStopped;
+    counts.succeeded += s.status == RankStatus::kSucceeded;
   }
-  if (known == 0) return stored_phase_.value_or(JobPhase::kSubmitted);
+  if (counts.ranks == 0) return stored_phase_.value_or(JobPhase::kSubmitted);
+  const int world = world_size_ > 0 ? world_size_ : static_cast<int>(ranks_.size());
+  const JobPhase attempt = attemptPhase(counts, world);
   // With restarts left the agents start the next attempt: until their JobRestart the job is on
   // its way there, not failed (no failure notification for a job that recovers).
-  if (failed > 0) {
-    return attempt_ <= static_cast<uint32_t>(max_restarts_) ? JobPhase::kRestarting
-                                                            : JobPhase::kFailed;
+  if (attempt == JobPhase::kFailed && attempt_ <= static_cast<uint32_t>(max_restarts_)) {
+    return JobPhase::kRestarting;
   }
-  if (stopped > 0) return JobPhase::kStopped;
-  const int world = world_size_ > 0 ? world_size_ : static_cast<int>(ranks_.size());
-  if (world > 0 && succeeded >= world) return JobPhase::kSucceeded;
-  return JobPhase::kRunning;
+  return attempt;
 }
 
 bool JobModel::finished() const {

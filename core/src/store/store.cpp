@@ -71,15 +71,6 @@ struct Batch {
 };
 
 // The state of one attempt from its ranks: the rules of JobRow's comment.
-std::string deriveState(int64_t ranks, int64_t failed, int64_t stopped, int64_t succeeded,
-                        int world_size) {
-  if (failed > 0) return "failed";
-  if (stopped > 0) return "stopped";
-  const int64_t world = world_size > 0 ? world_size : ranks;
-  if (world > 0 && succeeded >= world) return "succeeded";
-  return "running";
-}
-
 std::string summarize(const std::string& agent, const proto::JournalRecord& r) {
   switch (r.kind_case()) {
     case proto::JournalRecord::kJobAccepted: {
@@ -783,19 +774,20 @@ Status Store::Impl::refreshStates() {
       world_size = static_cast<int>(job_for_state_.columnInt64(1));
       job_state = job_for_state_.columnText(2);
     }
-    int64_t ranks = 0, failed = 0, stopped = 0, succeeded = 0;
+    job::RankCounts counts;
     {
       ScopedReset reset(rank_counts_);
       rank_counts_.bindText(1, t.job);
       rank_counts_.bindInt64(2, t.attempt);
       const int rc = rank_counts_.step();
       if (rc != SQLITE_ROW) return error(rc, "counting the ranks of job " + t.job);
-      ranks = rank_counts_.columnInt64(0);
-      failed = rank_counts_.columnInt64(1);
-      stopped = rank_counts_.columnInt64(2);
-      succeeded = rank_counts_.columnInt64(3);
+      counts.ranks = rank_counts_.columnInt64(0);
+      counts.failed = rank_counts_.columnInt64(1);
+      counts.stopped = rank_counts_.columnInt64(2);
+      counts.succeeded = rank_counts_.columnInt64(3);
     }
-    const std::string state = deriveState(ranks, failed, stopped, succeeded, world_size);
+    // The job model's rule; restarts come from the leader's JobRestart (applyDecisions).
+    const std::string state = job::phaseName(job::attemptPhase(counts, world_size));
     // Leaving "running" stamps the time of the record that decided it; re-entering (a new
     // attempt) clears it.
     const double finished_at = state == "running" ? 0 : t.time;

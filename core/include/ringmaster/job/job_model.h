@@ -43,6 +43,14 @@ RankStatus exitStatusOf(const proto::RankExited& exited);
 // A job's final phase from the leader's JobOutcome; nullopt for a state that is not final.
 std::optional<JobPhase> outcomePhaseOf(proto::RankState state);
 
+// What the ends of an attempt's ranks make of it, before any restart decision: failed when one
+// failed, else stopped when one was stopped, succeeded when `world_size` (or, when 0, all `ranks`)
+// succeeded, else running. The history and JobModel both judge attempts by this rule.
+struct RankCounts {
+  int64_t ranks = 0, failed = 0, stopped = 0, succeeded = 0;
+};
+JobPhase attemptPhase(const RankCounts& counts, int world_size);
+
 // One rank of the newest attempt.
 struct RankState {
   int rank = 0;
