@@ -17,7 +17,7 @@ struct StateName {
 constexpr std::array<StateName, 24> kStates{{
     {"BOOT_FAIL", "BF", Phase::kFailed},      {"CANCELLED", "CA", Phase::kCancelled},
     {"COMPLETED", "CD", Phase::kCompleted},   {"CONFIGURING", "CF", Phase::kPending},
-    {"COMPLETING", "CG", Phase::kRunning},    {"DEADLINE", "DL", Phase::kTimedOut},
+    {"COMPLETING", "CG", Phase::kCompleting}, {"DEADLINE", "DL", Phase::kTimedOut},
     {"FAILED", "F", Phase::kFailed},          {"NODE_FAIL", "NF", Phase::kNodeFailure},
     {"OUT_OF_MEMORY", "OOM", Phase::kFailed}, {"PENDING", "PD", Phase::kPending},
     {"PREEMPTED", "PR", Phase::kPreempted},   {"RUNNING", "R", Phase::kRunning},
@@ -107,6 +107,8 @@ const char* phaseName(Phase phase) {
       return "pending";
     case Phase::kRunning:
       return "running";
+    case Phase::kCompleting:
+      return "completing";
     case Phase::kSuspended:
       return "suspended";
     case Phase::kCompleted:

@@ -28,7 +28,11 @@ TEST(SlurmPhase, EveryStateNameAndCodeHasAPhase) {
   EXPECT_EQ(phaseOf("REQUEUED"), Phase::kPending);
   EXPECT_EQ(phaseOf("CONFIGURING"), Phase::kPending);
   EXPECT_EQ(phaseOf("RUNNING"), Phase::kRunning);
-  EXPECT_EQ(phaseOf("COMPLETING"), Phase::kRunning);
+  // Regression (issue 21): after scancel squeue says COMPLETING while Slurm ends the step's
+  // processes; that is not "running".
+  EXPECT_EQ(phaseOf("COMPLETING"), Phase::kCompleting);
+  EXPECT_STREQ(phaseName(Phase::kCompleting), "completing");
+  EXPECT_FALSE(isFinished(Phase::kCompleting));
   EXPECT_EQ(phaseOf("SUSPENDED"), Phase::kSuspended);
   EXPECT_EQ(phaseOf("COMPLETED"), Phase::kCompleted);
   EXPECT_EQ(phaseOf("FAILED"), Phase::kFailed);

@@ -16,7 +16,8 @@ namespace ringmaster::slurm {
 
 enum class Phase {
   kPending,      // queued (the reason says why: Priority, Resources, ...), held, requeued
-  kRunning,      // running, completing, resizing, signaling, staging out
+  kRunning,      // running, resizing, signaling, staging out
+  kCompleting,   // over (or cancelled): Slurm is ending its processes; no longer "running"
   kSuspended,    // suspended or stopped by Slurm
   kCompleted,    // every step ended with 0
   kFailed,       // a non-zero exit, a failed boot, out of memory
