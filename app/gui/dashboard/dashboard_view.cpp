@@ -645,6 +645,22 @@ client::JobLiveness DashboardView::liveness() const {
   return client::judgeLiveness(ranks, since);
 }
 
+void DashboardView::showProblem(const QString& text, ProblemTone tone) {
+  // Purple: nothing is known (the agents are silent); amber: a warning or a failure the job got
+  // over; red: a failure.
+  static const char* kColours[] = {
+      "background: #3a2a52; color: #ead8ff; border: 1px solid #c080ff;",
+      "background: #4a3a12; color: #ffe7a8; border: 1px solid #d9a526;",
+      "background: #5a1d1d; color: #ffd0d0; border: 1px solid #ff5555;"};
+  const QString sheet = QString(
+                            "QPushButton { %1 border-radius: 4px; padding: 6px 10px;"
+                            " text-align: left; font-weight: bold; }")
+                            .arg(kColours[static_cast<int>(tone)]);
+  problem_->setText(text);
+  if (problem_->styleSheet() != sheet) problem_->setStyleSheet(sheet);
+  problem_->setVisible(true);
+}
+
 QString DashboardView::headline() const { return title_->text() + " — " + summary_->text(); }
 
 QString DashboardView::problemText() const { return problem_->isVisible() ? problem_->text() : ""; }
@@ -714,23 +730,15 @@ void DashboardView::updateHeader() {
           : QString();
   for (const auto& [title, chart] : charts_) chart->setStaleNote(stale);
   if (liveness.anyUnknown()) {
-    problem_->setText(QString("⚠  %1").arg(QString::fromStdString(liveness.describe())));
-    const QString sheet =
-        "QPushButton { background: #3a2a52; color: #ead8ff; border: 1px solid #c080ff;"
-        " border-radius: 4px; padding: 6px 10px; text-align: left; font-weight: bold; }";
-    if (problem_->styleSheet() != sheet) problem_->setStyleSheet(sheet);
-    problem_->setVisible(true);
+    showProblem(QString("⚠  %1").arg(QString::fromStdString(liveness.describe())),
+                ProblemTone::kUnknown);
   } else if (auto hang = job_->hangWatch()) {
     // Current news beats an old attempt's failure; it goes when progress resumes.
-    problem_->setText(QString("⚠  %1 %2%3")
-                          .arg(hang->kind == "hang_hung" ? "Hung:" : "Suspected hang:",
-                               QString::fromStdString(hang->detail),
-                               hang->rank >= 0 ? "  —  show its log" : ""));
-    const QString sheet =
-        "QPushButton { background: #4a3a12; color: #ffe7a8; border: 1px solid #d9a526;"
-        " border-radius: 4px; padding: 6px 10px; text-align: left; font-weight: bold; }";
-    if (problem_->styleSheet() != sheet) problem_->setStyleSheet(sheet);
-    problem_->setVisible(true);
+    showProblem(
+        QString("⚠  %1 %2%3")
+            .arg(hang->kind == "hang_hung" ? "Hung:" : "Suspected hang:",
+                 QString::fromStdString(hang->detail), hang->rank >= 0 ? "  —  show its log" : ""),
+        ProblemTone::kWarning);
   } else if (auto problem = job_->firstProblem()) {
     QString where;  // a root cause (job_failure) names its host itself
     if (problem->rank >= 0 && problem->kind != "job_failure" &&
@@ -741,17 +749,10 @@ void DashboardView::updateHeader() {
     const bool recovered = problem->attempt < job_->attempt() && state != "failed";
     const QString recovery =
         recovered ? QString("  ·  restarted as attempt %1").arg(job_->attempt()) : QString();
-    problem_->setText(QString("⚠  %1%2%3%4")
-                          .arg(QString::fromStdString(problem->detail), where, recovery,
-                               problem->rank >= 0 ? "  —  show its log" : ""));
-    const QString sheet =
-        recovered
-            ? "QPushButton { background: #4a3a12; color: #ffe7a8; border: 1px solid #d9a526;"
-              " border-radius: 4px; padding: 6px 10px; text-align: left; font-weight: bold; }"
-            : "QPushButton { background: #5a1d1d; color: #ffd0d0; border: 1px solid #ff5555;"
-              " border-radius: 4px; padding: 6px 10px; text-align: left; font-weight: bold; }";
-    if (problem_->styleSheet() != sheet) problem_->setStyleSheet(sheet);
-    problem_->setVisible(true);
+    showProblem(QString("⚠  %1%2%3%4")
+                    .arg(QString::fromStdString(problem->detail), where, recovery,
+                         problem->rank >= 0 ? "  —  show its log" : ""),
+                recovered ? ProblemTone::kWarning : ProblemTone::kFailure);
   } else {
     problem_->setVisible(false);
   }

@@ -83,6 +83,8 @@ class DashboardView : public QWidget {
   MetricChart* addChart(const QString& title, bool health);
   bool updateLines(bool all);  // true when every chart has its current lines
   void updateHeader();
+  enum class ProblemTone { kUnknown, kWarning, kFailure };
+  void showProblem(const QString& text, ProblemTone tone);  // the line under the header
   void updateEvents();
   void updateMarkers();
   void updateRankList();

@@ -16,6 +16,8 @@
 #include <csignal>
 #include <filesystem>
 #include <functional>
+#include <memory>
+#include <optional>
 
 #include "charts/metric_chart.h"
 #include "cluster/agent_detail_panel.h"
@@ -66,6 +68,38 @@ class MainWindowTest : public ::testing::Test {
     }
     std::filesystem::remove_all(root_);
   }
+  // The local agent (as the app starts it), pinned in the cluster file with `pinned_key`, or with
+  // its own key when empty.
+  std::optional<client::LocalAgent> localAgentPinnedAs(const std::string& pinned_key = "") {
+    auto paths = client::ClientPaths::resolve("", "");
+    auto keys = client::loadClientKeys(paths);
+    if (!keys.isOk() || !ensureLocalAgent(paths, keys->public_key).isOk()) return std::nullopt;
+    auto agent = client::findLocalAgent(localAgentStateDir(paths));
+    if (!agent) return std::nullopt;
+    const std::string key = pinned_key.empty() ? agent->public_key : pinned_key;
+    if (!client::writeClusterFile(paths.cluster_file, {{"local", agent->endpoint, key}}).isOk()) {
+      return std::nullopt;
+    }
+    return agent;
+  }
+
+  // The app's window at `width` x `height`, shown and started; nullptr when it cannot start.
+  static std::unique_ptr<MainWindow> openWindow(int width, int height) {
+    AppOptions options;
+    options.resources_dir = QString(RM_SOURCE_DIR) + "/resources";
+    auto window = std::make_unique<MainWindow>(options);
+    window->resize(width, height);
+    window->show();
+    return window->start() ? std::move(window) : nullptr;
+  }
+
+  // Submits `yaml` from the window; its dashboard once the agents accepted it, else nullptr.
+  static DashboardView* submitAndOpen(MainWindow& window, const QString& yaml) {
+    window.submitYaml(yaml, "job.yaml");
+    if (!waitFor([&] { return !window.lastSubmittedJob().isEmpty(); }, 30000)) return nullptr;
+    return window.dashboard(window.lastSubmittedJob());
+  }
+
   std::string root_;
 };
 
@@ -158,30 +192,16 @@ TEST_F(MainWindowTest, DemoTrainsLiveAndLandsInHistory) {
 // 4 running" for as long as the agent stayed down. It says the agent is not answering since its
 // last answer and that the ranks' state is unknown, within 10 s, and the clock stops.
 TEST_F(MainWindowTest, AJobWhoseAgentIsKilledShowsUnknownNotRunning) {
-  auto paths = client::ClientPaths::resolve("", "");
-  auto keys = client::loadClientKeys(paths);
-  ASSERT_TRUE(keys.isOk());
-  ASSERT_TRUE(ensureLocalAgent(paths, keys->public_key).isOk());
-  auto agent = client::findLocalAgent(localAgentStateDir(paths));
+  auto agent = localAgentPinnedAs();
   ASSERT_TRUE(agent);
-  ASSERT_TRUE(
-      client::writeClusterFile(paths.cluster_file, {{"local", agent->endpoint, agent->public_key}})
-          .isOk());
-  AppOptions options;
-  options.resources_dir = QString(RM_SOURCE_DIR) + "/resources";
-  MainWindow window(options);
-  window.resize(1280, 720);
-  window.show();
-  ASSERT_TRUE(window.start());
-  window.submitYaml(
-      "name: lost\nlauncher: command\nworld_size: 2\n"
-      "command: [/bin/sh, -c, 'for i in $(seq 1 300); do echo \"{\\\"step\\\": $i, "
-      "\\\"loss\\\": 0.$((999 - i))}\"; sleep 0.2; done']\n",
-      "lost.yaml");
-  ASSERT_TRUE(waitFor([&] { return !window.lastSubmittedJob().isEmpty(); }, 30000))
-      << window.bannerText().toStdString();
-  DashboardView* view = window.dashboard(window.lastSubmittedJob());
-  ASSERT_NE(view, nullptr);
+  auto window = openWindow(1280, 720);
+  ASSERT_TRUE(window);
+  DashboardView* view =
+      submitAndOpen(*window,
+                    "name: lost\nlauncher: command\nworld_size: 2\n"
+                    "command: [/bin/sh, -c, 'for i in $(seq 1 300); do echo \"{\\\"step\\\": $i, "
+                    "\\\"loss\\\": 0.$((999 - i))}\"; sleep 0.2; done']\n");
+  ASSERT_NE(view, nullptr) << window->bannerText().toStdString();
   ASSERT_TRUE(waitFor(
       [&] { return view->headline().contains("(2 running)") && view->job().maxStep() >= 15; },
       30000))
@@ -213,52 +233,37 @@ TEST_F(MainWindowTest, AJobWhoseAgentIsKilledShowsUnknownNotRunning) {
   waitFor([] { return false; }, 2100);  // the clock would have ticked twice
   view->refreshNow();
   EXPECT_EQ(view->headline(), stopped);
-  save(&window, "dashboard-agent-lost");
+  save(window.get(), "dashboard-agent-lost");
 }
 
 // Issue 21: a rank that stops making progress is a suspected hang, named at half the timeout,
 // in amber, and gone when progress resumes.
 TEST_F(MainWindowTest, AQuietRankIsASuspectedHangUntilItGoesOn) {
-  auto paths = client::ClientPaths::resolve("", "");
-  auto keys = client::loadClientKeys(paths);
-  ASSERT_TRUE(keys.isOk());
-  ASSERT_TRUE(ensureLocalAgent(paths, keys->public_key).isOk());
-  auto agent = client::findLocalAgent(localAgentStateDir(paths));
-  ASSERT_TRUE(agent);
-  ASSERT_TRUE(
-      client::writeClusterFile(paths.cluster_file, {{"local", agent->endpoint, agent->public_key}})
-          .isOk());
-  AppOptions options;
-  options.resources_dir = QString(RM_SOURCE_DIR) + "/resources";
-  MainWindow window(options);
-  window.resize(1280, 720);
-  window.show();
-  ASSERT_TRUE(window.start());
-  window.submitYaml(
+  ASSERT_TRUE(localAgentPinnedAs());
+  auto window = openWindow(1280, 720);
+  ASSERT_TRUE(window);
+  DashboardView* view = submitAndOpen(
+      *window,
       "name: quiet\nlauncher: command\nworld_size: 2\n"
       "command: [/bin/sh, -c, 'for i in 1 2 3; do echo \"{\\\"step\\\": $i, \\\"loss\\\": "
       "1}\"; sleep 0.2; done; [ $RANK = 1 ] && sleep 8; echo \"{\\\"step\\\": 4, "
       "\\\"loss\\\": 1}\"; sleep 3']\n"
-      "restart: {hang_timeout_seconds: 6, on_hang: warn}\n",
-      "quiet.yaml");
-  ASSERT_TRUE(waitFor([&] { return !window.lastSubmittedJob().isEmpty(); }, 30000))
-      << window.bannerText().toStdString();
-  DashboardView* view = window.dashboard(window.lastSubmittedJob());
-  ASSERT_NE(view, nullptr);
+      "restart: {hang_timeout_seconds: 6, on_hang: warn}\n");
+  ASSERT_NE(view, nullptr) << window->bannerText().toStdString();
   ASSERT_TRUE(waitFor([&] { return view->problemText().contains("Suspected hang"); }, 20000))
       << view->headline().toStdString() << " / " << view->problemText().toStdString();
   EXPECT_TRUE(view->problemText().contains("rank 1 on local may be hung"))
       << view->problemText().toStdString();
   EXPECT_TRUE(view->headline().contains("RUNNING")) << view->headline().toStdString();
-  save(&window, "dashboard-hang-suspected");
+  save(window.get(), "dashboard-hang-suspected");
   // Progress resumes: the line goes, and the job ends well.
   ASSERT_TRUE(waitFor([&] { return !view->problemText().contains("hang"); }, 20000))
       << view->problemText().toStdString();
   ASSERT_TRUE(waitFor([&] { return view->job().finished(); }, 30000));
   EXPECT_EQ(view->job().state(), "succeeded");
   // Issue 21: the History tab follows runs that start and end, without Refresh, within 5 s.
-  HistoryModel* runs = window.history()->model();
-  const QString job_id = window.lastSubmittedJob();
+  HistoryModel* runs = window->history()->model();
+  const QString job_id = window->lastSubmittedJob();
   QElapsedTimer since_end;
   since_end.start();
   ASSERT_TRUE(waitFor(
@@ -274,22 +279,11 @@ TEST_F(MainWindowTest, AQuietRankIsASuspectedHangUntilItGoesOn) {
 // An agent that answers with another key than the pinned one (rotated, or an impostor) is named
 // in the banner at once; Open shows it in the cluster view, with the update offered.
 TEST_F(MainWindowTest, AnAgentWhoseKeyChangedIsNamedInTheBanner) {
-  auto paths = client::ClientPaths::resolve("", "");
-  auto keys = client::loadClientKeys(paths);
-  ASSERT_TRUE(keys.isOk());
-  ASSERT_TRUE(ensureLocalAgent(paths, keys->public_key).isOk());
-  auto agent = client::findLocalAgent(localAgentStateDir(paths));
-  ASSERT_TRUE(agent);
   auto rotated = security::generateKeyPair();  // pinned here: not the key the agent has
-  ASSERT_TRUE(client::writeClusterFile(paths.cluster_file,
-                                       {{"local", agent->endpoint, rotated->public_key}})
-                  .isOk());
-  AppOptions options;
-  options.resources_dir = QString(RM_SOURCE_DIR) + "/resources";
-  MainWindow window(options);
-  window.resize(1500, 1000);
-  window.show();
-  ASSERT_TRUE(window.start());
+  ASSERT_TRUE(localAgentPinnedAs(rotated->public_key));
+  auto opened = openWindow(1500, 1000);
+  ASSERT_TRUE(opened);
+  MainWindow& window = *opened;
   ASSERT_TRUE(waitFor([&] { return window.bannerText().contains("key changed"); }, 30000))
       << window.bannerText().toStdString();
   EXPECT_TRUE(window.bannerText().contains("local")) << window.bannerText().toStdString();
