@@ -151,6 +151,14 @@ Result<store::Store*> ClusterClient::history() {
   return store_.get();
 }
 
+Result<store::BatchWriter*> ClusterClient::writer() {
+  if (shared_writer_) return shared_writer_;
+  if (!writer_) {
+    RM_ASSIGN_OR_RETURN(writer_, store::BatchWriter::open(paths_.db_file));
+  }
+  return writer_.get();
+}
+
 Result<AgentConnection*> ClusterClient::connection(const std::string& name) {
   if (auto it = connections_.find(name); it != connections_.end()) return it->second.get();
   auto agent = std::find_if(agents_.begin(), agents_.end(),
@@ -197,7 +205,7 @@ std::vector<std::pair<std::string, Result<proto::Inventory>>> ClusterClient::inv
   std::vector<proto::Envelope> requests(reachable.size());
   for (auto& r : requests) r.mutable_inventory_request();
   auto replies = callAll(reachable, std::move(requests), timeout_ms);
-  auto history_store = history();
+  auto history_writer = writer();
   for (size_t i = 0; i < replies.size(); ++i) {
     auto& entry = out[slot[i]];
     if (!replies[i].isOk()) {
@@ -205,10 +213,13 @@ std::vector<std::pair<std::string, Result<proto::Inventory>>> ClusterClient::inv
       continue;
     }
     entry.second = replies[i]->inventory();
-    if (history_store.isOk()) {
-      // The agents table caches the newest inventory; the next answer brings a lost one again.
-      (void)(*history_store)
-          ->recordAgent(entry.first, reachable[i]->agent().endpoint, *entry.second);
+    if (history_writer.isOk()) {
+      // The agents table caches the newest inventory (a failure is reported by the next flush).
+      (*history_writer)
+          ->enqueueWrite([name = entry.first, endpoint = reachable[i]->agent().endpoint,
+                          inventory = *entry.second](store::Store& s) {
+            return s.recordAgent(name, endpoint, inventory);
+          });
     }
   }
   return out;
@@ -351,7 +362,7 @@ Result<SubmittedJob> ClusterClient::submit(const job::JobSpec& spec, const Submi
   }
 
   // 5. The submitter's own record of a new job; the agents' journals fill in the rest on sync.
-  if (auto h = history(); h.isOk() && options.attempt == 1) {
+  if (auto w = writer(); w.isOk() && options.attempt == 1) {
     store::JobRow row;
     row.job_id = job_id;
     row.name = spec.name;
@@ -362,8 +373,8 @@ Result<SubmittedJob> ClusterClient::submit(const job::JobSpec& spec, const Submi
     row.attempt = options.attempt;
     row.submitted_at = unixNow();
     // Only the submission time is the client's own: the agents' records make the job's row
-    // whether or not this one was written.
-    (void)(*h)->recordSubmission(row);
+    // whether or not this one is written (a failure is reported by the writer's next flush).
+    (*w)->enqueueWrite([row](store::Store& s) { return s.recordSubmission(row); });
   }
   SubmittedJob submitted;
   submitted.job_id = job_id;
@@ -377,10 +388,8 @@ Result<SyncReport> ClusterClient::sync(std::vector<std::string> names, const Syn
   }
   RM_ASSIGN_OR_RETURN(auto conns, connections(names));
   RM_ASSIGN_OR_RETURN(store::Store * store, history());
-  if (!writer_) {
-    RM_ASSIGN_OR_RETURN(writer_, store::BatchWriter::open(paths_.db_file));
-  }
-  JournalSync puller(conns, store, writer_.get());
+  RM_ASSIGN_OR_RETURN(store::BatchWriter * batch_writer, writer());
+  JournalSync puller(conns, store, batch_writer);
   return puller.run(options);
 }
 

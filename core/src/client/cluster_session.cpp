@@ -130,6 +130,7 @@ void ClusterSession::runDeferredSubmits() {
     deferred_submits_.pop_front();
     Result<SubmittedJob> result =
         client_ ? client_->submit(submit.spec) : Result<SubmittedJob>(cluster_error_);
+    pending_flush_ = true;  // its submission row went to the writer
     sink_->submitted(submit.token, result);
   }
 }
@@ -201,6 +202,7 @@ void ClusterSession::reloadAgents() {
     return;
   }
   client_ = std::move(*opened);
+  client_->shareWriter(writer_.get());  // one writer of the history in this process
   cluster_error_ = Status::ok();
   for (const auto& endpoint : client_->agents()) {
     auto agent = std::make_unique<Agent>();
@@ -329,11 +331,11 @@ void ClusterSession::receiveInventory(Agent& agent) {
     agent.journal_retry_at = now;
   }
   if (!agent.answered_once || now - agent.last_recorded > kRecordAgentInterval) {
-    if (Status recorded =
-            history_->recordAgent(agent.endpoint.name, agent.endpoint.endpoint, inventory);
-        !recorded.isOk()) {
-      sink_->sessionError(recorded);
-    }
+    // Through the session's one writer; a failure is reported by its next flush.
+    writer_->enqueueWrite(
+        [name = agent.endpoint.name, endpoint = agent.endpoint.endpoint,
+         inventory](store::Store& s) { return s.recordAgent(name, endpoint, inventory); });
+    pending_flush_ = true;
     agent.last_recorded = now;
   }
   agent.answered_once = true;

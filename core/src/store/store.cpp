@@ -8,6 +8,7 @@
 #include <cstring>
 #include <deque>
 #include <filesystem>
+#include <functional>
 #include <mutex>
 #include <system_error>
 #include <thread>
@@ -63,11 +64,14 @@ struct JournalChunk {
 };
 
 // One agent's pulled records, owned, waiting in BatchWriter's queue.
+// Journal records of one agent, or (when `write` is set) another write of the history, run on
+// the writer's own connection in queue order.
 struct Batch {
   std::string agent;
   std::string journal_id;
   std::vector<proto::JournalRecord> records;
-  uint64_t next_seq;
+  uint64_t next_seq = 0;
+  std::function<Status(Store&)> write;
 };
 
 // The state of one attempt from its ranks: the rules of JobRow's comment.
@@ -1407,10 +1411,17 @@ class BatchWriter::Impl {
       lock.unlock();
       cv_.notify_all();  // room in the queue
 
+      // Runs of journal batches go in one transaction each; other writes in between keep their
+      // place in the queue.
       Status status;
-      if (!drop) {
+      for (size_t i = 0; i < taken.size() && !drop && status.isOk();) {
+        if (taken[i].write) {
+          status = taken[i++].write(*store_);
+          continue;
+        }
         chunks.clear();
-        for (const Batch& b : taken) {
+        for (; i < taken.size() && !taken[i].write; ++i) {
+          const Batch& b = taken[i];
           chunks.push_back({&b.agent, &b.journal_id, &b.records, b.next_seq});
         }
         status = store_->impl_->applyChunks(chunks.data(), chunks.size());
@@ -1448,6 +1459,12 @@ Result<std::unique_ptr<BatchWriter>> BatchWriter::open(const std::string& path,
 void BatchWriter::enqueue(std::string agent, std::string journal_id,
                           std::vector<proto::JournalRecord> records, uint64_t next_seq) {
   impl_->enqueue({std::move(agent), std::move(journal_id), std::move(records), next_seq});
+}
+
+void BatchWriter::enqueueWrite(std::function<Status(Store&)> write) {
+  Batch batch;
+  batch.write = std::move(write);
+  impl_->enqueue(std::move(batch));
 }
 
 Status BatchWriter::flush() { return impl_->flush(); }

@@ -850,6 +850,33 @@ TEST_F(StoreTest, BatchWriterReportsAnErrorAndSkipsLaterBatchesUntilFlush) {
   EXPECT_EQ(*store->cursor("a1", "jid"), 2u);
 }
 
+// Issue 21: a client process has one writer; every other write (a submission, an agent's
+// inventory) goes through it in queue order, and its failure is reported by flush().
+TEST_F(StoreTest, BatchWriterRunsOtherWritesInOrderAndReportsTheirFailure) {
+  auto writer = BatchWriter::open(path_, 4);
+  ASSERT_TRUE(writer.isOk());
+  JobRow submitted;
+  submitted.job_id = "j1";
+  submitted.name = "train";
+  submitted.launcher = "command";
+  submitted.world_size = 1;
+  submitted.submitted_at = 42;
+  (*writer)->enqueueWrite([submitted](Store& s) { return s.recordSubmission(submitted); });
+  (*writer)->enqueue("a1", "jid", {metric(1, "j1", 1, 0, 1, {{"loss", 1}})}, 2);
+  ASSERT_OK((*writer)->flush());
+  auto store = open();
+  auto job = store->job("j1");
+  ASSERT_TRUE(job.isOk()) << job.status().toString();
+  EXPECT_DOUBLE_EQ(job->submitted_at, 42);
+  EXPECT_EQ(*store->countMetrics("j1"), 1);
+
+  (*writer)->enqueueWrite([](Store&) { return ioError("disk full (simulated)"); });
+  const Status failed = (*writer)->flush();
+  EXPECT_FALSE(failed.isOk());
+  EXPECT_NE(failed.message().find("disk full"), std::string::npos) << failed.toString();
+  ASSERT_OK((*writer)->flush());  // reported once
+}
+
 TEST_F(StoreTest, RecordsOfUnknownKindAreSkippedAndTheCursorStillAdvances) {
   auto store = open();
   proto::JournalRecord unknown = record(1, "j1", 1, "rank:0", 1);  // no kind set

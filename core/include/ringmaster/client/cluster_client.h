@@ -50,7 +50,13 @@ class ClusterClient {
   const std::vector<AgentEndpoint>& agents() const { return agents_; }
   const security::KeyPair& keys() const { return keys_; }
 
+  // The history for reading. Writes go through writer().
   Result<store::Store*> history();
+  // The one writer of the history in this process: the one shareWriter() gave (a session's), or
+  // the client's own, opened on first use.
+  Result<store::BatchWriter*> writer();
+  // Writes go through `writer` (owned by the caller, outliving this client) from now on.
+  void shareWriter(store::BatchWriter* writer) { shared_writer_ = writer; }
   // The connection to agent `name` (an agent of the cluster file), made on first use.
   Result<AgentConnection*> connection(const std::string& name);
 
@@ -96,6 +102,7 @@ class ClusterClient {
   std::map<std::string, std::unique_ptr<AgentConnection>> connections_;
   std::unique_ptr<store::Store> store_;
   std::unique_ptr<store::BatchWriter> writer_;
+  store::BatchWriter* shared_writer_ = nullptr;
 };
 
 // What every agent of a job gets of `spec`; the ranks, group rank, gang and rendezvous are each

@@ -8,6 +8,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -197,6 +198,10 @@ class BatchWriter {
                                                    size_t max_queued_batches = 8);
   void enqueue(std::string agent, std::string journal_id, std::vector<proto::JournalRecord> records,
                uint64_t next_seq);
+  // Any other write of the history (an agent's inventory, a submission), run on the writer's
+  // connection after what is queued before it: a client process has one writer. Its failure is
+  // reported by the next flush().
+  void enqueueWrite(std::function<Status(Store&)> write);
   Status flush();
   ~BatchWriter();  // flushes and joins
   BatchWriter(const BatchWriter&) = delete;
