@@ -496,6 +496,11 @@ void MetricChart::applyYRange(double lo, double hi, bool has_values) {
     lo = 0;
     hi = 1;
   }
+  // A span within rounding of the values is no span: an EMA of a constant differs from it in
+  // its last bits, and ticks 1e-17 apart on values near 1 cannot step from one to the next (Qt
+  // Charts then looped for ever making labels, and the line was drawn across the whole height).
+  const double magnitude = std::max(std::abs(lo), std::abs(hi));
+  if (hi - lo <= magnitude * 1e-9) lo = hi = (lo + hi) / 2;
   const double span = hi - lo;
   const double pad = span > 0 ? span * 0.06 : (hi != 0 ? std::abs(hi) * 0.1 : 1);
   lo -= pad;

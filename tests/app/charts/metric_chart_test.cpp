@@ -412,6 +412,27 @@ TEST_F(MetricChartTest, NaNAndInfinitiesAreTaggedWhereTheyHappened) {
   image.save(screenshotPath("metric_chart_nan.png"));
 }
 
+// Regression: a constant loss (every value 1.0) with smoothing on hung the GUI thread. The EMA
+// differs from 1.0 in its last bits, the y range became 1e-16 wide, and Qt Charts looped for
+// ever making tick labels that could not step (in the app: a line zigzagging across the height).
+TEST_F(MetricChartTest, AConstantSeriesWithSmoothingGetsAUsableRange) {
+  Series a, b;
+  for (int step = 1; step <= 15; ++step) {
+    a.append(step, 1.7e9 + step, 1.0);
+    b.append(step, 1.7e9 + step, 1.0);
+  }
+  auto chart = makeChart("loss", 800, 400);
+  chart->setLines({{"rank 0", QColor(Qt::red), &a}, {"rank 1", QColor(Qt::green), &b}});
+  chart->setSmoothing(0.6);  // refreshes; hung here
+  QApplication::processEvents();
+  auto* axis =
+      qobject_cast<QValueAxis*>(chart->findChild<QChartView*>()->chart()->axes(Qt::Vertical).at(0));
+  ASSERT_NE(axis, nullptr);
+  EXPECT_NEAR(axis->min(), 0.9, 1e-9);
+  EXPECT_NEAR(axis->max(), 1.1, 1e-9);
+  chart->grab().save(screenshotPath("metric_chart_constant.png"));
+}
+
 TEST_F(MetricChartTest, EmptyChartSaysItIsWaiting) {
   Series empty;
   auto chart = makeChart("samples/s", 500, 300);
