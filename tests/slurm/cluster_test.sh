@@ -63,8 +63,8 @@ check "a job that cannot start is pending with Slurm's reason ($reason)" grep -q
 
 # The sleeps' lengths are this test's own: other tests (command_job_test) run `sleep 300` too.
 # RUNNING means the nodes are allocated; the batch step forks its script a moment later (seconds
-# on a loaded machine).
-for _ in $(seq 100); do running '^sleep 3571$' && break; sleep 0.1; done
+# on a loaded machine: 10 s was not always enough with another test running beside this one).
+for _ in $(seq 300); do running '^sleep 3571$' && break; sleep 0.1; done
 check "the busy job's processes run" running '^sleep 3571$'
 scancel "$busy" "$waiting"
 for _ in $(seq 100); do running '^sleep 3571$' || break; sleep 0.1; done
