@@ -24,10 +24,6 @@ namespace {
 using testing::AgentProcess;
 using testing::Cluster;
 
-double unixTime() {
-  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-}
-
 // Collects what the session reports; the test thread waits on it.
 class RecordingSink : public SessionSink {
  public:
@@ -238,7 +234,7 @@ TEST_F(ClusterSessionTest, AFrozenAgentIsNotAnsweringNotAChangedKey) {
   ASSERT_TRUE(sink_.waitFor([&] { return online("a1"); }));
   const pid_t pid = cluster_.agent("a1").pid();
   ASSERT_EQ(::kill(pid, SIGSTOP), 0);
-  const double stopped_at = unixTime();
+  const double stopped_at = testing::unixNow();
   // Heartbeats lapse (3 s), the session reconnects, and handshakes time out (5 s each): by 25 s
   // the old code had called it a key mismatch in every run.
   const bool marked =

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iterator>
 #include <nlohmann/json.hpp>
 #include <regex>
@@ -82,6 +83,16 @@ class CommandJobTest : public ::testing::Test {
     const std::vector<std::string> fast_metrics = {"--rank-metric-rate", "100000"};
     ASSERT_TRUE(cluster_.addAgent("a1", 2, &error, fast_metrics)) << error;
     ASSERT_TRUE(cluster_.addAgent("a2", 2, &error, fast_metrics)) << error;
+  }
+  // `status JOB --json`, asked every 100 ms until `done` holds (the last answer after 5 s).
+  json statusUntil(const std::string& job, const std::function<bool(const json&)>& done) {
+    json status;
+    for (int i = 0; i < 50; ++i) {
+      status = json::parse(cluster_.ctl({"status", job, "--json"}).out);
+      if (done(status)) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    return status;
   }
   Cluster cluster_;
 };
@@ -223,12 +234,7 @@ TEST_F(CommandJobTest, AgentCrashFailsItsRanksAndTheJournalSurvivesTheRestart) {
   EXPECT_NE(::kill(a2_pid, 0), 0) << "a rank outlived its agent";
   // ... the restarted agent recorded them as failed, and the rest of the job was stopped.
   ASSERT_EQ(cluster_.ctl({"stop", job}).exit_code, 0);
-  json after;
-  for (int i = 0; i < 50; ++i) {
-    after = json::parse(cluster_.ctl({"status", job, "--json"}).out);
-    if (after["state"] == "failed") break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
+  json after = statusUntil(job, [](const json& s) { return s["state"] == "failed"; });
   EXPECT_EQ(after["state"], "failed");
   for (const auto& r : after["ranks"]) {
     if (r["agent"] == "a2") {
@@ -253,12 +259,9 @@ TEST_F(CommandJobTest, AJobWhoseOnlyAgentIsKilledIsUnknownNotRunning) {
   auto submitted = cluster_.ctl({"submit", spec});
   ASSERT_EQ(submitted.exit_code, 0) << submitted.err;
   const std::string job = submitted.firstLine();
-  json before;
-  for (int i = 0; i < 50; ++i) {
-    before = json::parse(cluster_.ctl({"status", job, "--json"}).out);
-    if (before["ranks"].size() == 2 && before["ranks"][1]["state"] == "running") break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
+  json before = statusUntil(job, [](const json& s) {
+    return s["ranks"].size() == 2 && s["ranks"][1]["state"] == "running";
+  });
   ASSERT_EQ(before["state"], "running") << before.dump();
   // Health samples come at 1 Hz: let the history hold one from the running agent.
   std::this_thread::sleep_for(std::chrono::milliseconds(1500));
@@ -295,12 +298,7 @@ TEST_F(CommandJobTest, AJobWhoseOnlyAgentIsKilledIsUnknownNotRunning) {
   ASSERT_TRUE(restarted.start("a1", state_dir, 2, &error)) << error;
   cluster_.agent("a1") = std::move(restarted);
   cluster_.writeClusterFile();
-  json after;
-  for (int i = 0; i < 50; ++i) {
-    after = json::parse(cluster_.ctl({"status", job, "--json"}).out);
-    if (after["state"] == "failed") break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
+  json after = statusUntil(job, [](const json& s) { return s["state"] == "failed"; });
   EXPECT_EQ(after["state"], "failed") << after.dump();
   EXPECT_FALSE(after.contains("reason")) << after.dump();
 }

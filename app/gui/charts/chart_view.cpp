@@ -47,6 +47,13 @@ void ChartView::setNote(const QString& text) {
 
 QRectF ChartView::plot() const { return chart()->plotArea(); }
 
+QFont ChartView::scaledFont(double scale, bool bold) const {
+  QFont f = font();
+  f.setPointSizeF(f.pointSizeF() * scale);
+  f.setBold(bold);
+  return f;
+}
+
 void ChartView::mousePressEvent(QMouseEvent* event) {
   const QPointF pos = mapToScene(event->position().toPoint());
   press_pos_ = last_pos_ = pos;
@@ -143,10 +150,7 @@ void ChartView::drawForeground(QPainter* painter, const QRectF& rect) {
   drawMarkers(painter, p);
   drawValueFlags(painter, p);
   if (!note_.isEmpty()) {
-    QFont small = font();
-    small.setPointSizeF(small.pointSizeF() * 0.85);
-    small.setBold(true);
-    painter->setFont(small);
+    painter->setFont(scaledFont(0.85, true));
     painter->setPen(QColor(0xc0, 0x80, 0xff));  // the colour of "unknown"
     painter->drawText(p.adjusted(4, 2, -4, -2), Qt::AlignRight | Qt::AlignTop, note_);
   }
@@ -168,8 +172,7 @@ void ChartView::setMarkers(std::vector<Marker> markers) {
 }
 
 void ChartView::drawMarkers(QPainter* painter, const QRectF& p) {
-  QFont small = font();
-  small.setPointSizeF(small.pointSizeF() * 0.85);
+  const QFont small = scaledFont(0.85, false);
   const QFontMetrics fm(small);
   painter->setFont(small);
   for (const Marker& m : markers_) {
@@ -196,9 +199,7 @@ void ChartView::setValueFlags(std::vector<ValueFlag> flags) {
 }
 
 void ChartView::drawValueFlags(QPainter* painter, const QRectF& p) {
-  QFont small = font();
-  small.setPointSizeF(small.pointSizeF() * 0.75);
-  small.setBold(true);
+  const QFont small = scaledFont(0.75, true);
   const QFontMetrics fm(small);
   painter->setFont(small);
   for (const ValueFlag& f : flags_) {

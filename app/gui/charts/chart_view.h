@@ -71,6 +71,7 @@ class ChartView : public QChartView {
  private:
   enum class Drag { kNone, kZoom, kPan, kRightPending };
   QRectF plot() const;
+  QFont scaledFont(double scale, bool bold) const;  // the tags' and notes' font
   void drawReadout(QPainter* painter, const QRectF& plot);
   void drawMarkers(QPainter* painter, const QRectF& plot);
   void drawValueFlags(QPainter* painter, const QRectF& plot);
