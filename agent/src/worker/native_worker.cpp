@@ -236,7 +236,7 @@ Status runRank(AnyTrainer& trainer, const train::NativeConfig& config, const Wor
   while (!trainer.done()) {
     phase.enter(job::RankPhase::kCompute, trainer.completedSteps() + 1);
     RM_ASSIGN_OR_RETURN(train::StepReport report, trainer.step());
-    if (report.step % options.metrics_every == 0 || trainer.done()) {
+    if (report.measured && (report.step % options.metrics_every == 0 || trainer.done())) {
       MetricLine(report.step)
           .add("loss", report.loss)
           .add("lr", report.lr)
@@ -352,6 +352,7 @@ Status runNativeWorker(const WorkerOptions& options, comm::KeyValueStore* store,
   train::TrainerOptions trainer_options;
   trainer_options.rank = options.rank;
   trainer_options.world_size = options.world_size;
+  trainer_options.report_every = options.metrics_every;  // the GPU reads back what is printed
   if (sync) {
     trainer_options.on_layer_grad_ready = [&](size_t, float* grad, size_t count) {
       sync->onLayerReady(grad, count);
@@ -374,6 +375,10 @@ Status runNativeWorker(const WorkerOptions& options, comm::KeyValueStore* store,
   if (placement.gpu) {
     RM_ASSIGN_OR_RETURN(std::unique_ptr<train::GpuTrainer> trainer,
                         train::GpuTrainer::create(config, placement.device, trainer_options));
+    std::fprintf(log, "training data %s\n",
+                 trainer->dataOnDevice() ? "on the GPU"
+                                         : "on the host: batches are copied to the GPU each step "
+                                           "(it takes more than half the GPU's free memory)");
     const StopSyncFirst stop_sync{sync.get()};
     return runRank(*trainer, config, options, store, comm.get(), sync.get(), phase, out, log);
   }

@@ -277,6 +277,69 @@ TEST(GpuMlp, ClipGradNormMatchesCpu) {
   expectClose(gradsOf(*pair.gpu), pair.cpu.grads(), "clipped grads");
 }
 
+TEST(GpuMlp, ForwardRowsOfUploadedDataMatchesForwardOfTheSameBatch) {
+  RM_REQUIRE_GPU();
+  const MlpOptions o = smallOptions();
+  Pair pair = makePair(o, 9);
+  ASSERT_NE(pair.gpu, nullptr);
+  const Problem data = makeProblem(o, 50, 4);
+  const std::vector<uint32_t> rows = {7, 0, 49, 7, 23, 11};
+  Problem gathered;
+  for (const uint32_t r : rows) {
+    gathered.x.insert(gathered.x.end(), data.x.begin() + r * o.inputs,
+                      data.x.begin() + (r + 1) * o.inputs);
+    gathered.y.push_back(data.y[r]);
+  }
+  Result<float> host_loss = pair.gpu->forward(gathered.batch());
+  ASSERT_TRUE(host_loss.isOk()) << host_loss.status().toString();
+  ASSERT_TRUE(pair.gpu->backward(gathered.batch()).isOk());
+  const std::vector<float> host_grads = gradsOf(*pair.gpu);
+
+  ASSERT_TRUE(pair.gpu->uploadData(data.x.data(), data.y.data(), 50).isOk());
+  ASSERT_TRUE(pair.gpu->forwardRows(rows, false).isOk());
+  ASSERT_TRUE(pair.gpu->backward(Batch{nullptr, nullptr, rows.size()}).isOk());
+  ASSERT_TRUE(pair.gpu->queueClipGradNorm(0.0).isOk());
+  Result<GpuMlp::Totals> totals = pair.gpu->takeTotals();
+  ASSERT_TRUE(totals.isOk()) << totals.status().toString();
+  EXPECT_FLOAT_EQ(static_cast<float>(totals->loss), *host_loss);
+  // The same kernels on the same rows: the same gradients, bit for bit.
+  EXPECT_EQ(gradsOf(*pair.gpu), host_grads);
+  double squares = 0.0;
+  for (const float g : host_grads) squares += static_cast<double>(g) * g;
+  EXPECT_NEAR(totals->grad_norm, std::sqrt(squares), 1e-6 * std::sqrt(squares));
+
+  // A second batch adds its mean loss to the total; a fresh total starts over.
+  ASSERT_TRUE(pair.gpu->forwardRows(rows, true).isOk());
+  EXPECT_FLOAT_EQ(static_cast<float>(pair.gpu->takeTotals()->loss), 2.0f * *host_loss);
+  ASSERT_TRUE(pair.gpu->forwardRows(rows, false).isOk());
+  EXPECT_FLOAT_EQ(static_cast<float>(pair.gpu->takeTotals()->loss), *host_loss);
+}
+
+TEST(GpuMlp, UploadedDataAndRowsAreCheckedNamingWhatIsWrong) {
+  RM_REQUIRE_GPU();
+  const MlpOptions o = smallOptions();
+  Pair pair = makePair(o, 1);
+  ASSERT_NE(pair.gpu, nullptr);
+  const std::vector<uint32_t> rows = {0, 1};
+  Status before = pair.gpu->forwardRows(rows, false);
+  EXPECT_EQ(before.code(), ErrorCode::kInvalidArgument);
+  EXPECT_NE(before.message().find("before uploadData"), std::string::npos) << before.message();
+
+  Problem p = makeProblem(o, 10, 2);
+  p.y[6] = 1.5f;  // not a class index
+  Status bad = pair.gpu->uploadData(p.x.data(), p.y.data(), 10);
+  EXPECT_EQ(bad.code(), ErrorCode::kInvalidArgument);
+  EXPECT_NE(bad.message().find("row 6"), std::string::npos) << bad.message();
+
+  p.y[6] = 2.0f;
+  ASSERT_TRUE(pair.gpu->uploadData(p.x.data(), p.y.data(), 10).isOk());
+  const std::vector<uint32_t> past = {3, 10};
+  Status out_of_range = pair.gpu->forwardRows(past, false);
+  EXPECT_EQ(out_of_range.code(), ErrorCode::kInvalidArgument);
+  EXPECT_NE(out_of_range.message().find("row 10"), std::string::npos) << out_of_range.message();
+  EXPECT_FALSE(pair.gpu->backward(Batch{nullptr, nullptr, 2}).isOk());
+}
+
 class GpuOptimizerMatchesCpuTest : public testing::TestWithParam<OptimizerOptions> {};
 
 TEST_P(GpuOptimizerMatchesCpuTest, TwoStepsAndTheirState) {
@@ -402,6 +465,43 @@ TEST(GpuTrainer, FollowsTheCpuTrainerAndResumesFromItsCheckpoint) {
 
   while (!g.done()) ASSERT_TRUE(g.step().isOk());
   EXPECT_EQ(g.completedSteps(), 6u);
+}
+
+TEST(GpuTrainer, ReadsTheLossBackOnlyEveryReportEverySteps) {
+  RM_REQUIRE_GPU();
+  NativeConfig config;
+  config.model.hidden = {32, 16};
+  config.dataset.samples = 1024;
+  config.dataset.features = 8;
+  config.dataset.classes = 3;
+  config.batch_size = 32;
+  config.steps = 7;
+  config.seed = 5;
+  Result<Trainer> cpu = Trainer::create(config);
+  ASSERT_TRUE(cpu.isOk()) << cpu.status().toString();
+  TrainerOptions options;
+  options.report_every = 3;
+  Result<std::unique_ptr<GpuTrainer>> gpu = GpuTrainer::create(config, kDevice, options);
+  ASSERT_TRUE(gpu.isOk()) << gpu.status().toString();
+  EXPECT_TRUE((*gpu)->dataOnDevice());
+  std::vector<uint64_t> measured;
+  for (int i = 0; i < 7; ++i) {
+    Result<StepReport> a = cpu->step();
+    Result<StepReport> b = (*gpu)->step();
+    ASSERT_TRUE(a.isOk() && b.isOk()) << b.status().toString();
+    EXPECT_EQ(b->samples, a->samples);
+    if (!b->measured) {
+      EXPECT_EQ(b->loss, 0.0);
+      continue;
+    }
+    measured.push_back(b->step);
+    EXPECT_NEAR(b->loss, a->loss, 1e-4 * a->loss) << "step " << b->step;
+    EXPECT_NEAR(b->grad_norm, a->grad_norm, 1e-3 * a->grad_norm) << "step " << b->step;
+    EXPECT_GT(b->step_time_s, 0.0);
+    EXPECT_GT(b->samples_per_sec, 0.0);
+  }
+  EXPECT_EQ(measured, (std::vector<uint64_t>{3, 6, 7}));  // and the last, always
+  expectClose(paramsOf((*gpu)->model()), cpu->model().params(), "params after 7 steps");
 }
 
 }  // namespace

@@ -16,15 +16,19 @@
 // Device memory: params and grads live on the device. deviceParams() / deviceGrads() are device
 // pointers (for NCCL); copy*() move them to and from the host.
 //
-// Synchronisation: every call returns only when its device work is done (it synchronises the
-// model's own CUDA stream), and the per-layer backward callback runs when that layer's gradient
-// is complete in device memory. Another stream (NCCL's) may therefore use the buffers as soon as
-// a call returns or a callback runs, with no events to pass around.
+// Synchronisation: the model's work runs in order on its own CUDA stream, the optimizer's too.
+// Calls that hand results to the host (forward(), evaluate(), clipGradNorm(), the copies,
+// takeTotals(), synchronize()) return when the device is done. The training step's calls
+// (forwardRows(), backward(), queueClipGradNorm(), zeroGrads(), GpuOptimizer::apply()) only
+// queue their work, so the host prepares the next step while the device computes; the per-layer
+// backward callback still runs when that layer's gradient is complete in device memory. Before
+// another stream (NCCL's) reads deviceGrads() outside such a callback, call synchronize().
 //
 // Thread safety: a GpuMlp / GpuOptimizer / GpuTrainer is not thread-safe; one thread drives it
 // (the calls make the model's device current on the calling thread). Distinct objects may be used
 // from different threads.
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -80,8 +84,9 @@ class GpuMlp {
   // loss. Errors: INVALID_ARGUMENT (empty batch; a classification target that is not a class
   // index), INTERNAL (a CUDA or cuBLAS error).
   virtual Result<float> forward(const Batch& batch) = 0;
-  // As Mlp::backward(): `grad` in the callback is a device pointer into deviceGrads().
-  // Errors: INVALID_ARGUMENT (not the batch of the last forward()), INTERNAL.
+  // As Mlp::backward(), queued: `grad` in the callback is a device pointer into deviceGrads().
+  // After forwardRows(), `batch` needs only its size. Errors: INVALID_ARGUMENT (not the batch of
+  // the last forward() or forwardRows()), INTERNAL.
   virtual Status backward(const Batch& batch, const LayerGradReadyFn& on_layer_grad_ready = {},
                           const BackwardOptions& options = {}) = 0;
   // As Mlp::evaluate(), with features and targets in host memory.
@@ -89,6 +94,28 @@ class GpuMlp {
                                       size_t chunk = 256) = 0;
   // As clipGradNorm() (optimizer.h) on deviceGrads(): the norm before clipping.
   virtual Result<double> clipGradNorm(double max_norm) = 0;
+
+  // --- The training step without a host round trip -------------------------------------------
+  // Copies a data set (n rows of options().inputs features, n targets) to the device once, so
+  // that forwardRows() gathers each batch there. Classification targets are checked here, once.
+  // Errors: INVALID_ARGUMENT (n == 0; a target that is not a class index: names its row),
+  // RESOURCE_EXHAUSTED (it would take more than half the device's free memory: use forward()
+  // with host batches instead), INTERNAL.
+  virtual Status uploadData(const float* features, const float* targets, size_t n) = 0;
+  // forward() of the uploaded rows `indices`, queued. The batch's mean loss is added to a device
+  // total (started afresh when !add_to_total) that takeTotals() reads.
+  // Errors: INVALID_ARGUMENT (no uploadData(); no rows; an index past the data), INTERNAL.
+  virtual Status forwardRows(std::span<const uint32_t> indices, bool add_to_total) = 0;
+  // clipGradNorm(), queued: the norm stays on the device for takeTotals().
+  virtual Status queueClipGradNorm(double max_norm) = 0;
+  struct Totals {
+    double loss = 0.0;       // the sum of forwardRows()' batch mean losses since the total began
+    double grad_norm = 0.0;  // the last queueClipGradNorm()'s norm, before clipping
+  };
+  // Waits for the queued work and reads the totals.
+  virtual Result<Totals> takeTotals() = 0;
+  // Waits for the queued work.
+  virtual Status synchronize() = 0;
 
  protected:
   GpuMlp() = default;
@@ -144,7 +171,9 @@ class GpuTrainer {
   static Result<std::unique_ptr<GpuTrainer>> create(const NativeConfig& config, int device,
                                                     Split data, TrainerOptions options);
 
-  // As Trainer. REQUIRES: !done()
+  // As Trainer, but the loss, gradient norm and timing are read back (a wait for the device) only
+  // every options.report_every steps and at the last; the other steps' reports say !measured.
+  // REQUIRES: !done()
   Result<StepReport> step();
   Result<EvalReport> evaluate();
   bool done() const { return step_ >= total_steps_; }
@@ -152,6 +181,10 @@ class GpuTrainer {
   uint64_t totalSteps() const { return total_steps_; }
   size_t stepsPerEpoch() const { return steps_per_epoch_; }
   bool evaluationDue(const StepReport& report) const;
+
+  // Whether the training data lives on the device (gathered there each step), or each batch is
+  // gathered on the host and copied (when the data takes more than half the free device memory).
+  bool dataOnDevice() const { return data_on_device_; }
 
   // Parameters are copied to the host.
   Result<CheckpointState> checkpointState() const;
@@ -177,6 +210,11 @@ class GpuTrainer {
   uint64_t step_ = 0;
   uint64_t total_steps_ = 0;
   size_t steps_per_epoch_ = 0;
+  bool data_on_device_ = false;
+  // Steps and samples since the last measured step, and when the first of them began.
+  uint64_t unmeasured_steps_ = 0;
+  size_t unmeasured_samples_ = 0;
+  std::chrono::steady_clock::time_point unmeasured_since_;
   std::vector<uint32_t> indices_;
   std::vector<float> batch_x_;
   std::vector<float> batch_y_;

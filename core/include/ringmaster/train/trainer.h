@@ -44,6 +44,9 @@ struct TrainerOptions {
   // (for overlapping bucket allreduces with backward); empty: not called.
   LayerGradReadyFn on_layer_grad_ready;
   std::string checkpoint_dir;  // run(): overrides config.checkpoint.dir when not empty
+  // GpuTrainer: read the loss and timing back from the device every this many steps (and at the
+  // last), not every step; the CPU trainer measures every step (it costs nothing there).
+  uint64_t report_every = 1;
 };
 
 struct StepReport {
@@ -56,6 +59,10 @@ struct StepReport {
   size_t samples = 0;            // samples this rank processed in this step
   double step_time_s = 0.0;      // wall time of the whole step, reduction included
   double samples_per_sec = 0.0;  // samples / step_time_s, this rank
+  // False when the GPU trainer did not read this step's loss, grad_norm and timing back (see
+  // TrainerOptions::report_every): they are 0 then. A measured step after unmeasured ones gives
+  // the mean step time and the samples/s over all of them.
+  bool measured = true;
 };
 
 struct EvalReport {

@@ -194,9 +194,11 @@ __device__ T blockSum(T value) {
   return partial[0];
 }
 
-// One block: the batch's loss sum and correct count into totals[0] and *correct.
+// One block: the batch's loss sum and correct count into *loss_sum and *correct, and, when
+// mean_total is given, the batch's mean loss added to it (or started afresh when !add).
 __global__ void lossTotalsKernel(const double* row_loss, const int* row_correct, size_t rows,
-                                 double* loss_sum, unsigned long long* correct) {
+                                 double* loss_sum, unsigned long long* correct, double* mean_total,
+                                 bool add) {
   double loss = 0.0;
   unsigned long long hits = 0;
   for (size_t i = threadIdx.x; i < rows; i += kThreads) {
@@ -208,6 +210,21 @@ __global__ void lossTotalsKernel(const double* row_loss, const int* row_correct,
   if (threadIdx.x == 0) {
     *loss_sum = loss;
     *correct = hits;
+    if (mean_total != nullptr) {
+      *mean_total = (add ? *mean_total : 0.0) + loss / static_cast<double>(rows);
+    }
+  }
+}
+
+// Batch row i is data row rows[i]: its features and target.
+__global__ void gatherRowsKernel(const float* data_x, const float* data_y, const uint32_t* rows,
+                                 float* x, float* y, size_t n, size_t features) {
+  RM_GRID_STRIDE_LOOP(i, n * features) {
+    const size_t row = i / features;
+    const size_t col = i % features;
+    const size_t from = rows[row];
+    x[i] = data_x[from * features + col];
+    if (col == 0) y[row] = data_y[from];
   }
 }
 
@@ -227,12 +244,32 @@ __global__ void squaredErrorDeltaKernel(const float* predictions, const float* t
   RM_GRID_STRIDE_LOOP(i, rows) { delta[i] = 2.0f * (predictions[i] - targets[i]) * scale; }
 }
 
-// gb[j] (+)= sum over rows of delta[i][j], one thread per column, rows in order (as the CPU).
-__global__ void biasGradKernel(const float* delta, float* gb, size_t rows, size_t cols,
-                               bool accumulate) {
+// gb[j] (+)= sum over rows of delta[i][j], in two passes: a thread per column and chunk of
+// kBiasChunkRows rows sums its chunk into partial[chunk][j], then a thread per column sums the
+// chunks. (One pass of a thread per column kept 16 blocks busy for a 4096-wide layer, walking
+// 1024 rows one dependent load at a time.) A fixed order, so the same sum on every run.
+constexpr size_t kBiasChunkRows = 32;
+
+size_t biasChunks(size_t rows) { return (rows + kBiasChunkRows - 1) / kBiasChunkRows; }
+
+__global__ void biasGradPartialKernel(const float* delta, float* partial, size_t rows,
+                                      size_t cols) {
+  const size_t chunk = blockIdx.y;
+  const size_t begin = chunk * kBiasChunkRows;
+  const size_t end = rows < begin + kBiasChunkRows ? rows : begin + kBiasChunkRows;
+  for (size_t j = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x; j < cols;
+       j += static_cast<size_t>(gridDim.x) * blockDim.x) {
+    float sum = 0.0f;
+    for (size_t i = begin; i < end; ++i) sum += delta[i * cols + j];
+    partial[chunk * cols + j] = sum;
+  }
+}
+
+__global__ void biasGradSumKernel(const float* partial, float* gb, size_t chunks, size_t cols,
+                                  bool accumulate) {
   RM_GRID_STRIDE_LOOP(j, cols) {
     float sum = accumulate ? gb[j] : 0.0f;
-    for (size_t i = 0; i < rows; ++i) sum += delta[i * cols + j];
+    for (size_t c = 0; c < chunks; ++c) sum += partial[c * cols + j];
     gb[j] = sum;
   }
 }
@@ -252,7 +289,12 @@ __global__ void sumKernel(const double* values, size_t n, double* out) {
   if (threadIdx.x == 0) *out = sum;
 }
 
-__global__ void scaleKernel(float* values, size_t n, float factor) {
+// clipGradNorm() (optimizer.cpp) on the device: values *= max_norm / (norm + 1e-6) when the norm
+// (the root of *sum_squares) exceeds max_norm.
+__global__ void clipKernel(float* values, size_t n, const double* sum_squares, double max_norm) {
+  const double norm = sqrt(*sum_squares);
+  if (!(norm > max_norm)) return;
+  const auto factor = static_cast<float>(max_norm / (norm + 1e-6));
   RM_GRID_STRIDE_LOOP(i, n) { values[i] *= factor; }
 }
 
@@ -340,6 +382,36 @@ Status checkDevice(int device) {
   return Status::ok();
 }
 
+// Pinned host memory for a batch's row indices: their copy to the device is queued, not waited
+// for. `copied` marks when the device has read them, so the memory is reused only after that.
+struct IndexStaging {
+  uint32_t* host = nullptr;
+  size_t capacity = 0;
+  cudaEvent_t copied = nullptr;
+
+  IndexStaging() = default;
+  IndexStaging(const IndexStaging&) = delete;
+  IndexStaging& operator=(const IndexStaging&) = delete;
+  ~IndexStaging() {
+    if (host != nullptr) cudaFreeHost(host);
+    if (copied != nullptr) cudaEventDestroy(copied);
+  }
+
+  // Room for `count` indices, once the device is done with the previous ones.
+  Status reserve(size_t count) {
+    if (copied == nullptr) {
+      RM_CUDA_RETURN_IF_ERROR(cudaEventCreateWithFlags(&copied, cudaEventDisableTiming));
+    }
+    RM_CUDA_RETURN_IF_ERROR(cudaEventSynchronize(copied));
+    if (count <= capacity) return Status::ok();
+    if (host != nullptr) cudaFreeHost(std::exchange(host, nullptr));
+    capacity = 0;
+    RM_CUDA_RETURN_IF_ERROR(cudaMallocHost(reinterpret_cast<void**>(&host), count * sizeof *host));
+    capacity = count;
+    return Status::ok();
+  }
+};
+
 // ---------------------------------------------------------------------------------------------
 // The model
 
@@ -358,6 +430,7 @@ class GpuMlpImpl final : public GpuMlp {
     RM_RETURN_IF_ERROR(bad_target_.allocate(1, cuda_.stream));
     RM_RETURN_IF_ERROR(norm_partials_.allocate(blocksFor(num_params_), cuda_.stream));
     RM_RETURN_IF_ERROR(norm_.allocate(1, cuda_.stream));
+    RM_RETURN_IF_ERROR(step_loss_.allocate(1, cuda_.stream));
     pre_.resize(layers_.size());
     act_.resize(layers_.size());
     return cuda_.synchronize();
@@ -368,6 +441,7 @@ class GpuMlpImpl final : public GpuMlp {
   size_t numParams() const override { return num_params_; }
   size_t numOutputs() const override { return layers_.back().outputs; }
   int device() const override { return cuda_.device; }
+  cudaStream_t stream() const { return cuda_.stream; }
   std::span<float> deviceParams() override { return {params_.data(), num_params_}; }
   std::span<float> deviceGrads() override { return {grads_.data(), num_params_}; }
 
@@ -387,7 +461,7 @@ class GpuMlpImpl final : public GpuMlp {
     RM_RETURN_IF_ERROR(useDevice(cuda_.device));
     RM_CUDA_RETURN_IF_ERROR(
         cudaMemsetAsync(grads_.data(), 0, num_params_ * sizeof(float), cuda_.stream));
-    return cuda_.synchronize();
+    return Status::ok();
   }
 
   Result<float> forward(const Batch& batch) override;
@@ -396,6 +470,15 @@ class GpuMlpImpl final : public GpuMlp {
   Result<EvalTotals> evaluate(const float* features, const float* targets, size_t n,
                               size_t chunk) override;
   Result<double> clipGradNorm(double max_norm) override;
+
+  Status uploadData(const float* features, const float* targets, size_t n) override;
+  Status forwardRows(std::span<const uint32_t> indices, bool add_to_total) override;
+  Status queueClipGradNorm(double max_norm) override;
+  Result<Totals> takeTotals() override;
+  Status synchronize() override {
+    RM_RETURN_IF_ERROR(useDevice(cuda_.device));
+    return cuda_.synchronize();
+  }
 
  private:
   Status checkSize(const char* what, size_t floats) const {
@@ -411,6 +494,9 @@ class GpuMlpImpl final : public GpuMlp {
   Status reserveBatch(size_t rows);
   // out (rows x outputs) = in (rows x inputs) * W^T, W being outputs x inputs.
   Status linearForward(const LayerView& layer, const float* in, float* out, size_t rows);
+  // Queues the layers and the loss of the batch in x_ / y_: its totals into loss_sum_ and
+  // correct_, its mean loss into mean_total when given (see lossTotalsKernel).
+  Status queueForward(size_t rows, double* mean_total, bool add);
 
   const MlpOptions options_;
   const std::vector<LayerView> layers_;
@@ -426,8 +512,18 @@ class GpuMlpImpl final : public GpuMlp {
   std::vector<DeviceBuffer<float>> act_;
   DeviceBuffer<float> delta_;
   DeviceBuffer<float> delta_prev_;
-  DeviceBuffer<float> x_;  // the batch, copied from the host
+  DeviceBuffer<float> x_;  // the batch, copied from the host or gathered from data_x_ / data_y_
   DeviceBuffer<float> y_;
+  DeviceBuffer<float> bias_partials_;  // biasChunks(rows) x the widest layer
+  // uploadData()'s rows, the indices of forwardRows()' batch, and the staging of those indices
+  // (two, so that one step's copy is in flight while the next step's indices are written).
+  DeviceBuffer<float> data_x_;
+  DeviceBuffer<float> data_y_;
+  size_t data_rows_ = 0;
+  DeviceBuffer<uint32_t> rows_;
+  IndexStaging staging_[2];
+  size_t next_staging_ = 0;
+  DeviceBuffer<double> step_loss_;  // forwardRows()' total of batch mean losses
   DeviceBuffer<double> row_loss_;
   DeviceBuffer<int> row_correct_;
   DeviceBuffer<double> loss_sum_;
@@ -459,6 +555,8 @@ Status GpuMlpImpl::reserveBatch(size_t rows) {
   RM_RETURN_IF_ERROR(y_.allocate(rows, cuda_.stream));
   RM_RETURN_IF_ERROR(row_loss_.allocate(rows, cuda_.stream));
   RM_RETURN_IF_ERROR(row_correct_.allocate(rows, cuda_.stream));
+  RM_RETURN_IF_ERROR(bias_partials_.allocate(biasChunks(rows) * widest, cuda_.stream));
+  RM_RETURN_IF_ERROR(rows_.allocate(rows, cuda_.stream));
   capacity_ = rows;
   return Status::ok();
 }
@@ -489,35 +587,10 @@ Result<float> GpuMlpImpl::forward(const Batch& batch) {
                                           cudaMemcpyHostToDevice, stream));
   RM_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(y_.data(), batch.targets, rows * sizeof(float),
                                           cudaMemcpyHostToDevice, stream));
-
-  const float* in = x_.data();
-  const size_t last = layers_.size() - 1;
-  for (size_t l = 0; l <= last; ++l) {
-    const LayerView& layer = layers_[l];
-    float* out = act_[l].data();
-    RM_RETURN_IF_ERROR(linearForward(layer, in, out, rows));
-    biasActivationKernel<<<blocksFor(rows * layer.outputs), kThreads, 0, stream>>>(
-        options_.activation, l == last, out, pre_[l].data(), params_.data() + layer.biasOffset(),
-        rows, layer.outputs);
-    RM_RETURN_IF_ERROR(launched("biasActivationKernel"));
-    in = out;
-  }
-
-  const size_t outputs = layers_[last].outputs;
   if (options_.task == Task::kClassification) {
     RM_CUDA_RETURN_IF_ERROR(cudaMemsetAsync(bad_target_.data(), 0, sizeof(int), stream));
-    softmaxCrossEntropyKernel<<<blocksFor(rows), kThreads, 0, stream>>>(
-        act_[last].data(), y_.data(), pre_[last].data(), row_loss_.data(), row_correct_.data(),
-        bad_target_.data(), rows, outputs);
-    RM_RETURN_IF_ERROR(launched("softmaxCrossEntropyKernel"));
-  } else {
-    squaredErrorKernel<<<blocksFor(rows), kThreads, 0, stream>>>(
-        act_[last].data(), y_.data(), row_loss_.data(), row_correct_.data(), rows);
-    RM_RETURN_IF_ERROR(launched("squaredErrorKernel"));
   }
-  lossTotalsKernel<<<1, kThreads, 0, stream>>>(row_loss_.data(), row_correct_.data(), rows,
-                                               loss_sum_.data(), correct_.data());
-  RM_RETURN_IF_ERROR(launched("lossTotalsKernel"));
+  RM_RETURN_IF_ERROR(queueForward(rows, nullptr, false));
 
   double loss_sum = 0.0;
   unsigned long long correct = 0;
@@ -533,11 +606,104 @@ Result<float> GpuMlpImpl::forward(const Batch& batch) {
   RM_RETURN_IF_ERROR(cuda_.synchronize());
   if (bad_target != 0) {
     return invalidArgument("gpu: a classification target is not a class index in [0, " +
-                           std::to_string(outputs) + ")");
+                           std::to_string(numOutputs()) + ")");
   }
   last_batch_ = rows;
   last_correct_ = static_cast<size_t>(correct);
   return static_cast<float>(loss_sum / static_cast<double>(rows));
+}
+
+Status GpuMlpImpl::uploadData(const float* features, const float* targets, size_t n) {
+  if (n == 0) return invalidArgument("gpu: uploadData() of no rows");
+  if (options_.task == Task::kClassification) {
+    const auto classes = static_cast<float>(numOutputs());
+    for (size_t i = 0; i < n; ++i) {
+      const float t = targets[i];
+      if (!(t >= 0.0f && t < classes) || std::floor(t) != t) {
+        return invalidArgument("gpu: the target of row " + std::to_string(i) + " (" +
+                               std::to_string(t) + ") is not a class index in [0, " +
+                               std::to_string(numOutputs()) + ")");
+      }
+    }
+  }
+  RM_RETURN_IF_ERROR(useDevice(cuda_.device));
+  size_t free_bytes = 0;
+  size_t total_bytes = 0;
+  RM_CUDA_RETURN_IF_ERROR(cudaMemGetInfo(&free_bytes, &total_bytes));
+  const size_t bytes = n * (options_.inputs + 1) * sizeof(float);
+  if (bytes > free_bytes / 2) {
+    return Status(ErrorCode::kResourceExhausted,
+                  "gpu: the data (" + std::to_string(bytes >> 20) +
+                      " MiB) would take more than half the device's free memory (" +
+                      std::to_string(free_bytes >> 20) + " MiB)");
+  }
+  data_rows_ = 0;  // until both copies are done
+  RM_RETURN_IF_ERROR(data_x_.allocate(n * options_.inputs, cuda_.stream));
+  RM_RETURN_IF_ERROR(data_y_.allocate(n, cuda_.stream));
+  RM_RETURN_IF_ERROR(
+      copy(data_x_.data(), features, n * options_.inputs * sizeof(float), cudaMemcpyHostToDevice));
+  RM_RETURN_IF_ERROR(copy(data_y_.data(), targets, n * sizeof(float), cudaMemcpyHostToDevice));
+  data_rows_ = n;
+  return Status::ok();
+}
+
+Status GpuMlpImpl::forwardRows(std::span<const uint32_t> indices, bool add_to_total) {
+  if (data_rows_ == 0) return invalidArgument("gpu: forwardRows() before uploadData()");
+  if (indices.empty()) return invalidArgument("gpu: forwardRows() of an empty batch");
+  for (const uint32_t index : indices) {
+    if (index >= data_rows_) {
+      return invalidArgument("gpu: forwardRows(): row " + std::to_string(index) +
+                             " is past the data's " + std::to_string(data_rows_) + " rows");
+    }
+  }
+  const size_t rows = indices.size();
+  last_batch_ = 0;  // until this forwardRows() succeeds
+  RM_RETURN_IF_ERROR(useDevice(cuda_.device));
+  RM_RETURN_IF_ERROR(reserveBatch(rows));
+  cudaStream_t stream = cuda_.stream;
+  IndexStaging& staging = staging_[next_staging_++ % std::size(staging_)];
+  RM_RETURN_IF_ERROR(staging.reserve(rows));
+  std::memcpy(staging.host, indices.data(), indices.size_bytes());
+  RM_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(rows_.data(), staging.host, indices.size_bytes(),
+                                          cudaMemcpyHostToDevice, stream));
+  RM_CUDA_RETURN_IF_ERROR(cudaEventRecord(staging.copied, stream));
+  gatherRowsKernel<<<blocksFor(rows * options_.inputs), kThreads, 0, stream>>>(
+      data_x_.data(), data_y_.data(), rows_.data(), x_.data(), y_.data(), rows, options_.inputs);
+  RM_RETURN_IF_ERROR(launched("gatherRowsKernel"));
+  RM_RETURN_IF_ERROR(queueForward(rows, step_loss_.data(), add_to_total));
+  last_batch_ = rows;
+  return Status::ok();
+}
+
+Status GpuMlpImpl::queueForward(size_t rows, double* mean_total, bool add) {
+  cudaStream_t stream = cuda_.stream;
+  const float* in = x_.data();
+  const size_t last = layers_.size() - 1;
+  for (size_t l = 0; l <= last; ++l) {
+    const LayerView& layer = layers_[l];
+    float* out = act_[l].data();
+    RM_RETURN_IF_ERROR(linearForward(layer, in, out, rows));
+    biasActivationKernel<<<blocksFor(rows * layer.outputs), kThreads, 0, stream>>>(
+        options_.activation, l == last, out, pre_[l].data(), params_.data() + layer.biasOffset(),
+        rows, layer.outputs);
+    RM_RETURN_IF_ERROR(launched("biasActivationKernel"));
+    in = out;
+  }
+
+  const size_t outputs = layers_[last].outputs;
+  if (options_.task == Task::kClassification) {
+    softmaxCrossEntropyKernel<<<blocksFor(rows), kThreads, 0, stream>>>(
+        act_[last].data(), y_.data(), pre_[last].data(), row_loss_.data(), row_correct_.data(),
+        bad_target_.data(), rows, outputs);
+    RM_RETURN_IF_ERROR(launched("softmaxCrossEntropyKernel"));
+  } else {
+    squaredErrorKernel<<<blocksFor(rows), kThreads, 0, stream>>>(
+        act_[last].data(), y_.data(), row_loss_.data(), row_correct_.data(), rows);
+    RM_RETURN_IF_ERROR(launched("squaredErrorKernel"));
+  }
+  lossTotalsKernel<<<1, kThreads, 0, stream>>>(row_loss_.data(), row_correct_.data(), rows,
+                                               loss_sum_.data(), correct_.data(), mean_total, add);
+  return launched("lossTotalsKernel");
 }
 
 Status GpuMlpImpl::backward(const Batch& batch, const LayerGradReadyFn& on_layer_grad_ready,
@@ -579,9 +745,14 @@ Status GpuMlpImpl::backward(const Batch& batch, const LayerGradReadyFn& on_layer
     RM_CUBLAS_RETURN_IF_ERROR(cublasSgemm(blas_.handle, CUBLAS_OP_N, CUBLAS_OP_T, n_in, n_out,
                                           static_cast<int>(rows), &one, below, n_in, delta, n_out,
                                           &grad_beta, gw, n_in));
-    biasGradKernel<<<blocksFor(layer.outputs), kThreads, 0, stream>>>(
-        delta, gb, rows, layer.outputs, options.accumulate);
-    RM_RETURN_IF_ERROR(launched("biasGradKernel"));
+    const size_t chunks = biasChunks(rows);  // the grid's y: at most 65535, for 2M rows
+    const dim3 grid(static_cast<unsigned>(blocksFor(layer.outputs)), static_cast<unsigned>(chunks));
+    biasGradPartialKernel<<<grid, kThreads, 0, stream>>>(delta, bias_partials_.data(), rows,
+                                                         layer.outputs);
+    RM_RETURN_IF_ERROR(launched("biasGradPartialKernel"));
+    biasGradSumKernel<<<blocksFor(layer.outputs), kThreads, 0, stream>>>(
+        bias_partials_.data(), gb, chunks, layer.outputs, options.accumulate);
+    RM_RETURN_IF_ERROR(launched("biasGradSumKernel"));
     if (on_layer_grad_ready) {
       RM_RETURN_IF_ERROR(cuda_.synchronize());  // the callee may hand the block to another stream
       on_layer_grad_ready(l, grads_.data() + layer.offset, layer.size);
@@ -599,7 +770,7 @@ Status GpuMlpImpl::backward(const Batch& batch, const LayerGradReadyFn& on_layer
     RM_RETURN_IF_ERROR(launched("activationBackwardKernel"));
     std::swap(delta, delta_prev);
   }
-  return cuda_.synchronize();
+  return Status::ok();
 }
 
 Result<EvalTotals> GpuMlpImpl::evaluate(const float* features, const float* targets, size_t n,
@@ -618,6 +789,12 @@ Result<EvalTotals> GpuMlpImpl::evaluate(const float* features, const float* targ
 }
 
 Result<double> GpuMlpImpl::clipGradNorm(double max_norm) {
+  RM_RETURN_IF_ERROR(queueClipGradNorm(max_norm));
+  RM_ASSIGN_OR_RETURN(const Totals totals, takeTotals());
+  return totals.grad_norm;
+}
+
+Status GpuMlpImpl::queueClipGradNorm(double max_norm) {
   RM_RETURN_IF_ERROR(useDevice(cuda_.device));
   cudaStream_t stream = cuda_.stream;
   const int blocks = blocksFor(num_params_);
@@ -627,19 +804,21 @@ Result<double> GpuMlpImpl::clipGradNorm(double max_norm) {
   sumKernel<<<1, kThreads, 0, stream>>>(norm_partials_.data(), static_cast<size_t>(blocks),
                                         norm_.data());
   RM_RETURN_IF_ERROR(launched("sumKernel"));
-  double sum = 0.0;
+  if (max_norm <= 0.0) return Status::ok();
+  clipKernel<<<blocks, kThreads, 0, stream>>>(grads_.data(), num_params_, norm_.data(), max_norm);
+  return launched("clipKernel");
+}
+
+Result<GpuMlp::Totals> GpuMlpImpl::takeTotals() {
+  RM_RETURN_IF_ERROR(useDevice(cuda_.device));
+  double loss = 0.0;
+  double sum_squares = 0.0;
   RM_CUDA_RETURN_IF_ERROR(
-      cudaMemcpyAsync(&sum, norm_.data(), sizeof sum, cudaMemcpyDeviceToHost, stream));
+      cudaMemcpyAsync(&loss, step_loss_.data(), sizeof loss, cudaMemcpyDeviceToHost, cuda_.stream));
+  RM_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(&sum_squares, norm_.data(), sizeof sum_squares,
+                                          cudaMemcpyDeviceToHost, cuda_.stream));
   RM_RETURN_IF_ERROR(cuda_.synchronize());
-  const double norm = std::sqrt(sum);
-  if (max_norm > 0.0 && norm > max_norm) {
-    const auto factor = static_cast<float>(max_norm / (norm + 1e-6));
-    scaleKernel<<<blocksFor(num_params_), kThreads, 0, stream>>>(grads_.data(), num_params_,
-                                                                 factor);
-    RM_RETURN_IF_ERROR(launched("scaleKernel"));
-    RM_RETURN_IF_ERROR(cuda_.synchronize());
-  }
-  return norm;
+  return Totals{loss, std::sqrt(sum_squares)};
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -651,25 +830,26 @@ constexpr size_t kStateStepOffset = 12;
 
 class GpuOptimizerImpl final : public GpuOptimizer {
  public:
-  GpuOptimizerImpl(const OptimizerOptions& options, GpuMlp* model)
+  // Works on the model's stream, so that its updates follow the model's queued work in order.
+  GpuOptimizerImpl(const OptimizerOptions& options, GpuMlpImpl* model)
       : options_(options), model_(model) {}
 
   Status init() {
-    RM_RETURN_IF_ERROR(cuda_.create(model_->device()));
+    RM_RETURN_IF_ERROR(useDevice(model_->device()));
     const size_t n = model_->numParams();
-    RM_RETURN_IF_ERROR(first_.allocate(n, cuda_.stream));
+    RM_RETURN_IF_ERROR(first_.allocate(n, model_->stream()));
     if (options_.kind == OptimizerKind::kAdam) {
-      RM_RETURN_IF_ERROR(second_.allocate(n, cuda_.stream));
+      RM_RETURN_IF_ERROR(second_.allocate(n, model_->stream()));
     }
-    return cuda_.synchronize();
+    return model_->synchronize();
   }
 
   const OptimizerOptions& options() const override { return options_; }
   uint64_t step() const override { return step_; }
 
   Result<double> apply() override {
-    RM_RETURN_IF_ERROR(useDevice(cuda_.device));
-    cudaStream_t stream = cuda_.stream;
+    RM_RETURN_IF_ERROR(useDevice(model_->device()));
+    cudaStream_t stream = model_->stream();
     const size_t n = model_->numParams();
     float* p = model_->deviceParams().data();
     const float* g = model_->deviceGrads().data();
@@ -697,7 +877,6 @@ class GpuOptimizerImpl final : public GpuOptimizer {
           1.0f - lr * wd);
     }
     RM_RETURN_IF_ERROR(launched("optimizer update"));
-    RM_RETURN_IF_ERROR(cuda_.synchronize());
     ++step_;
     return lr_double;
   }
@@ -738,14 +917,14 @@ class GpuOptimizerImpl final : public GpuOptimizer {
   // `floats` moments between host and device, on this optimizer's stream.
   Status copy(void* to, const void* from, size_t floats, cudaMemcpyKind kind) const {
     if (floats == 0) return Status::ok();
-    RM_RETURN_IF_ERROR(useDevice(cuda_.device));
-    RM_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(to, from, floats * sizeof(float), kind, cuda_.stream));
-    return cuda_.synchronize();
+    RM_RETURN_IF_ERROR(useDevice(model_->device()));
+    RM_CUDA_RETURN_IF_ERROR(
+        cudaMemcpyAsync(to, from, floats * sizeof(float), kind, model_->stream()));
+    return model_->synchronize();
   }
 
   const OptimizerOptions options_;
-  GpuMlp* const model_;
-  DeviceStream cuda_;
+  GpuMlpImpl* const model_;
   DeviceBuffer<float> first_;   // sgd: momentum buffer; adam: m
   DeviceBuffer<float> second_;  // adam: v; empty for sgd
   uint64_t step_ = 0;
@@ -777,10 +956,13 @@ Result<std::unique_ptr<GpuMlp>> createGpuMlp(const MlpOptions& options, int devi
 
 Result<std::unique_ptr<GpuOptimizer>> createGpuOptimizer(const OptimizerOptions& options,
                                                          GpuMlp* model) {
-  if (model == nullptr) return invalidArgument("gpu: createGpuOptimizer() needs a model");
+  auto* impl = dynamic_cast<GpuMlpImpl*>(model);
+  if (impl == nullptr) {
+    return invalidArgument("gpu: createGpuOptimizer() needs a model made by createGpuMlp()");
+  }
   // Optimizer::create() validates (each error names the field).
   RM_RETURN_IF_ERROR(Optimizer::create(options, 0).status());
-  auto optimizer = std::make_unique<GpuOptimizerImpl>(options, model);
+  auto optimizer = std::make_unique<GpuOptimizerImpl>(options, impl);
   RM_RETURN_IF_ERROR(optimizer->init());
   return std::unique_ptr<GpuOptimizer>(std::move(optimizer));
 }

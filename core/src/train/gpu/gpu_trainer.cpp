@@ -29,6 +29,11 @@ Result<std::unique_ptr<GpuTrainer>> GpuTrainer::create(const NativeConfig& confi
     initial.initialize(config.seed);
     RM_RETURN_IF_ERROR(model->copyParamsFrom(initial.params()));
   }
+  // The training data on the device, so that no batch crosses the bus; when it does not fit,
+  // batches are gathered on the host and copied, as before.
+  const Status uploaded =
+      model->uploadData(data.train.x.data(), data.train.y.data(), data.train.size());
+  if (!uploaded.isOk() && uploaded.code() != ErrorCode::kResourceExhausted) return uploaded;
 
   RM_ASSIGN_OR_RETURN(DistributedSampler sampler,
                       internal::makeSampler(config, data.train, options));
@@ -37,9 +42,11 @@ Result<std::unique_ptr<GpuTrainer>> GpuTrainer::create(const NativeConfig& confi
   optimizer_options.total_steps = total_steps;
   RM_ASSIGN_OR_RETURN(std::unique_ptr<GpuOptimizer> optimizer,
                       createGpuOptimizer(optimizer_options, model.get()));
-  return std::unique_ptr<GpuTrainer>(new GpuTrainer(config, std::move(data), std::move(options),
-                                                    std::move(model), std::move(optimizer),
-                                                    std::move(sampler), total_steps));
+  auto trainer = std::unique_ptr<GpuTrainer>(
+      new GpuTrainer(config, std::move(data), std::move(options), std::move(model),
+                     std::move(optimizer), std::move(sampler), total_steps));
+  trainer->data_on_device_ = uploaded.isOk();
+  return trainer;
 }
 
 GpuTrainer::GpuTrainer(const NativeConfig& config, Split data, TrainerOptions options,
@@ -69,21 +76,30 @@ void GpuTrainer::gather(const std::vector<uint32_t>& indices) {
   }
 }
 
+// The step's device work is queued, not waited for (see gpu_model.h): the host draws the next
+// batch while the device computes this one. It waits only to hand the gradients to
+// reduce_gradients and, every report_every steps, to read the loss and norm back.
 Result<StepReport> GpuTrainer::step() {
   const auto start = std::chrono::steady_clock::now();
+  if (unmeasured_steps_ == 0) unmeasured_since_ = start;
   if (sampler_.batchesLeftInEpoch() == 0) sampler_.startEpoch(sampler_.position().epoch + 1);
   const size_t micro_batches = std::min(config_.grad_accumulation, sampler_.batchesLeftInEpoch());
   const float scale = 1.0f / static_cast<float>(micro_batches);
 
   StepReport report;
   report.epoch = sampler_.position().epoch;
-  double loss_sum = 0.0;
+  double host_loss_sum = 0.0;  // forward()'s, on the host-batch path
   for (size_t k = 0; k < micro_batches; ++k) {
     sampler_.nextBatch(&indices_);
-    gather(indices_);
-    const Batch batch{batch_x_.data(), batch_y_.data(), indices_.size()};
-    RM_ASSIGN_OR_RETURN(const float loss, model_->forward(batch));
-    loss_sum += loss;
+    Batch batch{nullptr, nullptr, indices_.size()};
+    if (data_on_device_) {
+      RM_RETURN_IF_ERROR(model_->forwardRows(indices_, k > 0));
+    } else {
+      gather(indices_);
+      batch = Batch{batch_x_.data(), batch_y_.data(), indices_.size()};
+      RM_ASSIGN_OR_RETURN(const float loss, model_->forward(batch));
+      host_loss_sum += loss;
+    }
     const bool last = k + 1 == micro_batches;
     static const LayerGradReadyFn kNoHook;
     RM_RETURN_IF_ERROR(model_->backward(batch, last ? options_.on_layer_grad_ready : kNoHook,
@@ -91,23 +107,39 @@ Result<StepReport> GpuTrainer::step() {
     report.samples += batch.size;
   }
   if (options_.reduce_gradients) {
+    RM_RETURN_IF_ERROR(model_->synchronize());  // the gradients are complete for another stream
     Status reduced = options_.reduce_gradients(model_->deviceGrads());
     if (!reduced.isOk()) {
       return Status(reduced.code(), "step " + std::to_string(step_ + 1) +
                                         ": gradient reduction failed: " + reduced.message());
     }
   }
-  RM_ASSIGN_OR_RETURN(report.grad_norm, model_->clipGradNorm(config_.clip_norm));
+  const uint64_t step = step_ + 1;
+  report.measured =
+      step % std::max<uint64_t>(options_.report_every, 1) == 0 || step >= total_steps_;
+  // The norm costs a pass over the gradients: only for clipping or to be reported.
+  if (config_.clip_norm > 0.0 || report.measured) {
+    RM_RETURN_IF_ERROR(model_->queueClipGradNorm(config_.clip_norm));
+  }
   RM_ASSIGN_OR_RETURN(report.lr, optimizer_->apply());
-  ++step_;
+  step_ = step;
 
   report.step = step_;
   report.epoch_end = sampler_.batchesLeftInEpoch() == 0;
+  ++unmeasured_steps_;
+  unmeasured_samples_ += report.samples;
+  if (!report.measured) return report;
+
+  RM_ASSIGN_OR_RETURN(const GpuMlp::Totals totals, model_->takeTotals());
+  const double loss_sum = data_on_device_ ? totals.loss : host_loss_sum;
   report.loss = loss_sum / static_cast<double>(micro_batches);
-  report.step_time_s =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  report.samples_per_sec =
-      report.step_time_s > 0.0 ? static_cast<double>(report.samples) / report.step_time_s : 0.0;
+  report.grad_norm = totals.grad_norm;
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - unmeasured_since_).count();
+  report.step_time_s = seconds / static_cast<double>(unmeasured_steps_);
+  report.samples_per_sec = seconds > 0.0 ? static_cast<double>(unmeasured_samples_) / seconds : 0.0;
+  unmeasured_steps_ = 0;
+  unmeasured_samples_ = 0;
   return report;
 }
 
@@ -156,6 +188,8 @@ Status GpuTrainer::restore(const CheckpointState& state) {
   RM_RETURN_IF_ERROR(model_->zeroGrads());
   sampler_ = std::move(sampler);
   step_ = state.step;
+  unmeasured_steps_ = 0;
+  unmeasured_samples_ = 0;
   total_steps_ = internal::totalStepsAfterResume(config_, sampler_, step_, total_steps_);
   return Status::ok();
 }
