@@ -18,6 +18,7 @@ namespace ringmaster::agent {
 namespace {
 
 constexpr auto kHeartbeatEvery = std::chrono::milliseconds(500);
+constexpr auto kFirstResend = std::chrono::milliseconds(5);  // doubling up to kHeartbeatEvery
 constexpr auto kLostAfter = std::chrono::seconds(4);
 constexpr auto kReopenAfter = std::chrono::milliseconds(1500);  // see reopenUnansweredConnections
 // Ranks on other agents often fail a moment after the real culprit (a peer vanished from their
@@ -161,13 +162,27 @@ void GangCoordinator::send(Gang& gang, const std::string& agent, proto::GangMess
   if (message.attempt() == 0) message.set_attempt(attemptOf(gang));
   proto::Envelope envelope;
   *envelope.mutable_gang() = std::move(message);
-  // Never blocks: a peer that is not connected misses this one; the next heartbeat repeats it.
-  (void)peer->second.connection->send(envelope, 0);
+  // Never blocks: a peer that is not connected misses this one; the next heartbeat, soon (see
+  // scheduleHeartbeat), repeats it.
+  if (!peer->second.connection->send(envelope, 0).isOk()) gang.unsent = true;
   if (!peer->second.unanswered_since) peer->second.unanswered_since = Clock::now();
 }
 
+// Without the quick resend, a rank exit or an outcome sent while the connection's handshake was
+// still going waited for the next interval: half a second on every short multi-agent job.
+void GangCoordinator::scheduleHeartbeat(Gang& gang, Clock::time_point now) {
+  if (gang.unsent) {
+    gang.resend_after =
+        std::clamp<Clock::duration>(2 * gang.resend_after, kFirstResend, kHeartbeatEvery);
+  } else {
+    gang.resend_after = Clock::duration::zero();
+  }
+  gang.unsent = false;
+  gang.next_heartbeat =
+      now + (gang.resend_after > Clock::duration::zero() ? gang.resend_after : kHeartbeatEvery);
+}
+
 void GangCoordinator::sendHeartbeats(Gang& gang) {
-  gang.next_heartbeat = Clock::now() + kHeartbeatEvery;
   if (!gang.over_here) gang.progress_here = parts_.supervisor->progress(gang.launch.job_id());
   proto::GangMessage message;
   proto::GangHeartbeat* beat = message.mutable_heartbeat();
@@ -192,6 +207,7 @@ void GangCoordinator::sendHeartbeats(Gang& gang) {
     }
     send(gang, agent, message);
   }
+  scheduleHeartbeat(gang, Clock::now());
 }
 
 proto::Envelope GangCoordinator::handle(const proto::Envelope& request) {
@@ -646,7 +662,6 @@ GangCoordinator::Clock::time_point GangCoordinator::onTimer(Clock::time_point no
         continue;
       }
       if (now >= gang.next_heartbeat) {
-        gang.next_heartbeat = now + kHeartbeatEvery;
         if (leads(gang)) {
           for (auto& [agent, peer] : gang.peers) {
             proto::GangMessage message;
@@ -654,6 +669,7 @@ GangCoordinator::Clock::time_point GangCoordinator::onTimer(Clock::time_point no
             if (!peer.lost) send(gang, agent, std::move(message));
           }
         }
+        scheduleHeartbeat(gang, now);
       }
       wake = std::min({wake, gang.drop_at, gang.next_heartbeat});
       ++it;

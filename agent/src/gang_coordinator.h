@@ -115,6 +115,10 @@ class GangCoordinator {
     std::optional<proto::JobOutcome> outcome;  // decided: the gang lingers, then goes
     Clock::time_point drop_at;
     Clock::time_point next_heartbeat;
+    // A message found a peer not connected yet (a new attempt's connections are in their CURVE
+    // handshake for a few ms): the next heartbeat comes after resend_after, not the interval.
+    bool unsent = false;
+    Clock::duration resend_after{};
     bool left = false;  // this agent is out of the job; dropped on the next timer
   };
 
@@ -127,6 +131,7 @@ class GangCoordinator {
   void reopenUnansweredConnections(Gang& gang, Clock::time_point now);
   void send(Gang& gang, const std::string& agent, proto::GangMessage message);
   void sendHeartbeats(Gang& gang);
+  void scheduleHeartbeat(Gang& gang, Clock::time_point now);
   // A failure of the current attempt: stop the ranks here; the peers hear of it at once.
   void onFailure(Gang& gang, const proto::JobFailure& failure, bool tell_peers);
   void markLost(Gang& gang, const std::string& agent, const std::string& why, bool down);

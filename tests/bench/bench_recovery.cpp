@@ -48,7 +48,11 @@ class Bench {
     const std::string spec =
         interruptibleNativeSpec(name, "{max_restarts: 1, backoff_seconds: 0, min_nodes: 1}");
     auto submitted = cluster_.ctl({"submit", cluster_.writeSpec(name + ".yaml", spec)});
-    if (submitted.exit_code != 0) return std::nullopt;
+    if (submitted.exit_code != 0) {
+      std::fprintf(stderr, "bench_recovery: submit of %s failed: %s\n", name.c_str(),
+                   submitted.err.c_str());
+      return std::nullopt;
+    }
     return submitted.firstLine();
   }
 
@@ -64,6 +68,17 @@ class Bench {
     return parsed.is_object() ? parsed : json::object();
   }
 
+  // Stops the job and waits until its ranks are gone, so that the next run finds free slots.
+  void stop(const std::string& job) {
+    cluster_.ctl({"stop", job});
+    waitUntil(
+        [&] {
+          const std::string state = status(job).value("state", "");
+          return state == "stopped" || state == "failed" || state == "succeeded";
+        },
+        std::chrono::seconds(30));
+  }
+
   std::vector<store::EventRow> events(const std::string& job) {
     auto history = store::Store::open(cluster_.dbPath());
     if (!history.isOk()) return {};
@@ -74,7 +89,12 @@ class Bench {
   // kill -9 of rank 1 (on a1); waits until every rank of attempt 2 has made a step.
   std::optional<Recovery> killRank(int run) {
     auto job = submit("rank" + std::to_string(run));
-    if (!job || !trainedPast("a1", *job, 1, 40)) return std::nullopt;
+    if (!job) return std::nullopt;
+    if (!trainedPast("a1", *job, 1, 40)) {
+      std::fprintf(stderr, "bench_recovery: rank 1 of %s did not reach step 40 in 60 s\n",
+                   job->c_str());
+      return std::nullopt;
+    }
     pid_t pid = -1;
     for (const auto& r : status(*job).value("ranks", json::array())) {
       if (r["rank"] == 1) pid = r["pid"].get<pid_t>();
@@ -97,8 +117,12 @@ class Bench {
           return ranks.size() == 4;
         },
         std::chrono::seconds(60));
-    cluster_.ctl({"stop", *job});
-    if (!resumed) return std::nullopt;
+    stop(*job);
+    if (!resumed) {
+      std::fprintf(stderr, "bench_recovery: %s: not every rank of attempt 2 trained within 60 s\n",
+                   job->c_str());
+      return std::nullopt;
+    }
     Recovery r;
     std::map<int, double> first_step;
     for (const auto& row : loss) {
@@ -137,7 +161,7 @@ class Bench {
           return detected >= 0;
         },
         std::chrono::seconds(30));
-    cluster_.ctl({"stop", *job});
+    stop(*job);
     std::string error;
     cluster_.crashAndRestartAgent("a2", &error);
     return detected;
