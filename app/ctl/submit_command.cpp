@@ -56,14 +56,25 @@ int submitAndWatch(const client::ClientPaths& paths, const job::JobSpec& spec, b
   }
   std::optional<Result<client::SubmittedJob>> submitted;
   std::optional<job::JobModel> progress;
+  // The job's first records may come before the answer to the submission (the session watches
+  // the journals on one thread, and submits on another): kept until the job's id is known.
+  std::vector<std::pair<std::string, proto::JournalRecord>> early;
   (*loop)->on_submitted = [&](const Result<client::SubmittedJob>& result) {
     submitted = result;
-    if (result.isOk()) progress.emplace(result->job_id);
+    if (!result.isOk()) return;
+    progress.emplace(result->job_id);
+    for (const auto& [agent, record] : early) progress->apply(agent, record);
+    early.clear();
   };
   (*loop)->on_records = [&](const std::string& agent,
                             const std::vector<proto::JournalRecord>& records) {
-    if (!progress) return;
-    for (const auto& record : records) progress->apply(agent, record);
+    for (const auto& record : records) {
+      if (progress) {
+        progress->apply(agent, record);
+      } else if (!submitted && !record.job().empty()) {
+        early.emplace_back(agent, record);
+      }
+    }
   };
   client::ClusterSession& session = (*loop)->session();
   session.postSubmit(spec);

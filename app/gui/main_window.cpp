@@ -223,6 +223,7 @@ void MainWindow::buildMenus() {
 void MainWindow::onAgentStatus(const client::AgentStatus& status) {
   cluster_->updateAgent(status);
   for (auto& [id, view] : dashboards_) view->setAgentStatus(status);
+  history_->model()->setAgentStatus(status);
   // A changed key is named at once: it was rotated (the app needs the new one), or something
   // else answers at the agent's address.
   auto before = agents_.find(status.name);
@@ -428,8 +429,8 @@ void MainWindow::onSubmitted(uint64_t token, const Result<client::SubmittedJob>&
   last_submitted_ = id;
   announced_.insert(id);
   idle("submitted " + id);
+  job_states_[id] = "submitted";  // before the dashboard, whose records may already be further
   openDashboard(id);
-  job_states_[id] = "submitted";
 }
 
 void MainWindow::onRunsListed(uint64_t token, const Result<std::vector<client::RunSummary>>& runs) {

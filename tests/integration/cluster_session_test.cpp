@@ -48,7 +48,11 @@ class RecordingSink : public SessionSink {
     submitted_.emplace(token, result);
     changed_.notify_all();
   }
-  void stopped(uint64_t, const std::string&, const Result<int>&) override {}
+  void stopped(uint64_t token, const std::string&, const Result<int>& result) override {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stopped_.emplace(token, result);
+    changed_.notify_all();
+  }
   void logChunk(uint64_t token, const std::string&, int,
                 const Result<proto::LogChunk>& chunk) override {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -77,6 +81,7 @@ class RecordingSink : public SessionSink {
   int batches_ = 0, duplicates_ = 0;
   std::map<uint64_t, Result<SubmittedJob>> submitted_;
   std::map<uint64_t, Result<proto::LogChunk>> logs_;
+  std::map<uint64_t, Result<int>> stopped_;
   std::map<uint64_t, Result<JobSnapshot>> snapshots_;
 };
 
@@ -255,6 +260,39 @@ TEST_F(ClusterSessionTest, AFrozenAgentIsNotAnsweringNotAChangedKey) {
     }
   }
   EXPECT_TRUE(sink_.waitFor([&] { return online("a1"); }, 20000)) << sink_.statuses_["a1"].reason;
+}
+
+// A stop waits up to 10 s for every agent's answer. It used to wait on the session's own thread,
+// so one frozen agent froze the whole watch: no health, no records from any agent meanwhile.
+TEST_F(ClusterSessionTest, AStopWaitingOnAFrozenAgentDoesNotHoldUpTheWatchOfTheOthers) {
+  std::string error;
+  ASSERT_TRUE(cluster_.addAgent("a1", 1, &error)) << error;
+  ASSERT_TRUE(cluster_.addAgent("a2", 1, &error)) << error;
+  startSession();
+  ASSERT_TRUE(sink_.waitFor([&] { return online("a1") && online("a2"); }));
+  const pid_t pid = cluster_.agent("a1").pid();
+  ASSERT_EQ(::kill(pid, SIGSTOP), 0);
+  size_t before = 0;
+  {
+    std::lock_guard<std::mutex> lock(sink_.mutex_);
+    before = sink_.history_["a2"].size();
+  }
+  const uint64_t token = session_->postStop("no-such-job");
+  // a2 answers its inventory every second while the stop waits on a1.
+  const bool watched =
+      sink_.waitFor([&] { return sink_.history_["a2"].size() >= before + 3; }, 4500);
+  bool stop_pending = false;
+  {
+    std::lock_guard<std::mutex> lock(sink_.mutex_);
+    stop_pending = sink_.stopped_.count(token) == 0;
+  }
+  ::kill(pid, SIGCONT);
+  EXPECT_TRUE(watched) << "a2's statuses stopped while the stop waited on the frozen a1";
+  EXPECT_TRUE(stop_pending) << "the stop did not wait on a1 at all: the test shows nothing";
+  // The stop is answered all the same (no such job anywhere, or a1's silence).
+  EXPECT_TRUE(sink_.waitFor([&] { return sink_.stopped_.count(token) > 0; }, 15000));
+  std::lock_guard<std::mutex> lock(sink_.mutex_);
+  EXPECT_FALSE(sink_.stopped_.at(token).isOk());
 }
 
 TEST_F(ClusterSessionTest, FollowsAnAgentAgainAfterItCrashesAndComesBack) {

@@ -6,7 +6,8 @@
 
 #include <algorithm>
 #include <chrono>
-#include <filesystem>
+
+#include "client/command_worker.h"
 
 namespace ringmaster::client {
 namespace {
@@ -60,12 +61,27 @@ struct ClusterSession::Agent {
   Clock::time_point journal_sent{}, journal_retry_at{};
   uint32_t journal_wait_ms = 0;
   bool caught_up = false;
+  // While a connection is in its CURVE handshake (ZMQ_IMMEDIATE queues nothing), sends are
+  // retried after these waits, doubling from 2 ms: the handshake takes a few ms on loopback,
+  // and a fixed 100 ms wait was most of a short job's submit time.
+  milliseconds inventory_backoff{}, journal_backoff{};
 };
+
+namespace {
+
+milliseconds nextBackoff(milliseconds& backoff) {
+  backoff = std::clamp(2 * backoff, milliseconds(2), milliseconds(100));
+  return backoff;
+}
+
+}  // namespace
 
 ClusterSession::ClusterSession(ClientPaths paths, SessionSink* sink, SessionOptions options)
     : paths_(std::move(paths)), sink_(sink), options_(options), started_at_(unixNow()) {}
 
 ClusterSession::~ClusterSession() {
+  log_worker_.reset();
+  worker_.reset();  // its client writes through writer_
   agents_.clear();  // sockets close before their context
   context_.reset();
   client_.reset();
@@ -81,6 +97,8 @@ Result<std::unique_ptr<ClusterSession>> ClusterSession::open(const ClientPaths& 
   session->client_public_key_ = keys.public_key;
   RM_ASSIGN_OR_RETURN(session->history_, store::Store::open(paths.db_file));
   RM_ASSIGN_OR_RETURN(session->writer_, store::BatchWriter::open(paths.db_file));
+  session->worker_ = std::make_unique<CommandWorker>(paths, session->writer_.get());
+  session->log_worker_ = std::make_unique<CommandWorker>(paths, session->writer_.get());
   session->slurm_watch_ =
       std::make_unique<SlurmWatch>(session->history_.get(), session->writer_.get());
   session->wake_fd_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
@@ -126,39 +144,52 @@ void ClusterSession::runDeferredSubmits() {
   const auto timeout = std::min(milliseconds(options_.request_timeout_ms), kSubmitWaitLimit);
   while (!deferred_submits_.empty() &&
          (cursors_known || Clock::now() - deferred_submits_.front().posted > timeout)) {
-    DeferredSubmit submit = std::move(deferred_submits_.front());
+    worker_->post([this, submit = std::move(deferred_submits_.front())](ClusterClient* client,
+                                                                        const Status& why_none) {
+      const Result<SubmittedJob> result =
+          client ? client->submit(submit.spec) : Result<SubmittedJob>(why_none);
+      pending_flush_ = true;  // its submission row went to the writer
+      sink_->submitted(submit.token, result);
+    });
     deferred_submits_.pop_front();
-    Result<SubmittedJob> result =
-        client_ ? client_->submit(submit.spec) : Result<SubmittedJob>(cluster_error_);
-    pending_flush_ = true;  // its submission row went to the writer
-    sink_->submitted(submit.token, result);
   }
 }
 
+uint64_t ClusterSession::postToWorker(
+    CommandWorker& worker, std::function<void(uint64_t, ClusterClient*, const Status&)> command) {
+  const uint64_t token = next_token_++;
+  worker.post([command = std::move(command), token](ClusterClient* client, const Status& why_none) {
+    command(token, client, why_none);
+  });
+  return token;
+}
+
 uint64_t ClusterSession::postStop(std::string job_id, int grace_ms) {
-  return post([this, job_id = std::move(job_id), grace_ms](uint64_t token) {
-    Result<int> result = client_ ? client_->stop(job_id, grace_ms) : Result<int>(cluster_error_);
-    sink_->stopped(token, job_id, result);
+  return postToWorker(*worker_, [this, job_id = std::move(job_id), grace_ms](
+                                    uint64_t token, ClusterClient* client, const Status& why_none) {
+    sink_->stopped(token, job_id, client ? client->stop(job_id, grace_ms) : Result<int>(why_none));
   });
 }
 
 uint64_t ClusterSession::postRestart(std::string job_id, std::string exclude_agent,
                                      std::string reason) {
-  return post([=, this](uint64_t token) {
-    Result<RestartReport> result = client_ ? client_->restart(job_id, exclude_agent, reason)
-                                           : Result<RestartReport>(cluster_error_);
-    sink_->restarted(token, job_id, result);
-  });
+  return postToWorker(*worker_,
+                      [=, this](uint64_t token, ClusterClient* client, const Status& why_none) {
+                        sink_->restarted(token, job_id,
+                                         client ? client->restart(job_id, exclude_agent, reason)
+                                                : Result<RestartReport>(why_none));
+                      });
 }
 
 uint64_t ClusterSession::postReadLog(std::string agent, std::string job_id, int rank,
                                      uint64_t offset, uint32_t attempt, uint32_t max_bytes) {
-  return post([=, this](uint64_t token) {
-    Result<proto::LogChunk> chunk =
-        client_ ? client_->readLog(agent, job_id, rank, offset, 0, attempt, max_bytes)
-                : Result<proto::LogChunk>(cluster_error_);
-    sink_->logChunk(token, job_id, rank, chunk);
-  });
+  // Their own worker: a pane polling a frozen agent's log never queues a stop behind its reads.
+  return postToWorker(
+      *log_worker_, [=, this](uint64_t token, ClusterClient* client, const Status& why_none) {
+        sink_->logChunk(token, job_id, rank,
+                        client ? client->readLog(agent, job_id, rank, offset, 0, attempt, max_bytes)
+                               : Result<proto::LogChunk>(why_none));
+      });
 }
 
 uint64_t ClusterSession::postLoadJob(std::string job_id) {
@@ -172,7 +203,11 @@ uint64_t ClusterSession::postListRuns() {
 }
 
 uint64_t ClusterSession::postReloadCluster() {
-  return post([this](uint64_t) { reloadAgents(); });
+  return post([this](uint64_t) {
+    reloadAgents();
+    worker_->reload();
+    log_worker_->reload();
+  });
 }
 
 void ClusterSession::runCommands() {
@@ -194,16 +229,11 @@ void ClusterSession::reloadAgents() {
     slurm_watch_->setClusters(std::move(*clusters));
   }
   auto opened = ClusterClient::open(paths_);
-  if (!opened.isOk()) {
+  if (!opened.isOk()) {  // the worker's client says why to the commands
     client_.reset();
-    cluster_error_ = std::filesystem::exists(paths_.cluster_file)
-                         ? opened.status()
-                         : notFound("no cluster file at " + paths_.cluster_file);
     return;
   }
   client_ = std::move(*opened);
-  client_->shareWriter(writer_.get());  // one writer of the history in this process
-  cluster_error_ = Status::ok();
   for (const auto& endpoint : client_->agents()) {
     auto agent = std::make_unique<Agent>();
     agent->endpoint = endpoint;
@@ -268,9 +298,10 @@ void ClusterSession::tick(Agent& agent) {
     if (sent.isOk()) {
       agent.inventory_request = request.request_id();
       agent.inventory_sent = now;
+      agent.inventory_backoff = milliseconds(0);
     } else {
       // Not connected (yet): ZMQ_IMMEDIATE queues nothing. Say why once it has taken too long.
-      agent.next_inventory = now + milliseconds(100);
+      agent.next_inventory = now + nextBackoff(agent.inventory_backoff);
       if (now - agent.unanswered_since > timeout) {
         agent.health->drainMonitor();
         markSilent(agent, sent.code() == ErrorCode::kUnavailable
@@ -303,9 +334,10 @@ void ClusterSession::sendJournalRead(Agent& agent) {
   read->set_wait_ms(agent.journal_wait_ms);
   Status sent = agent.journal->send(request, 0);
   if (!sent.isOk()) {
-    agent.journal_retry_at = Clock::now() + milliseconds(100);
+    agent.journal_retry_at = Clock::now() + nextBackoff(agent.journal_backoff);
     return;
   }
+  agent.journal_backoff = milliseconds(0);
   agent.journal_request = request.request_id();
   agent.journal_sent = Clock::now();
 }
@@ -402,6 +434,20 @@ void ClusterSession::flushHistory() {
   }
 }
 
+// kPollMs, or less when an agent's next send is due sooner (see Agent::inventory_backoff).
+int ClusterSession::pollTimeoutMs() const {
+  const auto now = Clock::now();
+  auto wake = now + milliseconds(kPollMs);
+  for (const auto& agent : agents_) {
+    if (!agent->health) continue;
+    if (!agent->inventory_request) wake = std::min(wake, agent->next_inventory);
+    if (agent->cursor > 0 && !agent->journal_request)
+      wake = std::min(wake, agent->journal_retry_at);
+  }
+  return static_cast<int>(
+      std::max<int64_t>(0, std::chrono::duration_cast<milliseconds>(wake - now).count()));
+}
+
 Status ClusterSession::run() {
   std::vector<zmq_pollitem_t> items;
   struct Owner {
@@ -424,7 +470,7 @@ Status ClusterSession::run() {
         owners.push_back({agent.get(), true});
       }
     }
-    if (zmq_poll(items.data(), static_cast<int>(items.size()), kPollMs) < 0) {
+    if (zmq_poll(items.data(), static_cast<int>(items.size()), pollTimeoutMs()) < 0) {
       if (zmq_errno() == EINTR) continue;
       return ioError(std::string("zmq_poll: ") + zmq_strerror(zmq_errno()));
     }

@@ -4,14 +4,17 @@
 // with long polls), writes what it pulls into the history through the batch writer, and hands
 // records out in batches. Commands (submit, stop, read a log, load a job from the history) come
 // in through a queue from any thread and are answered through the sink, so a caller never waits
-// on the network or on SQLite.
+// on the network or on SQLite. Those that wait on agents run on threads of their own
+// (CommandWorker: one for submit, stop and restart, one for log reads), so that an agent slow to
+// answer them never holds up the watch of the others, nor a stop the log reads.
 //
 // An agent that stops answering is marked with the reason (unreachable, key rejected, wrong
 // server key) and retried; when it answers again its journal is followed from the stored cursor,
 // so nothing is missed and nothing is stored twice.
 //
 // Thread safety: post*() and stop() may be called from any thread. run() is called by one
-// thread, which owns every socket and DB connection; the sink is called on that thread.
+// thread, which owns the watch's sockets and DB connection; the sink is called on that thread and
+// on the command worker's, so it must be thread-safe.
 
 #include <atomic>
 #include <chrono>
@@ -34,6 +37,8 @@
 
 namespace ringmaster::client {
 
+class CommandWorker;
+
 // A job as the history knows it, with everything a dashboard shows (for jobs that ran while no
 // client was watching, and for read-only dashboards of past runs).
 struct JobSnapshot {
@@ -45,7 +50,9 @@ struct JobSnapshot {
   std::optional<store::SlurmJobRow> slurm;  // a job on Slurm: its id there and Slurm's state
 };
 
-// Called on the session's thread. Implementations hand the data to their own thread.
+// Called on the session's thread and on its command worker's (submitted, stopped, restarted,
+// logChunk), each in its own order: a job's first records may come before its submitted().
+// Implementations are thread-safe and hand the data to their own thread.
 class SessionSink {
  public:
   virtual ~SessionSink() = default;
@@ -113,10 +120,13 @@ class ClusterSession {
   using Command = std::function<void()>;
   ClusterSession(ClientPaths paths, SessionSink* sink, SessionOptions options);
   uint64_t post(std::function<void(uint64_t)> command);
+  uint64_t postToWorker(CommandWorker& worker,
+                        std::function<void(uint64_t, ClusterClient*, const Status&)> command);
   void runCommands();
   void runDeferredSubmits();
   void reloadAgents();
   void tick(Agent& agent);
+  int pollTimeoutMs() const;
   void receiveInventory(Agent& agent);
   void receiveJournal(Agent& agent);
   void sendJournalRead(Agent& agent);
@@ -140,10 +150,11 @@ class ClusterSession {
   // Owned by the run() thread (after open()).
   std::unique_ptr<store::Store> history_;  // reads, cursors, agents
   std::unique_ptr<store::BatchWriter> writer_;
-  std::unique_ptr<ClusterClient> client_;    // commands: submit, stop, logs (short blocking calls)
-  std::unique_ptr<SlurmWatch> slurm_watch_;  // the jobs on Slurm that are not over
-  Status cluster_error_;                     // why client_ is null (no or bad cluster file)
-  std::unique_ptr<ZmqContext> context_;      // the watch connections, apart from client_'s
+  std::unique_ptr<ClusterClient> client_;      // the cluster file's agents and the client's keys
+  std::unique_ptr<CommandWorker> worker_;      // submit, stop, restart
+  std::unique_ptr<CommandWorker> log_worker_;  // log reads
+  std::unique_ptr<SlurmWatch> slurm_watch_;    // the jobs on Slurm that are not over
+  std::unique_ptr<ZmqContext> context_;        // the watch connections, apart from client_'s
   std::vector<std::unique_ptr<Agent>> agents_;
   struct DeferredSubmit {
     uint64_t token;
@@ -151,8 +162,8 @@ class ClusterSession {
     std::chrono::steady_clock::time_point posted;
   };
   std::deque<DeferredSubmit> deferred_submits_;
-  uint64_t generation_ = 0;  // bumped when agents_ is rebuilt
-  bool pending_flush_ = false;
+  uint64_t generation_ = 0;                 // bumped when agents_ is rebuilt
+  std::atomic<bool> pending_flush_{false};  // set by the worker too (a submission row)
 };
 
 }  // namespace ringmaster::client

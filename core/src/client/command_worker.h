@@ -1,0 +1,53 @@
+#pragma once
+// CommandWorker: the thread on which a ClusterSession runs the commands that wait on agents
+// (submit, stop, restart, log reads), one at a time in the order posted, with a ClusterClient of
+// its own. An agent that takes its time answering (frozen, or behind a slow link) holds up only
+// the commands queued behind it, never the session's watch of every agent (health, journals).
+//
+// Thread safety: post() and reload() may be called from any thread; tasks run on the worker's
+// thread, which owns the client and its sockets.
+
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <thread>
+
+#include "ringmaster/client/cluster_client.h"
+#include "ringmaster/store/store.h"
+
+namespace ringmaster::client {
+
+class CommandWorker {
+ public:
+  // `writer` (thread-safe, outliving the worker) is the client's: one writer of the history in
+  // a process.
+  CommandWorker(ClientPaths paths, store::BatchWriter* writer);
+  // Lets the task in progress finish, drops those still queued, and joins.
+  ~CommandWorker();
+  CommandWorker(const CommandWorker&) = delete;
+  CommandWorker& operator=(const CommandWorker&) = delete;
+
+  // A task gets the client, or null and why there is none (no cluster file, a bad one).
+  using Task = std::function<void(ClusterClient* client, const Status& why_none)>;
+  void post(Task task);
+  // Opens the client again from the cluster file, after the tasks posted before.
+  void reload();
+
+ private:
+  struct Item {
+    Task task;  // empty: reload
+  };
+  void run();
+
+  const ClientPaths paths_;
+  store::BatchWriter* const writer_;
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  std::deque<Item> items_;  // GUARDED_BY(mutex_)
+  bool stopping_ = false;   // GUARDED_BY(mutex_)
+  std::thread thread_;      // last: it starts once the members above exist
+};
+
+}  // namespace ringmaster::client
