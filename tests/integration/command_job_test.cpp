@@ -346,6 +346,36 @@ TEST_F(CommandJobTest, AQuietCommandJobIsWarnedAboutNotKilled) {
             std::string::npos);
 }
 
+// Issue 21's case with the defaults, as a user meets it: 90 s without a step (a long evaluation,
+// a checkpoint upload). A command job is warned about (the suspicion at half the hang timeout,
+// then "hung", left running), never killed, and succeeds.
+TEST_F(CommandJobTest, ACommandJobSilentFor90SecondsWithTheDefaultsIsWarnedAboutNotKilled) {
+  auto spec = cluster_.writeSpec(
+      "silent.yaml",
+      "name: silent\nlauncher: command\n"
+      "command: [/bin/sh, -c, 'echo \"{\\\"step\\\": 1, \\\"loss\\\": 1}\"; sleep 90; "
+      "echo \"{\\\"step\\\": 2, \\\"loss\\\": 1}\"']\n"
+      "placement:\n  - {agent: a1, ranks: 1}\n");
+  auto submitted = cluster_.ctl({"submit", spec});
+  ASSERT_EQ(submitted.exit_code, 0) << submitted.err;
+  const std::string job = submitted.firstLine();
+  std::set<std::string> stages_seen;
+  json status;
+  for (int i = 0; i < 150; ++i) {
+    status = json::parse(cluster_.ctl({"status", job, "--json"}).out);
+    if (status.contains("hang")) stages_seen.insert(status["hang"]["stage"].get<std::string>());
+    if (status["state"] != "running" && status["state"] != "submitted") break;
+    std::this_thread::sleep_for(std::chrono::seconds(1));
+  }
+  EXPECT_EQ(status["state"], "succeeded") << status.dump();
+  EXPECT_EQ(status["attempt"], 1) << status.dump();
+  EXPECT_TRUE(stages_seen.count("suspected")) << "status never said the hang was suspected";
+  const std::string db = cluster_.dbPath();
+  EXPECT_EQ(sqliteCount(db, "SELECT COUNT(*) FROM events WHERE job_id = '" + job +
+                                "' AND kind IN ('job_failure', 'job_restart')"),
+            0);
+}
+
 // Regression (issue 21): two ranks failing at once with exit code 1 showed as "stopped (signal
 // 15)" and "stopped (exit code 1)". Each is recorded as what it was, as torchrun does. The ranks
 // ignore SIGTERM, so that the second one's own exit, not the gang's stop, ends it every time.

@@ -91,6 +91,24 @@ check "and exits 0" test $? = 0
 check "having printed each rank's log to its end" \
   test "$(grep -c '^\[rank 0\]' "$dir/follow.log")" -ge "$(wc -l <"$(ls "$dir"/jobs/"$long_job"/run-0/node-0/jobs/*/attempt-1/rank-0.log)")"
 
+# scancel by hand, behind Ringmaster's back: status says so within 5 s (it asks Slurm).
+"$ctl" submit "$dir/long.yaml" >"$dir/cancel.txt" 2>&1
+cancel_job=$(head -1 "$dir/cancel.txt")
+cancel_id=$(sed -n 's/^slurm job \([0-9]*\) on fake, .*/\1/p' "$dir/cancel.txt")
+check "another long job's six ranks run" wait_for_workers "$cancel_job" 6
+scancel "$cancel_id"
+cancelled_at=$(date +%s%N)
+for _ in $(seq 50); do
+  "$ctl" status "$cancel_job" >"$dir/cancel-status.txt" 2>&1
+  grep -q "slurm job $cancel_id on fake: cancelled" "$dir/cancel-status.txt" && break
+  sleep 0.1
+done
+took_ms=$((($(date +%s%N) - cancelled_at) / 1000000))
+head -3 "$dir/cancel-status.txt"
+check "status says Slurm cancelled it within 5 s of scancel (${took_ms} ms)" \
+  grep -q "slurm job $cancel_id on fake: cancelled" "$dir/cancel-status.txt"
+check "and the job is not running" eval "! grep -q '^job $cancel_job .* running' '$dir/cancel-status.txt'"
+
 # GPUs from Slurm: gpus_per_node 2 runs two torchrun ranks on the node, which see both GPUs
 # Slurm gave the job and pick theirs by LOCAL_RANK, as under torchrun.
 cat >"$dir/gpu-probe.yaml" <<'YAML'

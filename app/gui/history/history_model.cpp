@@ -18,14 +18,15 @@ double systemNow() { return QDateTime::currentMSecsSinceEpoch() / 1000.0; }
 
 QString qstr(const std::string& s) { return QString::fromStdString(s); }
 
-// Sorting by state groups what needs attention first: failed, then live, then the rest.
+// Sorting by state groups what needs attention first: failed, unknown (its agents are silent),
+// then live, then the rest.
 int stateSeverity(const std::string& state) {
-  if (state == "failed") return 0;
-  if (state == "running") return 1;
-  if (state == "submitted") return 2;
-  if (state == "stopped") return 3;
-  if (state == "succeeded") return 4;
-  return 5;
+  static const char* const kOrder[] = {"failed",    "unknown", "running",
+                                       "submitted", "stopped", "succeeded"};
+  for (int i = 0; i < static_cast<int>(std::size(kOrder)); ++i) {
+    if (state == kOrder[i]) return i;
+  }
+  return static_cast<int>(std::size(kOrder));
 }
 
 }  // namespace
@@ -54,6 +55,25 @@ void HistoryModel::setRuns(std::vector<RunSummary> runs) {
   endResetModel();
 }
 
+void HistoryModel::setAgentStatus(const client::AgentStatus& status) {
+  const bool answers = status.state == client::AgentState::kOnline ||
+                       status.state == client::AgentState::kConnecting;
+  const bool changed =
+      answers ? silent_agents_.erase(status.name) > 0
+              : silent_agents_.insert_or_assign(status.name, status.answered_at).second;
+  if (!changed || runs_.empty()) return;
+  emit dataChanged(index(0, 0), index(static_cast<int>(runs_.size()) - 1, kColumns - 1));
+}
+
+client::JobLiveness HistoryModel::livenessOf(const RunSummary& run) const {
+  if (silent_agents_.empty() || run.job.finished_at > 0 || run.job.state != "running") return {};
+  return client::judgeLiveness(run.ranks, silent_agents_);
+}
+
+std::string HistoryModel::stateOf(const RunSummary& run) const {
+  return livenessOf(run).job_unknown ? "unknown" : run.job.state;
+}
+
 int HistoryModel::rowOf(const QString& job_id) const {
   const std::string id = job_id.toStdString();
   for (size_t i = 0; i < runs_.size(); ++i) {
@@ -70,8 +90,14 @@ double HistoryModel::durationOf(const RunSummary& run) const {
   const store::JobRow& job = run.job;
   if (job.submitted_at <= 0) return std::nan("");
   if (job.finished_at > 0) return std::max(0.0, job.finished_at - job.submitted_at);
-  if (job.state == "running") return std::max(0.0, now_() - job.submitted_at);
-  return std::nan("");
+  if (job.state != "running") return std::nan("");
+  // Unknown: the clock stops at the silent agents' last answer (unknown when never seen).
+  const client::JobLiveness liveness = livenessOf(run);
+  if (liveness.job_unknown) {
+    return liveness.evidence_until > 0 ? std::max(0.0, liveness.evidence_until - job.submitted_at)
+                                       : std::nan("");
+  }
+  return std::max(0.0, now_() - job.submitted_at);
 }
 
 bool HistoryModel::tickRunningDurations() {
@@ -80,7 +106,7 @@ bool HistoryModel::tickRunningDurations() {
   int first = -1;
   const int n = static_cast<int>(runs_.size());
   for (int row = 0; row <= n; ++row) {
-    const bool running = row < n && runs_[row].job.state == "running";
+    const bool running = row < n && stateOf(runs_[row]) == "running";
     if (running && first < 0) first = row;
     if (!running && first >= 0) {
       emit dataChanged(index(first, kDuration), index(row - 1, kDuration),
@@ -106,7 +132,7 @@ QVariant HistoryModel::sortValue(const RunSummary& run, int column) const {
     case kName:
       return qstr(job.name).toCaseFolded();
     case kState:
-      return stateSeverity(job.state);
+      return stateSeverity(stateOf(run));
     case kStarted:
       return job.submitted_at;
     case kDuration: {
@@ -132,7 +158,7 @@ QVariant HistoryModel::displayValue(const RunSummary& run, int column) const {
     case kName:
       return job.name.empty() ? QStringLiteral("(unnamed)") : qstr(job.name);
     case kState:
-      return qstr(job.state);
+      return qstr(stateOf(run));
     case kStarted:
       return formatLocalTime(job.submitted_at);
     case kDuration:
@@ -162,13 +188,13 @@ QVariant HistoryModel::data(const QModelIndex& index, int role) const {
     case kJobIdRole:
       return qstr(run.job.job_id);
     case kStateRole:
-      return qstr(run.job.state);
+      return qstr(stateOf(run));
     case Qt::ForegroundRole:
-      if (column == kState) return QBrush(stateColor(qstr(run.job.state), QApplication::palette()));
+      if (column == kState) return QBrush(stateColor(qstr(stateOf(run)), QApplication::palette()));
       return {};
     case Qt::DecorationRole:
       if (column == kState)
-        return stateDot(stateColor(qstr(run.job.state), QApplication::palette()));
+        return stateDot(stateColor(qstr(stateOf(run)), QApplication::palette()));
       return {};
     case Qt::FontRole:
       if (column == kState) {
@@ -188,6 +214,10 @@ QVariant HistoryModel::data(const QModelIndex& index, int role) const {
           return QVariant(Qt::AlignLeft | Qt::AlignVCenter);
       }
     case Qt::ToolTipRole:
+      if (column == kState || column == kDuration) {
+        const client::JobLiveness liveness = livenessOf(run);
+        if (liveness.anyUnknown()) return qstr(liveness.describe());
+      }
       if (column == kStarted && run.job.finished_at > 0)
         return QStringLiteral("started %1\nended %2")
             .arg(formatLocalTime(run.job.submitted_at), formatLocalTime(run.job.finished_at));

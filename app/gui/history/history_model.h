@@ -9,12 +9,15 @@
 #include <QString>
 #include <functional>
 #include <limits>
+#include <map>
+#include <string>
 #include <vector>
 
 // store.h brings in the generated protobuf header, whose Inventory::slots() Qt's `slots` keyword
 // macro would eat: hide the macro while it is parsed, whatever the includer included first.
 #pragma push_macro("slots")
 #undef slots
+#include "ringmaster/client/agent_status.h"
 #include "ringmaster/client/run_summary.h"
 #pragma pop_macro("slots")
 
@@ -51,6 +54,13 @@ class HistoryModel : public QAbstractTableModel {
   // The row of a job id, -1 when absent.
   int rowOf(const QString& job_id) const;
 
+  // An agent's state from the session: a running job whose going ranks are all on agents that do
+  // not answer reads "unknown" (purple), its duration stopped at their last answer, and its
+  // tooltip says which agent is silent since when; it reads as recorded again when they answer.
+  void setAgentStatus(const client::AgentStatus& status);
+  // The state shown: the recorded one, or "unknown" (see setAgentStatus).
+  std::string stateOf(const RunSummary& run) const;
+
   // Seconds since the epoch, for running jobs' durations. Default: the system clock; tests pin it.
   void setClock(std::function<double()> now);
   double now() const { return now_(); }
@@ -67,12 +77,14 @@ class HistoryModel : public QAbstractTableModel {
                       int role = Qt::DisplayRole) const override;
 
  private:
+  client::JobLiveness livenessOf(const RunSummary& run) const;
   QVariant sortValue(const RunSummary& run, int column) const;
   QVariant displayValue(const RunSummary& run, int column) const;
 
   QPixmap stateDot(const QColor& color) const;
 
   std::vector<RunSummary> runs_;
+  std::map<std::string, double> silent_agents_;  // name -> its last answer (0: never seen)
   std::function<double()> now_;
   mutable QHash<QRgb, QPixmap> dots_;  // state dots by colour, drawn once
 };

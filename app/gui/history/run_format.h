@@ -16,7 +16,8 @@ QString formatLocalTime(double unix_seconds);
 QString formatLoss(double loss);
 
 // The colour of a job state, readable on `palette`'s base (lighter tints on a dark base, deeper
-// ones on a light base): running blue, succeeded green, failed red, stopped grey, submitted amber.
+// ones on a light base): running blue, succeeded green, failed red, stopped grey, submitted amber,
+// unknown (its agents are silent) purple.
 QColor stateColor(const QString& state, const QPalette& palette);
 
 }  // namespace ringmaster::gui

@@ -21,6 +21,13 @@ Result<std::vector<RunSummary>> loadRunSummaries(store::Store& store,
       return Status(loss.status().code(),
                     "reading the final loss of job " + job.job_id + ": " + loss.status().message());
     }
+    if (job.finished_at <= 0) {
+      RM_ASSIGN_OR_RETURN(const std::vector<store::RankRow> ranks, store.ranks(job.job_id));
+      for (const store::RankRow& rank : ranks) {
+        run.ranks.push_back(
+            {rank.rank, rank.agent, rank.state == "running" || rank.state == "pending"});
+      }
+    }
     run.job = std::move(job);
     runs.push_back(std::move(run));
   }

@@ -391,6 +391,41 @@ TEST_F(HistoryViewTest, RunningDurationGrowsEverySecond) {
   EXPECT_EQ(cell(view, kResnet.id, HistoryModel::kDuration), "3m 12s");
 }
 
+TEST_F(HistoryViewTest, ARunWhoseAgentIsSilentIsUnknownWithItsClockStopped) {
+  HistoryView view;
+  double now = kNow;
+  view.model()->setClock([&now] { return now; });
+  view.setRuns(load());
+  ASSERT_EQ(cell(view, kGpt.id, HistoryModel::kState), "running");
+
+  client::AgentStatus silent;
+  silent.name = "a1";
+  silent.state = client::AgentState::kUnreachable;
+  silent.answered_at = kT0 + 3000 + 300;  // five minutes after the run started
+  view.model()->setAgentStatus(silent);
+  HistoryModel* model = view.model();
+  const QModelIndex state = model->index(model->rowOf(q(kGpt.id)), HistoryModel::kState);
+  EXPECT_EQ(state.data().toString(), "unknown");
+  EXPECT_EQ(state.data(HistoryModel::kStateRole).toString(), "unknown");
+  EXPECT_EQ(state.data(Qt::ForegroundRole).value<QBrush>().color(),
+            stateColor("unknown", QApplication::palette()));
+  EXPECT_TRUE(state.data(Qt::ToolTipRole).toString().contains("agent a1 not answering since"))
+      << state.data(Qt::ToolTipRole).toString().toStdString();
+  EXPECT_EQ(cell(view, kGpt.id, HistoryModel::kDuration), "5m 00s");
+  now += 75;
+  QTest::qWait(1300);  // the view's 1 s timer: the clock stays stopped
+  EXPECT_EQ(cell(view, kGpt.id, HistoryModel::kDuration), "5m 00s");
+  // What ended is what the journal says, silent agent or not.
+  EXPECT_EQ(cell(view, kResnet.id, HistoryModel::kState), "succeeded");
+  EXPECT_EQ(cell(view, kBert.id, HistoryModel::kState), "failed");
+
+  client::AgentStatus back = silent;
+  back.state = client::AgentState::kOnline;
+  view.model()->setAgentStatus(back);
+  EXPECT_EQ(cell(view, kGpt.id, HistoryModel::kState), "running");
+  EXPECT_EQ(cell(view, kGpt.id, HistoryModel::kDuration), "11m 15s");
+}
+
 TEST_F(HistoryViewTest, Screenshot) {
   HistoryView view;
   view.model()->setClock([] { return kNow; });

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "ringmaster/client/job_liveness.h"
 #include "ringmaster/store/store.h"
 #include "ringmaster/util/result.h"
 
@@ -16,6 +17,9 @@ namespace ringmaster::client {
 struct RunSummary {
   store::JobRow job;
   double final_loss = std::numeric_limits<double>::quiet_NaN();  // NaN: none reported
+  // Unfinished jobs only: each rank's agent and whether it was still going, so that a view can
+  // tell a job whose agents went silent from one that runs (judgeLiveness).
+  std::vector<RankLastKnown> ranks;
 };
 
 struct RunLoadOptions {
