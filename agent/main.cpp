@@ -42,6 +42,12 @@ int main(int argc, char** argv) {
                  "metric records a rank may journal a second (lines past it stay in its log)")
       ->check(CLI::Range(1.0, 1e7))
       ->capture_default_str();
+  app.add_option(
+         "--rank-nice", options.rank_nice,
+         "the ranks' nice value: the app's local agent runs them at 10, so that ranks using "
+         "every core leave the desktop responsive")
+      ->check(CLI::Range(0, 19))
+      ->capture_default_str();
   app.add_option("--rank-memory", options.rank_memory,
                  "each rank's memory limit, e.g. 64G (cgroup v2 with the memory controller "
                  "delegated to the agent; default: none)")

@@ -236,6 +236,7 @@ Status AgentServer::Impl::start() {
   }
   RM_ASSIGN_OR_RETURN(supervisor_options.confinement,
                       confinementFor(options.run_as, options.rank_open_files));
+  supervisor_options.confinement.nice = options.rank_nice;
   if (supervisor_options.confinement.switch_user) {
     // Ranks must reach their job's directory, and nothing else here: the state dir can be
     // passed through but not listed, and keys, authorized_keys and the journal stay the agent's.

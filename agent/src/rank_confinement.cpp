@@ -67,6 +67,7 @@ int applyConfinement(const RankConfinement& confinement) {
   const rlimit files{confinement.open_files, confinement.open_files};
   if (::setrlimit(RLIMIT_CORE, &no_core) != 0) return errno;
   if (confinement.open_files > 0 && ::setrlimit(RLIMIT_NOFILE, &files) != 0) return errno;
+  if (confinement.nice > 0 && ::setpriority(PRIO_PROCESS, 0, confinement.nice) != 0) return errno;
   if (confinement.switch_user) {
     if (::setgroups(confinement.groups.size(), confinement.groups.data()) != 0) return errno;
     if (::setgid(confinement.gid) != 0) return errno;

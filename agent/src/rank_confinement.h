@@ -21,6 +21,9 @@ struct RankConfinement {
   std::vector<gid_t> groups;  // supplementary groups of the user
   std::string user, home;
   rlim_t open_files = 65536;
+  // The ranks' nice value (0..19): on a workstation whose desktop app started this agent, ranks
+  // that use every core then still leave the app's GUI thread its turn.
+  int nice = 0;
 };
 
 // The confinement for ranks run as `run_as` (empty: as the agent's user), with at most

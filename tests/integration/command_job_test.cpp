@@ -376,6 +376,22 @@ TEST_F(CommandJobTest, ACommandJobSilentFor90SecondsWithTheDefaultsIsWarnedAbout
             0);
 }
 
+// The app's local agent runs ranks at nice 10 (--rank-nice), so that ranks using every core leave
+// the desktop responsive; a rank's children inherit it.
+TEST_F(CommandJobTest, RanksRunAtTheAgentsRankNice) {
+  std::string error;
+  ASSERT_TRUE(cluster_.addAgent("niced", 1, &error, {"--rank-nice", "7"})) << error;
+  auto spec =
+      cluster_.writeSpec("nice.yaml",
+                         "name: nice\nlauncher: command\n"
+                         "command: [/bin/sh, -c, 'echo nice=$(cut -d\" \" -f19 /proc/self/stat)']\n"
+                         "placement:\n  - {agent: niced, ranks: 1}\n");
+  auto submitted = cluster_.ctl({"submit", spec, "--wait"});
+  ASSERT_EQ(submitted.exit_code, 0) << submitted.out << submitted.err;
+  auto log = cluster_.ctl({"logs", submitted.firstLine(), "--rank", "0"});
+  EXPECT_NE(log.out.find("nice=7"), std::string::npos) << log.out << log.err;
+}
+
 // Regression (issue 21): two ranks failing at once with exit code 1 showed as "stopped (signal
 // 15)" and "stopped (exit code 1)". Each is recorded as what it was, as torchrun does. The ranks
 // ignore SIGTERM, so that the second one's own exit, not the gang's stop, ends it every time.

@@ -221,12 +221,12 @@ void ChartView::drawValueFlags(QPainter* painter, const QRectF& p) {
 
 void ChartView::drawReadout(QPainter* painter, const QRectF& p) {
   const double x = hover_->x();
+  const Readout r = callbacks_.readoutAt ? callbacks_.readoutAt(x) : Readout{};
   QColor line = palette().color(QPalette::Text);
   line.setAlpha(110);
   painter->setPen(QPen(line, 1, Qt::DashLine));
-  painter->drawLine(QPointF(x, p.top()), QPointF(x, p.bottom()));
-  if (!callbacks_.readoutAt) return;
-  const Readout r = callbacks_.readoutAt(x);
+  const double at = std::clamp(r.snap_px.value_or(x), p.left(), p.right());
+  painter->drawLine(QPointF(at, p.top()), QPointF(at, p.bottom()));
   if (r.header.isEmpty() && r.rows.empty()) return;
 
   QFont bold = font();
@@ -235,7 +235,8 @@ void ChartView::drawReadout(QPainter* painter, const QRectF& p) {
   const int pad = 6, swatch = fm.height() / 2 + 2, gap = 6, lh = fm.height();
   int width = fmb.horizontalAdvance(r.header);
   for (const auto& row : r.rows) {
-    width = std::max(width, swatch + gap + fm.horizontalAdvance(row.text));
+    // + 4: elidedText() cuts a text whose width only just equals the room it is given.
+    width = std::max(width, swatch + gap + fm.horizontalAdvance(row.text) + 4);
   }
   // A long row (a failure's cause) is cut to the plot's width rather than past the chart's edge.
   width = std::min(width, std::max(40, static_cast<int>(p.width()) - 2 * pad - 4));

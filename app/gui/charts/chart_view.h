@@ -34,6 +34,7 @@ class ChartView : public QChartView {
   struct Readout {
     QString header;
     std::vector<ReadoutRow> rows;
+    std::optional<double> snap_px;  // the crosshair stands here (a real point), not at the cursor
   };
   // Every callback may be empty. Pixel positions are scene x, which is also viewport x.
   struct Callbacks {

@@ -203,59 +203,7 @@ MetricChart::MetricChart(const QString& title, QWidget* parent) : QWidget(parent
   };
   cb.resetZoom = [this] { userReset(); };
   cb.contextMenu = [this](QPoint pos) { showContextMenu(pos); };
-  cb.readoutAt = [this](double px) {
-    ChartView::Readout r;
-    const double x = pixelToX(px);
-    r.header = formatX(x);
-    const double tolerance = 3 * (x1_ - x0_) / std::max(1, plotColumns());
-    for (const ChartMarker& marker : markers_) {
-      const std::optional<double> at = markerX(marker);
-      if (at && std::abs(*at - x) <= tolerance) {
-        r.rows.push_back({marker.color, marker.detail.isEmpty() ? marker.label : marker.detail});
-      }
-    }
-    struct Row {
-      int line;
-      double value;
-      QString text;
-    };
-    std::vector<Row> rows;
-    for (size_t i = 0; i < lines_.size(); ++i) {
-      const ChartLine& line = lines_[i];
-      if (!line.visible || !line.series || line.series->empty()) continue;
-      const metrics::Series& s = *line.series;
-      if (x < s.sortedX(0, axis_) - tolerance || x > s.sortedX(s.size() - 1, axis_) + tolerance) {
-        continue;
-      }
-      size_t k = std::min(s.lowerBound(axis_, x), s.size() - 1);
-      if (k > 0 && x - s.sortedX(k - 1, axis_) < s.sortedX(k, axis_) - x) --k;
-      const double v = s.at(k).value;
-      QString text = line.label + QStringLiteral("  ") + formatValue(v);
-      if (smoothing_ > 0) {
-        if (const ViewPoint* e = nearest(views_[i].smoothed, x)) {
-          text += QStringLiteral("   ema ") + formatValue(e->y);
-        }
-      }
-      rows.push_back({static_cast<int>(i), v, text});
-    }
-    auto color = [this](int i) {
-      return lines_[i].color.isValid() ? lines_[i].color : seriesColor(i);
-    };
-    if (static_cast<int>(rows.size()) > kMaxReadoutRows) {
-      // Many ranks: the extremes are what matters (a straggler, a diverging rank).
-      std::stable_sort(rows.begin(), rows.end(),
-                       [](const Row& a, const Row& b) { return a.value > b.value; });
-      const int keep = kMaxReadoutRows / 2;
-      for (int i = 0; i < keep; ++i) r.rows.push_back({color(rows[i].line), rows[i].text});
-      r.rows.push_back({QColor(), tr("… %1 more").arg(static_cast<int>(rows.size()) - 2 * keep)});
-      for (size_t i = rows.size() - keep; i < rows.size(); ++i) {
-        r.rows.push_back({color(rows[i].line), rows[i].text});
-      }
-    } else {
-      for (const Row& row : rows) r.rows.push_back({color(row.line), row.text});
-    }
-    return r;
-  };
+  cb.readoutAt = [this](double px) { return readoutAt(px); };
   cb.resized = [this] { refreshSoon(); };
   view_->setCallbacks(std::move(cb));
 
@@ -309,6 +257,7 @@ void MetricChart::setLines(std::vector<ChartLine> lines) {
 
 void MetricChart::restyleLines() {
   const bool smooth = smoothing_ > 0;
+  styled_smooth_ = smooth;
   const double width = lines_.size() > kMaxLegendLines ? 1.2 : 1.6;
   for (size_t i = 0; i < lines_.size(); ++i) {
     const QColor color = lines_[i].color.isValid() ? lines_[i].color : seriesColor(int(i));
@@ -358,10 +307,19 @@ void MetricChart::setXAxis(metrics::Axis axis) {
   resetZoom();
 }
 
+bool MetricChart::adoptSmoothing(double weight) {
+  const double clamped = std::isfinite(weight) ? std::clamp(weight, 0.0, kMaxSmoothing) : 0.0;
+  if (clamped == smoothing_) return false;
+  smoothing_ = clamped;  // the pens follow on the redraw (see refresh())
+  return true;
+}
+
 void MetricChart::setSmoothing(double weight) {
-  smoothing_ = std::isfinite(weight) ? std::clamp(weight, 0.0, kMaxSmoothing) : 0.0;
-  restyleLines();
-  refresh();
+  if (adoptSmoothing(weight)) refresh();
+}
+
+void MetricChart::setSmoothingSoon(double weight) {
+  if (adoptSmoothing(weight)) refreshSoon();
 }
 
 void MetricChart::setYLabel(const QString& label) {
@@ -407,6 +365,10 @@ void MetricChart::refreshSoon() {
 }
 
 void MetricChart::refresh() {
+  // The pens change only between smoothing off and on, and here rather than when it is set: each
+  // setPen makes Qt Charts redraw its scene, and a slider dragged through 0 restyled every chart
+  // of a dashboard at once (a 100 ms stall with 8 ranks).
+  if ((smoothing_ > 0) != styled_smooth_) restyleLines();
   // Two passes at most: new tick labels can change the plot width, and columns should be pixels.
   for (int pass = 0; pass < 2; ++pass) {
     if (chart_->layout() && !chart_->layout()->isActivated()) chart_->layout()->activate();
@@ -461,7 +423,8 @@ void MetricChart::applyXAxisRange(int columns) {
         QDateTime::fromSecsSinceEpoch(static_cast<qint64>(x0_)).offsetFromUtc();
     ticks = tickValues(x0_, x1_, interval, -utc_offset);
   } else {
-    interval = niceTickInterval(span, target);
+    // Steps are whole numbers: a 3-step run gets ticks 1, 2, 3, not 1.0, 1.5, 2.0.
+    interval = std::max(1.0, niceTickInterval(span, target));
     ticks = tickValues(x0_, x1_, interval);
   }
   const QLocale en(QLocale::English);
@@ -556,6 +519,130 @@ void MetricChart::placeMarkers() {
     }
   }
   view_->setValueFlags(std::move(flags));
+}
+
+// What the hover shows at scene x `px`. Exact views snap to the nearest real point: the header
+// names its step (and time), each row its value, and a line whose nearest point lies elsewhere
+// says where. A decimated view names each line's extremes in the hovered pixel column, so a
+// spike drawn there can be read. Many rows: the highest and lowest, with "… N more" between.
+ChartView::Readout MetricChart::readoutAt(double px) const {
+  ChartView::Readout r;
+  const double x = pixelToX(px);
+  const double column = (x1_ - x0_) / std::max(1, plotColumns());
+  const double tolerance = 3 * column;
+  for (const ChartMarker& marker : markers_) {
+    const std::optional<double> at = markerX(marker);
+    if (at && std::abs(*at - x) <= tolerance) {
+      r.rows.push_back({marker.color, marker.detail.isEmpty() ? marker.label : marker.detail});
+    }
+  }
+  struct Row {
+    int line;
+    double value;  // what the rows are ordered by
+    QString text;
+    std::optional<double> x;  // an exact point's x
+  };
+  std::vector<Row> rows;
+  std::optional<size_t> snapped_line;
+  size_t snapped_index = 0;
+  double snapped_x = 0;
+  bool any_column = false;
+  for (size_t i = 0; i < lines_.size(); ++i) {
+    const ChartLine& line = lines_[i];
+    if (!line.visible || !line.series || line.series->empty()) continue;
+    const metrics::Series& s = *line.series;
+    if (x < s.sortedX(0, axis_) - tolerance || x > s.sortedX(s.size() - 1, axis_) + tolerance) {
+      continue;
+    }
+    QString text = line.label + QStringLiteral("  ");
+    if (!views_[i].exact) {
+      const std::vector<metrics::Series::Column> cols =
+          s.columns(axis_, x - column / 2, x + column / 2, 1);
+      if (!cols.empty() && cols[0].count > 1) {
+        const metrics::Series::Column& c = cols[0];
+        any_column = true;
+        text += tr("max %1 · min %2").arg(formatValue(c.max), formatValue(c.min));
+        appendSmoothed(i, x, &text);
+        rows.push_back({static_cast<int>(i), c.max, text, std::nullopt});
+        continue;
+      }
+    }
+    size_t k = std::min(s.lowerBound(axis_, x), s.size() - 1);
+    if (k > 0 && x - s.sortedX(k - 1, axis_) < s.sortedX(k, axis_) - x) --k;
+    const double at = s.sortedX(k, axis_);
+    if (!snapped_line || std::abs(at - x) < std::abs(snapped_x - x)) {
+      snapped_line = i;
+      snapped_index = k;
+      snapped_x = at;
+    }
+    const double v = s.at(k).value;
+    text += formatValue(v);
+    appendSmoothed(i, x, &text);
+    rows.push_back({static_cast<int>(i), v, text, at});
+  }
+  if (any_column) {
+    const QLocale en(QLocale::English);
+    const auto whole = [&](double v) {
+      return en.toString(static_cast<qlonglong>(std::llround(v)));
+    };
+    r.header = axis_ == metrics::Axis::kStep
+                   ? tr("steps %1–%2").arg(whole(x - column / 2), whole(x + column / 2))
+                   : formatX(x - column / 2) + QStringLiteral(" – ") + formatX(x + column / 2);
+  } else if (!snapped_line) {
+    r.header = formatX(x);
+  } else {
+    // The snapped point: its step and wall time whichever the axis.
+    const metrics::Series::Point& p = lines_[*snapped_line].series->at(snapped_index);
+    const QString when =
+        QDateTime::fromMSecsSinceEpoch(static_cast<qint64>(std::llround(p.time * 1000)))
+            .toString(QStringLiteral("hh:mm:ss"));
+    const QString step = tr("step %1").arg(
+        QLocale(QLocale::English).toString(static_cast<qlonglong>(std::llround(p.step))));
+    r.header = axis_ == metrics::Axis::kTime ? formatX(snapped_x) + QStringLiteral(" · ") + step
+                                             : step + QStringLiteral(" · ") + when;
+    r.snap_px = xToPixel(snapped_x);
+  }
+  for (Row& row : rows) {
+    if (row.x && snapped_line && *row.x != snapped_x) {
+      row.text += QStringLiteral("  (") + formatX(*row.x) + QStringLiteral(")");
+    }
+  }
+  auto color = [this](int i) {
+    return lines_[i].color.isValid() ? lines_[i].color : seriesColor(i);
+  };
+  // As many rows as the plot's height holds (the box never runs past it), at most kMaxReadoutRows.
+  const int line_height = QFontMetrics(view_->font()).height();
+  const int fit = static_cast<int>((chart_->plotArea().height() - 12) / std::max(1, line_height)) -
+                  1 - static_cast<int>(r.rows.size());
+  const int limit = std::clamp(fit, 3, kMaxReadoutRows);
+  if (static_cast<int>(rows.size()) > limit) {
+    // Many ranks: the extremes are what matters (a straggler, a diverging rank).
+    std::stable_sort(rows.begin(), rows.end(),
+                     [](const Row& a, const Row& b) { return a.value > b.value; });
+    const int keep = (limit - 1) / 2;
+    for (int i = 0; i < keep; ++i) r.rows.push_back({color(rows[i].line), rows[i].text});
+    r.rows.push_back({QColor(), tr("… %1 more").arg(static_cast<int>(rows.size()) - 2 * keep)});
+    for (size_t i = rows.size() - keep; i < rows.size(); ++i) {
+      r.rows.push_back({color(rows[i].line), rows[i].text});
+    }
+  } else {
+    for (const Row& row : rows) r.rows.push_back({color(row.line), row.text});
+  }
+  return r;
+}
+
+// "   ema 0.2315": line i's smoothed value at x, when smoothing is on.
+void MetricChart::appendSmoothed(size_t i, double x, QString* text) const {
+  if (smoothing_ <= 0) return;
+  if (const ViewPoint* e = nearest(views_[i].smoothed, x)) {
+    *text += QStringLiteral("   ema ") + formatValue(e->y);
+  }
+}
+
+double MetricChart::xToPixel(double x) const {
+  const QRectF plot = chart_->plotArea();
+  if (x1_ <= x0_) return plot.left();
+  return plot.left() + (x - x0_) / (x1_ - x0_) * plot.width();
 }
 
 double MetricChart::pixelToX(double px) const {

@@ -15,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "charts/chart_view.h"
 #include "charts/decimate.h"
 #include "ringmaster/metrics/series.h"
 
@@ -26,7 +27,6 @@ class QToolButton;
 
 namespace ringmaster::gui {
 
-class ChartView;
 class ChartRefreshQueue;
 
 struct ChartLine {
@@ -64,6 +64,9 @@ class MetricChart : public QWidget {
   // Step or wall time (the time axis shows hh:mm:ss, local time); resets zoom.
   void setXAxis(metrics::Axis axis);
   void setSmoothing(double weight);  // EMA weight 0 (off) .. 0.99; raw stays drawn faint behind
+  // As setSmoothing(), with the redraw on its turn (refreshSoon()): for a slider dragged over a
+  // dashboard of many charts, which used to redraw every chart at once on each step of the drag.
+  void setSmoothingSoon(double weight);
   void setYLabel(const QString& label);
   void setMarkers(std::vector<ChartMarker> markers);  // replaces them; drawn on the next refresh
   // Said at the plot's top right while the data may be stale ("no data since 14:02:11").
@@ -91,6 +94,9 @@ class MetricChart : public QWidget {
   const LineView& lineView(int index) const { return views_[index]; }
   // The plot area's width in pixels, the number of columns decimation uses.
   int plotColumns() const;
+  // What the hover shows at scene x `px` (see the implementation), and where x lies on screen.
+  ChartView::Readout readoutAt(double px) const;
+  double xToPixel(double x) const;
 
  signals:
   void xRangeChanged(double x0, double x1);  // the user zoomed or panned (to link other charts)
@@ -122,6 +128,7 @@ class MetricChart : public QWidget {
   void showContextMenu(QPoint global_pos);
   std::pair<double, double> dataRange() const;
   QString formatX(double x) const;
+  void appendSmoothed(size_t i, double x, QString* text) const;
 
   QString title_;
   QString y_label_;
@@ -131,6 +138,8 @@ class MetricChart : public QWidget {
   std::vector<ChartMarker> markers_;
   metrics::Axis axis_ = metrics::Axis::kStep;
   double smoothing_ = 0;
+  bool adoptSmoothing(double weight);  // false when unchanged
+  bool styled_smooth_ = false;         // the pens are those of smoothing on
   bool zoomed_ = false;
   bool refresh_queued_ = false;
   double x0_ = 0, x1_ = 1;

@@ -6,8 +6,10 @@
 #include <QCategoryAxis>
 #include <QChart>
 #include <QChartView>
+#include <QDateTime>
 #include <QDir>
 #include <QFile>
+#include <QFontMetrics>
 #include <QImage>
 #include <QLineSeries>
 #include <QMouseEvent>
@@ -431,6 +433,101 @@ TEST_F(MetricChartTest, AConstantSeriesWithSmoothingGetsAUsableRange) {
   EXPECT_NEAR(axis->min(), 0.9, 1e-9);
   EXPECT_NEAR(axis->max(), 1.1, 1e-9);
   chart->grab().save(screenshotPath("metric_chart_constant.png"));
+}
+
+// What a dragged smoothing slider does to each chart of a dashboard: the value at once, the redraw
+// on a later turn of the event loop (one chart per turn), and nothing for an unchanged value.
+TEST_F(MetricChartTest, SmoothingSoonRedrawsOnALaterTurn) {
+  Series a;
+  for (int step = 1; step <= 1000; ++step) a.append(step, 1.7e9 + step, 1.0 + (step % 7) * 0.1);
+  auto chart = makeChart("loss", 800, 400);
+  chart->setLines({{"rank 0", QColor(Qt::red), &a}});
+  ASSERT_TRUE(chart->lineView(0).smoothed.empty());  // smoothing off
+  chart->setSmoothingSoon(0.9);
+  EXPECT_EQ(chart->smoothing(), 0.9);
+  EXPECT_TRUE(chart->lineView(0).smoothed.empty()) << "redrawn at once, not on its turn";
+  EXPECT_NEAR(qtSeries(chart.get(), 0)->pen().color().alphaF(), 1.0, 0.01);  // restyled later too
+  for (int i = 0; i < 100 && chart->lineView(0).smoothed.empty(); ++i) {
+    QApplication::processEvents(QEventLoop::AllEvents, 10);
+  }
+  EXPECT_FALSE(chart->lineView(0).smoothed.empty());
+  EXPECT_NEAR(qtSeries(chart.get(), 0)->pen().color().alphaF(), 0.25, 0.01);  // raw faint now
+  chart->setSmoothingSoon(0.9);  // unchanged: nothing to do
+  EXPECT_EQ(chart->smoothing(), 0.9);
+}
+
+// Issue 22: the header named the cursor's step with the neighbouring point's value.
+TEST_F(MetricChartTest, HoverSnapsToTheNearestRealPointAndNamesItsStepAndTime) {
+  Series a, b;
+  for (int step = 0; step <= 50; step += 2) a.append(step, 1.7e9 + step, step * 0.01);
+  for (int step = 1; step <= 49; step += 2) b.append(step, 1.7e9 + step, 1 + step * 0.01);
+  auto chart = makeChart("loss", 800, 400);
+  chart->setLines({{"rank 0", QColor(Qt::red), &a}, {"rank 1", QColor(Qt::blue), &b}});
+  // Just left of step 40, nearer to it than to 39: rank 0's point at 40 is the nearest.
+  const ChartView::Readout r = chart->readoutAt(chart->xToPixel(39.8));
+  const QString time =
+      QDateTime::fromSecsSinceEpoch(static_cast<qint64>(1.7e9 + 40)).toString("hh:mm:ss");
+  EXPECT_EQ(r.header, "step 40 · " + time);
+  ASSERT_TRUE(r.snap_px.has_value());
+  EXPECT_NEAR(*r.snap_px, chart->xToPixel(40), 1e-6);
+  ASSERT_EQ(r.rows.size(), 2u);
+  EXPECT_EQ(r.rows[0].text, "rank 0  0.4000");
+  EXPECT_EQ(r.rows[1].text, "rank 1  1.390  (step 39)");  // its own nearest point, named
+}
+
+TEST_F(MetricChartTest, HoverOverADecimatedSpikeNamesTheColumnsExtremes) {
+  Series s;
+  for (int step = 0; step < 1'000'000; ++step) {
+    s.append(step, 1.7e9 + step * 0.01, step == 500'000 ? 10.0 : 1.0);
+  }
+  auto chart = makeChart("loss", 800, 400);
+  chart->setLines({{"rank 0", QColor(Qt::red), &s}});
+  ASSERT_FALSE(chart->lineView(0).exact);
+  const ChartView::Readout r = chart->readoutAt(chart->xToPixel(500'000));
+  ASSERT_EQ(r.rows.size(), 1u);
+  EXPECT_EQ(r.rows[0].text, "rank 0  max 10.00 · min 1.000") << r.rows[0].text.toStdString();
+  EXPECT_TRUE(r.header.startsWith("steps ")) << r.header.toStdString();
+  EXPECT_TRUE(r.header.contains("–")) << "a column's range: " << r.header.toStdString();
+  EXPECT_FALSE(r.snap_px.has_value());
+  // Beside the spike, a column of ones.
+  const ChartView::Readout flat = chart->readoutAt(chart->xToPixel(250'000));
+  EXPECT_EQ(flat.rows[0].text, "rank 0  max 1.000 · min 1.000");
+}
+
+TEST_F(MetricChartTest, ManyRanksInAShortChartKeepTheExtremesInsideThePlot) {
+  std::vector<Series> ranks(16);
+  std::vector<ChartLine> lines;
+  for (int r = 0; r < 16; ++r) {
+    for (int step = 0; step < 20; ++step) ranks[r].append(step, 1.7e9 + step, r + step * 0.001);
+    lines.push_back({QStringLiteral("rank %1").arg(r), seriesColor(r), &ranks[r]});
+  }
+  auto chart = makeChart("loss", 600, 260);  // room for a few rows only
+  chart->setLines(lines);
+  const ChartView::Readout r = chart->readoutAt(chart->xToPixel(10));
+  const int line_height = QFontMetrics(chart->findChild<QChartView*>()->font()).height();
+  EXPECT_LE(static_cast<int>(r.rows.size() + 1) * line_height,
+            static_cast<int>(plotArea(chart.get()).height()));
+  ASSERT_GE(r.rows.size(), 3u);
+  EXPECT_TRUE(r.rows.front().text.startsWith("rank 15 ")) << r.rows.front().text.toStdString();
+  EXPECT_TRUE(r.rows.back().text.startsWith("rank 0 ")) << r.rows.back().text.toStdString();
+  const bool more = std::any_of(r.rows.begin(), r.rows.end(),
+                                [](const auto& row) { return row.text.contains(" more"); });
+  EXPECT_TRUE(more);
+}
+
+TEST_F(MetricChartTest, StepTicksAreWholeNumbers) {
+  Series s;
+  for (int step = 1; step <= 3; ++step) s.append(step, 1.7e9 + step, 1.0 / step);
+  auto chart = makeChart("loss", 800, 400);
+  chart->setLines({{"rank 0", QColor(Qt::red), &s}});
+  auto* axis = qobject_cast<QCategoryAxis*>(
+      chart->findChild<QChartView*>()->chart()->axes(Qt::Horizontal).at(0));
+  ASSERT_NE(axis, nullptr);
+  const QStringList labels = axis->categoriesLabels();
+  ASSERT_FALSE(labels.isEmpty());
+  for (const QString& label : labels) {
+    EXPECT_FALSE(label.contains('.')) << label.toStdString();
+  }
 }
 
 TEST_F(MetricChartTest, EmptyChartSaysItIsWaiting) {
