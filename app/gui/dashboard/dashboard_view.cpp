@@ -24,6 +24,7 @@
 
 #include "charts/metric_chart.h"
 #include "charts/palette.h"
+#include "dashboard/eliding_button.h"
 #include "dashboard/log_pane.h"
 #include "dashboard/rank_table_model.h"
 #include "history/run_format.h"
@@ -112,10 +113,11 @@ DashboardView::DashboardView(SessionBridge* bridge, const QString& job_id, bool 
   title_->setTextInteractionFlags(Qt::TextSelectableByMouse);
   summary_ = new QLabel("loading from the history…");
   summary_->setTextFormat(Qt::RichText);
-  problem_ = new QPushButton;
+  // Neither a long job name nor a long summary may widen the window: they are cut instead.
+  title_->setMinimumWidth(1);
+  summary_->setMinimumWidth(1);
+  problem_ = new ElidingButton;
   problem_->setVisible(false);
-
-  problem_->setToolTip("Show the log of the rank that failed first");
   stop_ = new QPushButton("Stop job");
   stop_->setToolTip("SIGTERM to every rank's process group, SIGKILL after the grace period");
   restart_ = new QPushButton("Restart");
@@ -666,14 +668,17 @@ void DashboardView::showProblem(const QString& text, ProblemTone tone) {
                             "QPushButton { %1 border-radius: 4px; padding: 6px 10px;"
                             " text-align: left; font-weight: bold; }")
                             .arg(kColours[static_cast<int>(tone)]);
-  problem_->setText(text);
+  problem_->setFullText(text);
+  problem_->setToolTip(text + "\n\nClick: the log of the rank that failed first");
   if (problem_->styleSheet() != sheet) problem_->setStyleSheet(sheet);
   problem_->setVisible(true);
 }
 
 QString DashboardView::headline() const { return title_->text() + " — " + summary_->text(); }
 
-QString DashboardView::problemText() const { return problem_->isVisible() ? problem_->text() : ""; }
+QString DashboardView::problemText() const {
+  return problem_->isVisible() ? problem_->fullText() : "";
+}
 
 void DashboardView::updateHeader() {
   const QString name = QString::fromStdString(job_->name());

@@ -34,6 +34,7 @@ class QTreeWidget;
 
 namespace ringmaster::gui {
 
+class ElidingButton;
 class LogPane;
 class RankTableModel;
 class StragglerHeatmap;
@@ -113,7 +114,7 @@ class DashboardView : public QWidget {
 
   QLabel* title_;
   QLabel* summary_;
-  QPushButton* problem_;
+  ElidingButton* problem_;
   QPushButton* stop_;
   QPushButton* restart_;
   QMenu* restart_menu_;
