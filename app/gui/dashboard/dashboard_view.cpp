@@ -12,6 +12,7 @@
 #include <QPushButton>
 #include <QScrollArea>
 #include <QSlider>
+#include <QSortFilterProxyModel>
 #include <QSplitter>
 #include <QTabWidget>
 #include <QTableView>
@@ -31,6 +32,7 @@
 #include "ringmaster/job/device_plan.h"
 #include "ringmaster/slurm/job_state.h"
 #include "straggler/straggler_heatmap.h"
+#include "table_copy.h"
 
 namespace ringmaster::gui {
 namespace {
@@ -190,9 +192,17 @@ DashboardView::DashboardView(SessionBridge* bridge, const QString& job_id, bool 
 
   // Ranks, events, logs.
   rank_model_ = new RankTableModel(this);
+  // Sorted through a proxy by each column's real value; rows update in place, so the selection
+  // and the sort survive every refresh.
+  auto* sorted_ranks = new QSortFilterProxyModel(this);
+  sorted_ranks->setSourceModel(rank_model_);
+  sorted_ranks->setSortRole(RankTableModel::kSortRole);
   rank_table_ = new QTableView;
-  rank_table_->setModel(rank_model_);
+  rank_table_->setModel(sorted_ranks);
+  rank_table_->setSortingEnabled(true);
+  rank_table_->sortByColumn(RankTableModel::kRank, Qt::AscendingOrder);
   rank_table_->setSelectionBehavior(QAbstractItemView::SelectRows);
+  installTableCopy(rank_table_);
   rank_table_->verticalHeader()->setVisible(false);
   rank_table_->horizontalHeader()->setStretchLastSection(true);
   rank_table_->setAlternatingRowColors(true);
@@ -263,8 +273,9 @@ DashboardView::DashboardView(SessionBridge* bridge, const QString& job_id, bool 
             if (!error.isEmpty()) QMessageBox::warning(this, "Restart failed", error);
           });
   connect(heatmap_, &StragglerHeatmap::rankClicked, this, &DashboardView::showRankLog);
-  connect(rank_table_, &QTableView::doubleClicked, this,
-          [this](const QModelIndex& index) { showRankLog(rank_model_->rankAt(index.row())); });
+  connect(rank_table_, &QTableView::doubleClicked, this, [this](const QModelIndex& index) {
+    showRankLog(index.data(RankTableModel::kRankRole).toInt());
+  });
   connect(events_, &QTreeWidget::itemActivated, this, [this](QTreeWidgetItem* item) {
     const size_t index = item->data(0, Qt::UserRole).toULongLong();
     if (index < job_->events().size()) showEventLog(job_->events()[index]);
@@ -849,7 +860,7 @@ void DashboardView::fillRestartMenu() {
 void DashboardView::showRankMenu(const QPoint& at) {
   const QModelIndex index = rank_table_->indexAt(at);
   if (!index.isValid() || !live_) return;
-  const int rank = rank_model_->rankAt(index.row());
+  const int rank = index.data(RankTableModel::kRankRole).toInt();
   const auto found = job_->ranks().find(rank);
   if (found == job_->ranks().end()) return;
   const QString agent = QString::fromStdString(found->second.agent);

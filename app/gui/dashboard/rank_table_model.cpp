@@ -4,8 +4,10 @@
 #include <algorithm>
 #include <cmath>
 
+#include "charts/palette.h"
 #include "history/run_format.h"
 #include "ringmaster/job/device_plan.h"
+#include "table_copy.h"
 
 namespace ringmaster::gui {
 namespace {
@@ -25,11 +27,19 @@ RankTableModel::RankTableModel(QObject* parent) : QAbstractTableModel(parent) {}
 
 void RankTableModel::update(const JobData& job, double now, const std::vector<int>& unknown) {
   now_ = now;
-  std::vector<RankInfo> rows;
+  const auto newest = [&job](const char* metric, int rank) {
+    const auto* series = job.metric(metric);
+    const auto found = series ? series->find(rank) : decltype(series->end()){};
+    return series && found != series->end() && !found->second.empty()
+               ? found->second.back().value
+               : std::numeric_limits<double>::quiet_NaN();
+  };
+  std::vector<Row> rows;
   rows.reserve(job.ranks().size());
   for (const auto& [rank, info] : job.ranks()) {
-    rows.push_back(info);
-    if (std::binary_search(unknown.begin(), unknown.end(), rank)) rows.back().state = "unknown";
+    rows.push_back({info, newest("loss", rank), newest("step_time", rank)});
+    if (std::binary_search(unknown.begin(), unknown.end(), rank))
+      rows.back().info.state = "unknown";
   }
   if (rows.size() != rows_.size()) {
     beginResetModel();
@@ -50,19 +60,62 @@ int RankTableModel::columnCount(const QModelIndex& parent) const {
 }
 
 int RankTableModel::rankAt(int row) const {
-  return row >= 0 && row < rowCount() ? rows_[static_cast<size_t>(row)].rank : -1;
+  return row >= 0 && row < rowCount() ? rows_[static_cast<size_t>(row)].info.rank : -1;
 }
 
 QVariant RankTableModel::headerData(int section, Qt::Orientation orientation, int role) const {
   if (orientation != Qt::Horizontal || role != Qt::DisplayRole) return {};
-  static const char* kNames[] = {"Rank", "Agent",     "Device",      "PID", "State",
-                                 "Step", "Samples/s", "Last update", "Exit"};
+  static const char* kNames[] = {"Rank",      "Agent",       "Device", "PID",
+                                 "State",     "Step",        "Loss",   "Step time (s)",
+                                 "Samples/s", "Last update", "Exit"};
+  static_assert(std::size(kNames) == kCount);
   return section >= 0 && section < kCount ? QString(kNames[section]) : QVariant();
+}
+
+// What a column sorts by: numbers as numbers (a rank without a value sorts last), the rest as
+// shown.
+QVariant RankTableModel::sortValue(const Row& row, int column) const {
+  const RankInfo& r = row.info;
+  const auto number = [](double v) {
+    return std::isnan(v) ? QVariant(std::numeric_limits<double>::infinity()) : QVariant(v);
+  };
+  switch (column) {
+    case kRank:
+      return r.rank;
+    case kPid:
+      return r.pid;
+    case kStep:
+      return static_cast<qlonglong>(r.step);
+    case kLoss:
+      return number(row.loss);
+    case kStepTime:
+      return number(row.step_time);
+    case kSamplesPerSec:
+      return number(r.samples_per_sec);
+    case kLastUpdate:
+      return r.last_update;
+    default:
+      return {};  // as shown
+  }
 }
 
 QVariant RankTableModel::data(const QModelIndex& index, int role) const {
   if (!index.isValid() || index.row() >= rowCount()) return {};
-  const RankInfo& r = rows_[static_cast<size_t>(index.row())];
+  const Row& row = rows_[static_cast<size_t>(index.row())];
+  const RankInfo& r = row.info;
+  if (role == kRankRole) return r.rank;
+  if (role == kSortRole) {
+    if (QVariant value = sortValue(row, index.column()); value.isValid()) return value;
+    role = Qt::DisplayRole;
+  }
+  if (role == kCopyRole) {
+    if (index.column() == kLoss && !std::isnan(row.loss)) return row.loss;
+    if (index.column() == kStepTime && !std::isnan(row.step_time)) return row.step_time;
+    if (index.column() == kSamplesPerSec && !std::isnan(r.samples_per_sec))
+      return r.samples_per_sec;
+    return {};
+  }
+  if (role == Qt::DecorationRole && index.column() == kRank) return seriesColor(r.rank);
   const double age = r.last_update > 0 ? now_ - r.last_update : -1;
   // An unknown rank was last heard running: it has no exit, and its age keeps growing.
   const bool going = r.state == "running" || r.state == "pending" || r.state == "unknown";
@@ -81,6 +134,11 @@ QVariant RankTableModel::data(const QModelIndex& index, int role) const {
         return QString::fromStdString(r.state);
       case kStep:
         return r.step >= 0 ? QVariant(static_cast<qlonglong>(r.step)) : QVariant("—");
+      case kLoss:
+        return std::isnan(row.loss) ? QVariant("—") : QVariant(formatLoss(row.loss));
+      case kStepTime:
+        return std::isnan(row.step_time) ? QVariant("—")
+                                         : QVariant(QString::number(row.step_time, 'g', 3));
       case kSamplesPerSec:
         return std::isnan(r.samples_per_sec) ? QVariant("—")
                                              : QVariant(QString::number(r.samples_per_sec, 'f', 0));
@@ -105,6 +163,8 @@ QVariant RankTableModel::data(const QModelIndex& index, int role) const {
       case kRank:
       case kPid:
       case kStep:
+      case kLoss:
+      case kStepTime:
       case kSamplesPerSec:
         return int(Qt::AlignRight | Qt::AlignVCenter);
       default:

@@ -1,9 +1,12 @@
 #pragma once
-// The rank table of a dashboard: one row per rank with its agent, pid, state, step, samples/s,
-// the age of its newest record and how it exited. A rank whose updates stopped while it is
-// running stands out (the age turns amber after 30 s), so a hang is visible before any watchdog.
+// The rank table of a dashboard: one row per rank (with its line colour) with its agent, device,
+// pid, state, step, last loss, last step time, samples/s, the age of its newest record and how
+// it exited. A rank whose updates stopped while it is running stands out (the age turns amber
+// after 30 s), so a hang is visible before any watchdog. kSortRole gives every column's real
+// value for a QSortFilterProxyModel; kCopyRole (table_copy.h) the numbers at full precision.
 
 #include <QAbstractTableModel>
+#include <limits>
 #include <vector>
 
 #include "dashboard/job_data.h"
@@ -20,11 +23,16 @@ class RankTableModel : public QAbstractTableModel {
     kPid,
     kState,
     kStep,
+    kLoss,
+    kStepTime,
     kSamplesPerSec,
     kLastUpdate,
     kExit,
     kCount
   };
+
+  static constexpr int kSortRole = Qt::UserRole + 1;
+  static constexpr int kRankRole = Qt::UserRole + 2;  // int, every column
 
   explicit RankTableModel(QObject* parent = nullptr);
   // Re-reads the ranks (rows are only inserted, never reordered, so selection survives).
@@ -38,7 +46,13 @@ class RankTableModel : public QAbstractTableModel {
   int rankAt(int row) const;
 
  private:
-  std::vector<RankInfo> rows_;
+  struct Row {
+    RankInfo info;
+    double loss = std::numeric_limits<double>::quiet_NaN();  // the rank's newest, NaN: none
+    double step_time = std::numeric_limits<double>::quiet_NaN();
+  };
+  QVariant sortValue(const Row& row, int column) const;
+  std::vector<Row> rows_;
   double now_ = 0;
 };
 

@@ -9,6 +9,7 @@
 #include <cmath>
 
 #include "history/run_format.h"
+#include "table_copy.h"
 
 namespace ringmaster::gui {
 
@@ -187,6 +188,10 @@ QVariant HistoryModel::data(const QModelIndex& index, int role) const {
       return sortValue(run, column);
     case kJobIdRole:
       return qstr(run.job.job_id);
+    case kCopyRole:  // full precision for a spreadsheet (table_copy.h)
+      if (column == kFinalLoss && !std::isnan(run.final_loss)) return run.final_loss;
+      if (column == kDuration && !std::isnan(durationOf(run))) return durationOf(run);
+      return {};
     case kStateRole:
       return qstr(stateOf(run));
     case Qt::ForegroundRole:

@@ -12,6 +12,7 @@
 #include <algorithm>
 
 #include "history/history_proxy.h"
+#include "table_copy.h"
 
 namespace ringmaster::gui {
 
@@ -48,6 +49,7 @@ HistoryView::HistoryView(QWidget* parent)
   table_->setSelectionMode(QAbstractItemView::ExtendedSelection);
   table_->setEditTriggers(QAbstractItemView::NoEditTriggers);
   table_->setAlternatingRowColors(true);
+  installTableCopy(table_);
   table_->setShowGrid(false);
   table_->setWordWrap(false);
   table_->setTextElideMode(Qt::ElideMiddle);

@@ -17,6 +17,7 @@
 #include "history/run_format.h"
 #include "ringmaster/client/run_summary.h"
 #include "ringmaster/store/store.h"
+#include "table_copy.h"
 
 namespace ringmaster::gui {
 namespace {
@@ -424,6 +425,23 @@ TEST_F(HistoryViewTest, ARunWhoseAgentIsSilentIsUnknownWithItsClockStopped) {
   view.model()->setAgentStatus(back);
   EXPECT_EQ(cell(view, kGpt.id, HistoryModel::kState), "running");
   EXPECT_EQ(cell(view, kGpt.id, HistoryModel::kDuration), "11m 15s");
+}
+
+TEST_F(HistoryViewTest, CopiesTheSelectedRunsAsTabSeparatedRows) {
+  HistoryView view;
+  view.setRuns(load());
+  const int row =
+      static_cast<int>(shownIds(view).indexOf(q(kResnet.id)));  // the view's (sorted) row
+  ASSERT_GE(row, 0);
+  view.table()->selectRow(row);
+  const QStringList lines = selectedRowsAsTsv(*view.table()).split('\n', Qt::SkipEmptyParts);
+  ASSERT_EQ(lines.size(), 2);
+  EXPECT_TRUE(lines[0].startsWith("Name\tState")) << lines[0].toStdString();
+  const QStringList cells = lines[1].split('\t');
+  ASSERT_EQ(cells.size(), HistoryModel::kColumns);
+  EXPECT_EQ(cells[HistoryModel::kName], "resnet-ddp");
+  EXPECT_EQ(cells[HistoryModel::kDuration].toDouble(), 192);  // seconds, not "3m 12s"
+  EXPECT_EQ(cells[HistoryModel::kFinalLoss].toDouble(), 0.25);
 }
 
 TEST_F(HistoryViewTest, Screenshot) {

@@ -1,0 +1,97 @@
+// The rank table (issue 22): each rank's colour, last loss and step time; sorted by real values
+// through a proxy, with the selection kept across updates; Ctrl+C copies the selected rows as
+// tab-separated text with a header, numbers at full precision.
+#include <gtest/gtest.h>
+
+#include <QApplication>
+#include <QClipboard>
+#include <QSortFilterProxyModel>
+#include <QTableView>
+#include <QTest>
+
+#include "charts/palette.h"
+#include "dashboard/job_data.h"
+#include "dashboard/rank_table_model.h"
+#include "table_copy.h"
+
+namespace ringmaster::gui {
+namespace {
+
+proto::JournalRecord record(uint64_t seq, const std::string& source) {
+  proto::JournalRecord r;
+  r.set_job("job-1");
+  r.set_attempt(1);
+  r.set_seq(seq);
+  r.set_time(100 + static_cast<double>(seq));
+  r.set_source(source);
+  return r;
+}
+
+// Three ranks; rank r reports step_time 0.01 * (3 - r) + 1e-9 and loss 1/3 + r.
+JobData threeRanks() {
+  JobData job("job-1");
+  proto::JournalRecord accepted = record(1, "agent:a");
+  auto* a = accepted.mutable_job_accepted();
+  a->set_name("train");
+  a->set_launcher(proto::NATIVE);
+  a->set_world_size(3);
+  for (int rank = 0; rank < 3; ++rank) a->add_ranks()->set_rank(rank);
+  job.ingest("a", accepted);
+  for (int rank = 0; rank < 3; ++rank) {
+    proto::JournalRecord m = record(2 + rank, "rank:" + std::to_string(rank));
+    m.mutable_metric()->set_rank(rank);
+    m.mutable_metric()->set_step(10);
+    auto* loss = m.mutable_metric()->add_values();
+    loss->set_name("loss");
+    loss->set_value(1.0 / 3 + rank);
+    auto* step_time = m.mutable_metric()->add_values();
+    step_time->set_name("step_time");
+    step_time->set_value(0.01 * (3 - rank) + 1e-9);
+    job.ingest("a", m);
+  }
+  return job;
+}
+
+TEST(RankTable, ShowsColourLossAndStepTimeSortsByValueAndCopiesRows) {
+  const JobData job = threeRanks();
+  RankTableModel model;
+  model.update(job, 120);
+  EXPECT_EQ(model.data(model.index(1, RankTableModel::kLoss), Qt::DisplayRole).toString(), "1.333");
+  EXPECT_EQ(model.data(model.index(0, RankTableModel::kStepTime), Qt::DisplayRole).toString(),
+            "0.03");
+  EXPECT_EQ(model.data(model.index(2, RankTableModel::kRank), Qt::DecorationRole).value<QColor>(),
+            seriesColor(2));
+
+  QSortFilterProxyModel proxy;
+  proxy.setSourceModel(&model);
+  proxy.setSortRole(RankTableModel::kSortRole);
+  QTableView view;
+  view.setModel(&proxy);
+  view.setSortingEnabled(true);
+  view.setSelectionBehavior(QAbstractItemView::SelectRows);
+  installTableCopy(&view);
+  view.sortByColumn(RankTableModel::kStepTime, Qt::AscendingOrder);  // rank 2 is fastest
+  EXPECT_EQ(proxy.index(0, 0).data(RankTableModel::kRankRole).toInt(), 2);
+  view.selectRow(0);  // rank 2
+  view.selectionModel()->select(proxy.index(2, 0),
+                                QItemSelectionModel::Select | QItemSelectionModel::Rows);  // rank 0
+  model.update(job, 121);  // a refresh keeps the rows where they are, and the selection
+  EXPECT_EQ(view.selectionModel()->selectedRows().size(), 2);
+
+  view.show();
+  QApplication::clipboard()->clear();
+  QTest::keySequence(&view, QKeySequence::Copy);
+  const QStringList lines = QApplication::clipboard()->text().split('\n', Qt::SkipEmptyParts);
+  ASSERT_EQ(lines.size(), 3) << QApplication::clipboard()->text().toStdString();
+  EXPECT_TRUE(lines[0].startsWith("Rank\tAgent\tDevice\tPID\tState\tStep\tLoss\tStep time (s)"))
+      << lines[0].toStdString();
+  const QStringList rank2 = lines[1].split('\t');
+  ASSERT_GT(rank2.size(), RankTableModel::kStepTime);
+  EXPECT_EQ(rank2[RankTableModel::kRank], "2");
+  EXPECT_EQ(rank2[RankTableModel::kLoss].toDouble(), 1.0 / 3 + 2);  // full precision
+  EXPECT_EQ(rank2[RankTableModel::kStepTime].toDouble(), 0.01 + 1e-9);
+  EXPECT_TRUE(lines[2].startsWith("0\t")) << lines[2].toStdString();
+}
+
+}  // namespace
+}  // namespace ringmaster::gui
