@@ -94,6 +94,19 @@ class CommandJobTest : public ::testing::Test {
     }
     return status;
   }
+  // `status JOB --json` every `every` until the job is over (150 tries at most), collecting the
+  // stages of the hang watch it showed on the way.
+  json statusUntilOver(const std::string& job, std::chrono::milliseconds every,
+                       std::set<std::string>* hang_stages) {
+    json status;
+    for (int i = 0; i < 150; ++i) {
+      status = json::parse(cluster_.ctl({"status", job, "--json"}).out);
+      if (status.contains("hang")) hang_stages->insert(status["hang"]["stage"].get<std::string>());
+      if (status["state"] != "running" && status["state"] != "submitted") break;
+      std::this_thread::sleep_for(every);
+    }
+    return status;
+  }
   Cluster cluster_;
 };
 
@@ -318,13 +331,7 @@ TEST_F(CommandJobTest, AQuietCommandJobIsWarnedAboutNotKilled) {
   ASSERT_EQ(submitted.exit_code, 0) << submitted.err;
   const std::string job = submitted.firstLine();
   std::set<std::string> stages_seen;
-  json status;
-  for (int i = 0; i < 150; ++i) {
-    status = json::parse(cluster_.ctl({"status", job, "--json"}).out);
-    if (status.contains("hang")) stages_seen.insert(status["hang"]["stage"].get<std::string>());
-    if (status["state"] != "running" && status["state"] != "submitted") break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
+  const json status = statusUntilOver(job, std::chrono::milliseconds(100), &stages_seen);
   EXPECT_EQ(status["state"], "succeeded") << status.dump();
   EXPECT_TRUE(stages_seen.count("suspected") || stages_seen.count("hung"))
       << "status never showed the hang watch";
@@ -360,13 +367,7 @@ TEST_F(CommandJobTest, ACommandJobSilentFor90SecondsWithTheDefaultsIsWarnedAbout
   ASSERT_EQ(submitted.exit_code, 0) << submitted.err;
   const std::string job = submitted.firstLine();
   std::set<std::string> stages_seen;
-  json status;
-  for (int i = 0; i < 150; ++i) {
-    status = json::parse(cluster_.ctl({"status", job, "--json"}).out);
-    if (status.contains("hang")) stages_seen.insert(status["hang"]["stage"].get<std::string>());
-    if (status["state"] != "running" && status["state"] != "submitted") break;
-    std::this_thread::sleep_for(std::chrono::seconds(1));
-  }
+  const json status = statusUntilOver(job, std::chrono::seconds(1), &stages_seen);
   EXPECT_EQ(status["state"], "succeeded") << status.dump();
   EXPECT_EQ(status["attempt"], 1) << status.dump();
   EXPECT_TRUE(stages_seen.count("suspected")) << "status never said the hang was suspected";

@@ -642,12 +642,7 @@ void DashboardView::updateMarkers() {
 }
 
 void DashboardView::setAgentStatus(const client::AgentStatus& status) {
-  const bool answers = status.state == client::AgentState::kOnline ||
-                       status.state == client::AgentState::kConnecting;
-  const bool changed =
-      answers ? silent_agents_.erase(status.name) > 0
-              : silent_agents_.insert_or_assign(status.name, status.answered_at).second;
-  if (!changed) return;
+  if (!client::noteAgentStatus(status, &silent_agents_)) return;
   rank_model_->update(*job_, unixNow(), liveness().unknown_ranks);
   updateHeader();
 }

@@ -57,12 +57,7 @@ void HistoryModel::setRuns(std::vector<RunSummary> runs) {
 }
 
 void HistoryModel::setAgentStatus(const client::AgentStatus& status) {
-  const bool answers = status.state == client::AgentState::kOnline ||
-                       status.state == client::AgentState::kConnecting;
-  const bool changed =
-      answers ? silent_agents_.erase(status.name) > 0
-              : silent_agents_.insert_or_assign(status.name, status.answered_at).second;
-  if (!changed || runs_.empty()) return;
+  if (!client::noteAgentStatus(status, &silent_agents_) || runs_.empty()) return;
   emit dataChanged(index(0, 0), index(static_cast<int>(runs_.size()) - 1, kColumns - 1));
 }
 

@@ -6,6 +6,13 @@
 
 namespace ringmaster::client {
 
+bool noteAgentStatus(const AgentStatus& status, std::map<std::string, double>* silent) {
+  const bool answers =
+      status.state == AgentState::kOnline || status.state == AgentState::kConnecting;
+  return answers ? silent->erase(status.name) > 0
+                 : silent->insert_or_assign(status.name, status.answered_at).second;
+}
+
 JobLiveness judgeLiveness(const std::vector<RankLastKnown>& ranks,
                           const std::map<std::string, double>& silent_since) {
   JobLiveness out;

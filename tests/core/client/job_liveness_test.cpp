@@ -45,5 +45,22 @@ TEST(JobLiveness, RanksThatAlreadyEndedAreKnownWhateverTheirAgent) {
   EXPECT_DOUBLE_EQ(l.evidence_until, 60);
 }
 
+TEST(JobLiveness, AgentStatusesKeepTheSilentAgentsWithTheirLastAnswer) {
+  std::map<std::string, double> silent;
+  AgentStatus status;
+  status.name = "a1";
+  status.state = AgentState::kConnecting;
+  EXPECT_FALSE(noteAgentStatus(status, &silent));  // not silent yet: no answer expected so far
+  status.state = AgentState::kUnreachable;
+  status.answered_at = 1000;
+  EXPECT_TRUE(noteAgentStatus(status, &silent));
+  EXPECT_EQ(silent, (std::map<std::string, double>{{"a1", 1000}}));
+  status.state = AgentState::kServerKeyMismatch;  // still silent: nothing changes
+  EXPECT_FALSE(noteAgentStatus(status, &silent));
+  status.state = AgentState::kOnline;
+  EXPECT_TRUE(noteAgentStatus(status, &silent));
+  EXPECT_TRUE(silent.empty());
+}
+
 }  // namespace
 }  // namespace ringmaster::client

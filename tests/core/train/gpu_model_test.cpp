@@ -412,13 +412,19 @@ INSTANTIATE_TEST_SUITE_P(SgdAndAdamW, GpuOptimizerMatchesCpuTest,
                          testing::Values(plainSgd(), sgd(false, 0.01), sgd(true, 0.0), adamW(0.0),
                                          adamW(0.05)));
 
-TEST(GpuTrainer, FollowsTheCpuTrainerAndResumesFromItsCheckpoint) {
-  RM_REQUIRE_GPU();
+// A small classification MLP on synthetic data, for the trainer tests.
+NativeConfig smallTrainerConfig() {
   NativeConfig config;
   config.model.hidden = {32, 16};
   config.dataset.samples = 1024;
   config.dataset.features = 8;
   config.dataset.classes = 3;
+  return config;
+}
+
+TEST(GpuTrainer, FollowsTheCpuTrainerAndResumesFromItsCheckpoint) {
+  RM_REQUIRE_GPU();
+  NativeConfig config = smallTrainerConfig();
   config.batch_size = 64;
   config.steps = 6;
   config.grad_accumulation = 2;
@@ -469,11 +475,7 @@ TEST(GpuTrainer, FollowsTheCpuTrainerAndResumesFromItsCheckpoint) {
 
 TEST(GpuTrainer, ReadsTheLossBackOnlyEveryReportEverySteps) {
   RM_REQUIRE_GPU();
-  NativeConfig config;
-  config.model.hidden = {32, 16};
-  config.dataset.samples = 1024;
-  config.dataset.features = 8;
-  config.dataset.classes = 3;
+  NativeConfig config = smallTrainerConfig();
   config.batch_size = 32;
   config.steps = 7;
   config.seed = 5;

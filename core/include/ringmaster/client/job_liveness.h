@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "ringmaster/client/agent_status.h"
+
 namespace ringmaster::client {
 
 // A rank as last recorded: where it runs and whether it was still going (pending or running).
@@ -31,6 +33,11 @@ struct JobLiveness {
   // "agent a1 not answering since 14:02:11 — state of 4 ranks unknown"; empty when all answer.
   std::string describe() const;
 };
+
+// Keeps `silent` (agent -> unix time of its last answer, 0 when none came since the session
+// started) up to date with one status: an agent that answers, or is still connecting, leaves it.
+// Returns whether an agent went silent or answered again.
+bool noteAgentStatus(const AgentStatus& status, std::map<std::string, double>* silent);
 
 // `silent_since`: every agent that does not answer now, with the unix time of its last answer.
 JobLiveness judgeLiveness(const std::vector<RankLastKnown>& ranks,
