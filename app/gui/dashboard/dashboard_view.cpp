@@ -7,6 +7,7 @@
 #include <QHeaderView>
 #include <QLabel>
 #include <QListWidget>
+#include <QLocale>
 #include <QMenu>
 #include <QMessageBox>
 #include <QPushButton>
@@ -705,9 +706,16 @@ void DashboardView::updateHeader() {
                      : job_->endTime() > 0                               ? job_->endTime()
                                                                          : unixNow();
   const double elapsed = job_->startTime() > 0 ? std::max(0.0, end - job_->startTime()) : 0;
-  double total_sps = 0;
+  // A finished job's throughput is its run's mean; a live one's, the last 10 s (said so).
+  QString throughput;
   if (const auto* sps = job_->metric("samples_per_sec"); sps && sps->count(kJobTotal)) {
-    total_sps = sps->at(kJobTotal).back().value;
+    const metrics::Series& total = sps->at(kJobTotal);
+    const bool over = job_->finished();
+    const double rate = over ? meanRate(total) : meanRate(total, total.back().time - 10);
+    if (rate > 0) {
+      throughput = QString(over ? "%1 samples/s on average" : "%1 samples/s (last 10 s)")
+                       .arg(QLocale(QLocale::English).toString(rate, 'f', 0));
+    }
   }
   QString text = QString("<span style='color:%1; font-weight:bold'>%2</span>")
                      .arg(stateColor(state).name(), QString::fromStdString(state).toUpper());
@@ -719,7 +727,7 @@ void DashboardView::updateHeader() {
               .arg(job_->agents().size() == 1 ? "" : "s");
   if (state == "running") text += QString(" (%1 running)").arg(running);
   if (job_->maxStep() >= 0) text += QString(" &nbsp;·&nbsp; step %1").arg(job_->maxStep());
-  if (total_sps > 0) text += QString(" &nbsp;·&nbsp; %1 samples/s").arg(total_sps, 0, 'f', 0);
+  if (!throughput.isEmpty()) text += " &nbsp;·&nbsp; " + throughput;
   text += QString(" &nbsp;·&nbsp; %1 %2")
               .arg(job_->finished() ? "took" : "elapsed", formatDuration(elapsed));
   if (!job_->launcher().empty()) {

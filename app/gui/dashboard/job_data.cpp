@@ -1,6 +1,8 @@
 #include "dashboard/job_data.h"
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
 
 namespace ringmaster::gui {
 namespace {
@@ -183,6 +185,21 @@ void JobData::addPoint(const std::string& name, int rank, double step, double ti
     pending_totals_.erase(static_cast<int64_t>(step));
   }
   while (pending_totals_.size() > kMaxPendingTotals) pending_totals_.erase(pending_totals_.begin());
+}
+
+double meanRate(const metrics::Series& series, double from_time) {
+  double inverse_sum = 0;
+  size_t count = 0;
+  for (size_t i = series.size(); i-- > 0;) {
+    const metrics::Series::Point& p = series.at(i);
+    if (p.time < from_time) break;
+    if (p.value > 0 && std::isfinite(p.value)) {
+      inverse_sum += 1 / p.value;
+      ++count;
+    }
+  }
+  return count > 0 ? static_cast<double>(count) / inverse_sum
+                   : std::numeric_limits<double>::quiet_NaN();
 }
 
 void JobData::deriveBusyTime() {

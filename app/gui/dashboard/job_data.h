@@ -58,6 +58,11 @@ struct JobEvent {
 
 // One chart line's data: a metric of one rank, or the job total (rank kJobTotal).
 inline constexpr int kJobTotal = -1;
+
+// The mean of a rate series (samples/s, one point per step) over its points at or after
+// `from_time`: the harmonic mean, i.e. the samples of those steps over their time when steps do
+// equal work, not the mean of the rates (which fast steps inflate). NaN when none is positive.
+double meanRate(const metrics::Series& series, double from_time = 0);
 // step_time - comm_wait per rank (native workers report both): the time a rank spent working.
 // With synchronous allreduce every rank's step time equals the slowest one's, so this, not the
 // step time, shows which rank holds the others back.

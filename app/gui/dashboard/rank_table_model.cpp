@@ -34,10 +34,16 @@ void RankTableModel::update(const JobData& job, double now, const std::vector<in
                ? found->second.back().value
                : std::numeric_limits<double>::quiet_NaN();
   };
+  // Samples/s: the newest while the job runs, the run's mean once it is over (as the header).
+  const auto* rates = job.metric("samples_per_sec");
   std::vector<Row> rows;
   rows.reserve(job.ranks().size());
   for (const auto& [rank, info] : job.ranks()) {
     rows.push_back({info, newest("loss", rank), newest("step_time", rank)});
+    const auto rate = rates ? rates->find(rank) : decltype(rates->end()){};
+    if (job.finished() && rates && rate != rates->end()) {
+      rows.back().info.samples_per_sec = meanRate(rate->second);
+    }
     if (std::binary_search(unknown.begin(), unknown.end(), rank))
       rows.back().info.state = "unknown";
   }

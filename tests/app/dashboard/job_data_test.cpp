@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cmath>
 
 #include "dashboard/rank_table_model.h"
 
@@ -335,6 +336,18 @@ TEST(JobData, ASnapshotAfterAnElasticRestartHasTheNewestAttemptsRanksAndEveryLin
   EXPECT_EQ(job.ranks().at(1).agent, "a2");
   EXPECT_EQ(job.ranks().at(1).step, 8);
   EXPECT_EQ(job.metric("loss")->size(), 4u);
+}
+
+TEST(MeanRate, IsTheHarmonicMeanOfTheStepsInTheWindow) {
+  metrics::Series rate;
+  rate.append(1, 10, 100);  // a step of 1 s for 100 samples
+  rate.append(2, 11, 300);  // a step of 1/3 s
+  rate.append(3, 12, std::nan(""));
+  rate.append(4, 13, 0);
+  // 200 samples in 4/3 s: 150/s, not the 200 the mean of the rates says.
+  EXPECT_DOUBLE_EQ(meanRate(rate), 150);
+  EXPECT_DOUBLE_EQ(meanRate(rate, 11), 300);  // only the steps since t = 11
+  EXPECT_TRUE(std::isnan(meanRate(metrics::Series{})));
 }
 
 }  // namespace
