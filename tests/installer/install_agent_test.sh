@@ -73,7 +73,7 @@ prefix=$work/agent
 check "the installer ends with the agent online" grep -q "loop1 .*tcp://127.0.0.1:$agent_port .* ok " "$work/install.log"
 check "it showed its progress" grep -q '^==> \[8/8\] checking that it answers' "$work/install.log"
 check "the cluster file pins the key read over ssh" \
-  grep -qF "$("$prefix/bin/ringmaster-agent" pubkey --state-dir "$prefix/var/lib/ringmaster-agent" 2>/dev/null)" "$cluster"
+  grep -qF -- "$("$prefix/bin/ringmaster-agent" pubkey --state-dir "$prefix/var/lib/ringmaster-agent" 2>/dev/null)" "$cluster"
 check "the ranks' user was created" id -u "$run_user" >/dev/null
 check "the config names that user" grep -qx "run-as = \"$run_user\"" "$prefix/etc/agent.toml"
 check "the state dir lets ranks pass but not list" test "$(stat -c %a "$prefix/var/lib/ringmaster-agent")" = 711

@@ -1,5 +1,8 @@
 #include "history/history_proxy.h"
 
+#include <QCollator>
+#include <QLocale>
+
 #include "history/history_model.h"
 
 namespace ringmaster::gui {
@@ -44,6 +47,16 @@ bool HistoryProxy::lessThan(const QModelIndex& left, const QModelIndex& right) c
   if (!l.isValid() || !r.isValid()) {
     if (l.isValid() == r.isValid()) return false;
     return l.isValid() == missing_is_greater;
+  }
+  if (l.typeId() == QMetaType::QString && r.typeId() == QMetaType::QString) {
+    // Names in natural order: "tiny-19" before "tiny-190", "run-9" before "run-10".
+    static const QCollator natural = [] {
+      QCollator c(QLocale(QLocale::English));  // the C locale has no numeric mode
+      c.setNumericMode(true);
+      c.setCaseSensitivity(Qt::CaseInsensitive);
+      return c;
+    }();
+    return natural.compare(l.toString(), r.toString()) < 0;
   }
   return QVariant::compare(l, r) == QPartialOrdering::Less;
 }

@@ -1,8 +1,9 @@
 #pragma once
 // Filtering and sorting of HistoryModel rows. Sorting compares HistoryModel::kSortRole (real
-// values, not display strings); rows without a value (no loss reported) sort last in either
-// order. The filter is a list of words, each of which must occur (case-insensitively) in the
-// run's name, job id or state: "resnet failed" shows the failed resnet runs.
+// values, not display strings; names in natural order, "tiny-19" before "tiny-190"); rows
+// without a value (no loss reported) sort last in either order. The filter is a list of words,
+// each of which must occur (case-insensitively) in the run's name, job id or state:
+// "resnet failed" shows the failed resnet runs.
 
 #include <QSortFilterProxyModel>
 #include <QStringList>

@@ -444,6 +444,26 @@ TEST_F(HistoryViewTest, CopiesTheSelectedRunsAsTabSeparatedRows) {
   EXPECT_EQ(cells[HistoryModel::kFinalLoss].toDouble(), 0.25);
 }
 
+TEST(HistoryProxy, SortsNamesInNaturalOrder) {
+  HistoryModel model;
+  std::vector<RunSummary> runs;
+  for (const char* name : {"tiny-190", "tiny-19", "Tiny-2", "tiny-100"}) {
+    RunSummary run;
+    run.job.name = name;
+    run.job.job_id = std::string(name) + "-id";
+    runs.push_back(run);
+  }
+  model.setRuns(runs);
+  HistoryProxy proxy;
+  proxy.setSourceModel(&model);
+  proxy.setSortRole(HistoryModel::kSortRole);
+  proxy.sort(HistoryModel::kName, Qt::AscendingOrder);
+  QStringList names;
+  for (int r = 0; r < proxy.rowCount(); ++r)
+    names << proxy.index(r, HistoryModel::kName).data().toString();
+  EXPECT_EQ(names, (QStringList{"Tiny-2", "tiny-19", "tiny-100", "tiny-190"}));
+}
+
 TEST_F(HistoryViewTest, Screenshot) {
   HistoryView view;
   view.model()->setClock([] { return kNow; });
