@@ -15,6 +15,19 @@ double niceTickInterval(double span, int target_ticks) {
   return 10 * magnitude;
 }
 
+double niceTickIntervalWithin(double lo, double hi, int target_ticks, int min_ticks) {
+  double interval = niceTickInterval(hi - lo, target_ticks);
+  if (!(hi > lo) || !std::isfinite(hi - lo)) return interval;
+  for (int i = 0; i < 6; ++i) {
+    if (static_cast<int>(tickValues(lo, hi, interval).size()) >= min_ticks) break;
+    // One rung down the ladder: 5 -> 2, 2 -> 1, 1 -> 0.5.
+    const double magnitude = std::pow(10.0, std::floor(std::log10(interval) + 1e-9));
+    const double mantissa = interval / magnitude;
+    interval = mantissa > 4 ? 2 * magnitude : mantissa > 1.5 ? magnitude : magnitude / 2;
+  }
+  return interval;
+}
+
 double niceTimeInterval(double span_s, int target_ticks) {
   if (!(span_s > 0) || !std::isfinite(span_s) || target_ticks < 1) return 1;
   static constexpr double kSteps[] = {1,     2,     5,     10,    15,     30,    60,

@@ -9,6 +9,11 @@ namespace ringmaster::gui {
 // The 1, 2 or 5 times a power of ten closest above span / target_ticks. 1 for a bad span.
 double niceTickInterval(double span, int target_ticks);
 
+// niceTickInterval(hi - lo, target_ticks), made smaller (down the 1, 2, 5 ladder) until at least
+// `min_ticks` of its multiples lie in [lo, hi]: a short chart asked for 2 ticks over 0.983..1.004
+// got 0.05 apart and showed a single label.
+double niceTickIntervalWithin(double lo, double hi, int target_ticks, int min_ticks);
+
 // Round spacing for a wall-clock axis, in seconds: 1, 2, 5, 10, 15, 30 s, 1, 2, 5, 10, 15, 30 min,
 // 1, 2, 3, 6, 12 h, 1, 2, 7 days (sub-second spans fall back to niceTickInterval).
 double niceTimeInterval(double span_s, int target_ticks);

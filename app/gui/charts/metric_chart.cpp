@@ -469,7 +469,7 @@ void MetricChart::applyYRange(double lo, double hi, bool has_values) {
   lo -= pad;
   hi += pad;
   const int rows = std::max(2, static_cast<int>(chart_->plotArea().height()) / kYTickSpacingPx);
-  const double interval = niceTickInterval(hi - lo, rows);
+  const double interval = niceTickIntervalWithin(lo, hi, rows, 2);
   setValueAxis(y_axis_, lo, hi, interval, std::max(std::abs(lo), std::abs(hi)));
 }
 

@@ -192,6 +192,10 @@ TEST(AxisTicks, IntervalsAreOneTwoOrFiveTimesAPowerOfTen) {
   EXPECT_DOUBLE_EQ(niceTickInterval(1.0, 5), 0.2);
   EXPECT_DOUBLE_EQ(niceTickInterval(1000, 7), 200);
   EXPECT_DOUBLE_EQ(niceTickInterval(0.37, 4), 0.1);
+  // Two ticks asked over 0.983..1.004: 0.02 apart puts only 1.00 inside; 0.01 puts 0.99 and 1.00.
+  EXPECT_DOUBLE_EQ(niceTickIntervalWithin(0.983, 1.004, 2, 2), 0.01);
+  EXPECT_GE(tickValues(0.983, 1.004, niceTickIntervalWithin(0.983, 1.004, 2, 2)).size(), 2u);
+  EXPECT_DOUBLE_EQ(niceTickIntervalWithin(0, 10, 5, 2), 2);  // already enough
   EXPECT_DOUBLE_EQ(niceTickInterval(2.4, 4), 1);
   EXPECT_EQ(niceTickInterval(0, 4), 1);
   EXPECT_EQ(niceTickInterval(NAN, 4), 1);
