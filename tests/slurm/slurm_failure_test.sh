@@ -24,6 +24,15 @@ slurm_state() { squeue -h -j "$1" -o %T 2>/dev/null; }
 checkpointed() { [[ $(ls "$dir/jobs/$1/checkpoints"/rank-*/ckpt-*.rmck 2>/dev/null | wc -l) -ge 6 ]]; }
 # Slurm's run R of the job has a rank log saying it resumed from a checkpoint.
 resumed_in_run() { grep -lsq "resumed from" "$dir/jobs/$1"/run-"$2"/node-*/jobs/"$1"/*/rank-*.log; }
+# When a requeued run did not resume (a flake under load: its run ends at once, NonZeroExitCode),
+# what Slurm and the nodes' agents said, for the next person to read.
+explain_requeue() {
+  resumed_in_run "$1" 1 && return
+  echo "slurm_failure_test: run 1 of $1 did not resume; Slurm's output and the agents' logs:"
+  tail -n 40 "$dir/jobs/$1"/slurm-*.out 2>/dev/null | sed 's/^/  | /'
+  tail -n 20 "$dir/jobs/$1"/run-1/node-*/agent.log 2>/dev/null | sed 's/^/  | /'
+  ls -R "$dir/jobs/$1" 2>/dev/null | head -40 | sed 's/^/  | /'
+}
 # The history has a loss of attempt A.
 trains_in_attempt() {
   "$ctl" metrics "$1" --name loss 2>/dev/null | awk -F, -v a="$2" '$2 == a { found = 1 } END { exit !found }'
@@ -58,6 +67,7 @@ node_down() { sinfo -h -N -p debug -n n2 -o %T | grep -q down; }
 check "Slurm declares n2 down" wait_for 90 node_down
 "$here/cluster.sh" start-node "$dir/cluster" n2
 check "Slurm requeues the job and runs it again" wait_for 120 resumed_in_run "$job" 1
+explain_requeue "$job"
 check "the new run trains as attempt 2" wait_for 60 trains_in_attempt "$job" 2
 echo "slurm_failure_test: from the killed node to training again: $(since "$killed") s"
 "$ctl" status "$job" >"$dir/node-status.txt" 2>&1
@@ -77,6 +87,7 @@ preempted() { [[ $(slurm_state "$slurm_id") == PENDING ]]; }
 check "a job in the higher partition preempts it" wait_for 90 preempted
 check "its agents and ranks are gone meanwhile" eval "! pgrep -f '$dir/jobs/$job' >/dev/null"
 check "it runs again once the other job is over and resumes" wait_for 180 resumed_in_run "$job" 1
+explain_requeue "$job"
 check "the new run trains as attempt 2" wait_for 60 trains_in_attempt "$job" 2
 check "the other job ran" test -s "$dir/high-$high.out" -o "$(scontrol show job "$high" | grep -c COMPLETED)" = 1
 "$ctl" stop "$job" >"$dir/stop.txt" 2>&1
