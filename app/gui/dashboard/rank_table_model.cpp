@@ -27,23 +27,24 @@ RankTableModel::RankTableModel(QObject* parent) : QAbstractTableModel(parent) {}
 
 void RankTableModel::update(const JobData& job, double now, const std::vector<int>& unknown) {
   now_ = now;
-  const auto newest = [&job](const char* metric, int rank) {
-    const auto* series = job.metric(metric);
-    const auto found = series ? series->find(rank) : decltype(series->end()){};
-    return series && found != series->end() && !found->second.empty()
-               ? found->second.back().value
-               : std::numeric_limits<double>::quiet_NaN();
+  // A rank's series of a metric; nullptr when it reported none.
+  const auto seriesOf = [&job](const char* metric, int rank) -> const metrics::Series* {
+    const auto* by_rank = job.metric(metric);
+    if (!by_rank) return nullptr;
+    const auto found = by_rank->find(rank);
+    return found == by_rank->end() || found->second.empty() ? nullptr : &found->second;
   };
-  // Samples/s: the newest while the job runs, the run's mean once it is over (as the header).
-  const auto* rates = job.metric("samples_per_sec");
+  const auto newest = [&](const char* metric, int rank) {
+    const metrics::Series* s = seriesOf(metric, rank);
+    return s ? s->back().value : std::numeric_limits<double>::quiet_NaN();
+  };
   std::vector<Row> rows;
   rows.reserve(job.ranks().size());
   for (const auto& [rank, info] : job.ranks()) {
     rows.push_back({info, newest("loss", rank), newest("step_time", rank)});
-    const auto rate = rates ? rates->find(rank) : decltype(rates->end()){};
-    if (job.finished() && rates && rate != rates->end()) {
-      rows.back().info.samples_per_sec = meanRate(rate->second);
-    }
+    // Samples/s: the newest while the job runs, the run's mean once it is over (as the header).
+    const metrics::Series* rate = seriesOf("samples_per_sec", rank);
+    if (job.finished() && rate) rows.back().info.samples_per_sec = meanRate(*rate);
     if (std::binary_search(unknown.begin(), unknown.end(), rank))
       rows.back().info.state = "unknown";
   }
