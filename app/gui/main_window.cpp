@@ -12,6 +12,7 @@
 #include <QPointer>
 #include <QProgressBar>
 #include <QPushButton>
+#include <QScreen>
 #include <QSettings>
 #include <QStatusBar>
 #include <QSystemTrayIcon>
@@ -56,7 +57,8 @@ MainWindow::MainWindow(const AppOptions& options, QWidget* parent)
                                         options.db_file.toStdString());
   if (options_.resources_dir.isEmpty()) options_.resources_dir = defaultResourcesDir();
   setWindowTitle("Ringmaster");
-  resize(1400, 900);
+  // 1400x900, or less on a smaller screen (a 1280x720 laptop showed the window cut at the right).
+  resize(QSize(1400, 900).boundedTo(screen()->availableGeometry().size()));
 
   // The banner: a job finished or failed, or an agent's key changed, named and clickable.
   banner_ = new QWidget;
