@@ -66,7 +66,12 @@ int runSubmit(const Globals& globals, const SubmitFlags& flags);
 int runStatus(const Globals& globals, const std::string& job, bool json);
 int runLogs(const Globals& globals, const LogsFlags& flags);
 int runMetrics(const Globals& globals, const MetricsFlags& flags);
-int runStop(const Globals& globals, const std::string& job);
+struct StopFlags {
+  std::string job;
+  bool wait = false;      // until no rank of the job is pending or running
+  double timeout_s = 60;  // of the wait
+};
+int runStop(const Globals& globals, const StopFlags& flags);
 int runRestart(const Globals& globals, const RestartFlags& flags);
 int runRuns(const Globals& globals, bool json);
 int runSync(const Globals& globals);
@@ -79,14 +84,17 @@ int submitAndWatch(const client::ClientPaths& paths, const job::JobSpec& spec, b
 
 // A job whose spec has a slurm: section (useSlurm applied): sbatch, or with --dry-run the script.
 int runSlurmSubmit(const Globals& globals, const job::JobSpec& spec, const SubmitFlags& flags);
-// A job on Slurm: its job directory's journals into the history, and Slurm's state now (stored
-// with the job). nullopt for a job that is not on Slurm.
+// A job on Slurm: its job directory's journals into the history (through `writer`, flushed
+// before it returns), and Slurm's state now (stored with the job). nullopt for a job that is not
+// on Slurm.
 std::optional<store::SlurmJobRow> catchUpSlurmJob(const Globals& globals, store::Store& history,
+                                                  store::BatchWriter& writer,
                                                   const std::string& job_id);
 // The ranks' logs of a job on Slurm, from its job directory (here, or on `where`'s login node);
 // with flags.follow until the job is over.
-int printSlurmLogs(store::Store& history, const store::SlurmJobRow& slurm,
-                   const slurm::Where& where, const LogsFlags& flags);
+int printSlurmLogs(store::Store& history, store::BatchWriter& writer,
+                   const store::SlurmJobRow& slurm, const slurm::Where& where,
+                   const LogsFlags& flags);
 // "slurm job 123 on hpc: pending (Priority)".
 std::string slurmRowText(const store::SlurmJobRow& row);
 // "job ID succeeded: N rank(s) in Ts", then each failed attempt's cause and each failed rank.

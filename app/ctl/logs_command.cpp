@@ -13,7 +13,12 @@ int runLogs(const Globals& globals, const LogsFlags& flags) {
   if (!cluster) return kExitFailure;
   auto job = findJob(*cluster, flags.job);
   if (!job) return kExitBadInput;
-  catchUpSlurmJob(globals, **cluster->history(), job->job_id);
+  auto writer = cluster->writer();
+  if (!writer.isOk()) {
+    printError(writer.status().message());
+    return kExitFailure;
+  }
+  catchUpSlurmJob(globals, **cluster->history(), **writer, job->job_id);
   auto ranks = (*cluster->history())->ranks(job->job_id);
   if (!ranks.isOk()) {
     printError(ranks.status().message());
@@ -36,7 +41,7 @@ int runLogs(const Globals& globals, const LogsFlags& flags) {
   if (auto slurm = (*cluster->history())->slurmJob(job->job_id); slurm.isOk()) {
     const auto paths = client::ClientPaths::resolve(globals.cluster_file, globals.db_file);
     const slurm::Where where{client::slurmLoginOf(paths.cluster_file, slurm->cluster), ""};
-    return printSlurmLogs(**cluster->history(), *slurm, where, flags);
+    return printSlurmLogs(**cluster->history(), **writer, *slurm, where, flags);
   }
   cluster.reset();  // the session below opens its own connections
   auto loop =

@@ -70,8 +70,14 @@ int main(int argc, char** argv) {
   metrics->add_option("--name", metrics_flags.name, "only this metric");
   metrics->add_option("--format", metrics_flags.format, "csv or json")->capture_default_str();
 
+  StopFlags stop_flags;
   auto* stop = app.add_subcommand("stop", "stop a job on every agent (SIGTERM, then SIGKILL)");
-  stop->add_option("JOB", job, "job id or unique prefix")->required();
+  stop->add_option("JOB", stop_flags.job, "job id or unique prefix")->required();
+  stop->add_flag("--wait", stop_flags.wait,
+                 "return once every rank has ended (exit 1 if some still run at --timeout)");
+  stop->add_option("--timeout", stop_flags.timeout_s, "seconds --wait waits at most")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
 
   RestartFlags restart_flags;
   auto* restart = app.add_subcommand(
@@ -104,7 +110,7 @@ int main(int argc, char** argv) {
   if (*status) return runStatus(globals, job, json);
   if (*logs) return runLogs(globals, logs_flags);
   if (*metrics) return runMetrics(globals, metrics_flags);
-  if (*stop) return runStop(globals, job);
+  if (*stop) return runStop(globals, stop_flags);
   if (*restart) return runRestart(globals, restart_flags);
   if (*runs) return runRuns(globals, json);
   if (*sync) return runSync(globals);

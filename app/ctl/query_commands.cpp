@@ -3,11 +3,14 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <map>
 #include <nlohmann/json.hpp>
+#include <thread>
 
 #include "ctl.h"
 #include "ringmaster/client/job_liveness.h"
 #include "ringmaster/job/device_plan.h"
+#include "ringmaster/job/job_model.h"
 #include "ringmaster/slurm/job_state.h"
 #include "table.h"
 
@@ -76,8 +79,10 @@ std::string jobDuration(const store::JobRow& j) {
 struct History {
   std::unique_ptr<client::ClusterClient> cluster;
   std::unique_ptr<store::Store> local;
+  std::unique_ptr<store::BatchWriter> local_writer;
   store::Store* store = nullptr;
-  std::set<std::string> silent_agents;  // did not answer the sync
+  store::BatchWriter* writer = nullptr;  // the process's one writer of the history
+  std::set<std::string> silent_agents;   // did not answer the sync
 };
 
 bool openHistory(const Globals& globals, History* h) {
@@ -87,11 +92,13 @@ bool openHistory(const Globals& globals, History* h) {
     h->cluster = std::move(*cluster);
     syncQuietly(*h->cluster, {}, &h->silent_agents);
     auto store = h->cluster->history();
-    if (!store.isOk()) {
-      printError(store.status().message());
+    auto writer = h->cluster->writer();
+    if (!store.isOk() || !writer.isOk()) {
+      printError((store.isOk() ? writer.status() : store.status()).message());
       return false;
     }
     h->store = *store;
+    h->writer = *writer;
     return true;
   }
   printError(cluster.status().message() + " (showing the history only)");
@@ -100,8 +107,15 @@ bool openHistory(const Globals& globals, History* h) {
     printError(store.status().message());
     return false;
   }
+  auto writer = store::BatchWriter::open(paths.db_file);
+  if (!writer.isOk()) {
+    printError(writer.status().message());
+    return false;
+  }
   h->local = std::move(*store);
+  h->local_writer = std::move(*writer);
   h->store = h->local.get();
+  h->writer = h->local_writer.get();
   return true;
 }
 
@@ -253,7 +267,8 @@ int runStatus(const Globals& globals, const std::string& job_ref, bool as_json) 
   const std::map<std::string, double> silent_since = silentSince(*h.store, h.silent_agents);
   json out = json::array();
   for (auto& j : jobs) {
-    std::optional<store::SlurmJobRow> slurm = catchUpSlurmJob(globals, *h.store, j.job_id);
+    std::optional<store::SlurmJobRow> slurm =
+        catchUpSlurmJob(globals, *h.store, *h.writer, j.job_id);
     if (slurm) {
       if (auto again = h.store->job(j.job_id); again.isOk()) j = *again;
     }
@@ -352,7 +367,7 @@ int runMetrics(const Globals& globals, const MetricsFlags& flags) {
     printError(job.status().message());
     return kExitBadInput;
   }
-  catchUpSlurmJob(globals, *h.store, job->job_id);
+  catchUpSlurmJob(globals, *h.store, *h.writer, job->job_id);
   store::MetricQuery query;
   query.job_id = job->job_id;
   query.rank = flags.rank;
@@ -387,7 +402,50 @@ int runMetrics(const Globals& globals, const MetricsFlags& flags) {
   return kExitOk;
 }
 
-int runStop(const Globals& globals, const std::string& job_ref) {
+namespace {
+
+// With stop --wait: syncs until no rank of the job's newest attempt is pending or running, or
+// until the timeout. Returns the ranks still going then ("2 on a1").
+std::vector<store::RankRow> waitForRanksToEnd(const Globals& globals,
+                                              client::ClusterClient& cluster,
+                                              const std::string& job_id, bool on_slurm,
+                                              double timeout_s) {
+  const auto deadline = std::chrono::steady_clock::now() +
+                        std::chrono::milliseconds(static_cast<int64_t>(timeout_s * 1000));
+  std::vector<store::RankRow> going;
+  while (true) {
+    auto store = cluster.history();
+    auto writer = cluster.writer();
+    if (!store.isOk() || !writer.isOk()) return going;
+    if (on_slurm) {
+      catchUpSlurmJob(globals, **store, **writer, job_id);
+    } else {
+      client::SyncOptions options;
+      options.timeout_ms = 2000;
+      options.request_timeout_ms = 1500;
+      static_cast<void>(cluster.sync({}, options));  // an agent that does not answer: its
+                                                     // ranks stay going, and the wait says so
+    }
+    going.clear();
+    if (auto ranks = (*store)->ranks(job_id); ranks.isOk()) {
+      for (auto& rank : *ranks) {
+        const auto status = job::rankStatusNamed(rank.state);
+        if (status &&
+            (*status == job::RankStatus::kPending || *status == job::RankStatus::kRunning)) {
+          going.push_back(std::move(rank));
+        }
+      }
+    }
+    if (going.empty() || std::chrono::steady_clock::now() >= deadline) return going;
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
+}
+
+}  // namespace
+
+int runStop(const Globals& globals, const StopFlags& flags) {
+  const std::string& job_ref = flags.job;
+  const auto started = std::chrono::steady_clock::now();
   auto cluster = openCluster(globals);
   if (!cluster) return kExitFailure;
   syncQuietly(*cluster);
@@ -408,7 +466,25 @@ int runStop(const Globals& globals, const std::string& job_ref) {
   } else {
     std::printf("stopping %s: %d rank(s) signalled\n", job_id.c_str(), *signalled);
   }
-  return kExitOk;
+  if (!flags.wait) return kExitOk;
+  std::fflush(stdout);
+  const std::vector<store::RankRow> going =
+      waitForRanksToEnd(globals, *cluster, job_id, slurm.has_value(), flags.timeout_s);
+  const double took =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  if (going.empty()) {
+    std::printf("stopped %s: no rank runs any more (%.1fs)\n", job_id.c_str(), took);
+    return kExitOk;
+  }
+  std::map<std::string, int> by_agent;
+  for (const auto& rank : going) ++by_agent[rank.agent];
+  std::string where;
+  for (const auto& [agent, count] : by_agent) {
+    where += (where.empty() ? "" : ", ") + std::to_string(count) + " on " + agent;
+  }
+  printError(job_id + ": " + std::to_string(going.size()) + " rank(s) still running after " +
+             formatDuration(flags.timeout_s) + " (" + where + ")");
+  return kExitFailure;
 }
 
 int runRestart(const Globals& globals, const RestartFlags& flags) {
@@ -494,14 +570,16 @@ int runSync(const Globals& globals) {
               cluster->agents().size() - report->agent_errors.size());
   // Jobs on Slurm that were not over when last seen: from their job directories.
   auto store = cluster->history();
+  auto writer = cluster->writer();
   Result<std::vector<store::SlurmJobRow>> slurm_jobs =
-      store.isOk() ? (*store)->slurmJobs()
-                   : Result<std::vector<store::SlurmJobRow>>(store.status());
+      !store.isOk()    ? Result<std::vector<store::SlurmJobRow>>(store.status())
+      : !writer.isOk() ? Result<std::vector<store::SlurmJobRow>>(writer.status())
+                       : (*store)->slurmJobs();
   if (slurm_jobs.isOk()) {
     int caught_up = 0;
     for (const auto& row : *slurm_jobs) {
       if (slurm::isFinished(slurm::phaseOf(row.state))) continue;
-      if (auto now = catchUpSlurmJob(globals, **store, row.job_id)) {
+      if (auto now = catchUpSlurmJob(globals, **store, **writer, row.job_id)) {
         ++caught_up;
         std::printf("%s\n", slurmRowText(*now).c_str());
       }

@@ -48,8 +48,9 @@ int waitForSlurmJob(client::ClusterClient& cluster, const client::SlurmSubmissio
                     const std::string& login, bool follow_logs) {
   const auto started = Clock::now();
   auto history = cluster.history();
-  if (!history.isOk()) {
-    printError(history.status().message());
+  auto writer = cluster.writer();
+  if (!history.isOk() || !writer.isOk()) {
+    printError((history.isOk() ? writer.status() : history.status()).message());
     return kExitFailure;
   }
   auto row = (*history)->slurmJob(job.job_id);
@@ -58,11 +59,12 @@ int waitForSlurmJob(client::ClusterClient& cluster, const client::SlurmSubmissio
     return kExitFailure;
   }
   const slurm::Where where{login, ""};
-  client::SlurmJobSync sync(job.dir, *history, nullptr, where);
+  client::SlurmJobSync sync(job.dir, *history, *writer, where);
   job::JobModel progress(job.job_id);
   std::optional<SlurmLogPrinter> logs;
   if (follow_logs) logs.emplace(*row, where, std::nullopt);
   auto print_logs = [&] {
+    if (Status stored = (*writer)->flush(); !stored.isOk()) printError(stored.message());
     auto ranks = (*history)->ranks(job.job_id);
     if (!logs || !ranks.isOk()) return;
     while (true) {
@@ -82,7 +84,7 @@ int waitForSlurmJob(client::ClusterClient& cluster, const client::SlurmSubmissio
     print_logs();
     if (progress.decided()) break;
     if (Clock::now() >= next_query) {
-      auto state = client::refreshSlurmState(*history, where, &*row);
+      auto state = client::refreshSlurmState(*writer, where, &*row);
       if (state.isOk()) {
         slurm_state = *state;
         const std::string said = slurmStateText(*state);
@@ -118,20 +120,22 @@ int waitForSlurmJob(client::ClusterClient& cluster, const client::SlurmSubmissio
 }  // namespace
 
 std::optional<store::SlurmJobRow> catchUpSlurmJob(const Globals& globals, store::Store& history,
+                                                  store::BatchWriter& writer,
                                                   const std::string& job_id) {
   auto row = history.slurmJob(job_id);
   if (!row.isOk()) return std::nullopt;
   const client::ClientPaths paths =
       client::ClientPaths::resolve(globals.cluster_file, globals.db_file);
   const slurm::Where where{client::slurmLoginOf(paths.cluster_file, row->cluster), ""};
-  client::SlurmJobSync sync(slurm::JobDir{row->job_dir}, &history, nullptr, where);
+  client::SlurmJobSync sync(slurm::JobDir{row->job_dir}, &history, &writer, where);
   if (auto polled = sync.poll(); !polled.isOk()) {
     printError("warning: " + polled.status().message() + " (its newest records are missing)");
   }
-  auto state = client::refreshSlurmState(&history, where, &*row);
+  auto state = client::refreshSlurmState(&writer, where, &*row);
   if (!state.isOk() && state.status().code() != ErrorCode::kNotFound) {
     printError("warning: " + state.status().message() + " (showing Slurm's last known state)");
   }
+  if (Status stored = writer.flush(); !stored.isOk()) printError("warning: " + stored.message());
   return *row;
 }
 

@@ -91,8 +91,9 @@ void SlurmLogPrinter::print(int rank, const std::string& line) {
   }
 }
 
-int printSlurmLogs(store::Store& history, const store::SlurmJobRow& slurm,
-                   const slurm::Where& where, const LogsFlags& flags) {
+int printSlurmLogs(store::Store& history, store::BatchWriter& writer,
+                   const store::SlurmJobRow& slurm, const slurm::Where& where,
+                   const LogsFlags& flags) {
   SlurmLogPrinter printer(slurm, where, flags.rank);
   auto ranks = history.ranks(slurm.job_id);
   if (!ranks.isOk()) {
@@ -110,7 +111,7 @@ int printSlurmLogs(store::Store& history, const store::SlurmJobRow& slurm,
     }
     return printer.finish(*ranks) ? kExitFailure : kExitOk;
   }
-  client::SlurmJobSync sync(slurm::JobDir{slurm.job_dir}, &history, nullptr, where);
+  client::SlurmJobSync sync(slurm::JobDir{slurm.job_dir}, &history, &writer, where);
   store::SlurmJobRow row = slurm;
   auto next_state = std::chrono::steady_clock::now();
   while (true) {
@@ -118,9 +119,10 @@ int printSlurmLogs(store::Store& history, const store::SlurmJobRow& slurm,
       printError("warning: " + polled.status().message());
     }
     if (std::chrono::steady_clock::now() >= next_state) {
-      static_cast<void>(client::refreshSlurmState(&history, where, &row));
+      static_cast<void>(client::refreshSlurmState(&writer, where, &row));
       next_state = std::chrono::steady_clock::now() + kStateEvery;
     }
+    if (Status stored = writer.flush(); !stored.isOk()) printError(stored.message());
     auto job = history.job(slurm.job_id);
     ranks = history.ranks(slurm.job_id);
     if (!job.isOk() || !ranks.isOk()) {

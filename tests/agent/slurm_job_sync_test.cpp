@@ -62,6 +62,8 @@ class SlurmJobSyncTest : public ::testing::Test {
 TEST_F(SlurmJobSyncTest, EveryNodesJournalLandsOnceAcrossChunksAndPolls) {
   auto store = store::Store::open(root_ + "/history.db");
   ASSERT_TRUE(store.isOk());
+  auto writer = store::BatchWriter::open(root_ + "/history.db");
+  ASSERT_TRUE(writer.isOk());
   auto n1 = node(0, 0, "n1");
   auto n2 = node(0, 1, "n2");
   fs::create_directories(dir_.nodeDir(0, 2));  // node 2's agent has not started yet
@@ -78,7 +80,7 @@ TEST_F(SlurmJobSyncTest, EveryNodesJournalLandsOnceAcrossChunksAndPolls) {
   ASSERT_TRUE(n2->flush().isOk());
   ASSERT_GT(fs::file_size(dir_.nodeDir(0, 0) + "/journal/journal.log"), 4u << 20);
 
-  client::SlurmJobSync sync(dir_, store->get());
+  client::SlurmJobSync sync(dir_, store->get(), writer->get());
   std::map<std::string, int> seen;
   auto polled =
       sync.poll([&](const std::string& agent, const proto::JournalRecord&) { ++seen[agent]; });
@@ -86,6 +88,7 @@ TEST_F(SlurmJobSyncTest, EveryNodesJournalLandsOnceAcrossChunksAndPolls) {
   EXPECT_EQ(*polled, static_cast<uint64_t>(kSteps + 1));
   EXPECT_EQ(seen["n1"], kSteps);
   EXPECT_EQ(seen["n2"], 1);
+  ASSERT_TRUE((*writer)->flush().isOk());
   EXPECT_EQ(*(*store)->countMetrics("j"), kSteps * 2 + 2);  // loss and padding per record
 
   // Half a frame at the end of n2's journal (its agent is writing it): left for the next poll.
@@ -107,9 +110,10 @@ TEST_F(SlurmJobSyncTest, EveryNodesJournalLandsOnceAcrossChunksAndPolls) {
               static_cast<std::streamsize>(payload.size() - payload.size() / 2));
   }
   EXPECT_EQ(*sync.poll(), 1u);
+  ASSERT_TRUE((*writer)->flush().isOk());
 
   // Another client (a fresh reader) of the same history finds nothing new: the cursors hold.
-  client::SlurmJobSync again(dir_, store->get());
+  client::SlurmJobSync again(dir_, store->get(), writer->get());
   EXPECT_EQ(*again.poll(), 0u);
   EXPECT_EQ(*(*store)->countMetrics("j"), (kSteps + 2) * 2);
 }

@@ -9,6 +9,9 @@
 #include <chrono>
 #include <condition_variable>
 #include <csignal>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <functional>
 #include <map>
 #include <mutex>
@@ -17,6 +20,7 @@
 
 #include "harness.h"
 #include "ringmaster/job/spec.h"
+#include "ringmaster/store/store.h"
 
 namespace ringmaster::client {
 namespace {
@@ -64,7 +68,11 @@ class RecordingSink : public SessionSink {
     snapshots_.emplace(token, snapshot);
     changed_.notify_all();
   }
-  void runsListed(uint64_t, const Result<std::vector<RunSummary>>&) override {}
+  void runsListed(uint64_t token, const Result<std::vector<RunSummary>>& runs) override {
+    std::lock_guard<std::mutex> lock(mutex_);
+    runs_.emplace(token, runs);
+    changed_.notify_all();
+  }
 
   // Waits until `done` (called under the lock) is true; false after timeout_ms.
   bool waitFor(const std::function<bool()>& done, int timeout_ms = 30000) {
@@ -83,6 +91,7 @@ class RecordingSink : public SessionSink {
   std::map<uint64_t, Result<proto::LogChunk>> logs_;
   std::map<uint64_t, Result<int>> stopped_;
   std::map<uint64_t, Result<JobSnapshot>> snapshots_;
+  std::map<uint64_t, Result<std::vector<RunSummary>>> runs_;
 };
 
 class ClusterSessionTest : public ::testing::Test {
@@ -293,6 +302,65 @@ TEST_F(ClusterSessionTest, AStopWaitingOnAFrozenAgentDoesNotHoldUpTheWatchOfTheO
   EXPECT_TRUE(sink_.waitFor([&] { return sink_.stopped_.count(token) > 0; }, 15000));
   std::lock_guard<std::mutex> lock(sink_.mutex_);
   EXPECT_FALSE(sink_.stopped_.at(token).isOk());
+}
+
+// squeue that takes seconds to answer (a busy slurmctld, a login node behind a slow link): the
+// watch of the agents goes on, and the History's list of runs is answered meanwhile.
+TEST_F(ClusterSessionTest, ASlowSlurmHoldsUpNeitherTheWatchOfTheAgentsNorTheHistory) {
+  std::string error;
+  ASSERT_TRUE(cluster_.addAgent("a1", 1, &error)) << error;
+  const std::string bin = cluster_.dir() + "/slow-slurm";
+  const std::string asked = cluster_.dir() + "/squeue-asked";
+  std::filesystem::create_directories(bin);
+  {
+    std::ofstream squeue(bin + "/squeue");
+    squeue << "#!/bin/sh\ntouch '" << asked << "'\nsleep 6\nexit 1\n";
+  }
+  std::filesystem::permissions(bin + "/squeue", std::filesystem::perms::owner_all);
+  {
+    std::ofstream file(cluster_.clusterPath(), std::ios::app);
+    file << "slurm:\n  - {name: hpc, job_dir: " << cluster_.dir() << "/jobs}\n";
+  }
+  {
+    auto history = store::Store::open(cluster_.dbPath());
+    ASSERT_TRUE(history.isOk()) << history.status().message();
+    store::JobRow job;
+    job.job_id = "j-on-slurm";
+    job.name = "on-slurm";
+    job.launcher = "command";
+    job.world_size = 1;
+    job.attempt = 1;
+    job.submitted_at = 1;
+    ASSERT_TRUE((*history)->recordSubmission(job).isOk());
+    store::SlurmJobRow row{
+        "j-on-slurm", "hpc", cluster_.dir() + "/jobs/j-on-slurm", "41", "RUNNING", "", 1};
+    ASSERT_TRUE((*history)->recordSlurmJob(row).isOk());
+  }
+  const std::string path = std::getenv("PATH");
+  ::setenv("PATH", (bin + ":" + path).c_str(), 1);
+  startSession();
+  ASSERT_TRUE(sink_.waitFor([&] { return online("a1"); }));
+  const bool squeue_running = sink_.waitFor([&] { return std::filesystem::exists(asked); }, 10000);
+  const auto asked_at = std::chrono::steady_clock::now();
+  size_t before = 0;
+  {
+    std::lock_guard<std::mutex> lock(sink_.mutex_);
+    before = sink_.history_["a1"].size();
+  }
+  const uint64_t runs = session_->postListRuns();
+  const bool listed = sink_.waitFor([&] { return sink_.runs_.count(runs) > 0; }, 3000);
+  const bool watched =
+      sink_.waitFor([&] { return sink_.history_["a1"].size() >= before + 2; }, 3500);
+  const double waited_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - asked_at).count();
+  ::setenv("PATH", path.c_str(), 1);
+  ASSERT_TRUE(squeue_running) << "the session never asked Slurm: the test shows nothing";
+  EXPECT_TRUE(listed) << "the list of runs waited on squeue";
+  EXPECT_TRUE(watched) << "a1's statuses stopped while squeue took its time";
+  EXPECT_LT(waited_s, 5.5) << "squeue (6 s) was over before the checks: the test shows nothing";
+  std::lock_guard<std::mutex> lock(sink_.mutex_);
+  ASSERT_TRUE(sink_.runs_.at(runs).isOk());
+  EXPECT_EQ(sink_.runs_.at(runs)->size(), 1u);
 }
 
 TEST_F(ClusterSessionTest, FollowsAnAgentAgainAfterItCrashesAndComesBack) {

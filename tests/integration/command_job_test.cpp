@@ -107,6 +107,19 @@ class CommandJobTest : public ::testing::Test {
     }
     return status;
   }
+  // Whether `count` ranks of the job run (within 5 s), and then half a second for their shells
+  // to set their traps.
+  bool ranksRunning(const std::string& job, size_t count) {
+    const json status = statusUntil(job, [&](const json& s) {
+      size_t running = 0;
+      for (const auto& r : s["ranks"]) running += r["state"] == "running";
+      return running == count;
+    });
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    size_t running = 0;
+    for (const auto& r : status["ranks"]) running += r["state"] == "running";
+    return running == count;
+  }
   Cluster cluster_;
 };
 
@@ -220,6 +233,46 @@ TEST_F(CommandJobTest, StopEndsALongJobOnEveryAgent) {
     EXPECT_EQ(r["state"], "stopped");
     EXPECT_EQ(r["signal"], 15);
   }
+}
+
+// stop --wait returns when the ranks are gone, not when they were asked: a script that submits
+// again at once finds the slots free. Ranks that outlive the wait are named, with exit 1.
+TEST_F(CommandJobTest, StopWaitReturnsOnceEveryRankHasEnded) {
+  auto spec = cluster_.writeSpec(
+      "slow-stop.yaml",
+      "name: slow-stop\nlauncher: command\n"
+      "command: [/bin/sh, -c, 'trap \"sleep 1.5; exit 0\" TERM; echo up; sleep 60 & wait']\n"
+      "world_size: 4\nstop_grace_seconds: 10\n");
+  auto submitted = cluster_.ctl({"submit", spec});
+  ASSERT_EQ(submitted.exit_code, 0) << submitted.err;
+  const std::string job = submitted.firstLine();
+  ASSERT_TRUE(ranksRunning(job, 4));
+  const auto asked = std::chrono::steady_clock::now();
+  auto stopped = cluster_.ctl({"stop", job, "--wait"});
+  const double took =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - asked).count();
+  ASSERT_EQ(stopped.exit_code, 0) << stopped.out << stopped.err;
+  EXPECT_NE(stopped.out.find("no rank runs any more"), std::string::npos) << stopped.out;
+  EXPECT_GE(took, 1.5) << "returned before the ranks' 1.5 s of cleanup";
+  json parsed = json::parse(cluster_.ctl({"status", job, "--json"}).out);  // at once, no polling
+  for (const auto& r : parsed["ranks"]) {
+    EXPECT_NE(r["state"], "running") << r.dump();
+    EXPECT_NE(r["state"], "pending") << r.dump();
+  }
+
+  auto stubborn = cluster_.writeSpec(
+      "stubborn.yaml",
+      "name: stubborn\nlauncher: command\n"
+      "command: [/bin/sh, -c, 'trap \"\" TERM; echo up; while :; do sleep 1; done']\n"
+      "world_size: 2\nstop_grace_seconds: 30\n");
+  submitted = cluster_.ctl({"submit", stubborn});
+  ASSERT_EQ(submitted.exit_code, 0) << submitted.err;
+  const std::string job2 = submitted.firstLine();
+  ASSERT_TRUE(ranksRunning(job2, 2));
+  auto timed_out = cluster_.ctl({"stop", job2, "--wait", "--timeout", "1"});
+  EXPECT_EQ(timed_out.exit_code, 1) << timed_out.out;
+  EXPECT_NE(timed_out.err.find("2 rank(s) still running after"), std::string::npos)
+      << timed_out.err;
 }
 
 TEST_F(CommandJobTest, AgentCrashFailsItsRanksAndTheJournalSurvivesTheRestart) {

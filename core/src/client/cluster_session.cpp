@@ -8,6 +8,9 @@
 #include <chrono>
 
 #include "client/command_worker.h"
+#include "client/history_worker.h"
+#include "client/journal_follower.h"
+#include "ringmaster/client/slurm_watch.h"
 
 namespace ringmaster::client {
 namespace {
@@ -55,16 +58,15 @@ struct ClusterSession::Agent {
   Clock::time_point unanswered_since{};  // first try since the last answer
   bool answered_once = false;
 
-  std::string journal_id;
-  uint64_t cursor = 0;  // next seq to pull; 0 until the journal is known
-  uint64_t journal_request = 0;
-  Clock::time_point journal_sent{}, journal_retry_at{};
-  uint32_t journal_wait_ms = 0;
-  bool caught_up = false;
+  std::optional<JournalFollower> follower;  // on `journal`, once connected
+  Clock::time_point journal_retry_at{};
   // While a connection is in its CURVE handshake (ZMQ_IMMEDIATE queues nothing), sends are
   // retried after these waits, doubling from 2 ms: the handshake takes a few ms on loopback,
   // and a fixed 100 ms wait was most of a short job's submit time.
   milliseconds inventory_backoff{}, journal_backoff{};
+
+  bool journalKnown() const { return follower && follower->known(); }
+  bool journalInFlight() const { return follower && follower->inFlight(); }
 };
 
 namespace {
@@ -74,12 +76,41 @@ milliseconds nextBackoff(milliseconds& backoff) {
   return backoff;
 }
 
+Result<JobSnapshot> loadJobSnapshot(store::Store& history, const std::string& job_id,
+                                    int max_health_rows) {
+  JobSnapshot snapshot;
+  RM_ASSIGN_OR_RETURN(snapshot.job, history.job(job_id));
+  const std::string& id = snapshot.job.job_id;
+  RM_ASSIGN_OR_RETURN(snapshot.ranks, history.ranks(id));
+  RM_ASSIGN_OR_RETURN(snapshot.events, history.events(id));
+  store::MetricQuery query;
+  query.job_id = id;
+  RM_ASSIGN_OR_RETURN(snapshot.metrics, history.metrics(query));
+  std::vector<std::string> agents;
+  for (const auto& rank : snapshot.ranks) {
+    if (std::find(agents.begin(), agents.end(), rank.agent) == agents.end()) {
+      agents.push_back(rank.agent);
+    }
+  }
+  const double from = snapshot.job.submitted_at - 60;
+  const double to = snapshot.job.finished_at > 0 ? snapshot.job.finished_at + 60 : unixNow();
+  for (const auto& agent : agents) {
+    RM_ASSIGN_OR_RETURN(auto rows, history.health(agent, from, to, max_health_rows));
+    for (auto& row : rows) snapshot.health.push_back(std::move(row));
+  }
+  if (auto slurm = history.slurmJob(id); slurm.isOk()) snapshot.slurm = std::move(*slurm);
+  return snapshot;
+}
+
 }  // namespace
 
 ClusterSession::ClusterSession(ClientPaths paths, SessionSink* sink, SessionOptions options)
     : paths_(std::move(paths)), sink_(sink), options_(options), started_at_(unixNow()) {}
 
 ClusterSession::~ClusterSession() {
+  history_worker_.reset();
+  slurm_worker_.reset();
+  slurm_watch_.reset();
   log_worker_.reset();
   worker_.reset();  // its client writes through writer_
   agents_.clear();  // sockets close before their context
@@ -99,8 +130,17 @@ Result<std::unique_ptr<ClusterSession>> ClusterSession::open(const ClientPaths& 
   RM_ASSIGN_OR_RETURN(session->writer_, store::BatchWriter::open(paths.db_file));
   session->worker_ = std::make_unique<CommandWorker>(paths, session->writer_.get());
   session->log_worker_ = std::make_unique<CommandWorker>(paths, session->writer_.get());
-  session->slurm_watch_ =
-      std::make_unique<SlurmWatch>(session->history_.get(), session->writer_.get());
+  RM_ASSIGN_OR_RETURN(session->history_worker_, HistoryWorker::open(paths.db_file));
+  ClusterSession* self = session.get();
+  RM_ASSIGN_OR_RETURN(
+      session->slurm_worker_, HistoryWorker::open(paths.db_file, [self](store::Store& history) {
+        self->slurmWatch(history).tick(
+            [self](const std::string& agent, std::vector<proto::JournalRecord> records) {
+              self->pending_flush_ = true;  // they went to the writer
+              self->sink_->records(agent, std::move(records));
+            },
+            [self](const store::SlurmJobRow& row) { self->sink_->slurmJobChanged(row); });
+      }));
   session->wake_fd_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   if (session->wake_fd_ < 0) return ioError("eventfd failed");
   session->context_ = std::make_unique<ZmqContext>();
@@ -139,7 +179,7 @@ uint64_t ClusterSession::postSubmit(job::JobSpec spec) {
 void ClusterSession::runDeferredSubmits() {
   if (deferred_submits_.empty()) return;
   const bool cursors_known = std::all_of(agents_.begin(), agents_.end(), [](const auto& agent) {
-    return agent->status.state != AgentState::kConnecting || agent->cursor > 0;
+    return agent->status.state != AgentState::kConnecting || agent->journalKnown();
   });
   const auto timeout = std::min(milliseconds(options_.request_timeout_ms), kSubmitWaitLimit);
   while (!deferred_submits_.empty() &&
@@ -192,14 +232,25 @@ uint64_t ClusterSession::postReadLog(std::string agent, std::string job_id, int 
       });
 }
 
+// A snapshot holds every record handed to the sink before the load was posted (they were queued
+// for the writer first); records handed out while it loads may be in it too, and views skip
+// those they already have.
 uint64_t ClusterSession::postLoadJob(std::string job_id) {
-  return post([this, job_id = std::move(job_id)](uint64_t token) {
-    sink_->jobLoaded(token, loadJob(job_id));
+  const uint64_t token = next_token_++;
+  history_worker_->post([this, token, job_id = std::move(job_id)](store::Store& history) {
+    writer_->waitWritten();
+    sink_->jobLoaded(token, loadJobSnapshot(history, job_id, options_.max_health_rows));
   });
+  return token;
 }
 
 uint64_t ClusterSession::postListRuns() {
-  return post([this](uint64_t token) { sink_->runsListed(token, listRuns()); });
+  const uint64_t token = next_token_++;
+  history_worker_->post([this, token](store::Store& history) {
+    writer_->waitWritten();
+    sink_->runsListed(token, loadRunSummaries(history));
+  });
+  return token;
 }
 
 uint64_t ClusterSession::postReloadCluster() {
@@ -208,6 +259,11 @@ uint64_t ClusterSession::postReloadCluster() {
     worker_->reload();
     log_worker_->reload();
   });
+}
+
+SlurmWatch& ClusterSession::slurmWatch(store::Store& history) {
+  if (!slurm_watch_) slurm_watch_ = std::make_unique<SlurmWatch>(&history, writer_.get());
+  return *slurm_watch_;
 }
 
 void ClusterSession::runCommands() {
@@ -226,7 +282,9 @@ void ClusterSession::reloadAgents() {
   agents_.clear();
   ++generation_;
   if (auto clusters = loadSlurmClusters(paths_.cluster_file); clusters.isOk()) {
-    slurm_watch_->setClusters(std::move(*clusters));
+    slurm_worker_->post([this, clusters = std::move(*clusters)](store::Store& history) mutable {
+      slurmWatch(history).setClusters(std::move(clusters));
+    });
   }
   auto opened = ClusterClient::open(paths_);
   if (!opened.isOk()) {  // the worker's client says why to the commands
@@ -253,6 +311,7 @@ void ClusterSession::reloadAgents() {
     }
     agent->health = std::move(*health);
     agent->journal = std::move(*journal);
+    agent->follower.emplace(agent->journal.get());
     agent->unanswered_since = Clock::now();
     sink_->agentStatus(agent->status);
     agents_.push_back(std::move(agent));
@@ -314,32 +373,23 @@ void ClusterSession::tick(Agent& agent) {
   }
 
   // Journal: always one read in flight once the journal is known.
-  const auto journal_timeout = timeout + milliseconds(agent.journal_wait_ms);
-  if (agent.journal_request && now - agent.journal_sent > journal_timeout) {
-    agent.journal_request = 0;
+  if (agent.follower->overdue(options_.request_timeout_ms)) {
+    agent.follower->abandon();
     agent.journal_retry_at = now + milliseconds(options_.retry_interval_ms);
   }
-  if (agent.cursor > 0 && !agent.journal_request && now >= agent.journal_retry_at) {
+  if (agent.journalKnown() && !agent.journalInFlight() && now >= agent.journal_retry_at) {
     sendJournalRead(agent);
   }
 }
 
 void ClusterSession::sendJournalRead(Agent& agent) {
-  proto::Envelope request;
-  auto* read = request.mutable_read_journal();
-  read->set_from_seq(agent.cursor);
-  read->set_max_records(options_.batch_records);
-  read->set_journal_id(agent.journal_id);
-  agent.journal_wait_ms = agent.caught_up ? static_cast<uint32_t>(options_.journal_wait_ms) : 0;
-  read->set_wait_ms(agent.journal_wait_ms);
-  Status sent = agent.journal->send(request, 0);
+  Status sent = agent.follower->sendRead(options_.batch_records,
+                                         static_cast<uint32_t>(options_.journal_wait_ms));
   if (!sent.isOk()) {
     agent.journal_retry_at = Clock::now() + nextBackoff(agent.journal_backoff);
     return;
   }
   agent.journal_backoff = milliseconds(0);
-  agent.journal_request = request.request_id();
-  agent.journal_sent = Clock::now();
 }
 
 void ClusterSession::receiveInventory(Agent& agent) {
@@ -354,12 +404,10 @@ void ClusterSession::receiveInventory(Agent& agent) {
     return;
   }
   proto::Inventory& inventory = *(*reply)->mutable_inventory();
-  if (inventory.journal_id() != agent.journal_id) {
+  if (!agent.follower->known() || inventory.journal_id() != agent.follower->journalId()) {
     // A new agent or a state dir started afresh: resume where the history's cursor says.
     auto cursor = history_->cursor(agent.endpoint.name, inventory.journal_id());
-    agent.journal_id = inventory.journal_id();
-    agent.cursor = cursor.isOk() ? *cursor : 1;
-    agent.caught_up = false;
+    agent.follower->resume(inventory.journal_id(), cursor.isOk() ? *cursor : 1);
     agent.journal_retry_at = now;
   }
   if (!agent.answered_once || now - agent.last_recorded > kRecordAgentInterval) {
@@ -377,12 +425,9 @@ void ClusterSession::receiveInventory(Agent& agent) {
 }
 
 void ClusterSession::receiveJournal(Agent& agent) {
-  auto reply = agent.journal->receive(agent.journal_request);
-  if (!reply) return;
-  agent.journal_request = 0;
-  if (!reply->isOk()) {
-    // NOT_FOUND: the agent's journal changed under us; the next inventory says which it is.
-    if (reply->status().code() == ErrorCode::kNotFound) agent.cursor = 0;
+  auto batch = agent.follower->receive([&] { sendJournalRead(agent); });
+  if (!batch) return;
+  if (!batch->isOk()) {
     agent.journal_retry_at = Clock::now() + milliseconds(options_.retry_interval_ms);
     return;
   }
@@ -392,30 +437,16 @@ void ClusterSession::receiveJournal(Agent& agent) {
   if (agent.answered_once && agent.status.state != AgentState::kOnline) {
     report(agent, AgentState::kOnline, "");
   }
-  proto::JournalBatch& batch = *(*reply)->mutable_journal_batch();
-  if (batch.records_size() == 0 && batch.last_seq() + 1 < agent.cursor) {
-    // The journal is shorter than what was read of it (cut by an older agent): waiting for the
-    // cursor's seq would wait forever. Follow it from its end.
-    agent.cursor = batch.last_seq() + 1;
-  }
-  const uint64_t from = agent.cursor;
-  agent.caught_up = batch.next_seq() > batch.last_seq();
-  agent.cursor = std::max(agent.cursor, batch.next_seq());
-  sendJournalRead(agent);  // the agent reads the next batch while this one is parsed
-  // A key with role user is sent only its own jobs' records: seqs may skip, and next_seq is
-  // where the batch ends.
-  uint64_t applied_to = batch.next_seq();
-  std::vector<proto::JournalRecord> records(static_cast<size_t>(batch.records_size()));
-  for (int i = 0; i < batch.records_size(); ++i) {
-    if (!records[static_cast<size_t>(i)].ParseFromString(batch.records(i))) {
-      records.resize(static_cast<size_t>(i));
-      applied_to = records.empty() ? from : records.back().seq() + 1;
-      agent.cursor = applied_to;  // pull the bad record again; it stays the cursor
-      break;
+  if (!(*batch)->broken.isOk()) {
+    // Its cursor stays at the bad record: read again after a while, and said once.
+    agent.journal_retry_at = Clock::now() + milliseconds(options_.retry_interval_ms);
+    if (agent.status.reason != (*batch)->broken.message()) {
+      report(agent, AgentState::kError, (*batch)->broken.message());
     }
   }
+  std::vector<proto::JournalRecord>& records = (*batch)->records;
   if (records.empty()) return;
-  writer_->enqueue(agent.endpoint.name, agent.journal_id, records, applied_to);
+  writer_->enqueue(agent.endpoint.name, agent.follower->journalId(), records, (*batch)->applied_to);
   pending_flush_ = true;
   sink_->records(agent.endpoint.name, std::move(records));
 }
@@ -428,9 +459,12 @@ void ClusterSession::flushHistory() {
   // The batch writer dropped what followed the failed batch: pull again from the stored cursors
   // (the sink sees those records twice; the history stores them once).
   for (auto& agent : agents_) {
-    if (agent->journal_id.empty()) continue;
-    auto cursor = history_->cursor(agent->endpoint.name, agent->journal_id);
-    if (cursor.isOk()) agent->cursor = *cursor;
+    if (!agent->journalKnown()) continue;
+    auto cursor = history_->cursor(agent->endpoint.name, agent->follower->journalId());
+    if (!cursor.isOk()) continue;
+    agent->follower->setCursor(*cursor);
+    agent->follower->abandon();  // a read in flight would move the cursor past the gap again
+    agent->journal_retry_at = Clock::now();
   }
 }
 
@@ -441,8 +475,9 @@ int ClusterSession::pollTimeoutMs() const {
   for (const auto& agent : agents_) {
     if (!agent->health) continue;
     if (!agent->inventory_request) wake = std::min(wake, agent->next_inventory);
-    if (agent->cursor > 0 && !agent->journal_request)
+    if (agent->journalKnown() && !agent->journalInFlight()) {
       wake = std::min(wake, agent->journal_retry_at);
+    }
   }
   return static_cast<int>(
       std::max<int64_t>(0, std::chrono::duration_cast<milliseconds>(wake - now).count()));
@@ -465,7 +500,7 @@ Status ClusterSession::run() {
         items.push_back({agent->health->socket(), 0, ZMQ_POLLIN, 0});
         owners.push_back({agent.get(), false});
       }
-      if (agent->journal_request) {
+      if (agent->journalInFlight()) {
         items.push_back({agent->journal->socket(), 0, ZMQ_POLLIN, 0});
         owners.push_back({agent.get(), true});
       }
@@ -492,12 +527,6 @@ Status ClusterSession::run() {
       }
     }
     for (auto& agent : agents_) tick(*agent);
-    const bool slurm_records = slurm_watch_->tick(
-        [this](const std::string& agent, std::vector<proto::JournalRecord> records) {
-          sink_->records(agent, std::move(records));
-        },
-        [this](const store::SlurmJobRow& row) { sink_->slurmJobChanged(row); });
-    if (slurm_records) pending_flush_ = true;
     runDeferredSubmits();
     if (pending_flush_ && Clock::now() - last_flush > kFlushInterval) {
       flushHistory();
@@ -507,37 +536,6 @@ Status ClusterSession::run() {
   Status flushed = writer_->flush();
   if (!flushed.isOk()) sink_->sessionError(flushed);
   return flushed;
-}
-
-Result<JobSnapshot> ClusterSession::loadJob(const std::string& job_id) {
-  if (pending_flush_) flushHistory();
-  JobSnapshot snapshot;
-  RM_ASSIGN_OR_RETURN(snapshot.job, history_->job(job_id));
-  const std::string& id = snapshot.job.job_id;
-  RM_ASSIGN_OR_RETURN(snapshot.ranks, history_->ranks(id));
-  RM_ASSIGN_OR_RETURN(snapshot.events, history_->events(id));
-  store::MetricQuery query;
-  query.job_id = id;
-  RM_ASSIGN_OR_RETURN(snapshot.metrics, history_->metrics(query));
-  std::vector<std::string> agents;
-  for (const auto& rank : snapshot.ranks) {
-    if (std::find(agents.begin(), agents.end(), rank.agent) == agents.end()) {
-      agents.push_back(rank.agent);
-    }
-  }
-  const double from = snapshot.job.submitted_at - 60;
-  const double to = snapshot.job.finished_at > 0 ? snapshot.job.finished_at + 60 : unixNow();
-  for (const auto& agent : agents) {
-    RM_ASSIGN_OR_RETURN(auto rows, history_->health(agent, from, to, options_.max_health_rows));
-    for (auto& row : rows) snapshot.health.push_back(std::move(row));
-  }
-  if (auto slurm = history_->slurmJob(id); slurm.isOk()) snapshot.slurm = std::move(*slurm);
-  return snapshot;
-}
-
-Result<std::vector<RunSummary>> ClusterSession::listRuns() {
-  if (pending_flush_) flushHistory();
-  return loadRunSummaries(*history_);
 }
 
 }  // namespace ringmaster::client

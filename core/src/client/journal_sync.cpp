@@ -5,18 +5,17 @@
 #include <algorithm>
 #include <chrono>
 
+#include "client/journal_follower.h"
+
 namespace ringmaster::client {
 namespace {
 
 using Clock = std::chrono::steady_clock;
 
 struct AgentPull {
-  AgentConnection* connection = nullptr;
-  std::string journal_id;
-  uint64_t cursor = 1;
-  uint64_t in_flight = 0;  // request id, 0 when none
-  Clock::time_point sent_at;
-  bool caught_up = false;
+  explicit AgentPull(AgentConnection* c) : connection(c), follower(c) {}
+  AgentConnection* connection;
+  JournalFollower follower;
   bool failed = false;
 };
 
@@ -60,59 +59,49 @@ Result<SyncReport> JournalSync::run(const SyncOptions& options) {
       report.agent_errors[name] = inventories[i].status();
       continue;
     }
-    AgentPull pull;
-    pull.connection = agents_[i];
-    pull.journal_id = inventories[i]->inventory().journal_id();
-    auto cursor = store_->cursor(name, pull.journal_id);
+    const proto::Inventory& inventory = inventories[i]->inventory();
+    auto cursor = store_->cursor(name, inventory.journal_id());
     if (!cursor.isOk()) return cursor.status();
-    // A journal shorter than what was read of it (cut by an older agent) is followed from its
-    // end rather than waited for.
-    pull.cursor = std::min(*cursor, inventories[i]->inventory().journal_last_seq() + 1);
-    pulls.push_back(std::move(pull));
+    pulls.emplace_back(agents_[i]);
+    // A journal shorter than what was read of it is followed from its end.
+    pulls.back().follower.resume(inventory.journal_id(),
+                                 std::min(*cursor, inventory.journal_last_seq() + 1));
   }
   if (pulls.empty() && !agents_.empty()) {
     return Status(report.agent_errors.begin()->second.code(),
                   "no agent could be reached: " + report.agent_errors.begin()->second.message());
   }
 
-  auto send = [&](AgentPull& pull) {
-    proto::Envelope request;
-    auto* read = request.mutable_read_journal();
-    read->set_from_seq(pull.cursor);
-    read->set_max_records(options.batch_records);
-    read->set_journal_id(pull.journal_id);
-    read->set_wait_ms(pull.caught_up && options.follow ? options.poll_wait_ms : 0);
-    Status sent = pull.connection->send(request, options.request_timeout_ms);
-    if (!sent.isOk()) {
-      pull.failed = true;
-      report.agent_errors[pull.connection->agent().name] = sent;
-      return;
-    }
-    pull.in_flight = request.request_id();
-    pull.sent_at = Clock::now();
+  auto fail = [&](AgentPull& pull, Status why) {
+    pull.failed = true;
+    report.agent_errors[pull.connection->agent().name] = std::move(why);
   };
   auto finished = [&] {
     if (options.follow) {
       if (options.until && options.until()) return true;
     } else {
       bool all_done = true;
-      for (const auto& p : pulls) all_done = all_done && (p.failed || p.caught_up);
+      for (const auto& p : pulls) all_done = all_done && (p.failed || p.follower.caughtUp());
       if (all_done) return true;
     }
     bool any_alive = false;
     for (const auto& p : pulls) any_alive = any_alive || !p.failed;
     return !any_alive || (options.timeout_ms > 0 && elapsed_ms() >= options.timeout_ms);
   };
+  auto send = [&](AgentPull& pull) {
+    Status sent =
+        pull.follower.sendRead(options.batch_records, options.follow ? options.poll_wait_ms : 0);
+    if (!sent.isOk()) fail(pull, std::move(sent));
+  };
 
   for (auto& pull : pulls) send(pull);
   std::vector<zmq_pollitem_t> items;
   std::vector<AgentPull*> owners;
-  std::vector<proto::JournalRecord> records;
   while (!finished()) {
     items.clear();
     owners.clear();
     for (auto& pull : pulls) {
-      if (pull.failed || !pull.in_flight) continue;
+      if (pull.failed || !pull.follower.inFlight()) continue;
       items.push_back({pull.connection->socket(), 0, ZMQ_POLLIN, 0});
       owners.push_back(&pull);
     }
@@ -124,53 +113,29 @@ Result<SyncReport> JournalSync::run(const SyncOptions& options) {
       AgentPull& pull = *owners[k];
       const std::string& name = pull.connection->agent().name;
       if (!(items[k].revents & ZMQ_POLLIN)) {
-        int64_t waited =
-            std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - pull.sent_at)
-                .count();
-        if (waited > options.request_timeout_ms + options.poll_wait_ms) {
+        if (pull.follower.overdue(options.request_timeout_ms)) {
           pull.connection->drainMonitor();
-          pull.failed = true;
-          report.agent_errors[name] = pull.connection->explainSilence(options.request_timeout_ms);
+          fail(pull, pull.connection->explainSilence(options.request_timeout_ms));
         }
         continue;
       }
-      auto reply = pull.connection->receive(pull.in_flight);
-      if (!reply) continue;
-      pull.in_flight = 0;
-      if (!reply->isOk()) {
-        pull.failed = true;
-        report.agent_errors[name] = reply->status();
+      auto batch = pull.follower.receive([&] {
+        if (!finished() || !pull.follower.caughtUp()) send(pull);
+      });
+      if (!batch) continue;
+      if (!batch->isOk()) {
+        fail(pull, batch->status());
         continue;
       }
-      proto::JournalBatch& batch = *(*reply)->mutable_journal_batch();
-      const uint64_t next = batch.next_seq();
-      pull.caught_up = next > batch.last_seq();
-      const uint64_t from = pull.cursor;
-      pull.cursor = std::max(pull.cursor, next);
-      // Ask for the next batch before parsing this one: the agent reads while we parse.
-      if (!finished() || !pull.caught_up) send(pull);
-      // A key with role user is sent only its own jobs' records: seqs may skip, and next_seq
-      // is where the batch ends.
-      uint64_t applied_to = next;
-      records.clear();
-      records.resize(static_cast<size_t>(batch.records_size()));
-      for (int i = 0; i < batch.records_size(); ++i) {
-        if (!records[static_cast<size_t>(i)].ParseFromString(batch.records(i))) {
-          pull.failed = true;
-          records.resize(static_cast<size_t>(i));
-          applied_to = records.empty() ? from : records.back().seq() + 1;
-          report.agent_errors[name] = protocolError("journal record " + std::to_string(applied_to) +
-                                                    " from agent '" + name + "' does not parse");
-          break;
-        }
-        const proto::JournalRecord& record = records[static_cast<size_t>(i)];
+      if (!(*batch)->broken.isOk()) fail(pull, (*batch)->broken);
+      std::vector<proto::JournalRecord>& records = (*batch)->records;
+      for (const proto::JournalRecord& record : records) {
         if (auto damage = damageReported(name, record)) report.damage.push_back(std::move(*damage));
         if (options.on_record) options.on_record(name, record);
       }
       report.records += records.size();
       if (!records.empty()) {
-        writer_->enqueue(name, pull.journal_id, std::move(records), applied_to);
-        records = {};
+        writer_->enqueue(name, pull.follower.journalId(), std::move(records), (*batch)->applied_to);
       }
     }
   }

@@ -208,7 +208,7 @@ Result<SlurmSubmission> submitToSlurm(ClusterClient& client, const job::JobSpec&
                                       kSbatchTimeoutMs)
                          .status());
 
-  RM_ASSIGN_OR_RETURN(store::Store * history, client.history());
+  RM_ASSIGN_OR_RETURN(store::BatchWriter * history, client.writer());
   store::JobRow row;
   row.job_id = plan.job_id;
   row.name = spec.name;
@@ -217,7 +217,7 @@ Result<SlurmSubmission> submitToSlurm(ClusterClient& client, const job::JobSpec&
   row.world_size = effective.world_size;
   row.attempt = 1;
   row.submitted_at = unixNow();
-  RM_RETURN_IF_ERROR(history->recordSubmission(row));
+  history->enqueueWrite([row](store::Store& s) { return s.recordSubmission(row); });
   store::SlurmJobRow slurm_row;
   slurm_row.job_id = plan.job_id;
   slurm_row.cluster = cluster.name;
@@ -225,7 +225,8 @@ Result<SlurmSubmission> submitToSlurm(ClusterClient& client, const job::JobSpec&
   slurm_row.slurm_job_id = plan.slurm_job_id;
   slurm_row.state = "PENDING";
   slurm_row.updated_at = unixNow();
-  RM_RETURN_IF_ERROR(history->recordSlurmJob(slurm_row));
+  history->enqueueWrite([slurm_row](store::Store& s) { return s.recordSlurmJob(slurm_row); });
+  RM_RETURN_IF_ERROR(history->flush());
   return plan;
 }
 

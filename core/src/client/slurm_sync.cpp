@@ -41,7 +41,7 @@ Status SlurmJobSync::takeFrames(const std::string& path, const std::string& data
   return Status::ok();
 }
 
-Status SlurmJobSync::deliver(
+void SlurmJobSync::deliver(
     Reader& reader, std::vector<proto::JournalRecord> records,
     const std::function<void(const std::string&, const proto::JournalRecord&)>& on_record) {
   const uint64_t next_seq = records.back().seq() + 1;
@@ -49,11 +49,7 @@ Status SlurmJobSync::deliver(
     for (const auto& record : records) on_record(reader.agent, record);
   }
   reader.next_seq = next_seq;
-  if (writer_) {
-    writer_->enqueue(reader.agent, reader.journal_id, std::move(records), next_seq);
-    return Status::ok();
-  }
-  return store_->applyJournal(reader.agent, reader.journal_id, records, next_seq);
+  writer_->enqueue(reader.agent, reader.journal_id, std::move(records), next_seq);
 }
 
 Result<uint64_t> SlurmJobSync::poll(
@@ -89,27 +85,29 @@ Result<uint64_t> SlurmJobSync::poll(
       moved = moved || reader.offset != before;
       if (records.empty()) continue;
       added += records.size();
-      RM_RETURN_IF_ERROR(deliver(reader, std::move(records), on_record));
+      deliver(reader, std::move(records), on_record);
     }
     if (!moved) return added;  // only frames still being written are left
   }
 }
 
-Result<slurm::JobState> refreshSlurmState(store::Store* store, const slurm::Where& where,
+Result<slurm::JobState> refreshSlurmState(store::BatchWriter* writer, const slurm::Where& where,
                                           store::SlurmJobRow* row) {
   RM_ASSIGN_OR_RETURN(slurm::JobState state, slurm::queryJob(where, row->slurm_job_id));
   if (state.slurm_state != row->state || state.reason != row->reason) {
     row->state = state.slurm_state;
     row->reason = state.reason;
     row->updated_at = unixNow();
-    RM_RETURN_IF_ERROR(store->recordSlurmJob(*row));
+    writer->enqueueWrite([row = *row](store::Store& s) { return s.recordSlurmJob(row); });
   }
   if (slurm::isFinished(state.phase) && state.phase != slurm::Phase::kCompleted) {
     // Slurm ended it, and its agents may not have lived to say so (a node that failed, scancel
     // before the ranks started, an agent that never came up). A completed job's journals say
     // how it ended.
-    RM_RETURN_IF_ERROR(store->endUnfinishedJob(
-        row->job_id, state.phase == slurm::Phase::kCancelled ? "stopped" : "failed", unixNow()));
+    writer->enqueueWrite(
+        [job_id = row->job_id,
+         ended = state.phase == slurm::Phase::kCancelled ? "stopped" : "failed",
+         at = unixNow()](store::Store& s) { return s.endUnfinishedJob(job_id, ended, at); });
   }
   return state;
 }

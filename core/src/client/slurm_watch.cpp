@@ -84,7 +84,7 @@ bool SlurmWatch::tick(const RecordsFn& records, const ChangedFn& changed) {
         continue;
       }
       const std::string before = job.row.state + "|" + job.row.reason;
-      auto state = refreshSlurmState(history_, {loginOf(job.row.cluster), ""}, &job.row);
+      auto state = refreshSlurmState(writer_, {loginOf(job.row.cluster), ""}, &job.row);
       noteAnswer(job.row.cluster, state.status(), Clock::now());
       if (job.row.state + "|" + job.row.reason != before) changed(job.row);
       // Finished, or forgotten by Slurm: what its agents journaled last, then no more.

@@ -1384,6 +1384,7 @@ class BatchWriter::Impl {
     cv_.wait(lock, [&] { return queue_.size() < max_queued_ || stopping_; });
     if (stopping_) return;
     queue_.push_back(std::move(batch));
+    ++queued_total_;
     lock.unlock();
     cv_.notify_all();
   }
@@ -1392,6 +1393,12 @@ class BatchWriter::Impl {
     std::unique_lock<std::mutex> lock(mu_);
     cv_.wait(lock, [&] { return (queue_.empty() && in_flight_ == 0) || stopping_; });
     return std::exchange(first_error_, Status::ok());
+  }
+
+  void waitWritten() {
+    std::unique_lock<std::mutex> lock(mu_);
+    const uint64_t target = queued_total_;
+    cv_.wait(lock, [&] { return written_total_ >= target || stopping_; });
   }
 
  private:
@@ -1426,11 +1433,13 @@ class BatchWriter::Impl {
         }
         status = store_->impl_->applyChunks(chunks.data(), chunks.size());
       }
+      const size_t committed = taken.size();
       taken.clear();
 
       lock.lock();
       if (!status.isOk() && first_error_.isOk()) first_error_ = std::move(status);
       in_flight_ = 0;
+      written_total_ += committed;
       cv_.notify_all();
     }
   }
@@ -1441,6 +1450,8 @@ class BatchWriter::Impl {
   std::condition_variable cv_;  // queue changed, batches committed, or stopping
   std::deque<Batch> queue_;     // GUARDED_BY(mu_)
   size_t in_flight_ = 0;        // GUARDED_BY(mu_): batches being committed
+  uint64_t queued_total_ = 0;   // GUARDED_BY(mu_): batches ever queued
+  uint64_t written_total_ = 0;  // GUARDED_BY(mu_): batches ever committed or dropped
   Status first_error_;          // GUARDED_BY(mu_): since the last flush()
   bool stopping_ = false;       // GUARDED_BY(mu_)
   std::thread thread_;
@@ -1468,5 +1479,6 @@ void BatchWriter::enqueueWrite(std::function<Status(Store&)> write) {
 }
 
 Status BatchWriter::flush() { return impl_->flush(); }
+void BatchWriter::waitWritten() { impl_->waitWritten(); }
 
 }  // namespace ringmaster::store

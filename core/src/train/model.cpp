@@ -133,35 +133,6 @@ void multiplyActivationDerivative(Activation activation, float* delta, const flo
 
 }  // namespace
 
-const char* activationName(Activation activation) {
-  switch (activation) {
-    case Activation::kRelu:
-      return "relu";
-    case Activation::kGelu:
-      return "gelu";
-    case Activation::kTanh:
-      return "tanh";
-  }
-  return "?";
-}
-
-const char* taskName(Task task) {
-  return task == Task::kClassification ? "classification" : "regression";
-}
-
-std::optional<Activation> parseActivation(std::string_view name) {
-  if (name == "relu") return Activation::kRelu;
-  if (name == "gelu") return Activation::kGelu;
-  if (name == "tanh") return Activation::kTanh;
-  return std::nullopt;
-}
-
-std::optional<Task> parseTask(std::string_view name) {
-  if (name == "classification") return Task::kClassification;
-  if (name == "regression") return Task::kRegression;
-  return std::nullopt;
-}
-
 Result<Mlp> Mlp::create(const MlpOptions& options) {
   if (options.inputs == 0) return invalidArgument("model.inputs: expected at least 1 feature");
   for (size_t i = 0; i < options.hidden.size(); ++i) {

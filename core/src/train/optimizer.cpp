@@ -22,26 +22,6 @@ std::string number(double v) {
 
 }  // namespace
 
-const char* optimizerKindName(OptimizerKind kind) {
-  return kind == OptimizerKind::kSgd ? "sgd" : "adam";
-}
-
-const char* lrScheduleName(LrSchedule schedule) {
-  return schedule == LrSchedule::kConstant ? "constant" : "cosine";
-}
-
-std::optional<OptimizerKind> parseOptimizerKind(std::string_view name) {
-  if (name == "sgd") return OptimizerKind::kSgd;
-  if (name == "adam") return OptimizerKind::kAdam;
-  return std::nullopt;
-}
-
-std::optional<LrSchedule> parseLrSchedule(std::string_view name) {
-  if (name == "constant") return LrSchedule::kConstant;
-  if (name == "cosine") return LrSchedule::kCosine;
-  return std::nullopt;
-}
-
 double learningRateAt(const OptimizerOptions& options, uint64_t step) {
   const uint64_t warmup = options.warmup_steps;
   if (step < warmup) {

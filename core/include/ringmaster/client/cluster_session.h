@@ -6,7 +6,9 @@
 // in through a queue from any thread and are answered through the sink, so a caller never waits
 // on the network or on SQLite. Those that wait on agents run on threads of their own
 // (CommandWorker: one for submit, stop and restart, one for log reads), so that an agent slow to
-// answer them never holds up the watch of the others, nor a stop the log reads.
+// answer them never holds up the watch of the others, nor a stop the log reads. Reads of the
+// history for views (a job's snapshot, the runs) run on a third, and the jobs on Slurm (squeue,
+// their job directories over ssh) on a fourth (HistoryWorker).
 //
 // An agent that stops answering is marked with the reason (unreachable, key rejected, wrong
 // server key) and retried; when it answers again its journal is followed from the stored cursor,
@@ -14,7 +16,7 @@
 //
 // Thread safety: post*() and stop() may be called from any thread. run() is called by one
 // thread, which owns the watch's sockets and DB connection; the sink is called on that thread and
-// on the command worker's, so it must be thread-safe.
+// on the workers', so it must be thread-safe.
 
 #include <atomic>
 #include <chrono>
@@ -31,13 +33,14 @@
 #include "ringmaster/client/cluster_client.h"
 #include "ringmaster/client/cluster_config.h"
 #include "ringmaster/client/run_summary.h"
-#include "ringmaster/client/slurm_watch.h"
 #include "ringmaster/store/store.h"
 #include "ringmaster/util/result.h"
 
 namespace ringmaster::client {
 
 class CommandWorker;
+class HistoryWorker;
+class SlurmWatch;
 
 // A job as the history knows it, with everything a dashboard shows (for jobs that ran while no
 // client was watching, and for read-only dashboards of past runs).
@@ -50,8 +53,9 @@ struct JobSnapshot {
   std::optional<store::SlurmJobRow> slurm;  // a job on Slurm: its id there and Slurm's state
 };
 
-// Called on the session's thread and on its command worker's (submitted, stopped, restarted,
-// logChunk), each in its own order: a job's first records may come before its submitted().
+// Called on the session's thread and on its workers' (submitted, stopped, restarted and logChunk
+// on the command workers; jobLoaded, runsListed, slurmJobChanged and a Slurm job's records on the
+// history worker), each in its own order: a job's first records may come before its submitted().
 // Implementations are thread-safe and hand the data to their own thread.
 class SessionSink {
  public:
@@ -133,8 +137,8 @@ class ClusterSession {
   void markSilent(Agent& agent, const Status& why);
   void report(Agent& agent, AgentState state, std::string reason);
   void flushHistory();
-  Result<JobSnapshot> loadJob(const std::string& job_id);
-  Result<std::vector<RunSummary>> listRuns();
+  // On the Slurm worker's thread only, with its connection.
+  SlurmWatch& slurmWatch(store::Store& history);
 
   ClientPaths paths_;
   SessionSink* sink_;
@@ -153,8 +157,10 @@ class ClusterSession {
   std::unique_ptr<ClusterClient> client_;      // the cluster file's agents and the client's keys
   std::unique_ptr<CommandWorker> worker_;      // submit, stop, restart
   std::unique_ptr<CommandWorker> log_worker_;  // log reads
-  std::unique_ptr<SlurmWatch> slurm_watch_;    // the jobs on Slurm that are not over
-  std::unique_ptr<ZmqContext> context_;        // the watch connections, apart from client_'s
+  std::unique_ptr<HistoryWorker> history_worker_;  // snapshots and the list of runs
+  std::unique_ptr<HistoryWorker> slurm_worker_;    // runs slurm_watch_
+  std::unique_ptr<SlurmWatch> slurm_watch_;        // the jobs on Slurm that are not over
+  std::unique_ptr<ZmqContext> context_;            // the watch connections, apart from client_'s
   std::vector<std::unique_ptr<Agent>> agents_;
   struct DeferredSubmit {
     uint64_t token;

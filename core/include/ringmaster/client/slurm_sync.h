@@ -27,14 +27,14 @@ namespace ringmaster::client {
 
 class SlurmJobSync {
  public:
-  // Records go to the history through `writer` when given (a session's one writer thread),
-  // else straight into `store`; cursors are read from `store`. The job directory is read where
-  // `where` says: here, or on the cluster's login node over ssh.
-  SlurmJobSync(slurm::JobDir dir, store::Store* store, store::BatchWriter* writer = nullptr,
+  // Records go to the history through `writer`, the process's one writer (they are stored
+  // when it flushes); cursors are read from `store`. The job directory is read where `where`
+  // says: here, or on the cluster's login node over ssh.
+  SlurmJobSync(slurm::JobDir dir, store::Store* store, store::BatchWriter* writer,
                const slurm::Where& where = {});
 
-  // Reads what the job's agents journaled since the last call and stores it. `on_record` sees
-  // each new record with its agent's name. Returns how many records were new.
+  // Reads what the job's agents journaled since the last call and hands it to the writer.
+  // `on_record` sees each new record with its agent's name. Returns how many records were new.
   Result<uint64_t> poll(
       const std::function<void(const std::string&, const proto::JournalRecord&)>& on_record = {});
 
@@ -49,7 +49,7 @@ class SlurmJobSync {
   // reader.offset past them; a frame still being written is left for the next read.
   Status takeFrames(const std::string& path, const std::string& data, Reader& reader,
                     std::vector<proto::JournalRecord>* out);
-  Status deliver(
+  void deliver(
       Reader& reader, std::vector<proto::JournalRecord> records,
       const std::function<void(const std::string&, const proto::JournalRecord&)>& on_record);
 
@@ -61,9 +61,9 @@ class SlurmJobSync {
 };
 
 // Asks Slurm (here, or through `where`'s login node) for the job's state and stores it in `row`
-// and the history; a job Slurm has finished that the history still has running ends there too
-// (Store::endUnfinishedJob). A job Slurm no longer knows keeps its last state.
-Result<slurm::JobState> refreshSlurmState(store::Store* store, const slurm::Where& where,
+// and, through `writer`, the history; a job Slurm has finished that the history still has running
+// ends there too (Store::endUnfinishedJob). A job Slurm no longer knows keeps its last state.
+Result<slurm::JobState> refreshSlurmState(store::BatchWriter* writer, const slurm::Where& where,
                                           store::SlurmJobRow* row);
 
 }  // namespace ringmaster::client

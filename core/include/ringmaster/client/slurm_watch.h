@@ -5,9 +5,9 @@
 // session's sink; Slurm's state is asked every few seconds, and a change is reported. A job
 // Slurm has finished is read one last time and then left alone.
 //
-// Thread safety: none; the session's thread owns it. Asking Slurm and reading the job directory
-// run squeue and file reads (or ssh to the login node) on that thread, bounded by their timeouts;
-// a login node that does not answer is left alone for a while.
+// Thread safety: none; a session's Slurm worker thread (history_worker.h) owns it. Asking Slurm
+// and reading the job directory run squeue and file reads (or ssh to the login node) on that
+// thread, bounded by their timeouts; a login node that does not answer is left alone for a while.
 
 #include <chrono>
 #include <functional>
@@ -45,7 +45,7 @@ class SlurmWatch {
   };
   std::string loginOf(const std::string& cluster) const;
   // A login node that did not answer is left alone for a while (5 s, doubling to 60 s), so that
-  // ssh's connect timeout does not hold the session's thread every second.
+  // ssh's connect timeout does not hold up the other clusters' jobs every second.
   bool resting(const std::string& cluster, Clock::time_point now) const;
   void noteAnswer(const std::string& cluster, const Status& status, Clock::time_point now);
   struct Rest {

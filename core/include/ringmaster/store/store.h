@@ -202,7 +202,13 @@ class BatchWriter {
   // connection after what is queued before it: a client process has one writer. Its failure is
   // reported by the next flush().
   void enqueueWrite(std::function<Status(Store&)> write);
+  // Waits until everything queued so far is committed, and returns (and clears) the first
+  // failure since the last flush.
   Status flush();
+  // Waits until everything queued before the call is committed (or dropped after a failure),
+  // while other threads may go on queueing; the failure is left for flush(). For readers on
+  // other connections that must see what was queued before them.
+  void waitWritten();
   ~BatchWriter();  // flushes and joins
   BatchWriter(const BatchWriter&) = delete;
   BatchWriter& operator=(const BatchWriter&) = delete;

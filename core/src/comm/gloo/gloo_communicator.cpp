@@ -189,9 +189,9 @@ Status GlooCommunicator::run(const char* what, std::chrono::milliseconds timeout
                              " (a peer did not take part in time)"));
   }
   if (mentionsTimeout(error)) {
-    return fail(timeoutError(std::string(what) + " timed out" + where +
-                             " (a peer did not take part in time; limit " + ms(timeout) +
-                             "); gloo: " + error));
+    // Gloo's own deadline beat the watchdog: the same words, with Gloo's detail.
+    return fail(timeoutError(std::string(what) + " timed out after " + ms(timeout) + where +
+                             " (a peer did not take part in time); gloo: " + error));
   }
   return fail(ioError(std::string(what) + " failed" + where +
                       " (a peer failed, aborted or closed its connection); gloo: " + error));
