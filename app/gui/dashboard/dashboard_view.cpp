@@ -3,6 +3,7 @@
 #include <QComboBox>
 #include <QDateTime>
 #include <QGridLayout>
+#include <QGuiApplication>
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
@@ -165,7 +166,10 @@ DashboardView::DashboardView(SessionBridge* bridge, const QString& job_id, bool 
   // Rank toggles beside the charts.
   rank_list_ = new QListWidget;
   rank_list_->setFixedWidth(150);
-  rank_list_->setToolTip("Lines shown in every chart");
+  rank_list_->setToolTip(
+      tr("Lines shown in every chart. Alt+click: only this one; right-click: only this one or "
+         "all"));
+  rank_list_->setContextMenuPolicy(Qt::CustomContextMenu);
 
   chart_area_ = new QWidget;
   chart_grid_ = new QGridLayout(chart_area_);
@@ -255,6 +259,19 @@ DashboardView::DashboardView(SessionBridge* bridge, const QString& job_id, bool 
     heatmap_->refresh();
   });
   connect(rank_list_, &QListWidget::itemChanged, this, [this] { updateLines(/*all=*/true); });
+  connect(rank_list_, &QListWidget::itemClicked, this, [this](QListWidgetItem* item) {
+    if (QGuiApplication::keyboardModifiers() & Qt::AltModifier) showOnlyLines(item);
+  });
+  connect(rank_list_, &QWidget::customContextMenuRequested, this, [this](const QPoint& at) {
+    QListWidgetItem* item = rank_list_->itemAt(at);
+    QMenu menu;
+    if (item) {
+      menu.addAction(tr("Only %1").arg(item->text().simplified()),
+                     [this, item] { showOnlyLines(item); });
+    }
+    menu.addAction(tr("Show all"), [this] { showOnlyLines(nullptr); });
+    menu.exec(rank_list_->viewport()->mapToGlobal(at));
+  });
   connect(problem_, &QPushButton::clicked, this, [this] {
     if (liveness().anyUnknown()) {
       tabs_->setCurrentWidget(rank_table_);  // which ranks are unknown, and on which agent
@@ -452,6 +469,17 @@ void DashboardView::updateRankList() {
   for (const auto& [rank, info] : job_->ranks()) {
     show(rank, QString("rank %1  %2").arg(rank).arg(QString::fromStdString(info.agent)));
   }
+}
+
+void DashboardView::showOnlyLines(QListWidgetItem* only) {
+  {
+    QSignalBlocker block(rank_list_);  // one redraw for all, not one per item
+    for (int i = 0; i < rank_list_->count(); ++i) {
+      QListWidgetItem* item = rank_list_->item(i);
+      item->setCheckState(!only || item == only ? Qt::Checked : Qt::Unchecked);
+    }
+  }
+  updateLines(/*all=*/true);
 }
 
 bool DashboardView::updateLines(bool all) {

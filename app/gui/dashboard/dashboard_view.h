@@ -23,6 +23,7 @@ class QComboBox;
 class QGridLayout;
 class QLabel;
 class QListWidget;
+class QListWidgetItem;
 class QMenu;
 class QPushButton;
 class QScrollArea;
@@ -89,6 +90,8 @@ class DashboardView : public QWidget {
   void updateEvents();
   void updateMarkers();
   void updateRankList();
+  // Checks only `only` in the rank list (null: every entry) and redraws every chart's lines.
+  void showOnlyLines(QListWidgetItem* only);
   void setAxis(metrics::Axis axis);
   void linkRange(MetricChart* source, double x0, double x1);
   void showRankLog(int rank);

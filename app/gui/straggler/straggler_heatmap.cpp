@@ -18,15 +18,21 @@ namespace {
 
 constexpr int kMargin = 6;
 constexpr int kColumnPixels = 4;  // one grid column per this many pixels
+// Rows down to a text line up to kLabelledRanks ranks (each labelled; the dashboard scrolls),
+// down to kMinRowHeight beyond.
 constexpr int kMinRowHeight = 3;
+constexpr int kLabelledRanks = 64;
 constexpr int kMaxRowHeight = 22;
 constexpr int kMaxLabelWidth = 180;
 constexpr int kLabelGap = 14;  // between a label and the grid: room for the slowest-rank marker
 constexpr int kLegendBarWidth = 120;
 // Below this mean ratio the slowest rank is within noise of the median: nobody is a straggler.
 constexpr double kStragglerThreshold = 1.10;
-// How far the latest ratio must be from the window's mean to be worth a mention.
-constexpr double kLatestDifference = 0.2;
+// The verdict's window when the charts are not zoomed: recent enough to catch a rank that just
+// slowed down, long enough to average out a hiccup.
+constexpr double kRecentSeconds = 60;
+constexpr double kRecentSteps = 100;
+constexpr int kVerdictColumns = 12;
 
 QString timeOfDay(double unix_seconds, bool with_ms) {
   const auto ms = static_cast<qint64>(std::llround(unix_seconds * 1000.0));
@@ -62,13 +68,15 @@ StragglerHeatmap::StragglerHeatmap(QWidget* parent) : QWidget(parent) {
 
 void StragglerHeatmap::setRanks(std::vector<const metrics::Series*> step_time_by_rank,
                                 std::vector<QString> labels) {
+  labels.resize(step_time_by_rank.size());
+  for (size_t r = 0; r < labels.size(); ++r) {
+    if (labels[r].isEmpty()) labels[r] = QStringLiteral("r%1").arg(r);
+  }
+  // The dashboard hands the same ranks over on every redraw: only new ranks or hosts relayout.
+  const bool relayout = labels != labels_;
   series_ = std::move(step_time_by_rank);
   labels_ = std::move(labels);
-  labels_.resize(series_.size());
-  for (size_t r = 0; r < labels_.size(); ++r) {
-    if (labels_[r].isEmpty()) labels_[r] = QStringLiteral("r%1").arg(r);
-  }
-  updateGeometry();
+  if (relayout) updateGeometry();
   refresh();
 }
 
@@ -103,6 +111,21 @@ void StragglerHeatmap::refresh() {
   // One point (or one step) still deserves a visible column.
   if (x1 <= x0) x1 = x0 + 1;
   grid_ = computeStragglerGrid(series_, axis_, x0, x1, columnsFor(layout().grid.width()));
+  double from = x0;
+  if (has_range_) {
+    verdict_scope_ = tr("in view");
+  } else {
+    const bool time = axis_ == metrics::Axis::kTime;
+    const double recent = time ? kRecentSeconds : kRecentSteps;
+    if (x1 - x0 > recent) {
+      from = x1 - recent;
+      verdict_scope_ =
+          time ? tr("last %1 s").arg(kRecentSeconds) : tr("last %1 steps").arg(kRecentSteps);
+    } else {
+      verdict_scope_ = tr("whole run");
+    }
+  }
+  verdict_ = computeStragglerGrid(series_, axis_, from, x1, kVerdictColumns);
   update();
 }
 
@@ -119,26 +142,14 @@ QString StragglerHeatmap::rankName(int rank) const {
 }
 
 QString StragglerHeatmap::slowestText() const {
-  if (grid_.slowest_rank < 0) return tr("no step time reported in this window");
-  const QString who = rankName(grid_.slowest_rank);
-  const QString ratio = formatRatio(grid_.slowest_ratio);
-  if (grid_.slowest_ratio < kStragglerThreshold)
-    return tr("no straggler: slowest is %1 at %2 median step time").arg(who, ratio);
-  QString text = tr("slowest: %1 %2 median step time").arg(who, ratio);
-  // The window's mean hides a rank that only just slowed down (or recovered): say where it is
-  // at the right edge when that differs.
-  const int tail = std::max(1, grid_.columns / 10);
-  double sum = 0;
-  int n = 0;
-  for (int c = grid_.columns - 1; c >= 0 && n < tail; --c) {
-    const double r = grid_.at(grid_.slowest_rank, c);
-    if (std::isnan(r)) continue;
-    sum += r;
-    ++n;
+  if (verdict_.slowest_rank < 0) return tr("no step time reported in this window");
+  const QString who = rankName(verdict_.slowest_rank);
+  const QString ratio = formatRatio(verdict_.slowest_ratio);
+  if (verdict_.slowest_ratio < kStragglerThreshold) {
+    return tr("no straggler: slowest is %1 at %2 median step time (%3)")
+        .arg(who, ratio, verdict_scope_);
   }
-  if (n > 0 && std::fabs(sum / n - grid_.slowest_ratio) >= kLatestDifference)
-    text += tr(", latest %1").arg(formatRatio(sum / n));
-  return text;
+  return tr("slowest: %1 %2 median step time (%3)").arg(who, ratio, verdict_scope_);
 }
 
 QString StragglerHeatmap::xRangeText(double a, double b) const {
@@ -170,7 +181,7 @@ StragglerHeatmap::Layout StragglerHeatmap::layout() const {
   const QFontMetrics fm = fontMetrics();
   const int w = width() - 2 * kMargin;
   const int line = fm.height();
-  const int legend_width = fm.horizontalAdvance(tr("step time vs median")) +
+  const int legend_width = fm.horizontalAdvance(tr("step time \u00f7 median")) +
                            fm.horizontalAdvance(QStringLiteral("0.5x")) +
                            fm.horizontalAdvance(QStringLiteral("\u22652x")) + kLegendBarWidth + 24;
   l.header = QRect(kMargin, kMargin, w, line + 8);
@@ -180,7 +191,7 @@ StragglerHeatmap::Layout StragglerHeatmap::layout() const {
   const int axis_height = line + 8;
   const int top = l.header.bottom() + 5;
   const int avail = height() - top - axis_height - kMargin;
-  l.row_height = ranks > 0 ? std::clamp(avail / ranks, kMinRowHeight, kMaxRowHeight) : 0;
+  l.row_height = ranks > 0 ? std::clamp(avail / ranks, minRowHeight(), kMaxRowHeight) : 0;
   if (l.row_height > 0 && l.row_height < line) {
     // Label every 2^k-th rank, so that labels are one text line apart at least.
     const int need = (line + l.row_height - 1) / l.row_height;
@@ -191,8 +202,8 @@ StragglerHeatmap::Layout StragglerHeatmap::layout() const {
   bold.setBold(true);
   const QFontMetrics bold_fm(bold);
   int label_width = 0;
-  for (const QString& label : labels_)
-    label_width = std::max(label_width, bold_fm.horizontalAdvance(label) + 2);
+  for (int r = 0; r < ranks; ++r)
+    label_width = std::max(label_width, bold_fm.horizontalAdvance(rankName(r)) + 2);
   label_width = std::max(
       std::min(label_width, kMaxLabelWidth),
       fm.horizontalAdvance(axis_ == metrics::Axis::kTime ? tr("time \u2192") : tr("step \u2192")));
@@ -218,17 +229,21 @@ int StragglerHeatmap::columnAt(const QPoint& pos) const {
   return std::min(column, grid_.columns - 1);
 }
 
+int StragglerHeatmap::minRowHeight() const {
+  return series_.size() <= kLabelledRanks ? fontMetrics().height() : kMinRowHeight;
+}
+
 QSize StragglerHeatmap::sizeHint() const {
   const int line = fontMetrics().height();
   const int ranks = static_cast<int>(series_.size());
-  const int row = ranks <= 16 ? 14 : ranks <= 64 ? 6 : kMinRowHeight;
+  const int row = std::max(minRowHeight(), ranks <= 16 ? line + 2 : 0);
   return {720, 2 * kMargin + line + 13 + std::max(1, ranks) * row + line + 8};
 }
 
 QSize StragglerHeatmap::minimumSizeHint() const {
   const int line = fontMetrics().height();
   const int ranks = static_cast<int>(series_.size());
-  return {320, 2 * kMargin + line + 13 + std::max(1, ranks) * kMinRowHeight + line + 8};
+  return {320, 2 * kMargin + line + 13 + std::max(1, ranks) * minRowHeight() + line + 8};
 }
 
 void StragglerHeatmap::resizeEvent(QResizeEvent* event) {
@@ -268,7 +283,7 @@ void StragglerHeatmap::paintLegend(QPainter& p, const QRect& r) const {
   const int mid = r.center().y();
   int x = r.left();
   p.setPen(palette().color(QPalette::WindowText));
-  const QString caption = tr("step time vs median");
+  const QString caption = tr("step time \u00f7 median");
   p.drawText(QRect(x, r.top(), fm.horizontalAdvance(caption), r.height()), Qt::AlignVCenter,
              caption);
   x += fm.horizontalAdvance(caption) + 8;
@@ -341,7 +356,8 @@ void StragglerHeatmap::paintEvent(QPaintEvent* /*event*/) {
   const QFontMetrics fm = fontMetrics();
   const QColor text = palette().color(QPalette::WindowText);
   const QColor hot = stragglerColor(kStragglerFullScale, palette());
-  const bool straggling = grid_.slowest_rank >= 0 && grid_.slowest_ratio >= kStragglerThreshold;
+  const bool straggling =
+      verdict_.slowest_rank >= 0 && verdict_.slowest_ratio >= kStragglerThreshold;
 
   // The sentence first: it is what a person reads at a glance.
   QFont bold = font();
@@ -385,7 +401,7 @@ void StragglerHeatmap::paintEvent(QPaintEvent* /*event*/) {
   }
 
   // Rank labels, right-aligned against the grid; the slowest rank always labelled, marked.
-  const int slowest = grid_.slowest_rank;
+  const int slowest = verdict_.slowest_rank;
   const int label_right = l.labels.left() + l.labels.width() - kLabelGap;
   auto drawLabel = [&](int r, bool emphasised) {
     const int cy = l.grid.top() + r * l.row_height + l.row_height / 2;
@@ -394,7 +410,7 @@ void StragglerHeatmap::paintEvent(QPaintEvent* /*event*/) {
     p.setFont(emphasised ? bold : font());
     p.setPen(emphasised ? hot.lighter(120) : text);
     p.drawText(box, Qt::AlignRight | Qt::AlignVCenter,
-               QFontMetrics(p.font()).elidedText(labels_[r], Qt::ElideMiddle, box.width()));
+               QFontMetrics(p.font()).elidedText(rankName(r), Qt::ElideMiddle, box.width()));
   };
   for (int r = 0; r < grid_.ranks; r += l.label_every) {
     if (straggling && std::abs(r - slowest) * l.row_height < fm.height()) continue;

@@ -1,8 +1,11 @@
 #pragma once
 // The straggler heatmap of a job: one row per rank, one column per few pixels of the visible x
 // range, each cell coloured by that rank's mean step time there against the median of all ranks
-// (straggler_scale.h). Above it, one sentence names the slowest rank of the window. Hover a cell
-// for its numbers; click a row to pick that rank (rankClicked).
+// (straggler_scale.h). Above it, one sentence names the slowest rank: of the last minute (or last
+// 100 steps) by default, since a rank that slowed down an hour into a run hides in the run's
+// mean; of the charts' range when they are zoomed. Rows keep a readable height (every row
+// labelled "rank N (host)" up to 64 ranks): the widget asks for the height and the dashboard
+// scrolls. Hover a cell for its numbers; click a row to pick that rank (rankClicked).
 //
 // The widget reads the series it is given and does not own them: they must outlive it or be
 // replaced with setRanks. GUI thread only.
@@ -33,10 +36,14 @@ class StragglerHeatmap : public QWidget {
   void refresh();
 
   const StragglerGrid& grid() const { return grid_; }
-  // "slowest: rank 3 (gpu02) 1.8x median step time", the ratio being the rank's mean over the
-  // window; ", latest 2.4x" follows when the last tenth of the window differs by 0.2 or more.
-  // Under 1.1x: "no straggler: slowest is rank 3 (gpu02) at 1.04x median step time".
+  // "slowest: rank 3 (gpu02) 1.8x median step time (last 60 s)", the ratio being the rank's mean
+  // over the verdict's window: "(last 60 s)" / "(last 100 steps)", "(whole run)" when the data is
+  // shorter, "(in view)" when the charts are zoomed. Under 1.1x: "no straggler: slowest is
+  // rank 3 (gpu02) at 1.04x median step time (last 60 s)".
   QString slowestText() const;
+  // The verdict's numbers: of the window slowestText() names.
+  int slowestRank() const { return verdict_.slowest_rank; }
+  double slowestRatio() const { return verdict_.slowest_ratio; }
   // What the tooltip of a cell says: "rank 3 (gpu02), 14:05:31-14:05:36: 1.8x median (42 ms vs
   // 23 ms)". Empty for a cell outside the grid.
   QString cellText(int rank, int column) const;
@@ -63,6 +70,7 @@ class StragglerHeatmap : public QWidget {
     int label_every = 1;  // label every n-th rank when not every label fits
   };
   Layout layout() const;
+  int minRowHeight() const;
   int columnsFor(int grid_width) const;
   QString rankName(int rank) const;  // "rank 3 (gpu02)"
   QString xRangeText(double a, double b) const;
@@ -75,6 +83,8 @@ class StragglerHeatmap : public QWidget {
   bool has_range_ = false;
   double range_x0_ = 0, range_x1_ = 0;
   StragglerGrid grid_;
+  StragglerGrid verdict_;  // the verdict's window: few columns, only its slowest rank is used
+  QString verdict_scope_;  // "last 60 s", "whole run", "in view"
 };
 
 }  // namespace ringmaster::gui
