@@ -165,10 +165,11 @@ DashboardView::DashboardView(SessionBridge* bridge, const QString& job_id, bool 
 
   // Rank toggles beside the charts.
   rank_list_ = new QListWidget;
+  rank_list_->setObjectName("rankList");
   rank_list_->setFixedWidth(150);
   rank_list_->setToolTip(
-      tr("Lines shown in every chart. Alt+click: only this one; right-click: only this one or "
-         "all"));
+      tr("Lines shown in every chart. Double-click or Alt+click: only this one (again: all); "
+         "right-click: only this one, or all"));
   rank_list_->setContextMenuPolicy(Qt::CustomContextMenu);
 
   chart_area_ = new QWidget;
@@ -259,8 +260,18 @@ DashboardView::DashboardView(SessionBridge* bridge, const QString& job_id, bool 
     heatmap_->refresh();
   });
   connect(rank_list_, &QListWidget::itemChanged, this, [this] { updateLines(/*all=*/true); });
-  connect(rank_list_, &QListWidget::itemClicked, this, [this](QListWidgetItem* item) {
-    if (QGuiApplication::keyboardModifiers() & Qt::AltModifier) showOnlyLines(item);
+  // As in Plotly's legends: isolate a line, and the same gesture on it again shows all.
+  auto isolate = [this](QListWidgetItem* item) {
+    bool only = item->checkState() == Qt::Checked;
+    for (int i = 0; i < rank_list_->count() && only; ++i) {
+      const QListWidgetItem* other = rank_list_->item(i);
+      only = other == item || other->checkState() == Qt::Unchecked;
+    }
+    showOnlyLines(only ? nullptr : item);
+  };
+  connect(rank_list_, &QListWidget::itemDoubleClicked, this, isolate);
+  connect(rank_list_, &QListWidget::itemClicked, this, [isolate](QListWidgetItem* item) {
+    if (QGuiApplication::keyboardModifiers() & Qt::AltModifier) isolate(item);
   });
   connect(rank_list_, &QWidget::customContextMenuRequested, this, [this](const QPoint& at) {
     QListWidgetItem* item = rank_list_->itemAt(at);

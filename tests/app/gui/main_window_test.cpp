@@ -10,6 +10,7 @@
 #include <QApplication>
 #include <QDir>
 #include <QElapsedTimer>
+#include <QListWidget>
 #include <QPushButton>
 #include <QTabWidget>
 #include <QTableView>
@@ -143,6 +144,29 @@ TEST_F(MainWindowTest, DemoTrainsLiveAndLandsInHistory) {
   EXPECT_GT(loss_chart->drawnPointCount(), 100);
   EXPECT_NE(view->chart("accuracy"), nullptr);
   EXPECT_NE(view->chart("samples/s"), nullptr);
+
+  // Double-click a rank in the list: only its lines; again: all of them.
+  auto* rank_list = view->findChild<QListWidget*>("rankList");
+  ASSERT_NE(rank_list, nullptr);
+  QListWidgetItem* rank1 = nullptr;
+  for (int i = 0; i < rank_list->count(); ++i) {
+    if (rank_list->item(i)->data(Qt::UserRole).toInt() == 1) rank1 = rank_list->item(i);
+  }
+  ASSERT_NE(rank1, nullptr);
+  auto shown = [&] {
+    std::vector<QString> labels;
+    for (const ChartLine& line : loss_chart->lines()) {
+      if (line.visible) labels.push_back(line.label);
+    }
+    return labels;
+  };
+  const std::vector<QString> all_lines = shown();
+  ASSERT_GE(all_lines.size(), 2u);
+  // The signal a double-click gives (QTest's widget double-click has no press before it here).
+  emit rank_list->itemDoubleClicked(rank1);
+  EXPECT_EQ(shown(), std::vector<QString>{"rank 1"});
+  emit rank_list->itemDoubleClicked(rank1);
+  EXPECT_EQ(shown(), all_lines);
 
   // The rank table shows both ranks finished.
   RankTableModel* ranks = view->rankModel();
