@@ -37,7 +37,7 @@ int main(int argc, char** argv) {
       QIcon(ringmaster::gui::defaultResourcesDir() + "/icons/ringmaster.png"));
   QApplication::setOrganizationName("Ringmaster");
   QApplication::setApplicationVersion("0.1.0");
-  ringmaster::gui::applyDarkTheme(app);
+  ringmaster::gui::applyTheme(app, ringmaster::gui::preferredTheme());
 
   QCommandLineParser parser;
   parser.setApplicationDescription("Ringmaster: data-parallel training on your GPU hosts.");

@@ -1,5 +1,6 @@
 #include "main_window.h"
 
+#include <QActionGroup>
 #include <QApplication>
 #include <QCloseEvent>
 #include <QDateTime>
@@ -34,6 +35,7 @@
 #include "ringmaster/client/journal_sync.h"
 #include "ringmaster/client/local_agent.h"
 #include "ringmaster/job/spec.h"
+#include "theme.h"
 
 namespace ringmaster::gui {
 namespace {
@@ -212,6 +214,21 @@ void MainWindow::buildMenus() {
                   [this] { tabs_->setCurrentIndex(kHistoryTab); });
   view->addAction("Close &tab", QKeySequence::Close, this,
                   [this] { closeTab(tabs_->currentIndex()); });
+  view->addSeparator();
+  QMenu* appearance = view->addMenu("&Appearance");
+  auto* choices = new QActionGroup(appearance);
+  const QString saved = savedThemeChoice();
+  for (const auto& [choice, label] : {std::pair{"auto", "Follow the &desktop"},
+                                      std::pair{"dark", "&Dark"}, std::pair{"light", "&Light"}}) {
+    QAction* action = appearance->addAction(label);
+    action->setCheckable(true);
+    action->setChecked(saved == choice);
+    action->setActionGroup(choices);
+    connect(action, &QAction::triggered, this, [choice = QString(choice)] {
+      saveThemeChoice(choice);
+      applyTheme(*qApp, preferredTheme());
+    });
+  }
   QMenu* help = menuBar()->addMenu("&Help");
   help->addAction("&About Ringmaster", this, [this] {
     QMessageBox::about(this, "Ringmaster",
@@ -366,7 +383,10 @@ void MainWindow::notify(const QString& title, const QString& text, bool failure,
   banner_open_ = std::move(open);
   key_banner_agent_.clear();
   QPalette palette = banner_->palette();
-  palette.setColor(QPalette::Window, failure ? QColor(0x5a, 0x1d, 0x1d) : QColor(0x1d, 0x4a, 0x2a));
+  const bool dark = isDark(this->palette());
+  palette.setColor(QPalette::Window,
+                   failure ? (dark ? QColor(0x5a, 0x1d, 0x1d) : QColor(0xfb, 0xdc, 0xdc))
+                           : (dark ? QColor(0x1d, 0x4a, 0x2a) : QColor(0xd8, 0xf0, 0xdd)));
   banner_->setPalette(palette);
   banner_text_->setText(
       QString("<b>%1</b> &nbsp; %2").arg(title.toHtmlEscaped(), text.toHtmlEscaped()));

@@ -2,8 +2,12 @@
 
 #include <QAbstractAxis>
 #include <QChart>
+#include <QGuiApplication>
 #include <QLegend>
+#include <algorithm>
+#include <array>
 #include <cmath>
+#include <vector>
 
 namespace ringmaster::gui {
 namespace {
@@ -23,10 +27,51 @@ double relativeLuminance(const QColor& c) {
   return 0.2126 * linear(c.redF()) + 0.7152 * linear(c.greenF()) + 0.0722 * linear(c.blueF());
 }
 
-}  // namespace
+// Okabe and Ito's colour-blind-safe palette, in orders whose neighbours differ most under
+// protanopia and deuteranopia (checked by simulation in palette_test). On the dark plot its black
+// becomes a light grey and its blue and vermillion are lifted; on white its yellow, too light to
+// read, gives way to black.
+constexpr QRgb kColourBlindSafeDark[] = {0xe69f00, 0x56b4e9, 0x009e73, 0xf0e442,
+                                         0x0072b2, 0xdddddd, 0xd55e00, 0xcc79a7};
+constexpr QRgb kColourBlindSafeLight[] = {0xe69f00, 0x56b4e9, 0x009e73, 0x0072b2,
+                                          0xd55e00, 0xcc79a7, 0x222222, 0x999999};
+constexpr int kColourBlindSafeCount = 8;
+// Colours made once per palette: the eight above, then the hue walk's colours that are not too
+// close to one already taken. Past these, the hue walk goes on unchecked.
+constexpr int kCheckedColours = 64;
+constexpr double kMinLabDistance = 10;
 
-QColor seriesColor(int index) {
-  if (index < 0) index = 0;
+// Lifts a colour's HSL lightness until it reads on a dark plot (WCAG contrast >= 4.5 against
+// #1e1e1e needs a luminance of about 0.23), or lowers it until it reads on a white one (3:1, as
+// for lines: 0.30 at most). The hue stays.
+QColor readable(QColor c, bool dark) {
+  float h, s, l;
+  c.getHslF(&h, &s, &l);
+  for (int i = 0; i < 100; ++i) {
+    const double y = relativeLuminance(c);
+    if (dark ? y >= 0.26 : y <= 0.28) break;
+    l = std::clamp(l + (dark ? 0.01f : -0.01f), 0.0f, 1.0f);
+    c = QColor::fromHslF(h < 0 ? 0 : h, s, l);
+  }
+  return c;
+}
+
+// CIE76 distance in Lab.
+double labDistance(const QColor& a, const QColor& b) {
+  auto lab = [](const QColor& c) {
+    const double r = linear(c.redF()), g = linear(c.greenF()), bl = linear(c.blueF());
+    const double x = (0.4124 * r + 0.3576 * g + 0.1805 * bl) / 0.95047;
+    const double y = 0.2126 * r + 0.7152 * g + 0.0722 * bl;
+    const double z = (0.0193 * r + 0.1192 * g + 0.9505 * bl) / 1.08883;
+    auto f = [](double t) { return t > 0.008856 ? std::cbrt(t) : 7.787 * t + 16.0 / 116; };
+    return std::array<double, 3>{116 * f(y) - 16, 500 * (f(x) - f(y)), 200 * (f(y) - f(z))};
+  };
+  const auto p = lab(a), q = lab(b);
+  return std::hypot(p[0] - q[0], p[1] - q[1], p[2] - q[2]);
+}
+
+// Past the first eight: 16 hues, each bright and pale, neighbours in index far apart in hue.
+QColor hueWalkColor(int index, bool dark) {
   const int hue_slot = (index * kHueStride) % kHues;
   const int round = index / kHues;
   const bool pale = round % 2 == 1;
@@ -42,7 +87,40 @@ QColor seriesColor(int index) {
                          static_cast<float>(lightness));
     if (relativeLuminance(c) >= min_luminance) break;
   }
-  return c;
+  if (dark) return c;
+  // On white: the pale round darker than the bright one, so that the two stay apart.
+  return readable(pale ? blend(c, QColor(Qt::black), 0.35) : c, false);
+}
+
+std::vector<QColor> checkedColours(bool dark) {
+  std::vector<QColor> out;
+  for (QRgb rgb : dark ? kColourBlindSafeDark : kColourBlindSafeLight) {
+    out.push_back(dark ? readable(QColor(rgb), true) : QColor(rgb));
+  }
+  for (int walk = 0; static_cast<int>(out.size()) < kCheckedColours && walk < 4096; ++walk) {
+    const QColor candidate = hueWalkColor(walk, dark);
+    const bool apart = std::all_of(out.begin(), out.end(), [&](const QColor& taken) {
+      return labDistance(candidate, taken) >= kMinLabDistance;
+    });
+    if (apart) out.push_back(candidate);
+  }
+  return out;
+}
+
+}  // namespace
+
+QColor seriesColor(int index, bool dark) {
+  static const std::vector<QColor> dark_colours = checkedColours(true);
+  static const std::vector<QColor> light_colours = checkedColours(false);
+  const std::vector<QColor>& colours = dark ? dark_colours : light_colours;
+  if (index < 0) index = 0;
+  if (index < static_cast<int>(colours.size())) return colours[static_cast<size_t>(index)];
+  return hueWalkColor(index - kColourBlindSafeCount, dark);
+}
+
+QColor seriesColor(int index) {
+  const bool dark = !qApp || QGuiApplication::palette().color(QPalette::Base).lightness() < 128;
+  return seriesColor(index, dark);
 }
 
 void applyChartTheme(QChart* chart, const QPalette& palette) {

@@ -276,7 +276,8 @@ QVariant AgentTableModel::display(const AgentEntry& entry, int column) const {
     case kGpus: {
       if (!inventory) return none;
       const int count = gpuCount(*inventory);
-      if (count == 0 || inventory->health().gpus_size() == 0) return QString::number(count);
+      if (count == 0) return tr("CPU only");
+      if (inventory->health().gpus_size() == 0) return QString::number(count);
       return QString("%1  (%2)")
           .arg(count)
           .arg(formatPercent(averageGpuUtilization(inventory->health())));

@@ -107,6 +107,7 @@ ClusterView::ClusterView(const QString& cluster_file, const QString& client_publ
   auto* authorize_button = roomyButton("Authorize this app on an agent…");
   summary_ = new QLabel;
   summary_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  summary_->setWordWrap(true);  // on a narrow screen it wraps rather than widening the window
   actions->addWidget(install_button);
   actions->addWidget(add_button);
   actions->addWidget(edit_button_);

@@ -458,7 +458,7 @@ void DashboardView::updateRankList() {
     auto* item = new QListWidgetItem(text);
     item->setData(Qt::UserRole, key);
     item->setCheckState(Qt::Checked);
-    item->setForeground(key == kJobTotal ? QColor(Qt::white) : seriesColor(key));
+    if (key != kJobTotal) item->setForeground(seriesColor(key));  // the total: the text colour
     int row = 0;  // in key order: the job total (-1) first, then the ranks
     while (row < rank_list_->count() && rank_list_->item(row)->data(Qt::UserRole).toInt() < key) {
       ++row;
@@ -480,6 +480,13 @@ void DashboardView::updateRankList() {
   for (const auto& [rank, info] : job_->ranks()) {
     show(rank, QString("rank %1  %2").arg(rank).arg(QString::fromStdString(info.agent)));
   }
+}
+
+void DashboardView::changeEvent(QEvent* event) {
+  QWidget::changeEvent(event);
+  if (event->type() != QEvent::PaletteChange || !job_) return;
+  chart_keys_.clear();
+  updateLines(/*all=*/true);
 }
 
 void DashboardView::showOnlyLines(QListWidgetItem* only) {
@@ -522,7 +529,7 @@ bool DashboardView::updateLines(bool all) {
     for (const auto& [rank, s] : *series) {
       ChartLine line;
       line.label = rank == kJobTotal ? QString("job total") : QString("rank %1").arg(rank);
-      line.color = rank == kJobTotal ? QColor(Qt::white) : seriesColor(rank);
+      line.color = rank == kJobTotal ? palette().color(QPalette::WindowText) : seriesColor(rank);
       line.series = &s;
       line.visible = shown(rank);
       lines.push_back(line);

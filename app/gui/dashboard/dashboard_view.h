@@ -68,6 +68,11 @@ class DashboardView : public QWidget {
   QString headline() const;
   QString problemText() const;
 
+ protected:
+  // A new palette (View > Appearance): the job total's line takes the new text colour.
+  void changeEvent(QEvent* event) override;
+
+ public:
  signals:
   void stateChanged(const QString& job_id, const QString& state);
   void titleChanged(const QString& job_id, const QString& title);

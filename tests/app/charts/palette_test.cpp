@@ -2,9 +2,15 @@
 
 #include <gtest/gtest.h>
 
+#include <QApplication>
 #include <QChart>
 #include <QValueAxis>
+#include <algorithm>
+#include <array>
 #include <cmath>
+#include <string>
+
+#include "theme.h"
 
 namespace ringmaster::gui {
 namespace {
@@ -31,25 +37,88 @@ double labDistance(const QColor& a, const QColor& b) {
   return std::hypot(p[0] - q[0], p[1] - q[1], p[2] - q[2]);
 }
 
-TEST(SeriesColor, ThirtyTwoDistinctColoursReadableOnDark) {
-  const QColor background("#1e1e1e");
-  for (int i = 0; i < 32; ++i) {
-    const QColor c = seriesColor(i);
-    // WCAG contrast ratio against the dark plot background.
-    const double contrast = (luminance(c) + 0.05) / (luminance(background) + 0.05);
-    EXPECT_GE(contrast, 4.5) << "colour " << i << " " << c.name().toStdString();
-    for (int j = 0; j < i; ++j) {
-      EXPECT_GE(labDistance(c, seriesColor(j)), 10)
-          << i << " " << c.name().toStdString() << " vs " << j << " "
-          << seriesColor(j).name().toStdString();
+TEST(SeriesColor, FortyDistinctColoursReadableOnDarkAndOnLight) {
+  for (const bool dark : {true, false}) {
+    SCOPED_TRACE(dark ? "dark" : "light");
+    const QColor background(dark ? "#1e1e1e" : "#ffffff");
+    for (int i = 0; i < 40; ++i) {
+      const QColor c = seriesColor(i, dark);
+      // WCAG contrast against the plot: 4.5 on the dark one; on white 3 (lines), but 2 for the
+      // colour-blind-safe eight, whose orange and sky blue are as light as their design.
+      const double y = luminance(c), bg = luminance(background);
+      const double contrast = (std::max(y, bg) + 0.05) / (std::min(y, bg) + 0.05);
+      EXPECT_GE(contrast, dark    ? 4.5
+                          : i < 8 ? 2.0
+                                  : 3.0)
+          << "colour " << i << " " << c.name().toStdString();
+      for (int j = 0; j < i; ++j) {
+        EXPECT_GE(labDistance(c, seriesColor(j, dark)), 10)
+            << i << " " << c.name().toStdString() << " vs " << j << " "
+            << seriesColor(j, dark).name().toStdString();
+      }
+    }
+    // The first eight (a typical job) are far apart from each other.
+    for (int i = 0; i < 8; ++i) {
+      for (int j = 0; j < i; ++j) {
+        EXPECT_GE(labDistance(seriesColor(i, dark), seriesColor(j, dark)), 20) << i << " " << j;
+      }
     }
   }
-  // The first eight (a typical job) are far apart from each other.
-  for (int i = 0; i < 8; ++i) {
-    for (int j = 0; j < i; ++j) EXPECT_GE(labDistance(seriesColor(i), seriesColor(j)), 25);
+  EXPECT_EQ(seriesColor(-4, true), seriesColor(0, true));
+  EXPECT_NE(seriesColor(40, true), seriesColor(8, true));  // it keeps giving new colours
+}
+
+// What a protanope or a deuteranope sees (Vienot, Brettel and Mollon 1999, on linear RGB).
+QColor simulate(const QColor& c, bool protan) {
+  auto lin = [](double v) { return v <= 0.04045 ? v / 12.92 : std::pow((v + 0.055) / 1.055, 2.4); };
+  auto gamma = [](double v) {
+    v = std::clamp(v, 0.0, 1.0);
+    return v <= 0.0031308 ? 12.92 * v : 1.055 * std::pow(v, 1 / 2.4) - 0.055;
+  };
+  const double r = lin(c.redF()), g = lin(c.greenF()), b = lin(c.blueF());
+  const double k = protan ? 0.11238 : 0.29275;
+  const double rg = k * r + (1 - k) * g;
+  const double bb = (protan ? 0.00401 : -0.02234) * (r - g) + b;
+  return QColor::fromRgbF(gamma(rg), gamma(rg), gamma(bb));
+}
+
+// The complaint: two ranks' lines that a colour-blind user cannot tell apart. The first
+// eight stay apart under protanopia and deuteranopia, in both palettes.
+TEST(SeriesColor, TheFirstEightStayApartForColourBlindEyes) {
+  for (const bool dark : {true, false}) {
+    for (const bool protan : {true, false}) {
+      SCOPED_TRACE(std::string(dark ? "dark" : "light") + (protan ? " protan" : " deutan"));
+      for (int i = 0; i < 8; ++i) {
+        for (int j = 0; j < i; ++j) {
+          const QColor a = simulate(seriesColor(i, dark), protan);
+          const QColor b = simulate(seriesColor(j, dark), protan);
+          EXPECT_GE(labDistance(a, b), i == j + 1 ? 20 : 7)
+              << i << " " << seriesColor(i, dark).name().toStdString() << " vs " << j << " "
+              << seriesColor(j, dark).name().toStdString();
+        }
+      }
+    }
   }
-  EXPECT_EQ(seriesColor(-4), seriesColor(0));
-  EXPECT_NE(seriesColor(32), seriesColor(0));  // past 32 it keeps giving new colours
+}
+
+// RINGMASTER_THEME picks the palette for a run; the light one is light, and the lines take the
+// light set of colours with it (the app is back in the tests' dark theme afterwards).
+TEST(Theme, TheChosenThemeSetsThePaletteAndTheLineColours) {
+  auto* app = qobject_cast<QApplication*>(QCoreApplication::instance());
+  ASSERT_NE(app, nullptr);
+  qputenv("RINGMASTER_THEME", "light");
+  EXPECT_EQ(preferredTheme(), Theme::kLight);
+  qputenv("RINGMASTER_THEME", "dark");
+  EXPECT_EQ(preferredTheme(), Theme::kDark);
+  qunsetenv("RINGMASTER_THEME");
+
+  applyTheme(*app, Theme::kLight);
+  EXPECT_FALSE(isDark(QApplication::palette()));
+  EXPECT_EQ(seriesColor(6), seriesColor(6, /*dark=*/false));
+  EXPECT_EQ(seriesColor(6), QColor("#222222"));  // black, where the dark set has vermillion
+  applyTheme(*app, Theme::kDark);
+  EXPECT_TRUE(isDark(QApplication::palette()));
+  EXPECT_EQ(seriesColor(6), seriesColor(6, /*dark=*/true));
 }
 
 TEST(ApplyChartTheme, TakesColoursFromThePalette) {

@@ -203,6 +203,11 @@ TEST_F(ClusterViewTest, ModelShowsEveryStateWithItsNumbersAndReason) {
       << text(model, 0, 6).toStdString();
   EXPECT_TRUE(text(model, 0, Model::kGpus).startsWith("2  (")) << text(model, 0, 7).toStdString();
   EXPECT_TRUE(text(model, 0, Model::kGpus, Qt::ToolTipRole).contains("GPU 1: NVIDIA H100"));
+  // A host without GPUs says so rather than a bare 0.
+  Model cpu_only(client_key_);
+  cpu_only.setAgents({agents[0]});
+  cpu_only.updateAgent(onlineStatus(agents[0], kT0, 0));
+  EXPECT_EQ(text(cpu_only, 0, Model::kGpus), "CPU only");
   EXPECT_TRUE(model.data(model.index(0, Model::kCpuHistory), Model::kSparklineRole).isValid());
   EXPECT_TRUE(text(model, 0, Model::kState, Qt::ToolTipRole).isEmpty());
 

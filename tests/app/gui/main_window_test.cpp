@@ -10,6 +10,7 @@
 #include <QApplication>
 #include <QDir>
 #include <QElapsedTimer>
+#include <QLayout>
 #include <QListWidget>
 #include <QPushButton>
 #include <QTabWidget>
@@ -144,6 +145,11 @@ TEST_F(MainWindowTest, DemoTrainsLiveAndLandsInHistory) {
   EXPECT_GT(loss_chart->drawnPointCount(), 100);
   EXPECT_NE(view->chart("accuracy"), nullptr);
   EXPECT_NE(view->chart("samples/s"), nullptr);
+
+  // Usable on a 1024x600 screen: nothing in the dashboard asks for more.
+  EXPECT_LE(view->minimumSizeHint().width(), 1000);
+  EXPECT_LE(window.minimumSizeHint().width(), 1000);  // and a frame
+  EXPECT_LE(window.minimumSizeHint().height(), 600);
 
   // Double-click a rank in the list: only its lines; again: all of them.
   auto* rank_list = view->findChild<QListWidget*>("rankList");
