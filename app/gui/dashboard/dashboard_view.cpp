@@ -213,6 +213,7 @@ DashboardView::DashboardView(SessionBridge* bridge, const QString& job_id, bool 
   rank_table_->horizontalHeader()->setStretchLastSection(true);
   rank_table_->setAlternatingRowColors(true);
   events_ = new QTreeWidget;
+  events_->setObjectName("events");
   events_->setHeaderLabels({"Time", "Event", "Detail"});
   events_->setRootIsDecorated(false);
   events_->setAlternatingRowColors(true);
@@ -308,6 +309,12 @@ DashboardView::DashboardView(SessionBridge* bridge, const QString& job_id, bool 
   connect(events_, &QTreeWidget::itemActivated, this, [this](QTreeWidgetItem* item) {
     const size_t index = item->data(0, Qt::UserRole).toULongLong();
     if (index < job_->events().size()) showEventLog(job_->events()[index]);
+  });
+  // Selecting an event (click, arrow keys) brings the charts to its moment.
+  connect(events_, &QTreeWidget::currentItemChanged, this, [this](QTreeWidgetItem* item) {
+    if (!item) return;
+    const size_t index = item->data(0, Qt::UserRole).toULongLong();
+    if (index < job_->events().size()) focusOnEvent(job_->events()[index]);
   });
   connect(bridge_, &SessionBridge::jobLoaded, this, &DashboardView::onJobLoaded);
   connect(bridge_, &SessionBridge::slurmJobChanged, this, [this](const store::SlurmJobRow& row) {
@@ -864,6 +871,35 @@ void DashboardView::linkRange(MetricChart* source, double x0, double x1) {
     heatmap_->setXRange(x0, x1);
     heatmap_->refresh();
   }
+}
+
+void DashboardView::focusOnEvent(const JobEvent& event) {
+  // A line at the event on every chart, beside the failures' own.
+  ChartMarker marker;
+  marker.time = event.time;
+  marker.step = job_->stepAt(event.time).value_or(marker.step);
+  marker.label = QString::fromStdString(event.kind).replace('_', ' ');
+  marker.detail = QString::fromStdString(event.detail);
+  marker.color = palette().color(QPalette::Highlight);
+  std::vector<ChartMarker> markers = markers_;
+  markers.push_back(marker);
+  for (const auto& [title, chart] : charts_) chart->setMarkers(markers);
+
+  // The charts zoomed to a tenth of the run around it (10 s or 20 steps at least).
+  const bool by_time = axis_ == metrics::Axis::kTime;
+  const double end = job_->endTime() > 0 ? job_->endTime() : unixNow();
+  const double lo = by_time ? job_->startTime() : 0;
+  const double hi = by_time ? end : static_cast<double>(job_->maxStep());
+  const double at = by_time ? event.time : (std::isnan(marker.step) ? lo : marker.step);
+  if (!(hi > lo)) return;
+  const double width = std::max((hi - lo) / 10, by_time ? 10.0 : 20.0);
+  const double x0 = std::clamp(at - width / 2, lo, std::max(lo, hi - width));
+  const double x1 = x0 + width;
+  for (auto& [title, chart] : charts_) {
+    if (!isHealthChart(title) || by_time) chart->setXRange(x0, x1);
+  }
+  heatmap_->setXRange(x0, x1);
+  heatmap_->refresh();
 }
 
 void DashboardView::showRankLog(int rank) {

@@ -100,6 +100,8 @@ class DashboardView : public QWidget {
   void setAxis(metrics::Axis axis);
   void linkRange(MetricChart* source, double x0, double x1);
   void showRankLog(int rank);
+  // Marks the event on every chart and zooms them to a tenth of the run around it.
+  void focusOnEvent(const JobEvent& event);
   void showEventLog(const JobEvent& event);  // its rank's log of its attempt
   void confirmStop();
   // Restart from the newest checkpoint, without `exclude_agent` when not empty; asks first.

@@ -15,6 +15,7 @@
 #include <QPushButton>
 #include <QTabWidget>
 #include <QTableView>
+#include <QTreeWidget>
 #include <csignal>
 #include <filesystem>
 #include <functional>
@@ -145,6 +146,26 @@ TEST_F(MainWindowTest, DemoTrainsLiveAndLandsInHistory) {
   EXPECT_GT(loss_chart->drawnPointCount(), 100);
   EXPECT_NE(view->chart("accuracy"), nullptr);
   EXPECT_NE(view->chart("samples/s"), nullptr);
+
+  // Selecting an event brings every chart to its moment, marked: here the first rank's exit,
+  // at the last step of a 2256-step run.
+  auto* events = view->findChild<QTreeWidget*>("events");
+  ASSERT_NE(events, nullptr);
+  QTreeWidgetItem* exited = nullptr;
+  for (int i = 0; i < events->topLevelItemCount() && !exited; ++i) {
+    const size_t index = events->topLevelItem(i)->data(0, Qt::UserRole).toULongLong();
+    if (view->job().events().at(index).kind == "rank_exited") exited = events->topLevelItem(i);
+  }
+  ASSERT_NE(exited, nullptr);
+  events->setCurrentItem(exited);
+  const auto [x0, x1] = loss_chart->xRange();
+  const double last_step = static_cast<double>(view->job().maxStep());
+  EXPECT_NEAR(x1 - x0, last_step / 10, last_step / 50);
+  EXPECT_GE(x1, last_step - 1);
+  EXPECT_EQ(view->chart("accuracy")->xRange(), loss_chart->xRange());
+  ASSERT_FALSE(loss_chart->markers().empty());
+  EXPECT_EQ(loss_chart->markers().back().label, "rank exited");
+  loss_chart->resetZoom();
 
   // Usable on a 1024x600 screen: nothing in the dashboard asks for more.
   EXPECT_LE(view->minimumSizeHint().width(), 1000);
