@@ -10,7 +10,9 @@
 #include <QPushButton>
 #include <QRegularExpression>
 #include <QScrollBar>
+#include <QShortcut>
 #include <QSignalBlocker>
+#include <QTextDocument>
 #include <QTimer>
 #include <QVBoxLayout>
 
@@ -34,7 +36,7 @@ LogPane::LogPane(SessionBridge* bridge, const QString& job_id, QWidget* parent)
   follow_ = new QCheckBox("Follow");
   follow_->setChecked(true);
   search_ = new QLineEdit;
-  search_->setPlaceholderText("Search log (Enter: next)");
+  search_->setPlaceholderText("Search log (Ctrl+F; Enter: next, Shift+Enter: previous)");
   search_->setClearButtonEnabled(true);
   auto* first_error = new QPushButton("First error");
   first_error->setToolTip("Jump to the first line that looks like an error or a traceback");
@@ -70,6 +72,15 @@ LogPane::LogPane(SessionBridge* bridge, const QString& job_id, QWidget* parent)
     startReading(rank, agents_[rank], 0);
   });
   connect(search_, &QLineEdit::returnPressed, this, &LogPane::findNext);
+  auto* previous = new QShortcut(QKeySequence("Shift+Return"), search_);
+  previous->setContext(Qt::WidgetShortcut);
+  connect(previous, &QShortcut::activated, this, &LogPane::findPrevious);
+  auto* find = new QShortcut(QKeySequence::Find, this);
+  find->setContext(Qt::WidgetWithChildrenShortcut);
+  connect(find, &QShortcut::activated, this, [this] {
+    search_->setFocus();
+    search_->selectAll();
+  });
   connect(first_error, &QPushButton::clicked, this, [this] {
     if (!jumpToFirstError()) status_->setText("no error found");
   });
@@ -105,6 +116,8 @@ void LogPane::startReading(int rank, const QString& agent, uint32_t attempt) {
   cursor_ = client::LogCursor(agent.toStdString(), rank);
   attempt_ = attempt;
   drop_partial_line_ = false;
+  tail_only_ = false;
+  terminal_.clear();
   text_->clear();
   status_->clear();
   poll();
@@ -138,12 +151,14 @@ void LogPane::onChunk(uint64_t token, const QString& job_id, int rank,
     const uint64_t skipped = cursor_.size() - kTailBytes;
     cursor_.skipTo(skipped);
     drop_partial_line_ = true;
-    text_->appendPlainText(
-        QString("[the first %1 MB are not shown: `ringmasterctl logs %2 --rank %3` "
-                "prints the whole log]")
-            .arg(skipped / (1 << 20))
-            .arg(job_id_)
-            .arg(rank));
+    tail_only_ = true;
+    // Ends with a newline: the last block stays the (empty) line being written.
+    QTextCursor(text_->document())
+        .insertText(QString("[the first %1 MB are not shown: `ringmasterctl logs %2 --rank %3` "
+                            "prints the whole log]\n")
+                        .arg(skipped / (1 << 20))
+                        .arg(job_id_)
+                        .arg(rank));
     poll();
     return;
   }
@@ -156,9 +171,18 @@ void LogPane::onChunk(uint64_t token, const QString& job_id, int rank,
   if (!data.empty()) {
     QScrollBar* bar = text_->verticalScrollBar();
     const bool at_end = bar->value() >= bar->maximum() - 2;
+    // The last block shows the line being written: it is replaced by that line's lines now.
+    QString text;
+    for (const std::string& line : terminal_.feed(data)) {
+      text += QString::fromUtf8(line.data(), static_cast<int>(line.size()));
+      text += '\n';
+    }
+    const std::string& pending = terminal_.pending();
+    text += QString::fromUtf8(pending.data(), static_cast<int>(pending.size()));
     QTextCursor cursor(text_->document());
     cursor.movePosition(QTextCursor::End);
-    cursor.insertText(QString::fromUtf8(data.data(), static_cast<int>(data.size())));
+    cursor.movePosition(QTextCursor::StartOfBlock, QTextCursor::KeepAnchor);
+    cursor.insertText(text);
     if (at_end && follow_->isChecked()) bar->setValue(bar->maximum());
   }
   QString where = QString("%1 KB").arg((cursor_.offset() + 1023) / 1024);
@@ -189,10 +213,43 @@ bool LogPane::jumpToFirstError() {
 void LogPane::findNext() {
   const QString needle = search_->text();
   if (needle.isEmpty()) return;
-  if (!text_->find(needle)) {
+  follow_->setChecked(false);  // or the next chunk scrolls away from the match
+  bool found = text_->find(needle);
+  if (!found) {
     text_->moveCursor(QTextCursor::Start);  // wrap around
-    if (!text_->find(needle)) status_->setText("not found");
+    found = text_->find(needle);
   }
+  sayWhereFound(found);
+}
+
+void LogPane::findPrevious() {
+  const QString needle = search_->text();
+  if (needle.isEmpty()) return;
+  follow_->setChecked(false);
+  bool found = text_->find(needle, QTextDocument::FindBackward);
+  if (!found) {
+    text_->moveCursor(QTextCursor::End);  // wrap around
+    found = text_->find(needle, QTextDocument::FindBackward);
+  }
+  sayWhereFound(found);
+}
+
+void LogPane::sayWhereFound(bool found) {
+  const QString needle = search_->text();
+  const QString where = tail_only_ ? QStringLiteral(
+                                         " in the last %1 MB shown (`ringmasterctl "
+                                         "logs` has the whole log)")
+                                         .arg(kTailBytes >> 20)
+                                   : QString();
+  if (!found) {
+    status_->setText("not found" + where);
+    return;
+  }
+  const QString text = text_->toPlainText();
+  const int total = text.count(needle, Qt::CaseInsensitive);
+  const int before =
+      text.left(text_->textCursor().selectionStart()).count(needle, Qt::CaseInsensitive);
+  status_->setText(QString("match %1 of %2%3").arg(before + 1).arg(total).arg(where));
 }
 
 }  // namespace ringmaster::gui

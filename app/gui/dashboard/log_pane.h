@@ -1,11 +1,14 @@
 #pragma once
 // The log of one rank of a job, read from the agent that runs it in chunks through the I/O
-// thread: follow (new output appears as it is written), search, and jump to the first error.
+// thread: follow (new output appears as it is written), search (Ctrl+F; Enter next, Shift+Enter
+// previous, "3 of 12"), and jump to the first error. Shown as a terminal would show it: colour
+// codes dropped, a progress bar redrawn with '\r' one line (TerminalText).
 
 #include <QWidget>
 #include <map>
 
 #include "dashboard/job_data.h"
+#include "dashboard/terminal_text.h"
 #include "ringmaster/client/log_cursor.h"
 
 class QCheckBox;
@@ -37,6 +40,9 @@ class LogPane : public QWidget {
   void onChunk(uint64_t token, const QString& job_id, int rank,
                const Result<proto::LogChunk>& chunk);
   void findNext();
+  void findPrevious();
+  // "match 3 of 12" for the selection just found; the tail's limit when there is none.
+  void sayWhereFound(bool found);
   void startReading(int rank, const QString& agent, uint32_t attempt);
 
   SessionBridge* bridge_;
@@ -45,6 +51,8 @@ class LogPane : public QWidget {
   client::LogCursor cursor_;        // the shown rank's place in its log
   uint32_t attempt_ = 0;            // of the shown log; 0: the newest
   bool drop_partial_line_ = false;  // after skipping to the tail of a long log
+  bool tail_only_ = false;          // the log's start was skipped (kTailBytes)
+  TerminalText terminal_;           // the last block of text_ is its pending line
   QComboBox* rank_box_;
   QCheckBox* follow_;
   QLineEdit* search_;

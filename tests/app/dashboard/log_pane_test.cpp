@@ -6,6 +6,10 @@
 #include <gtest/gtest.h>
 
 #include <QApplication>
+#include <QLabel>
+#include <QLineEdit>
+#include <QPlainTextEdit>
+#include <QTest>
 #include <functional>
 
 #include "bridge/session_bridge.h"
@@ -50,6 +54,14 @@ class LogPaneTest : public ::testing::Test {
     return pane;
   }
 
+  // The pane's status line (position in the log, search results).
+  static QString statusText(const LogPane& pane) {
+    for (const QLabel* label : pane.findChildren<QLabel*>()) {
+      if (label->text() != "Rank") return label->text();
+    }
+    return {};
+  }
+
   testing::Cluster cluster_;
   SessionBridge bridge_;
 };
@@ -70,6 +82,38 @@ TEST_F(LogPaneTest, ShowsTheWholeLogInOrderAndJumpsToTheFirstError) {
     at = next;
   }
   EXPECT_TRUE(pane->jumpToFirstError());
+
+  // Search: Ctrl+F to the box, Enter the next match, Shift+Enter the previous (wrapping), and
+  // where it is among all of them.
+  auto* search = pane->findChild<QLineEdit*>();
+  ASSERT_NE(search, nullptr);
+  QTest::keyClick(pane.get(), Qt::Key_F, Qt::ControlModifier);
+  EXPECT_TRUE(search->hasFocus());
+  search->setText("0 of the log");  // lines 10, 20, ... 12000
+  QTextCursor start = pane->findChild<QPlainTextEdit*>()->textCursor();
+  start.movePosition(QTextCursor::Start);
+  pane->findChild<QPlainTextEdit*>()->setTextCursor(start);
+  QTest::keyClick(search, Qt::Key_Return);
+  EXPECT_TRUE(statusText(*pane).startsWith("match 1 of 1200")) << statusText(*pane).toStdString();
+  QTest::keyClick(search, Qt::Key_Return, Qt::ShiftModifier);
+  EXPECT_TRUE(statusText(*pane).startsWith("match 1200 of 1200"))
+      << statusText(*pane).toStdString();
+  search->setText("no such line");
+  QTest::keyClick(search, Qt::Key_Return);
+  EXPECT_EQ(statusText(*pane), "not found");
+}
+
+// What a terminal shows: colours dropped, a progress bar redrawn with \r one line in its last
+// state (the whole run of updates arrives in one chunk or several).
+TEST_F(LogPaneTest, ShowsColouredOutputAndProgressBarsAsATerminalWould) {
+  const QString job = runJob(
+      "printf \"\\033[1;32mstarting\\033[0m\\n\"; "
+      "for p in 10 20 30 40 50 60 70 80 90 100; do printf \"\\r%3d%%|progress\" $p; "
+      "sleep 0.05; done; printf \"\\nepoch done\\n\"; exit 1");
+  auto pane = openPane(job);
+  ASSERT_TRUE(waitFor([&] { return pane->text().contains("epoch done"); }, 30000))
+      << pane->text().toStdString();
+  EXPECT_EQ(pane->text(), "starting\n100%|progress\nepoch done\n");
 }
 
 TEST_F(LogPaneTest, OfALongLogReadsOnlyTheEndAndSaysWhatItLeftOut) {
