@@ -70,6 +70,12 @@ if [[ -n $hosts_file ]]; then
 fi
 bad() { echo "install-agent.sh: $*" >&2; exit 2; }
 ((${#targets[@]})) || { usage >&2; exit 2; }
+# Every host, from the command line or the hosts file, is USER@HOST[:SSHPORT] and nothing that ssh
+# could read as an option ("-oProxyCommand=..." would run a command here).
+for t in "${targets[@]}"; do
+  [[ $t =~ ^([A-Za-z0-9_][A-Za-z0-9._-]*@)?([A-Za-z0-9][A-Za-z0-9.-]*|\[[0-9A-Fa-f:.]+\])(:[0-9]+)?$ ]] ||
+    bad "not a host: '$t' (expected USER@HOST[:SSHPORT]${hosts_file:+, in $hosts_file})"
+done
 [[ -z $name || ${#targets[@]} -eq 1 ]] || bad "--name names one agent: give one host with it"
 [[ $port =~ ^[0-9]+$ ]] && ((port >= 1 && port <= 65535)) || bad "--port must be 1-65535, not '$port'"
 [[ -z $slots || $slots =~ ^[0-9]+$ ]] || bad "--slots must be a number, not '$slots'"
@@ -149,11 +155,11 @@ ssh_cmd=(ssh -o BatchMode=yes -o ConnectTimeout=10 -o ControlMaster=auto
 [[ -n $ssh_config ]] && ssh_cmd+=(-F "$ssh_config")
 [[ -n $ssh_port ]] && ssh_cmd+=(-p "$ssh_port")
 cleanup() {
-  "${ssh_cmd[@]}" -O exit "$target" >/dev/null 2>&1 || true
+  "${ssh_cmd[@]}" -O exit -- "$target" >/dev/null 2>&1 || true
   rm -rf "$control_dir"
 }
 trap cleanup EXIT
-remote() { "${ssh_cmd[@]}" "$target" "$@"; }
+remote() { "${ssh_cmd[@]}" -- "$target" "$@"; }
 # remote_agent ACTION KEY=VALUE...: remote-agent.sh run as root on the host (sudo when needed).
 remote_agent() {
   local quoted
@@ -267,7 +273,7 @@ public_key=$(echo "$out" | sed -n 's/^public_key=//p' | tail -1)
 [[ ${#public_key} -eq 40 ]] || die "the agent's public key did not come back: $out"
 
 step "adding '$name' to your cluster file"
-address=$("${ssh_cmd[@]}" -G "$target" 2>/dev/null | sed -n 's/^hostname //p' | head -1)
+address=$("${ssh_cmd[@]}" -G -- "$target" 2>/dev/null | sed -n 's/^hostname //p' | head -1)
 address=${address:-${target#*@}}
 [[ $bind == 0.0.0.0 || $bind == :: ]] || address=$bind
 [[ $address == *:* ]] && address="[$address]"

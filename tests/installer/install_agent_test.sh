@@ -166,6 +166,24 @@ check "several hosts: the count" grep -q "^1 of 2 hosts done" "$work/multi.log"
 check "several hosts: each line is prefixed by its host" grep -q "^\[root@testhost\] ==> \[1/8\]" "$work/multi.log"
 "$installer" "${common[@]}" --prefix "$work/multi" --no-systemd --uninstall root@testhost >/dev/null
 
+# ---- A hosts file cannot smuggle ssh options in: each line is checked like a command-line host. ----
+printf 'root@testhost\n-oProxyCommand=touch${IFS}%s/injected\n' "$work" >"$work/evil-hosts.txt"
+printf -- '-oProxyCommand=touch${IFS}%s/injected\n' "$work" >"$work/evil-one.txt"
+set +e
+"$installer" "${common[@]}" --prefix "$work/evil" --no-systemd --hosts "$work/evil-hosts.txt" \
+  >"$work/evil.log" 2>&1
+evil_status=$?
+"$installer" "${common[@]}" --prefix "$work/evil" --no-systemd --hosts "$work/evil-one.txt" \
+  >>"$work/evil.log" 2>&1
+evil_one_status=$?
+set -e
+cat "$work/evil.log"
+check "hosts file: an option line is refused" test "$evil_status" -eq 2 -a "$evil_one_status" -eq 2
+check "hosts file: the refusal names the line and the file" \
+  grep -qF -- "not a host: '-oProxyCommand=touch\${IFS}$work/injected'" "$work/evil.log"
+check "hosts file: nothing ran" test ! -e "$work/injected"
+check "hosts file: nothing was installed" test ! -e "$work/evil"
+
 # ---- Uninstall: nothing left. ----
 "$installer" "${common[@]}" --prefix "$prefix" --no-systemd --uninstall root@testhost | tee "$work/uninstall.log"
 check "uninstall removes the prefix" test ! -e "$prefix"

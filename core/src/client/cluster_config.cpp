@@ -288,9 +288,11 @@ Result<std::vector<AgentEndpoint>> parseClusterFile(const std::string& text,
     return invalidArgument(file_name + ":" + std::to_string(e.mark.line + 1) +
                            ": not valid YAML: " + e.msg);
   }
-  // A file for Slurm clusters alone has no agents: section.
+  // A file for Slurm clusters alone has no agents: section; an empty file, or "agents:" with
+  // nothing under it, is a cluster with no agents yet (what `cluster add` starts from).
   const bool slurm_only = root.IsMap() && !root["agents"] && root["slurm"];
-  if (slurm_only) return std::vector<AgentEndpoint>{};
+  const bool empty = root.IsNull() || (root.IsMap() && root["agents"] && root["agents"].IsNull());
+  if (slurm_only || empty) return std::vector<AgentEndpoint>{};
   if (!root.IsMap() || !root["agents"] || !root["agents"].IsSequence()) {
     return invalidArgument(file_name +
                            ": expected a mapping with 'agents:', a list of {name, endpoint, "

@@ -553,6 +553,27 @@ TEST_F(ClusterFileTest, AddingAnAgentToASlurmOnlyFileKeepsTheSlurmClusters) {
   EXPECT_EQ((*clusters)[1].job_dir, "/scratch/rm");
 }
 
+// An empty file and "agents:" with nothing under it mean "no agents yet": read as such, and
+// `cluster add` (and the installer, through it) adds to them.
+TEST_F(ClusterFileTest, AnEmptyFileIsAClusterWithNoAgentsYet) {
+  for (const std::string text : {"", "agents:\n", "# nothing yet\n"}) {
+    SCOPED_TRACE("'" + text + "'");
+    auto agents = client::parseClusterFile(text, "c.yaml");
+    ASSERT_TRUE(agents.isOk()) << agents.status().message();
+    EXPECT_TRUE(agents->empty());
+    const std::string path = (dir_ / "empty.yaml").string();
+    {
+      std::ofstream out(path);
+      out << text;
+    }
+    ASSERT_TRUE(client::addAgentToFile(path, {"gpu01", "tcp://10.0.0.1:7070", freshKey()}).isOk());
+    auto loaded = client::loadClusterFile(path);
+    ASSERT_TRUE(loaded.isOk()) << loaded.status().message();
+    ASSERT_EQ(loaded->size(), 1u);
+    EXPECT_EQ(loaded->front().name, "gpu01");
+  }
+}
+
 TEST(AgentStateName, NamesEveryState) {
   using client::AgentState;
   EXPECT_STREQ(client::agentStateName(AgentState::kOnline), "online");
