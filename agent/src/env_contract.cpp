@@ -34,6 +34,12 @@ class Environment {
 
 }  // namespace
 
+Result<security::KeyPair> rendezvousCredential(const proto::JobLaunch& job) {
+  if (job.rendezvous_endpoint().empty()) return notFound("job has no rendezvous store");
+  return security::attemptKeyPair({job.rendezvous_public_key(), job.rendezvous_secret_key()},
+                                  job.attempt());
+}
+
 std::vector<std::string> buildRankEnvironment(const proto::JobLaunch& job,
                                               const proto::RankAssignment& rank,
                                               const RankContext& ctx,
@@ -84,14 +90,13 @@ std::vector<std::string> buildRankEnvironment(const proto::JobLaunch& job,
   if (!ctx.phase_file.empty()) env.set("RINGMASTER_PHASE_FILE", ctx.phase_file);
   if (!job.host_address().empty()) env.set("RINGMASTER_HOST_ADDRESS", job.host_address());
   // The job's rendezvous store on rank 0's agent and this attempt's credential to reach it (the
-  // job's own key pair stays with the agents).
-  auto credential = security::attemptKeyPair(
-      {job.rendezvous_public_key(), job.rendezvous_secret_key()}, job.attempt());
-  if (!job.rendezvous_endpoint().empty() && credential.isOk()) {
+  // job's own key pair stays with the agents; the secret half is in a file).
+  auto credential = rendezvousCredential(job);
+  if (credential.isOk() && !ctx.rendezvous_key_file.empty()) {
     env.set("RINGMASTER_RENDEZVOUS_ENDPOINT", job.rendezvous_endpoint());
     env.set("RINGMASTER_RENDEZVOUS_SERVER_KEY", job.rendezvous_server_key());
     env.set("RINGMASTER_RENDEZVOUS_PUBLIC_KEY", credential->public_key);
-    env.set("RINGMASTER_RENDEZVOUS_SECRET_KEY", credential->secret_key);
+    env.set("RINGMASTER_RENDEZVOUS_SECRET_KEY_FILE", ctx.rendezvous_key_file);
   }
   if (!job_sets_unbuffered && !env.has("PYTHONUNBUFFERED")) env.set("PYTHONUNBUFFERED", "1");
 

@@ -7,6 +7,8 @@
 #include <vector>
 
 #include "ringmaster/protocol/ringmaster.pb.h"
+#include "ringmaster/security/keys.h"
+#include "ringmaster/util/result.h"
 
 namespace ringmaster::agent {
 
@@ -16,7 +18,15 @@ struct RankContext {
   std::optional<std::string> cuda_visible_devices;
   std::string checkpoint_dir;  // RINGMASTER_CHECKPOINT_DIR
   std::string phase_file;      // RINGMASTER_PHASE_FILE (see job/rank_phase.h); empty: not set
+  // RINGMASTER_RENDEZVOUS_SECRET_KEY_FILE: the attempt's rendezvous secret, in a file only the
+  // rank user reads (writeRendezvousKeyFile), never in the environment, where a script printing
+  // os.environ would put it into its log.
+  std::string rendezvous_key_file;
 };
+
+// The attempt's credential for the job's rendezvous store (security::attemptKeyPair of the job's
+// key pair); an error when the job has no rendezvous.
+Result<security::KeyPair> rendezvousCredential(const proto::JobLaunch& job);
 
 // Environment for one rank as "KEY=VALUE" strings: the agent's `base_env` first, then the
 // contract, then the job's own env (job.env) on top. A later entry replaces an earlier one with the
@@ -28,7 +38,9 @@ struct RankContext {
 // attempt - 1), TORCHELASTIC_MAX_RESTARTS, TORCHELASTIC_RUN_ID (= job id),
 // TORCH_NCCL_ASYNC_ERROR_HANDLING=1, CUDA_VISIBLE_DEVICES (only when ctx sets it),
 // RINGMASTER_JOB_ID, RINGMASTER_ATTEMPT, RINGMASTER_RANK, RINGMASTER_CHECKPOINT_DIR,
-// RINGMASTER_PHASE_FILE (only when ctx sets it: native ranks),
+// RINGMASTER_PHASE_FILE (only when ctx sets it: native ranks), RINGMASTER_RENDEZVOUS_ENDPOINT,
+// _SERVER_KEY, _PUBLIC_KEY and _SECRET_KEY_FILE (when the job has a rendezvous and ctx names the
+// key file),
 // RINGMASTER_AGENT_DIR (set last, so that a job cannot hide its processes from the agent that ends
 // what ranks leave behind: see leftovers.h); and, only when
 // neither base_env nor job.env sets them, OMP_NUM_THREADS=1, PYTHONUNBUFFERED=1 (so that Python

@@ -23,6 +23,16 @@
 namespace ringmaster::agent {
 namespace {
 
+// A file only its owner reads (mode 0600 from its creation), for a secret handed to ranks.
+Status writeSecretFile(const std::string& path, const std::string& secret) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+  if (fd < 0) return ioError("cannot write " + path + ": " + std::strerror(errno));
+  const bool written =
+      ::write(fd, secret.data(), secret.size()) == static_cast<ssize_t>(secret.size());
+  ::close(fd);
+  return written ? Status::ok() : ioError("cannot write " + path + ": " + std::strerror(errno));
+}
+
 constexpr size_t kMaxLineBytes = 64 * 1024;  // longer lines are logged but never metrics
 constexpr size_t kMaxJobBytes = 4u << 20;    // spec + command line, journaled in JobAccepted
 
@@ -343,6 +353,13 @@ Result<std::vector<int>> JobSupervisor::launch(const proto::JobLaunch& launch) {
     RM_RETURN_IF_ERROR(giveToRanks(options_.confinement, d));
   }
   if (launch.workdir().empty()) RM_RETURN_IF_ERROR(giveToRanks(options_.confinement, workdir));
+  // The attempt's rendezvous secret, for its ranks alone: a file, not their environment.
+  std::string rendezvous_key_file;
+  if (auto credential = rendezvousCredential(launch); credential.isOk()) {
+    rendezvous_key_file = attempt_dir + "/rendezvous.key";
+    RM_RETURN_IF_ERROR(writeSecretFile(rendezvous_key_file, credential->secret_key));
+    RM_RETURN_IF_ERROR(giveToRanks(options_.confinement, rendezvous_key_file));
+  }
   if (!launch.spec_yaml().empty()) std::ofstream(dir + "/spec.yaml") << launch.spec_yaml();
   if (!launch.native_yaml().empty()) std::ofstream(dir + "/native.yaml") << launch.native_yaml();
 
@@ -374,6 +391,7 @@ Result<std::vector<int>> JobSupervisor::launch(const proto::JobLaunch& launch) {
     RankContext context;
     context.agent_dir = options_.state_dir;
     context.checkpoint_dir = checkpoint_dir;
+    context.rendezvous_key_file = rendezvous_key_file;
     if (launch.launcher() == proto::NATIVE) {
       rank.phase_file = attempt_dir + "/rank-" + std::to_string(rank.rank) + ".phase";
       context.phase_file = rank.phase_file;

@@ -212,6 +212,27 @@ TEST_F(CommandJobTest, FailingRankMakesSubmitWaitExitNonZeroAndIsRecorded) {
   }
 }
 
+// A script that prints its environment (common while debugging) puts it into its log and the
+// history: the job's rendezvous secret is not there, but in a file only the rank's user reads.
+TEST_F(CommandJobTest, TheRendezvousSecretIsInAPrivateFileNotTheEnvironment) {
+  auto spec = cluster_.writeSpec(
+      "env.yaml",
+      "name: printenv\nlauncher: command\n"
+      "command: [/bin/sh, -c, 'env; stat -c \"mode %a\" "
+      "\"$RINGMASTER_RENDEZVOUS_SECRET_KEY_FILE\"; "
+      "echo \"key bytes $(wc -c < \"$RINGMASTER_RENDEZVOUS_SECRET_KEY_FILE\")\"']\n"
+      "world_size: 1\n");
+  auto submitted = cluster_.ctl({"submit", spec, "--wait"});
+  ASSERT_EQ(submitted.exit_code, 0) << submitted.out << submitted.err;
+  auto log = cluster_.ctl({"logs", submitted.firstLine(), "--rank", "0"});
+  ASSERT_EQ(log.exit_code, 0) << log.err;
+  EXPECT_NE(log.out.find("RINGMASTER_RENDEZVOUS_PUBLIC_KEY="), std::string::npos) << log.out;
+  EXPECT_NE(log.out.find("RINGMASTER_RENDEZVOUS_SECRET_KEY_FILE="), std::string::npos);
+  EXPECT_EQ(log.out.find("RINGMASTER_RENDEZVOUS_SECRET_KEY="), std::string::npos) << log.out;
+  EXPECT_NE(log.out.find("mode 600"), std::string::npos) << log.out;
+  EXPECT_NE(log.out.find("key bytes 40"), std::string::npos) << log.out;
+}
+
 TEST_F(CommandJobTest, StopEndsALongJobOnEveryAgent) {
   auto spec = cluster_.writeSpec("sleep.yaml",
                                  "name: sleeper\nlauncher: command\ncommand: [/bin/sleep, \"60\"]\n"

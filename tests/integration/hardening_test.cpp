@@ -337,6 +337,10 @@ TEST_F(HardeningTest, AnEndedAttemptsCredentialGetsNothing) {
       "name: attempts\nlauncher: command\n"
       "command: [/bin/sh, -c, 'env | grep RINGMASTER_RENDEZVOUS_ > " +
           dir +
+          "/cred-$RINGMASTER_ATTEMPT; echo SECRET_KEY=$(cat "
+          "\"$RINGMASTER_RENDEZVOUS_SECRET_KEY_FILE\")"
+          " >> " +
+          dir +
           "/cred-$RINGMASTER_ATTEMPT; [ \"$RINGMASTER_ATTEMPT\" = 1 ] && exit 3; sleep 60']\n"
           "placement: [{agent: a1, ranks: 1}]\n"
           "restart: {max_restarts: 1, backoff_seconds: 0}\n");

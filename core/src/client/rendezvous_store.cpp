@@ -1,6 +1,7 @@
 #include "ringmaster/client/rendezvous_store.h"
 
 #include <cstdlib>
+#include <fstream>
 
 namespace ringmaster::client {
 namespace {
@@ -18,6 +19,15 @@ Result<std::string> requireEnv(const char* name) {
   return std::string(value);
 }
 
+// The attempt's secret key, from the file the agent names (only the rank's user reads it).
+Result<std::string> secretKeyFromFile() {
+  RM_ASSIGN_OR_RETURN(const std::string path, requireEnv("RINGMASTER_RENDEZVOUS_SECRET_KEY_FILE"));
+  std::ifstream in(path);
+  std::string key;
+  if (!(in >> key)) return ioError("cannot read the rendezvous key file " + path);
+  return key;
+}
+
 }  // namespace
 
 Result<RendezvousEndpoint> RendezvousEndpoint::fromEnvironment() {
@@ -26,7 +36,7 @@ Result<RendezvousEndpoint> RendezvousEndpoint::fromEnvironment() {
   RM_ASSIGN_OR_RETURN(where.endpoint, requireEnv("RINGMASTER_RENDEZVOUS_ENDPOINT"));
   RM_ASSIGN_OR_RETURN(where.server_key, requireEnv("RINGMASTER_RENDEZVOUS_SERVER_KEY"));
   RM_ASSIGN_OR_RETURN(where.credential.public_key, requireEnv("RINGMASTER_RENDEZVOUS_PUBLIC_KEY"));
-  RM_ASSIGN_OR_RETURN(where.credential.secret_key, requireEnv("RINGMASTER_RENDEZVOUS_SECRET_KEY"));
+  RM_ASSIGN_OR_RETURN(where.credential.secret_key, secretKeyFromFile());
   return where;
 }
 
