@@ -30,6 +30,15 @@ void printOutcome(const job::JobModel& job, const std::string& job_id, double se
   for (const auto& [attempt, failure] : job.failures()) {
     std::printf("  attempt %u: %s\n", attempt, failure.cause().c_str());
   }
+  // The root cause's own words: the end of the failing rank's output (where a traceback is).
+  if (!job.succeeded() && !job.failures().empty()) {
+    const proto::JobFailure& last = job.failures().rbegin()->second;
+    if (last.last_lines_size() > 0) {
+      std::printf("  the end of rank %d's output%s:\n", last.rank(),
+                  last.agent().empty() ? "" : (" on " + last.agent()).c_str());
+      for (const std::string& line : last.last_lines()) std::printf("    | %s\n", line.c_str());
+    }
+  }
   if (job.outcome() && !job.outcome()->cause().empty() && !job.succeeded()) {
     std::printf("  cause: %s\n", job.outcome()->cause().c_str());
   }

@@ -199,6 +199,10 @@ TEST_F(CommandJobTest, FailingRankMakesSubmitWaitExitNonZeroAndIsRecorded) {
       {"submit", cluster_.writeSpec("fail.yaml", jobSpec("failing", "FAIL_RANK: \"2\"")),
        "--wait"});
   EXPECT_EQ(submitted.exit_code, 1) << submitted.out << submitted.err;
+  // With the root cause, the failing rank's last words (stderr included).
+  EXPECT_NE(submitted.out.find("the end of rank 2's output on a2:\n"), std::string::npos)
+      << submitted.out;
+  EXPECT_NE(submitted.out.find("    | to stderr\n"), std::string::npos) << submitted.out;
   const std::string job = submitted.firstLine();
   auto status = cluster_.ctl({"status", job, "--json"});
   ASSERT_EQ(status.exit_code, 0) << status.err;
