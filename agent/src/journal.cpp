@@ -80,6 +80,19 @@ Status writeFileDurably(const std::string& path, const std::string& content) {
 
 // The record framed at `at` in `data` when the frame is whole, its CRC matches and its payload
 // parses; nullopt otherwise.
+// The seq of a serialized record without parsing all of it: protobuf writes fields in number
+// order, so a record's seq (field 1, a varint, never 0) is its first bytes. 0 when it is not.
+uint64_t leadingSeq(const std::string& payload) {
+  if (payload.size() < 2 || payload[0] != 0x08) return 0;
+  uint64_t value = 0;
+  for (size_t i = 1; i < payload.size() && i <= 10; ++i) {
+    const auto byte = static_cast<uint8_t>(payload[i]);
+    value |= static_cast<uint64_t>(byte & 0x7f) << (7 * (i - 1));
+    if (!(byte & 0x80)) return value;
+  }
+  return 0;
+}
+
 std::optional<proto::JournalRecord> intactAt(const std::string& data, size_t at, size_t* length) {
   if (at + kHeaderBytes > data.size()) return std::nullopt;
   uint32_t header[2];
@@ -181,6 +194,9 @@ Status Journal::scanExisting() {
     payload.resize(header[0]);
     RM_RETURN_IF_ERROR(preadAll(fd_, payload.data(), header[0], offset + kHeaderBytes));
     if (crc32(payload.data(), payload.size()) != header[1]) break;
+    // An intact frame out of place (not the next seq: a file pieced together, a writer's bug) is
+    // damage too: clients rely on dense seqs.
+    if (leadingSeq(payload) != last_seq_ + 1) break;
     if (last_seq_ % kIndexStride == 0) index_.push_back(offset);
     ++last_seq_;
     offset += kHeaderBytes + header[0];

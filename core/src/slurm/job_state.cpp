@@ -200,7 +200,7 @@ Result<JobState> parseScontrolJob(std::string_view line) {
   };
   const std::string* id = value("JobId");
   const std::string* state = value("JobState");
-  if (!id || !state) {
+  if (!id || !state || id->empty() || state->empty()) {
     return invalidArgument("scontrol: no JobId or JobState in '" + std::string(line) + "'");
   }
   const std::string* reason = value("Reason");
