@@ -27,6 +27,7 @@
 #include "record_reads.h"
 #include "refusal_log.h"
 #include "rendezvous_service.h"
+#include "reply_budget.h"
 #include "ringmaster/config.h"
 #include "ringmaster/net/socket_options.h"
 #include "ringmaster/protocol/codec.h"
@@ -44,6 +45,11 @@ using Clock = std::chrono::steady_clock;
 // A client reads each reply before it asks again, but for a few long polls: 8 unread replies
 // means it has stopped reading (or never meant to).
 const int kQueuedRepliesPerClient = 8;
+// What unread replies may hold of the agent's memory: per key over all its connections, and in
+// all (ReplyBudget). A GUI following a journal and a few ringmasterctl commands of one key stay
+// far below; a key's client that never reads gets errors instead of more replies.
+constexpr uint64_t kUnreadRepliesPerKey = 192ull << 20;
+constexpr uint64_t kUnreadRepliesInAll = 384ull << 20;
 constexpr auto kUnwritablePause = std::chrono::seconds(1);
 
 double unixNow() {
@@ -171,6 +177,7 @@ struct AgentServer::Impl {
   // Connections by user id: those of a key removed from authorized_keys, or of an attempt that
   // is over, are closed.
   UserConnections connections;
+  ReplyBudget reply_budget{kUnreadRepliesPerKey, kUnreadRepliesInAll};
   void closeRevokedConnections();
   bool revoked(const std::string& user) const;
   // What a peer may ask, by the user id ZAP gave its key.
@@ -285,6 +292,7 @@ Status AgentServer::Impl::start() {
   RM_ASSIGN_OR_RETURN(
       monitor,
       ConnectionMonitor::attach(context, router, [this](const std::string& line) { log(line); }));
+  monitor->setOnDisconnected([this](int fd) { reply_budget.disconnected(fd); });
   if (zmq_bind(router, options.listen.c_str()) != 0) {
     return ioError("cannot listen on " + options.listen + ": " + zmq_strerror(zmq_errno()));
   }
@@ -326,6 +334,20 @@ void AgentServer::Impl::sampleHealth() {
 
 void AgentServer::Impl::reply(const std::string& identity, proto::Envelope& envelope) {
   std::string frame = protocol::encode(envelope);
+  if (!reply_budget.admit(identity, frame.size())) {
+    // This key's clients have not read what they were sent: an error instead of more.
+    const std::string why =
+        "too many replies unread by this key's connections (the agent holds at most " +
+        std::to_string(kUnreadRepliesPerKey >> 20) + " MiB of them per key, " +
+        std::to_string(kUnreadRepliesInAll >> 20) +
+        " MiB in all): read them, or use fewer connections";
+    bad_requests.refused("refused a reply of " + std::to_string(frame.size() >> 20) +
+                         " MiB: " + why);
+    proto::Envelope error = protocol::makeError(envelope.request_id(),
+                                                ErrorCode::kResourceExhausted, why, options.name);
+    frame = protocol::encode(error);
+    static_cast<void>(reply_budget.admit(identity, frame.size()));  // small: always admitted
+  }
   if (zmq_send(router, identity.data(), identity.size(), ZMQ_SNDMORE | ZMQ_DONTWAIT) < 0) {
     // The client is gone (ROUTER_MANDATORY), or has not read its last kQueuedRepliesPerClient
     // replies: this one is dropped rather than held, and so are its next requests for a while.
@@ -477,6 +499,7 @@ void AgentServer::Impl::handle(const std::string& identity, const std::string& u
   proto::Envelope response;
   response.set_request_id(request.request_id());
   connections.seen(user, source_fd);
+  reply_budget.noteRequest(identity, user, source_fd);
   if (Status allowed = authorize(user, request); !allowed.isOk()) {
     bad_requests.refused("refused a '" + std::string(protocol::bodyName(request)) +
                          "' request from " + (user.empty() ? "an unknown peer" : user) + ": " +

@@ -101,6 +101,7 @@ void ConnectionMonitor::onReadable() {
         if (!failure_.empty())
           refusals_.refused("refused a connection from " + address + ": " + failure_);
         failure_.clear();
+        if (on_disconnected_) on_disconnected_(fd);
         break;
       }
     }

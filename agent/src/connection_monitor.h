@@ -7,6 +7,7 @@
 //
 // Driven by the agent's loop: poll socket() for ZMQ_POLLIN, then call onReadable().
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -28,6 +29,10 @@ class ConnectionMonitor {
 
   void* socket() const { return monitor_; }
   void onReadable();
+  // Told the fd of each connection libzmq closed.
+  void setOnDisconnected(std::function<void(int fd)> on_disconnected) {
+    on_disconnected_ = std::move(on_disconnected);
+  }
 
  private:
   ConnectionMonitor(void* watched, void* monitor, RefusalLog::Logger log);
@@ -41,6 +46,7 @@ class ConnectionMonitor {
   // Why the last handshake failed. libzmq has one I/O thread here, which reports a failure and
   // then its connection's DISCONNECTED (carrying the fd) with nothing in between.
   std::string failure_;
+  std::function<void(int fd)> on_disconnected_;
 };
 
 }  // namespace ringmaster::agent
