@@ -34,7 +34,9 @@ TEST(TerminalText, ColourCodesAndWindowTitlesAreDroppedEvenWhenCutBetweenChunks)
   EXPECT_EQ(t.feed("[0m ok\n"), (Lines{"green ok"}));
   EXPECT_EQ(t.feed("\x1b]0;training 50%\x07visible\n"), (Lines{"visible"}));
   EXPECT_EQ(t.feed("\x1b]2;title\x1b\\after\n"), (Lines{"after"}));
-  EXPECT_EQ(t.feed("bell\a and \x01" "control\n"), (Lines{"bell and control"}));
+  EXPECT_EQ(t.feed("bell\a and \x01"
+                   "control\n"),
+            (Lines{"bell and control"}));
 }
 
 TEST(TerminalText, EraseInLineErases) {
