@@ -203,6 +203,26 @@ write_config() {
   mv "$tmp" "$config"
 }
 
+# The ranks run as $run_user in the state dir's job directories, started from $bin_dir: a parent
+# it cannot enter (a prefix under a 0700 home) would fail every job at launch with "Permission
+# denied". Refused here, naming the directory.
+check_ranks_reach() {
+  [[ $run_user == root ]] && return 0
+  command -v runuser >/dev/null || return 0
+  local target path part
+  for target in "$state" "$bin_dir"; do
+    path=""
+    IFS=/ read -ra parts <<<"${target#/}"
+    for part in "${parts[@]}"; do
+      path+="/$part"
+      runuser -u "$run_user" -- test -x "$path" 2>/dev/null && continue
+      fail "the ranks' user $run_user cannot enter $path (mode $(stat -c %a "$path"), owner $(stat -c %U "$path")): every job would fail at launch with 'Permission denied'. Let it pass (chmod o+x $path) or install with another --prefix"
+    done
+  done
+  runuser -u "$run_user" -- test -x "$bin_dir/ringmaster-worker" ||
+    fail "the ranks' user $run_user cannot run $bin_dir/ringmaster-worker"
+}
+
 install_agent() {
   layout
   local pid
@@ -229,6 +249,7 @@ install_agent() {
   if [[ $created_user == yes && ! -d $state/home ]]; then
     install -d -m 700 -o "$run_user" -g "$(id -gn "$run_user")" "$state/home"
   fi
+  check_ranks_reach
   write_config
   {
     echo "method=$method"

@@ -166,6 +166,21 @@ check "several hosts: the count" grep -q "^1 of 2 hosts done" "$work/multi.log"
 check "several hosts: each line is prefixed by its host" grep -q "^\[root@testhost\] ==> \[1/8\]" "$work/multi.log"
 "$installer" "${common[@]}" --prefix "$work/multi" --no-systemd --uninstall root@testhost >/dev/null
 
+# ---- A prefix the ranks' user cannot reach is refused at install, naming the directory. ----
+mkdir -p "$work/closed"
+chmod 700 "$work/closed"
+set +e
+"$installer" "${common[@]}" --prefix "$work/closed/agent" --no-systemd --port "$(free_port)" \
+  root@testhost >"$work/closed.log" 2>&1
+closed_status=$?
+set -e
+cat "$work/closed.log"
+check "unreachable prefix: the install fails" test "$closed_status" -ne 0
+check "unreachable prefix: it names the directory" \
+  grep -qF "the ranks' user $run_user cannot enter $work/closed (mode 700" "$work/closed.log"
+check "unreachable prefix: no agent is left running" \
+  bash -c "! pgrep -f '$work/closed/agent/bin/[r]ingmaster-agent' >/dev/null"
+
 # ---- A hosts file cannot smuggle ssh options in: each line is checked like a command-line host. ----
 printf 'root@testhost\n-oProxyCommand=touch${IFS}%s/injected\n' "$work" >"$work/evil-hosts.txt"
 printf -- '-oProxyCommand=touch${IFS}%s/injected\n' "$work" >"$work/evil-one.txt"
