@@ -38,7 +38,7 @@ constexpr QRgb kColourBlindSafeLight[] = {0xe69f00, 0x56b4e9, 0x009e73, 0x0072b2
 constexpr int kColourBlindSafeCount = 8;
 // Colours made once per palette: the eight above, then the hue walk's colours that are not too
 // close to one already taken. Past these, the hue walk goes on unchecked.
-constexpr int kCheckedColours = 64;
+constexpr int kCheckedColours = 40;
 constexpr double kMinLabDistance = 10;
 
 // Lifts a colour's HSL lightness until it reads on a dark plot (WCAG contrast >= 4.5 against
@@ -110,9 +110,16 @@ std::vector<QColor> checkedColours(bool dark) {
 }  // namespace
 
 QColor seriesColor(int index, bool dark) {
-  static const std::vector<QColor> dark_colours = checkedColours(true);
-  static const std::vector<QColor> light_colours = checkedColours(false);
-  const std::vector<QColor>& colours = dark ? dark_colours : light_colours;
+  // Each palette's table is made when first asked for (a few ms), on the GUI thread.
+  auto table = [](bool for_dark) -> const std::vector<QColor>& {
+    if (for_dark) {
+      static const std::vector<QColor> dark_colours = checkedColours(true);
+      return dark_colours;
+    }
+    static const std::vector<QColor> light_colours = checkedColours(false);
+    return light_colours;
+  };
+  const std::vector<QColor>& colours = table(dark);
   if (index < 0) index = 0;
   if (index < static_cast<int>(colours.size())) return colours[static_cast<size_t>(index)];
   return hueWalkColor(index - kColourBlindSafeCount, dark);

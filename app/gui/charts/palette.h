@@ -9,9 +9,9 @@ class QChart;
 namespace ringmaster::gui {
 
 // A colour per line (a rank keeps its index everywhere: lines, the rank table's swatch, the rank
-// list). The first eight are Okabe and Ito's colour-blind-safe palette; the next 56 are each at
+// list). The first eight are Okabe and Ito's colour-blind-safe palette; the next 32 are each at
 // least a clear step (CIE76 10) from every one before (16 hues, bright and pale, neighbours in
-// index far apart in hue, then shifted by half a hue step); past 64 that walk goes on unchecked.
+// index far apart in hue, then shifted by half a hue step); past 40 that walk goes on unchecked.
 // Each is light enough to read on a dark plot, or dark enough for a light one. index < 0 counts
 // as 0.
 QColor seriesColor(int index, bool dark);
