@@ -35,6 +35,7 @@ struct LogsFlags {
   std::string job;
   std::optional<int> rank;
   bool follow = false;
+  std::optional<uint32_t> attempt;  // an earlier attempt's logs; the newest when unset
 };
 
 struct RestartFlags {

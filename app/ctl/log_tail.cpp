@@ -13,11 +13,12 @@ constexpr auto kRetryMs = std::chrono::milliseconds(1000);
 
 LogTail::LogTail(client::ClusterSession& session, std::string job_id,
                  const std::vector<std::pair<std::string, std::vector<int>>>& shares, bool prefix,
-                 bool compact_metrics)
+                 bool compact_metrics, uint32_t attempt)
     : session_(session),
       job_id_(std::move(job_id)),
       prefix_(prefix),
-      compact_metrics_(compact_metrics) {
+      compact_metrics_(compact_metrics),
+      attempt_(attempt) {
   for (const auto& [agent, ranks] : shares) {
     for (int rank : ranks) ranks_[rank].cursor = client::LogCursor(agent, rank);
   }
@@ -89,7 +90,8 @@ void LogTail::request() {
   const auto now = std::chrono::steady_clock::now();
   for (auto& [rank, log] : ranks_) {
     if (!log.cursor.wantsRead() || now < log.next_read) continue;
-    log.cursor.sent(session_.postReadLog(log.cursor.agent(), job_id_, rank, log.cursor.offset()));
+    log.cursor.sent(
+        session_.postReadLog(log.cursor.agent(), job_id_, rank, log.cursor.offset(), attempt_));
   }
 }
 

@@ -20,9 +20,10 @@ class LogTail {
   // prefix: "[rank R] " before every line. compact_metrics: JSON metric lines are not echoed;
   // each rank's newest metrics are shown as one "step N: name=value ..." line at most once a
   // second (and at the end), which keeps a live terminal readable.
+  // attempt: the logs of that attempt (0: the newest).
   LogTail(client::ClusterSession& session, std::string job_id,
           const std::vector<std::pair<std::string, std::vector<int>>>& shares, bool prefix,
-          bool compact_metrics = false);
+          bool compact_metrics = false, uint32_t attempt = 0);
 
   // Sends a read for every rank that has none on its way and may have something new: at once
   // while behind, every kFollowMs once caught up, every kRetryMs after an error.
@@ -52,6 +53,7 @@ class LogTail {
   std::string job_id_;
   bool prefix_;
   bool compact_metrics_;
+  uint32_t attempt_;
   std::map<int, RankLog> ranks_;
   std::map<int, Status> errors_;
 };

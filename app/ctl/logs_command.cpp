@@ -1,4 +1,4 @@
-// `ringmasterctl logs JOB [--rank R] [--follow]`
+// `ringmasterctl logs JOB [--rank R] [--follow] [--attempt N]`
 #include <cstdio>
 
 #include "ctl.h"
@@ -19,7 +19,15 @@ int runLogs(const Globals& globals, const LogsFlags& flags) {
     return kExitFailure;
   }
   catchUpSlurmJob(globals, **cluster->history(), **writer, job->job_id);
-  auto ranks = (*cluster->history())->ranks(job->job_id);
+  if (flags.attempt && *flags.attempt > job->attempt) {
+    printError("job " + job->job_id + " has " +
+               (job->attempt == 1 ? std::string("one attempt")
+                                  : "attempts 1-" + std::to_string(job->attempt)) +
+               ", not " + std::to_string(*flags.attempt));
+    return kExitBadInput;
+  }
+  // Each attempt's ranks, on the agents that ran them (a restart may have moved them).
+  auto ranks = (*cluster->history())->ranks(job->job_id, flags.attempt);
   if (!ranks.isOk()) {
     printError(ranks.status().message());
     return kExitFailure;
@@ -39,6 +47,12 @@ int runLogs(const Globals& globals, const LogsFlags& flags) {
     return kExitBadInput;
   }
   if (auto slurm = (*cluster->history())->slurmJob(job->job_id); slurm.isOk()) {
+    if (flags.attempt) {
+      printError(
+          "--attempt is for jobs on agents: the logs of a job on Slurm are read from its "
+          "job directory, each run's in turn");
+      return kExitBadInput;
+    }
     const auto paths = client::ClientPaths::resolve(globals.cluster_file, globals.db_file);
     const slurm::Where where{client::slurmLoginOf(paths.cluster_file, slurm->cluster), ""};
     return printSlurmLogs(**cluster->history(), **writer, *slurm, where, flags);
@@ -53,7 +67,8 @@ int runLogs(const Globals& globals, const LogsFlags& flags) {
   std::vector<std::string> agents;
   for (const auto& [agent, ranks_there] : shares) agents.push_back(agent);
   (*loop)->reportDropouts(agents);
-  LogTail tail((*loop)->session(), job->job_id, shares, /*prefix=*/!flags.rank.has_value());
+  LogTail tail((*loop)->session(), job->job_id, shares, /*prefix=*/!flags.rank.has_value(),
+               /*compact_metrics=*/false, flags.attempt.value_or(0));
   (*loop)->on_log_chunk = [&](uint64_t token, int rank, const Result<proto::LogChunk>& chunk) {
     tail.onChunk(token, rank, chunk);
   };

@@ -61,6 +61,9 @@ int main(int argc, char** argv) {
   logs->add_option("JOB", logs_flags.job, "job id or unique prefix")->required();
   logs->add_option("--rank", logs_flags.rank, "only this rank (raw output)");
   logs->add_flag("--follow,-f", logs_flags.follow, "keep streaming until the ranks exit");
+  logs->add_option("--attempt", logs_flags.attempt,
+                   "the logs of this attempt (1 is the first; default: the newest)")
+      ->check(CLI::PositiveNumber);
 
   MetricsFlags metrics_flags;
   auto* metrics =

@@ -237,6 +237,27 @@ TEST_F(CommandJobTest, TheRendezvousSecretIsInAPrivateFileNotTheEnvironment) {
   EXPECT_NE(log.out.find("key bytes 40"), std::string::npos) << log.out;
 }
 
+// Every attempt's logs stay readable from the client: `logs --attempt N`.
+TEST_F(CommandJobTest, LogsOfAnEarlierAttemptAreReadWithAttempt) {
+  auto spec =
+      cluster_.writeSpec("retry.yaml",
+                         "name: retry\nlauncher: command\n"
+                         "command: [/bin/sh, -c, 'echo \"this is attempt $RINGMASTER_ATTEMPT\"; "
+                         "[ \"$RINGMASTER_ATTEMPT\" = 1 ] && exit 3; exit 0']\n"
+                         "world_size: 1\nrestart: {max_restarts: 1, backoff_seconds: 0}\n");
+  auto submitted = cluster_.ctl({"submit", spec, "--wait"});
+  ASSERT_EQ(submitted.exit_code, 0) << submitted.out << submitted.err;
+  const std::string job = submitted.firstLine();
+  auto newest = cluster_.ctl({"logs", job, "--rank", "0"});
+  EXPECT_EQ(newest.out, "this is attempt 2\n") << newest.err;
+  auto first = cluster_.ctl({"logs", job, "--rank", "0", "--attempt", "1"});
+  EXPECT_EQ(first.exit_code, 0) << first.err;
+  EXPECT_EQ(first.out, "this is attempt 1\n") << first.err;
+  auto none = cluster_.ctl({"logs", job, "--attempt", "3"});
+  EXPECT_EQ(none.exit_code, 2);
+  EXPECT_NE(none.err.find("has attempts 1-2, not 3"), std::string::npos) << none.err;
+}
+
 TEST_F(CommandJobTest, StopEndsALongJobOnEveryAgent) {
   auto spec = cluster_.writeSpec("sleep.yaml",
                                  "name: sleeper\nlauncher: command\ncommand: [/bin/sleep, \"60\"]\n"
