@@ -8,8 +8,10 @@
 #include <QFileDialog>
 #include <QFontMetrics>
 #include <QGraphicsLayout>
+#include <QInputDialog>
 #include <QLegend>
 #include <QLegendMarker>
+#include <QLineEdit>
 #include <QLineSeries>
 #include <QLocale>
 #include <QMenu>
@@ -84,6 +86,26 @@ QList<QPointF> toQPoints(const std::vector<ViewPoint>& points) {
   return out;
 }
 
+// For a log axis: log10 of the positive values; the others are counted in `not_drawn` and left
+// out (the line joins its neighbours across them). `lo`/`hi` take the range of what is drawn.
+QList<QPointF> toLogQPoints(const std::vector<ViewPoint>& points, int* not_drawn, double* lo,
+                            double* hi, bool* any) {
+  QList<QPointF> out;
+  out.reserve(static_cast<qsizetype>(points.size()));
+  for (const auto& p : points) {
+    if (!(p.y > 0) || !std::isfinite(p.y)) {
+      if (!std::isnan(p.y)) ++*not_drawn;  // NaN has its own tags
+      continue;
+    }
+    const double y = std::log10(p.y);
+    out.append(QPointF(p.x, y));
+    *lo = *any ? std::min(*lo, y) : y;
+    *hi = *any ? std::max(*hi, y) : y;
+    *any = true;
+  }
+  return out;
+}
+
 // The point of `points` (sorted by x) nearest to x; nullptr when empty.
 const ViewPoint* nearest(const std::vector<ViewPoint>& points, double x) {
   if (points.empty()) return nullptr;
@@ -98,13 +120,16 @@ const ViewPoint* nearest(const std::vector<ViewPoint>& points, double x) {
 // range under the old interval (0..10^7 at 0.05) would create millions of tick items for a
 // moment. A coarser interval goes first, a finer one after the range. Unchanged axes are left
 // alone: each relayout costs Qt Charts more than the whole decimation.
-void setValueAxis(QValueAxis* axis, double lo, double hi, double interval, double max_abs) {
+void setValueAxis(QValueAxis* axis, double lo, double hi, double interval, double max_abs,
+                  const QString& fixed_format = {}) {
   if (axis->tickType() != QValueAxis::TicksDynamic) {
     axis->setTickCount(2);
     axis->setTickType(QValueAxis::TicksDynamic);
   }
   if (axis->min() == lo && axis->max() == hi && axis->tickInterval() == interval) return;
-  const QString format = QString::fromStdString(tickLabelFormat(interval, max_abs));
+  const QString format = fixed_format.isEmpty()
+                             ? QString::fromStdString(tickLabelFormat(interval, max_abs))
+                             : fixed_format;
   if (axis->labelFormat() != format) axis->setLabelFormat(format);
   if (interval >= axis->tickInterval()) {
     axis->setTickInterval(interval);
@@ -324,7 +349,64 @@ void MetricChart::setSmoothingSoon(double weight) {
 
 void MetricChart::setYLabel(const QString& label) {
   y_label_ = label;
-  y_axis_->setTitleText(label);
+  updateYTitle();
+}
+
+void MetricChart::setYScale(YScale scale) {
+  if (scale == y_scale_) return;
+  y_scale_ = scale;
+  refresh();
+}
+
+void MetricChart::setIncludeZero(bool include) {
+  if (include == include_zero_) return;
+  include_zero_ = include;
+  refresh();
+}
+
+void MetricChart::setYRange(std::optional<std::pair<double, double>> range) {
+  manual_y_ = range;
+  refresh();
+}
+
+std::pair<double, double> MetricChart::yRange() const { return {y_axis_->min(), y_axis_->max()}; }
+
+QString MetricChart::yTitle() const { return y_axis_->titleText(); }
+
+// The label, and what the axis does to the data: "loss · log", "… · 3 points <= 0 not drawn".
+void MetricChart::updateYTitle() {
+  QStringList parts;
+  if (!y_label_.isEmpty()) parts << y_label_;
+  if (y_scale_ == YScale::kLog) {
+    parts << (not_drawn_ > 0 ? tr("log · %n point(s) \u2264 0 not drawn", nullptr, not_drawn_)
+                             : tr("log"));
+  }
+  if (manual_y_) parts << tr("fixed range");
+  const QString title = parts.join(QStringLiteral(" · "));
+  if (y_axis_->titleText() != title) y_axis_->setTitleText(title);
+}
+
+void MetricChart::askYRange() {
+  const auto [lo, hi] = yRange();
+  const bool log = y_scale_ == YScale::kLog;
+  const QString now =
+      QStringLiteral("%1, %2").arg(log ? std::pow(10, lo) : lo).arg(log ? std::pow(10, hi) : hi);
+  bool ok = false;
+  const QString text =
+      QInputDialog::getText(this, tr("Y range of %1").arg(title_), tr("From, to (e.g. 0, 2.5):"),
+                            QLineEdit::Normal, now, &ok);
+  if (!ok) return;
+  const QStringList parts = text.split(',');
+  bool a_ok = false, b_ok = false;
+  const double a = parts.size() == 2 ? parts[0].trimmed().toDouble(&a_ok) : 0;
+  const double b = parts.size() == 2 ? parts[1].trimmed().toDouble(&b_ok) : 0;
+  if (!a_ok || !b_ok || !(b > a) || (log && a <= 0)) {
+    QMessageBox::warning(this, tr("Y range"),
+                         tr("'%1' is not a range: two numbers, the first below the second%2.")
+                             .arg(text, log ? tr(", both above 0 on a log axis") : QString()));
+    return;
+  }
+  setYRange(std::make_pair(a, b));
 }
 
 int MetricChart::plotColumns() const {
@@ -376,18 +458,27 @@ void MetricChart::refresh() {
     if (!zoomed_) std::tie(x0_, x1_) = dataRange();
     const ViewRequest request{axis_, x0_, x1_, columns, smoothing_};
     drawn_points_ = 0;
+    not_drawn_ = 0;
     bool has_values = false, any_data = false;
     double lo = 0, hi = 0;
+    const bool log = y_scale_ == YScale::kLog;
     for (size_t i = 0; i < lines_.size(); ++i) {
       const ChartLine& line = lines_[i];
       const bool drawable = line.visible && line.series && !line.series->empty();
       views_[i] = drawable ? decimateForView(*line.series, request) : LineView{};
       const LineView& v = views_[i];
       any_data = any_data || drawable;
-      qt_lines_[i].raw->replace(toQPoints(v.raw));
-      qt_lines_[i].smoothed->replace(toQPoints(v.smoothed));
+      if (log) {
+        int not_smoothed = 0;  // a smoothed point <= 0 stands for raw ones already counted
+        qt_lines_[i].raw->replace(toLogQPoints(v.raw, &not_drawn_, &lo, &hi, &has_values));
+        qt_lines_[i].smoothed->replace(
+            toLogQPoints(v.smoothed, &not_smoothed, &lo, &hi, &has_values));
+      } else {
+        qt_lines_[i].raw->replace(toQPoints(v.raw));
+        qt_lines_[i].smoothed->replace(toQPoints(v.smoothed));
+      }
       drawn_points_ += static_cast<int>(v.raw.size() + v.smoothed.size());
-      if (v.has_values) {
+      if (!log && v.has_values) {
         lo = has_values ? std::min(lo, v.y_min) : v.y_min;
         hi = has_values ? std::max(hi, v.y_max) : v.y_max;
         has_values = true;
@@ -395,6 +486,7 @@ void MetricChart::refresh() {
     }
     applyXAxisRange(columns);
     applyYRange(lo, hi, has_values);
+    updateYTitle();
     view_->setPlaceholder(any_data ? QString()
                                    : (lines_.empty() ? tr("No series") : tr("Waiting for data…")));
     if (chart_->layout()) chart_->layout()->activate();
@@ -455,9 +547,36 @@ void MetricChart::applyXAxisRange(int columns) {
 }
 
 void MetricChart::applyYRange(double lo, double hi, bool has_values) {
+  const int rows = std::max(2, static_cast<int>(chart_->plotArea().height()) / kYTickSpacingPx);
+  if (y_scale_ == YScale::kLog) {
+    // Whole decades, labelled 1e-3, 1e-2, ...: a log axis is for curves that span several.
+    if (manual_y_ && manual_y_->first > 0 && manual_y_->second > manual_y_->first) {
+      lo = std::log10(manual_y_->first);
+      hi = std::log10(manual_y_->second);
+    } else if (!has_values) {
+      lo = -1;
+      hi = 1;
+    }
+    lo = std::floor(lo);
+    hi = std::max(std::ceil(hi), lo + 1);
+    const double interval = std::max(1.0, std::ceil((hi - lo) / rows));
+    setValueAxis(y_axis_, lo, hi, interval, std::max(std::abs(lo), std::abs(hi)),
+                 QStringLiteral("1e%.0f"));
+    return;
+  }
+  if (manual_y_ && manual_y_->second > manual_y_->first) {
+    const double interval = niceTickIntervalWithin(manual_y_->first, manual_y_->second, rows, 2);
+    setValueAxis(y_axis_, manual_y_->first, manual_y_->second, interval,
+                 std::max(std::abs(manual_y_->first), std::abs(manual_y_->second)));
+    return;
+  }
   if (!has_values) {
     lo = 0;
     hi = 1;
+  }
+  if (include_zero_) {
+    lo = std::min(lo, 0.0);
+    hi = std::max(hi, 0.0);
   }
   // A span within rounding of the values is no span: an EMA of a constant differs from it in
   // its last bits, and ticks 1e-17 apart on values near 1 cannot step from one to the next (Qt
@@ -468,7 +587,6 @@ void MetricChart::applyYRange(double lo, double hi, bool has_values) {
   const double pad = span > 0 ? span * 0.06 : (hi != 0 ? std::abs(hi) * 0.1 : 1);
   lo -= pad;
   hi += pad;
-  const int rows = std::max(2, static_cast<int>(chart_->plotArea().height()) / kYTickSpacingPx);
   const double interval = niceTickIntervalWithin(lo, hi, rows, 2);
   setValueAxis(y_axis_, lo, hi, interval, std::max(std::abs(lo), std::abs(hi)));
 }
@@ -752,6 +870,18 @@ void MetricChart::showContextMenu(QPoint global_pos) {
       QMessageBox::warning(this, tr("Export CSV"), tr("Could not write %1.").arg(path));
     }
   });
+  menu.addSeparator();
+  menu.addSeparator();
+  QAction* log = menu.addAction(
+      tr("Log scale"), this, [this](bool on) { setYScale(on ? YScale::kLog : YScale::kLinear); });
+  log->setCheckable(true);
+  log->setChecked(y_scale_ == YScale::kLog);
+  QAction* zero = menu.addAction(tr("Include zero"), this, [this](bool on) { setIncludeZero(on); });
+  zero->setCheckable(true);
+  zero->setChecked(include_zero_);
+  zero->setEnabled(y_scale_ == YScale::kLinear && !manual_y_);
+  menu.addAction(tr("Set y range…"), this, [this] { askYRange(); });
+  if (manual_y_) menu.addAction(tr("Y range from the data"), this, [this] { setYRange({}); });
   menu.addSeparator();
   QAction* reset = menu.addAction(tr("Reset zoom"), this, [this] { userReset(); });
   reset->setEnabled(zoomed_);

@@ -68,6 +68,17 @@ class MetricChart : public QWidget {
   // dashboard of many charts, which used to redraw every chart at once on each step of the drag.
   void setSmoothingSoon(double weight);
   void setYLabel(const QString& label);
+  // The y axis: linear, or log10 (ticks on whole decades; values <= 0 are not drawn, and the axis
+  // title says how many); with zero always in view (linear only); or a range the user set (values
+  // outside are clipped at the plot's edge), nullopt to follow the data again.
+  enum class YScale { kLinear, kLog };
+  void setYScale(YScale scale);
+  YScale yScale() const { return y_scale_; }
+  void setIncludeZero(bool include);
+  bool includesZero() const { return include_zero_; }
+  void setYRange(std::optional<std::pair<double, double>> range);
+  std::pair<double, double> yRange() const;  // the y axis's range now (log10 values on a log axis)
+  QString yTitle() const;
   void setMarkers(std::vector<ChartMarker> markers);  // replaces them; drawn on the next refresh
   // Said at the plot's top right while the data may be stale ("no data since 14:02:11").
   void setStaleNote(const QString& text);
@@ -120,6 +131,8 @@ class MetricChart : public QWidget {
   void restyleLines();
   void updateLegend();
   void applyYRange(double lo, double hi, bool has_values);
+  void updateYTitle();
+  void askYRange();
   void applyXAxisRange(int columns);
   double pixelToX(double px) const;
   void placeMarkers();  // the markers' pixel places for the current range
@@ -142,6 +155,10 @@ class MetricChart : public QWidget {
   bool styled_smooth_ = false;         // the pens are those of smoothing on
   bool zoomed_ = false;
   bool refresh_queued_ = false;
+  YScale y_scale_ = YScale::kLinear;
+  bool include_zero_ = false;
+  std::optional<std::pair<double, double>> manual_y_;
+  int not_drawn_ = 0;  // points the log axis could not draw (<= 0) in the last refresh
   double x0_ = 0, x1_ = 1;
   int drawn_points_ = 0;
 

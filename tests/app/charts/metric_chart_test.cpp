@@ -176,6 +176,54 @@ TEST_F(MetricChartTest, YRangeFitsTheVisibleData) {
   EXPECT_LT(y->max(), 13);
 }
 
+// A loss falling over four decades: on a log axis, ticks on whole decades labelled 1e-3 ...;
+// values <= 0 cannot be drawn there, and the axis title says how many were left out; the hover
+// still names real values.
+TEST_F(MetricChartTest, ALogAxisShowsDecadesAndSaysWhatItCannotDraw) {
+  Series s;
+  for (int i = 0; i < 400; ++i) s.append(i, i, 10.0 * std::pow(10.0, -i / 100.0));  // 10 .. 1e-3
+  s.append(400, 400, 0.0);
+  s.append(401, 401, -0.5);
+  auto chart = makeChart("loss");
+  chart->setLines({{"rank 0", QColor(), &s}});
+  chart->setYScale(MetricChart::YScale::kLog);
+  auto* y =
+      qobject_cast<QValueAxis*>(chart->findChild<QChartView*>()->chart()->axes(Qt::Vertical).at(0));
+  ASSERT_NE(y, nullptr);
+  EXPECT_EQ(y->min(), -3);  // 1e-3
+  EXPECT_EQ(y->max(), 1);   // 1e1
+  EXPECT_EQ(y->labelFormat(), "1e%.0f");
+  EXPECT_EQ(std::fmod(y->tickInterval(), 1.0), 0.0);
+  EXPECT_EQ(chart->yTitle(), QString::fromUtf8("log · 2 point(s) \u2264 0 not drawn"));
+  // Every drawn point is the log of a positive value.
+  for (const QPointF& p : qtSeries(chart.get(), 0)->points()) {
+    EXPECT_GE(p.y(), -3.01);
+    EXPECT_LE(p.y(), 1.01);
+  }
+  const QString hover = chart->readoutAt(chart->xToPixel(200)).rows.back().text;
+  EXPECT_TRUE(hover.contains("0.1")) << hover.toStdString();  // 10 * 10^-2, not log10's -1
+  EXPECT_FALSE(hover.contains("-1")) << hover.toStdString();
+  chart->setYScale(MetricChart::YScale::kLinear);
+  EXPECT_EQ(chart->yTitle(), "");
+  EXPECT_LT(chart->yRange().first, 0);
+}
+
+TEST_F(MetricChartTest, IncludeZeroAndAManualRangeOverrideTheAutoscale) {
+  Series s;
+  for (int i = 0; i < 100; ++i) s.append(i, i, 5.0 + (i % 10) * 0.1);  // 5.0 .. 5.9
+  auto chart = makeChart("throughput");
+  chart->setLines({{"rank 0", QColor(), &s}});
+  EXPECT_GT(chart->yRange().first, 4);
+  chart->setIncludeZero(true);
+  EXPECT_LE(chart->yRange().first, 0);
+  EXPECT_GT(chart->yRange().second, 5.9);
+  chart->setYRange(std::make_pair(5.2, 5.5));
+  EXPECT_EQ(chart->yRange(), std::make_pair(5.2, 5.5));
+  EXPECT_EQ(chart->yTitle(), "fixed range");
+  chart->setYRange(std::nullopt);
+  EXPECT_LE(chart->yRange().first, 0);  // include zero again
+}
+
 TEST_F(MetricChartTest, SetXRangeDoesNotEmitButUserZoomAndPanDo) {
   const Series s = lossSeries(10'000, 0, 1);
   auto chart = makeChart("loss");
@@ -568,6 +616,9 @@ TEST_F(MetricChartTest, ScreenshotEightRanksSmoothed) {
                     Qt::NoModifier);
   QApplication::sendEvent(vp, &hover);
   ASSERT_TRUE(chart->saveImage(screenshotPath("metric_chart.png")));
+  chart->setYScale(MetricChart::YScale::kLog);
+  ASSERT_TRUE(chart->saveImage(screenshotPath("metric_chart_log.png")));
+  chart->setYScale(MetricChart::YScale::kLinear);
   chart->setSmoothing(5);  // clamped
   EXPECT_EQ(chart->smoothing(), 0.99);
 }
