@@ -13,6 +13,7 @@
 #include <ctime>
 #include <filesystem>
 #include <map>
+#include <mutex>
 
 #include "connection_monitor.h"
 #include "gang_coordinator.h"
@@ -27,6 +28,7 @@
 #include "record_reads.h"
 #include "refusal_log.h"
 #include "rendezvous_service.h"
+#include "repeat_filter.h"
 #include "reply_budget.h"
 #include "ringmaster/config.h"
 #include "ringmaster/net/socket_options.h"
@@ -157,14 +159,21 @@ struct AgentServer::Impl {
   // Called from the loop and from the ZAP handler's thread: localtime_r reads the time zone once
   // (main calls tzset before any thread exists); localtime would re-read it on every call, racing
   // with the other thread.
+  // A line repeating the one before is written once and then counted (RepeatFilter).
   void log(const std::string& line) const {
     if (options.quiet) return;
+    std::lock_guard<std::mutex> lock(log_mutex);  // the ZAP handler's thread logs too
     std::time_t t = std::time(nullptr);
     std::tm local{};
     char stamp[32];
     std::strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%S", ::localtime_r(&t, &local));
-    std::fprintf(stderr, "%s ringmaster-agent[%s] %s\n", stamp, options.name.c_str(), line.c_str());
+    for (const std::string& out : repeats.take(line)) {
+      std::fprintf(stderr, "%s ringmaster-agent[%s] %s\n", stamp, options.name.c_str(),
+                   out.c_str());
+    }
   }
+  mutable std::mutex log_mutex;
+  mutable RepeatFilter repeats;  // GUARDED_BY(log_mutex)
 
   Status start();
   void endLeftoversOfAnEarlierRun();
