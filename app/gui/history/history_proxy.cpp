@@ -20,9 +20,20 @@ void HistoryProxy::setFilterWords(const QString& text) {
   invalidateRowsFilter();
 }
 
+void HistoryProxy::setStateFilter(const QStringList& states) {
+  if (states == states_) return;
+  states_ = states;
+  invalidateRowsFilter();
+}
+
 bool HistoryProxy::filterAcceptsRow(int source_row, const QModelIndex& source_parent) const {
-  if (words_.isEmpty()) return true;
   const QAbstractItemModel* model = sourceModel();
+  if (!states_.isEmpty() &&
+      !states_.contains(
+          model->index(source_row, HistoryModel::kState, source_parent).data().toString())) {
+    return false;
+  }
+  if (words_.isEmpty()) return true;
   const QString name =
       model->index(source_row, HistoryModel::kName, source_parent).data().toString();
   const QString id =

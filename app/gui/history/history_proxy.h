@@ -3,7 +3,8 @@
 // values, not display strings; names in natural order, "tiny-19" before "tiny-190"); rows
 // without a value (no loss reported) sort last in either order. The filter is a list of words,
 // each of which must occur (case-insensitively) in the run's name, job id or state:
-// "resnet failed" shows the failed resnet runs.
+// "resnet failed" shows the failed resnet runs. A state filter (the History's state box) keeps
+// only runs in one of the given states.
 
 #include <QSortFilterProxyModel>
 #include <QStringList>
@@ -18,6 +19,8 @@ class HistoryProxy : public QSortFilterProxyModel {
 
   void setFilterWords(const QString& text);
   const QStringList& filterWords() const { return words_; }
+  // Only runs whose state is one of `states` (empty: every state).
+  void setStateFilter(const QStringList& states);
 
  protected:
   bool filterAcceptsRow(int source_row, const QModelIndex& source_parent) const override;
@@ -25,6 +28,7 @@ class HistoryProxy : public QSortFilterProxyModel {
 
  private:
   QStringList words_;
+  QStringList states_;
 };
 
 }  // namespace ringmaster::gui

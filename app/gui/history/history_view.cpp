@@ -1,5 +1,6 @@
 #include "history/history_view.h"
 
+#include <QComboBox>
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QItemSelectionModel>
@@ -21,6 +22,7 @@ HistoryView::HistoryView(QWidget* parent)
       model_(new HistoryModel(this)),
       proxy_(new HistoryProxy(this)),
       filter_(new QLineEdit(this)),
+      state_(new QComboBox(this)),
       count_(new QLabel(this)),
       table_(new QTableView(this)),
       open_(new QPushButton(tr("Open"), this)),
@@ -33,6 +35,13 @@ HistoryView::HistoryView(QWidget* parent)
   filter_->setPlaceholderText(tr("Filter by name, job id or state (e.g. \"resnet failed\")"));
   filter_->setClearButtonEnabled(true);
   filter_->setMinimumWidth(320);
+  state_->setObjectName(QStringLiteral("historyState"));
+  state_->setToolTip(tr("Only the runs in this state"));
+  state_->addItem(tr("All states"), QStringList());
+  state_->addItem(tr("Not over"), QStringList{"submitted", "running", "restarting", "unknown"});
+  for (const char* state : {"succeeded", "failed", "stopped", "unknown"}) {
+    state_->addItem(QString::fromLatin1(state), QStringList{QString::fromLatin1(state)});
+  }
   count_->setObjectName(QStringLiteral("historyCount"));
   open_->setObjectName(QStringLiteral("historyOpen"));
   compare_->setObjectName(QStringLiteral("historyCompare"));
@@ -66,6 +75,7 @@ HistoryView::HistoryView(QWidget* parent)
 
   auto* top = new QHBoxLayout;
   top->addWidget(filter_, 1);
+  top->addWidget(state_);
   top->addSpacing(12);
   top->addWidget(count_);
   top->addStretch(0);
@@ -78,6 +88,8 @@ HistoryView::HistoryView(QWidget* parent)
   layout->addWidget(table_, 1);
 
   connect(filter_, &QLineEdit::textChanged, proxy_, &HistoryProxy::setFilterWords);
+  connect(state_, &QComboBox::currentIndexChanged, this,
+          [this] { proxy_->setStateFilter(state_->currentData().toStringList()); });
   connect(proxy_, &QAbstractItemModel::rowsInserted, this, &HistoryView::updateActions);
   connect(proxy_, &QAbstractItemModel::rowsRemoved, this, &HistoryView::updateActions);
   connect(proxy_, &QAbstractItemModel::modelReset, this, &HistoryView::updateActions);

@@ -11,6 +11,7 @@
 #include "history/history_model.h"
 
 class QLabel;
+class QComboBox;
 class QLineEdit;
 class QPushButton;
 class QTableView;
@@ -54,6 +55,7 @@ class HistoryView : public QWidget {
   HistoryModel* model_;
   HistoryProxy* proxy_;
   QLineEdit* filter_;
+  QComboBox* state_;
   QLabel* count_;
   QTableView* table_;
   QPushButton* open_;

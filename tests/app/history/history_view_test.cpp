@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <QApplication>
+#include <QComboBox>
 #include <QDir>
 #include <QHeaderView>
 #include <QPushButton>
@@ -462,6 +463,44 @@ TEST(HistoryProxy, SortsNamesInNaturalOrder) {
   for (int r = 0; r < proxy.rowCount(); ++r)
     names << proxy.index(r, HistoryModel::kName).data().toString();
   EXPECT_EQ(names, (QStringList{"Tiny-2", "tiny-19", "tiny-100", "tiny-190"}));
+}
+
+// The state box keeps the runs in one state, or those not over yet; words still apply.
+TEST(HistoryProxy, TheStateBoxKeepsOnlyRunsInThoseStates) {
+  std::vector<RunSummary> runs;
+  for (const auto& [name, state] :
+       std::vector<std::pair<const char*, const char*>>{{"resnet-1", "failed"},
+                                                        {"resnet-2", "succeeded"},
+                                                        {"bert-1", "failed"},
+                                                        {"bert-2", "running"},
+                                                        {"gpt-1", "restarting"}}) {
+    RunSummary run;
+    run.job.name = name;
+    run.job.job_id = std::string(name) + "-id";
+    run.job.state = state;
+    runs.push_back(run);
+  }
+  HistoryView view;
+  view.setRuns(runs);
+  auto* box = view.findChild<QComboBox*>("historyState");
+  ASSERT_NE(box, nullptr);
+  auto shown = [&] {
+    QStringList names;
+    const QAbstractItemModel* m = view.table()->model();
+    for (int r = 0; r < m->rowCount(); ++r)
+      names << m->index(r, HistoryModel::kName).data().toString();
+    names.sort();
+    return names;
+  };
+  box->setCurrentIndex(box->findText("failed"));
+  EXPECT_EQ(shown(), (QStringList{"bert-1", "resnet-1"}));
+  view.setFilterText("resnet");
+  EXPECT_EQ(shown(), QStringList{"resnet-1"});
+  view.setFilterText("");
+  box->setCurrentIndex(box->findText("Not over"));
+  EXPECT_EQ(shown(), (QStringList{"bert-2", "gpt-1"}));
+  box->setCurrentIndex(0);
+  EXPECT_EQ(shown().size(), 5);
 }
 
 TEST_F(HistoryViewTest, Screenshot) {
