@@ -202,13 +202,16 @@ Status resume(AnyTrainer& trainer, const WorkerOptions& options, comm::KeyValueS
 
 // Whether the ranks stop after `step`: a rank asked to stop (options.stop) says so at the next
 // step that is a multiple of kStopVoteEvery, and all of them stop there when any one asked.
-Result<bool> stopVote(const WorkerOptions& options, comm::Communicator* comm, uint64_t step,
-                      bool done) {
+Result<bool> stopVote(const WorkerOptions& options, comm::Communicator* comm,
+                      job::PhaseBoard& phase, uint64_t step, bool done) {
   if (!options.stop || done || options.stop->load() == kStopKills) return false;
   const bool asked = options.stop->load() == kStopAsked;
   if (!comm) return asked;
   if (step % kStopVoteEvery != 0) return false;
   float vote = asked ? 1.0f : 0.0f;
+  // A collective like the gradients': a rank stopped just after its gradient allreduce holds
+  // the others here, and the hang verdict must say they wait, not that they compute.
+  phase.enter(job::RankPhase::kAllreduce);
   RM_RETURN_IF_ERROR(comm->allreduce(&vote, 1, comm::DataType::kFloat32, comm::ReduceOp::kSum));
   return vote > 0;
 }
@@ -258,7 +261,8 @@ Status runRank(AnyTrainer& trainer, const train::NativeConfig& config, const Wor
       }
       line.print(out);
     }
-    RM_ASSIGN_OR_RETURN(const bool stopping, stopVote(options, comm, report.step, trainer.done()));
+    RM_ASSIGN_OR_RETURN(const bool stopping,
+                        stopVote(options, comm, phase, report.step, trainer.done()));
     if (stopping) options.stop->store(kStopAgreed);  // no deadline for the checkpoint
     const bool checkpoint_due =
         (checkpoint_every > 0 && report.step % checkpoint_every == 0) || trainer.done() || stopping;
