@@ -41,6 +41,17 @@ class HardeningTest : public ::testing::Test {
     ASSERT_TRUE(connection_);
   }
 
+  // A finished one-rank job on a1 whose log is 60 MB (for reads of 16 MB); its id, "" on failure.
+  std::string runJobWithA60MbLog() {
+    const std::string spec = cluster_.writeSpec(
+        "big.yaml",
+        "name: big\nlauncher: command\n"
+        "command: [/bin/sh, -c, 'head -c 60000000 /dev/zero | tr \"\\0\" x | fold -w 200']\n"
+        "placement: [{agent: a1, ranks: 1}]\n");
+    auto big = cluster_.ctl({"submit", spec, "--wait"});
+    EXPECT_EQ(big.exit_code, 0) << big.err;
+    return big.exit_code == 0 ? big.firstLine() : "";
+  }
   std::unique_ptr<AgentConnection> connect() {
     auto connection = AgentConnection::connect(
         context_, {"a1", cluster_.agent("a1").endpoint(), cluster_.agent("a1").publicKey()}, keys_);
@@ -158,14 +169,8 @@ int64_t residentBytes(pid_t pid) {
 // client and drops the rest. It used to hold them all (1.1 GB). Then such clients killed
 // mid-reply, 20 times: the agent and a running job go on.
 TEST_F(HardeningTest, UnreadRepliesStayUnderAMemoryBoundAndKilledClientsHarmNothing) {
-  const std::string spec = cluster_.writeSpec(
-      "big.yaml",
-      "name: big\nlauncher: command\n"
-      "command: [/bin/sh, -c, 'head -c 60000000 /dev/zero | tr \"\\0\" x | fold -w 200']\n"
-      "placement: [{agent: a1, ranks: 1}]\n");
-  auto big = cluster_.ctl({"submit", spec, "--wait"});
-  ASSERT_EQ(big.exit_code, 0) << big.err;
-  const std::string job = big.firstLine();
+  const std::string job = runJobWithA60MbLog();
+  ASSERT_FALSE(job.empty());
   const std::string sleeper = cluster_.writeSpec(
       "sleeper.yaml",
       "name: sleeper\nlauncher: command\ncommand: [/bin/sleep, '60']\nplacement: [{agent: a1, "
@@ -229,13 +234,8 @@ TEST_F(HardeningTest, UnreadRepliesStayUnderAMemoryBoundAndKilledClientsHarmNoth
 // with errors, and meanwhile answers another connection's inventory promptly. It used to hold
 // 1.9 GB with 16 connections.
 TEST_F(HardeningTest, UnreadRepliesOfOneKeyOverManyConnectionsStayUnderABound) {
-  const std::string spec = cluster_.writeSpec(
-      "big.yaml",
-      "name: big\nlauncher: command\n"
-      "command: [/bin/sh, -c, 'head -c 60000000 /dev/zero | tr \"\\0\" x | fold -w 200']\n"
-      "placement: [{agent: a1, ranks: 1}]\n");
-  auto big = cluster_.ctl({"submit", spec, "--wait"});
-  ASSERT_EQ(big.exit_code, 0) << big.err;
+  const std::string job = runJobWithA60MbLog();
+  ASSERT_FALSE(job.empty());
   const pid_t agent = cluster_.agent("a1").pid();
   proto::Envelope inventory;
   inventory.mutable_inventory_request();
@@ -244,7 +244,7 @@ TEST_F(HardeningTest, UnreadRepliesOfOneKeyOverManyConnectionsStayUnderABound) {
                                             cluster_.agent("a1").endpoint(),
                                             cluster_.agent("a1").publicKey(),
                                             cluster_.configDir() + "/client.key",
-                                            big.firstLine(),
+                                            job,
                                             "8",
                                             std::to_string(connections)};
     int64_t peak = 0;
