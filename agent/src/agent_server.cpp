@@ -46,7 +46,7 @@ using Clock = std::chrono::steady_clock;
 
 // A client reads each reply before it asks again, but for a few long polls: 8 unread replies
 // means it has stopped reading (or never meant to).
-const int kQueuedRepliesPerClient = 8;
+const int kQueuedRepliesPerClient = ReplyBudget::kQueuedPerConnection;
 // What unread replies may hold of the agent's memory: per key over all its connections, and in
 // all (ReplyBudget). A GUI following a journal and a few ringmasterctl commands of one key stay
 // far below; a key's client that never reads gets errors instead of more replies.

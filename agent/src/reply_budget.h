@@ -17,7 +17,9 @@ namespace ringmaster::agent {
 
 class ReplyBudget {
  public:
-  static constexpr int kHeldReplies = 9;                // SNDHWM 8, plus the one being written
+  // The agent's ZMQ_SNDHWM: replies queued for a connection that has not read them.
+  static constexpr int kQueuedPerConnection = 8;
+  static constexpr int kHeldReplies = kQueuedPerConnection + 1;  // and the one being written
   static constexpr uint64_t kAlwaysAllowed = 64 << 10;  // replies this small are never refused
 
   ReplyBudget(uint64_t per_user, uint64_t total) : per_user_(per_user), total_limit_(total) {}

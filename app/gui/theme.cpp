@@ -11,46 +11,37 @@ namespace {
 
 constexpr char kThemeKey[] = "appearance/theme";
 
-// Both start from Fusion's own palette, for the roles not set here (Mid, Light, Shadow...).
-QPalette darkPalette(QPalette p) {
-  p.setColor(QPalette::Window, QColor(0x23, 0x26, 0x2b));
-  p.setColor(QPalette::WindowText, QColor(0xe6, 0xe6, 0xe6));
-  p.setColor(QPalette::Base, QColor(0x1a, 0x1c, 0x20));
-  p.setColor(QPalette::AlternateBase, QColor(0x26, 0x29, 0x2f));
-  p.setColor(QPalette::ToolTipBase, QColor(0x30, 0x33, 0x3a));
-  p.setColor(QPalette::ToolTipText, QColor(0xf0, 0xf0, 0xf0));
-  p.setColor(QPalette::Text, QColor(0xe6, 0xe6, 0xe6));
-  p.setColor(QPalette::Button, QColor(0x30, 0x33, 0x3a));
-  p.setColor(QPalette::ButtonText, QColor(0xe6, 0xe6, 0xe6));
-  p.setColor(QPalette::BrightText, QColor(0xff, 0x60, 0x60));
-  p.setColor(QPalette::Link, QColor(0x5a, 0xa9, 0xff));
-  p.setColor(QPalette::Highlight, QColor(0x2f, 0x6f, 0xc0));
-  p.setColor(QPalette::HighlightedText, QColor(0xff, 0xff, 0xff));
-  p.setColor(QPalette::PlaceholderText, QColor(0x90, 0x90, 0x90));
-  p.setColor(QPalette::Disabled, QPalette::Text, QColor(0x80, 0x80, 0x80));
-  p.setColor(QPalette::Disabled, QPalette::ButtonText, QColor(0x80, 0x80, 0x80));
-  p.setColor(QPalette::Disabled, QPalette::WindowText, QColor(0x80, 0x80, 0x80));
-  return p;
-}
+// The two palettes, role by role: {group, role, dark, light}. Both start from Fusion's own
+// palette, for the roles not set here (Mid, Light, Shadow...).
+struct RoleColours {
+  QPalette::ColorGroup group;
+  QPalette::ColorRole role;
+  QRgb dark, light;
+};
+constexpr RoleColours kRoles[] = {
+    {QPalette::All, QPalette::Window, 0x23262b, 0xf3f4f6},
+    {QPalette::All, QPalette::WindowText, 0xe6e6e6, 0x1f2328},
+    {QPalette::All, QPalette::Base, 0x1a1c20, 0xffffff},
+    {QPalette::All, QPalette::AlternateBase, 0x26292f, 0xf0f2f5},
+    {QPalette::All, QPalette::ToolTipBase, 0x30333a, 0xfffff4},
+    {QPalette::All, QPalette::ToolTipText, 0xf0f0f0, 0x1f2328},
+    {QPalette::All, QPalette::Text, 0xe6e6e6, 0x1f2328},
+    {QPalette::All, QPalette::Button, 0x30333a, 0xe8eaee},
+    {QPalette::All, QPalette::ButtonText, 0xe6e6e6, 0x1f2328},
+    {QPalette::All, QPalette::BrightText, 0xff6060, 0xc01c1c},
+    {QPalette::All, QPalette::Link, 0x5aa9ff, 0x155fc0},
+    {QPalette::All, QPalette::Highlight, 0x2f6fc0, 0x2f6fc0},
+    {QPalette::All, QPalette::HighlightedText, 0xffffff, 0xffffff},
+    {QPalette::All, QPalette::PlaceholderText, 0x909090, 0x70747a},
+    {QPalette::Disabled, QPalette::Text, 0x808080, 0x9a9a9a},
+    {QPalette::Disabled, QPalette::ButtonText, 0x808080, 0x9a9a9a},
+    {QPalette::Disabled, QPalette::WindowText, 0x808080, 0x9a9a9a},
+};
 
-QPalette lightPalette(QPalette p) {
-  p.setColor(QPalette::Window, QColor(0xf3, 0xf4, 0xf6));
-  p.setColor(QPalette::WindowText, QColor(0x1f, 0x23, 0x28));
-  p.setColor(QPalette::Base, QColor(0xff, 0xff, 0xff));
-  p.setColor(QPalette::AlternateBase, QColor(0xf0, 0xf2, 0xf5));
-  p.setColor(QPalette::ToolTipBase, QColor(0xff, 0xff, 0xf4));
-  p.setColor(QPalette::ToolTipText, QColor(0x1f, 0x23, 0x28));
-  p.setColor(QPalette::Text, QColor(0x1f, 0x23, 0x28));
-  p.setColor(QPalette::Button, QColor(0xe8, 0xea, 0xee));
-  p.setColor(QPalette::ButtonText, QColor(0x1f, 0x23, 0x28));
-  p.setColor(QPalette::BrightText, QColor(0xc0, 0x1c, 0x1c));
-  p.setColor(QPalette::Link, QColor(0x15, 0x5f, 0xc0));
-  p.setColor(QPalette::Highlight, QColor(0x2f, 0x6f, 0xc0));
-  p.setColor(QPalette::HighlightedText, QColor(0xff, 0xff, 0xff));
-  p.setColor(QPalette::PlaceholderText, QColor(0x70, 0x74, 0x7a));
-  p.setColor(QPalette::Disabled, QPalette::Text, QColor(0x9a, 0x9a, 0x9a));
-  p.setColor(QPalette::Disabled, QPalette::ButtonText, QColor(0x9a, 0x9a, 0x9a));
-  p.setColor(QPalette::Disabled, QPalette::WindowText, QColor(0x9a, 0x9a, 0x9a));
+QPalette themePalette(QPalette p, Theme theme) {
+  for (const RoleColours& r : kRoles) {
+    p.setColor(r.group, r.role, QColor(theme == Theme::kDark ? r.dark : r.light));
+  }
   return p;
 }
 
@@ -103,7 +94,7 @@ Theme preferredTheme() {
 void applyTheme(QApplication& app, Theme theme) {
   app.setStyle(QStyleFactory::create("Fusion"));
   const QPalette fusion = app.style()->standardPalette();
-  app.setPalette(theme == Theme::kDark ? darkPalette(fusion) : lightPalette(fusion));
+  app.setPalette(themePalette(fusion, theme));
 }
 
 bool isDark(const QPalette& palette) { return palette.color(QPalette::Base).lightness() < 128; }
