@@ -85,7 +85,9 @@ cat >>"$RINGMASTER_CLUSTER" <<YAML
   - {name: noagent, login: root@testhost, job_dir: $dir/jobs}
 YAML
 client submit "$spec" --slurm nossh --nodes 1 >"$dir/nossh.txt" 2>&1
-check "an unreachable login node fails the submission" test $? != 0
+nossh_rc=$?
+cat "$dir/nossh.txt"
+check "an unreachable login node fails the submission" test $nossh_rc != 0
 check "and says ssh could not connect" grep -q "127.0.0.1:1.*Connection refused" "$dir/nossh.txt"
 client submit "$spec" --slurm noagent --nodes 1 >"$dir/noagent.txt" 2>&1
 check "a login without agent: is refused" grep -q "give its agent:" "$dir/noagent.txt"

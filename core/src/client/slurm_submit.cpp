@@ -132,7 +132,7 @@ Status writeRemoteJobDir(const SlurmSubmission& plan, const job::JobSpec& spec,
                              .status();
   if (!shipped.isOk()) {
     return Status(shipped.code(),
-                  "cannot write the job directory " + plan.dir.root + " " + shipped.message());
+                  "cannot write the job directory " + plan.dir.root + ": " + shipped.message());
   }
   return Status::ok();
 }

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -79,9 +80,13 @@ Result<CommandOutput> runCommand(const std::vector<std::string>& argv, const Whe
     full = sshPrefix(where);
     full.push_back(line);
   }
+  // stdin is a socket, not a pipe, so that writing to a program that has already exited (ssh
+  // refused, `true`) fails with EPIPE instead of killing this process (the app, ringmasterctl)
+  // with SIGPIPE: send(2) takes MSG_NOSIGNAL, write(2) to a pipe has no such flag.
   int in_pipe[2], out_pipe[2], err_pipe[2], exec_pipe[2];
-  if (::pipe2(in_pipe, O_CLOEXEC) != 0 || ::pipe2(out_pipe, O_CLOEXEC) != 0 ||
-      ::pipe2(err_pipe, O_CLOEXEC) != 0 || ::pipe2(exec_pipe, O_CLOEXEC) != 0) {
+  if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, in_pipe) != 0 ||
+      ::pipe2(out_pipe, O_CLOEXEC) != 0 || ::pipe2(err_pipe, O_CLOEXEC) != 0 ||
+      ::pipe2(exec_pipe, O_CLOEXEC) != 0) {
     return ioError(std::string("pipe: ") + std::strerror(errno));
   }
   std::vector<char*> args;
@@ -114,8 +119,6 @@ Result<CommandOutput> runCommand(const std::vector<std::string>& argv, const Whe
   if (input.empty()) {
     ::close(stdin_fd);
     stdin_fd = -1;
-  } else {
-    ::fcntl(stdin_fd, F_SETFL, O_NONBLOCK);
   }
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
   bool timed_out = false;
@@ -143,7 +146,8 @@ Result<CommandOutput> runCommand(const std::vector<std::string>& argv, const Whe
       }
     }
     if (stdin_fd >= 0 && (fds[2].revents & (POLLOUT | POLLERR | POLLHUP))) {
-      const ssize_t n = ::write(stdin_fd, input.data() + written, input.size() - written);
+      const ssize_t n = ::send(stdin_fd, input.data() + written, input.size() - written,
+                               MSG_NOSIGNAL | MSG_DONTWAIT);
       if (n > 0) written += static_cast<size_t>(n);
       if (n < 0 && errno != EAGAIN && errno != EINTR) written = input.size();
       if (written == input.size()) {
