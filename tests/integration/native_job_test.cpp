@@ -70,6 +70,14 @@ TEST_F(NativeJobTest, FourRanksOnTwoAgentsTrainToHighAccuracyWithIdenticalParame
   for (const char* name : {"lr", "samples_per_sec", "step_time", "comm_time"}) {
     EXPECT_EQ(metric(job, name).size(), 4u * static_cast<size_t>(steps)) << name;
   }
+  // Every rank says when it saved a checkpoint (the dashboard's events): every 50 steps and at
+  // the end.
+  json saved = metric(job, "checkpoint");
+  EXPECT_GE(saved.size(), 4u * (static_cast<size_t>(steps) / 50)) << saved.dump();
+  for (const auto& point : saved) {
+    const int step = point["step"].get<int>();
+    EXPECT_TRUE(step % 50 == 0 || step == steps) << point.dump();
+  }
   // Checkpoints were written on both hosts.
   for (const char* agent : {"a1", "a2"}) {
     const std::string dir = cluster_.agent(agent).stateDir() + "/jobs/" + job + "/checkpoints";

@@ -15,6 +15,7 @@
 #include "gradient_sync.h"
 #include "ringmaster/comm/communicator.h"
 #include "ringmaster/job/rank_phase.h"
+#include "ringmaster/metrics/line_parser.h"
 #include "ringmaster/train/checkpoint.h"
 #include "ringmaster/train/gpu_model.h"
 #include "ringmaster/train/trainer.h"
@@ -272,6 +273,7 @@ Status runRank(AnyTrainer& trainer, const train::NativeConfig& config, const Wor
                           Result<train::CheckpointState>(trainer.checkpointState()));
       RM_RETURN_IF_ERROR(
           train::saveCheckpoint(options.checkpoint_dir, state, config.checkpoint.keep));
+      MetricLine(report.step).add(metrics::kCheckpointMetric, 1).print(out);
     }
     if (stopping) {
       std::fprintf(log, "rank %d stopped at step %llu, as asked (SIGTERM)%s\n", options.rank,

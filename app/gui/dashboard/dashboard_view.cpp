@@ -659,8 +659,9 @@ void DashboardView::updateEvents() {
              .toString("HH:mm:ss.zzz"),
          QString::fromStdString(e.kind).replace('_', ' '), QString::fromStdString(e.detail)});
     item->setData(0, Qt::UserRole, static_cast<qulonglong>(i));
-    if (e.problem) {
-      const QColor color = JobData::isHangWatch(e) ? stateColor("pending") : stateColor("failed");
+    if (e.problem || e.kind == "agent_silent") {
+      const QColor color =
+          e.problem && !JobData::isHangWatch(e) ? stateColor("failed") : stateColor("pending");
       for (int c = 0; c < 3; ++c) item->setForeground(c, color);
     }
     events_->addTopLevelItem(item);
@@ -697,6 +698,27 @@ void DashboardView::updateMarkers() {
 
 void DashboardView::setAgentStatus(const client::AgentStatus& status) {
   if (!client::noteAgentStatus(status, &silent_agents_)) return;
+  const std::vector<std::string> agents = job_->agents();
+  if (live_ && !job_->finished() &&
+      std::find(agents.begin(), agents.end(), status.name) != agents.end()) {
+    JobEvent event;
+    event.time = status.time > 0 ? status.time : unixNow();
+    event.agent = status.name;
+    event.attempt = job_->attempt();
+    if (silent_agents_.count(status.name)) {
+      event.kind = "agent_silent";
+      event.detail = status.name + " not answering";
+      if (!status.reason.empty()) event.detail += ": " + status.reason;
+      if (status.answered_at > 0) {
+        event.detail += " (last answer " + client::clockTime(status.answered_at) + ")";
+      }
+    } else {
+      event.kind = "agent_back";
+      event.detail = status.name + " answers again";
+    }
+    job_->addClientEvent(std::move(event));
+    updateEvents();
+  }
   rank_model_->update(*job_, unixNow(), liveness().unknown_ranks);
   updateHeader();
 }

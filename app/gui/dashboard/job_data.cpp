@@ -60,6 +60,10 @@ void JobData::ingest(const std::string& agent, const proto::JournalRecord& r) {
         if (v.name() == "samples_per_sec") info.samples_per_sec = v.value();
         if (v.name() == "step_time") step_time = v.value(), timing |= 1;
         if (v.name() == "comm_wait") comm_wait = v.value(), timing |= 2;
+        if (v.name() == metrics::kCheckpointMetric) {
+          addCheckpoint(step, time, r.attempt());
+          continue;
+        }
         addPoint(v.name(), m.rank(), step, time, v.value());
       }
       if (timing == 3) addPoint(kBusyTime, m.rank(), step, time, step_time - comm_wait);
@@ -147,6 +151,10 @@ void JobData::ingestSnapshot(const client::JobSnapshot& s) {
   std::sort(events_.begin(), events_.end(),
             [](const JobEvent& a, const JobEvent& b) { return a.time < b.time; });
   for (const auto& row : s.metrics) {
+    if (row.name == metrics::kCheckpointMetric) {
+      addCheckpoint(static_cast<double>(row.step), row.time, row.attempt);
+      continue;
+    }
     addPoint(row.name, row.rank, static_cast<double>(row.step), row.time, row.value);
     // An earlier attempt's ranks may be gone or numbered otherwise now: lines, not rank rows.
     if (row.attempt < model_.attempt()) continue;
@@ -268,6 +276,24 @@ JobEvent JobData::eventFrom(const store::EventRow& row) {
 void JobData::addEvent(const std::string& key, JobEvent event) {
   if (!event_keys_.insert(key).second) return;
   events_.push_back(std::move(event));
+}
+
+// Every rank saves its own checkpoint of the same step: one event for them all, at the first.
+void JobData::addCheckpoint(double step, double time, uint32_t attempt) {
+  const std::string key = "checkpoint#" + std::to_string(attempt) + "#" +
+                          std::to_string(static_cast<int64_t>(step));
+  JobEvent event;
+  event.time = time;
+  event.kind = "checkpoint";
+  event.detail = "step " + std::to_string(static_cast<int64_t>(step)) + " saved";
+  event.attempt = attempt;
+  addEvent(key, std::move(event));
+}
+
+void JobData::addClientEvent(JobEvent event) {
+  const std::string key = event.kind + "#" + event.agent + "#" + std::to_string(event.time);
+  addEvent(key, std::move(event));
+  ++version_;
 }
 
 void JobData::addHealth(const std::string& agent, double time, const proto::HealthSample& h) {

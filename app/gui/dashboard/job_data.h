@@ -24,6 +24,7 @@
 #include "ringmaster/client/cluster_session.h"
 #pragma pop_macro("slots")
 #include "ringmaster/job/job_model.h"
+#include "ringmaster/metrics/line_parser.h"
 #include "ringmaster/metrics/series.h"
 
 namespace ringmaster::gui {
@@ -47,7 +48,8 @@ struct RankInfo {
 struct JobEvent {
   double time = 0;
   // job_accepted | rank_started | rank_exited | job_finished | job_failure | job_restart |
-  // job_outcome | hang_suspected | hang_hung | hang_cleared
+  // job_outcome | hang_suspected | hang_hung | hang_cleared | checkpoint (a "checkpoint" metric) |
+  // agent_silent | agent_back (what this client saw: addClientEvent)
   std::string kind;
   std::string agent;
   std::string detail;
@@ -77,6 +79,9 @@ class JobData {
   // A host health record of one of the job's agents.
   void ingestHealth(const std::string& agent, const proto::JournalRecord& record);
   void ingestSnapshot(const client::JobSnapshot& snapshot);
+  // An event this client saw rather than an agent recorded (an agent stopped answering, or
+  // answered again): kept for as long as this view lives, not in the history.
+  void addClientEvent(JobEvent event);
 
   const std::string& jobId() const { return job_id_; }
   const std::string& name() const { return name_; }
@@ -127,6 +132,7 @@ class JobData {
   static JobEvent eventFrom(const store::EventRow& row);
   void copyRank(int rank);  // the model's view of the rank into ranks_
   void addEvent(const std::string& key, JobEvent event);
+  void addCheckpoint(double step, double time, uint32_t attempt);
   void addHealth(const std::string& agent, double time, const proto::HealthSample& sample);
   void deriveBusyTime();  // after a snapshot, whose metrics arrive one name at a time
   void deriveJobTotal();  // after a snapshot, whose points arrive one rank at a time

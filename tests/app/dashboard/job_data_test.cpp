@@ -251,6 +251,65 @@ TEST(JobData, ASnapshotAndTheLiveRecordsItOverlapsAreStoredOnce) {
   EXPECT_EQ(job.state(), "running");
 }
 
+proto::JournalRecord checkpointSaved(uint64_t seq, int rank, int64_t step) {
+  proto::JournalRecord r = base(seq, 100 + static_cast<double>(step) * 0.01 + rank * 0.001,
+                                "rank:" + std::to_string(rank));
+  r.mutable_metric()->set_rank(rank);
+  r.mutable_metric()->set_step(step);
+  auto* v = r.mutable_metric()->add_values();
+  v->set_name(metrics::kCheckpointMetric);
+  v->set_value(1);
+  return r;
+}
+
+// A "checkpoint" metric is an event, once per step whatever the number of ranks that saved it,
+// live and from the history alike; it is never a chart.
+TEST(JobData, ACheckpointIsOneEventPerStepAndNoChart) {
+  JobData live(kJob);
+  live.ingest("a", accepted(2, 0, 2));
+  for (int64_t step : {10, 20}) {
+    for (int rank : {0, 1}) live.ingest("a", checkpointSaved(10 * step + rank, rank, step));
+  }
+  EXPECT_EQ(live.metric(metrics::kCheckpointMetric), nullptr);
+  std::vector<std::string> details;
+  for (const JobEvent& e : live.events()) {
+    if (e.kind == "checkpoint") details.push_back(e.detail);
+  }
+  EXPECT_EQ(details, (std::vector<std::string>{"step 10 saved", "step 20 saved"}));
+
+  JobData reopened(kJob);
+  client::JobSnapshot snapshot;
+  snapshot.job.job_id = kJob;
+  snapshot.job.world_size = 2;
+  snapshot.job.attempt = 1;
+  snapshot.job.state = "running";
+  for (int rank : {0, 1}) {
+    snapshot.metrics.push_back(
+        store::MetricRow{kJob, 1, rank, 10, metrics::kCheckpointMetric, 1, 100.1});
+  }
+  reopened.ingestSnapshot(snapshot);
+  ASSERT_EQ(reopened.events().size(), 1u);
+  EXPECT_EQ(reopened.events()[0].kind, "checkpoint");
+  EXPECT_NEAR(reopened.events()[0].time, 100.1, 1e-9);
+  EXPECT_TRUE(reopened.metricNames().empty());
+}
+
+TEST(JobData, ClientEventsAreKeptOnceEach) {
+  JobData job(kJob);
+  JobEvent silent;
+  silent.time = 150;
+  silent.kind = "agent_silent";
+  silent.agent = "a";
+  silent.detail = "a not answering";
+  const uint64_t before = job.version();
+  job.addClientEvent(silent);
+  job.addClientEvent(silent);
+  EXPECT_GT(job.version(), before);
+  ASSERT_EQ(job.events().size(), 1u);
+  EXPECT_EQ(job.events()[0].detail, "a not answering");
+  EXPECT_FALSE(job.firstProblem());  // what the client saw is not the job's failure
+}
+
 // Regression (issue 21): a reopened job had no job total before the reopen (the snapshot's
 // points come rank by rank, and the live path's bounded per-step sums never completed).
 TEST(JobData, ASnapshotRebuildsTheJobTotalOfEveryStep) {

@@ -24,6 +24,11 @@ inline constexpr size_t kMaxMetricKeyBytes = 128;  // bytes of one key after une
 // Lines longer than this are not offered to regex patterns.
 inline constexpr size_t kMaxPatternLineBytes = 4096;
 
+// A metric of this name marks a checkpoint saved at its step (its value is not read): the native
+// worker prints {"step": N, "checkpoint": 1} after each save, and a script may do the same.
+// Dashboards show it as an event, not as a chart.
+inline constexpr const char* kCheckpointMetric = "checkpoint";
+
 struct ParsedMetrics {
   std::optional<int64_t> step;
   // In the order they appear in the line; names are unique, non-empty, valid UTF-8 and never
