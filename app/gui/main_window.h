@@ -29,10 +29,10 @@ class HistoryView;
 class JobEditor;
 
 struct AppOptions {
-  QString cluster_file;  // --cluster
-  QString db_file;       // --db
-  bool demo = false;     // --demo: local agent, demo job, its dashboard
-  QString resources_dir;
+  QString cluster_file{};  // --cluster
+  QString db_file{};       // --db
+  bool demo = false;       // --demo: local agent, demo job, its dashboard
+  QString resources_dir{};
 };
 
 // resources/ of this build: $RINGMASTER_RESOURCES, else the source tree it was built from.

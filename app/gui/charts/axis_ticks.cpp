@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 
 namespace ringmaster::gui {
 
@@ -57,6 +58,22 @@ std::string tickLabelFormat(double interval, double max_abs) {
   if (!(interval > 0) || max_abs >= 1e7 || interval < 1e-4) return "%.3g";
   const int decimals = std::max(0, static_cast<int>(std::ceil(-std::log10(interval) - 1e-9)));
   return "%." + std::to_string(decimals) + "f";
+}
+
+std::string formatElapsed(double seconds, double interval) {
+  if (!std::isfinite(seconds)) return "?";
+  const bool millis = interval < 1;
+  const auto total_ms = static_cast<long long>(std::llround(std::abs(seconds) * 1000));
+  const long long whole = millis ? total_ms / 1000 : (total_ms + 500) / 1000;
+  char text[64];
+  std::snprintf(text, sizeof text, "%s%lld:%02lld:%02lld", seconds < 0 && total_ms > 0 ? "-" : "",
+                whole / 3600, whole / 60 % 60, whole % 60);
+  std::string out = text;
+  if (millis) {
+    std::snprintf(text, sizeof text, ".%03lld", total_ms % 1000);
+    out += text;
+  }
+  return out;
 }
 
 }  // namespace ringmaster::gui

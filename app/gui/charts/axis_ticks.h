@@ -26,4 +26,8 @@ std::vector<double> tickValues(double lo, double hi, double interval, double off
 // whole numbers, "%.2f" for 0.05 steps, "%.3g" beyond 1e7 or below 1e-4.
 std::string tickLabelFormat(double interval, double max_abs);
 
+// Elapsed time for a relative time axis: "0:05:00", "27:30:00" (hours go on past a day),
+// "-0:00:05"; with milliseconds ("0:00:01.250") when ticks are under a second apart.
+std::string formatElapsed(double seconds, double interval);
+
 }  // namespace ringmaster::gui

@@ -31,6 +31,7 @@
 
 #include "charts/axis_ticks.h"
 #include "charts/chart_view.h"
+#include "charts/outlier_clip.h"
 #include "charts/palette.h"
 
 namespace ringmaster::gui {
@@ -242,7 +243,18 @@ MetricChart::~MetricChart() = default;
 QString MetricChart::title() const { return title_; }
 
 void MetricChart::updateXAxisTitle() {
-  x_axis_->setTitleText(axis_ == metrics::Axis::kTime ? tr("time") : tr("step"));
+  x_axis_->setTitleText(axis_ == metrics::Axis::kStep ? tr("step")
+                        : time_origin_                ? tr("time since start (h:mm:ss)")
+                                                      : tr("time"));
+}
+
+void MetricChart::setTimeOrigin(std::optional<double> origin) {
+  if (origin == time_origin_) return;
+  time_origin_ = origin;
+  updateXAxisTitle();
+  x_ticks_.clear();
+  for (const QString& label : x_axis_->categoriesLabels()) x_axis_->remove(label);
+  refresh();
 }
 
 void MetricChart::setLines(std::vector<ChartLine> lines) {
@@ -364,6 +376,12 @@ void MetricChart::setIncludeZero(bool include) {
   refresh();
 }
 
+void MetricChart::setClipOutliers(bool clip) {
+  if (clip == clip_outliers_) return;
+  clip_outliers_ = clip;
+  refresh();
+}
+
 void MetricChart::setYRange(std::optional<std::pair<double, double>> range) {
   manual_y_ = range;
   refresh();
@@ -373,7 +391,10 @@ std::pair<double, double> MetricChart::yRange() const { return {y_axis_->min(), 
 
 QString MetricChart::yTitle() const { return y_axis_->titleText(); }
 
-// The label, and what the axis does to the data: "loss · log", "… · 3 points <= 0 not drawn".
+QString MetricChart::chartTitle() const { return chart_->title(); }
+
+// The unit, and what the chart does to the data: "seconds · log", "… · 3 points <= 0 not drawn",
+// "… · 2 outliers clipped"; the smoothing beside the chart's title.
 void MetricChart::updateYTitle() {
   QStringList parts;
   if (!y_label_.isEmpty()) parts << y_label_;
@@ -382,8 +403,19 @@ void MetricChart::updateYTitle() {
                              : tr("log"));
   }
   if (manual_y_) parts << tr("fixed range");
+  if (clipped_ > 0) {
+    parts << (clipped_ == 1 ? tr("1 outlier clipped") : tr("%1 outliers clipped").arg(clipped_));
+  }
   const QString title = parts.join(QStringLiteral(" · "));
   if (y_axis_->titleText() != title) y_axis_->setTitleText(title);
+  // What the bold lines are, beside the chart's name (TensorBoard's weight), so that a saved
+  // image says it too. Qt Charts titles take rich text.
+  const QString chart_title =
+      smoothing_ > 0 ? title_.toHtmlEscaped() +
+                           QStringLiteral("&nbsp;&nbsp;<span style='font-weight:normal'>%1</span>")
+                               .arg(tr("EMA %1").arg(smoothing_, 0, 'f', 2))
+                     : title_.toHtmlEscaped();
+  if (chart_->title() != chart_title) chart_->setTitle(chart_title);
 }
 
 void MetricChart::askYRange() {
@@ -484,6 +516,20 @@ void MetricChart::refresh() {
         has_values = true;
       }
     }
+    clipped_ = 0;
+    if (clip_outliers_ && !log && !manual_y_ && has_values) {
+      std::vector<std::vector<double>> values;
+      for (const LineView& v : views_) {
+        values.emplace_back();
+        for (const ViewPoint& p : v.raw) values.back().push_back(p.y);
+      }
+      const ClippedRange clipped = clipOutliers(values);
+      if (clipped.lo <= clipped.hi) {
+        lo = clipped.lo;
+        hi = clipped.hi;
+        clipped_ = clipped.outside;
+      }
+    }
     applyXAxisRange(columns);
     applyYRange(lo, hi, has_values);
     updateYTitle();
@@ -508,7 +554,10 @@ void MetricChart::applyXAxisRange(int columns) {
   const bool time = axis_ == metrics::Axis::kTime;
   double interval;
   std::vector<double> ticks;
-  if (time) {
+  if (time && time_origin_) {
+    interval = niceTimeInterval(span, target);
+    ticks = tickValues(x0_, x1_, interval, *time_origin_);  // round elapsed times
+  } else if (time) {
     interval = niceTimeInterval(span, target);
     // Round local times: 14:00, not 14:00 UTC shown as 16:00.
     const double utc_offset =
@@ -529,9 +578,10 @@ void MetricChart::applyXAxisRange(int columns) {
   std::vector<std::pair<QString, double>> wanted;
   for (double t : ticks) {
     const QString label =
-        time ? QDateTime::fromMSecsSinceEpoch(static_cast<qint64>(std::llround(t * 1000)))
-                   .toString(time_format)
-             : en.toString(t, 'f', decimals);
+        time && time_origin_ ? QString::fromStdString(formatElapsed(t - *time_origin_, interval))
+        : time ? QDateTime::fromMSecsSinceEpoch(static_cast<qint64>(std::llround(t * 1000)))
+                     .toString(time_format)
+               : en.toString(t, 'f', decimals);
     // A label centred on a tick at the right edge would be cut off by the widget's border.
     const double px_to_edge = span > 0 ? (x1_ - t) / span * columns : 0;
     if (px_to_edge + kRightMarginPx < metrics.horizontalAdvance(label) / 2.0 + 2) continue;
@@ -813,6 +863,9 @@ std::pair<double, double> MetricChart::xRange() const { return {x0_, x1_}; }
 int MetricChart::drawnPointCount() const { return drawn_points_; }
 
 QString MetricChart::formatX(double x) const {
+  if (axis_ == metrics::Axis::kTime && time_origin_) {
+    return QString::fromStdString(formatElapsed(x - *time_origin_, x1_ - x0_ < 10 ? 0.5 : 1));
+  }
   if (axis_ == metrics::Axis::kTime) {
     const auto t = QDateTime::fromMSecsSinceEpoch(static_cast<qint64>(std::llround(x * 1000)));
     return t.toString(x1_ - x0_ < 10 ? QStringLiteral("hh:mm:ss.zzz") : QStringLiteral("hh:mm:ss"));
@@ -880,6 +933,11 @@ void MetricChart::showContextMenu(QPoint global_pos) {
   zero->setCheckable(true);
   zero->setChecked(include_zero_);
   zero->setEnabled(y_scale_ == YScale::kLinear && !manual_y_);
+  QAction* clip =
+      menu.addAction(tr("Clip outliers"), this, [this](bool on) { setClipOutliers(on); });
+  clip->setCheckable(true);
+  clip->setChecked(clip_outliers_);
+  clip->setEnabled(y_scale_ == YScale::kLinear && !manual_y_);
   menu.addAction(tr("Set y range…"), this, [this] { askYRange(); });
   if (manual_y_) menu.addAction(tr("Y range from the data"), this, [this] { setYRange({}); });
   menu.addSeparator();

@@ -63,10 +63,17 @@ class MetricChart : public QWidget {
   void setLineVisible(int index, bool visible);
   // Step or wall time (the time axis shows hh:mm:ss, local time); resets zoom.
   void setXAxis(metrics::Axis axis);
+  // With an origin (unix seconds: the job's start), the time axis and the readout count elapsed
+  // time from it ("0:05:00") instead of the wall clock; nullopt for the wall clock again.
+  void setTimeOrigin(std::optional<double> origin);
+  std::optional<double> timeOrigin() const { return time_origin_; }
   void setSmoothing(double weight);  // EMA weight 0 (off) .. 0.99; raw stays drawn faint behind
   // As setSmoothing(), with the redraw on its turn (refreshSoon()): for a slider dragged over a
   // dashboard of many charts, which used to redraw every chart at once on each step of the drag.
   void setSmoothingSoon(double weight);
+  // The y axis's title starts with this (the unit: "seconds", "%"), then says what the chart
+  // does to the data (log scale, a fixed range, clipped outliers). The smoothing weight stands
+  // beside the chart's title ("loss  EMA 0.60"): chartTitle().
   void setYLabel(const QString& label);
   // The y axis: linear, or log10 (ticks on whole decades; values <= 0 are not drawn, and the axis
   // title says how many); with zero always in view (linear only); or a range the user set (values
@@ -76,9 +83,15 @@ class MetricChart : public QWidget {
   YScale yScale() const { return y_scale_; }
   void setIncludeZero(bool include);
   bool includesZero() const { return include_zero_; }
+  // Outliers clipped (linear axis, range from the data): the extreme 1% of the values in view
+  // are left outside the range, never a whole line (charts/outlier_clip.h); the axis title says
+  // how many.
+  void setClipOutliers(bool clip);
+  bool clipsOutliers() const { return clip_outliers_; }
   void setYRange(std::optional<std::pair<double, double>> range);
   std::pair<double, double> yRange() const;  // the y axis's range now (log10 values on a log axis)
   QString yTitle() const;
+  QString chartTitle() const;                         // as drawn (rich text)
   void setMarkers(std::vector<ChartMarker> markers);  // replaces them; drawn on the next refresh
   // Said at the plot's top right while the data may be stale ("no data since 14:02:11").
   void setStaleNote(const QString& text);
@@ -151,6 +164,7 @@ class MetricChart : public QWidget {
   std::vector<ChartMarker> markers_;
   metrics::Axis axis_ = metrics::Axis::kStep;
   double smoothing_ = 0;
+  std::optional<double> time_origin_;
   bool adoptSmoothing(double weight);  // false when unchanged
   bool styled_smooth_ = false;         // the pens are those of smoothing on
   bool zoomed_ = false;
@@ -158,7 +172,9 @@ class MetricChart : public QWidget {
   YScale y_scale_ = YScale::kLinear;
   bool include_zero_ = false;
   std::optional<std::pair<double, double>> manual_y_;
-  int not_drawn_ = 0;  // points the log axis could not draw (<= 0) in the last refresh
+  bool clip_outliers_ = false;
+  int not_drawn_ = 0;   // points the log axis could not draw (<= 0) in the last refresh
+  size_t clipped_ = 0;  // points outside the clipped range in the last refresh
   double x0_ = 0, x1_ = 1;
   int drawn_points_ = 0;
 

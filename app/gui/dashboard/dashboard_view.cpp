@@ -13,6 +13,8 @@
 #include <QMessageBox>
 #include <QPushButton>
 #include <QScrollArea>
+#include <QSettings>
+#include <QSignalBlocker>
 #include <QSlider>
 #include <QSortFilterProxyModel>
 #include <QSplitter>
@@ -67,6 +69,15 @@ QString slurmText(const store::SlurmJobRow& row) {
   return text;
 }
 
+// The unit of a chart's values, from its title's words: the y axis's title.
+QString unitOf(const QString& title) {
+  if (title.endsWith("(s)")) return "seconds";
+  if (title.endsWith("/s") || title.endsWith("%")) return title.section(' ', -1);
+  if (title.endsWith("°C")) return "°C";
+  if (title == "accuracy") return "fraction";
+  return {};
+}
+
 bool isHealthChart(const QString& title) {
   return title == kHealthCpu || title == kHealthGpu || title == kHealthNet;
 }
@@ -108,6 +119,10 @@ DashboardView::DashboardView(SessionBridge* bridge, const QString& job_id, bool 
       job_id_(job_id),
       live_(live),
       job_(std::make_unique<JobData>(job_id.toStdString())) {
+  // The user's last smoothing and x axis, as TensorBoard keeps them.
+  const QSettings settings;
+  const double saved_smoothing = settings.value(kSmoothingKey, smoothing_).toDouble();
+  if (std::isfinite(saved_smoothing)) smoothing_ = std::clamp(saved_smoothing, 0.0, 0.99);
   // Header: what the job is, how it is doing, and the one thing that went wrong.
   title_ = new QLabel(job_id);
   QFont title_font = title_->font();
@@ -143,12 +158,17 @@ DashboardView::DashboardView(SessionBridge* bridge, const QString& job_id, bool 
 
   // Controls shared by every chart.
   axis_box_ = new QComboBox;
+  axis_box_->setObjectName("xAxis");
   axis_box_->addItem("x: step");
+  axis_box_->addItem("x: time since start");
   axis_box_->addItem("x: wall time");
+  axis_box_->setToolTip(
+      "What the charts' x axis counts: training steps, the time since the job "
+      "started (h:mm:ss), or the wall clock");
   smoothing_slider_ = new QSlider(Qt::Horizontal);
   smoothing_slider_->setObjectName("smoothing");
   smoothing_slider_->setRange(0, 99);
-  smoothing_slider_->setValue(static_cast<int>(smoothing_ * 100));
+  smoothing_slider_->setValue(static_cast<int>(std::lround(smoothing_ * 100)));
   smoothing_slider_->setFixedWidth(140);
   smoothing_label_ = new QLabel;
   smoothing_label_->setMinimumWidth(110);
@@ -236,8 +256,10 @@ DashboardView::DashboardView(SessionBridge* bridge, const QString& job_id, bool 
   layout->addLayout(controls);
   layout->addWidget(split, 1);
 
-  connect(axis_box_, &QComboBox::currentIndexChanged, this,
-          [this](int index) { setAxis(index == 0 ? metrics::Axis::kStep : metrics::Axis::kTime); });
+  connect(axis_box_, &QComboBox::currentIndexChanged, this, [this](int index) {
+    setXChoice(static_cast<XChoice>(index));
+    QSettings().setValue(kXAxisKey, index);
+  });
   // A drag moves the label at once and the charts at most every 80 ms, each chart redrawn on its
   // own turn of the event loop: with 8 ranks, redrawing every chart on every step of a drag froze
   // the window for seconds.
@@ -248,6 +270,7 @@ DashboardView::DashboardView(SessionBridge* bridge, const QString& job_id, bool 
     for (auto& [title, chart] : charts_) {
       if (!isHealthChart(title)) chart->setSmoothingSoon(smoothing_);
     }
+    QSettings().setValue(kSmoothingKey, smoothing_);
   });
   connect(smoothing_slider_, &QSlider::valueChanged, this, [this, apply_smoothing](int value) {
     smoothing_ = value / 100.0;
@@ -255,6 +278,10 @@ DashboardView::DashboardView(SessionBridge* bridge, const QString& job_id, bool 
     if (!apply_smoothing->isActive()) apply_smoothing->start();
   });
   smoothing_label_->setText(QString("Smoothing %1").arg(smoothing_, 0, 'f', 2));
+  const int saved_axis = settings.value(kXAxisKey, 0).toInt();
+  if (saved_axis > 0 && saved_axis <= static_cast<int>(XChoice::kWallTime)) {
+    setXChoice(static_cast<XChoice>(saved_axis));
+  }
   connect(reset, &QPushButton::clicked, this, [this] {
     for (auto& [title, chart] : charts_) chart->resetZoom();
     heatmap_->resetXRange();
@@ -403,6 +430,8 @@ MetricChart* DashboardView::addChart(const QString& title, bool health) {
   chart->setMinimumHeight(230);
   chart->setXAxis(health ? metrics::Axis::kTime : axis_);
   chart->setSmoothing(health ? 0 : smoothing_);
+  chart->setYLabel(unitOf(title));
+  chart->setTimeOrigin(timeOrigin());
   chart->setMarkers(markers_);
   charts_[title] = chart;
   connect(chart, &MetricChart::xRangeChanged, this,
@@ -638,6 +667,7 @@ void DashboardView::updateViews(bool all_charts) {
   }
   updateEvents();
   updateMarkers();  // a marker's step can move while late metrics arrive
+  for (auto& [title, chart] : charts_) chart->setTimeOrigin(timeOrigin());  // known once data is
   updateHeader();
   const std::string state = job_->state();
   if (state != last_state_) {
@@ -870,14 +900,25 @@ void DashboardView::updateHeader() {
   }
 }
 
-void DashboardView::setAxis(metrics::Axis axis) {
-  axis_ = axis;
-  for (auto& [title, chart] : charts_) {
-    if (!isHealthChart(title)) chart->setXAxis(axis);
+void DashboardView::setXChoice(XChoice choice) {
+  x_choice_ = choice;
+  axis_ = choice == XChoice::kStep ? metrics::Axis::kStep : metrics::Axis::kTime;
+  if (axis_box_->currentIndex() != static_cast<int>(choice)) {
+    const QSignalBlocker quiet(axis_box_);
+    axis_box_->setCurrentIndex(static_cast<int>(choice));
   }
-  heatmap_->setXAxis(axis);
+  for (auto& [title, chart] : charts_) {
+    if (!isHealthChart(title)) chart->setXAxis(axis_);
+    chart->setTimeOrigin(timeOrigin());
+  }
+  heatmap_->setXAxis(axis_);
   heatmap_->resetXRange();
   heatmap_->refresh();
+}
+
+std::optional<double> DashboardView::timeOrigin() const {
+  if (x_choice_ != XChoice::kRelativeTime || job_->startTime() <= 0) return std::nullopt;
+  return job_->startTime();
 }
 
 void DashboardView::linkRange(MetricChart* source, double x0, double x1) {

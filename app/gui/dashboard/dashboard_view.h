@@ -49,6 +49,12 @@ class DashboardView : public QWidget {
 
   QString jobId() const { return job_id_; }
   const JobData& job() const { return *job_; }
+  // The x axis of every chart, as the axis box lists them; kept across restarts (QSettings).
+  enum class XChoice { kStep, kRelativeTime, kWallTime };
+  void setXChoice(XChoice choice);
+  XChoice xChoice() const { return x_choice_; }
+  static constexpr const char* kXAxisKey = "dashboard/xAxis";
+  static constexpr const char* kSmoothingKey = "dashboard/smoothing";
   bool loaded() const { return loaded_; }
 
   // Records of any job or host; the view keeps what concerns its job. Before the history
@@ -97,7 +103,7 @@ class DashboardView : public QWidget {
   void updateRankList();
   // Checks only `only` in the rank list (null: every entry) and redraws every chart's lines.
   void showOnlyLines(QListWidgetItem* only);
-  void setAxis(metrics::Axis axis);
+  std::optional<double> timeOrigin() const;  // the job's start on a relative time axis
   void linkRange(MetricChart* source, double x0, double x1);
   void showRankLog(int rank);
   // Marks the event on every chart and zooms them to a tenth of the run around it.
@@ -119,6 +125,7 @@ class DashboardView : public QWidget {
   uint64_t drawn_version_ = ~0ull;
   std::string last_state_;
   std::map<std::string, double> silent_agents_;  // not answering, with the time of the last answer
+  XChoice x_choice_ = XChoice::kStep;
   metrics::Axis axis_ = metrics::Axis::kStep;
   double smoothing_ = 0.6;
 

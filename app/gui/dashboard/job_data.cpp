@@ -280,8 +280,8 @@ void JobData::addEvent(const std::string& key, JobEvent event) {
 
 // Every rank saves its own checkpoint of the same step: one event for them all, at the first.
 void JobData::addCheckpoint(double step, double time, uint32_t attempt) {
-  const std::string key = "checkpoint#" + std::to_string(attempt) + "#" +
-                          std::to_string(static_cast<int64_t>(step));
+  const std::string key =
+      "checkpoint#" + std::to_string(attempt) + "#" + std::to_string(static_cast<int64_t>(step));
   JobEvent event;
   event.time = time;
   event.kind = "checkpoint";

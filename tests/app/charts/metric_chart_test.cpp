@@ -224,6 +224,43 @@ TEST_F(MetricChartTest, IncludeZeroAndAManualRangeOverrideTheAutoscale) {
   EXPECT_LE(chart->yRange().first, 0);  // include zero again
 }
 
+// A 1000x spike on one rank flattens every curve; clipped, the range is the curves', and a rank
+// that diverged for good (all its values 50x the others) is still in range.
+TEST_F(MetricChartTest, ClippingOutliersDropsSpikesButNeverAWholeLine) {
+  std::vector<Series> ranks(8);
+  for (int r = 0; r < 8; ++r) {
+    for (int i = 0; i < 400; ++i) ranks[r].append(i, i, 1.0 + 0.001 * i + 0.01 * r);
+  }
+  Series spiky;
+  for (int i = 0; i < 400; ++i) spiky.append(i, i, i == 200 ? 1000.0 : 1.2);
+  Series diverged;
+  for (int i = 0; i < 400; ++i) diverged.append(i, i, 50.0 + 0.01 * i);
+  std::vector<ChartLine> lines;
+  for (int r = 0; r < 8; ++r) lines.push_back({QString("rank %1").arg(r), QColor(), &ranks[r]});
+  lines.push_back({"spiky", QColor(), &spiky});
+  auto chart = makeChart("loss");
+  chart->setLines(lines);
+  EXPECT_GT(chart->yRange().second, 1000);
+  chart->setClipOutliers(true);
+  EXPECT_LT(chart->yRange().second, 2);
+  EXPECT_GT(chart->yRange().second, 1.4);  // every rank's values, 1.0 .. 1.47
+  EXPECT_LT(chart->yRange().first, 1.0);
+  EXPECT_EQ(chart->yTitle(), "1 outlier clipped");
+
+  lines.push_back({"diverged", QColor(), &diverged});
+  chart->setLines(lines);
+  EXPECT_GT(chart->yRange().second, 50);  // its median (52) at least
+  EXPECT_LT(chart->yRange().second, 1000);
+
+  // A log axis or a range of the user's own is not clipped.
+  chart->setYScale(MetricChart::YScale::kLog);
+  EXPECT_EQ(chart->yTitle(), "log");
+  chart->setYScale(MetricChart::YScale::kLinear);
+  chart->setClipOutliers(false);
+  EXPECT_GT(chart->yRange().second, 1000);
+  EXPECT_EQ(chart->yTitle(), "");
+}
+
 TEST_F(MetricChartTest, SetXRangeDoesNotEmitButUserZoomAndPanDo) {
   const Series s = lossSeries(10'000, 0, 1);
   auto chart = makeChart("loss");

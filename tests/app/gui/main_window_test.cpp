@@ -8,11 +8,13 @@
 #include <unistd.h>
 
 #include <QApplication>
+#include <QComboBox>
 #include <QDir>
 #include <QElapsedTimer>
 #include <QLayout>
 #include <QListWidget>
 #include <QPushButton>
+#include <QSlider>
 #include <QTabWidget>
 #include <QTableView>
 #include <QTreeWidget>
@@ -166,6 +168,33 @@ TEST_F(MainWindowTest, DemoTrainsLiveAndLandsInHistory) {
   ASSERT_FALSE(loss_chart->markers().empty());
   EXPECT_EQ(loss_chart->markers().back().label, "rank exited");
   loss_chart->resetZoom();
+  // The demo checkpoints every 200 steps: each is an event (not a chart).
+  size_t checkpoints = 0;
+  for (const JobEvent& e : view->job().events()) checkpoints += e.kind == "checkpoint" ? 1 : 0;
+  EXPECT_GE(checkpoints, last_step >= 200 ? 1u : 0u);
+  EXPECT_EQ(view->chart("checkpoint"), nullptr);
+  // Units on the y axes; the smoothing the bold lines have.
+  EXPECT_TRUE(view->chart("samples/s")->yTitle().startsWith("samples/s"))
+      << view->chart("samples/s")->yTitle().toStdString();
+  EXPECT_TRUE(loss_chart->chartTitle().contains("EMA 0.60"))
+      << loss_chart->chartTitle().toStdString();
+
+  // Time since the start on the x axis, and smoothing 0.90: both kept for the next dashboard.
+  auto* x_axis = view->findChild<QComboBox*>("xAxis");
+  ASSERT_NE(x_axis, nullptr);
+  x_axis->setCurrentIndex(static_cast<int>(DashboardView::XChoice::kRelativeTime));
+  EXPECT_EQ(loss_chart->timeOrigin(), view->job().startTime());
+  EXPECT_EQ(loss_chart->xAxis(), metrics::Axis::kTime);
+  EXPECT_TRUE(loss_chart->readoutAt(loss_chart->xToPixel(view->job().startTime() + 1))
+                  .header.startsWith("0:00:0"))
+      << loss_chart->readoutAt(loss_chart->xToPixel(view->job().startTime() + 1))
+             .header.toStdString();
+  auto* smoothing = view->findChild<QSlider*>("smoothing");
+  ASSERT_NE(smoothing, nullptr);
+  smoothing->setValue(90);
+  ASSERT_TRUE(waitFor([&] { return loss_chart->smoothing() == 0.9; }, 5000));
+  EXPECT_TRUE(loss_chart->chartTitle().contains("EMA 0.90"))
+      << loss_chart->chartTitle().toStdString();
 
   // Usable on a 1024x600 screen: nothing in the dashboard asks for more.
   EXPECT_LE(view->minimumSizeHint().width(), 1000);
@@ -215,6 +244,8 @@ TEST_F(MainWindowTest, DemoTrainsLiveAndLandsInHistory) {
   const QString second = window.lastSubmittedJob();
   DashboardView* second_view = window.dashboard(second);
   ASSERT_NE(second_view, nullptr);
+  EXPECT_EQ(second_view->findChild<QSlider*>("smoothing")->value(), 90);
+  EXPECT_EQ(second_view->xChoice(), DashboardView::XChoice::kRelativeTime);
   ASSERT_TRUE(waitFor([&] { return second_view->job().finished(); }, 180000));
 
   // History lists both runs.
@@ -279,6 +310,12 @@ TEST_F(MainWindowTest, AJobWhoseAgentIsKilledShowsUnknownNotRunning) {
   MetricChart* loss = view->chart("loss");
   ASSERT_NE(loss, nullptr);
   EXPECT_TRUE(loss->staleNote().startsWith("no data since ")) << loss->staleNote().toStdString();
+  // And the events list says when the agent went silent.
+  bool silent_event = false;
+  for (const JobEvent& e : view->job().events()) {
+    silent_event = silent_event || (e.kind == "agent_silent" && e.agent == "local");
+  }
+  EXPECT_TRUE(silent_event);
   // The elapsed time stopped at the last evidence.
   const QString stopped = view->headline();
   waitFor([] { return false; }, 2100);  // the clock would have ticked twice
