@@ -626,6 +626,9 @@ proto::Envelope AgentServer::Impl::answerInventory(const proto::Envelope& reques
   for (const auto& id : supervisor->runningJobs()) {
     if (!visible || visible(id)) inv->add_running_jobs(id);
   }
+  for (auto& rank : supervisor->runningRanks()) {
+    if (!visible || visible(rank.job())) *inv->add_running_ranks() = std::move(rank);
+  }
   return response;
 }
 

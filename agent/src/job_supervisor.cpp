@@ -152,6 +152,23 @@ std::vector<std::string> JobSupervisor::runningJobs() const {
   return ids;
 }
 
+std::vector<proto::RunningRank> JobSupervisor::runningRanks() const {
+  std::vector<proto::RunningRank> out;
+  for (const auto& [id, job] : jobs_) {
+    for (const Rank& rank : job.ranks) {
+      if (rank.exited) continue;
+      proto::RunningRank& r = out.emplace_back();
+      r.set_job(id);
+      r.set_rank(rank.rank);
+      r.set_pid(rank.pid);
+      r.set_device(rank.device);
+      r.set_attempt(job.launch.attempt());
+      r.set_started_at(rank.started_at);
+    }
+  }
+  return out;
+}
+
 bool JobSupervisor::takeActivity() {
   bool was = activity_;
   activity_ = false;
@@ -451,6 +468,8 @@ Result<std::vector<int>> JobSupervisor::launch(const proto::JobLaunch& launch) {
     s->set_pid(rank.pid);
     s->set_device(device.device);
     appendRecord(started);
+    rank.device = device.device;
+    rank.started_at = started.time();
     job.ranks.push_back(std::move(rank));
   }
   jobs_[id] = std::move(job);

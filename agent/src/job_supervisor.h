@@ -83,6 +83,8 @@ class JobSupervisor {
   int slotsTotal() const { return options_.slots; }
   int slotsFree() const;
   std::vector<std::string> runningJobs() const;
+  // Every rank still running, in job then rank order (the inventory's running_ranks).
+  std::vector<proto::RunningRank> runningRanks() const;
   // Running, or prepared and waiting for its launch.
   bool isActive(const std::string& job_id) const {
     return jobs_.count(job_id) > 0 || reservations_.count(job_id) > 0;
@@ -109,6 +111,8 @@ class JobSupervisor {
     pid_t pid = -1;
     int output_fd = -1;
     int log_fd = -1;
+    std::string device;      // what it trains on (RankStarted.device)
+    double started_at = 0;   // unix seconds
     std::string phase_file;  // kept by native workers (job/rank_phase.h)
     std::string pending_line;
     int64_t next_step = 0;            // per-rank counter for metric lines without "step"

@@ -36,7 +36,7 @@ class SlurmLogPrinter {
     uint32_t attempt = 0;
     std::string path;
     uint64_t offset = 0;
-    std::string partial;  // a line still without its line break
+    std::string partial{};  // a line still without its line break
   };
   void finishLine(Log& log);
   void print(int rank, const std::string& line);

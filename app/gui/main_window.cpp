@@ -156,6 +156,8 @@ MainWindow::MainWindow(const AppOptions& options, QWidget* parent)
   });
   connect(cluster_, &ClusterView::startLocalAgentRequested, this,
           [this] { startLocalAgent(false); });
+  connect(cluster_, &ClusterView::openJobRequested, this,
+          [this](const QString& id) { openDashboard(id, /*live=*/true); });
   connect(editor_, &JobEditor::launchRequested, this, &MainWindow::submitYaml);
   connect(history_, &HistoryView::openRun, this,
           [this](const QString& id) { openDashboard(id, /*live=*/true); });

@@ -1,11 +1,15 @@
 #include "cluster/agent_detail_panel.h"
 
+#include <QDateTime>
 #include <QFormLayout>
 #include <QGridLayout>
 #include <QGroupBox>
 #include <QHBoxLayout>
+#include <QHeaderView>
 #include <QLabel>
 #include <QPushButton>
+#include <QTimer>
+#include <QTreeWidget>
 #include <QVBoxLayout>
 #include <algorithm>
 #include <cmath>
@@ -109,12 +113,12 @@ AgentDetailPanel::AgentDetailPanel(QString client_public_key, QWidget* parent)
   slots_ = valueLabel();
   version_ = valueLabel();
   started_ = valueLabel();
-  jobs_ = valueLabel();
-  jobs_->setWordWrap(true);
+  last_answer_ = valueLabel();
   fingerprint_ = valueLabel();
   QFont mono("monospace");
   mono.setStyleHint(QFont::Monospace);
   fingerprint_->setFont(mono);
+  inventory_form_->addRow("Last answer:", last_answer_);
   inventory_form_->addRow("Hostname:", host_);
   inventory_form_->addRow("Endpoint:", endpoint_);
   inventory_form_->addRow("CPUs:", cpus_);
@@ -122,7 +126,6 @@ AgentDetailPanel::AgentDetailPanel(QString client_public_key, QWidget* parent)
   inventory_form_->addRow("Slots free:", slots_);
   inventory_form_->addRow("Version:", version_);
   inventory_form_->addRow("Started:", started_);
-  inventory_form_->addRow("Running jobs:", jobs_);
   inventory_form_->addRow("Key fingerprint:", fingerprint_);
   middle->addWidget(inventory_box, 2);
 
@@ -139,6 +142,29 @@ AgentDetailPanel::AgentDetailPanel(QString client_public_key, QWidget* parent)
   middle->addWidget(health_box, 3);
   health_box_ = health_box;
   layout->addLayout(middle);
+
+  auto* ranks_box = new QGroupBox;
+  auto* ranks_layout = new QVBoxLayout(ranks_box);
+  ranks_ = new QTreeWidget;
+  ranks_->setObjectName("agentRanks");
+  ranks_->setHeaderLabels({"Job", "Rank", "PID", "Device", "Attempt", "Running for"});
+  ranks_->setRootIsDecorated(false);
+  ranks_->setAlternatingRowColors(true);
+  ranks_->setSortingEnabled(true);
+  ranks_->header()->setSectionResizeMode(QHeaderView::ResizeToContents);
+  ranks_->header()->setStretchLastSection(false);
+  ranks_->setVerticalScrollBarPolicy(Qt::ScrollBarAsNeeded);
+  connect(ranks_, &QTreeWidget::itemActivated, this, [this](QTreeWidgetItem* item) {
+    if (item) Q_EMIT openJobRequested(item->text(0));
+  });
+  ranks_layout->addWidget(ranks_);
+  layout->addWidget(ranks_box);
+  ranks_box_ = ranks_box;
+
+  auto* age_timer = new QTimer(this);
+  age_timer->setInterval(1000);
+  connect(age_timer, &QTimer::timeout, this, [this] { updateLastAnswer(); });
+  age_timer->start();
 
   auto* gpu_box = new QGroupBox("GPUs (bar: now, line: last 5 min)");
   auto* gpu_layout = new QVBoxLayout(gpu_box);
@@ -179,9 +205,84 @@ void AgentDetailPanel::showAgent(const AgentEntry* entry) {
   advice_->setPalette(advice_palette);
   reason_->setText(QString::fromStdString(status.reason));
   reason_->setVisible(!status.reason.empty());
+  answered_at_ = status.answered_at;
+  online_ = status.state == AgentState::kOnline;
+  updateLastAnswer();
   showInventory(*entry);
+  showRanks(*entry);
   showHealth(*entry);
   showGpus(*entry);
+}
+
+// The heartbeat's age: what every other fact on the panel is as old as.
+void AgentDetailPanel::updateLastAnswer() {
+  if (!body_->isVisible() && placeholder_->isVisible()) return;
+  if (answered_at_ <= 0) {
+    last_answer_->setText(online_ ? QString::fromUtf8("—") : "none since the app started");
+    return;
+  }
+  const double now = static_cast<double>(QDateTime::currentMSecsSinceEpoch()) / 1000;
+  const double age = std::max(0.0, now - answered_at_);
+  const QString ago =
+      age < 10 ? QString("%1 s ago").arg(age, 0, 'f', 1) : QString("%1 ago").arg(formatUptime(age));
+  last_answer_->setText(QString("%1 (%2)").arg(
+      QDateTime::fromMSecsSinceEpoch(static_cast<qint64>(answered_at_ * 1000)).toString("HH:mm:ss"),
+      ago));
+}
+
+QString AgentDetailPanel::lastAnswerText() const { return last_answer_->text(); }
+
+void AgentDetailPanel::showRanks(const AgentEntry& entry) {
+  const auto& inventory = entry.status.inventory;
+  ranks_box_->setVisible(inventory.has_value());
+  if (!inventory) return;
+  // Rebuilt only when the ranks changed, so a selection survives the agent's updates.
+  QStringList now;
+  for (const auto& r : inventory->running_ranks()) {
+    now << QString("%1#%2#%3").arg(QString::fromStdString(r.job())).arg(r.rank()).arg(r.pid());
+  }
+  QStringList shown;
+  for (int i = 0; i < ranks_->topLevelItemCount(); ++i) {
+    shown << ranks_->topLevelItem(i)->data(0, Qt::UserRole).toString();
+  }
+  std::sort(now.begin(), now.end());
+  std::sort(shown.begin(), shown.end());
+  const double at = std::max(entry.status.time, inventory->health_time());
+  if (now != shown) {
+    ranks_->clear();
+    for (const auto& r : inventory->running_ranks()) {
+      auto* item = new QTreeWidgetItem;
+      item->setText(0, QString::fromStdString(r.job()));
+      item->setData(
+          0, Qt::UserRole,
+          QString("%1#%2#%3").arg(QString::fromStdString(r.job())).arg(r.rank()).arg(r.pid()));
+      item->setData(1, Qt::DisplayRole, r.rank());
+      item->setData(2, Qt::DisplayRole, r.pid());
+      item->setText(3, r.device().empty() ? QString("CPU") : QString::fromStdString(r.device()));
+      item->setData(4, Qt::DisplayRole, r.attempt());
+      item->setData(5, Qt::UserRole, r.started_at());
+      item->setToolTip(0, "Double-click: the dashboard of " + QString::fromStdString(r.job()));
+      ranks_->addTopLevelItem(item);
+    }
+    ranks_->sortByColumn(ranks_->sortColumn() < 0 ? 0 : ranks_->sortColumn(),
+                         ranks_->header()->sortIndicatorOrder());
+    // As tall as its rows, up to eight; a scroll bar beyond.
+    const int rows = std::clamp(ranks_->topLevelItemCount(), 1, 8);
+    const int row_height = std::max(ranks_->sizeHintForRow(0), fontMetrics().height() + 4);
+    ranks_->setFixedHeight(ranks_->header()->sizeHint().height() + rows * row_height +
+                           2 * ranks_->frameWidth() + 2);
+  }
+  for (int i = 0; i < ranks_->topLevelItemCount(); ++i) {
+    QTreeWidgetItem* item = ranks_->topLevelItem(i);
+    const double started = item->data(5, Qt::UserRole).toDouble();
+    item->setText(5, started > 0 ? formatUptime(std::max(0.0, at - started)) : QString());
+  }
+  const int count = inventory->running_ranks_size();
+  ranks_box_->setTitle(count == 0 ? QString("Ranks running here: none")
+                                  : QString("Ranks running here: %1 (double-click: the job's "
+                                            "dashboard)")
+                                        .arg(count));
+  ranks_->setVisible(count > 0);
 }
 
 void AgentDetailPanel::showInventory(const AgentEntry& entry) {
@@ -193,7 +294,7 @@ void AgentDetailPanel::showInventory(const AgentEntry& entry) {
                                    "host; the fingerprint is for eyes only, not a security check")
                                .arg(QString::fromStdString(status.server_key)));
   if (!status.inventory) {
-    for (QLabel* label : {host_, cpus_, memory_, slots_, version_, started_, jobs_}) {
+    for (QLabel* label : {host_, cpus_, memory_, slots_, version_, started_}) {
       label->setText(none);
     }
     host_->setText(agentHost(status) + "  (from the endpoint; no inventory yet)");
@@ -213,9 +314,6 @@ void AgentDetailPanel::showInventory(const AgentEntry& entry) {
   } else {
     started_->setText(none);
   }
-  QStringList jobs;
-  for (const auto& job : inventory.running_jobs()) jobs << QString::fromStdString(job);
-  jobs_->setText(jobs.isEmpty() ? QString("none") : jobs.join(", "));
 }
 
 void AgentDetailPanel::showHealth(const AgentEntry& entry) {

@@ -1,7 +1,8 @@
 #pragma once
-// The selected agent in full: what is wrong and what to do (when it is not online), its
-// inventory, host health and every GPU's utilization, memory, temperature and power, each as a
-// bar (now) over a sparkline (the last minutes).
+// The selected agent in full: what is wrong and what to do (when it is not online), when it last
+// answered, its inventory, the ranks running on it (each a way to its job's dashboard), host
+// health and every GPU's utilization, memory, temperature and power, each as a bar (now) over a
+// sparkline (the last minutes).
 
 #include <QString>
 #include <QWidget>
@@ -9,8 +10,10 @@
 
 class QFormLayout;
 class QGridLayout;
+class QGroupBox;
 class QLabel;
 class QPushButton;
+class QTreeWidget;
 
 namespace ringmaster::gui {
 
@@ -34,10 +37,14 @@ class AgentDetailPanel : public QWidget {
   QPushButton* updateKeyButton() const { return update_key_; }
   int gpuRowCount() const { return static_cast<int>(gpu_rows_.size()); }
   QString gpuText(int gpu, int metric) const;  // metric: 0 util, 1 memory, 2 temp, 3 power
+  QString lastAnswerText() const;
+  QTreeWidget* rankList() const { return ranks_; }
 
  Q_SIGNALS:
   // The shown agent answers with another key than the pinned one: the user asked to update it.
   void updateKeyRequested();
+  // The user double-clicked (or pressed Enter on) a rank running on the agent.
+  void openJobRequested(const QString& job_id);
 
  private:
   struct GpuRow {
@@ -48,6 +55,8 @@ class AgentDetailPanel : public QWidget {
   void showInventory(const AgentEntry& entry);
   void showHealth(const AgentEntry& entry);
   void showGpus(const AgentEntry& entry);
+  void showRanks(const AgentEntry& entry);
+  void updateLastAnswer();  // also each second: the age goes on while nothing arrives
 
   QString client_public_key_;
   QLabel* placeholder_;
@@ -65,7 +74,11 @@ class AgentDetailPanel : public QWidget {
   QLabel* slots_;
   QLabel* version_;
   QLabel* started_;
-  QLabel* jobs_;
+  QLabel* last_answer_;
+  double answered_at_ = 0;  // of the agent shown; 0 when none came
+  bool online_ = false;
+  QGroupBox* ranks_box_;
+  QTreeWidget* ranks_;
   QLabel* fingerprint_;
   MetricCell* cpu_cell_;
   MetricCell* memory_cell_;

@@ -190,6 +190,7 @@ ClusterView::ClusterView(const QString& cluster_file, const QString& client_publ
   connect(authorize_button, &QPushButton::clicked, this, &ClusterView::onAuthorizeClicked);
   connect(table_, &QTableView::doubleClicked, this, &ClusterView::onEditClicked);
   connect(detail_, &AgentDetailPanel::updateKeyRequested, this, &ClusterView::onEditClicked);
+  connect(detail_, &AgentDetailPanel::openJobRequested, this, &ClusterView::openJobRequested);
   connect(offer_button_, &QPushButton::clicked, this, [this] {
     offer_button_->setEnabled(false);
     offer_button_->setText("Starting local agent…");

@@ -74,6 +74,7 @@ class ClusterView : public QWidget {
   void clusterFileChanged(const QString& path);  // add/edit/remove rewrote it
   void startLocalAgentRequested();
   void agentSelected(const QString& name);
+  void openJobRequested(const QString& job_id);  // from a rank in the agent's detail
 
  private:
   void reload();

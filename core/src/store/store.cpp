@@ -71,7 +71,7 @@ struct Batch {
   std::string journal_id;
   std::vector<proto::JournalRecord> records;
   uint64_t next_seq = 0;
-  std::function<Status(Store&)> write;
+  std::function<Status(Store&)> write{};
 };
 
 // The state of one attempt from its ranks: the rules of JobRow's comment.

@@ -17,6 +17,7 @@
 #include <QPushButton>
 #include <QTableView>
 #include <QTimer>
+#include <QTreeWidget>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -62,7 +63,18 @@ proto::Inventory makeInventory(const std::string& host, double time, double phas
   inventory.set_version("0.6.0");
   inventory.set_started_at(kT0 - 3 * 3600 - 12 * 60);
   inventory.set_health_time(time);
-  if (gpus > 0) inventory.add_running_jobs("resnet50-ddp-7f3a");
+  if (gpus > 0) {
+    inventory.add_running_jobs("resnet50-ddp-7f3a");
+    for (int rank = 0; rank < gpus; ++rank) {
+      proto::RunningRank* r = inventory.add_running_ranks();
+      r->set_job("resnet50-ddp-7f3a");
+      r->set_rank(4 + rank);
+      r->set_pid(31000 + rank);
+      r->set_device("cuda:" + std::to_string(rank));
+      r->set_attempt(1);
+      r->set_started_at(time - 3725);
+    }
+  }
   auto* health = inventory.mutable_health();
   health->set_cpu_percent(55 + 30 * std::sin(phase));
   health->set_memory_used_bytes(static_cast<uint64_t>((180 + 20 * std::sin(phase / 3)) * kGiB));
@@ -95,6 +107,7 @@ AgentStatus onlineStatus(const AgentEndpoint& agent, double time, int gpus = 2) 
   status.server_key = agent.server_key;
   status.state = AgentState::kOnline;
   status.time = time;
+  status.answered_at = time;
   status.inventory = makeInventory(agent.name, time, (time - kT0) / 20, gpus);
   return status;
 }
@@ -318,6 +331,20 @@ TEST_F(ClusterViewTest, DetailPanelShowsInventoryAndEveryGpu) {
       << panel->gpuText(1, 1).toStdString();
   EXPECT_TRUE(panel->gpuText(1, 2).endsWith(QString::fromUtf8(" °C")));
   EXPECT_TRUE(panel->gpuText(0, 3).endsWith(" W"));
+  // When it last answered, and its ranks, each a way to its job's dashboard.
+  EXPECT_TRUE(panel->lastAnswerText().contains(" ago)")) << panel->lastAnswerText().toStdString();
+  QTreeWidget* ranks = panel->rankList();
+  ASSERT_EQ(ranks->topLevelItemCount(), 2);
+  EXPECT_EQ(ranks->topLevelItem(0)->text(0), "resnet50-ddp-7f3a");
+  EXPECT_EQ(ranks->topLevelItem(0)->text(1), "4");
+  EXPECT_EQ(ranks->topLevelItem(0)->text(2), "31000");
+  EXPECT_EQ(ranks->topLevelItem(1)->text(3), "cuda:1");
+  EXPECT_TRUE(ranks->topLevelItem(0)->text(5).startsWith("1 h "))
+      << ranks->topLevelItem(0)->text(5).toStdString();  // running for
+  QStringList opened;
+  QObject::connect(&view, &ClusterView::openJobRequested, [&](const QString& id) { opened << id; });
+  Q_EMIT ranks->itemActivated(ranks->topLevelItem(1), 0);
+  EXPECT_EQ(opened, QStringList{"resnet50-ddp-7f3a"});
 
   view.selectAgent("gpu03");
   EXPECT_EQ(panel->headline(), QString::fromUtf8("gpu03 — key rejected"));
