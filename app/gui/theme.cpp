@@ -6,6 +6,8 @@
 #include <QStyleFactory>
 #include <optional>
 
+#include "focus_ring_style.h"
+
 namespace ringmaster::gui {
 namespace {
 
@@ -92,7 +94,7 @@ Theme preferredTheme() {
 }
 
 void applyTheme(QApplication& app, Theme theme) {
-  app.setStyle(QStyleFactory::create("Fusion"));
+  app.setStyle(new FocusRingStyle);  // Fusion, with a visible keyboard focus
   const QPalette fusion = app.style()->standardPalette();
   app.setPalette(themePalette(fusion, theme));
 }

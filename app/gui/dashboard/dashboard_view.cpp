@@ -132,9 +132,11 @@ DashboardView::DashboardView(SessionBridge* bridge, const QString& job_id, bool 
   title_->setTextInteractionFlags(Qt::TextSelectableByMouse);
   summary_ = new QLabel("loading from the history…");
   summary_->setTextFormat(Qt::RichText);
-  // Neither a long job name nor a long summary may widen the window: they are cut instead.
+  // Neither a long job name nor a long summary may widen the window: the name is cut, the
+  // summary wraps (a straggler's name at its end must stay readable).
   title_->setMinimumWidth(1);
   summary_->setMinimumWidth(1);
+  summary_->setWordWrap(true);
   problem_ = new ElidingButton;
   problem_->setVisible(false);
   stop_ = new QPushButton("Stop job");
@@ -521,6 +523,12 @@ void DashboardView::updateRankList() {
 void DashboardView::changeEvent(QEvent* event) {
   QWidget::changeEvent(event);
   if (event->type() != QEvent::PaletteChange || !job_) return;
+  // Each rank keeps its colour everywhere, in the palette's own shade of it.
+  for (int i = 0; i < rank_list_->count(); ++i) {
+    QListWidgetItem* item = rank_list_->item(i);
+    const int key = item->data(Qt::UserRole).toInt();
+    if (key != kJobTotal) item->setForeground(seriesColor(key));
+  }
   chart_keys_.clear();
   updateLines(/*all=*/true);
 }
@@ -833,6 +841,11 @@ void DashboardView::updateHeader() {
   if (state == "running") text += QString(" (%1 running)").arg(running);
   if (job_->maxStep() >= 0) text += QString(" &nbsp;·&nbsp; step %1").arg(job_->maxStep());
   if (!throughput.isEmpty()) text += " &nbsp;·&nbsp; " + throughput;
+  // The straggler, named where the eye lands first (the heatmap may be scrolled out of view).
+  if (heatmap_->isVisibleTo(this) && heatmap_->hasStraggler()) {
+    text += QString(" &nbsp;·&nbsp; <span style='color:%1'>%2</span>")
+                .arg(stateColor("pending").name(), heatmap_->slowestText().toHtmlEscaped());
+  }
   text += QString(" &nbsp;·&nbsp; %1 %2")
               .arg(job_->finished() ? "took" : "elapsed", formatDuration(elapsed));
   if (!job_->launcher().empty()) {

@@ -71,6 +71,7 @@ class DashboardView : public QWidget {
   std::vector<MetricChart*> charts() const;
   MetricChart* chart(const QString& title) const;
   RankTableModel* rankModel() const { return rank_model_; }
+  StragglerHeatmap* heatmap() const { return heatmap_; }
   QString headline() const;
   QString problemText() const;
 

@@ -141,6 +141,10 @@ QString StragglerHeatmap::rankName(int rank) const {
   return QStringLiteral("rank %1 (%2)").arg(rank).arg(host);
 }
 
+bool StragglerHeatmap::hasStraggler() const {
+  return verdict_.slowest_rank >= 0 && verdict_.slowest_ratio >= kStragglerThreshold;
+}
+
 QString StragglerHeatmap::slowestText() const {
   if (verdict_.slowest_rank < 0) return tr("no step time reported in this window");
   const QString who = rankName(verdict_.slowest_rank);

@@ -43,6 +43,8 @@ class StragglerHeatmap : public QWidget {
   QString slowestText() const;
   // The verdict's numbers: of the window slowestText() names.
   int slowestRank() const { return verdict_.slowest_rank; }
+  // A rank at kStragglerThreshold or more of the median step time in the verdict's window.
+  bool hasStraggler() const;
   double slowestRatio() const { return verdict_.slowest_ratio; }
   // What the tooltip of a cell says: "rank 3 (gpu02), 14:05:31-14:05:36: 1.8x median (42 ms vs
   // 23 ms)". Empty for a cell outside the grid.

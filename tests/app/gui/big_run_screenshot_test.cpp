@@ -1,0 +1,231 @@
+// An 8-rank and a 64-rank run (8 hosts of 8 GPUs) as an agent would have journaled them, stored in
+// a real SQLite history and opened from it in the app: the dashboard at 1280x720 and 1024x600 in
+// both palettes (build/screenshots/big-run-*.png), with what a person must see at a glance checked.
+// Rank 5 of 8, or rank 37 of 64, computes twice as slowly from half the run on.
+#include <gtest/gtest.h>
+
+#include <QApplication>
+#include <QTableView>
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <random>
+
+#include "charts/metric_chart.h"
+#include "dashboard/dashboard_view.h"
+#include "dashboard/rank_table_model.h"
+#include "main_window.h"
+#include "qt_wait.h"
+#include "ringmaster/store/store.h"
+#include "straggler/straggler_heatmap.h"
+#include "theme.h"
+
+namespace ringmaster::gui {
+namespace {
+
+constexpr double kStart = 1.76e9;
+constexpr int kSteps = 300;
+constexpr int kRanksPerHost = 8;
+
+class Journal {
+ public:
+  proto::JournalRecord& add(const std::string& job, double time, const std::string& source) {
+    proto::JournalRecord& r = records_.emplace_back();
+    r.set_seq(records_.size());
+    r.set_time(time);
+    r.set_job(job);
+    r.set_attempt(1);
+    r.set_source(source);
+    return r;
+  }
+  std::vector<proto::JournalRecord> records_;
+};
+
+std::string host(int index) {
+  char name[16];
+  std::snprintf(name, sizeof name, "gpu%02d", index + 1);
+  return name;
+}
+
+// The run's records, one journal per host, written to `db`.
+void writeRun(const std::string& db, const std::string& job, int world, int slow_rank) {
+  const int hosts = world / kRanksPerHost;
+  std::vector<Journal> journals(hosts);
+  std::mt19937_64 rng(world);
+  std::normal_distribution<double> noise(0, 1);
+  for (int h = 0; h < hosts; ++h) {
+    Journal& j = journals[h];
+    proto::JobAccepted* a = j.add(job, kStart, "agent:" + host(h)).mutable_job_accepted();
+    a->set_name(world == 64 ? "llm-pretrain-64" : "resnet-8");
+    a->set_launcher(proto::TORCHRUN);
+    a->set_world_size(world);
+    a->set_agent(host(h));
+    for (int l = 0; l < kRanksPerHost; ++l) {
+      proto::RankAssignment* ra = a->add_ranks();
+      ra->set_rank(h * kRanksPerHost + l);
+      ra->set_local_rank(l);
+    }
+    for (int l = 0; l < kRanksPerHost; ++l) {
+      const int rank = h * kRanksPerHost + l;
+      proto::RankStarted* s =
+          j.add(job, kStart + 1, "rank:" + std::to_string(rank)).mutable_rank_started();
+      s->set_rank(rank);
+      s->set_local_rank(l);
+      s->set_pid(40000 + rank);
+      s->set_device("GPU " + std::to_string(l));
+    }
+  }
+  double t = kStart + 2;
+  for (int step = 1; step <= kSteps; ++step) {
+    std::vector<double> compute(world);
+    double slowest = 0;
+    for (int r = 0; r < world; ++r) {
+      compute[r] = 0.20 * (1 + 0.03 * noise(rng)) * (r == slow_rank && step > kSteps / 2 ? 2 : 1);
+      slowest = std::max(slowest, compute[r]);
+    }
+    const double step_time = slowest + 0.02;
+    t += step_time;
+    for (int r = 0; r < world; ++r) {
+      proto::MetricSample* m =
+          journals[r / kRanksPerHost].add(job, t, "rank:" + std::to_string(r)).mutable_metric();
+      m->set_rank(r);
+      m->set_step(step);
+      auto value = [&](const char* name, double v) {
+        proto::MetricValue* mv = m->add_values();
+        mv->set_name(name);
+        mv->set_value(v);
+      };
+      value("loss", 0.35 + 2.0 * std::exp(-step / 70.0) + 0.004 * r + 0.04 * noise(rng));
+      value("samples_per_sec", 256 / step_time);
+      value("step_time", step_time);
+      value("comm_wait", step_time - compute[r]);
+      value("lr", 3e-4 * std::min(1.0, step / 30.0));
+      if (step % 100 == 0) value(metrics::kCheckpointMetric, 1);
+    }
+    if (step % 5 == 0) {
+      for (int h = 0; h < hosts; ++h) {
+        proto::HealthSample* health = journals[h].add("", t, "agent:" + host(h)).mutable_health();
+        health->set_cpu_percent(35 + 10 * std::sin(step / 20.0 + h));
+        health->set_memory_used_bytes(uint64_t{180} << 30);
+        health->set_memory_total_bytes(uint64_t{1024} << 30);
+        for (int g = 0; g < kRanksPerHost; ++g) {
+          proto::GpuHealth* gpu = health->add_gpus();
+          gpu->set_index(g);
+          const bool slow = h * kRanksPerHost + g == slow_rank && step > kSteps / 2;
+          gpu->set_utilization_percent(slow ? 97 : 88 + 4 * std::sin(step / 9.0 + g));
+          gpu->set_memory_used_bytes(uint64_t{61} << 30);
+          gpu->set_memory_total_bytes(uint64_t{80} << 30);
+          gpu->set_temperature_c(slow ? 84 : 66 + g);
+          gpu->set_power_w(slow ? 690 : 520 + 10 * g);
+        }
+      }
+    }
+  }
+  for (int h = 0; h < hosts; ++h) {
+    Journal& j = journals[h];
+    for (int l = 0; l < kRanksPerHost; ++l) {
+      const int rank = h * kRanksPerHost + l;
+      proto::RankExited* e =
+          j.add(job, t + 1, "rank:" + std::to_string(rank)).mutable_rank_exited();
+      e->set_rank(rank);
+      e->set_state(proto::SUCCEEDED);
+    }
+    proto::JobFinished* f = j.add(job, t + 1, "agent:" + host(h)).mutable_job_finished();
+    f->set_state(proto::SUCCEEDED);
+    f->set_agent(host(h));
+    f->set_ranks(kRanksPerHost);
+    if (h == 0) {
+      proto::JobOutcome* o = j.add(job, t + 1.5, "agent:" + host(h)).mutable_job_outcome();
+      o->set_state(proto::SUCCEEDED);
+      o->set_attempts(1);
+    }
+  }
+  auto store = store::Store::open(db);
+  ASSERT_TRUE(store.isOk()) << store.status().message();
+  for (int h = 0; h < hosts; ++h) {
+    const Status applied = (*store)->applyJournal(
+        host(h), "journal-" + host(h), journals[h].records_, journals[h].records_.size() + 1);
+    ASSERT_TRUE(applied.isOk()) << applied.message();
+  }
+}
+
+class BigRunScreenshotTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char pattern[] = "/tmp/rm_big_run_XXXXXX";
+    root_ = mkdtemp(pattern);
+    setenv("HOME", root_.c_str(), 1);
+    setenv("XDG_CONFIG_HOME", (root_ + "/config").c_str(), 1);
+    setenv("RINGMASTER_CONFIG_DIR", (root_ + "/config/ringmaster").c_str(), 1);
+    setenv("RINGMASTER_CLUSTER", (root_ + "/cluster.yaml").c_str(), 1);
+    setenv("RINGMASTER_DB", (root_ + "/history.db").c_str(), 1);
+    std::FILE* empty = std::fopen((root_ + "/cluster.yaml").c_str(), "w");  // no agents
+    std::fclose(empty);
+  }
+  void TearDown() override {
+    applyTheme(*qApp, Theme::kDark);
+    std::filesystem::remove_all(root_);
+  }
+
+  // The run's dashboard, opened from the history, at each size in each palette.
+  void shoot(int world, int slow_rank) {
+    const std::string job = "run-" + std::to_string(world);
+    writeRun(root_ + "/history.db", job, world, slow_rank);
+    MainWindow window(AppOptions{.resources_dir = QString(RM_SOURCE_DIR) + "/resources"});
+    window.resize(1280, 720);
+    window.show();
+    ASSERT_TRUE(window.start());
+    DashboardView* view = window.openDashboard(QString::fromStdString(job), /*live=*/false);
+    ASSERT_NE(view, nullptr);
+    ASSERT_TRUE(waitFor([&] { return view->loaded(); }, 30000));
+    view->refreshNow();
+    EXPECT_EQ(view->job().state(), "succeeded");
+    EXPECT_EQ(view->rankModel()->rowCount(), world);
+    // The straggler is named, over the recent window, at about its 2x.
+    EXPECT_EQ(view->heatmap()->slowestRank(), slow_rank);
+    EXPECT_GT(view->heatmap()->slowestRatio(), 1.6);
+    EXPECT_TRUE(view->headline().contains(QString("slowest: rank %1 (%2)")
+                                              .arg(slow_rank)
+                                              .arg(QString::fromStdString(host(slow_rank / 8)))))
+        << view->headline().toStdString();
+    // Three checkpoints, as events.
+    int checkpoints = 0;
+    for (const JobEvent& e : view->job().events()) checkpoints += e.kind == "checkpoint";
+    EXPECT_EQ(checkpoints, kSteps / 100);
+    // The hover readout stays readable: at most kMaxReadoutRows rows, the rest counted.
+    MetricChart* loss = view->chart("loss");
+    ASSERT_NE(loss, nullptr);
+    const auto readout = loss->readoutAt(loss->xToPixel(kSteps / 2.0));
+    EXPECT_LE(static_cast<int>(readout.rows.size()), MetricChart::kMaxReadoutRows + 2);
+    for (Theme theme : {Theme::kDark, Theme::kLight}) {
+      applyTheme(*qApp, theme);
+      for (auto [w, h] : {std::pair{1280, 720}, std::pair{1024, 600}}) {
+        window.resize(w, h);
+        for (int i = 0; i < 5; ++i) QApplication::processEvents();
+        view->refreshNow();
+        const QString name = QString("%1/../screenshots/big-run-%2-ranks-%3-%4x%5.png")
+                                 .arg(RM_BIN_DIR)
+                                 .arg(world)
+                                 .arg(theme == Theme::kDark ? "dark" : "light")
+                                 .arg(w)
+                                 .arg(h);
+        EXPECT_TRUE(window.grab().save(name)) << name.toStdString();
+        if (w == 1280) {  // the heatmap, scrolled below the charts in the window
+          QString heatmap = name;
+          heatmap.replace("-1280x720", "-heatmap");
+          EXPECT_TRUE(view->heatmap()->grab().save(heatmap)) << heatmap.toStdString();
+        }
+        EXPECT_LE(window.width(), w + 1);  // nothing widened it
+      }
+    }
+  }
+
+  std::string root_;
+};
+
+TEST_F(BigRunScreenshotTest, EightRanks) { shoot(8, 5); }
+
+TEST_F(BigRunScreenshotTest, SixtyFourRanksOnEightHosts) { shoot(64, 37); }
+
+}  // namespace
+}  // namespace ringmaster::gui
