@@ -1,5 +1,6 @@
 #include "charts/metric_chart.h"
 
+#include <QAreaSeries>
 #include <QCategoryAxis>
 #include <QChart>
 #include <QCoreApplication>
@@ -264,6 +265,18 @@ void MetricChart::setLines(std::vector<ChartLine> lines) {
   views_.assign(lines_.size(), LineView{});
   for (size_t i = 0; i < lines_.size(); ++i) {
     QtLine q{new QLineSeries, new QLineSeries};
+    if (lines_[i].band_low && lines_[i].band_high) {
+      // Bands first: behind every line. The area's edges are its children, whoever deletes them.
+      auto* upper = new QLineSeries;
+      auto* lower = new QLineSeries;
+      q.band = new QAreaSeries(upper, lower);
+      upper->setParent(q.band);
+      lower->setParent(q.band);
+      chart_->addSeries(q.band);
+      q.band->setName(lines_[i].label + tr(" (min–max)"));
+      q.band->attachAxis(x_axis_);
+      q.band->attachAxis(y_axis_);
+    }
     // The faint raw line first so the smoothed ones draw over every raw one.
     chart_->addSeries(q.raw);
     q.raw->setName(lines_[i].label);
@@ -306,6 +319,12 @@ void MetricChart::restyleLines() {
     QPen smoothed(color, width + 0.6);
     smoothed.setCosmetic(true);
     qt_lines_[i].smoothed->setPen(smoothed);
+    if (QAreaSeries* band = qt_lines_[i].band) {
+      QColor fill = color;
+      fill.setAlphaF(0.22);
+      band->setBrush(fill);
+      band->setPen(Qt::NoPen);
+    }
   }
   updateLegend();
 }
@@ -319,6 +338,9 @@ void MetricChart::updateLegend() {
   const QColor faded = palette().color(QPalette::PlaceholderText);
   for (int i = 0; i < n; ++i) {
     for (QLegendMarker* m : legend->markers(qt_lines_[i].smoothed)) m->setVisible(false);
+    if (qt_lines_[i].band) {
+      for (QLegendMarker* m : legend->markers(qt_lines_[i].band)) m->setVisible(false);
+    }
     QColor color = lines_[i].color.isValid() ? lines_[i].color : seriesColor(i);
     if (!lines_[i].visible) color.setAlphaF(0.3);
     for (QLegendMarker* m : legend->markers(qt_lines_[i].raw)) {
@@ -490,6 +512,7 @@ void MetricChart::refresh() {
     if (!zoomed_) std::tie(x0_, x1_) = dataRange();
     const ViewRequest request{axis_, x0_, x1_, columns, smoothing_};
     drawn_points_ = 0;
+    drawn_band_points_ = 0;
     not_drawn_ = 0;
     bool has_values = false, any_data = false;
     double lo = 0, hi = 0;
@@ -510,6 +533,32 @@ void MetricChart::refresh() {
         qt_lines_[i].smoothed->replace(toQPoints(v.smoothed));
       }
       drawn_points_ += static_cast<int>(v.raw.size() + v.smoothed.size());
+      if (QAreaSeries* band = qt_lines_[i].band) {
+        // The band's edges decimated like the line: per column, the lowest of the minima and
+        // the highest of the maxima (each column's min/max pair), so no excursion is lost.
+        LineView low, high;
+        if (drawable) {
+          ViewRequest edges = request;
+          edges.smoothing = 0;
+          low = decimateForView(*line.band_low, edges);
+          high = decimateForView(*line.band_high, edges);
+        }
+        if (log) {
+          int not_banded = 0;
+          band->upperSeries()->replace(toLogQPoints(high.raw, &not_banded, &lo, &hi, &has_values));
+          band->lowerSeries()->replace(toLogQPoints(low.raw, &not_banded, &lo, &hi, &has_values));
+        } else {
+          band->upperSeries()->replace(toQPoints(high.raw));
+          band->lowerSeries()->replace(toQPoints(low.raw));
+          for (const LineView* edge : {&low, &high}) {
+            if (!edge->has_values) continue;
+            lo = has_values ? std::min(lo, edge->y_min) : edge->y_min;
+            hi = has_values ? std::max(hi, edge->y_max) : edge->y_max;
+            has_values = true;
+          }
+        }
+        drawn_band_points_ += static_cast<int>(low.raw.size() + high.raw.size());
+      }
       if (!log && v.has_values) {
         lo = has_values ? std::min(lo, v.y_min) : v.y_min;
         hi = has_values ? std::max(hi, v.y_max) : v.y_max;

@@ -19,6 +19,7 @@
 #include "charts/decimate.h"
 #include "ringmaster/metrics/series.h"
 
+class QAreaSeries;
 class QChart;
 class QLineSeries;
 class QCategoryAxis;
@@ -34,6 +35,10 @@ struct ChartLine {
   QColor color;
   const metrics::Series* series = nullptr;  // owned by the caller, outlives the chart's use
   bool visible = true;
+  // A band drawn behind the line, from band_low to band_high at each x (the ranks' min and max
+  // around their mean); both or neither, owned like `series`.
+  const metrics::Series* band_low = nullptr;
+  const metrics::Series* band_high = nullptr;
 };
 
 // A moment marked across the chart: an attempt's failure.
@@ -105,6 +110,7 @@ class MetricChart : public QWidget {
   bool exportCsv(const QString& path) const;
   std::pair<double, double> xRange() const;  // the visible x range
   int drawnPointCount() const;  // points handed to Qt Charts by the last refresh (tests, bench)
+  int drawnBandPointCount() const { return drawn_band_points_; }  // the bands' share of them
 
   // Additions beyond the contract.
   const std::vector<ChartLine>& lines() const { return lines_; }
@@ -138,6 +144,7 @@ class MetricChart : public QWidget {
   struct QtLine {
     QLineSeries* raw = nullptr;
     QLineSeries* smoothed = nullptr;
+    QAreaSeries* band = nullptr;  // when the line has one
   };
 
   void updateXAxisTitle();
@@ -177,6 +184,7 @@ class MetricChart : public QWidget {
   size_t clipped_ = 0;  // points outside the clipped range in the last refresh
   double x0_ = 0, x1_ = 1;
   int drawn_points_ = 0;
+  int drawn_band_points_ = 0;
 
   QChart* chart_ = nullptr;
   ChartView* view_ = nullptr;

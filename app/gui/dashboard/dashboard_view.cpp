@@ -167,6 +167,13 @@ DashboardView::DashboardView(SessionBridge* bridge, const QString& job_id, bool 
   axis_box_->setToolTip(
       "What the charts' x axis counts: training steps, the time since the job "
       "started (h:mm:ss), or the wall clock");
+  lines_box_ = new QComboBox;
+  lines_box_->setObjectName("lineMode");
+  lines_box_->addItem("lines: each rank");
+  lines_box_->addItem("lines: mean, min–max band");
+  lines_box_->setToolTip(
+      "Each rank's own line, or the ranks' mean at each step with the band "
+      "from the lowest to the highest rank");
   smoothing_slider_ = new QSlider(Qt::Horizontal);
   smoothing_slider_->setObjectName("smoothing");
   smoothing_slider_->setRange(0, 99);
@@ -177,13 +184,17 @@ DashboardView::DashboardView(SessionBridge* bridge, const QString& job_id, bool 
   auto* reset = new QPushButton("Reset zoom");
   auto* controls = new QHBoxLayout;
   controls->addWidget(axis_box_);
+  controls->addWidget(lines_box_);
   controls->addSpacing(12);
   controls->addWidget(smoothing_label_);
   controls->addWidget(smoothing_slider_);
   controls->addSpacing(12);
   controls->addWidget(reset);
-  controls->addStretch(1);
-  controls->addWidget(new QLabel("Drag: zoom · right-drag: pan · double-click: reset"));
+  // A hint, not a control: it gives way (cut at the window's edge) before anything else does.
+  auto* hint = new QLabel("Drag: zoom · right-drag: pan · double-click: reset");
+  hint->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
+  hint->setAlignment(Qt::AlignRight | Qt::AlignVCenter);
+  controls->addWidget(hint, 1);
 
   // Rank toggles beside the charts.
   rank_list_ = new QListWidget;
@@ -280,6 +291,11 @@ DashboardView::DashboardView(SessionBridge* bridge, const QString& job_id, bool 
     if (!apply_smoothing->isActive()) apply_smoothing->start();
   });
   smoothing_label_->setText(QString("Smoothing %1").arg(smoothing_, 0, 'f', 2));
+  connect(lines_box_, &QComboBox::currentIndexChanged, this, [this](int index) {
+    setShowSpread(index == 1);
+    QSettings().setValue(kSpreadKey, index == 1);
+  });
+  if (settings.value(kSpreadKey, false).toBool()) setShowSpread(true);
   const int saved_axis = settings.value(kXAxisKey, 0).toInt();
   if (saved_axis > 0 && saved_axis <= static_cast<int>(XChoice::kWallTime)) {
     setXChoice(static_cast<XChoice>(saved_axis));
@@ -570,7 +586,19 @@ bool DashboardView::updateLines(bool all) {
     if (!series || !charts_.count(title)) continue;
     std::vector<ChartLine> lines;
     std::vector<std::pair<int, QString>> keys;
+    const RankSpread* spread = show_spread_ ? job_->spread(name) : nullptr;
+    if (spread) {
+      ChartLine mean;
+      mean.label = tr("mean of %1 ranks").arg(job_->worldSize());
+      mean.color = palette().color(QPalette::Highlight);
+      mean.series = &spread->mean;
+      mean.band_low = &spread->min;
+      mean.band_high = &spread->max;
+      lines.push_back(mean);
+      keys.emplace_back(kJobTotal - 1, "spread");
+    }
     for (const auto& [rank, s] : *series) {
+      if (spread && rank != kJobTotal) continue;  // the band stands for them
       ChartLine line;
       line.label = rank == kJobTotal ? QString("job total") : QString("rank %1").arg(rank);
       line.color = rank == kJobTotal ? palette().color(QPalette::WindowText) : seriesColor(rank);
@@ -911,6 +939,16 @@ void DashboardView::updateHeader() {
         "A job on Slurm restarts failed ranks inside its allocation, as its restart policy says, "
         "and Slurm runs it again from its checkpoints when a node fails or it is preempted");
   }
+}
+
+void DashboardView::setShowSpread(bool spread) {
+  show_spread_ = spread;
+  rank_list_->setEnabled(!spread);  // the band stands for every rank
+  if (lines_box_->currentIndex() != (spread ? 1 : 0)) {
+    const QSignalBlocker quiet(lines_box_);
+    lines_box_->setCurrentIndex(spread ? 1 : 0);
+  }
+  updateLines(/*all=*/true);
 }
 
 void DashboardView::setXChoice(XChoice choice) {

@@ -53,6 +53,11 @@ class DashboardView : public QWidget {
   enum class XChoice { kStep, kRelativeTime, kWallTime };
   void setXChoice(XChoice choice);
   XChoice xChoice() const { return x_choice_; }
+  // Each rank's own line, or the ranks' mean with their min–max band (W&B's grouped runs): what
+  // 64 lines cannot show at a glance. Kept across restarts.
+  void setShowSpread(bool spread);
+  bool showsSpread() const { return show_spread_; }
+  static constexpr const char* kSpreadKey = "dashboard/spread";
   static constexpr const char* kXAxisKey = "dashboard/xAxis";
   static constexpr const char* kSmoothingKey = "dashboard/smoothing";
   bool loaded() const { return loaded_; }
@@ -127,6 +132,8 @@ class DashboardView : public QWidget {
   std::string last_state_;
   std::map<std::string, double> silent_agents_;  // not answering, with the time of the last answer
   XChoice x_choice_ = XChoice::kStep;
+  bool show_spread_ = false;
+  QComboBox* lines_box_;
   metrics::Axis axis_ = metrics::Axis::kStep;
   double smoothing_ = 0.6;
 

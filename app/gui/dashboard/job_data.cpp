@@ -167,6 +167,7 @@ void JobData::ingestSnapshot(const client::JobSnapshot& s) {
   }
   deriveBusyTime();
   deriveJobTotal();
+  deriveSpreads();
   for (const auto& row : s.health) addHealth(row.agent, row.time, row.sample);
   ++version_;
 }
@@ -184,6 +185,7 @@ void JobData::addPoint(const std::string& name, int rank, double step, double ti
   series.append(step, time, value);
   ++points_;
   const int world_size = model_.worldSize();
+  if (rank >= 0 && world_size > 1) addToSpread(name, step, time, value);
   if (name != "samples_per_sec" || rank < 0 || world_size <= 0) return;
   auto& [sum, count] = pending_totals_[static_cast<int64_t>(step)];
   sum += value;
@@ -258,6 +260,60 @@ void JobData::deriveJobTotal() {
   if (total.empty()) return;
   found->second[kJobTotal] = std::move(total);
   pending_totals_.clear();
+}
+
+void JobData::addToSpread(const std::string& name, double step, double time, double value) {
+  auto& pending = pending_spreads_[name];
+  StepValues& v = pending[static_cast<int64_t>(step)];
+  v.min = v.count == 0 ? value : std::min(v.min, value);
+  v.max = v.count == 0 ? value : std::max(v.max, value);
+  v.sum += value;
+  v.time = std::max(v.time, time);
+  if (++v.count >= model_.worldSize()) {
+    RankSpread& spread = spreads_[name];
+    if (spread.mean.empty() || step > spread.mean.back().step) {
+      spread.mean.append(step, v.time, v.sum / v.count);
+      spread.min.append(step, v.time, v.min);
+      spread.max.append(step, v.time, v.max);
+    }
+    pending.erase(static_cast<int64_t>(step));
+  }
+  while (pending.size() > kMaxPendingTotals) pending.erase(pending.begin());
+}
+
+// As deriveJobTotal(): the snapshot's points come one rank at a time.
+void JobData::deriveSpreads() {
+  const int world_size = model_.worldSize();
+  if (world_size <= 1) return;
+  pending_spreads_.clear();  // spreads_ keeps its entries: charts hold pointers to them
+  for (const auto& [name, by_rank] : metrics_) {
+    std::map<int64_t, StepValues> steps;
+    for (const auto& [rank, series] : by_rank) {
+      if (rank < 0) continue;
+      for (size_t i = 0; i < series.size(); ++i) {
+        const auto& p = series.at(i);
+        StepValues& v = steps[static_cast<int64_t>(p.step)];
+        v.min = v.count == 0 ? p.value : std::min(v.min, p.value);
+        v.max = v.count == 0 ? p.value : std::max(v.max, p.value);
+        v.sum += p.value;
+        v.time = std::max(v.time, p.time);
+        ++v.count;
+      }
+    }
+    RankSpread spread;
+    for (const auto& [step, v] : steps) {
+      if (v.count < world_size) continue;
+      spread.mean.append(static_cast<double>(step), v.time, v.sum / v.count);
+      spread.min.append(static_cast<double>(step), v.time, v.min);
+      spread.max.append(static_cast<double>(step), v.time, v.max);
+    }
+    if (!spread.mean.empty() || spreads_.count(name)) spreads_[name] = std::move(spread);
+  }
+}
+
+const RankSpread* JobData::spread(const std::string& name) const {
+  auto found = spreads_.find(name);
+  return found == spreads_.end() ? nullptr : &found->second;
 }
 
 // The history's event, with the rank it is about and its agent (a failure's culprit's).

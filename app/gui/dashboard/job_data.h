@@ -70,6 +70,12 @@ double meanRate(const metrics::Series& series, double from_time = 0);
 // step time, shows which rank holds the others back.
 inline constexpr const char* kBusyTime = "busy_time";
 
+// A metric across ranks, one point per step that every rank reported: their mean, and the
+// lowest and highest value (the band around the mean).
+struct RankSpread {
+  metrics::Series mean, min, max;
+};
+
 class JobData {
  public:
   explicit JobData(std::string job_id);
@@ -114,6 +120,8 @@ class JobData {
   const std::vector<std::string>& metricNames() const { return metric_names_; }
   // rank (or kJobTotal) -> series of that metric; nullptr when the job never reported it.
   const std::map<int, metrics::Series>* metric(const std::string& name) const;
+  // The metric's spread across ranks; nullptr for a one-rank job or a metric it never reported.
+  const RankSpread* spread(const std::string& name) const;
   // The newest step any rank had reported by `time` (unix seconds); nullopt when none had.
   std::optional<double> stepAt(double time) const;
 
@@ -136,6 +144,8 @@ class JobData {
   void addHealth(const std::string& agent, double time, const proto::HealthSample& sample);
   void deriveBusyTime();  // after a snapshot, whose metrics arrive one name at a time
   void deriveJobTotal();  // after a snapshot, whose points arrive one rank at a time
+  void deriveSpreads();   // likewise
+  void addToSpread(const std::string& name, double step, double time, double value);
 
   std::string job_id_, name_, launcher_;
   job::JobModel model_;
@@ -149,6 +159,13 @@ class JobData {
   std::map<std::string, std::map<int, metrics::Series>> metrics_;
   // samples_per_sec of each step until every rank reported it: then the job total gets a point.
   std::map<int64_t, std::pair<double, int>> pending_totals_;
+  // Per metric, each step's values until every rank reported it: then a point of its spread.
+  struct StepValues {
+    double sum = 0, min = 0, max = 0, time = 0;
+    int count = 0;
+  };
+  std::map<std::string, std::map<int64_t, StepValues>> pending_spreads_;
+  std::map<std::string, RankSpread> spreads_;
   std::map<std::string, std::map<std::string, metrics::Series>> health_;
   uint64_t version_ = 0;
   uint64_t points_ = 0;

@@ -261,6 +261,27 @@ TEST_F(MetricChartTest, ClippingOutliersDropsSpikesButNeverAWholeLine) {
   EXPECT_EQ(chart->yTitle(), "");
 }
 
+// A line with a band: the band is drawn behind it, decimated like a line, and in the y range.
+TEST_F(MetricChartTest, ABandIsDrawnAndKeptInTheYRange) {
+  Series mean, low, high;
+  for (int i = 0; i < 100000; ++i) {
+    mean.append(i, i, 1.0);
+    low.append(i, i, 0.5);
+    high.append(i, i, i == 50000 ? 9.0 : 1.5);  // one rank's spike, inside the band
+  }
+  auto chart = makeChart("loss");
+  ChartLine line{"mean of 8 ranks", QColor(), &mean};
+  line.band_low = &low;
+  line.band_high = &high;
+  chart->setLines({line});
+  EXPECT_GT(chart->drawnBandPointCount(), 100);
+  EXPECT_LT(chart->drawnBandPointCount(), 4 * chart->plotColumns() + 8);  // decimated
+  EXPECT_GE(chart->yRange().second, 9.0);  // the spike in the band is in view
+  EXPECT_LE(chart->yRange().first, 0.5);
+  chart->setLines({{"mean", QColor(), &mean}});
+  EXPECT_EQ(chart->drawnBandPointCount(), 0);
+}
+
 TEST_F(MetricChartTest, SetXRangeDoesNotEmitButUserZoomAndPanDo) {
   const Series s = lossSeries(10'000, 0, 1);
   auto chart = makeChart("loss");

@@ -294,6 +294,44 @@ TEST(JobData, ACheckpointIsOneEventPerStepAndNoChart) {
   EXPECT_TRUE(reopened.metricNames().empty());
 }
 
+// The ranks' mean and min-max at each step every rank reported, live and from a snapshot alike.
+TEST(JobData, TheSpreadAcrossRanksHasAPointForEachCompleteStep) {
+  JobData live(kJob);
+  live.ingest("a", accepted(3, 0, 3));
+  for (int64_t step = 0; step < 4; ++step) {
+    for (int rank = 0; rank < 3; ++rank) {
+      if (step == 3 && rank == 2) continue;  // rank 2 has not reported step 3 yet
+      live.ingest("a", metric(10 * step + rank + 2, rank, step, 0.01 * (rank + 1), 0));
+    }
+  }
+  const RankSpread* spread = live.spread("step_time");
+  ASSERT_NE(spread, nullptr);
+  ASSERT_EQ(spread->mean.size(), 3u);
+  EXPECT_NEAR(spread->mean.back().value, 0.02, 1e-12);
+  EXPECT_NEAR(spread->min.back().value, 0.01, 1e-12);
+  EXPECT_NEAR(spread->max.back().value, 0.03, 1e-12);
+  EXPECT_EQ(live.spread("no such metric"), nullptr);
+
+  JobData reopened(kJob);
+  client::JobSnapshot snapshot;
+  snapshot.job.job_id = kJob;
+  snapshot.job.world_size = 3;
+  snapshot.job.attempt = 1;
+  snapshot.job.state = "running";
+  for (int64_t step = 0; step < 4; ++step) {
+    for (int rank = 0; rank < 3; ++rank) {
+      if (step == 3 && rank == 2) continue;
+      snapshot.metrics.push_back(
+          store::MetricRow{kJob, 1, rank, step, "step_time", 0.01 * (rank + 1), 100.0 + step});
+    }
+  }
+  reopened.ingestSnapshot(snapshot);
+  const RankSpread* from_history = reopened.spread("step_time");
+  ASSERT_NE(from_history, nullptr);
+  EXPECT_EQ(from_history->mean.size(), 3u);
+  EXPECT_NEAR(from_history->max.back().value, 0.03, 1e-12);
+}
+
 TEST(JobData, ClientEventsAreKeptOnceEach) {
   JobData job(kJob);
   JobEvent silent;

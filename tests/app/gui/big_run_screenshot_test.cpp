@@ -197,6 +197,22 @@ class BigRunScreenshotTest : public ::testing::Test {
     ASSERT_NE(loss, nullptr);
     const auto readout = loss->readoutAt(loss->xToPixel(kSteps / 2.0));
     EXPECT_LE(static_cast<int>(readout.rows.size()), MetricChart::kMaxReadoutRows + 2);
+    // The ranks' mean with their min-max band instead of 64 lines.
+    view->setShowSpread(true);
+    view->refreshNow();
+    ASSERT_EQ(loss->lines().size(), 1u);
+    EXPECT_EQ(loss->lines()[0].label, QString("mean of %1 ranks").arg(world));
+    EXPECT_GT(loss->drawnBandPointCount(), 100);
+    const RankSpread* spread = view->job().spread("loss");
+    ASSERT_NE(spread, nullptr);
+    EXPECT_EQ(spread->mean.size(), static_cast<size_t>(kSteps));
+    const QString band_name =
+        QString("%1/../screenshots/big-run-%2-ranks-band.png").arg(RM_BIN_DIR).arg(world);
+    for (int i = 0; i < 5; ++i) QApplication::processEvents();
+    EXPECT_TRUE(window.grab().save(band_name));
+    view->setShowSpread(false);
+    view->refreshNow();
+    EXPECT_EQ(loss->lines().size(), static_cast<size_t>(world));
     for (Theme theme : {Theme::kDark, Theme::kLight}) {
       applyTheme(*qApp, theme);
       for (auto [w, h] : {std::pair{1280, 720}, std::pair{1024, 600}}) {
