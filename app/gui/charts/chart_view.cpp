@@ -29,6 +29,34 @@ ChartView::ChartView(QChart* chart, QWidget* parent) : QChartView(chart, parent)
   viewport()->setMouseTracking(true);
   setContextMenuPolicy(Qt::PreventContextMenu);  // shown on right release, after a drag test
   setFrameShape(QFrame::NoFrame);
+  // Whatever changed in the scene (new points, a restyle, the axes): draw it again once.
+  connect(scene(), &QGraphicsScene::changed, this, &ChartView::sceneChanged);
+}
+
+void ChartView::sceneChanged() {
+  scene_changed_ = true;
+  viewport()->update();
+}
+
+void ChartView::paintEvent(QPaintEvent* /*event*/) {
+  const qreal ratio = viewport()->devicePixelRatioF();
+  const QSize pixels = viewport()->size() * ratio;
+  if (scene_changed_ || scene_image_.size() != pixels) {
+    scene_image_ = QPixmap(pixels);
+    scene_image_.setDevicePixelRatio(ratio);
+    scene_image_.fill(Qt::transparent);
+    QPainter image(&scene_image_);
+    image.setRenderHints(renderHints());
+    drawing_scene_image_ = true;
+    render(&image, QRectF(QPointF(0, 0), viewport()->size()), viewport()->rect());
+    drawing_scene_image_ = false;
+    scene_changed_ = false;
+  }
+  QPainter painter(viewport());
+  painter.drawPixmap(0, 0, scene_image_);
+  painter.setRenderHints(renderHints());
+  painter.setTransform(viewportTransform());
+  drawForeground(&painter, mapToScene(viewport()->rect()).boundingRect());
 }
 
 void ChartView::setCallbacks(Callbacks callbacks) { callbacks_ = std::move(callbacks); }
@@ -81,6 +109,9 @@ void ChartView::mouseMoveEvent(QMouseEvent* event) {
   }
   last_pos_ = pos;
   hover_ = plot().contains(pos) && drag_ != Drag::kPan ? std::optional<QPointF>(pos) : std::nullopt;
+  if (callbacks_.hovered) {
+    callbacks_.hovered(hover_ ? std::optional<double>(hover_->x()) : std::nullopt);
+  }
   viewport()->update();
   if (drag_ == Drag::kNone) QChartView::mouseMoveEvent(event);
 }
@@ -125,6 +156,7 @@ void ChartView::wheelEvent(QWheelEvent* event) {
 
 void ChartView::leaveEvent(QEvent* event) {
   hover_.reset();
+  if (callbacks_.hovered) callbacks_.hovered(std::nullopt);
   viewport()->update();
   QChartView::leaveEvent(event);
 }
@@ -136,6 +168,7 @@ void ChartView::resizeEvent(QResizeEvent* event) {
 
 void ChartView::drawForeground(QPainter* painter, const QRectF& rect) {
   QChartView::drawForeground(painter, rect);
+  if (drawing_scene_image_) return;
   const QRectF p = plot();
   painter->save();
   if (drag_ == Drag::kZoom) {
@@ -162,6 +195,11 @@ void ChartView::drawForeground(QPainter* painter, const QRectF& rect) {
     painter->drawText(p, Qt::AlignCenter, placeholder_);
   } else if (hover_ && drag_ == Drag::kNone) {
     drawReadout(painter, p);
+  } else if (echo_ && *echo_ >= p.left() && *echo_ <= p.right()) {
+    QColor line = palette().color(QPalette::Text);
+    line.setAlpha(90);
+    painter->setPen(QPen(line, 1, Qt::DashLine));
+    painter->drawLine(QPointF(*echo_, p.top()), QPointF(*echo_, p.bottom()));
   }
   painter->restore();
 }
@@ -191,6 +229,12 @@ void ChartView::drawMarkers(QPainter* painter, const QRectF& p) {
     painter->setPen(Qt::white);
     painter->drawText(tag, Qt::AlignCenter, text);
   }
+}
+
+void ChartView::setEcho(std::optional<double> px) {
+  if (px == echo_) return;
+  echo_ = px;
+  viewport()->update();
 }
 
 void ChartView::setValueFlags(std::vector<ValueFlag> flags) {

@@ -5,6 +5,7 @@
 
 #include <QChartView>
 #include <QColor>
+#include <QPixmap>
 #include <QPointF>
 #include <QString>
 #include <functional>
@@ -45,6 +46,8 @@ class ChartView : public QChartView {
     std::function<void(QPoint global_pos)> contextMenu;        // right click without a drag
     std::function<Readout(double px)> readoutAt;
     std::function<void()> resized;
+    // The cursor moved over the plot (scene x), or left it (nullopt).
+    std::function<void(std::optional<double> px)> hovered;
   };
 
   explicit ChartView(QChart* chart, QWidget* parent = nullptr);
@@ -57,6 +60,12 @@ class ChartView : public QChartView {
   // Vertical lines across the plot with their labels at the top (failures).
   void setMarkers(std::vector<Marker> markers);
   void setValueFlags(std::vector<ValueFlag> flags);
+  // The scene changed (points, axes, styles): paint it again rather than from its image. The
+  // owner says so after each change it makes; Qt's own change signal, queued, is a safety net.
+  void sceneChanged();
+  // Another chart's crosshair, where its moment is on this one (scene x); nullopt: none.
+  void setEcho(std::optional<double> px);
+  std::optional<double> echo() const { return echo_; }
   const std::vector<ValueFlag>& valueFlags() const { return flags_; }
 
  protected:
@@ -68,6 +77,11 @@ class ChartView : public QChartView {
   void leaveEvent(QEvent* event) override;
   void resizeEvent(QResizeEvent* event) override;
   void drawForeground(QPainter* painter, const QRectF& rect) override;
+  // The scene (axes, series, legend) from a pixmap drawn when it last changed, the overlay
+  // (crosshair, readout, markers, notes) fresh on top: a mouse move over a 64-rank chart, or
+  // another chart's crosshair echoed here, repaints in about a millisecond instead of stroking
+  // every line again (38 ms at 64 lines of 1,600 points).
+  void paintEvent(QPaintEvent* event) override;
 
  private:
   enum class Drag { kNone, kZoom, kPan, kRightPending };
@@ -85,6 +99,10 @@ class ChartView : public QChartView {
   Drag drag_ = Drag::kNone;
   QPointF press_pos_, last_pos_;
   std::optional<QPointF> hover_;
+  std::optional<double> echo_;
+  QPixmap scene_image_;
+  bool scene_changed_ = true;
+  bool drawing_scene_image_ = false;  // drawForeground() leaves the overlay out of it
 };
 
 }  // namespace ringmaster::gui

@@ -232,6 +232,12 @@ MetricChart::MetricChart(const QString& title, QWidget* parent) : QWidget(parent
   cb.contextMenu = [this](QPoint pos) { showContextMenu(pos); };
   cb.readoutAt = [this](double px) { return readoutAt(px); };
   cb.resized = [this] { refreshSoon(); };
+  cb.hovered = [this](std::optional<double> px) {
+    constexpr double kNone = std::numeric_limits<double>::quiet_NaN();
+    const double x = px ? pixelToX(*px) : kNone;
+    const std::optional<double> time = px ? timeAtX(x) : std::nullopt;
+    emit hoverMoved(axis_ == metrics::Axis::kStep ? x : kNone, time.value_or(kNone));
+  };
   view_->setCallbacks(std::move(cb));
 
   applyChartTheme(chart_, palette());
@@ -327,6 +333,7 @@ void MetricChart::restyleLines() {
     }
   }
   updateLegend();
+  view_->sceneChanged();
 }
 
 void MetricChart::updateLegend() {
@@ -349,6 +356,7 @@ void MetricChart::updateLegend() {
       m->setLabelBrush(lines_[i].visible ? text : faded);
     }
   }
+  view_->sceneChanged();
 }
 
 void MetricChart::setLineVisible(int index, bool visible) {
@@ -587,6 +595,7 @@ void MetricChart::refresh() {
     if (chart_->layout()) chart_->layout()->activate();
     if (std::abs(plotColumns() - columns) <= 1) break;
   }
+  view_->sceneChanged();
   placeMarkers();
   reset_button_->setVisible(zoomed_);
   if (zoomed_) {
@@ -862,6 +871,30 @@ double MetricChart::xToPixel(double x) const {
   return plot.left() + (x - x0_) / (x1_ - x0_) * plot.width();
 }
 
+std::optional<double> MetricChart::timeAtX(double x) const {
+  if (axis_ == metrics::Axis::kTime) return x;
+  for (const ChartLine& line : lines_) {
+    if (!line.series || line.series->empty()) continue;
+    const size_t i = std::min(line.series->lowerBound(axis_, x), line.series->size() - 1);
+    return line.series->at(i).time;
+  }
+  return std::nullopt;
+}
+
+void MetricChart::showEcho(double step, double time) {
+  std::optional<double> x;
+  if (axis_ == metrics::Axis::kStep && std::isfinite(step)) {
+    x = step;
+  } else if (std::isfinite(time)) {
+    ChartMarker moment;  // the markers' rule: a time, or the step reached at that time
+    moment.time = time;
+    x = markerX(moment);
+  }
+  view_->setEcho(x ? std::optional<double>(xToPixel(*x)) : std::nullopt);
+}
+
+std::optional<double> MetricChart::echoPixel() const { return view_->echo(); }
+
 double MetricChart::pixelToX(double px) const {
   const QRectF plot = chart_->plotArea();
   if (plot.width() <= 0) return x0_;
@@ -924,6 +957,7 @@ QString MetricChart::formatX(double x) const {
 }
 
 bool MetricChart::saveImage(const QString& path) const {
+  view_->sceneChanged();  // whatever changed since the last paint is in the image
   const QPixmap pixmap = view_->grab();
   return !pixmap.isNull() && pixmap.save(path, "PNG");
 }
@@ -1003,7 +1037,7 @@ void MetricChart::changeEvent(QEvent* event) {
     x_axis_->setLabelsFont(font());
     y_axis_->setLabelsFont(font());
     updateLegend();
-    view_->viewport()->update();
+    view_->sceneChanged();
   }
 }
 

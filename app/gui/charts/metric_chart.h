@@ -124,6 +124,9 @@ class MetricChart : public QWidget {
   const LineView& lineView(int index) const { return views_[index]; }
   // The plot area's width in pixels, the number of columns decimation uses.
   int plotColumns() const;
+  std::optional<double> echoPixel() const;  // where showEcho() drew its line, for tests
+  // The unix time at x on this chart's axis (on a step axis, the first line's time of that step).
+  std::optional<double> timeAtX(double x) const;
   // What the hover shows at scene x `px` (see the implementation), and where x lies on screen.
   ChartView::Readout readoutAt(double px) const;
   double xToPixel(double x) const;
@@ -132,9 +135,16 @@ class MetricChart : public QWidget {
   void xRangeChanged(double x0, double x1);  // the user zoomed or panned (to link other charts)
   void zoomReset();                          // the user went back to following the data
   void lineVisibilityToggled(int index, bool visible);  // the user clicked a legend entry
+  // The cursor is over `step` (NaN on a time axis) at `time` (unix seconds) of this chart; both
+  // NaN: it left the plot. For linked charts' showEcho(), so every chart shows the same moment
+  // (steps and health alike).
+  void hoverMoved(double step, double time);
 
  public slots:
   void setXRange(double x0, double x1);  // zoom to a range (linked charts); does not re-emit
+  // A dashed line at `step` on a step axis (when finite; else at the newest step a line had
+  // reached at `time`), at `time` on a time axis; both NaN remove it.
+  void showEcho(double step, double time);
 
  protected:
   void changeEvent(QEvent* event) override;

@@ -454,6 +454,13 @@ MetricChart* DashboardView::addChart(const QString& title, bool health) {
   charts_[title] = chart;
   connect(chart, &MetricChart::xRangeChanged, this,
           [this, chart](double x0, double x1) { linkRange(chart, x0, x1); });
+  // One moment on every chart: the hovered one's crosshair echoed on the others, step charts
+  // and host health alike (through the time of the hovered step).
+  connect(chart, &MetricChart::hoverMoved, this, [this, chart](double step, double time) {
+    for (const auto& [title, other] : charts_) {
+      if (other != chart) other->showEcho(step, time);
+    }
+  });
   return chart;
 }
 

@@ -282,6 +282,56 @@ TEST_F(MetricChartTest, ABandIsDrawnAndKeptInTheYRange) {
   EXPECT_EQ(chart->drawnBandPointCount(), 0);
 }
 
+// Another chart's moment, echoed: on a time axis at that time, on a step axis at the step the
+// lines had reached then; and a step chart says which time its x is.
+TEST_F(MetricChartTest, AnEchoStandsAtTheSameMomentOnStepAndTimeAxes) {
+  Series s;
+  for (int i = 0; i < 1000; ++i) s.append(i, 1000.0 + 2.0 * i, 1.0 / (i + 1));  // a step each 2 s
+  auto steps = makeChart("loss");
+  steps->setLines({{"rank 0", QColor(), &s}});
+  auto times = makeChart("GPU utilization %");
+  times->setXAxis(Axis::kTime);
+  times->setLines({{"gpu01", QColor(), &s}});
+  EXPECT_EQ(steps->timeAtX(250), 1500.0);
+  EXPECT_EQ(times->timeAtX(1500.0), 1500.0);
+  constexpr double kNone = std::numeric_limits<double>::quiet_NaN();
+  steps->showEcho(kNone, 1500.0);  // a health chart's moment
+  ASSERT_TRUE(steps->echoPixel());
+  EXPECT_NEAR(*steps->echoPixel(), steps->xToPixel(250), 0.5);
+  steps->showEcho(300, 1500.0);  // another step chart's step, whatever this one had by then
+  EXPECT_NEAR(*steps->echoPixel(), steps->xToPixel(300), 0.5);
+  times->showEcho(300, 1500.0);
+  ASSERT_TRUE(times->echoPixel());
+  EXPECT_NEAR(*times->echoPixel(), times->xToPixel(1500.0), 0.5);
+  times->showEcho(kNone, kNone);
+  EXPECT_FALSE(times->echoPixel());
+}
+
+// The scene is drawn from an image between its changes: new points still reach the screen.
+TEST_F(MetricChartTest, NewPointsReachTheImageAfterARefresh) {
+  Series s;
+  for (int i = 0; i < 100; ++i) s.append(i, i, 1.0);
+  auto chart = makeChart("loss");
+  chart->setLines({{"rank 0", QColor(255, 0, 0), &s}});
+  auto red_pixels = [&] {
+    QApplication::processEvents();
+    const QImage image = chart->grab().toImage();
+    int red = 0;
+    for (int y = 0; y < image.height(); ++y) {
+      for (int x = image.width() * 3 / 4; x < image.width(); ++x) {
+        const QColor c = image.pixelColor(x, y);
+        red += c.red() > 200 && c.green() < 80 && c.blue() < 80;
+      }
+    }
+    return red;
+  };
+  chart->setXRange(0, 200);  // the right quarter empty
+  const int before = red_pixels();
+  for (int i = 100; i < 200; ++i) s.append(i, i, 1.0);
+  chart->refresh();
+  EXPECT_GT(red_pixels(), before + 50);
+}
+
 TEST_F(MetricChartTest, SetXRangeDoesNotEmitButUserZoomAndPanDo) {
   const Series s = lossSeries(10'000, 0, 1);
   auto chart = makeChart("loss");

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
+#include <limits>
 #include <random>
 
 #include "charts/metric_chart.h"
@@ -197,6 +198,21 @@ class BigRunScreenshotTest : public ::testing::Test {
     ASSERT_NE(loss, nullptr);
     const auto readout = loss->readoutAt(loss->xToPixel(kSteps / 2.0));
     EXPECT_LE(static_cast<int>(readout.rows.size()), MetricChart::kMaxReadoutRows + 2);
+    // Hovering a step chart shows the same moment on the hosts' GPU chart (a time axis).
+    MetricChart* gpus = view->chart("GPU utilization %");
+    ASSERT_NE(gpus, nullptr);
+    const double moment = *loss->timeAtX(kSteps / 2.0);
+    Q_EMIT loss->hoverMoved(kSteps / 2.0, moment);
+    ASSERT_TRUE(gpus->echoPixel());
+    EXPECT_NEAR(*gpus->echoPixel(), gpus->xToPixel(moment), 0.5);
+    EXPECT_FALSE(loss->echoPixel());  // its own crosshair is the hover's
+    MetricChart* step_time = view->chart("step time (s)");
+    ASSERT_NE(step_time, nullptr);
+    ASSERT_TRUE(step_time->echoPixel());
+    EXPECT_NEAR(*step_time->echoPixel(), step_time->xToPixel(kSteps / 2.0), 0.5);
+    Q_EMIT loss->hoverMoved(std::numeric_limits<double>::quiet_NaN(),
+                            std::numeric_limits<double>::quiet_NaN());
+    EXPECT_FALSE(gpus->echoPixel());
     // The ranks' mean with their min-max band instead of 64 lines.
     view->setShowSpread(true);
     view->refreshNow();
