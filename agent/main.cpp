@@ -35,6 +35,10 @@ int main(int argc, char** argv) {
   app.add_flag("--quiet", options.quiet, "no log lines on stderr");
   app.add_option("--run-as", options.run_as,
                  "user the ranks run as (for an agent run as root; default: the agent's user)");
+  app.add_option("--job-uids", options.job_uids,
+                 "FIRST-LAST: each job's ranks run as a uid of their own from this range, which "
+                 "no user of the host has (e.g. 61184-65519; an agent run as root): jobs cannot "
+                 "signal each other's ranks or open each other's directories");
   app.add_option("--rank-open-files", options.rank_open_files, "the ranks' open-file limit")
       ->check(CLI::Range(64, 1 << 24))
       ->capture_default_str();

@@ -19,6 +19,9 @@ in parallel, and adds it to this client's cluster file.
   --gpus LIST        GPUs its ranks may use: 0,1 (default: all)
   --rank-memory SIZE each rank's memory limit, e.g. 64G (needs cgroup v2)
   --user NAME        user the ranks run as (default ringmaster, created when missing)
+  --job-uids FIRST-LAST  each job's ranks run as a uid of their own from this range instead
+                     (e.g. 1800000000-1800065535: no user of the host may be in it), so jobs
+                     cannot signal each other's ranks or open each other's files
   --prefix DIR       install everything (program, config, state) under DIR
   --method deb|bundle  the Debian package (Debian/Ubuntu) or the relocatable binaries
                      (default: deb on Debian/Ubuntu without --prefix, else bundle)
@@ -35,6 +38,7 @@ EOF
 
 here=$(cd "$(dirname "$0")" && pwd)
 port=7070 bind=0.0.0.0 name="" slots="" gpus="" rank_memory="" run_user=ringmaster prefix=""
+job_uids=""
 method="" systemd=yes uninstall=no hosts_file="" ssh_config=${RINGMASTER_SSH_CONFIG:-} cluster=""
 build_dir="" package=""
 targets=() options=()
@@ -44,14 +48,14 @@ while (($#)); do
     --no-systemd) systemd=no options+=("$1") ;;
     --uninstall) uninstall=yes options+=("$1") ;;
     --port | --bind | --name | --slots | --gpus | --rank-memory | --user | --prefix | --method | \
-      --hosts | --ssh-config | --cluster | --build-dir | --package)
+      --hosts | --ssh-config | --cluster | --build-dir | --package | --job-uids)
       (($# >= 2)) || { echo "install-agent.sh: $1 needs a value" >&2; exit 2; }
       case $1 in
         --port) port=$2 ;; --bind) bind=$2 ;; --name) name=$2 ;; --slots) slots=$2 ;;
         --gpus) gpus=$2 ;; --rank-memory) rank_memory=$2 ;; --user) run_user=$2 ;;
         --prefix) prefix=$2 ;; --method) method=$2 ;; --hosts) hosts_file=$2 ;;
         --ssh-config) ssh_config=$2 ;; --cluster) cluster=$2 ;; --build-dir) build_dir=$2 ;;
-        --package) package=$2 ;;
+        --package) package=$2 ;; --job-uids) job_uids=$2 ;;
       esac
       [[ $1 == --hosts || $1 == --name ]] || options+=("$1" "$2")
       shift ;;
@@ -81,6 +85,7 @@ done
 [[ -z $slots || $slots =~ ^[0-9]+$ ]] || bad "--slots must be a number, not '$slots'"
 [[ -z $gpus || $gpus =~ ^[0-9A-Za-z,-]+$ ]] || bad "--gpus is a list like 0,1 or GPU UUIDs, not '$gpus'"
 [[ -z $rank_memory || $rank_memory =~ ^[0-9]+[KMGTkmgt]?[Bb]?$ ]] || bad "--rank-memory is a size like 64G, not '$rank_memory'"
+[[ -z $job_uids || $job_uids =~ ^[1-9][0-9]*-[1-9][0-9]*$ ]] || bad "--job-uids is a range of uids like 1800000000-1800065535, not '$job_uids'"
 [[ -z $name || $name =~ ^[A-Za-z0-9][A-Za-z0-9._-]*$ ]] || bad "--name may hold letters, digits, . _ -, not '$name'"
 [[ $run_user =~ ^[a-z_][a-z0-9_-]*$ ]] || bad "--user is not a valid user name: '$run_user'"
 [[ $bind =~ ^[0-9A-Fa-f.:]+$ ]] || bad "--bind is an IP address, not '$bind'"
@@ -259,7 +264,8 @@ remote "cat > $remote_dir/$upload_name" <"$package" || die "could not copy $pack
 
 step "installing and starting it"
 client_key=$("$ctl" "${ctl_args[@]}" keys) || die "ringmasterctl keys failed: no client key"
-out=$(remote_agent install "method=$method" "prefix=$prefix" "run_user=$run_user" "port=$port" \
+out=$(remote_agent install "method=$method" "prefix=$prefix" "run_user=$run_user" \
+  "job_uids=$job_uids" "port=$port" \
   "bind=$bind" "name=$name" "slots=$slots" "gpus=$gpus" "rank_memory=$rank_memory" \
   "systemd=$systemd" "client_key=$client_key" "upload=$remote_dir/$upload_name" \
   "comment=installed by $(id -un)@$(hostname -s) on $(date +%F)" 2>&1) || {

@@ -16,8 +16,8 @@ shift
 for assignment in "$@"; do
   # Only the names install-agent.sh sends; values may hold any character.
   case ${assignment%%=*} in
-    method | prefix | run_user | port | bind | name | slots | gpus | rank_memory | systemd | \
-      client_key | comment | upload) printf -v "${assignment%%=*}" '%s' "${assignment#*=}" ;;
+    method | prefix | run_user | job_uids | port | bind | name | slots | gpus | rank_memory | \
+      systemd | client_key | comment | upload) printf -v "${assignment%%=*}" '%s' "${assignment#*=}" ;;
     *) echo "error: remote-agent.sh: unknown setting ${assignment%%=*}" >&2; exit 2 ;;
   esac
 done
@@ -198,6 +198,7 @@ write_config() {
     [[ -n $slots ]] && echo "slots = $slots"
     [[ -n $gpus ]] && echo "gpus = \"$gpus\""
     [[ -n $rank_memory ]] && echo "rank-memory = \"$rank_memory\""
+    [[ -n ${job_uids:-} ]] && echo "job-uids = \"$job_uids\""
     true
   } >"$tmp"
   mv "$tmp" "$config"
@@ -221,6 +222,18 @@ check_ranks_reach() {
   done
   runuser -u "$run_user" -- test -x "$bin_dir/ringmaster-worker" ||
     fail "the ranks' user $run_user cannot run $bin_dir/ringmaster-worker"
+  # With a uid per job, the ranks are a uid of no group: every directory must let others in.
+  [[ -n ${job_uids:-} ]] && command -v setpriv >/dev/null || return 0
+  local job_uid=${job_uids%%-*}
+  for target in "$state" "$bin_dir/ringmaster-worker"; do
+    path=""
+    IFS=/ read -ra parts <<<"${target#/}"
+    for part in "${parts[@]}"; do
+      path+="/$part"
+      setpriv --reuid="$job_uid" --regid="$job_uid" --clear-groups -- test -x "$path" && continue
+      fail "a job's uid ($job_uid, from --job-uids) cannot enter $path (mode $(stat -c %a "$path"), owner $(stat -c %U "$path")): every job would fail at launch with 'Permission denied'. Let others pass (chmod o+x $path) or install with another --prefix"
+    done
+  done
 }
 
 install_agent() {

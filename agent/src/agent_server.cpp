@@ -4,6 +4,7 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/signalfd.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <zmq.h>
 
@@ -19,6 +20,7 @@
 #include "gang_coordinator.h"
 #include "host_sampler.h"
 #include "interrupted_jobs.h"
+#include "job_identity.h"
 #include "job_owners.h"
 #include "job_supervisor.h"
 #include "journal.h"
@@ -130,7 +132,8 @@ struct AgentServer::Impl {
   std::unique_ptr<ConnectionMonitor> monitor;  // of `router`
   std::unique_ptr<Journal> journal;
   std::unique_ptr<HostSampler> sampler;
-  std::optional<RankCgroups> cgroups;  // with --rank-memory
+  std::optional<RankCgroups> cgroups;       // with --rank-memory
+  std::optional<JobIdentities> identities;  // with --job-uids
   std::unique_ptr<JobSupervisor> supervisor;
   JobOwners owners;
   proto::Inventory inventory;
@@ -253,6 +256,30 @@ Status AgentServer::Impl::start() {
   RM_ASSIGN_OR_RETURN(supervisor_options.confinement,
                       confinementFor(options.run_as, options.rank_open_files));
   supervisor_options.confinement.nice = options.rank_nice;
+  if (!options.job_uids.empty()) {
+    RM_ASSIGN_OR_RETURN(const UidRange range, parseUidRange(options.job_uids));
+    if (::geteuid() != 0) {
+      return Status(ErrorCode::kInvalidArgument,
+                    "--job-uids needs the agent to run as root (only root can give each job a "
+                    "user of its own); without it, every job's ranks share one user");
+    }
+    identities.emplace(range, supervisor_options.confinement);
+    // Ranks of an earlier run of this agent, and the files their uids still own, are ended
+    // and taken back before any uid is given out again.
+    identities->endEveryProcess();
+    std::error_code walk;
+    for (const auto& job : std::filesystem::directory_iterator(options.state_dir + "/jobs", walk)) {
+      for (const char* theirs : {"/checkpoints", "/work"}) {
+        const std::string d = job.path().string() + theirs;
+        struct stat st {};
+        if (::lstat(d.c_str(), &st) == 0 && st.st_uid >= range.first && st.st_uid <= range.last) {
+          static_cast<void>(chownTree(d, ::geteuid(), ::getegid()));
+        }
+      }
+    }
+    supervisor_options.identities = &*identities;
+    supervisor_options.confinement.switch_user = true;  // the directories' layout below
+  }
   if (supervisor_options.confinement.switch_user) {
     // Ranks must reach their job's directory, and nothing else here: the state dir can be
     // passed through but not listed, and keys, authorized_keys and the journal stay the agent's.
@@ -262,7 +289,10 @@ Status AgentServer::Impl::start() {
     fs::permissions(options.state_dir, pass_through, ec);
     fs::permissions(options.state_dir + "/jobs", pass_through, ec);
     fs::permissions(options.state_dir + "/journal", fs::perms::owner_all, ec);
-    log("ranks run as user " + options.run_as);
+    log(identities ? "each job's ranks run as a user of their own, uids " + options.job_uids
+                   : "ranks run as user " + options.run_as +
+                         " (every job's: jobs can signal each other's ranks and open each "
+                         "other's files; --job-uids gives each job a user of its own)");
   } else if (::geteuid() == 0) {
     log("ranks run as root, with this agent's keys in reach: name a user with --run-as");
   }

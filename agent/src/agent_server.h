@@ -28,6 +28,9 @@ struct AgentOptions {
   int health_interval_ms = 1000;
   // The user ranks run as (an agent run as root should name one); empty: the agent's user.
   std::string run_as;
+  // "FIRST-LAST": each job's ranks run as a uid of their own from this range (job_identity.h);
+  // needs root. Empty: every job's ranks run as run_as (or the agent's user).
+  std::string job_uids;
   uint64_t rank_open_files = 65536;  // ranks' open-file limit
   bool allow_loader_env = false;     // jobs may set LD_PRELOAD, LD_AUDIT, LD_LIBRARY_PATH
   double rank_metric_rate = 1000;    // metric records a rank may journal a second

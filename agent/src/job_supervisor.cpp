@@ -4,6 +4,7 @@
 #include <netinet/in.h>
 #include <signal.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -31,6 +32,41 @@ Status writeSecretFile(const std::string& path, const std::string& secret) {
       ::write(fd, secret.data(), secret.size()) == static_cast<ssize_t>(secret.size());
   ::close(fd);
   return written ? Status::ok() : ioError("cannot write " + path + ": " + std::strerror(errno));
+}
+
+// A file the agent writes for a job's ranks to read, in a directory only the agent writes (so
+// no rank could have planted a link there); group `gid` may read it.
+Status writeAgentFile(const std::string& path, const std::string& text, gid_t gid) {
+  ::unlink(path.c_str());
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0640);
+  if (fd < 0) return ioError("cannot write " + path + ": " + std::strerror(errno));
+  const bool written = ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size()) &&
+                       ::fchown(fd, ::geteuid(), gid) == 0;
+  const int error = errno;
+  ::close(fd);
+  return written ? Status::ok() : ioError("cannot write " + path + ": " + std::strerror(error));
+}
+
+// A job's directory when its ranks run as another user than the agent: the agent's own (ranks
+// pass through, list nothing), its attempt directory the agent's with the ranks' group allowed
+// through, and only its checkpoints and default work directory the ranks' (0700). What the
+// agent writes there (spec, logs, the secret, phase files) no rank can replace with a link.
+Status prepareJobDirs(const RankConfinement& ranks, const std::string& dir,
+                      const std::string& attempt_dir, const std::vector<std::string>& theirs) {
+  if (!ranks.switch_user) return Status::ok();
+  const uid_t agent = ::geteuid();
+  auto own = [&](const std::string& path, uid_t uid, gid_t gid, mode_t mode) {
+    return ::lchown(path.c_str(), uid, gid) == 0 && ::chmod(path.c_str(), mode) == 0
+               ? Status::ok()
+               : ioError("cannot set the owner of " + path + ": " + std::strerror(errno));
+  };
+  RM_RETURN_IF_ERROR(own(dir, agent, ::getegid(), 0711));
+  RM_RETURN_IF_ERROR(own(attempt_dir, agent, ranks.gid, 0710));
+  for (const std::string& d : theirs) {
+    RM_RETURN_IF_ERROR(chownTree(d, ranks.uid, ranks.gid));
+    RM_RETURN_IF_ERROR(own(d, ranks.uid, ranks.gid, 0700));
+  }
+  return Status::ok();
 }
 
 constexpr size_t kMaxLineBytes = 64 * 1024;  // longer lines are logged but never metrics
@@ -365,20 +401,38 @@ Result<std::vector<int>> JobSupervisor::launch(const proto::JobLaunch& launch) {
     std::filesystem::create_directories(d, ec);
     if (ec) return ioError("cannot create " + d + ": " + ec.message());
   }
-  // The job's own directories are the rank user's; a workdir the job named stays as it is.
-  for (const auto& d : {dir, attempt_dir, checkpoint_dir}) {
-    RM_RETURN_IF_ERROR(giveToRanks(options_.confinement, d));
+  // Who the ranks run as: the job's own uid, or the agent's --run-as user, or the agent's.
+  job.confinement = options_.confinement;
+  if (options_.identities) {
+    RM_ASSIGN_OR_RETURN(job.confinement, options_.identities->take(id, workdir));
   }
-  if (launch.workdir().empty()) RM_RETURN_IF_ERROR(giveToRanks(options_.confinement, workdir));
+  struct ReleaseUnlessStarted {
+    JobIdentities* identities;
+    const std::string& id;
+    bool started = false;
+    ~ReleaseUnlessStarted() {
+      if (identities && !started) identities->release(id);
+    }
+  } release{options_.identities, id};
+  // The checkpoints and a workdir of the agent's choosing are the ranks'; one the job named
+  // stays as it is.
+  std::vector<std::string> theirs = {checkpoint_dir};
+  if (launch.workdir().empty()) theirs.push_back(workdir);
+  RM_RETURN_IF_ERROR(prepareJobDirs(job.confinement, dir, attempt_dir, theirs));
+  const gid_t readers = job.confinement.switch_user ? job.confinement.gid : ::getegid();
   // The attempt's rendezvous secret, for its ranks alone: a file, not their environment.
   std::string rendezvous_key_file;
   if (auto credential = rendezvousCredential(launch); credential.isOk()) {
     rendezvous_key_file = attempt_dir + "/rendezvous.key";
     RM_RETURN_IF_ERROR(writeSecretFile(rendezvous_key_file, credential->secret_key));
-    RM_RETURN_IF_ERROR(giveToRanks(options_.confinement, rendezvous_key_file));
+    RM_RETURN_IF_ERROR(giveToRanks(job.confinement, rendezvous_key_file));
   }
-  if (!launch.spec_yaml().empty()) std::ofstream(dir + "/spec.yaml") << launch.spec_yaml();
-  if (!launch.native_yaml().empty()) std::ofstream(dir + "/native.yaml") << launch.native_yaml();
+  if (!launch.spec_yaml().empty()) {
+    RM_RETURN_IF_ERROR(writeAgentFile(dir + "/spec.yaml", launch.spec_yaml(), readers));
+  }
+  if (!launch.native_yaml().empty()) {
+    RM_RETURN_IF_ERROR(writeAgentFile(dir + "/native.yaml", launch.native_yaml(), readers));
+  }
 
   proto::JournalRecord accepted =
       journalRecord(id, launch.attempt(), "agent:" + options_.agent_name);
@@ -412,15 +466,18 @@ Result<std::vector<int>> JobSupervisor::launch(const proto::JobLaunch& launch) {
     if (launch.launcher() == proto::NATIVE) {
       rank.phase_file = attempt_dir + "/rank-" + std::to_string(rank.rank) + ".phase";
       context.phase_file = rank.phase_file;
+      // Made here, the rank's to write: the attempt directory is not.
+      RM_RETURN_IF_ERROR(writeAgentFile(rank.phase_file, "", readers));
+      RM_RETURN_IF_ERROR(giveToRanks(job.confinement, rank.phase_file));
     }
     context.cuda_visible_devices = device.cuda_visible_devices;
     SpawnRequest request{argv, buildRankEnvironment(launch, assignment, context, options_.base_env),
-                         workdir, &options_.confinement};
-    setUserEnvironment(options_.confinement, &request.env);
+                         workdir, &job.confinement};
+    setUserEnvironment(job.confinement, &request.env);
     if (launch.launcher() == proto::NATIVE) addBlasTuning(&request.env);
     const std::string log_path = logPath(id, launch.attempt(), rank.rank);
-    rank.log_fd =
-        ::open(log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0640);
+    rank.log_fd = ::open(log_path.c_str(),
+                         O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0640);
     Result<int> cgroup_procs = -1;
     if (options_.cgroups) {
       rank.cgroup =
@@ -451,6 +508,7 @@ Result<std::vector<int>> JobSupervisor::launch(const proto::JobLaunch& launch) {
       reportFailure(job, rank, *e);
       job.any_failed = true;
       for (auto& started : job.ranks) started.stop_requested = true;
+      release.started = true;  // finishIfDone() releases the uid once the started ones died
       jobs_[id] = std::move(job);
       finishIfDone(id);  // the started ones are reaped as they die
       return Status(failure.code(), "rank " + std::to_string(rank.rank) + ": " + failure.message());
@@ -472,6 +530,7 @@ Result<std::vector<int>> JobSupervisor::launch(const proto::JobLaunch& launch) {
     rank.started_at = started.time();
     job.ranks.push_back(std::move(rank));
   }
+  release.started = true;
   jobs_[id] = std::move(job);
   return pids;
 }
@@ -734,6 +793,13 @@ void JobSupervisor::finishIfDone(const std::string& job_id) {
   finished->set_ranks(job.launch.ranks_size());
   appendRecord(record);
   finished_attempts_[job_id] = {job.launch.attempt(), std::max(job.ranks_stopped, 0)};
+  if (options_.identities) {
+    // Nothing of the job stays its uid's: the next job given that uid finds none of it.
+    options_.identities->release(job_id);
+    for (const std::string& d : {jobDir(job_id) + "/checkpoints", jobDir(job_id) + "/work"}) {
+      if (std::filesystem::exists(d)) static_cast<void>(chownTree(d, ::geteuid(), ::getegid()));
+    }
+  }
   AttemptEvent over{job_id, job.launch.attempt(), std::nullopt, finished->state()};
   events_.push_back(std::move(over));
   jobs_.erase(it);

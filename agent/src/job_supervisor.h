@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "job_identity.h"
 #include "journal.h"
 #include "rank_cgroups.h"
 #include "rank_confinement.h"
@@ -33,6 +34,8 @@ struct SupervisorOptions {
   std::chrono::milliseconds prepare_hold{30000};  // how long a PrepareJob reserves slots
   std::string worker_path;      // ringmaster-worker, which runs the ranks of `native` jobs
   RankConfinement confinement;  // the user ranks run as, and their limits
+  // With --job-uids: each job's ranks get a uid of their own instead (job_identity.h).
+  JobIdentities* identities = nullptr;
   // Job env entries that change how programs are loaded (LD_PRELOAD, LD_AUDIT,
   // LD_LIBRARY_PATH) are refused unless allowed.
   bool allow_loader_env = false;
@@ -130,6 +133,7 @@ class JobSupervisor {
   };
   struct Job {
     proto::JobLaunch launch;
+    RankConfinement confinement;  // who its ranks run as
     std::vector<Rank> ranks;
     std::optional<metrics::PatternMatcher> patterns;
     std::optional<Clock::time_point> kill_at;

@@ -91,6 +91,15 @@ check "an upgrade restarts the agent" test "$(cat "$prefix/var/lib/ringmaster-ag
 check "an upgrade keeps the journal" bash -c "'$ctl' --cluster '$cluster' --db '$work/fresh.db' sync >/dev/null &&
   '$ctl' --cluster '$cluster' --db '$work/fresh.db' runs | grep -q '$job_id'"
 check "the cluster file still has one entry" test "$(grep -c 'name:' "$cluster")" = 1
+# A uid of its own for each job.
+"$installer" "${common[@]}" --prefix "$prefix" --no-systemd --port "$agent_port" --name loop1 \
+  --job-uids 1800000000-1800000063 root@testhost >"$work/uids.log" 2>&1
+check "--job-uids: the reinstall succeeds" grep -q "loop1 .* ok " "$work/uids.log"
+check "--job-uids: the config has the range" grep -qx 'job-uids = "1800000000-1800000063"' "$prefix/etc/agent.toml"
+check "--job-uids: a job trains" bash -c "'$ctl' --cluster '$cluster' submit '$source_dir/tests/installer/small_job.yaml' --wait >/dev/null"
+check "--job-uids: its ranks ran as a uid of their own" \
+  grep -q "each job's ranks run as a user of their own, uids 1800000000-1800000063" "$prefix/var/lib/ringmaster-agent/agent.log"
+expect_failure "--job-uids must be a range" "--job-uids is a range of uids" --prefix "$work/x" --no-systemd --job-uids 5 root@testhost
 
 # ---- Each failure, caused for real. ----
 closed_port=$(free_port)

@@ -6,6 +6,7 @@
 #include <pwd.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <zmq.h>
 
@@ -503,6 +504,91 @@ TEST_F(HardeningTest, ARootAgentsRanksRunAsTheRunAsUserAndCannotReadItsKey) {
   EXPECT_NE(log.find("core 0 files 4096 home " + std::string(nobody->pw_dir)), std::string::npos)
       << log;
   EXPECT_TRUE(std::regex_search(log, std::regex("NoNewPrivs:\\s+1"))) << log;
+}
+
+// --job-uids: each job's ranks run as a uid of their own, so a rank of job A can neither signal
+// job B's rank nor read or write B's checkpoints; when B is over its files are the agent's again.
+TEST_F(HardeningTest, EachJobRunsAsAUserOfItsOwnAndCannotTouchAnother) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root: only a root agent switches user";
+  std::filesystem::permissions(cluster_.dir(), std::filesystem::perms::others_exec,
+                               std::filesystem::perm_options::add);
+  std::filesystem::create_directories(cluster_.dir() + "/agents");
+  std::filesystem::permissions(cluster_.dir() + "/agents", std::filesystem::perms::others_exec,
+                               std::filesystem::perm_options::add);
+  std::string error;
+  ASSERT_TRUE(cluster_.addAgent("a2", 2, &error, {"--job-uids", "61184-61187"})) << error;
+  EXPECT_NE(cluster_.agent("a2").stderrText().find("each job's ranks run as a user of their own"),
+            std::string::npos)
+      << cluster_.agent("a2").stderrText();
+
+  // Job B: keeps a secret in its checkpoints and waits.
+  const std::string victim = cluster_.writeSpec(
+      "victim.yaml",
+      "name: victim\nlauncher: command\n"
+      "command: [/bin/sh, -c, 'echo secret > \"$RINGMASTER_CHECKPOINT_DIR/secret\" && "
+      "echo \"uid $(id -u) pid $$ dir $RINGMASTER_CHECKPOINT_DIR\"; sleep 120']\n"
+      "placement: [{agent: a2, ranks: 1}]\n");
+  auto submitted = cluster_.ctl({"submit", victim});
+  ASSERT_EQ(submitted.exit_code, 0) << submitted.err;
+  const std::string victim_job = submitted.firstLine();
+  std::smatch m;
+  std::string log;
+  ASSERT_TRUE(waitUntil(
+      [&] {
+        log = cluster_.ctl({"logs", victim_job}).out;
+        return std::regex_search(log, m, std::regex("uid (\\d+) pid (\\d+) dir (\\S+)"));
+      },
+      std::chrono::seconds(20)))
+      << log;
+  const std::string victim_uid = m[1], victim_pid = m[2], victim_dir = m[3];
+  EXPECT_GE(std::stoul(victim_uid), 61184u);
+  EXPECT_LE(std::stoul(victim_uid), 61187u);
+
+  // Job A: tries to stop B's rank, read its secret, plant a checkpoint, list its directory.
+  const std::string attacker =
+      cluster_.writeSpec("attacker.yaml",
+                         "name: attacker\nlauncher: command\n"
+                         "command: [/bin/sh, -c, 'echo uid $(id -u); kill -TERM " +
+                             victim_pid + " && echo KILLED-B; cat " + victim_dir +
+                             "/secret && echo READ-B; echo x > " + victim_dir +
+                             "/planted && echo WROTE-B; ls " + victim_dir +
+                             " && echo LISTED-B; true']\n"
+                             "placement: [{agent: a2, ranks: 1}]\n");
+  auto attacked = cluster_.ctl({"submit", attacker, "--wait"});
+  ASSERT_EQ(attacked.exit_code, 0) << attacked.err;
+  const std::string attack_log = cluster_.ctl({"logs", attacked.firstLine()}).out;
+  EXPECT_EQ(attack_log.find("uid " + victim_uid + "\n"), std::string::npos) << attack_log;
+  EXPECT_NE(attack_log.find("uid 6118"), std::string::npos) << attack_log;
+  for (const char* done : {"KILLED-B", "READ-B", "WROTE-B", "LISTED-B"}) {
+    EXPECT_EQ(attack_log.find(done), std::string::npos) << done << "\n" << attack_log;
+  }
+  EXPECT_FALSE(std::filesystem::exists(victim_dir + "/planted"));
+  EXPECT_EQ(::kill(std::stoi(victim_pid), 0), 0) << "job B's rank is gone";
+
+  // A native job trains under its own uid too: it reads its config, writes its phase file and
+  // checkpoints.
+  const std::string native = cluster_.writeSpec(
+      "native.yaml",
+      "name: native\nlauncher: native\nplacement: [{agent: a2, ranks: 1}]\nnative:\n"
+      "  model: {kind: mlp, hidden: [16], activation: relu, task: classification}\n"
+      "  dataset: {kind: synthetic, samples: 512, features: 8, classes: 2, seed: 3}\n"
+      "  batch_size: 32\n  epochs: 1\n  optimizer: {name: sgd, lr: 0.05}\n"
+      "  checkpoint: {every_steps: 8}\n");
+  auto trained = cluster_.ctl({"submit", native, "--wait"});
+  EXPECT_EQ(trained.exit_code, 0) << trained.out << trained.err;
+  const std::string saved =
+      cluster_.ctl({"metrics", trained.firstLine(), "--name", "checkpoint"}).out;
+  EXPECT_NE(saved.find("checkpoint"), std::string::npos) << saved;
+
+  // B over: its uid owns nothing any more, and no process runs as it.
+  ASSERT_EQ(cluster_.ctl({"stop", victim_job, "--wait"}).exit_code, 0);
+  struct stat st {};
+  ASSERT_EQ(::stat((victim_dir + "/secret").c_str(), &st), 0);
+  EXPECT_EQ(st.st_uid, 0u);
+  const std::string agent_dir = victim_dir.substr(0, victim_dir.rfind("/checkpoints"));
+  ASSERT_EQ(::stat(agent_dir.c_str(), &st), 0);
+  EXPECT_EQ(st.st_uid, 0u);  // the job's directory itself was never the ranks'
+  EXPECT_EQ(st.st_mode & 0777, 0711u);
 }
 
 // Env entries that change how every program of the job is loaded are refused unless the agent
