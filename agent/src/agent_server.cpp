@@ -651,6 +651,7 @@ proto::Envelope AgentServer::Impl::answerInventory(const proto::Envelope& reques
   inv->set_health_time(last_health_time);
   inv->set_journal_id(journal->id());
   inv->set_journal_last_seq(journal->lastSeq());
+  inv->set_journal_error(journal->writeError());
   inv->set_version(RINGMASTER_VERSION);
   inv->set_started_at(started_at);
   for (const auto& id : supervisor->runningJobs()) {

@@ -310,19 +310,22 @@ Result<uint64_t> Journal::append(proto::JournalRecord& record) {
 }
 
 Status Journal::flush() {
+  auto failed = [this](const char* what) {
+    write_error_ = std::string(what) + std::strerror(errno);
+    return ioError(write_error_);
+  };
   size_t done = 0;
   while (done < pending_.size()) {
     ssize_t n = ::pwrite(fd_, pending_.data() + done, pending_.size() - done,
                          static_cast<off_t>(file_size_ + done));
     if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return ioError(std::string("journal write failed: ") + std::strerror(errno));
+    if (n < 0) return failed("journal write failed: ");
     done += static_cast<size_t>(n);
   }
-  if (!pending_.empty() && ::fdatasync(fd_) != 0) {
-    return ioError(std::string("journal sync failed: ") + std::strerror(errno));
-  }
+  if (!pending_.empty() && ::fdatasync(fd_) != 0) return failed("journal sync failed: ");
   file_size_ += pending_.size();
   pending_.clear();
+  write_error_.clear();
   return Status::ok();
 }
 

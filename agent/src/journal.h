@@ -43,6 +43,9 @@ class Journal {
   // the OS (visible to readers, surviving an agent crash) after the next flush().
   Result<uint64_t> append(proto::JournalRecord& record);
   Status flush();
+  // Why the last flush failed ("journal write failed: No space left on device"); empty once one
+  // succeeds. Appended records wait in memory meanwhile (clients see none of them).
+  const std::string& writeError() const { return write_error_; }
 
   // Serialized records with seq >= from_seq, at most `max_records` and about `max_bytes`
   // (always at least one when any exists).
@@ -62,6 +65,7 @@ class Journal {
   std::string id_;
   int fd_;
   std::string report_;
+  std::string write_error_;
   uint64_t last_seq_ = 0;
   uint64_t file_size_ = 0;       // bytes in the file (flushed)
   std::string pending_;          // appended, not yet written

@@ -33,7 +33,9 @@ bool syncQuietly(client::ClusterClient& cluster, const std::vector<std::string>&
     return report.status().code() != ErrorCode::kIo;
   }
   for (const auto& [agent, error] : report->agent_errors) {
-    if (silent) silent->insert(agent);
+    // An agent that answered with an error of its own (it cannot write or read its journal)
+    // is not silent: what it says about its jobs stands, and `status` asks it why.
+    if (silent && error.code() != ErrorCode::kIo) silent->insert(agent);
     printError("warning: " + error.message() + " (its newest records are missing)");
   }
   for (const auto& damage : report->damage) printError("warning: " + damage.describe());

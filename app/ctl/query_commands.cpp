@@ -265,6 +265,31 @@ int runStatus(const Globals& globals, const std::string& job_ref, bool as_json) 
     if (jobs.empty() && !all->empty()) jobs.push_back(all->front());  // the most recent one
   }
   const std::map<std::string, double> silent_since = silentSince(*h.store, h.silent_agents);
+  // A job the agents took but the history has heard nothing of: an agent that cannot write its
+  // journal (a full disk) holds its records in memory, and says so in its inventory.
+  std::map<std::string, std::string> journal_errors;
+  const bool any_unheard = std::any_of(jobs.begin(), jobs.end(), [](const store::JobRow& j) {
+    return j.state == "submitted" || j.state == "running";
+  });
+  if (h.cluster && any_unheard && h.silent_agents.size() < h.cluster->agents().size()) {
+    std::vector<std::string> answering;
+    for (const auto& a : h.cluster->agents()) {
+      if (!h.silent_agents.count(a.name)) answering.push_back(a.name);
+    }
+    for (const auto& [agent, inventory] : h.cluster->inventories(answering, 1500)) {
+      if (inventory.isOk() && !inventory->journal_error().empty()) {
+        journal_errors[agent] = inventory->journal_error();
+      }
+    }
+  }
+  auto journalProblems = [&] {
+    std::vector<std::string> lines;
+    for (const auto& [agent, error] : journal_errors) {
+      lines.push_back("agent " + agent + " cannot write its journal: " + error +
+                      " (its jobs' records wait in its memory until it can)");
+    }
+    return lines;
+  };
   json out = json::array();
   for (auto& j : jobs) {
     std::optional<store::SlurmJobRow> slurm =
@@ -302,6 +327,7 @@ int runStatus(const Globals& globals, const std::string& job_ref, bool as_json) 
                          {"cause", hang->detail},
                          {"since", hang->time}};
       }
+      if (!journal_errors.empty()) entry["agent_journal_errors"] = journal_errors;
       if (liveness.anyUnknown()) {
         entry["last_known_state"] = last_known_state;
         entry["reason"] = liveness.describe();
@@ -331,6 +357,9 @@ int runStatus(const Globals& globals, const std::string& job_ref, bool as_json) 
                 jobDuration(j).c_str());
     if (slurm) std::printf("%s\n", slurmRowText(*slurm).c_str());
     if (liveness.anyUnknown()) std::printf("%s\n", liveness.describe().c_str());
+    if (j.state == "submitted" || j.state == "running") {
+      for (const std::string& line : journalProblems()) std::printf("%s\n", line.c_str());
+    }
     if (hang) {
       std::printf("%s %s\n",
                   hang->cause_kind == "hung" ? "hung:" : "suspected hang:", hang->detail.c_str());

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <pwd.h>
+#include <sys/mount.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -12,6 +13,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <regex>
@@ -589,6 +591,69 @@ TEST_F(HardeningTest, EachJobRunsAsAUserOfItsOwnAndCannotTouchAnother) {
   ASSERT_EQ(::stat(agent_dir.c_str(), &st), 0);
   EXPECT_EQ(st.st_uid, 0u);  // the job's directory itself was never the ranks'
   EXPECT_EQ(st.st_mode & 0777, 0711u);
+}
+
+// Disk full: an agent that cannot write its journal keeps the job's records in memory, and
+// `status` says why nothing of the job shows; once there is room, the job goes on and its
+// records come through.
+TEST_F(HardeningTest, AnAgentThatCannotWriteItsJournalIsNamedByStatus) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root to mount a small tmpfs";
+  const std::string state = cluster_.dir() + "/agents/full";
+  std::filesystem::create_directories(state);
+  if (::mount("tmpfs", state.c_str(), "tmpfs", 0, "size=4m") != 0) {
+    GTEST_SKIP() << "cannot mount a tmpfs here: " << std::strerror(errno);
+  }
+  struct Unmount {
+    std::string path;
+    ~Unmount() { ::umount2(path.c_str(), MNT_DETACH); }
+  } unmount{state};
+  std::string error;
+  ASSERT_TRUE(cluster_.addAgent("full", 1, &error)) << error;
+  const std::string spec = cluster_.writeSpec(
+      "full.yaml",
+      "name: full\nlauncher: command\n"
+      "command: [/bin/sh, -c, 'for i in $(seq 1 100); do echo \"{\\\"step\\\": $i, "
+      "\\\"loss\\\": 1}\"; sleep 0.1; done']\n"
+      "placement: [{agent: full, ranks: 1}]\n");
+  auto submitted = cluster_.ctl({"submit", spec});
+  ASSERT_EQ(submitted.exit_code, 0) << submitted.err;
+  const std::string job = submitted.firstLine();
+  std::string status;
+  ASSERT_TRUE(waitUntil(
+      [&] {
+        status = cluster_.ctl({"status", job}).out;
+        return status.find(") running") != std::string::npos;
+      },
+      std::chrono::seconds(20)))
+      << status;
+  // The disk fills while the job runs: its metric records cannot be written.
+  {
+    std::FILE* filler = std::fopen((state + "/filler").c_str(), "w");
+    ASSERT_NE(filler, nullptr);
+    const std::string block(4096, 'x');
+    while (std::fwrite(block.data(), 1, block.size(), filler) == block.size() &&
+           std::fflush(filler) == 0) {
+    }
+    std::fclose(filler);
+  }
+  EXPECT_TRUE(waitUntil(
+      [&] {
+        status = cluster_.ctl({"status", job}).out;
+        return status.find("agent full cannot write its journal: journal ") != std::string::npos;
+      },
+      std::chrono::seconds(20)))
+      << status;
+  EXPECT_NE(status.find("No space left on device"), std::string::npos) << status;
+
+  std::filesystem::remove(state + "/filler");
+  EXPECT_TRUE(waitUntil(
+      [&] {
+        status = cluster_.ctl({"status", job}).out;
+        return status.find(") succeeded") != std::string::npos;
+      },
+      std::chrono::seconds(30)))
+      << status;
+  EXPECT_EQ(status.find("cannot write its journal"), std::string::npos) << status;
 }
 
 // Env entries that change how every program of the job is loaded are refused unless the agent
