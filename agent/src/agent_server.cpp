@@ -12,6 +12,7 @@
 #include <chrono>
 #include <cstdio>
 #include <ctime>
+#include <deque>
 #include <filesystem>
 #include <map>
 #include <mutex>
@@ -183,6 +184,15 @@ struct AgentServer::Impl {
   Status loop();
   void sampleHealth();
   void onSocketReadable();
+  // One request off the socket: false when none waits; a malformed one is refused here and
+  // leaves *request empty.
+  struct Request {
+    std::string identity;
+    std::string user;  // from ZAP: "client:<key>", "job:<id>" or "attempt:<id>:<n>"
+    std::optional<proto::Envelope> envelope;
+    int source_fd = -1;  // the connection's socket
+  };
+  bool receive(Request* request);
   // Routes a request to what answers it; long polls that must wait are parked.
   void handle(const std::string& identity, const std::string& user, const proto::Envelope& request,
               int source_fd);
@@ -371,15 +381,19 @@ void AgentServer::Impl::sampleHealth() {
   next_health = Clock::now() + std::chrono::milliseconds(options.health_interval_ms);
 }
 
+// Why a reply is refused when this key's clients have not read what they were sent.
+std::string unreadRepliesRefusal() {
+  return "too many replies unread by this key's connections (the agent holds at most " +
+         std::to_string(kUnreadRepliesPerKey >> 20) + " MiB of them per key, " +
+         std::to_string(kUnreadRepliesInAll >> 20) +
+         " MiB in all): read them, or use fewer connections";
+}
+
 void AgentServer::Impl::reply(const std::string& identity, proto::Envelope& envelope) {
   std::string frame = protocol::encode(envelope);
   if (!reply_budget.admit(identity, frame.size())) {
     // This key's clients have not read what they were sent: an error instead of more.
-    const std::string why =
-        "too many replies unread by this key's connections (the agent holds at most " +
-        std::to_string(kUnreadRepliesPerKey >> 20) + " MiB of them per key, " +
-        std::to_string(kUnreadRepliesInAll >> 20) +
-        " MiB in all): read them, or use fewer connections";
+    const std::string why = unreadRepliesRefusal();
     bad_requests.refused("refused a reply of " + std::to_string(frame.size() >> 20) +
                          " MiB: " + why);
     proto::Envelope error = protocol::makeError(envelope.request_id(),
@@ -407,52 +421,77 @@ void AgentServer::Impl::replyError(const std::string& identity, uint64_t request
   reply(identity, envelope);
 }
 
+// Everything waiting is taken in first and the cheap requests answered at once; reads of
+// journals and logs (megabytes each) go last, one at a time, with the socket drained again
+// between them, so that a key flooding the agent with big reads delays another client's
+// inventory by one read at most, not by a round of them.
 void AgentServer::Impl::onSocketReadable() {
-  // Bounded so that rank output and signals are served between bursts of requests.
-  for (int budget = 0; budget < 256; ++budget) {
-    std::vector<std::string> frames;
-    std::string user;    // from ZAP: "client:<key>", "job:<id>" or "attempt:<id>:<n>"
-    int source_fd = -1;  // the connection's socket
-    bool more = true;
-    while (more) {
-      zmq_msg_t frame;
-      zmq_msg_init(&frame);
-      if (zmq_msg_recv(&frame, router, ZMQ_DONTWAIT) < 0) {
-        zmq_msg_close(&frame);
-        return;
+  std::deque<Request> reads;
+  int received = 0;  // bounded, so that rank output and signals are served between bursts
+  for (;;) {
+    for (Request request; received < 256 && receive(&request); request = Request{}) {
+      ++received;
+      if (!request.envelope) continue;
+      if (request.envelope->has_read_log() || request.envelope->has_read_journal()) {
+        reads.push_back(std::move(request));
+      } else {
+        handle(request.identity, request.user, *request.envelope, request.source_fd);
       }
-      more = zmq_msg_more(&frame);
-      if (const char* id = zmq_msg_gets(&frame, "User-Id")) user = id;
-      if (frames.size() == 1) source_fd = zmq_msg_get(&frame, ZMQ_SRCFD);
-      // Keep at most identity + payload; a longer message is drained and refused below.
-      if (frames.size() < 3) {
-        frames.emplace_back(static_cast<const char*>(zmq_msg_data(&frame)), zmq_msg_size(&frame));
-      }
-      zmq_msg_close(&frame);
     }
-    if (frames.size() != 2) {
-      bad_requests.refused("dropped a message of " + std::to_string(frames.size()) +
-                           " frame(s) (expected one payload frame)");
-      if (!frames.empty()) {
-        replyError(frames[0], 0, protocolError("expected exactly one frame per request"));
-      }
-      continue;
+    if (reads.empty()) return;
+    const Request read = std::move(reads.front());
+    reads.pop_front();
+    handle(read.identity, read.user, *read.envelope, read.source_fd);
+    if (received >= 256) {
+      for (const Request& r : reads) handle(r.identity, r.user, *r.envelope, r.source_fd);
+      return;
     }
-    if (auto paused = unwritable_until.find(frames[0]); paused != unwritable_until.end()) {
-      if (Clock::now() < paused->second) continue;
-      unwritable_until.erase(paused);
-    }
-    auto decoded = protocol::decode(frames[1].data(), frames[1].size());
-    if (!decoded.isOk()) {
-      // Echo the request id when the frame parses at all, so the client can match the error.
-      proto::Envelope partial;
-      uint64_t request_id = partial.ParseFromString(frames[1]) ? partial.request_id() : 0;
-      bad_requests.refused("bad request: " + decoded.status().message());
-      replyError(frames[0], request_id, decoded.status());
-      continue;
-    }
-    handle(frames[0], user, *decoded, source_fd);
   }
+}
+
+bool AgentServer::Impl::receive(Request* request) {
+  std::vector<std::string> frames;
+  bool more = true;
+  while (more) {
+    zmq_msg_t frame;
+    zmq_msg_init(&frame);
+    if (zmq_msg_recv(&frame, router, ZMQ_DONTWAIT) < 0) {
+      zmq_msg_close(&frame);
+      return false;
+    }
+    more = zmq_msg_more(&frame);
+    if (const char* id = zmq_msg_gets(&frame, "User-Id")) request->user = id;
+    if (frames.size() == 1) request->source_fd = zmq_msg_get(&frame, ZMQ_SRCFD);
+    // Keep at most identity + payload; a longer message is drained and refused below.
+    if (frames.size() < 3) {
+      frames.emplace_back(static_cast<const char*>(zmq_msg_data(&frame)), zmq_msg_size(&frame));
+    }
+    zmq_msg_close(&frame);
+  }
+  if (frames.size() != 2) {
+    bad_requests.refused("dropped a message of " + std::to_string(frames.size()) +
+                         " frame(s) (expected one payload frame)");
+    if (!frames.empty()) {
+      replyError(frames[0], 0, protocolError("expected exactly one frame per request"));
+    }
+    return true;
+  }
+  if (auto paused = unwritable_until.find(frames[0]); paused != unwritable_until.end()) {
+    if (Clock::now() < paused->second) return true;
+    unwritable_until.erase(paused);
+  }
+  auto decoded = protocol::decode(frames[1].data(), frames[1].size());
+  if (!decoded.isOk()) {
+    // Echo the request id when the frame parses at all, so the client can match the error.
+    proto::Envelope partial;
+    uint64_t request_id = partial.ParseFromString(frames[1]) ? partial.request_id() : 0;
+    bad_requests.refused("bad request: " + decoded.status().message());
+    replyError(frames[0], request_id, decoded.status());
+    return true;
+  }
+  request->identity = std::move(frames[0]);
+  request->envelope = std::move(*decoded);
+  return true;
 }
 
 Status AgentServer::Impl::authorize(const std::string& user, const proto::Envelope& request) const {
@@ -592,6 +631,14 @@ void AgentServer::Impl::handle(const std::string& identity, const std::string& u
     case proto::Envelope::kReadJournal:
     case proto::Envelope::kReadLog:
     case proto::Envelope::kRendezvousGet: {
+      // A read whose reply this key could not be sent is refused before it reads anything:
+      // reading and encoding a 16 MB log chunk only to refuse it held up every other client.
+      if (const uint64_t most = mostReplyBytes(request); !reply_budget.wouldAdmit(identity, most)) {
+        bad_requests.refused("refused a read of up to " + std::to_string(most >> 20) +
+                             " MiB: " + unreadRepliesRefusal());
+        return replyError(identity, request.request_id(),
+                          Status(ErrorCode::kResourceExhausted, unreadRepliesRefusal()));
+      }
       std::optional<proto::Envelope> answer = answerWaiting(user, request, false);
       if (!answer) {
         const uint32_t wait = request.has_read_journal() ? request.read_journal().wait_ms()

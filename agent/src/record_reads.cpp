@@ -60,6 +60,18 @@ std::optional<proto::Envelope> answerJournalRead(Journal& journal, const proto::
   return response;
 }
 
+uint64_t mostReplyBytes(const proto::Envelope& request) {
+  if (request.has_read_log()) {
+    const uint32_t asked = request.read_log().max_bytes();
+    return asked ? std::min(asked, protocol::kMaxReplyBytes) : kDefaultLogChunk;
+  }
+  if (request.has_read_journal()) {
+    const uint32_t asked = request.read_journal().max_bytes();
+    return asked ? std::min(asked, protocol::kMaxReplyBytes) : protocol::kMaxReplyBytes / 2;
+  }
+  return 0;
+}
+
 std::optional<proto::Envelope> answerLogRead(const JobSupervisor& supervisor,
                                              const proto::Envelope& request, bool final,
                                              const std::string& agent_name) {

@@ -26,4 +26,8 @@ std::optional<proto::Envelope> answerLogRead(const JobSupervisor& supervisor,
                                              const proto::Envelope& request, bool final,
                                              const std::string& agent_name);
 
+// The largest reply a read of the journal or of a log may get (its max_bytes, capped; the
+// default when unset); 0 for any other request.
+uint64_t mostReplyBytes(const proto::Envelope& request);
+
 }  // namespace ringmaster::agent

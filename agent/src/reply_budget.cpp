@@ -18,16 +18,24 @@ void ReplyBudget::noteRequest(const std::string& identity, const std::string& us
   if (fd >= 0) connection.fd = fd;
 }
 
+bool ReplyBudget::wouldAdmit(const std::string& identity, uint64_t bytes) const {
+  auto found = connections_.find(identity);
+  if (found == connections_.end() || bytes <= kAlwaysAllowed) return true;
+  const Connection& connection = found->second;
+  const uint64_t dropped = connection.newest[connection.next];  // the oldest of the ring
+  auto user = by_user_.find(connection.user);
+  const uint64_t user_held = user == by_user_.end() ? 0 : user->second;
+  return user_held - dropped + bytes <= per_user_ && total_ - dropped + bytes <= total_limit_;
+}
+
 bool ReplyBudget::admit(const std::string& identity, uint64_t bytes) {
   auto found = connections_.find(identity);
   if (found == connections_.end()) return true;  // not a client's (nothing to charge)
+  if (!wouldAdmit(identity, bytes)) return false;
   Connection& connection = found->second;
   const uint64_t dropped = connection.newest[connection.next];  // the oldest of the ring
   const uint64_t user_after = by_user_[connection.user] - dropped + bytes;
   const uint64_t total_after = total_ - dropped + bytes;
-  if (bytes > kAlwaysAllowed && (user_after > per_user_ || total_after > total_limit_)) {
-    return false;
-  }
   connection.newest[connection.next] = bytes;
   connection.next = (connection.next + 1) % kHeldReplies;
   connection.held = connection.held - dropped + bytes;

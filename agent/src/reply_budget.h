@@ -28,6 +28,9 @@ class ReplyBudget {
   void noteRequest(const std::string& identity, const std::string& user, int fd);
   // Whether a reply of `bytes` to `identity` may be queued; it is charged when so.
   bool admit(const std::string& identity, uint64_t bytes);
+  // Whether admit() would take a reply of up to `bytes` now, charging nothing: a read whose
+  // reply could not go is refused before the agent reads and encodes megabytes for it.
+  bool wouldAdmit(const std::string& identity, uint64_t bytes) const;
   // libzmq closed the connection on `fd`: what it held is freed.
   void disconnected(int fd);
 
