@@ -317,6 +317,9 @@ Status AgentServer::Impl::start() {
   if (signal_fd < 0) return ioError("signalfd failed");
 
   context = zmq_ctx_new();
+  // Two I/O threads: libzmq encrypts each reply whole (CURVE) on the thread of its connection,
+  // and with one thread a client's inventory waited behind other clients' 16 MB log chunks.
+  zmq_ctx_set(context, ZMQ_IO_THREADS, 2);
   // The ZAP handler must exist before the CURVE socket; ZAP_ENFORCE_DOMAIN fails closed anyway.
   zap = std::make_unique<ZapHandler>(context, authorizedKeysPath(options.state_dir),
                                      [this](const std::string& line) { log(line); });
