@@ -19,11 +19,13 @@
 #include <QTabWidget>
 #include <QTimer>
 #include <QToolButton>
+#include <QTreeWidget>
 #include <QVBoxLayout>
 #include <set>
 
 #include "editor/job_draft.h"
 #include "editor/job_form.h"
+#include "editor/launch_preview.h"
 #include "editor/spec_check.h"
 #include "editor/yaml_text_edit.h"
 #include "ringmaster/client/agent_status.h"
@@ -70,7 +72,9 @@ JobEditor::JobEditor(const QString& resources_dir, QWidget* parent)
       launch_(new QPushButton(this)),
       template_menu_(new QMenu(this)),
       recent_menu_(new QMenu(this)),
-      debounce_(new QTimer(this)) {
+      debounce_(new QTimer(this)),
+      preview_summary_(new QLabel(this)),
+      preview_(new QTreeWidget(this)) {
   form_scroll_->setWidget(form_);
   form_scroll_->setWidgetResizable(true);
   form_scroll_->setFrameShape(QFrame::NoFrame);
@@ -89,6 +93,22 @@ JobEditor::JobEditor(const QString& resources_dir, QWidget* parent)
   form_layout->addWidget(form_scroll_);
   tabs_->addTab(form_tab, tr("Form"));
   tabs_->addTab(yaml_, tr("YAML"));
+  // What each rank would get, before anything is launched.
+  preview_->setObjectName(QStringLiteral("launchPreview"));
+  preview_->setHeaderLabels({tr("Rank"), tr("Agent"), tr("Host"), tr("LOCAL_RANK"), tr("Device"),
+                             tr("CUDA_VISIBLE_DEVICES")});
+  preview_->setRootIsDecorated(false);
+  preview_->setAlternatingRowColors(true);
+  preview_->setUniformRowHeights(true);
+  preview_summary_->setWordWrap(true);
+  preview_summary_->setMargin(8);
+  preview_summary_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  auto* preview_tab = new QWidget(this);
+  auto* preview_layout = new QVBoxLayout(preview_tab);
+  preview_layout->setContentsMargins(0, 0, 0, 0);
+  preview_layout->addWidget(preview_summary_);
+  preview_layout->addWidget(preview_, 1);
+  tabs_->addTab(preview_tab, tr("Launch preview"));
   tabs_->setDocumentMode(true);
 
   QFont status_font = status_->font();
@@ -198,8 +218,13 @@ QString JobEditor::yaml() const { return yaml_->toPlainText(); }
 
 QString JobEditor::fileName() const { return file_name_; }
 
+JobEditor::~JobEditor() = default;
+
 void JobEditor::setAgents(const std::vector<client::AgentStatus>& agents) {
   form_->setAgents(agents);
+  agents_ = agents;
+  agents_known_ = true;
+  validate();  // free slots and agents' states change what would be refused
 }
 
 bool JobEditor::isValid() const { return valid_ && !yaml_pending_; }
@@ -246,7 +271,16 @@ QString JobEditor::diagnosticFileName() const {
 }
 
 void JobEditor::validate() {
-  problems_ = checkSpecText(yaml_->toPlainText().toStdString(), diagnosticFileName().toStdString());
+  const std::string text = yaml_->toPlainText().toStdString();
+  problems_ = checkSpecText(text, diagnosticFileName().toStdString());
+  // A spec that is fine in itself may still not fit the cluster as it is now.
+  LaunchPreview preview;
+  preview.note = "fix the problems below first";
+  if (problems_.empty()) {
+    preview = previewLaunch(text, diagnosticFileName().toStdString(), agents_, agents_known_);
+    problems_ = preview.problems;
+  }
+  showPreview(preview);
   form_->showProblems(problems_);
 
   QSet<int> lines;
@@ -284,6 +318,37 @@ void JobEditor::validate() {
     valid_ = valid;
     Q_EMIT validityChanged(valid);
   }
+}
+
+void JobEditor::showPreview(const LaunchPreview& preview) {
+  preview_->clear();
+  if (preview.ranks.empty()) {
+    preview_summary_->setText(preview.problems.empty()
+                                  ? tr("No preview: %1.").arg(QString::fromStdString(preview.note))
+                                  : tr("This launch would be refused: see the problems below."));
+    return;
+  }
+  QString summary = tr("WORLD_SIZE=%1, MASTER_ADDR=%2 (MASTER_PORT: a free port of that host, "
+                       "picked at launch). From the agents' latest inventories: what each rank "
+                       "gets if you launch now.")
+                        .arg(preview.world_size)
+                        .arg(QString::fromStdString(preview.master_addr));
+  if (!preview.cpu_reason.empty()) {
+    summary +=
+        tr(" Backend auto trains on the CPU: %1.").arg(QString::fromStdString(preview.cpu_reason));
+  }
+  preview_summary_->setText(summary);
+  for (const LaunchPreview::Rank& r : preview.ranks) {
+    auto* item = new QTreeWidgetItem(preview_);
+    item->setData(0, Qt::DisplayRole, r.rank);
+    item->setText(1, QString::fromStdString(r.agent));
+    item->setText(2, QString::fromStdString(r.host));
+    item->setData(3, Qt::DisplayRole, r.local_rank);
+    item->setText(4,
+                  r.device.empty() ? tr("(the script picks)") : QString::fromStdString(r.device));
+    item->setText(5, QString::fromStdString(r.cuda_visible_devices));
+  }
+  for (int c = 0; c < preview_->columnCount(); ++c) preview_->resizeColumnToContents(c);
 }
 
 void JobEditor::showProblemAt(int index) {

@@ -21,6 +21,7 @@ class QPushButton;
 class QScrollArea;
 class QTabWidget;
 class QTimer;
+class QTreeWidget;
 
 namespace ringmaster::client {
 // "ringmaster/client/agent_status.h". Not included here: its protobuf Inventory has a method
@@ -33,6 +34,7 @@ namespace ringmaster::gui {
 
 class JobForm;
 class YamlTextEdit;
+struct LaunchPreview;
 
 class JobEditor : public QWidget {
   Q_OBJECT
@@ -45,6 +47,7 @@ class JobEditor : public QWidget {
 
   // resources_dir: where templates are (RESOURCES/jobs/*.yaml, RESOURCES/jobs/examples/*.yaml).
   explicit JobEditor(const QString& resources_dir, QWidget* parent = nullptr);
+  ~JobEditor() override;  // in the .cpp, where AgentStatus is complete
 
   void setYaml(const QString& yaml, const QString& file_name);  // fills the form too
   QString yaml() const;      // the YAML text (what Launch submits)
@@ -83,6 +86,7 @@ class JobEditor : public QWidget {
   void onYamlEdited();
   void syncFormFromYaml();
   void validate();
+  void showPreview(const LaunchPreview& preview);
   void setModified(bool modified);
   void showProblemAt(int index);
   void launch();
@@ -103,6 +107,8 @@ class JobEditor : public QWidget {
   bool yaml_pending_ = false;
   bool updating_yaml_ = false;
   std::vector<job::SpecDiagnostic> problems_;
+  std::vector<client::AgentStatus> agents_;
+  bool agents_known_ = false;
 
   QTabWidget* tabs_;
   QScrollArea* form_scroll_;
@@ -116,6 +122,8 @@ class JobEditor : public QWidget {
   QMenu* template_menu_;
   QMenu* recent_menu_;
   QTimer* debounce_;
+  QLabel* preview_summary_;
+  QTreeWidget* preview_;  // objectName "launchPreview": one row per rank
 };
 
 }  // namespace ringmaster::gui

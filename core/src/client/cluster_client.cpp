@@ -7,8 +7,7 @@
 #include <random>
 
 #include "ringmaster/client/slurm_submit.h"
-#include "ringmaster/job/device_plan.h"
-#include "ringmaster/job/placement.h"
+#include "ringmaster/job/job_plan.h"
 #include "ringmaster/slurm/queries.h"
 
 namespace ringmaster::client {
@@ -40,47 +39,12 @@ proto::Launcher toProto(job::Launcher launcher) {
   return proto::LAUNCHER_UNSPECIFIED;
 }
 
-job::DeviceRequest deviceRequest(const job::JobSpec& spec) {
-  job::DeviceRequest request;
-  request.launcher = spec.launcher;
-  request.backend = spec.backend;
-  for (const auto& [name, value] : spec.env) {
-    if (name == "CUDA_VISIBLE_DEVICES") request.job_visible_devices = value;
-  }
-  return request;
-}
-
 std::vector<job::Gpu> gpusOf(const proto::Inventory& inventory) {
   std::vector<job::Gpu> gpus;
   for (const proto::GpuInfo& gpu : inventory.gpus()) {
     gpus.push_back({static_cast<int>(gpu.index()), gpu.uuid(), gpu.name()});
   }
   return gpus;
-}
-
-// Backend nccl needs a GPU per rank. Checked before the ranks are fitted into slots, so that
-// "8 ranks on an agent with 4 GPUs" says so rather than "4 free slots".
-Status checkGpusForNccl(const job::JobSpec& spec,
-                        const std::map<std::string, std::vector<job::Gpu>>& gpus_of) {
-  if (spec.backend != job::Backend::kNccl) return Status::ok();
-  std::vector<job::AgentDevices> agents;
-  if (!spec.placement.empty()) {
-    for (const job::PlacementEntry& entry : spec.placement) {
-      auto gpus = gpus_of.find(entry.agent);
-      if (gpus != gpus_of.end()) agents.push_back({entry.agent, gpus->second, entry.ranks});
-    }
-    return job::planDevices(deviceRequest(spec), agents).status();
-  }
-  size_t total = 0;
-  std::string each;
-  for (const auto& [agent, gpus] : gpus_of) {
-    total += gpus.size();
-    each += (each.empty() ? "" : ", ") + agent + ": " + std::to_string(gpus.size());
-  }
-  if (total >= static_cast<size_t>(spec.world_size)) return Status::ok();
-  return invalidArgument("backend nccl needs one GPU per rank, and the job asks for " +
-                         std::to_string(spec.world_size) + " ranks on agents with " +
-                         std::to_string(total) + " GPUs in all (" + each + ")");
 }
 
 }  // namespace
@@ -247,35 +211,20 @@ Result<SubmittedJob> ClusterClient::submit(const job::JobSpec& spec, const Submi
     return std::find(options.exclude_agents.begin(), options.exclude_agents.end(), name) !=
            options.exclude_agents.end();
   });
-  std::vector<job::AgentCapacity> capacity;
-  std::map<std::string, std::vector<job::Gpu>> gpus_of;
+  std::vector<job::AgentOffer> offers;
   for (auto& [name, inventory] : inventories(candidates, options.timeout_ms)) {
     if (!inventory.isOk()) return inventory.status();
-    capacity.push_back(
-        {name, static_cast<int>(inventory->slots()), static_cast<int>(inventory->slots_free())});
-    gpus_of[name] = gpusOf(*inventory);
+    offers.push_back({name, static_cast<int>(inventory->slots()),
+                      static_cast<int>(inventory->slots_free()), gpusOf(*inventory)});
   }
-  RM_RETURN_IF_ERROR(checkGpusForNccl(spec, gpus_of));
-  // Cluster agents the placement does not name still count as known (with no slots), so a typo
-  // in the placement gets "did you mean" instead of a bare "unknown agent".
-  for (const auto& a : agents_) {
-    if (std::none_of(capacity.begin(), capacity.end(),
-                     [&](const job::AgentCapacity& c) { return c.name == a.name; })) {
-      capacity.push_back({a.name, 0, 0});
-    }
-  }
+  std::vector<std::string> known;
+  for (const auto& a : agents_) known.push_back(a.name);
 
-  // 2. Ranks -> agents.
-  std::vector<job::AgentShare> shares;
-  auto diagnostics = job::resolvePlacement(spec, capacity, &shares);
-  if (!diagnostics.empty()) return invalidArgument(job::formatDiagnostics(diagnostics));
-
-  // 2b. Devices: each rank a GPU of its own, or (backend auto) the whole job on the CPU.
-  std::vector<job::AgentDevices> devices;
-  for (const job::AgentShare& share : shares) {
-    devices.push_back({share.agent, gpus_of[share.agent], static_cast<int>(share.ranks.size())});
-  }
-  RM_ASSIGN_OR_RETURN(job::DevicePlan plan, job::planDevices(deviceRequest(spec), devices));
+  // 2. Ranks -> agents, and devices: each rank a GPU of its own, or (backend auto) the whole job
+  // on the CPU.
+  RM_ASSIGN_OR_RETURN(job::JobPlan planned, job::planJob(spec, offers, known));
+  const std::vector<job::AgentShare>& shares = planned.shares;
+  const job::DevicePlan& plan = planned.devices;
   if (spec.restart.min_nodes > static_cast<int>(shares.size())) {
     return invalidArgument("restart.min_nodes is " + std::to_string(spec.restart.min_nodes) +
                            " but the job runs on " + std::to_string(shares.size()) + " agent(s)");

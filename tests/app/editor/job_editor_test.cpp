@@ -18,6 +18,7 @@
 #include <QTableWidget>
 #include <QTemporaryDir>
 #include <QTest>
+#include <QTreeWidget>
 #include <functional>
 #include <sstream>
 
@@ -389,10 +390,35 @@ TEST_F(JobEditorTest, EveryFormFieldChangesTheSpec) {
   EXPECT_EQ(placed.world_size_line, 0);
   auto* table = field<QTableWidget>(editor, "placement");
   EXPECT_EQ(table->item(0, 2)->text(), "free 3/4 slots, 2 GPUs");
+  // What launching would give each rank, before anything is launched.
+  ASSERT_TRUE(editor.isValid()) << editor.yaml().toStdString();
+  auto* preview = editor.findChild<QTreeWidget*>(QStringLiteral("launchPreview"));
+  ASSERT_NE(preview, nullptr);
+  ASSERT_EQ(preview->topLevelItemCount(), 2);
+  EXPECT_EQ(preview->topLevelItem(1)->text(0), "1");  // rank
+  EXPECT_EQ(preview->topLevelItem(1)->text(1), "gpu-node-1");
+  EXPECT_EQ(preview->topLevelItem(1)->text(3), "1");  // LOCAL_RANK
+  // More ranks than free slots, or an agent the cluster does not have: refused here, on the
+  // placement's line, not by a modal at launch.
+  ranks->setValue(4);
+  EXPECT_FALSE(editor.isValid());
+  EXPECT_NE(editor.fieldProblem("placement[0].ranks").indexOf("free"), -1)
+      << editor.fieldProblem("placement[0].ranks").toStdString();
+  ranks->setValue(2);
   field<QComboBox>(editor, "placement[0].agent")->setCurrentText("node9");
   EXPECT_EQ(spec().placement[0].agent, "node9");
   EXPECT_EQ(table->item(0, 2)->text(), "not in the cluster file");
-  EXPECT_TRUE(editor.isValid()) << editor.yaml().toStdString();
+  EXPECT_FALSE(editor.isValid());
+  EXPECT_NE(editor.fieldProblem("placement[0].agent").indexOf("node9"), -1)
+      << editor.fieldProblem("placement[0].agent").toStdString();
+  EXPECT_EQ(preview->topLevelItemCount(), 0);
+  // An agent that does not answer is said to be so.
+  node.state = client::AgentState::kUnreachable;
+  node.reason = "connection refused";
+  editor.setAgents({node});
+  field<QComboBox>(editor, "placement[0].agent")->setCurrentText("gpu-node-1");
+  EXPECT_NE(editor.fieldProblem("placement[0].agent").indexOf("unreachable"), -1)
+      << editor.fieldProblem("placement[0].agent").toStdString();
 }
 
 struct BadInput {
@@ -605,6 +631,13 @@ TEST_F(JobEditorTest, Screenshots) {
   QApplication::processEvents();
   ASSERT_TRUE(editor.grab().save(dir + "/editor_problems.png"));
   EXPECT_TRUE(QFileInfo::exists(form_png));
+  // The demo's launch, previewed rank by rank.
+  typeInto(field<QLineEdit>(editor, "native.optimizer.lr"), "0.05");
+  editor.findChild<QTabWidget*>()->setCurrentIndex(2);
+  QApplication::processEvents();
+  EXPECT_EQ(editor.findChild<QTreeWidget*>(QStringLiteral("launchPreview"))->topLevelItemCount(),
+            2);
+  ASSERT_TRUE(editor.grab().save(dir + "/editor_launch_preview.png"));
 
   // The torchrun example: command, env, placement by agent and metric patterns.
   client::AgentStatus node2 = node;
