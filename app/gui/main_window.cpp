@@ -29,6 +29,7 @@
 #include "cluster/cluster_view.h"
 #include "dashboard/compare_view.h"
 #include "dashboard/dashboard_view.h"
+#include "editor/job_draft.h"
 #include "editor/job_editor.h"
 #include "history/history_view.h"
 #include "local_agent.h"
@@ -162,6 +163,19 @@ MainWindow::MainWindow(const AppOptions& options, QWidget* parent)
   connect(history_, &HistoryView::openRun, this,
           [this](const QString& id) { openDashboard(id, /*live=*/true); });
   connect(history_, &HistoryView::compareRuns, this, &MainWindow::openComparison);
+  connect(history_, &HistoryView::cloneRun, this, [this](const QString& yaml, const QString& name) {
+    // A new job in the editor, named apart from the run it came from, saved nowhere yet.
+    std::optional<JobDraft> draft = readJobDraft(yaml.toStdString());
+    QString text = yaml;
+    if (draft) {
+      draft->name = (name.isEmpty() ? std::string("job") : name.toStdString()) + "-clone";
+      text = QString::fromStdString(writeJobDraft(*draft));
+    }
+    editor_->setYaml(text, QString());
+    tabs_->setCurrentWidget(editor_);
+    statusBar()->showMessage(tr("Cloned %1 into the editor: launch it as a new job").arg(name),
+                             8000);
+  });
   connect(history_, &HistoryView::refreshRequested, this,
           [this] { runs_token_ = bridge_.listRuns(); });
   history_reload_ = new QTimer(this);

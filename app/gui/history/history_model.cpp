@@ -141,6 +141,8 @@ QVariant HistoryModel::sortValue(const RunSummary& run, int column) const {
       return static_cast<int>(job.attempt);
     case kFinalLoss:
       return std::isnan(run.final_loss) ? QVariant() : QVariant(run.final_loss);
+    case kBestLoss:
+      return std::isnan(run.best_loss) ? QVariant() : QVariant(run.best_loss);
     case kJobId:
       return qstr(job.job_id);
     default:
@@ -165,6 +167,8 @@ QVariant HistoryModel::displayValue(const RunSummary& run, int column) const {
       return QString::number(job.attempt);
     case kFinalLoss:
       return formatLoss(run.final_loss);
+    case kBestLoss:
+      return formatLoss(run.best_loss);
     case kJobId:
       return qstr(job.job_id);
     default:
@@ -185,6 +189,7 @@ QVariant HistoryModel::data(const QModelIndex& index, int role) const {
       return qstr(run.job.job_id);
     case kCopyRole:  // full precision for a spreadsheet (table_copy.h)
       if (column == kFinalLoss && !std::isnan(run.final_loss)) return run.final_loss;
+      if (column == kBestLoss && !std::isnan(run.best_loss)) return run.best_loss;
       if (column == kDuration && !std::isnan(durationOf(run))) return durationOf(run);
       return {};
     case kStateRole:
@@ -209,6 +214,7 @@ QVariant HistoryModel::data(const QModelIndex& index, int role) const {
         case kRanks:
         case kAttempt:
         case kFinalLoss:
+        case kBestLoss:
           return QVariant(Qt::AlignRight | Qt::AlignVCenter);
         default:
           return QVariant(Qt::AlignLeft | Qt::AlignVCenter);
@@ -224,6 +230,9 @@ QVariant HistoryModel::data(const QModelIndex& index, int role) const {
       if (column == kFinalLoss && !std::isnan(run.final_loss))
         return QStringLiteral("last loss reported by rank 0: %1")
             .arg(QString::number(run.final_loss, 'g', 10));
+      if (column == kBestLoss && !std::isnan(run.best_loss))
+        return QStringLiteral("lowest loss rank 0 reported in the newest attempt: %1")
+            .arg(QString::number(run.best_loss, 'g', 10));
       if (column == kName || column == kJobId)
         return QStringLiteral("%1\n%2").arg(qstr(run.job.name), qstr(run.job.job_id));
       return {};
@@ -240,6 +249,7 @@ QVariant HistoryModel::headerData(int section, Qt::Orientation orientation, int 
       case kRanks:
       case kAttempt:
       case kFinalLoss:
+      case kBestLoss:
         return QVariant(Qt::AlignRight | Qt::AlignVCenter);
       default:
         return QVariant(Qt::AlignLeft | Qt::AlignVCenter);
@@ -261,6 +271,8 @@ QVariant HistoryModel::headerData(int section, Qt::Orientation orientation, int 
       return tr("Attempt");
     case kFinalLoss:
       return tr("Final loss");
+    case kBestLoss:
+      return tr("Best loss");
     case kJobId:
       return tr("Job id");
     default:

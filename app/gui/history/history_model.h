@@ -37,6 +37,7 @@ class HistoryModel : public QAbstractTableModel {
     kRanks,
     kAttempt,
     kFinalLoss,
+    kBestLoss,
     kJobId,
     kColumns
   };

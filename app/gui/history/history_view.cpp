@@ -6,7 +6,10 @@
 #include <QItemSelectionModel>
 #include <QLabel>
 #include <QLineEdit>
+#include <QMenu>
+#include <QMessageBox>
 #include <QPushButton>
+#include <QSettings>
 #include <QTableView>
 #include <QTimer>
 #include <QVBoxLayout>
@@ -27,6 +30,7 @@ HistoryView::HistoryView(QWidget* parent)
       table_(new QTableView(this)),
       open_(new QPushButton(tr("Open"), this)),
       compare_(new QPushButton(tr("Compare"), this)),
+      clone_(new QPushButton(tr("Clone…"), this)),
       refresh_(new QPushButton(tr("Refresh"), this)),
       ticker_(new QTimer(this)) {
   proxy_->setSourceModel(model_);
@@ -46,6 +50,10 @@ HistoryView::HistoryView(QWidget* parent)
   open_->setObjectName(QStringLiteral("historyOpen"));
   compare_->setObjectName(QStringLiteral("historyCompare"));
   refresh_->setObjectName(QStringLiteral("historyRefresh"));
+  clone_->setObjectName(QStringLiteral("historyClone"));
+  clone_->setToolTip(
+      tr("A new job from the selected run's spec, in the editor (the run itself is "
+         "untouched)"));
   open_->setToolTip(tr("Open the run as a read-only dashboard (double-click or Enter)"));
   compare_->setToolTip(tr("Overlay the series of the selected runs (select two or more)"));
   refresh_->setToolTip(tr("Read the history again"));
@@ -72,6 +80,17 @@ HistoryView::HistoryView(QWidget* parent)
   header->setHighlightSections(false);
   header->setStretchLastSection(true);
   header->setMinimumSectionSize(60);
+  header->setContextMenuPolicy(Qt::CustomContextMenu);
+  header->setToolTip(tr("Right-click: choose the columns"));
+  connect(header, &QWidget::customContextMenuRequested, this, &HistoryView::showColumnMenu);
+  if (const QByteArray saved = QSettings().value(kHeaderKey).toByteArray(); !saved.isEmpty()) {
+    header->restoreState(saved);
+    columns_sized_ = true;
+  }
+  for (auto signal : {&QHeaderView::sectionMoved, &QHeaderView::sectionResized}) {
+    connect(header, signal, this,
+            [header] { QSettings().setValue(kHeaderKey, header->saveState()); });
+  }
 
   auto* top = new QHBoxLayout;
   top->addWidget(filter_, 1);
@@ -82,6 +101,7 @@ HistoryView::HistoryView(QWidget* parent)
   top->addSpacing(12);
   top->addWidget(open_);
   top->addWidget(compare_);
+  top->addWidget(clone_);
   top->addWidget(refresh_);
   auto* layout = new QVBoxLayout(this);
   layout->addLayout(top);
@@ -107,6 +127,7 @@ HistoryView::HistoryView(QWidget* parent)
     if (ids.size() >= 2) emit compareRuns(ids);
   });
   connect(refresh_, &QPushButton::clicked, this, &HistoryView::refreshRequested);
+  connect(clone_, &QPushButton::clicked, this, &HistoryView::cloneCurrent);
   ticker_->setInterval(1000);
   connect(ticker_, &QTimer::timeout, this, &HistoryView::tick);
 
@@ -175,12 +196,45 @@ void HistoryView::updateActions() {
   const int selected = static_cast<int>(table_->selectionModel()->selectedRows().size());
   open_->setEnabled(selected >= 1);
   compare_->setEnabled(selected >= 2);
+  clone_->setEnabled(selected == 1);
   const int total = model_->rowCount();
   const int shown = proxy_->rowCount();
   QString text = total == 1 ? tr("1 run") : tr("%1 runs").arg(total);
   if (shown != total) text += tr(" (%1 shown)").arg(shown);
   if (selected > 0) text += tr(", %1 selected").arg(selected);
   count_->setText(text);
+}
+
+void HistoryView::cloneCurrent() {
+  const QStringList ids = selectedJobIds();
+  if (ids.size() != 1) return;
+  const int row = model_->rowOf(ids.front());
+  if (row < 0) return;
+  const store::JobRow& job = model_->runs()[static_cast<size_t>(row)].job;
+  if (job.spec_yaml.empty()) {
+    QMessageBox::information(this, tr("Clone"),
+                             tr("The history has no spec for %1 (it was submitted by an older "
+                                "client, or to Slurm without one).")
+                                 .arg(QString::fromStdString(job.job_id)));
+    return;
+  }
+  emit cloneRun(QString::fromStdString(job.spec_yaml), QString::fromStdString(job.name));
+}
+
+void HistoryView::showColumnMenu(const QPoint& at) {
+  QHeaderView* header = table_->horizontalHeader();
+  QMenu menu(this);
+  for (int column = 0; column < model_->columnCount(); ++column) {
+    QAction* action = menu.addAction(model_->headerData(column, Qt::Horizontal).toString());
+    action->setCheckable(true);
+    action->setChecked(!header->isSectionHidden(column));
+    action->setEnabled(column != HistoryModel::kName);  // a run needs its name
+    connect(action, &QAction::toggled, this, [header, column](bool shown) {
+      header->setSectionHidden(column, !shown);
+      QSettings().setValue(kHeaderKey, header->saveState());
+    });
+  }
+  menu.exec(header->mapToGlobal(at));
 }
 
 void HistoryView::openCurrent() {

@@ -38,6 +38,8 @@ class HistoryView : public QWidget {
   // "12 runs (3 shown)", with ", 2 selected" when any are.
   QString countText() const;
 
+  // The table header's state (order, widths, hidden columns, sort), kept across restarts.
+  static constexpr const char* kHeaderKey = "history/header";
   HistoryModel* model() { return model_; }
   HistoryProxy* proxy() { return proxy_; }
   QTableView* table() { return table_; }
@@ -45,11 +47,15 @@ class HistoryView : public QWidget {
  signals:
   void openRun(const QString& job_id);           // double-click, Enter or Open
   void compareRuns(const QStringList& job_ids);  // two or more selected, Compare
+  // One selected, Clone: its spec, to edit into a new job (the run itself is untouched).
+  void cloneRun(const QString& spec_yaml, const QString& name);
   void refreshRequested();
 
  private:
   void updateActions();
   void openCurrent();
+  void cloneCurrent();
+  void showColumnMenu(const QPoint& at);  // which columns show; kept with the header's state
   void tick();
 
   HistoryModel* model_;
@@ -60,6 +66,7 @@ class HistoryView : public QWidget {
   QTableView* table_;
   QPushButton* open_;
   QPushButton* compare_;
+  QPushButton* clone_;
   QPushButton* refresh_;
   QTimer* ticker_;
   bool columns_sized_ = false;

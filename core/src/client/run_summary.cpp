@@ -13,10 +13,14 @@ Result<std::vector<RunSummary>> loadRunSummaries(store::Store& store,
   runs.reserve(jobs.size());
   for (store::JobRow& job : jobs) {
     RunSummary run;
-    // One bucket: its `last` is the value of the highest step, i.e. the final loss.
+    // One bucket: its `last` is the value of the highest step, i.e. the final loss; its `min`
+    // the best.
     auto loss = store.series(job.job_id, job.attempt, options.loss_rank, options.loss_metric, 1);
     if (loss.isOk()) {
-      if (!loss->empty()) run.final_loss = loss->back().last;
+      if (!loss->empty()) {
+        run.final_loss = loss->back().last;
+        run.best_loss = loss->back().min;
+      }
     } else if (loss.status().code() != ErrorCode::kNotFound) {
       return Status(loss.status().code(),
                     "reading the final loss of job " + job.job_id + ": " + loss.status().message());

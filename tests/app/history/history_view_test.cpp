@@ -57,6 +57,8 @@ class Journal {
     a->set_launcher(proto::NATIVE);
     a->set_world_size(s.world);
     a->set_agent("a1");
+    a->set_spec_yaml("name: " + s.name + "\nlauncher: command\nworld_size: " +
+                     std::to_string(s.world) + "\ncommand: [python3, train.py]\n");
     for (int r = 0; r < s.world; ++r) {
       proto::RankAssignment* ra = a->add_ranks();
       ra->set_rank(r);
@@ -253,6 +255,24 @@ TEST_F(HistoryViewTest, ListsRunsWithReadableCellsAndStateColours) {
   EXPECT_EQ(cell(view, kBert.id, HistoryModel::kDuration), "45s");
   EXPECT_EQ(cell(view, kGpt.id, HistoryModel::kDuration), "10m 00s");
   EXPECT_EQ(cell(view, kMnist.id, HistoryModel::kFinalLoss), "\u2014");
+  EXPECT_EQ(cell(view, kBert.id, HistoryModel::kBestLoss), "12.5");
+  EXPECT_EQ(cell(view, kMnist.id, HistoryModel::kBestLoss), "\u2014");
+
+  // Clone: the selected run's spec, for the editor; only with one run selected.
+  QStringList cloned;
+  QObject::connect(&view, &HistoryView::cloneRun,
+                   [&](const QString& yaml, const QString& name) { cloned << yaml << name; });
+  auto* clone = view.findChild<QPushButton*>(QStringLiteral("historyClone"));
+  ASSERT_NE(clone, nullptr);
+  view.selectJobIds({q(kBert.id), q(kResnet.id)});
+  EXPECT_FALSE(clone->isEnabled());
+  view.selectJobIds({q(kBert.id)});
+  ASSERT_TRUE(clone->isEnabled());
+  clone->click();
+  ASSERT_EQ(cloned.size(), 2);
+  EXPECT_TRUE(cloned[0].startsWith("name: bert-large\n")) << cloned[0].toStdString();
+  EXPECT_EQ(cloned[1], "bert-large");
+  view.selectJobIds({});
 
   // Each state has its own colour, none of them the plain text colour.
   std::set<QRgb> colours;

@@ -17,6 +17,7 @@ namespace ringmaster::client {
 struct RunSummary {
   store::JobRow job;
   double final_loss = std::numeric_limits<double>::quiet_NaN();  // NaN: none reported
+  double best_loss = std::numeric_limits<double>::quiet_NaN();   // its lowest; NaN: none
   // Unfinished jobs only: each rank's agent and whether it was still going, so that a view can
   // tell a job whose agents went silent from one that runs (judgeLiveness).
   std::vector<RankLastKnown> ranks;
