@@ -202,6 +202,12 @@ bool MainWindow::start() {
   cluster_->setLocalAgentOffer(!std::filesystem::exists(paths_.cluster_file));
   restoreLayout();
   statusBar()->showMessage("history: " + QString::fromStdString(paths_.db_file), 5000);
+  // The app did not close cleanly while a spec was being edited: it is back, unsaved.
+  if (editor_->restoreDraft()) {
+    notify("Restored the job spec you were editing",
+           "The app did not close cleanly; the unsaved spec is back in New job.", false,
+           [this] { tabs_->setCurrentWidget(editor_); });
+  }
   if (options_.demo) startLocalAgent(/*then_demo=*/true);
   return true;
 }

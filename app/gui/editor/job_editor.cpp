@@ -73,6 +73,7 @@ JobEditor::JobEditor(const QString& resources_dir, QWidget* parent)
       template_menu_(new QMenu(this)),
       recent_menu_(new QMenu(this)),
       debounce_(new QTimer(this)),
+      draft_timer_(new QTimer(this)),
       preview_summary_(new QLabel(this)),
       preview_(new QTreeWidget(this)) {
   form_scroll_->setWidget(form_);
@@ -132,6 +133,9 @@ JobEditor::JobEditor(const QString& resources_dir, QWidget* parent)
   layout->addWidget(tabs_, 1);
   layout->addWidget(problems_panel);
 
+  draft_timer_->setSingleShot(true);
+  draft_timer_->setInterval(1000);
+  connect(draft_timer_, &QTimer::timeout, this, &JobEditor::saveDraft);
   debounce_->setSingleShot(true);
   debounce_->setInterval(kYamlDebounceMs);
   connect(debounce_, &QTimer::timeout, this, &JobEditor::flushYamlEdits);
@@ -382,6 +386,9 @@ QString JobEditor::fieldProblem(const QString& field) const {
 }
 
 void JobEditor::setModified(bool modified) {
+  // A second after an edit the draft is kept; saved or replaced, it is gone.
+  if (modified && !draft_timer_->isActive()) draft_timer_->start();
+  if (!modified && modified_) clearDraft();
   if (modified == modified_) return;
   modified_ = modified;
   updateTitle();
@@ -478,6 +485,30 @@ bool JobEditor::maybeSave() {
       QMessageBox::Save | QMessageBox::Discard | QMessageBox::Cancel, QMessageBox::Save);
   if (answer == QMessageBox::Cancel) return false;
   if (answer == QMessageBox::Save) return save();
+  clearDraft();  // discarded on purpose
+  return true;
+}
+
+void JobEditor::saveDraft() {
+  if (!modified_) return;
+  QSettings settings;
+  settings.setValue(kDraftKey, yaml_->toPlainText());
+  settings.setValue(kDraftFileKey, file_name_);
+}
+
+void JobEditor::clearDraft() {
+  draft_timer_->stop();
+  QSettings settings;
+  settings.remove(kDraftKey);
+  settings.remove(kDraftFileKey);
+}
+
+bool JobEditor::restoreDraft() {
+  const QSettings settings;
+  const QString draft = settings.value(kDraftKey).toString();
+  if (draft.isEmpty()) return false;
+  setYaml(draft, settings.value(kDraftFileKey).toString());
+  setModified(true);
   return true;
 }
 

@@ -41,6 +41,10 @@ class JobEditor : public QWidget {
  public:
   // QSettings key of the recent files (a QStringList, newest first).
   static constexpr const char* kRecentFilesKey = "editor/recentFiles";
+  // An unsaved spec, kept (QSettings) a second after each edit until it is saved or discarded,
+  // so that a crash of the app loses no draft.
+  static constexpr const char* kDraftKey = "editor/draft";
+  static constexpr const char* kDraftFileKey = "editor/draftFile";
   static constexpr int kMaxRecentFiles = 10;
   // How long the YAML tab waits after the last keystroke before it re-reads the text.
   static constexpr int kYamlDebounceMs = 300;
@@ -56,6 +60,9 @@ class JobEditor : public QWidget {
   void setAgents(const std::vector<client::AgentStatus>& agents);
   bool isValid() const;  // no problems (and no YAML edit waiting to be checked)
   std::vector<job::SpecDiagnostic> problems() const;  // exactly the validator's diagnostics
+  // The draft an earlier run left unsaved (it crashed, or was killed), back in the editor and
+  // marked modified; false when there is none.
+  bool restoreDraft();
   bool openFile(const QString& path);  // also adds it to recent files (QSettings kRecentFilesKey)
   bool saveFile(const QString& path);  // atomically; also adds it to recent files
   QString lastError() const { return last_error_; }  // why openFile/saveFile failed
@@ -87,6 +94,8 @@ class JobEditor : public QWidget {
   void syncFormFromYaml();
   void validate();
   void showPreview(const LaunchPreview& preview);
+  void saveDraft();
+  void clearDraft();
   void setModified(bool modified);
   void showProblemAt(int index);
   void launch();
@@ -122,6 +131,7 @@ class JobEditor : public QWidget {
   QMenu* template_menu_;
   QMenu* recent_menu_;
   QTimer* debounce_;
+  QTimer* draft_timer_;
   QLabel* preview_summary_;
   QTreeWidget* preview_;  // objectName "launchPreview": one row per rank
 };

@@ -176,6 +176,12 @@ QGroupBox* JobForm::buildPlacementGroup() {
   by_agent_ = new QRadioButton(tr("Pin ranks to agents"), group);
   by_world_size_->setObjectName(QStringLiteral("placement.by_world_size"));
   by_agent_->setObjectName(QStringLiteral("placement.by_agent"));
+  by_world_size_->setToolTip(
+      tr("world_size ranks, filling the agents' free slots in the cluster "
+         "file's order"));
+  by_agent_->setToolTip(
+      tr("placement: so many ranks on each agent you name, numbered in that "
+         "order"));
   auto* modes = new QButtonGroup(group);
   modes->addButton(by_world_size_);
   modes->addButton(by_agent_);
@@ -189,6 +195,7 @@ QGroupBox* JobForm::buildPlacementGroup() {
   world_row->addStretch();
   placement_ = new PlacementTable(group);
   placement_->table()->setObjectName(QStringLiteral("placement"));
+  placement_->table()->setToolTip(tr("Each agent and its ranks; Available says what it has now"));
   layout->addLayout(world_row);
   layout->addWidget(cluster_summary_);
   layout->addWidget(by_agent_);
@@ -210,8 +217,11 @@ QGroupBox* JobForm::buildNativeGroup() {
   model_kind_ = choiceField("native.model.kind", {"mlp"}, tr("A multi-layer perceptron"));
   hidden_ = lineEdit("native.model.hidden", tr("none: a linear model"),
                      tr("Widths of the hidden layers, e.g. 256, 128"));
-  activation_ = choiceField("native.model.activation", {"relu", "gelu", "tanh"}, {});
-  task_ = choiceField("native.model.task", {"classification", "regression"}, {});
+  activation_ = choiceField("native.model.activation", {"relu", "gelu", "tanh"},
+                            tr("The hidden layers' activation function"));
+  task_ = choiceField("native.model.task", {"classification", "regression"},
+                      tr("classification: predict a class (accuracy is reported); regression: "
+                         "predict a number (mse is reported)"));
   model_form->addRow(tr("Kind"), model_kind_);
   model_form->addRow(tr("Hidden layers"), hidden_);
   model_form->addRow(tr("Activation"), activation_);
@@ -220,7 +230,9 @@ QGroupBox* JobForm::buildNativeGroup() {
   auto* dataset = new QGroupBox(tr("Dataset"), native_group_);
   dataset->setObjectName(QStringLiteral("native.dataset"));
   dataset_layout_ = newFormLayout(dataset);
-  dataset_kind_ = choiceField("native.dataset.kind", {"synthetic", "csv"}, {});
+  dataset_kind_ = choiceField("native.dataset.kind", {"synthetic", "csv"},
+                              tr("synthetic: generated from a seed on every rank; csv: a file with "
+                                 "a label column, read by every rank"));
   samples_ = intField("native.dataset.samples", 1, tr("Samples generated"));
   features_ = intField("native.dataset.features", 1, tr("Features per sample"));
   classes_ = intField("native.dataset.classes", 2, tr("Classes (classification)"));
@@ -260,7 +272,8 @@ QGroupBox* JobForm::buildNativeGroup() {
   auto* optimizer = new QGroupBox(tr("Optimizer"), native_group_);
   optimizer->setObjectName(QStringLiteral("native.optimizer"));
   optimizer_layout_ = newFormLayout(optimizer);
-  optimizer_ = choiceField("native.optimizer.name", {"sgd", "adam"}, {});
+  optimizer_ = choiceField("native.optimizer.name", {"sgd", "adam"},
+                           tr("sgd (with the momentum below) or adam"));
   lr_ = lineEdit("native.optimizer.lr", tr("0.05 (default)"), tr("Peak learning rate, > 0"));
   momentum_ = lineEdit("native.optimizer.momentum", tr("0.9 (default)"), tr("In [0, 1)"));
   nesterov_ = choiceField("native.optimizer.nesterov", {"false", "true"}, tr("Needs momentum > 0"));
@@ -270,7 +283,9 @@ QGroupBox* JobForm::buildNativeGroup() {
   weight_decay_ = lineEdit("native.optimizer.weight_decay", tr("0 (default)"),
                            tr("sgd: L2 penalty; adam: decoupled (AdamW)"));
   warmup_steps_ = intField("native.optimizer.warmup_steps", 0, tr("Linear warmup steps"));
-  schedule_ = choiceField("native.optimizer.schedule", {"cosine", "constant"}, {});
+  schedule_ = choiceField("native.optimizer.schedule", {"cosine", "constant"},
+                          tr("How the learning rate changes after the warmup: down to 0 along a "
+                             "cosine, or constant"));
   for (QLineEdit* edit : {lr_, momentum_, beta1_, beta2_, eps_, weight_decay_, eval_fraction_}) {
     edit->setMaximumWidth(kNumberWidth);
   }
@@ -323,6 +338,9 @@ QGroupBox* JobForm::buildEnvGroup() {
   auto* layout = new QVBoxLayout(group);
   env_ = new KeyValueTable(tr("Variable"), tr("Value"), tr("Add variable"), group);
   env_->table()->setObjectName(QStringLiteral("env"));
+  env_->table()->setToolTip(
+      tr("Environment variables of every rank, on top of the launcher's "
+         "(RANK, WORLD_SIZE, MASTER_ADDR...)"));
   layout->addWidget(env_);
   return group;
 }
@@ -333,6 +351,10 @@ QGroupBox* JobForm::buildMetricsGroup() {
   metrics_ =
       new KeyValueTable(tr("Metric"), tr("Regex (group 1 = the number)"), tr("Add pattern"), group);
   metrics_->table()->setObjectName(QStringLiteral("metrics.patterns"));
+  metrics_->table()->setToolTip(
+      tr("Metrics read from lines the script prints: a name and an RE2 "
+         "pattern whose first group is the number (JSON lines need "
+         "none)"));
   layout->addWidget(metrics_);
   return group;
 }

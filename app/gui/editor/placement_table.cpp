@@ -61,6 +61,7 @@ PlacementTable::PlacementTable(QWidget* parent)
 
   auto* add = new QPushButton(tr("Add agent"), this);
   add->setObjectName(QStringLiteral("placement.add"));
+  add->setToolTip(tr("Another agent for this job"));
   auto* buttons = new QHBoxLayout;
   buttons->addWidget(add);
   buttons->addStretch();
