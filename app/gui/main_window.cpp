@@ -43,6 +43,8 @@ namespace {
 
 constexpr int kClusterTab = 0, kEditorTab = 1, kHistoryTab = 2, kFixedTabs = 3;
 const char* const kOpenJobsKey = "window/openJobs";
+const char* const kComparisonsKey = "window/comparisons";  // each: its job ids, one a line
+const char* const kHistorySelectionKey = "history/selected";
 
 bool terminal(const QString& state) {
   return state == "succeeded" || state == "failed" || state == "stopped";
@@ -102,6 +104,7 @@ MainWindow::MainWindow(const AppOptions& options, QWidget* parent)
   connect(tabs_, &QTabWidget::tabCloseRequested, this, &MainWindow::closeTab);
   connect(tabs_, &QTabWidget::currentChanged, this, [this](int index) {
     if (index == kHistoryTab) runs_token_ = bridge_.listRuns();
+    if (restored_) saveLayout();
   });
 
   auto* central = new QWidget;
@@ -359,6 +362,7 @@ void MainWindow::openComparison(const QStringList& job_ids) {
   const int index = tabs_->addTab(view, QString("Compare %1 runs").arg(job_ids.size()));
   tabs_->setTabToolTip(index, job_ids.join("\n"));
   tabs_->setCurrentIndex(index);
+  saveLayout();  // as tabs come and go, so that a crash loses none
 }
 
 void MainWindow::closeTab(int index) {
@@ -484,6 +488,10 @@ void MainWindow::onRunsListed(uint64_t token, const Result<std::vector<client::R
     return;
   }
   history_->setRuns(*runs);
+  // The runs selected when the app last closed, once they are listed.
+  if (!restoring_history_selection_.isEmpty()) {
+    history_->selectJobIds(std::exchange(restoring_history_selection_, {}));
+  }
 }
 
 void MainWindow::startLocalAgent(bool then_demo) {
@@ -537,9 +545,15 @@ void MainWindow::restoreLayout() {
   QSettings settings;
   restoreGeometry(settings.value("window/geometry").toByteArray());
   restoreState(settings.value("window/state").toByteArray());
-  for (const QString& id : settings.value(kOpenJobsKey).toStringList()) openDashboard(id);
+  // Everything is read before any tab opens: opening one saves the layout.
+  const QStringList dashboards = settings.value(kOpenJobsKey).toStringList();
+  const QStringList comparisons = settings.value(kComparisonsKey).toStringList();
   const int current = settings.value("window/currentTab", kClusterTab).toInt();
+  restoring_history_selection_ = settings.value(kHistorySelectionKey).toStringList();
+  for (const QString& id : dashboards) openDashboard(id);
+  for (const QString& ids : comparisons) openComparison(ids.split('\n', Qt::SkipEmptyParts));
   if (current >= 0 && current < tabs_->count()) tabs_->setCurrentIndex(current);
+  restored_ = true;
 }
 
 void MainWindow::saveLayout() {
@@ -549,6 +563,16 @@ void MainWindow::saveLayout() {
     if (auto* view = qobject_cast<DashboardView*>(tabs_->widget(i))) open << view->jobId();
   }
   settings.setValue(kOpenJobsKey, open);
+  QStringList comparisons;
+  for (int i = kFixedTabs; i < tabs_->count(); ++i) {
+    if (qobject_cast<CompareView*>(tabs_->widget(i))) {
+      comparisons << tabs_->tabToolTip(i);  // its job ids, one a line
+    }
+  }
+  settings.setValue(kComparisonsKey, comparisons);
+  if (restoring_history_selection_.isEmpty()) {
+    settings.setValue(kHistorySelectionKey, history_->selectedJobIds());
+  }
   settings.setValue("window/geometry", saveGeometry());
   settings.setValue("window/state", saveState());
   settings.setValue("window/currentTab", tabs_->currentIndex());

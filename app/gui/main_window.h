@@ -114,6 +114,8 @@ class MainWindow : public QMainWindow {
   // writer has committed it (it flushes every second), coalescing bursts.
   QTimer* history_reload_ = nullptr;
   QString last_submitted_;
+  QStringList restoring_history_selection_;  // until the History lists its runs
+  bool restored_ = false;                    // the layout is back: changes to it are saved
 };
 
 }  // namespace ringmaster::gui

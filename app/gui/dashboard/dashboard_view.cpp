@@ -262,6 +262,14 @@ DashboardView::DashboardView(SessionBridge* bridge, const QString& job_id, bool 
   split->setStretchFactor(0, 3);
   split->setStretchFactor(1, 1);
   split->setSizes({700, 220});
+  // How the user last divided a dashboard (charts against tables, rank list against charts):
+  // every dashboard opens so, on the next start too.
+  for (QSplitter* splitter : {split, charts_row}) {
+    const QString key = splitter == split ? kSplitKey : kChartsRowKey;
+    splitter->restoreState(QSettings().value(key).toByteArray());
+    connect(splitter, &QSplitter::splitterMoved, this,
+            [splitter, key] { QSettings().setValue(key, splitter->saveState()); });
+  }
 
   auto* layout = new QVBoxLayout(this);
   layout->addLayout(header);

@@ -59,6 +59,8 @@ class DashboardView : public QWidget {
   bool showsSpread() const { return show_spread_; }
   static constexpr const char* kSpreadKey = "dashboard/spread";
   static constexpr const char* kXAxisKey = "dashboard/xAxis";
+  static constexpr const char* kSplitKey = "dashboard/split";          // charts | tables
+  static constexpr const char* kChartsRowKey = "dashboard/chartsRow";  // rank list | charts
   static constexpr const char* kSmoothingKey = "dashboard/smoothing";
   bool loaded() const { return loaded_; }
 

@@ -268,6 +268,24 @@ TEST_F(MainWindowTest, DemoTrainsLiveAndLandsInHistory) {
   window.tabs()->setCurrentWidget(window.editor());
   window.editor()->newFromTemplate(options.resources_dir + "/jobs/demo.yaml");
   save(&window, "editor");
+
+  // Everything comes back in the next window, even without a clean close (as after kill -9):
+  // the dashboards, the comparison, the active tab, the History's selection.
+  window.tabs()->setCurrentWidget(compare);
+  AppOptions plain;
+  plain.resources_dir = options.resources_dir;
+  MainWindow again(plain);
+  again.resize(1500, 1000);
+  again.show();
+  ASSERT_TRUE(again.start());
+  EXPECT_NE(again.dashboard(job_id), nullptr);
+  EXPECT_NE(again.dashboard(second), nullptr);
+  auto* restored = qobject_cast<CompareView*>(again.tabs()->currentWidget());
+  ASSERT_NE(restored, nullptr) << "the comparison, as the active tab";
+  EXPECT_EQ(again.tabs()->tabToolTip(again.tabs()->currentIndex()),
+            QStringList({job_id, second}).join("\n"));
+  again.tabs()->setCurrentWidget(again.history());
+  ASSERT_TRUE(waitFor([&] { return again.history()->selectedJobIds().size() == 2; }, 30000));
 }
 
 // Regression (issue 21): with its only agent killed, a running job's dashboard said "RUNNING ·
