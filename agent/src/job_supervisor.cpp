@@ -753,6 +753,9 @@ void JobSupervisor::recordExit(Job& job, Rank& rank, int wait_status) {
     state = proto::STOPPED;
   }
   exited->set_state(state);
+  for (auto& line : lastLines(logPath(job.launch.job_id(), job.launch.attempt(), rank.rank), 100)) {
+    exited->add_tail(std::move(line));
+  }
   appendRecord(record);
   if (state == proto::FAILED) {
     reportFailure(job, rank, *exited);

@@ -1,5 +1,7 @@
 // `ringmasterctl logs JOB [--rank R] [--follow] [--attempt N]`
+#include <algorithm>
 #include <cstdio>
+#include <map>
 
 #include "ctl.h"
 #include "log_tail.h"
@@ -33,10 +35,12 @@ int runLogs(const Globals& globals, const LogsFlags& flags) {
     return kExitFailure;
   }
   std::vector<std::pair<std::string, std::vector<int>>> shares;
+  std::map<int, std::string> kept_tails;  // what the history kept of each exited rank's log
   bool found = false;
   for (const auto& r : *ranks) {
     if (flags.rank && r.rank != *flags.rank) continue;
     found = true;
+    if (!r.log_tail.empty()) kept_tails[r.rank] = r.log_tail;
     if (shares.empty() || shares.back().first != r.agent) shares.push_back({r.agent, {}});
     shares.back().second.push_back(r.rank);
   }
@@ -80,6 +84,17 @@ int runLogs(const Globals& globals, const LogsFlags& flags) {
   }
   for (const auto& [rank, error] : tail.errors()) {
     printError("rank " + std::to_string(rank) + ": " + error.message());
+    // Its agent is down (or the log is gone): the end the history kept when the rank exited.
+    auto kept = kept_tails.find(rank);
+    if (kept == kept_tails.end()) continue;
+    const auto lines = std::count(kept->second.begin(), kept->second.end(), '\n');
+    printError("the last " + std::to_string(lines) + " lines of rank " + std::to_string(rank) +
+               "'s log, kept in the history when it exited:");
+    const std::string prefix = flags.rank ? "" : "[rank " + std::to_string(rank) + "] ";
+    size_t start = 0;
+    for (size_t end; (end = kept->second.find('\n', start)) != std::string::npos; start = end + 1) {
+      std::printf("%s%s\n", prefix.c_str(), kept->second.substr(start, end - start).c_str());
+    }
   }
   return tail.errors().empty() ? kExitOk : kExitFailure;
 }

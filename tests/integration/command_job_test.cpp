@@ -214,6 +214,13 @@ TEST_F(CommandJobTest, FailingRankMakesSubmitWaitExitNonZeroAndIsRecorded) {
       EXPECT_EQ(r["exit_code"], 3);
     }
   }
+  // With a2 down (a dead host), the end of rank 2's log is still there: the history kept it.
+  cluster_.agent("a2").kill();
+  auto logs = cluster_.ctl({"logs", job, "--rank", "2"}, 30000);
+  EXPECT_NE(logs.err.find("lines of rank 2's log, kept in the history when it exited"),
+            std::string::npos)
+      << logs.err;
+  EXPECT_NE(logs.out.find("to stderr\n"), std::string::npos) << logs.out;
 }
 
 // A script that prints its environment (common while debugging) puts it into its log and the

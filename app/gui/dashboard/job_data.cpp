@@ -94,6 +94,7 @@ void JobData::copyRank(int rank) {
   info.exit_code = s.exit_code;
   info.signal = s.signal;
   info.error = s.error;
+  info.log_tail = s.log_tail;
   info.started = s.started;
   info.finished = s.finished;
 }
@@ -134,6 +135,7 @@ void JobData::ingestSnapshot(const client::JobSnapshot& s) {
     rank.exit_code = row.exit_code;
     rank.signal = row.signal;
     rank.error = row.error;
+    rank.log_tail = row.log_tail;
     rank.started = row.started_at;
     rank.finished = row.finished_at;
     stored.ranks.push_back(std::move(rank));

@@ -39,6 +39,7 @@ struct RankInfo {
   int exit_code = 0;
   int signal = 0;
   std::string error;
+  std::string log_tail;  // the end of its log once it exited, kept in the history
   int64_t step = -1;
   double samples_per_sec = std::numeric_limits<double>::quiet_NaN();
   double last_update = 0;  // unix seconds of the rank's newest record

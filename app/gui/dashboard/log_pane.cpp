@@ -88,6 +88,7 @@ LogPane::LogPane(SessionBridge* bridge, const QString& job_id, QWidget* parent)
 
 void LogPane::setRanks(const std::map<int, RankInfo>& ranks) {
   for (const auto& [rank, info] : ranks) {
+    if (!info.log_tail.empty()) tails_[rank] = QString::fromStdString(info.log_tail);
     const QString agent = QString::fromStdString(info.agent);
     if (agents_.count(rank) && agents_[rank] == agent) continue;
     agents_[rank] = agent;
@@ -117,6 +118,7 @@ void LogPane::startReading(int rank, const QString& agent, uint32_t attempt) {
   attempt_ = attempt;
   drop_partial_line_ = false;
   tail_only_ = false;
+  showing_tail_ = false;
   terminal_.clear();
   text_->clear();
   status_->clear();
@@ -145,7 +147,23 @@ void LogPane::onChunk(uint64_t token, const QString& job_id, int rank,
   if (!taken->isOk()) {
     status_->setText(QString::fromStdString(taken->status().message()).left(120));
     status_->setToolTip(QString::fromStdString(taken->status().message()));
+    // Its agent cannot be read (down, or the log gone): the end the history kept, said as such.
+    auto tail = tails_.find(rank);
+    if (attempt_ == 0 && from == 0 && text_->document()->isEmpty() && tail != tails_.end() &&
+        !showing_tail_) {
+      showing_tail_ = true;
+      text_->setPlainText(
+          QString("[%1: the last %2 lines of this log, kept in the history when the rank "
+                  "exited]\n")
+              .arg(QString::fromStdString(taken->status().message()).left(200))
+              .arg(tail->second.count('\n')) +
+          tail->second);
+    }
     return;
+  }
+  if (showing_tail_) {  // the agent answers again: the live log replaces the kept tail
+    showing_tail_ = false;
+    text_->clear();
   }
   if (from == 0 && cursor_.size() > kTailBytes) {
     const uint64_t skipped = cursor_.size() - kTailBytes;

@@ -48,6 +48,8 @@ class LogPane : public QWidget {
   SessionBridge* bridge_;
   QString job_id_;
   std::map<int, QString> agents_;   // rank -> agent
+  std::map<int, QString> tails_;    // rank -> the end of its log, from the history
+  bool showing_tail_ = false;       // text_ holds a tail from the history, not the live log
   client::LogCursor cursor_;        // the shown rank's place in its log
   uint32_t attempt_ = 0;            // of the shown log; 0: the newest
   bool drop_partial_line_ = false;  // after skipping to the tail of a long log

@@ -152,6 +152,8 @@ void JobModel::apply(const std::string& agent, const proto::JournalRecord& r) {
       s.signal = exited.signal();
       s.error = exited.error();
       s.finished = r.time();
+      s.log_tail.clear();
+      for (const std::string& line : exited.tail()) s.log_tail += line + "\n";
       break;
     }
     case proto::JournalRecord::kJobRestart:

@@ -186,6 +186,10 @@ UPDATE events
 UPDATE events SET rank_agent = substr(rank_agent, 1, instr(rank_agent || ' ', ' ') - 1)
   WHERE kind = 'job_failure' AND rank_agent != '';
 )sql"},
+    // The end of each rank's log (RankExited.tail), so that it can be read with its agent down.
+    {8, "rank log tails", R"sql(
+ALTER TABLE ranks ADD COLUMN log_tail TEXT NOT NULL DEFAULT '';
+)sql"},
 };
 
 Result<int> userVersion(Connection& db) {

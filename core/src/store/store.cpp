@@ -393,9 +393,10 @@ Status Store::Impl::prepareAll() {
        "state = CASE WHEN state = 'pending' THEN 'running' ELSE state END"},
       {&exit_rank_,
        "INSERT INTO ranks(job_id, attempt, rank, agent, state, exit_code, signal, error, "
-       "finished_at) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9) ON CONFLICT DO UPDATE SET "
-       "state = excluded.state, exit_code = excluded.exit_code, signal = excluded.signal, "
-       "error = excluded.error, finished_at = excluded.finished_at"},
+       "finished_at, log_tail) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10) ON CONFLICT DO "
+       "UPDATE SET state = excluded.state, exit_code = excluded.exit_code, "
+       "signal = excluded.signal, error = excluded.error, finished_at = excluded.finished_at, "
+       "log_tail = excluded.log_tail"},
       {&update_last_step_,
        "UPDATE ranks SET last_step = max(last_step, ?4) "
        "WHERE job_id = ?1 AND attempt = ?2 AND rank = ?3"},
@@ -451,7 +452,8 @@ Status Store::Impl::prepareAll() {
       {&select_max_rank_attempt_, "SELECT max(attempt) FROM ranks WHERE job_id = ?1"},
       {&select_ranks_,
        "SELECT job_id, attempt, rank, local_rank, agent, pid, state, exit_code, signal, error, "
-       "last_step, started_at, finished_at, device FROM ranks WHERE job_id = ?1 AND attempt = ?2 "
+       "last_step, started_at, finished_at, device, log_tail FROM ranks "
+       "WHERE job_id = ?1 AND attempt = ?2 "
        "ORDER BY rank"},
       {&series_extent_, "SELECT min(step), max(step), count(*) FROM metrics WHERE series_id = ?1"},
       {&series_points_, "SELECT step, value, time FROM metrics WHERE series_id = ?1"},
@@ -747,6 +749,9 @@ Status Store::Impl::applyLifecycle(const std::string& agent, const proto::Journa
       exit_rank_.bindInt64(7, e.signal());
       exit_rank_.bindText(8, e.error());
       exit_rank_.bindDouble(9, r.time());
+      std::string tail;
+      for (const std::string& line : e.tail()) tail += line + "\n";
+      exit_rank_.bindText(10, tail);
       RM_RETURN_IF_ERROR(exit_rank_.run("storing the exit of a rank of job " + job));
       break;
     }
@@ -1075,6 +1080,7 @@ Result<std::vector<RankRow>> Store::Impl::readRanks(const std::string& job_id, u
     row.started_at = s.columnDouble(11);
     row.finished_at = s.columnDouble(12);
     row.device = s.columnText(13);
+    row.log_tail = s.columnText(14);
     rows.push_back(std::move(row));
   }
   if (rc != SQLITE_DONE) return error(rc, "listing the ranks of job " + job_id);

@@ -62,6 +62,7 @@ proto::JournalRecord exited(uint64_t seq, int rank, proto::RankState state, int 
   e->set_rank(rank);
   e->set_state(state);
   e->set_exit_code(code);
+  e->add_tail("rank " + std::to_string(rank) + " said goodbye");
   return r;
 }
 
@@ -110,6 +111,7 @@ TEST(JobData, NamesTheFirstFailureAndDerivesTheState) {
   EXPECT_EQ(problem->rank, 1);
   EXPECT_NE(problem->detail.find("exit code 3"), std::string::npos) << problem->detail;
   EXPECT_EQ(job.ranks().at(1).exit_code, 3);
+  EXPECT_EQ(job.ranks().at(1).log_tail, "rank 1 said goodbye\n");  // for its agent's downtime
   EXPECT_EQ(job.agents(), std::vector<std::string>{"a"});
 }
 

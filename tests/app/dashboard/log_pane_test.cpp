@@ -116,6 +116,25 @@ TEST_F(LogPaneTest, ShowsColouredOutputAndProgressBarsAsATerminalWould) {
   EXPECT_EQ(pane->text(), "starting\n100%|progress\nepoch done\n");
 }
 
+// A rank whose agent is down: the end of its log that the history kept, said as such.
+TEST_F(LogPaneTest, WithItsAgentDownShowsTheEndTheHistoryKept) {
+  const QString job = runJob("echo \"loading data\"; echo \"CUDA error: out of memory\"; exit 1");
+  cluster_.agent("a1").kill();
+  auto pane = std::make_unique<LogPane>(&bridge_, job);
+  RankInfo info;
+  info.rank = 0;
+  info.agent = "a1";
+  info.log_tail = "loading data\nCUDA error: out of memory\n";  // as JobData has it
+  pane->setRanks({{0, info}});
+  pane->resize(900, 500);
+  pane->show();
+  pane->showRank(0);
+  ASSERT_TRUE(waitFor([&] { return pane->text().contains("CUDA error: out of memory"); }, 30000))
+      << pane->text().toStdString() << statusText(*pane).toStdString();
+  EXPECT_TRUE(pane->text().contains("the last 2 lines of this log, kept in the history"))
+      << pane->text().toStdString();
+}
+
 TEST_F(LogPaneTest, OfALongLogReadsOnlyTheEndAndSaysWhatItLeftOut) {
   // About 12 MB: more than the pane shows (8 MB), then a last line to wait for.
   const QString job = runJob(

@@ -63,6 +63,7 @@ struct RankState {
   int signal = 0;
   std::string error;
   double started = 0, finished = 0;  // unix seconds; 0 until it happened
+  std::string log_tail;              // the end of its log once it exited (RankExited.tail)
 
   bool going() const { return status == RankStatus::kPending || status == RankStatus::kRunning; }
 };

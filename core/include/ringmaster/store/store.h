@@ -44,6 +44,8 @@ struct RankRow {
   int64_t last_step = -1;  // highest metric step stored for the rank; -1 when none
   double started_at = 0, finished_at = 0;
   std::string device{};  // what it trained on (proto::RankStarted.device)
+  // The end of its log when it exited (its last 100 lines), one line per '\n'; "" until then.
+  std::string log_tail{};
 };
 
 struct MetricRow {
