@@ -1,7 +1,9 @@
 #include "rank_watch.h"
 
+#include <fcntl.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <fstream>
@@ -10,13 +12,21 @@
 namespace ringmaster::agent {
 
 std::vector<std::string> lastLines(const std::string& path, size_t count) {
-  constexpr std::streamoff kTail = 16 * 1024;
-  std::ifstream in(path, std::ios::binary | std::ios::ate);
-  if (!in) return {};
-  const std::streamoff size = in.tellg();
-  const std::streamoff start = size > kTail ? size - kTail : 0;
-  in.seekg(start);
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  constexpr off_t kTail = 16 * 1024;
+  // The rank may have replaced its log with a link (to the agent's key) or a FIFO: neither is
+  // followed or waited on, and its words go into the journal and the history.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) return {};
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    return {};
+  }
+  const off_t start = st.st_size > kTail ? st.st_size - kTail : 0;
+  std::string text(static_cast<size_t>(st.st_size - start), '\0');
+  const ssize_t n = ::pread(fd, text.data(), text.size(), start);
+  ::close(fd);
+  text.resize(n > 0 ? static_cast<size_t>(n) : 0);
   std::vector<std::string> lines;
   std::istringstream stream(text);
   std::string line;

@@ -711,7 +711,9 @@ TEST_F(HardeningTest, LoaderEnvironmentIsRefusedUnlessTheAgentAllowsIt) {
 }
 
 // A rank that replaces its log with a link to the agent's key gets the link refused, not the
-// key read out by `ringmasterctl logs`.
+// key read out by `ringmasterctl logs`, nor kept as its log's end in the journal and the history
+// (which `logs` prints when the log cannot be read: this test caught the first version of that
+// reading through the link).
 TEST_F(HardeningTest, ALogReplacedByALinkIsNotFollowed) {
   const std::string state = cluster_.agent("a1").stateDir();
   const std::string spec =
