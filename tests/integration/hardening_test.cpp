@@ -34,6 +34,14 @@ using client::AgentEndpoint;
 
 class HardeningTest : public ::testing::Test {
  protected:
+  // The test's temp dir (0700) must let ranks of another user through to their job's directory.
+  void letRanksThrough() {
+    for (const std::string& dir : {cluster_.dir(), cluster_.dir() + "/agents"}) {
+      std::filesystem::create_directories(dir);
+      std::filesystem::permissions(dir, std::filesystem::perms::others_exec,
+                                   std::filesystem::perm_options::add);
+    }
+  }
   void SetUp() override {
     std::string error;
     ASSERT_TRUE(cluster_.addAgent("a1", 2, &error)) << error;
@@ -476,12 +484,7 @@ TEST_F(HardeningTest, ARootAgentsRanksRunAsTheRunAsUserAndCannotReadItsKey) {
   if (::geteuid() != 0) GTEST_SKIP() << "needs root: only a root agent switches user";
   const passwd* nobody = ::getpwnam("nobody");
   if (nobody == nullptr) GTEST_SKIP() << "no user 'nobody' here";
-  // The test's temp dir (0700) must let the rank user through to its job's directory.
-  std::filesystem::permissions(cluster_.dir(), std::filesystem::perms::others_exec,
-                               std::filesystem::perm_options::add);
-  std::filesystem::create_directories(cluster_.dir() + "/agents");
-  std::filesystem::permissions(cluster_.dir() + "/agents", std::filesystem::perms::others_exec,
-                               std::filesystem::perm_options::add);
+  letRanksThrough();
   std::string error;
   ASSERT_TRUE(
       cluster_.addAgent("a2", 1, &error, {"--run-as", "nobody", "--rank-open-files", "4096"}))
@@ -514,11 +517,7 @@ TEST_F(HardeningTest, ARootAgentsRanksRunAsTheRunAsUserAndCannotReadItsKey) {
 // job B's rank nor read or write B's checkpoints; when B is over its files are the agent's again.
 TEST_F(HardeningTest, EachJobRunsAsAUserOfItsOwnAndCannotTouchAnother) {
   if (::geteuid() != 0) GTEST_SKIP() << "needs root: only a root agent switches user";
-  std::filesystem::permissions(cluster_.dir(), std::filesystem::perms::others_exec,
-                               std::filesystem::perm_options::add);
-  std::filesystem::create_directories(cluster_.dir() + "/agents");
-  std::filesystem::permissions(cluster_.dir() + "/agents", std::filesystem::perms::others_exec,
-                               std::filesystem::perm_options::add);
+  letRanksThrough();
   std::string error;
   ASSERT_TRUE(cluster_.addAgent("a2", 2, &error, {"--job-uids", "61184-61187"})) << error;
   EXPECT_NE(cluster_.agent("a2").stderrText().find("each job's ranks run as a user of their own"),
