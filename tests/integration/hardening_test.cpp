@@ -513,8 +513,9 @@ TEST_F(HardeningTest, ARootAgentsRanksRunAsTheRunAsUserAndCannotReadItsKey) {
   EXPECT_TRUE(std::regex_search(log, std::regex("NoNewPrivs:\\s+1"))) << log;
 }
 
-// --job-uids: each job's ranks run as a uid of their own, so a rank of job A can neither signal
-// job B's rank nor read or write B's checkpoints; when B is over its files are the agent's again.
+// --job-uids: each job's ranks run as a uid of their own, so a rank of job A (another person's,
+// submitted with another key) can neither signal job B's rank nor read or write B's checkpoints;
+// when B is over its files are the agent's again.
 TEST_F(HardeningTest, EachJobRunsAsAUserOfItsOwnAndCannotTouchAnother) {
   if (::geteuid() != 0) GTEST_SKIP() << "needs root: only a root agent switches user";
   letRanksThrough();
@@ -557,9 +558,19 @@ TEST_F(HardeningTest, EachJobRunsAsAUserOfItsOwnAndCannotTouchAnother) {
                              "/planted && echo WROTE-B; ls " + victim_dir +
                              " && echo LISTED-B; true']\n"
                              "placement: [{agent: a2, ranks: 1}]\n");
-  auto attacked = cluster_.ctl({"submit", attacker, "--wait"});
+  // Submitted by another person: a second key, authorized on a2 with role user.
+  std::map<std::string, std::string> other = cluster_.env();
+  other["RINGMASTER_CONFIG_DIR"] = cluster_.dir() + "/other-config";
+  other["RINGMASTER_DB"] = cluster_.dir() + "/other.db";
+  const std::string other_key = runCommand({binPath("ringmasterctl"), "keys"}, other).firstLine();
+  ASSERT_EQ(runCommand({binPath("ringmaster-agent"), "authorize", "--role", "user", "--state-dir",
+                        cluster_.agent("a2").stateDir(), "--", other_key})
+                .exit_code,
+            0);
+  auto attacked = runCommand({binPath("ringmasterctl"), "submit", attacker, "--wait"}, other);
   ASSERT_EQ(attacked.exit_code, 0) << attacked.err;
-  const std::string attack_log = cluster_.ctl({"logs", attacked.firstLine()}).out;
+  const std::string attack_log =
+      runCommand({binPath("ringmasterctl"), "logs", attacked.firstLine()}, other).out;
   EXPECT_EQ(attack_log.find("uid " + victim_uid + "\n"), std::string::npos) << attack_log;
   EXPECT_NE(attack_log.find("uid 6118"), std::string::npos) << attack_log;
   for (const char* done : {"KILLED-B", "READ-B", "WROTE-B", "LISTED-B"}) {
