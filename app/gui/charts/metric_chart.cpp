@@ -773,11 +773,14 @@ ChartView::Readout MetricChart::readoutAt(double px) const {
   size_t snapped_index = 0;
   double snapped_x = 0;
   bool any_column = false;
+  QStringList no_data;  // shown lines that have no point here (a run that stopped earlier)
   for (size_t i = 0; i < lines_.size(); ++i) {
     const ChartLine& line = lines_[i];
-    if (!line.visible || !line.series || line.series->empty()) continue;
+    if (!line.visible || !line.series) continue;
     const metrics::Series& s = *line.series;
-    if (x < s.sortedX(0, axis_) - tolerance || x > s.sortedX(s.size() - 1, axis_) + tolerance) {
+    if (s.empty() || x < s.sortedX(0, axis_) - tolerance ||
+        x > s.sortedX(s.size() - 1, axis_) + tolerance) {
+      no_data << line.label;
       continue;
     }
     QString text = line.label + QStringLiteral("  ");
@@ -853,6 +856,12 @@ ChartView::Readout MetricChart::readoutAt(double px) const {
     }
   } else {
     for (const Row& row : rows) r.rows.push_back({color(row.line), row.text});
+  }
+  // Said, not left out: a compared run that ended earlier has nothing at this step.
+  if (!no_data.isEmpty() && !rows.empty()) {
+    r.rows.push_back({QColor(), no_data.size() <= 3
+                                    ? tr("no data here: %1").arg(no_data.join(QStringLiteral(", ")))
+                                    : tr("no data here: %1 lines").arg(no_data.size())});
   }
   return r;
 }

@@ -261,6 +261,21 @@ TEST_F(MetricChartTest, ClippingOutliersDropsSpikesButNeverAWholeLine) {
   EXPECT_EQ(chart->yTitle(), "");
 }
 
+// Two runs compared, one shorter: hovering past its end says it has no data there rather than
+// leaving it out.
+TEST_F(MetricChartTest, TheReadoutSaysWhichLinesHaveNoDataThere) {
+  Series long_run, short_run;
+  for (int i = 0; i < 200; ++i) long_run.append(i, i, 1.0);
+  for (int i = 0; i < 50; ++i) short_run.append(i, i, 2.0);
+  auto chart = makeChart("loss");
+  chart->setLines({{"run-a", QColor(), &long_run}, {"run-b", QColor(), &short_run}});
+  const ChartView::Readout late = chart->readoutAt(chart->xToPixel(150));
+  ASSERT_FALSE(late.rows.empty());
+  EXPECT_EQ(late.rows.back().text, "no data here: run-b");
+  const ChartView::Readout early = chart->readoutAt(chart->xToPixel(20));
+  for (const auto& row : early.rows) EXPECT_FALSE(row.text.startsWith("no data"));
+}
+
 // A line with a band: the band is drawn behind it, decimated like a line, and in the y range.
 TEST_F(MetricChartTest, ABandIsDrawnAndKeptInTheYRange) {
   Series mean, low, high;
