@@ -264,20 +264,27 @@ void JobData::deriveJobTotal() {
   pending_totals_.clear();
 }
 
+void JobData::StepValues::add(double value, double at) {
+  min = count == 0 ? value : std::min(min, value);
+  max = count == 0 ? value : std::max(max, value);
+  sum += value;
+  time = std::max(time, at);
+  ++count;
+}
+
+void JobData::StepValues::appendTo(RankSpread* spread, double step) const {
+  spread->mean.append(step, time, sum / count);
+  spread->min.append(step, time, min);
+  spread->max.append(step, time, max);
+}
+
 void JobData::addToSpread(const std::string& name, double step, double time, double value) {
   auto& pending = pending_spreads_[name];
   StepValues& v = pending[static_cast<int64_t>(step)];
-  v.min = v.count == 0 ? value : std::min(v.min, value);
-  v.max = v.count == 0 ? value : std::max(v.max, value);
-  v.sum += value;
-  v.time = std::max(v.time, time);
-  if (++v.count >= model_.worldSize()) {
+  v.add(value, time);
+  if (v.count >= model_.worldSize()) {
     RankSpread& spread = spreads_[name];
-    if (spread.mean.empty() || step > spread.mean.back().step) {
-      spread.mean.append(step, v.time, v.sum / v.count);
-      spread.min.append(step, v.time, v.min);
-      spread.max.append(step, v.time, v.max);
-    }
+    if (spread.mean.empty() || step > spread.mean.back().step) v.appendTo(&spread, step);
     pending.erase(static_cast<int64_t>(step));
   }
   while (pending.size() > kMaxPendingTotals) pending.erase(pending.begin());
@@ -294,20 +301,12 @@ void JobData::deriveSpreads() {
       if (rank < 0) continue;
       for (size_t i = 0; i < series.size(); ++i) {
         const auto& p = series.at(i);
-        StepValues& v = steps[static_cast<int64_t>(p.step)];
-        v.min = v.count == 0 ? p.value : std::min(v.min, p.value);
-        v.max = v.count == 0 ? p.value : std::max(v.max, p.value);
-        v.sum += p.value;
-        v.time = std::max(v.time, p.time);
-        ++v.count;
+        steps[static_cast<int64_t>(p.step)].add(p.value, p.time);
       }
     }
     RankSpread spread;
     for (const auto& [step, v] : steps) {
-      if (v.count < world_size) continue;
-      spread.mean.append(static_cast<double>(step), v.time, v.sum / v.count);
-      spread.min.append(static_cast<double>(step), v.time, v.min);
-      spread.max.append(static_cast<double>(step), v.time, v.max);
+      if (v.count >= world_size) v.appendTo(&spread, static_cast<double>(step));
     }
     if (!spread.mean.empty() || spreads_.count(name)) spreads_[name] = std::move(spread);
   }

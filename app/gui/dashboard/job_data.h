@@ -164,6 +164,8 @@ class JobData {
   struct StepValues {
     double sum = 0, min = 0, max = 0, time = 0;
     int count = 0;
+    void add(double value, double at);
+    void appendTo(RankSpread* spread, double step) const;  // its mean, min and max
   };
   std::map<std::string, std::map<int64_t, StepValues>> pending_spreads_;
   std::map<std::string, RankSpread> spreads_;

@@ -29,12 +29,7 @@ LaunchPreview previewLaunch(const std::string& spec_text, const std::string& fil
   for (const client::AgentStatus& agent : agents) {
     known.push_back(agent.name);
     if (agent.state == client::AgentState::kOnline && agent.inventory) {
-      std::vector<job::Gpu> gpus;
-      for (const auto& gpu : agent.inventory->gpus()) {
-        gpus.push_back({static_cast<int>(gpu.index()), gpu.uuid(), gpu.name()});
-      }
-      offers.push_back({agent.name, static_cast<int>(agent.inventory->slots()),
-                        static_cast<int>(agent.inventory->slots_free()), std::move(gpus)});
+      offers.push_back(job::offerOf(agent.name, *agent.inventory));
     }
   }
   // An agent of the placement that does not answer: said as such, not as "0 free slots".

@@ -39,14 +39,6 @@ proto::Launcher toProto(job::Launcher launcher) {
   return proto::LAUNCHER_UNSPECIFIED;
 }
 
-std::vector<job::Gpu> gpusOf(const proto::Inventory& inventory) {
-  std::vector<job::Gpu> gpus;
-  for (const proto::GpuInfo& gpu : inventory.gpus()) {
-    gpus.push_back({static_cast<int>(gpu.index()), gpu.uuid(), gpu.name()});
-  }
-  return gpus;
-}
-
 }  // namespace
 
 proto::JobLaunch baseLaunch(const job::JobSpec& spec, const std::string& job_id) {
@@ -214,8 +206,7 @@ Result<SubmittedJob> ClusterClient::submit(const job::JobSpec& spec, const Submi
   std::vector<job::AgentOffer> offers;
   for (auto& [name, inventory] : inventories(candidates, options.timeout_ms)) {
     if (!inventory.isOk()) return inventory.status();
-    offers.push_back({name, static_cast<int>(inventory->slots()),
-                      static_cast<int>(inventory->slots_free()), gpusOf(*inventory)});
+    offers.push_back(job::offerOf(name, *inventory));
   }
   std::vector<std::string> known;
   for (const auto& a : agents_) known.push_back(a.name);

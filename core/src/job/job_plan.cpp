@@ -33,6 +33,15 @@ Status checkGpusForNccl(const JobSpec& spec, const std::vector<AgentOffer>& offe
 
 }  // namespace
 
+AgentOffer offerOf(const std::string& name, const proto::Inventory& inventory) {
+  AgentOffer offer{
+      name, static_cast<int>(inventory.slots()), static_cast<int>(inventory.slots_free()), {}};
+  for (const proto::GpuInfo& gpu : inventory.gpus()) {
+    offer.gpus.push_back({static_cast<int>(gpu.index()), gpu.uuid(), gpu.name()});
+  }
+  return offer;
+}
+
 DeviceRequest deviceRequest(const JobSpec& spec) {
   DeviceRequest request;
   request.launcher = spec.launcher;

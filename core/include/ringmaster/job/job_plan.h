@@ -12,6 +12,7 @@
 #include "ringmaster/job/device_plan.h"
 #include "ringmaster/job/placement.h"
 #include "ringmaster/job/spec.h"
+#include "ringmaster/protocol/ringmaster.pb.h"
 #include "ringmaster/util/result.h"
 
 namespace ringmaster::job {
@@ -23,6 +24,9 @@ struct AgentOffer {
   int slots_free = 0;
   std::vector<Gpu> gpus;
 };
+
+// What an agent's inventory offers.
+AgentOffer offerOf(const std::string& name, const proto::Inventory& inventory);
 
 struct JobPlan {
   std::vector<AgentShare> shares;  // in rank order of their first rank
