@@ -884,8 +884,11 @@ void DashboardView::updateHeader() {
   if (state == "running") text += QString(" (%1 running)").arg(running);
   if (job_->maxStep() >= 0) text += QString(" &nbsp;·&nbsp; step %1").arg(job_->maxStep());
   if (!throughput.isEmpty()) text += " &nbsp;·&nbsp; " + throughput;
-  // The straggler, named where the eye lands first (the heatmap may be scrolled out of view).
-  if (heatmap_->isVisibleTo(this) && heatmap_->hasStraggler()) {
+  // The straggler, named where the eye lands first (the heatmap may be scrolled out of view);
+  // only a clear one: 1.2x is noise for a short run on shared cores, which the heatmap still says.
+  constexpr double kHeaderStragglerRatio = 1.5;
+  if (heatmap_->isVisibleTo(this) && heatmap_->hasStraggler() &&
+      heatmap_->slowestRatio() >= kHeaderStragglerRatio) {
     text += QString(" &nbsp;·&nbsp; <span style='color:%1'>%2</span>")
                 .arg(stateColor("pending").name(), heatmap_->slowestText().toHtmlEscaped());
   }
