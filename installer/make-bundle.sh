@@ -53,7 +53,7 @@ strip --strip-unneeded "$out_dir"/bin/* "$out_dir"/lib/*
 # The build links every program with DT_RPATH $ORIGIN/../lib (CMakeLists.txt), which also
 # covers the libraries' own dependencies; a program without it would load the host's libraries.
 for program in "$out_dir"/bin/*; do
-  if ! readelf -d "$program" | grep -q 'RPATH.*\$ORIGIN/\.\./lib'; then
+  if ! grep -q 'RPATH.*\$ORIGIN/\.\./lib' <<<"$(readelf -d "$program")"; then
     echo "$0: $program has no RPATH \$ORIGIN/../lib: rebuild $build_dir (reconfigure first)" >&2
     exit 1
   fi

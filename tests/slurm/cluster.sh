@@ -11,6 +11,10 @@ set -euo pipefail
 action=$1 dir=$(mkdir -p "$2" && cd "$2" && pwd)
 skip() { echo "slurm cluster: cannot start: $*" >&2; exit 77; }
 source "$(dirname "$0")/../shell/checks.sh"  # free_port
+# Whether the process environment file ENVIRON has a line matching PATTERN entirely. Not
+# `tr | grep -q` under pipefail: grep quits at its match and tr's next write dies of SIGPIPE,
+# which reads as "no match" on a large environment.
+environ_has() { grep -qx "$2" < <(tr '\0' '\n' 2>/dev/null <"$1"); }
 
 stop_all() {
   for pid_file in "$dir"/run/*.pid; do
@@ -31,9 +35,9 @@ stop_all() {
   for environ in /proc/[0-9]*/environ; do
     pid=${environ#/proc/}
     pid=${pid%/environ}
-    tr '\0' '\n' 2>/dev/null <"$environ" | grep -qx "SLURM_CONF=$dir/slurm.conf" || continue
+    environ_has "$environ" "SLURM_CONF=$dir/slurm.conf" || continue
     if [[ $(cat "/proc/$pid/comm" 2>/dev/null) == slurmstepd ]] ||
-      tr '\0' '\n' 2>/dev/null <"$environ" | grep -q '^SLURM_JOB_ID='; then
+      environ_has "$environ" 'SLURM_JOB_ID=.*'; then
       kill -KILL "$pid" 2>/dev/null || true
     fi
   done
@@ -46,8 +50,8 @@ kill_node() {
   for environ in /proc/[0-9]*/environ; do
     pid=${environ#/proc/}
     pid=${pid%/environ}
-    tr '\0' '\n' 2>/dev/null <"$environ" | grep -qx "SLURMD_NODENAME=$node" || continue
-    tr '\0' '\n' 2>/dev/null <"$environ" | grep -qx "SLURM_CONF=$dir/slurm.conf" || continue
+    environ_has "$environ" "SLURMD_NODENAME=$node" || continue
+    environ_has "$environ" "SLURM_CONF=$dir/slurm.conf" || continue
     pids+=("$pid")
     parent=$(awk '{print $4}' "/proc/$pid/stat" 2>/dev/null)
     [[ $(cat "/proc/$parent/comm" 2>/dev/null) == slurmstepd ]] && pids+=("$parent")

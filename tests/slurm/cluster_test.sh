@@ -27,8 +27,14 @@ printf 'cluster_test: the cluster is up in %.1f s\n' "$(echo "$(date +%s.%N) - $
 source "$dir/cluster/env"
 
 # Whether a live process's command line matches (zombies are left out: this machine's PID 1 may
-# not reap the daemons' children).
-running() { ps -eo stat=,args= | awk '$1 !~ /^Z/ { $1 = ""; print substr($0, 2) }' | grep -qE "$1"; }
+# not reap the daemons' children). The list is read whole before grep: in a pipeline under
+# pipefail, `grep -q` quitting at its match kills awk's next write with SIGPIPE and a match reads
+# as a miss when many processes run (failed CI twice: "the busy job's processes run").
+running() {
+  local processes
+  processes=$(ps -eo stat=,args= | awk '$1 !~ /^Z/ { $1 = ""; print substr($0, 2) }')
+  grep -qE "$1" <<<"$processes"
+}
 
 nodes=$(timeout 60 srun -N3 --ntasks-per-node=1 bash -c 'echo $SLURMD_NODENAME' | sort | tr '\n' ' ')
 check "a step runs on the three nodes" test "$nodes" = "n1 n2 n3 "
