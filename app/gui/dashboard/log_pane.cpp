@@ -6,6 +6,7 @@
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QLineEdit>
+#include <QLocale>
 #include <QPlainTextEdit>
 #include <QPushButton>
 #include <QRegularExpression>
@@ -17,6 +18,7 @@
 #include <QVBoxLayout>
 
 #include "bridge/session_bridge.h"
+#include "dashboard/text_style_format.h"
 
 namespace ringmaster::gui {
 namespace {
@@ -41,6 +43,10 @@ LogPane::LogPane(SessionBridge* bridge, const QString& job_id, QWidget* parent)
   auto* first_error = new QPushButton("First error");
   first_error->setToolTip("Jump to the first line that looks like an error or a traceback");
   status_ = new QLabel;
+  new_lines_button_ = new QPushButton;
+  new_lines_button_->setObjectName("new-lines");
+  new_lines_button_->setToolTip("Lines written since you scrolled up: jump to the end and follow");
+  new_lines_button_->hide();
   text_ = new QPlainTextEdit;
   text_->setReadOnly(true);
   text_->setMaximumBlockCount(kMaxLines);
@@ -54,6 +60,7 @@ LogPane::LogPane(SessionBridge* bridge, const QString& job_id, QWidget* parent)
   bar->addWidget(search_, 1);
   bar->addWidget(first_error);
   bar->addWidget(status_);
+  bar->addWidget(new_lines_button_);
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(0, 0, 0, 0);
   layout->addLayout(bar);
@@ -80,6 +87,13 @@ LogPane::LogPane(SessionBridge* bridge, const QString& job_id, QWidget* parent)
   connect(find, &QShortcut::activated, this, [this] {
     search_->setFocus();
     search_->selectAll();
+  });
+  connect(new_lines_button_, &QPushButton::clicked, this, &LogPane::jumpToEnd);
+  connect(text_->verticalScrollBar(), &QScrollBar::valueChanged, this, [this](int value) {
+    if (new_lines_ > 0 && value >= text_->verticalScrollBar()->maximum() - 2) {
+      new_lines_ = 0;  // read down to the end by hand
+      sayNewLines();
+    }
   });
   connect(first_error, &QPushButton::clicked, this, [this] {
     if (!jumpToFirstError()) status_->setText("no error found");
@@ -120,6 +134,8 @@ void LogPane::startReading(int rank, const QString& agent, uint32_t attempt) {
   tail_only_ = false;
   showing_tail_ = false;
   terminal_.clear();
+  new_lines_ = 0;
+  sayNewLines();
   text_->clear();
   status_->clear();
   poll();
@@ -189,19 +205,23 @@ void LogPane::onChunk(uint64_t token, const QString& job_id, int rank,
   if (!data.empty()) {
     QScrollBar* bar = text_->verticalScrollBar();
     const bool at_end = bar->value() >= bar->maximum() - 2;
+    std::vector<TerminalLine> lines = terminal_.feed(data);
+    const size_t completed = lines.size();
+    lines.push_back(terminal_.pending());
     // The last block shows the line being written: it is replaced by that line's lines now.
-    QString text;
-    for (const std::string& line : terminal_.feed(data)) {
-      text += QString::fromUtf8(line.data(), static_cast<int>(line.size()));
-      text += '\n';
-    }
-    const std::string& pending = terminal_.pending();
-    text += QString::fromUtf8(pending.data(), static_cast<int>(pending.size()));
     QTextCursor cursor(text_->document());
+    cursor.beginEditBlock();
     cursor.movePosition(QTextCursor::End);
     cursor.movePosition(QTextCursor::StartOfBlock, QTextCursor::KeepAnchor);
-    cursor.insertText(text);
-    if (at_end && follow_->isChecked()) bar->setValue(bar->maximum());
+    cursor.removeSelectedText();
+    insertLines(cursor, lines);
+    cursor.endEditBlock();
+    if (at_end && follow_->isChecked()) {
+      bar->setValue(bar->maximum());
+    } else {
+      new_lines_ += completed;
+      sayNewLines();
+    }
   }
   QString where = QString("%1 KB").arg((cursor_.offset() + 1023) / 1024);
   if (attempt_ > 0) {
@@ -215,6 +235,53 @@ void LogPane::onChunk(uint64_t token, const QString& job_id, int rank,
   } else if (!cursor_.caughtUp()) {
     poll();  // more is there already
   }
+}
+
+void LogPane::insertLines(QTextCursor& cursor, const std::vector<TerminalLine>& lines) {
+  const QTextCharFormat plain;  // not the format of the text before the cursor
+  QString run_of_plain;         // plain lines go in together: one insert for most chunks
+  for (size_t i = 0; i < lines.size(); ++i) {
+    const TerminalLine& line = lines[i];
+    const bool last = i + 1 == lines.size();
+    if (line.runs.empty()) {
+      run_of_plain += QString::fromUtf8(line.text.data(), static_cast<int>(line.text.size()));
+      if (!last) run_of_plain += '\n';
+      continue;
+    }
+    cursor.insertText(run_of_plain, plain);
+    run_of_plain.clear();
+    size_t at = 0;
+    const auto insert = [&](size_t begin, size_t end, const QTextCharFormat& format) {
+      if (end > begin) {
+        cursor.insertText(
+            QString::fromUtf8(line.text.data() + begin, static_cast<int>(end - begin)), format);
+      }
+    };
+    for (const StyleRun& run : line.runs) {
+      insert(at, run.begin, plain);
+      insert(run.begin, run.begin + run.length, charFormat(run.style, text_->palette()));
+      at = run.begin + run.length;
+    }
+    insert(at, line.text.size(), plain);
+    if (!last) cursor.insertText(QStringLiteral("\n"), plain);
+  }
+  cursor.insertText(run_of_plain, plain);
+}
+
+void LogPane::sayNewLines() {
+  new_lines_button_->setVisible(new_lines_ > 0);
+  if (new_lines_ > 0) {
+    new_lines_button_->setText(QString("%1 new line%2 \u2193")
+                                   .arg(QLocale().toString(static_cast<qulonglong>(new_lines_)),
+                                        new_lines_ == 1 ? "" : "s"));
+  }
+}
+
+void LogPane::jumpToEnd() {
+  follow_->setChecked(true);
+  text_->verticalScrollBar()->setValue(text_->verticalScrollBar()->maximum());
+  new_lines_ = 0;
+  sayNewLines();
 }
 
 bool LogPane::jumpToFirstError() {

@@ -1,8 +1,9 @@
 #pragma once
 // The log of one rank of a job, read from the agent that runs it in chunks through the I/O
 // thread: follow (new output appears as it is written), search (Ctrl+F; Enter next, Shift+Enter
-// previous, "3 of 12"), and jump to the first error. Shown as a terminal would show it: colour
-// codes dropped, a progress bar redrawn with '\r' one line (TerminalText).
+// previous, "3 of 12"), and jump to the first error. Shown as a terminal would show it: ANSI
+// colours drawn, a progress bar redrawn with '\r' one line (TerminalText). Scrolled up while
+// new lines arrive, "N new lines ↓" says how many and jumps back to the end.
 
 #include <QWidget>
 #include <map>
@@ -16,6 +17,8 @@ class QComboBox;
 class QLabel;
 class QLineEdit;
 class QPlainTextEdit;
+class QPushButton;
+class QTextCursor;
 class QTimer;
 
 namespace ringmaster::gui {
@@ -44,6 +47,10 @@ class LogPane : public QWidget {
   // "match 3 of 12" for the selection just found; the tail's limit when there is none.
   void sayWhereFound(bool found);
   void startReading(int rank, const QString& agent, uint32_t attempt);
+  // Appends terminal lines at `cursor`, each styled run in its colours; no '\n' after the last.
+  void insertLines(QTextCursor& cursor, const std::vector<TerminalLine>& lines);
+  void sayNewLines();  // "N new lines ↓" while scrolled up, hidden at the end
+  void jumpToEnd();
 
   SessionBridge* bridge_;
   QString job_id_;
@@ -55,10 +62,12 @@ class LogPane : public QWidget {
   bool drop_partial_line_ = false;  // after skipping to the tail of a long log
   bool tail_only_ = false;          // the log's start was skipped (kTailBytes)
   TerminalText terminal_;           // the last block of text_ is its pending line
+  size_t new_lines_ = 0;            // completed lines that arrived below the shown part
   QComboBox* rank_box_;
   QCheckBox* follow_;
   QLineEdit* search_;
   QLabel* status_;
+  QPushButton* new_lines_button_;
   QPlainTextEdit* text_;
   QTimer* timer_;
 };

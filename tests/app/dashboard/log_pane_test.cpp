@@ -9,12 +9,18 @@
 #include <QLabel>
 #include <QLineEdit>
 #include <QPlainTextEdit>
+#include <QPushButton>
+#include <QRegularExpression>
+#include <QScrollBar>
 #include <QTest>
+#include <QTextBlock>
 #include <functional>
 
 #include "bridge/session_bridge.h"
 #include "dashboard/log_pane.h"
+#include "dashboard/text_style_format.h"
 #include "qt_wait.h"
+#include "theme.h"
 
 namespace ringmaster::gui {
 namespace {
@@ -103,7 +109,7 @@ TEST_F(LogPaneTest, ShowsTheWholeLogInOrderAndJumpsToTheFirstError) {
   EXPECT_EQ(statusText(*pane), "not found");
 }
 
-// What a terminal shows: colours dropped, a progress bar redrawn with \r one line in its last
+// What a terminal shows: colours drawn, a progress bar redrawn with \r one line in its last
 // state (the whole run of updates arrives in one chunk or several).
 TEST_F(LogPaneTest, ShowsColouredOutputAndProgressBarsAsATerminalWould) {
   const QString job = runJob(
@@ -114,6 +120,46 @@ TEST_F(LogPaneTest, ShowsColouredOutputAndProgressBarsAsATerminalWould) {
   ASSERT_TRUE(waitFor([&] { return pane->text().contains("epoch done"); }, 30000))
       << pane->text().toStdString();
   EXPECT_EQ(pane->text(), "starting\n100%|progress\nepoch done\n");
+  const QTextBlock first = pane->findChild<QPlainTextEdit*>()->document()->firstBlock();
+  const QTextFragment starting = first.begin().fragment();
+  EXPECT_EQ(starting.text(), "starting");
+  EXPECT_EQ(starting.charFormat().foreground().color(),
+            ansiColour(TextStyle::kIndexed | 2, isDark(pane->palette())));
+  EXPECT_EQ(starting.charFormat().fontWeight(), QFont::Bold);
+  // The colour was reset: the next line is in the pane's own colours.
+  EXPECT_FALSE(
+      first.next().begin().fragment().charFormat().hasProperty(QTextFormat::ForegroundBrush));
+}
+
+// Scrolled up while a rank writes: the pane stays where the user is, says how many lines
+// arrived below, and jumps back to the end (following again) on a click.
+TEST_F(LogPaneTest, ScrolledUpSaysHowManyNewLinesArrivedAndJumpsToTheEnd) {
+  const std::string spec = cluster_.writeSpec(
+      "live.yaml",
+      "name: live\nlauncher: command\ncommand: [/bin/sh, -c, 'for i in $(seq 1 600); do echo "
+      "\"line $i\"; sleep 0.05; done']\nplacement:\n  - {agent: a1, ranks: 1}\n");
+  auto submitted = cluster_.ctl({"submit", spec}, 60000);
+  ASSERT_EQ(submitted.exit_code, 0) << submitted.err;
+  auto pane = openPane(QString::fromStdString(submitted.firstLine()));
+  auto* text = pane->findChild<QPlainTextEdit*>();
+  auto* jump = pane->findChild<QPushButton*>("new-lines");
+  ASSERT_NE(jump, nullptr);
+  ASSERT_TRUE(waitFor([&] { return pane->text().contains("line 80\n"); }, 30000));
+  EXPECT_FALSE(jump->isVisible());
+  QScrollBar* bar = text->verticalScrollBar();
+  bar->setValue(0);
+  ASSERT_TRUE(waitFor([&] { return jump->isVisible(); }, 10000));
+  EXPECT_EQ(bar->value(), 0);  // where the user is
+  EXPECT_TRUE(QRegularExpression("^\\d+ new lines? \u2193$").match(jump->text()).hasMatch())
+      << jump->text().toStdString();
+  QTest::mouseClick(jump, Qt::LeftButton);
+  EXPECT_EQ(bar->value(), bar->maximum());
+  EXPECT_FALSE(jump->isVisible());
+  const int lines_before = text->document()->blockCount();
+  ASSERT_TRUE(waitFor([&] { return text->document()->blockCount() > lines_before + 5; }, 10000));
+  EXPECT_EQ(bar->value(), bar->maximum());  // following again
+  EXPECT_FALSE(jump->isVisible());
+  cluster_.ctl({"stop", submitted.firstLine()}, 30000);
 }
 
 // A rank whose agent is down: the end of its log that the history kept, said as such.
