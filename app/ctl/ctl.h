@@ -74,7 +74,8 @@ struct StopFlags {
 };
 int runStop(const Globals& globals, const StopFlags& flags);
 int runRestart(const Globals& globals, const RestartFlags& flags);
-int runRuns(const Globals& globals, bool json);
+// Archived runs are listed only with `with_archived` (--archived), marked as archived.
+int runRuns(const Globals& globals, bool json, bool with_archived = false);
 int runSync(const Globals& globals);
 int runDemo(const Globals& globals, const std::string& spec_path);
 

@@ -94,8 +94,10 @@ int main(int argc, char** argv) {
   restart->add_flag("--exclude", restart_flags.exclude,
                     "leave that rank's or agent's host out of the next attempt");
 
+  bool with_archived = false;
   auto* runs = app.add_subcommand("runs", "every job in the history");
   runs->add_flag("--json", json, "JSON output");
+  runs->add_flag("--archived", with_archived, "list archived runs too (marked as archived)");
 
   auto* sync = app.add_subcommand("sync", "pull everything the agents have that the history lacks");
 
@@ -115,7 +117,7 @@ int main(int argc, char** argv) {
   if (*metrics) return runMetrics(globals, metrics_flags);
   if (*stop) return runStop(globals, stop_flags);
   if (*restart) return runRestart(globals, restart_flags);
-  if (*runs) return runRuns(globals, json);
+  if (*runs) return runRuns(globals, json, with_archived);
   if (*sync) return runSync(globals);
   if (*demo) return runDemo(globals, demo_spec);
   return kExitBadInput;

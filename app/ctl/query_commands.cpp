@@ -559,7 +559,7 @@ int runRestart(const Globals& globals, const RestartFlags& flags) {
   return kExitOk;
 }
 
-int runRuns(const Globals& globals, bool as_json) {
+int runRuns(const Globals& globals, bool as_json, bool with_archived) {
   History h;
   if (!openHistory(globals, &h)) return kExitFailure;
   auto jobs = h.store->jobs();
@@ -567,16 +567,37 @@ int runRuns(const Globals& globals, bool as_json) {
     printError(jobs.status().message());
     return kExitFailure;
   }
+  // Archived runs are left out as the History tab leaves them out; with --archived they are
+  // listed and say so (an ARCHIVED column, an "archived" key), and only then: the output
+  // without the flag stays what scripts already read.
+  if (!with_archived) {
+    std::erase_if(*jobs, [](const store::JobRow& j) { return j.archived; });
+  }
   if (as_json) {
     json out = json::array();
-    for (const auto& j : *jobs) out.push_back(jobJson(j));
+    for (const auto& j : *jobs) {
+      json row = jobJson(j);
+      if (with_archived) row["archived"] = j.archived;
+      out.push_back(std::move(row));
+    }
     std::printf("%s\n", out.dump(2).c_str());
     return kExitOk;
   }
-  Table table({"JOB", "NAME", "LAUNCHER", "STATE", "RANKS", "ATTEMPT", "SUBMITTED", "DURATION"});
+  std::vector<std::string> header = {"JOB",   "NAME",    "LAUNCHER",  "STATE",
+                                     "RANKS", "ATTEMPT", "SUBMITTED", "DURATION"};
+  if (with_archived) header.push_back("ARCHIVED");
+  Table table(header);
   for (const auto& j : *jobs) {
-    table.add({j.job_id, j.name, j.launcher, j.state, std::to_string(j.world_size),
-               std::to_string(j.attempt), formatTime(j.submitted_at), jobDuration(j)});
+    std::vector<std::string> row = {j.job_id,
+                                    j.name,
+                                    j.launcher,
+                                    j.state,
+                                    std::to_string(j.world_size),
+                                    std::to_string(j.attempt),
+                                    formatTime(j.submitted_at),
+                                    jobDuration(j)};
+    if (with_archived) row.push_back(j.archived ? "yes" : "");
+    table.add(row);
   }
   std::printf("%s", table.render().c_str());
   return kExitOk;

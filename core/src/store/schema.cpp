@@ -190,6 +190,13 @@ UPDATE events SET rank_agent = substr(rank_agent, 1, instr(rank_agent || ' ', ' 
     {8, "rank log tails", R"sql(
 ALTER TABLE ranks ADD COLUMN log_tail TEXT NOT NULL DEFAULT '';
 )sql"},
+    // Archived runs are kept whole and only left out of lists. A deleted run is first only marked
+    // (deleted_at), so that an undo costs nothing and a crash before the purge loses nothing
+    // half-deleted; the purge removes it with everything recorded of it.
+    {9, "archived and deleted runs", R"sql(
+ALTER TABLE jobs ADD COLUMN archived INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE jobs ADD COLUMN deleted_at REAL NOT NULL DEFAULT 0;
+)sql"},
 };
 
 Result<int> userVersion(Connection& db) {

@@ -233,6 +233,10 @@ class Store::Impl {
   Result<SlurmJobRow> slurmJob(const std::string& job_id);
   Result<std::vector<SlurmJobRow>> slurmJobs();
   Status endUnfinishedJob(const std::string& job_id, const std::string& state, double at);
+  Status setArchived(const std::vector<std::string>& job_ids, bool archived);
+  Status markDeleted(const std::vector<std::string>& job_ids, double at);
+  Status undelete(const std::vector<std::string>& job_ids);
+  Result<int> purgeDeleted(const std::vector<std::string>* job_ids);  // null: every marked job
   Result<std::vector<AgentRow>> agents();
   Result<std::vector<JobRow>> jobs();
   Result<JobRow> job(const std::string& id_or_prefix);
@@ -264,6 +268,10 @@ class Store::Impl {
   Impl(Connection db, std::string path) : db_(std::move(db)), path_(std::move(path)) {}
   Status prepareAll();
   Status error(int rc, std::string_view what) { return sqliteError(db_.get(), rc, what); }
+  // Runs `sql` once per job id (bound to ?1, `at` to ?2), all in one transaction.
+  Status forEachJob(const std::vector<std::string>& job_ids, const char* sql, double at,
+                    std::string_view what);
+  Status purgeJob(const std::string& job_id);  // REQUIRES: a write transaction is open
 
   // REQUIRES: a write transaction is open (applies to the *InTransaction helpers below).
   Status applyInTransaction(const JournalChunk* chunks, size_t n);
@@ -440,14 +448,16 @@ Status Store::Impl::prepareAll() {
       {&select_agents_, "SELECT name, endpoint, inventory, last_seen FROM agents ORDER BY name"},
       {&select_jobs_,
        "SELECT job_id, name, launcher, state, spec_yaml, world_size, attempt, submitted_at, "
-       "finished_at FROM jobs ORDER BY submitted_at DESC, job_id DESC"},
+       "finished_at, archived FROM jobs WHERE deleted_at = 0 "
+       "ORDER BY submitted_at DESC, job_id DESC"},
       {&select_job_exact_,
        "SELECT job_id, name, launcher, state, spec_yaml, world_size, attempt, submitted_at, "
-       "finished_at FROM jobs WHERE job_id = ?1"},
+       "finished_at, archived FROM jobs WHERE job_id = ?1 AND deleted_at = 0"},
       // ?2 is the first string after every string starting with ?1 (see job()).
       {&select_job_prefix_,
        "SELECT job_id, name, launcher, state, spec_yaml, world_size, attempt, submitted_at, "
-       "finished_at FROM jobs WHERE job_id >= ?1 AND job_id < ?2 ORDER BY job_id LIMIT 6"},
+       "finished_at, archived FROM jobs WHERE job_id >= ?1 AND job_id < ?2 AND deleted_at = 0 "
+       "ORDER BY job_id LIMIT 6"},
       {&select_job_attempt_, "SELECT attempt FROM jobs WHERE job_id = ?1"},
       {&select_max_rank_attempt_, "SELECT max(attempt) FROM ranks WHERE job_id = ?1"},
       {&select_ranks_,
@@ -964,6 +974,92 @@ Status Store::Impl::endUnfinishedJob(const std::string& job_id, const std::strin
 }
 
 // ---------------------------------------------------------------------------------------------
+// Archive and delete: rare, a handful of jobs at a time, so their statements are not cached.
+
+Status Store::Impl::forEachJob(const std::vector<std::string>& job_ids, const char* sql, double at,
+                               std::string_view what) {
+  RM_ASSIGN_OR_RETURN(Statement s, Statement::prepare(db_.get(), sql));
+  RM_RETURN_IF_ERROR(db_.exec("BEGIN IMMEDIATE", what));
+  for (const std::string& id : job_ids) {
+    ScopedReset reset(s);
+    s.bindText(1, id);
+    s.bindDouble(2, at);
+    Status status = s.run(std::string(what) + " " + id);
+    if (!status.isOk()) {
+      (void)db_.exec("ROLLBACK", "rolling back");  // `status` says what failed
+      return status;
+    }
+  }
+  return db_.exec("COMMIT", what);
+}
+
+Status Store::Impl::setArchived(const std::vector<std::string>& job_ids, bool archived) {
+  return forEachJob(job_ids,
+                    archived ? "UPDATE jobs SET archived = 1 WHERE job_id = ?1"
+                             : "UPDATE jobs SET archived = 0 WHERE job_id = ?1",
+                    0, archived ? "archiving job" : "unarchiving job");
+}
+
+Status Store::Impl::markDeleted(const std::vector<std::string>& job_ids, double at) {
+  if (!(at > 0)) return invalidArgument("markDeleted: the time must be positive");
+  return forEachJob(job_ids, "UPDATE jobs SET deleted_at = ?2 WHERE job_id = ?1", at,
+                    "deleting job");
+}
+
+Status Store::Impl::undelete(const std::vector<std::string>& job_ids) {
+  return forEachJob(job_ids, "UPDATE jobs SET deleted_at = 0 WHERE job_id = ?1", 0,
+                    "undeleting job");
+}
+
+Status Store::Impl::purgeJob(const std::string& job_id) {
+  static const char* const kDeletes[] = {
+      "DELETE FROM metrics WHERE series_id IN (SELECT id FROM series WHERE job_id = ?1)",
+      "DELETE FROM series WHERE job_id = ?1",
+      "DELETE FROM ranks WHERE job_id = ?1",
+      "DELETE FROM attempts WHERE job_id = ?1",
+      "DELETE FROM events WHERE job_id = ?1",
+      "DELETE FROM slurm_jobs WHERE job_id = ?1",
+      "DELETE FROM jobs WHERE job_id = ?1",
+  };
+  for (const char* sql : kDeletes) {
+    RM_ASSIGN_OR_RETURN(Statement s, Statement::prepare(db_.get(), sql));
+    s.bindText(1, job_id);
+    RM_RETURN_IF_ERROR(s.run("purging job " + job_id));
+  }
+  return Status::ok();
+}
+
+Result<int> Store::Impl::purgeDeleted(const std::vector<std::string>* job_ids) {
+  std::vector<std::string> marked;
+  {
+    RM_ASSIGN_OR_RETURN(Statement s, Statement::prepare(db_.get(),
+                                                        "SELECT job_id FROM jobs WHERE "
+                                                        "deleted_at > 0 ORDER BY job_id"));
+    int rc;
+    while ((rc = s.step()) == SQLITE_ROW) {
+      std::string id = s.columnText(0);
+      if (!job_ids || std::find(job_ids->begin(), job_ids->end(), id) != job_ids->end()) {
+        marked.push_back(std::move(id));
+      }
+    }
+    if (rc != SQLITE_DONE) return error(rc, "listing the deleted jobs");
+  }
+  if (marked.empty()) return 0;
+  RM_RETURN_IF_ERROR(db_.exec("BEGIN IMMEDIATE", "purging deleted jobs"));
+  for (const std::string& id : marked) {
+    Status status = purgeJob(id);
+    if (!status.isOk()) {
+      (void)db_.exec("ROLLBACK", "rolling back");  // `status` says what failed
+      return status;
+    }
+  }
+  RM_RETURN_IF_ERROR(db_.exec("COMMIT", "purging deleted jobs"));
+  // Their series ids are gone: a cached one would file a late metric under no series.
+  series_ids_.clear();
+  return static_cast<int>(marked.size());
+}
+
+// ---------------------------------------------------------------------------------------------
 // Reads. Every cached SELECT is reset by a ScopedReset, so no snapshot outlives its call.
 
 Result<uint64_t> Store::Impl::cursor(const std::string& agent, const std::string& journal_id) {
@@ -1006,6 +1102,7 @@ JobRow Store::Impl::readJob(const Statement& s) {
   row.attempt = static_cast<uint32_t>(s.columnInt64(6));
   row.submitted_at = s.columnDouble(7);
   row.finished_at = s.columnDouble(8);
+  row.archived = s.columnInt64(9) != 0;
   return row;
 }
 
@@ -1335,6 +1432,17 @@ Result<std::vector<SlurmJobRow>> Store::slurmJobs() { return impl_->slurmJobs();
 Status Store::endUnfinishedJob(const std::string& job_id, const std::string& state, double at) {
   return impl_->endUnfinishedJob(job_id, state, at);
 }
+Status Store::setArchived(const std::vector<std::string>& job_ids, bool archived) {
+  return impl_->setArchived(job_ids, archived);
+}
+Status Store::markDeleted(const std::vector<std::string>& job_ids, double at) {
+  return impl_->markDeleted(job_ids, at);
+}
+Status Store::undelete(const std::vector<std::string>& job_ids) { return impl_->undelete(job_ids); }
+Result<int> Store::purgeDeleted(const std::vector<std::string>& job_ids) {
+  return impl_->purgeDeleted(&job_ids);
+}
+Result<int> Store::purgeAllDeleted() { return impl_->purgeDeleted(nullptr); }
 Result<std::vector<AgentRow>> Store::agents() { return impl_->agents(); }
 Result<std::vector<JobRow>> Store::jobs() { return impl_->jobs(); }
 Result<JobRow> Store::job(const std::string& id_or_unique_prefix) {

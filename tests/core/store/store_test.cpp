@@ -600,6 +600,103 @@ TEST_F(StoreTest, JobsAreListedNewestFirst) {
   EXPECT_EQ((*jobs)[2].job_id, "old");
 }
 
+// Two finished jobs with ranks, events, metrics and a Slurm row, for archive and delete.
+void storeTwoFinishedJobs(Store& store) {
+  ASSERT_OK(store.applyJournal(
+      "a1", "jid",
+      {accepted(1, "keep", 1, 1, {0}, "a1", 10), started(2, "keep", 1, 0, 11),
+       metric(3, "keep", 1, 0, 1, {{"loss", 2.0}}), exited(4, "keep", 1, 0, proto::SUCCEEDED),
+       finished(5, "keep", 1, proto::SUCCEEDED), accepted(6, "gone", 1, 1, {0}, "a1", 20),
+       started(7, "gone", 1, 0, 21), metric(8, "gone", 1, 0, 1, {{"loss", 3.0}}),
+       metric(9, "gone", 1, 0, 2, {{"loss", 1.5}, {"lr", 0.1}}),
+       exited(10, "gone", 1, 0, proto::SUCCEEDED), finished(11, "gone", 1, proto::SUCCEEDED)},
+      12));
+  ASSERT_OK(store.recordSlurmJob({.job_id = "gone", .cluster = "c", .job_dir = "/d"}));
+}
+
+std::vector<std::string> jobIds(Store& store) {
+  std::vector<std::string> ids;
+  const Result<std::vector<JobRow>> jobs = store.jobs();  // outlives the loop
+  for (const JobRow& job : *jobs) ids.push_back(job.job_id);
+  return ids;
+}
+
+TEST_F(StoreTest, ArchivedJobsAreListedMarkedAndStaySoAfterReopening) {
+  auto store = open();
+  storeTwoFinishedJobs(*store);
+  ASSERT_OK(store->setArchived({"gone", "no-such-job"}, true));
+  store.reset();
+  store = open();
+  auto jobs = store->jobs();
+  ASSERT_EQ(jobs->size(), 2u);  // archived runs are kept, only marked
+  EXPECT_EQ((*jobs)[0].job_id, "gone");
+  EXPECT_TRUE((*jobs)[0].archived);
+  EXPECT_FALSE((*jobs)[1].archived);
+  EXPECT_TRUE(store->job("gone")->archived);
+  EXPECT_EQ(*store->countMetrics("gone"), 3);
+  // Later records of an archived job leave it archived.
+  ASSERT_OK(store->applyJournal("a1", "jid", {metric(12, "gone", 1, 0, 3, {{"loss", 1.0}})}, 13));
+  EXPECT_TRUE(store->job("gone")->archived);
+  ASSERT_OK(store->setArchived({"gone"}, false));
+  EXPECT_FALSE(store->job("gone")->archived);
+}
+
+TEST_F(StoreTest, AJobMarkedDeletedIsHiddenAndUndeleteBringsItBackWhole) {
+  auto store = open();
+  storeTwoFinishedJobs(*store);
+  ASSERT_OK(store->markDeleted({"gone"}, 1000));
+  EXPECT_EQ(jobIds(*store), std::vector<std::string>{"keep"});
+  EXPECT_EQ(store->job("gone").status().code(), ErrorCode::kNotFound);
+  EXPECT_EQ(store->job("go").status().code(), ErrorCode::kNotFound);  // nor by prefix
+  // Reopened (as after a crash inside the undo window), still marked and still whole.
+  store.reset();
+  store = open();
+  EXPECT_EQ(jobIds(*store), std::vector<std::string>{"keep"});
+  ASSERT_OK(store->undelete({"gone"}));
+  EXPECT_EQ(jobIds(*store), (std::vector<std::string>{"gone", "keep"}));
+  EXPECT_EQ(*store->countMetrics("gone"), 3);
+  EXPECT_EQ(store->ranks("gone")->size(), 1u);
+  EXPECT_EQ(store->job("gone")->state, "succeeded");
+}
+
+TEST_F(StoreTest, PurgeRemovesOnlyMarkedJobsWithEverythingRecordedOfThem) {
+  auto store = open();
+  storeTwoFinishedJobs(*store);
+  EXPECT_EQ(*store->purgeDeleted({"gone"}), 0);  // not marked: nothing to purge
+  ASSERT_OK(store->markDeleted({"gone", "keep"}, 1000));
+  ASSERT_OK(store->undelete({"keep"}));  // undone before its purge
+  EXPECT_EQ(*store->purgeDeleted({"gone", "keep"}), 1);
+  EXPECT_EQ(jobIds(*store), std::vector<std::string>{"keep"});
+  EXPECT_EQ(*store->countMetrics("gone"), 0);
+  EXPECT_FALSE(store->ranks("gone").isOk());  // no such job
+  EXPECT_TRUE(store->events("gone")->empty());
+  EXPECT_EQ(store->slurmJob("gone").status().code(), ErrorCode::kNotFound);
+  RawDb raw(path_);
+  EXPECT_EQ(raw.text("SELECT count(*) FROM series WHERE job_id = 'gone'"), "0");
+  EXPECT_EQ(raw.text("SELECT count(*) FROM attempts WHERE job_id = 'gone'"), "0");
+  EXPECT_EQ(raw.text("SELECT count(*) FROM ranks WHERE job_id = 'gone'"), "0");
+  EXPECT_EQ(*store->countMetrics("keep"), 1);  // the other job untouched
+  EXPECT_EQ(store->events("keep")->size(), 4u);
+  // A record of the purged job arriving late, on the connection that had its series id cached,
+  // is stored under a series that exists.
+  ASSERT_OK(store->applyJournal("a1", "jid", {metric(12, "gone", 1, 0, 3, {{"loss", 1.0}})}, 13));
+  auto late = store->metrics({.job_id = "gone"});
+  ASSERT_EQ(late->size(), 1u);
+  EXPECT_DOUBLE_EQ((*late)[0].value, 1.0);
+}
+
+TEST_F(StoreTest, PurgeAllDeletedRemovesWhatACrashLeftMarked) {
+  auto store = open();
+  storeTwoFinishedJobs(*store);
+  ASSERT_OK(store->markDeleted({"gone"}, 1000));
+  store.reset();
+  store = open();  // the next start
+  EXPECT_EQ(*store->purgeAllDeleted(), 1);
+  EXPECT_EQ(*store->purgeAllDeleted(), 0);
+  EXPECT_EQ(jobIds(*store), std::vector<std::string>{"keep"});
+  EXPECT_EQ(*store->countMetrics(), 1);
+}
+
 TEST_F(StoreTest, LatestHealthIsTheNewestSamplePerAgent) {
   auto store = open();
   std::vector<proto::JournalRecord> batch = {health(1, "a1", 10, 1000), health(2, "a1", 20, 1001)};

@@ -27,6 +27,7 @@ struct JobRow {
   int world_size = 0;
   uint32_t attempt = 0;                      // newest attempt seen
   double submitted_at = 0, finished_at = 0;  // unix seconds; finished_at 0 while running
+  bool archived = false;  // kept whole, left out of lists unless asked for (Store::setArchived)
 };
 
 // Rank states: "pending" (assigned, not started), "running", "succeeded", "failed", "stopped".
@@ -158,10 +159,25 @@ class Store {
   // still pending or running, get `state` ("failed", "stopped"). Other jobs are left alone.
   Status endUnfinishedJob(const std::string& job_id, const std::string& state, double at);
 
+  // Archives or unarchives the jobs (ids not in the history are skipped), in one transaction.
+  Status setArchived(const std::vector<std::string>& job_ids, bool archived);
+  // Deleting is two steps, so that undo costs nothing and a crash between them loses nothing
+  // half-deleted: markDeleted hides the jobs from jobs() and job() at once; undelete shows them
+  // again, whole; purgeDeleted removes those of `job_ids` still marked, with everything recorded
+  // of them (ranks, attempts, events, metrics, the Slurm row), and purgeAllDeleted every marked
+  // job (a client's next start, after a crash inside the undo window). Each one transaction;
+  // the purges return how many jobs they removed.
+  Status markDeleted(const std::vector<std::string>& job_ids, double at);
+  Status undelete(const std::vector<std::string>& job_ids);
+  Result<int> purgeDeleted(const std::vector<std::string>& job_ids);
+  Result<int> purgeAllDeleted();
+
   Result<std::vector<AgentRow>> agents();  // by name
-  Result<std::vector<JobRow>> jobs();      // newest first
-  // The job whose id is `id_or_unique_prefix` or starts with it. kNotFound when none matches,
-  // kInvalidArgument ("ambiguous ...", naming the candidates) when several do.
+  // Newest first; archived jobs included (JobRow::archived), jobs marked deleted left out.
+  Result<std::vector<JobRow>> jobs();
+  // The job whose id is `id_or_unique_prefix` or starts with it (not one marked deleted).
+  // kNotFound when none matches, kInvalidArgument ("ambiguous ...", naming the candidates) when
+  // several do.
   Result<JobRow> job(const std::string& id_or_unique_prefix);
   // Ranks of one attempt by rank; default: the job's latest attempt.
   Result<std::vector<RankRow>> ranks(const std::string& job_id,

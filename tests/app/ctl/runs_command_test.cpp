@@ -1,0 +1,75 @@
+// `ringmasterctl runs` over a real SQLite history: archived runs are left out unless --archived
+// asks for them, and then say so; the output without the flag is unchanged.
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <filesystem>
+#include <string>
+
+#include "ctl.h"
+#include "ringmaster/store/store.h"
+
+namespace ringmaster::ctl {
+namespace {
+
+namespace fs = std::filesystem;
+
+class RunsCommandTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string tmpl = (fs::temp_directory_path() / "ringmaster-runs-XXXXXX").string();
+    ASSERT_NE(mkdtemp(tmpl.data()), nullptr);
+    dir_ = tmpl;
+    // No cluster file: the command shows the history only, and makes no keys outside dir_.
+    ::setenv("RINGMASTER_CONFIG_DIR", (dir_ + "/config").c_str(), 1);
+    globals_.cluster_file = dir_ + "/no-cluster.yaml";
+    globals_.db_file = dir_ + "/history.db";
+    auto store = store::Store::open(globals_.db_file);
+    ASSERT_TRUE(store.isOk()) << store.status().toString();
+    for (const char* id : {"shown-run-1", "archived-run-2"}) {
+      ASSERT_TRUE(
+          (*store)->recordSubmission({.job_id = id, .name = id, .submitted_at = 100}).isOk());
+    }
+    ASSERT_TRUE((*store)->setArchived({"archived-run-2"}, true).isOk());
+  }
+  void TearDown() override {
+    std::error_code ec;
+    fs::remove_all(dir_, ec);
+  }
+
+  std::string runs(bool json, bool archived) {
+    ::testing::internal::CaptureStdout();
+    ::testing::internal::CaptureStderr();
+    const int rc = runRuns(globals_, json, archived);
+    (void)::testing::internal::GetCapturedStderr();  // "showing the history only"
+    std::string out = ::testing::internal::GetCapturedStdout();
+    EXPECT_EQ(rc, kExitOk) << out;
+    return out;
+  }
+
+  std::string dir_;
+  Globals globals_;
+};
+
+TEST_F(RunsCommandTest, LeavesArchivedRunsOutAndKeepsItsColumns) {
+  const std::string out = runs(false, false);
+  EXPECT_NE(out.find("shown-run-1"), std::string::npos) << out;
+  EXPECT_EQ(out.find("archived-run-2"), std::string::npos) << out;
+  EXPECT_EQ(out.find("ARCHIVED"), std::string::npos) << out;
+  const std::string json = runs(true, false);
+  EXPECT_EQ(json.find("archived"), std::string::npos) << json;
+}
+
+TEST_F(RunsCommandTest, ListsArchivedRunsMarkedWithTheFlag) {
+  const std::string out = runs(false, true);
+  EXPECT_NE(out.find("ARCHIVED"), std::string::npos) << out;
+  const size_t line = out.find("archived-run-2");
+  ASSERT_NE(line, std::string::npos) << out;
+  EXPECT_NE(out.substr(line, out.find('\n', line) - line).find("yes"), std::string::npos) << out;
+  const std::string json = runs(true, true);
+  EXPECT_NE(json.find("\"archived\": true"), std::string::npos) << json;
+  EXPECT_NE(json.find("\"archived\": false"), std::string::npos) << json;
+}
+
+}  // namespace
+}  // namespace ringmaster::ctl
