@@ -31,7 +31,9 @@
 #include "dashboard/dashboard_view.h"
 #include "editor/job_draft.h"
 #include "editor/job_editor.h"
+#include "history/config_diff_view.h"
 #include "history/history_view.h"
+#include "history/run_edit.h"
 #include "local_agent.h"
 #include "ringmaster/client/journal_sync.h"
 #include "ringmaster/client/local_agent.h"
@@ -181,6 +183,21 @@ MainWindow::MainWindow(const AppOptions& options, QWidget* parent)
   });
   connect(history_, &HistoryView::refreshRequested, this,
           [this] { runs_token_ = bridge_.listRuns(); });
+  connect(history_, &HistoryView::compareConfigs, this, [this](const QStringList& job_ids) {
+    auto* view = new ConfigDiffView(history_->specsOf(job_ids));
+    const int index = tabs_->addTab(view, tr("Configs of %1 runs").arg(job_ids.size()));
+    tabs_->setTabToolTip(index, job_ids.join("\n"));
+    tabs_->setCurrentIndex(index);
+  });
+  // Archive, delete, undo: written by the session's one writer, then the runs are read again.
+  connect(history_, &HistoryView::editRuns, this, [this](const RunEdit& edit) {
+    const double now = QDateTime::currentMSecsSinceEpoch() / 1000.0;
+    bridge_.editHistory([edit, now](store::Store& s) { return applyRunEdit(s, edit, now); });
+  });
+  connect(&bridge_, &SessionBridge::historyEdited, this, [this](uint64_t, const QString& error) {
+    if (!error.isEmpty()) statusBar()->showMessage("history: " + error, 8000);
+    runs_token_ = bridge_.listRuns();
+  });
   history_reload_ = new QTimer(this);
   history_reload_->setSingleShot(true);
   history_reload_->setInterval(2000);
@@ -203,6 +220,11 @@ bool MainWindow::start() {
     return false;
   }
   cluster_->setLocalAgentOffer(!std::filesystem::exists(paths_.cluster_file));
+  // Runs deleted when the app last ran, whose Undo it could not finish offering (it closed or
+  // crashed inside the window), are purged now.
+  bridge_.editHistory([](store::Store& s) {
+    return applyRunEdit(s, {RunEdit::Kind::kPurgeAll, {}}, 0);
+  });
   restoreLayout();
   statusBar()->showMessage("history: " + QString::fromStdString(paths_.db_file), 5000);
   // The app did not close cleanly while a spec was being edited: it is back, unsaved.

@@ -73,6 +73,11 @@ class RecordingSink : public SessionSink {
     runs_.emplace(token, runs);
     changed_.notify_all();
   }
+  void historyEdited(uint64_t token, const Status& status) override {
+    std::lock_guard<std::mutex> lock(mutex_);
+    edited_.emplace(token, status);
+    changed_.notify_all();
+  }
 
   // Waits until `done` (called under the lock) is true; false after timeout_ms.
   bool waitFor(const std::function<bool()>& done, int timeout_ms = 30000) {
@@ -92,6 +97,7 @@ class RecordingSink : public SessionSink {
   std::map<uint64_t, Result<int>> stopped_;
   std::map<uint64_t, Result<JobSnapshot>> snapshots_;
   std::map<uint64_t, Result<std::vector<RunSummary>>> runs_;
+  std::map<uint64_t, Status> edited_;
 };
 
 class ClusterSessionTest : public ::testing::Test {
@@ -361,6 +367,50 @@ TEST_F(ClusterSessionTest, ASlowSlurmHoldsUpNeitherTheWatchOfTheAgentsNorTheHist
   std::lock_guard<std::mutex> lock(sink_.mutex_);
   ASSERT_TRUE(sink_.runs_.at(runs).isOk());
   EXPECT_EQ(sink_.runs_.at(runs)->size(), 1u);
+}
+
+TEST_F(ClusterSessionTest, EditsOfTheHistoryGoThroughItsWriterAndAreAnsweredOnceCommitted) {
+  {
+    auto history = store::Store::open(cluster_.dbPath());
+    ASSERT_TRUE(history.isOk()) << history.status().message();
+    for (const char* id : {"kept", "archived"}) {
+      ASSERT_TRUE((*history)->recordSubmission({.job_id = id, .submitted_at = 1}).isOk());
+    }
+  }
+  startSession();
+  auto edit = [&](std::function<Status(store::Store&)> change) {
+    const uint64_t token = session_->postEditHistory(std::move(change));
+    EXPECT_TRUE(sink_.waitFor([&] { return sink_.edited_.count(token) > 0; }, 10000));
+    std::lock_guard<std::mutex> lock(sink_.mutex_);
+    return sink_.edited_.count(token) ? sink_.edited_.at(token) : Status(ErrorCode::kTimeout, "");
+  };
+  auto listed = [&] {
+    const uint64_t token = session_->postListRuns();
+    EXPECT_TRUE(sink_.waitFor([&] { return sink_.runs_.count(token) > 0; }, 10000));
+    std::lock_guard<std::mutex> lock(sink_.mutex_);
+    std::map<std::string, bool> archived;
+    if (sink_.runs_.count(token) && sink_.runs_.at(token).isOk()) {
+      for (const RunSummary& run : *sink_.runs_.at(token))
+        archived[run.job.job_id] = run.job.archived;
+    }
+    return archived;
+  };
+  const Status archived = edit([](store::Store& s) { return s.setArchived({"archived"}, true); });
+  ASSERT_TRUE(archived.isOk()) << archived.toString();
+  // A list posted after the answer sees the change.
+  EXPECT_EQ(listed(), (std::map<std::string, bool>{{"archived", true}, {"kept", false}}));
+
+  // A failed edit is answered with its error, and the writer takes edits again afterwards.
+  const Status refused = edit([](store::Store& s) { return s.markDeleted({"kept"}, 0); });
+  EXPECT_EQ(refused.code(), ErrorCode::kInvalidArgument) << refused.toString();
+  Status later;
+  for (int i = 0; i < 50; ++i) {
+    later = edit([](store::Store& s) { return s.markDeleted({"kept"}, 5); });
+    if (later.isOk()) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  ASSERT_TRUE(later.isOk()) << later.toString();
+  EXPECT_EQ(listed(), (std::map<std::string, bool>{{"archived", true}}));
 }
 
 TEST_F(ClusterSessionTest, FollowsAnAgentAgainAfterItCrashesAndComesBack) {

@@ -67,6 +67,10 @@ class SessionBridge::Inbox : public client::SessionSink {
   void runsListed(uint64_t token, const Result<std::vector<client::RunSummary>>& runs) override {
     answer([token, runs](SessionBridge& b) { emit b.runsListed(token, runs); });
   }
+  void historyEdited(uint64_t token, const Status& status) override {
+    const QString error = status.isOk() ? QString() : QString::fromStdString(status.message());
+    answer([token, error](SessionBridge& b) { emit b.historyEdited(token, error); });
+  }
   void slurmJobChanged(const store::SlurmJobRow& row) override {
     answer([row](SessionBridge& b) { emit b.slurmJobChanged(row); });
   }
@@ -150,6 +154,10 @@ uint64_t SessionBridge::loadJob(const QString& job_id) {
 }
 
 uint64_t SessionBridge::listRuns() { return session_ ? session_->postListRuns() : 0; }
+
+uint64_t SessionBridge::editHistory(std::function<Status(store::Store&)> edit) {
+  return session_ ? session_->postEditHistory(std::move(edit)) : 0;
+}
 
 void SessionBridge::reloadCluster() {
   if (session_) session_->postReloadCluster();

@@ -10,6 +10,7 @@
 #include <QObject>
 #include <QTimer>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <thread>
@@ -49,6 +50,8 @@ class SessionBridge : public QObject {
                    uint32_t attempt = 0, uint32_t max_bytes = 0);
   uint64_t loadJob(const QString& job_id);
   uint64_t listRuns();
+  // ClusterSession::postEditHistory: runs on the session's writer, never on the GUI thread.
+  uint64_t editHistory(std::function<Status(store::Store&)> edit);
   void reloadCluster();
 
   // Records handed to the GUI so far (tests and benchmarks).
@@ -65,6 +68,7 @@ class SessionBridge : public QObject {
                 const Result<proto::LogChunk>& chunk);
   void jobLoaded(uint64_t token, const Result<client::JobSnapshot>& snapshot);
   void runsListed(uint64_t token, const Result<std::vector<client::RunSummary>>& runs);
+  void historyEdited(uint64_t token, const QString& error);  // error: empty once committed
   void slurmJobChanged(const store::SlurmJobRow& row);
   void sessionError(const QString& message);  // the history could not be written, ...
 

@@ -153,8 +153,10 @@ QVariant HistoryModel::sortValue(const RunSummary& run, int column) const {
 QVariant HistoryModel::displayValue(const RunSummary& run, int column) const {
   const store::JobRow& job = run.job;
   switch (column) {
-    case kName:
-      return job.name.empty() ? QStringLiteral("(unnamed)") : qstr(job.name);
+    case kName: {
+      const QString name = job.name.empty() ? QStringLiteral("(unnamed)") : qstr(job.name);
+      return job.archived ? tr("%1 · archived").arg(name) : name;
+    }
     case kState:
       return qstr(stateOf(run));
     case kStarted:
@@ -194,17 +196,21 @@ QVariant HistoryModel::data(const QModelIndex& index, int role) const {
       return {};
     case kStateRole:
       return qstr(stateOf(run));
+    case kArchivedRole:
+      return run.job.archived;
     case Qt::ForegroundRole:
       if (column == kState) return QBrush(stateColor(qstr(stateOf(run)), QApplication::palette()));
+      if (run.job.archived) return QApplication::palette().brush(QPalette::PlaceholderText);
       return {};
     case Qt::DecorationRole:
       if (column == kState)
         return stateDot(stateColor(qstr(stateOf(run)), QApplication::palette()));
       return {};
     case Qt::FontRole:
-      if (column == kState) {
+      if (column == kState || run.job.archived) {
         QFont font = QApplication::font();
-        font.setBold(true);
+        font.setBold(column == kState);
+        font.setItalic(run.job.archived);
         return font;
       }
       return {};
@@ -234,7 +240,11 @@ QVariant HistoryModel::data(const QModelIndex& index, int role) const {
         return QStringLiteral("lowest loss rank 0 reported in the newest attempt: %1")
             .arg(QString::number(run.best_loss, 'g', 10));
       if (column == kName || column == kJobId)
-        return QStringLiteral("%1\n%2").arg(qstr(run.job.name), qstr(run.job.job_id));
+        return QStringLiteral("%1\n%2%3")
+            .arg(qstr(run.job.name), qstr(run.job.job_id),
+                 run.job.archived ? tr("\narchived: kept whole, left out of the list unless "
+                                       "Show archived is on")
+                                  : QString());
       return {};
     default:
       return {};

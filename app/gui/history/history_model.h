@@ -46,6 +46,9 @@ class HistoryModel : public QAbstractTableModel {
   static constexpr int kSortRole = Qt::UserRole + 1;
   static constexpr int kJobIdRole = Qt::UserRole + 2;  // QString, every column
   static constexpr int kStateRole = Qt::UserRole + 3;  // QString, every column
+  // bool, every column: an archived run (shown only with "Show archived", greyed and italic,
+  // its name marked "archived").
+  static constexpr int kArchivedRole = Qt::UserRole + 4;
 
   explicit HistoryModel(QObject* parent = nullptr);
 

@@ -26,8 +26,18 @@ void HistoryProxy::setStateFilter(const QStringList& states) {
   invalidateRowsFilter();
 }
 
+void HistoryProxy::setShowArchived(bool show) {
+  if (show == show_archived_) return;
+  show_archived_ = show;
+  invalidateRowsFilter();
+}
+
 bool HistoryProxy::filterAcceptsRow(int source_row, const QModelIndex& source_parent) const {
   const QAbstractItemModel* model = sourceModel();
+  if (!show_archived_ &&
+      model->index(source_row, 0, source_parent).data(HistoryModel::kArchivedRole).toBool()) {
+    return false;
+  }
   if (!states_.isEmpty() &&
       !states_.contains(
           model->index(source_row, HistoryModel::kState, source_parent).data().toString())) {

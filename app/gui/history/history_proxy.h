@@ -4,7 +4,7 @@
 // without a value (no loss reported) sort last in either order. The filter is a list of words,
 // each of which must occur (case-insensitively) in the run's name, job id or state:
 // "resnet failed" shows the failed resnet runs. A state filter (the History's state box) keeps
-// only runs in one of the given states.
+// only runs in one of the given states. Archived runs show only when asked for.
 
 #include <QSortFilterProxyModel>
 #include <QStringList>
@@ -21,6 +21,9 @@ class HistoryProxy : public QSortFilterProxyModel {
   const QStringList& filterWords() const { return words_; }
   // Only runs whose state is one of `states` (empty: every state).
   void setStateFilter(const QStringList& states);
+  // Archived runs are left out unless shown (HistoryModel::kArchivedRole).
+  void setShowArchived(bool show);
+  bool showsArchived() const { return show_archived_; }
 
  protected:
   bool filterAcceptsRow(int source_row, const QModelIndex& source_parent) const override;
@@ -29,6 +32,7 @@ class HistoryProxy : public QSortFilterProxyModel {
  private:
   QStringList words_;
   QStringList states_;
+  bool show_archived_ = false;
 };
 
 }  // namespace ringmaster::gui

@@ -1,6 +1,8 @@
 #include "history/history_view.h"
 
+#include <QCheckBox>
 #include <QComboBox>
+#include <QFrame>
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QItemSelectionModel>
@@ -10,10 +12,12 @@
 #include <QMessageBox>
 #include <QPushButton>
 #include <QSettings>
+#include <QShortcut>
 #include <QTableView>
 #include <QTimer>
 #include <QVBoxLayout>
 #include <algorithm>
+#include <utility>
 
 #include "history/history_proxy.h"
 #include "table_copy.h"
@@ -31,7 +35,14 @@ HistoryView::HistoryView(QWidget* parent)
       open_(new QPushButton(tr("Open"), this)),
       compare_(new QPushButton(tr("Compare"), this)),
       clone_(new QPushButton(tr("Clone…"), this)),
+      configs_(new QPushButton(tr("Compare configs"), this)),
+      archive_(new QPushButton(tr("Archive"), this)),
+      delete_(new QPushButton(tr("Delete…"), this)),
       refresh_(new QPushButton(tr("Refresh"), this)),
+      show_archived_(new QCheckBox(tr("Show archived"), this)),
+      undo_bar_(new QFrame(this)),
+      undo_text_(new QLabel(undo_bar_)),
+      undo_timer_(new QTimer(this)),
       ticker_(new QTimer(this)) {
   proxy_->setSourceModel(model_);
 
@@ -57,6 +68,27 @@ HistoryView::HistoryView(QWidget* parent)
   open_->setToolTip(tr("Open the run as a read-only dashboard (double-click or Enter)"));
   compare_->setToolTip(tr("Overlay the series of the selected runs (select two or more)"));
   refresh_->setToolTip(tr("Read the history again"));
+  configs_->setObjectName(QStringLiteral("historyConfigs"));
+  configs_->setToolTip(
+      tr("The specs of the selected runs side by side, differences highlighted (select two or "
+         "more)"));
+  archive_->setObjectName(QStringLiteral("historyArchive"));
+  delete_->setObjectName(QStringLiteral("historyDelete"));
+  show_archived_->setObjectName(QStringLiteral("historyShowArchived"));
+  show_archived_->setToolTip(tr("List archived runs too, greyed and marked \"archived\""));
+  auto* undo = new QPushButton(tr("Undo"), undo_bar_);
+  undo->setObjectName(QStringLiteral("historyUndo"));
+  undo_bar_->setObjectName(QStringLiteral("historyUndoBar"));
+  undo_bar_->setFrameShape(QFrame::StyledPanel);
+  auto* undo_row = new QHBoxLayout(undo_bar_);
+  undo_row->setContentsMargins(8, 2, 2, 2);
+  undo_row->addWidget(undo_text_, 1);
+  undo_row->addWidget(undo);
+  undo_bar_->hide();
+  undo_timer_->setSingleShot(true);
+  undo_timer_->setInterval(kUndoMs);
+  connect(undo_timer_, &QTimer::timeout, this, &HistoryView::finishPendingDelete);
+  connect(undo, &QPushButton::clicked, this, &HistoryView::undoDelete);
 
   table_->setObjectName(QStringLiteral("historyTable"));
   table_->setModel(proxy_);
@@ -102,10 +134,15 @@ HistoryView::HistoryView(QWidget* parent)
   top->addWidget(open_);
   top->addWidget(compare_);
   top->addWidget(clone_);
+  top->addWidget(configs_);
+  top->addWidget(archive_);
+  top->addWidget(delete_);
+  top->addWidget(show_archived_);
   top->addWidget(refresh_);
   auto* layout = new QVBoxLayout(this);
   layout->addLayout(top);
   layout->addWidget(table_, 1);
+  layout->addWidget(undo_bar_);
 
   connect(filter_, &QLineEdit::textChanged, proxy_, &HistoryProxy::setFilterWords);
   connect(state_, &QComboBox::currentIndexChanged, this,
@@ -128,6 +165,18 @@ HistoryView::HistoryView(QWidget* parent)
   });
   connect(refresh_, &QPushButton::clicked, this, &HistoryView::refreshRequested);
   connect(clone_, &QPushButton::clicked, this, &HistoryView::cloneCurrent);
+  connect(configs_, &QPushButton::clicked, this, [this] {
+    const QStringList ids = selectedJobIds();
+    if (ids.size() >= 2) emit compareConfigs(ids);
+  });
+  connect(archive_, &QPushButton::clicked, this, &HistoryView::archiveSelected);
+  connect(delete_, &QPushButton::clicked, this, &HistoryView::deleteSelected);
+  auto* delete_key = new QShortcut(QKeySequence::Delete, table_);
+  delete_key->setContext(Qt::WidgetShortcut);
+  connect(delete_key, &QShortcut::activated, this, [this] {
+    if (delete_->isEnabled()) deleteSelected();
+  });
+  connect(show_archived_, &QCheckBox::toggled, proxy_, &HistoryProxy::setShowArchived);
   ticker_->setInterval(1000);
   connect(ticker_, &QTimer::timeout, this, &HistoryView::tick);
 
@@ -197,12 +246,125 @@ void HistoryView::updateActions() {
   open_->setEnabled(selected >= 1);
   compare_->setEnabled(selected >= 2);
   clone_->setEnabled(selected == 1);
+  configs_->setEnabled(selected >= 2);
+  // Archive, or Unarchive when every selected run is archived already.
+  bool all_archived = selected > 0, any_live = false;
+  for (const QModelIndex& index : table_->selectionModel()->selectedRows()) {
+    all_archived = all_archived && index.data(HistoryModel::kArchivedRole).toBool();
+    const QString state = index.data(HistoryModel::kStateRole).toString();
+    any_live = any_live || state == QLatin1String("running") ||
+               state == QLatin1String("restarting") || state == QLatin1String("unknown");
+  }
+  archive_->setEnabled(selected >= 1);
+  archive_->setText(all_archived ? tr("Unarchive") : tr("Archive"));
+  archive_->setToolTip(all_archived ? tr("Show the selected runs in the list again")
+                                    : tr("Hide the selected runs from the list; they are kept "
+                                         "whole (Show archived lists them)"));
+  // A run still going would be written again by its own records: it is stopped first.
+  delete_->setEnabled(selected >= 1 && !any_live);
+  delete_->setToolTip(any_live ? tr("Stop the run first: a run still going cannot be deleted")
+                               : tr("Remove the selected runs and everything recorded of them "
+                                    "(asks first; Undo is offered for %1 s)")
+                                     .arg(undo_timer_->interval() / 1000));
   const int total = model_->rowCount();
   const int shown = proxy_->rowCount();
   QString text = total == 1 ? tr("1 run") : tr("%1 runs").arg(total);
   if (shown != total) text += tr(" (%1 shown)").arg(shown);
   if (selected > 0) text += tr(", %1 selected").arg(selected);
   count_->setText(text);
+}
+
+QString HistoryView::runLabel(const QString& job_id) const {
+  const int row = model_->rowOf(job_id);
+  if (row < 0) return job_id;
+  const std::string& name = model_->runs()[static_cast<size_t>(row)].job.name;
+  return name.empty() ? job_id : QString::fromStdString(name);
+}
+
+void HistoryView::setDeleteConfirmation(std::function<bool(const QStringList&)> confirm) {
+  confirm_delete_ = std::move(confirm);
+}
+
+void HistoryView::setUndoWindowMs(int ms) { undo_timer_->setInterval(ms); }
+
+QString HistoryView::undoText() const {
+  return pending_delete_.isEmpty() ? QString() : undo_text_->text();
+}
+
+void HistoryView::archiveSelected() {
+  const QStringList ids = selectedJobIds();
+  if (ids.isEmpty()) return;
+  RunEdit edit;
+  edit.kind =
+      archive_->text() == tr("Unarchive") ? RunEdit::Kind::kUnarchive : RunEdit::Kind::kArchive;
+  for (const QString& id : ids) edit.job_ids.push_back(id.toStdString());
+  emit editRuns(edit);
+}
+
+void HistoryView::deleteSelected() {
+  const QStringList ids = selectedJobIds();
+  if (ids.isEmpty() || !delete_->isEnabled()) return;
+  QStringList runs;
+  for (const QString& id : ids) runs << QStringLiteral("%1 (%2)").arg(runLabel(id), id);
+  const bool confirmed =
+      confirm_delete_
+          ? confirm_delete_(runs)
+          : QMessageBox::question(
+                this, tr("Delete runs"),
+                (ids.size() == 1
+                     ? tr("Delete this run and everything recorded of it")
+                     : tr("Delete these %1 runs and everything recorded of them").arg(ids.size())) +
+                    tr(" (metrics, events, log tails)?\n\n%1\n\nUndo is offered for %2 "
+                       "seconds. To keep a run but hide it, Archive it instead.")
+                        .arg(runs.join(QLatin1Char('\n')))
+                        .arg(undo_timer_->interval() / 1000),
+                QMessageBox::Yes | QMessageBox::Cancel, QMessageBox::Cancel) == QMessageBox::Yes;
+  if (!confirmed) return;
+  finishPendingDelete();  // one Undo at a time: the previous delete is final now
+  RunEdit edit{RunEdit::Kind::kDelete, {}};
+  for (const QString& id : ids) edit.job_ids.push_back(id.toStdString());
+  pending_delete_ = ids;
+  QStringList names;
+  for (const QString& id : ids) names << runLabel(id);
+  undo_text_->setText(
+      (ids.size() == 1 ? tr("Deleted 1 run: %1") : tr("Deleted %1 runs: %2").arg(ids.size()))
+          .arg(names.join(QStringLiteral(", "))));
+  undo_bar_->show();
+  undo_timer_->start();
+  emit editRuns(edit);
+}
+
+void HistoryView::undoDelete() {
+  if (pending_delete_.isEmpty()) return;
+  undo_timer_->stop();
+  undo_bar_->hide();
+  RunEdit edit{RunEdit::Kind::kUndelete, {}};
+  for (const QString& id : std::exchange(pending_delete_, {})) {
+    edit.job_ids.push_back(id.toStdString());
+  }
+  emit editRuns(edit);
+}
+
+void HistoryView::finishPendingDelete() {
+  if (pending_delete_.isEmpty()) return;
+  undo_timer_->stop();
+  undo_bar_->hide();
+  RunEdit edit{RunEdit::Kind::kPurge, {}};
+  for (const QString& id : std::exchange(pending_delete_, {})) {
+    edit.job_ids.push_back(id.toStdString());
+  }
+  emit editRuns(edit);
+}
+
+std::vector<RunSpec> HistoryView::specsOf(const QStringList& job_ids) const {
+  std::vector<RunSpec> specs;
+  for (const QString& id : job_ids) {
+    const int row = model_->rowOf(id);
+    if (row < 0) continue;
+    const store::JobRow& job = model_->runs()[static_cast<size_t>(row)].job;
+    specs.push_back({QStringLiteral("%1 · %2").arg(runLabel(id), id.right(4)), job.spec_yaml});
+  }
+  return specs;
 }
 
 void HistoryView::cloneCurrent() {

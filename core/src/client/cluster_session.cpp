@@ -253,6 +253,25 @@ uint64_t ClusterSession::postListRuns() {
   return token;
 }
 
+uint64_t ClusterSession::postEditHistory(std::function<Status(store::Store&)> edit) {
+  const uint64_t token = next_token_++;
+  // On the history worker, which may wait: the write queues behind the journal's batches.
+  history_worker_->post([this, token, edit = std::move(edit)](store::Store&) {
+    // Set on the writer's thread; read after waitWritten(), which orders the two.
+    auto outcome = std::make_shared<std::optional<Status>>();
+    writer_->enqueueWrite([edit, outcome](store::Store& s) {
+      *outcome = edit(s);
+      return **outcome;
+    });
+    writer_->waitWritten();
+    pending_flush_ = true;  // a failure is also the writer's to clear, at the next flush
+    sink_->historyEdited(token, outcome->value_or(Status(ErrorCode::kUnavailable,
+                                                         "the history was not changed: an "
+                                                         "earlier write of it failed; try again")));
+  });
+  return token;
+}
+
 uint64_t ClusterSession::postReloadCluster() {
   return post([this](uint64_t) {
     reloadAgents();

@@ -5,16 +5,21 @@
 #include <gtest/gtest.h>
 
 #include <QApplication>
+#include <QCheckBox>
 #include <QComboBox>
 #include <QDir>
+#include <QFrame>
 #include <QHeaderView>
 #include <QPushButton>
+#include <QSettings>
 #include <QTableView>
 #include <QTemporaryDir>
 #include <QTest>
 #include <cmath>
 
+#include "history/config_diff_view.h"
 #include "history/history_proxy.h"
+#include "history/run_edit.h"
 #include "history/run_format.h"
 #include "ringmaster/client/run_summary.h"
 #include "ringmaster/store/store.h"
@@ -145,6 +150,9 @@ const JobScript kMnist{"mnist-quick-261123-142000-dd44",
 class HistoryViewTest : public ::testing::Test {
  protected:
   void SetUp() override {
+    // The view keeps its header (sort, widths) in QSettings, which outlive a run of the tests:
+    // a sort left by an earlier test, or an earlier run, would reorder every later one.
+    QSettings().clear();
     ASSERT_TRUE(dir_.isValid());
     auto store = store::Store::open(dir_.filePath("history.db").toStdString());
     ASSERT_TRUE(store.isOk()) << store.status().toString();
@@ -521,6 +529,172 @@ TEST(HistoryProxy, TheStateBoxKeepsOnlyRunsInThoseStates) {
   EXPECT_EQ(shown(), (QStringList{"bert-2", "gpt-1"}));
   box->setCurrentIndex(0);
   EXPECT_EQ(shown().size(), 5);
+}
+
+// The view asks, the history file changes, the runs are read again: as MainWindow does on the
+// session's threads, here on the test's, with the same applyRunEdit.
+void applyEditsTo(HistoryView& view, std::function<store::Store&()> store,
+                  std::function<std::vector<RunSummary>()> load) {
+  QObject::connect(&view, &HistoryView::editRuns, &view, [&view, store, load](const RunEdit& edit) {
+    const Status applied = applyRunEdit(store(), edit, kNow);
+    ASSERT_TRUE(applied.isOk()) << applied.toString();
+    view.setRuns(load());
+  });
+}
+
+TEST_F(HistoryViewTest, ArchiveHidesRunsUntilShownAndStaysAfterReopening) {
+  HistoryView view;
+  view.model()->setClock([] { return kNow; });
+  applyEditsTo(
+      view, [this]() -> store::Store& { return *store_; }, [this] { return load(); });
+  view.setRuns(load());
+  auto* archive = view.findChild<QPushButton*>("historyArchive");
+  auto* show_archived = view.findChild<QCheckBox*>("historyShowArchived");
+  ASSERT_NE(archive, nullptr);
+  ASSERT_NE(show_archived, nullptr);
+  EXPECT_FALSE(archive->isEnabled());
+
+  view.selectJobIds({q(kResnet.id), q(kBert.id)});
+  EXPECT_EQ(archive->text(), "Archive");
+  QTest::mouseClick(archive, Qt::LeftButton);
+  EXPECT_EQ(shownIds(view), (QStringList{q(kGpt.id), q(kMnist.id)}));
+  EXPECT_EQ(view.countText(), "4 runs (2 shown)");
+
+  // Never lost: the file still has them whole, archived, after it is opened again.
+  store_.reset();
+  auto reopened = store::Store::open(dir_.filePath("history.db").toStdString());
+  ASSERT_TRUE(reopened.isOk());
+  store_ = std::move(*reopened);
+  EXPECT_TRUE(store_->job(kResnet.id)->archived);
+  EXPECT_EQ(*store_->countMetrics(kResnet.id), 3);
+  view.setRuns(load());
+  EXPECT_EQ(shownIds(view).size(), 2);
+
+  // Show archived: listed again, marked as archived.
+  show_archived->setChecked(true);
+  EXPECT_EQ(shownIds(view).size(), 4);
+  EXPECT_EQ(cell(view, kResnet.id, HistoryModel::kName), "resnet-ddp · archived");
+  EXPECT_EQ(cell(view, kResnet.id, HistoryModel::kFinalLoss), "0.25");
+  const QModelIndex name =
+      view.model()->index(view.model()->rowOf(q(kResnet.id)), HistoryModel::kName);
+  EXPECT_TRUE(name.data(HistoryModel::kArchivedRole).toBool());
+  EXPECT_TRUE(name.data(Qt::FontRole).value<QFont>().italic());
+  // "archived" is a word the filter finds.
+  view.setFilterText("archived");
+  EXPECT_EQ(shownIds(view).size(), 2);
+  view.setFilterText("");
+
+  // Unarchive: both selected are archived, so the button undoes it.
+  view.selectJobIds({q(kResnet.id), q(kBert.id)});
+  EXPECT_EQ(archive->text(), "Unarchive");
+  QTest::mouseClick(archive, Qt::LeftButton);
+  show_archived->setChecked(false);
+  EXPECT_EQ(shownIds(view).size(), 4);
+  EXPECT_FALSE(store_->job(kBert.id)->archived);
+  EXPECT_EQ(cell(view, kResnet.id, HistoryModel::kName), "resnet-ddp");
+}
+
+TEST_F(HistoryViewTest, DeleteAsksNamingTheRunsAndUndoBringsThemBackWithTheirMetrics) {
+  HistoryView view;
+  view.model()->setClock([] { return kNow; });
+  applyEditsTo(
+      view, [this]() -> store::Store& { return *store_; }, [this] { return load(); });
+  view.setRuns(load());
+  QStringList asked;
+  bool answer = false;
+  view.setDeleteConfirmation([&](const QStringList& runs) {
+    asked = runs;
+    return answer;
+  });
+  auto* remove = view.findChild<QPushButton*>("historyDelete");
+  ASSERT_NE(remove, nullptr);
+
+  view.selectJobIds({q(kResnet.id), q(kBert.id)});
+  // Cancelled: nothing changes.
+  QTest::mouseClick(remove, Qt::LeftButton);
+  EXPECT_EQ(asked, (QStringList{QString("bert-large (%1)").arg(q(kBert.id)),
+                                QString("resnet-ddp (%1)").arg(q(kResnet.id))}));
+  EXPECT_EQ(shownIds(view).size(), 4);
+  EXPECT_TRUE(view.pendingDelete().isEmpty());
+
+  answer = true;
+  QTest::mouseClick(remove, Qt::LeftButton);
+  EXPECT_EQ(shownIds(view), (QStringList{q(kGpt.id), q(kMnist.id)}));
+  EXPECT_EQ(view.undoText(), "Deleted 2 runs: bert-large, resnet-ddp");
+  EXPECT_FALSE(view.findChild<QFrame*>("historyUndoBar")->isHidden());
+  EXPECT_EQ(store_->job(kResnet.id).status().code(), ErrorCode::kNotFound);
+  EXPECT_EQ(*store_->countMetrics(kResnet.id), 3);  // only marked, within the undo window
+
+  QTest::mouseClick(view.findChild<QPushButton*>("historyUndo"), Qt::LeftButton);
+  EXPECT_TRUE(view.undoText().isEmpty());
+  EXPECT_TRUE(view.findChild<QFrame*>("historyUndoBar")->isHidden());
+  EXPECT_EQ(shownIds(view).size(), 4);
+  EXPECT_EQ(cell(view, kResnet.id, HistoryModel::kFinalLoss), "0.25");
+  EXPECT_EQ(cell(view, kBert.id, HistoryModel::kState), "failed");
+  auto losses = store_->metrics({.job_id = kResnet.id, .name = std::string("loss")});
+  ASSERT_TRUE(losses.isOk());
+  ASSERT_EQ(losses->size(), 3u);
+  EXPECT_DOUBLE_EQ(losses->back().value, 0.25);
+}
+
+TEST_F(HistoryViewTest, ADeleteNotUndoneIsGoneWhenTheUndoWindowEnds) {
+  HistoryView view;
+  view.model()->setClock([] { return kNow; });
+  applyEditsTo(
+      view, [this]() -> store::Store& { return *store_; }, [this] { return load(); });
+  view.setRuns(load());
+  view.setDeleteConfirmation([](const QStringList&) { return true; });
+  view.setUndoWindowMs(50);
+  auto* remove = view.findChild<QPushButton*>("historyDelete");
+
+  // A run still going cannot be deleted: its own records would write it again.
+  view.selectJobIds({q(kGpt.id)});
+  EXPECT_FALSE(remove->isEnabled());
+
+  view.selectJobIds({q(kResnet.id)});
+  ASSERT_TRUE(remove->isEnabled());
+  QTest::mouseClick(remove, Qt::LeftButton);
+  EXPECT_EQ(view.pendingDelete(), QStringList{q(kResnet.id)});
+  ASSERT_TRUE(QTest::qWaitFor([&] { return view.pendingDelete().isEmpty(); }, 5000));
+  EXPECT_TRUE(view.undoText().isEmpty());
+  EXPECT_EQ(shownIds(view).size(), 3);
+  EXPECT_EQ(*store_->countMetrics(kResnet.id), 0);
+  EXPECT_TRUE(store_->events(kResnet.id)->empty());
+  EXPECT_EQ(applyRunEdit(*store_, {RunEdit::Kind::kUndelete, {kResnet.id}}, kNow).code(),
+            ErrorCode::kOk);  // undoing now finds nothing to bring back
+  EXPECT_EQ(load().size(), 3u);
+  EXPECT_EQ(*store_->countMetrics(kBert.id), 2);  // the others untouched
+
+  // A second delete while Undo is offered makes the first final at once.
+  view.setUndoWindowMs(60000);
+  view.selectJobIds({q(kBert.id)});
+  QTest::mouseClick(remove, Qt::LeftButton);
+  view.selectJobIds({q(kMnist.id)});
+  QTest::mouseClick(remove, Qt::LeftButton);
+  EXPECT_EQ(view.pendingDelete(), QStringList{q(kMnist.id)});
+  EXPECT_EQ(*store_->countMetrics(kBert.id), 0);
+  EXPECT_EQ(view.undoText(), "Deleted 1 run: mnist-quick");
+}
+
+TEST_F(HistoryViewTest, CompareConfigsNeedsTwoRunsAndHandsOutTheirSpecs) {
+  HistoryView view;
+  view.setRuns(load());
+  auto* configs = view.findChild<QPushButton*>("historyConfigs");
+  ASSERT_NE(configs, nullptr);
+  QStringList asked;
+  QObject::connect(&view, &HistoryView::compareConfigs,
+                   [&](const QStringList& ids) { asked = ids; });
+  view.selectJobIds({q(kResnet.id)});
+  EXPECT_FALSE(configs->isEnabled());
+  view.selectJobIds({q(kResnet.id), q(kBert.id)});
+  QTest::mouseClick(configs, Qt::LeftButton);
+  ASSERT_EQ(asked.size(), 2);
+  const std::vector<RunSpec> specs = view.specsOf(asked);
+  ASSERT_EQ(specs.size(), 2u);
+  EXPECT_EQ(specs[0].label, "bert-large · bb22");
+  EXPECT_NE(specs[1].spec_yaml.find("world_size: 4"), std::string::npos);
+  ConfigDiffView diff(specs);
+  EXPECT_EQ(diff.shownKeys(), (QStringList{"name", "world_size"}));
 }
 
 TEST_F(HistoryViewTest, Screenshot) {

@@ -72,6 +72,8 @@ class SessionSink {
                         const Result<proto::LogChunk>& chunk) = 0;
   virtual void jobLoaded(uint64_t token, const Result<JobSnapshot>& snapshot) = 0;
   virtual void runsListed(uint64_t token, const Result<std::vector<RunSummary>>& runs) = 0;
+  // An edit posted with postEditHistory() is committed (ok) or was not (why).
+  virtual void historyEdited(uint64_t /*token*/, const Status& /*status*/) {}
   // Slurm's state of a job on Slurm changed (pending with a new reason, running, finished...).
   virtual void slurmJobChanged(const store::SlurmJobRow& /*row*/) {}
   // Something the session could not do that a person must hear of: the history could not be
@@ -116,6 +118,10 @@ class ClusterSession {
                        uint32_t attempt = 0, uint32_t max_bytes = 0);
   uint64_t postLoadJob(std::string job_id);
   uint64_t postListRuns();
+  // A change a person made to the history (archive, delete, undo), run on the process's one
+  // writer after what was queued before it; answered by historyEdited() once committed, so a
+  // list of runs posted after that answer sees it.
+  uint64_t postEditHistory(std::function<Status(store::Store&)> edit);
   // Re-reads the cluster file (after the GUI added or removed an agent).
   uint64_t postReloadCluster();
 
