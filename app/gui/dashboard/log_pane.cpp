@@ -13,11 +13,14 @@
 #include <QScrollBar>
 #include <QShortcut>
 #include <QSignalBlocker>
+#include <QTextBlock>
 #include <QTextDocument>
 #include <QTimer>
 #include <QVBoxLayout>
+#include <algorithm>
 
 #include "bridge/session_bridge.h"
+#include "dashboard/log_search.h"
 #include "dashboard/text_style_format.h"
 
 namespace ringmaster::gui {
@@ -29,7 +32,13 @@ constexpr int kMaxLines = 100000;
 constexpr uint32_t kChunkBytes = 128 * 1024;
 // Of a longer log only the end is shown, as `tail` would: the pane keeps kMaxLines lines anyway.
 constexpr uint64_t kTailBytes = 8ull << 20;
+// A match outside the shown tail is shown in a page of the log around it: one read.
+constexpr uint32_t kPageBytes = 128 * 1024;
+
+QString megabytes(uint64_t bytes) { return QString::number(bytes / 1048576.0, 'f', 1) + " MB"; }
 }  // namespace
+
+LogPane::~LogPane() = default;
 
 LogPane::LogPane(SessionBridge* bridge, const QString& job_id, QWidget* parent)
     : QWidget(parent), bridge_(bridge), job_id_(job_id) {
@@ -40,6 +49,9 @@ LogPane::LogPane(SessionBridge* bridge, const QString& job_id, QWidget* parent)
   search_ = new QLineEdit;
   search_->setPlaceholderText("Search log (Ctrl+F; Enter: next, Shift+Enter: previous)");
   search_->setClearButtonEnabled(true);
+  cancel_search_ = new QPushButton("Cancel");
+  cancel_search_->setToolTip("Stop searching the whole log (Esc)");
+  cancel_search_->hide();
   auto* first_error = new QPushButton("First error");
   first_error->setToolTip("Jump to the first line that looks like an error or a traceback");
   status_ = new QLabel;
@@ -58,6 +70,7 @@ LogPane::LogPane(SessionBridge* bridge, const QString& job_id, QWidget* parent)
   bar->addWidget(rank_box_);
   bar->addWidget(follow_);
   bar->addWidget(search_, 1);
+  bar->addWidget(cancel_search_);
   bar->addWidget(first_error);
   bar->addWidget(status_);
   bar->addWidget(new_lines_button_);
@@ -79,6 +92,21 @@ LogPane::LogPane(SessionBridge* bridge, const QString& job_id, QWidget* parent)
     startReading(rank, agents_[rank], 0);
   });
   connect(search_, &QLineEdit::returnPressed, this, &LogPane::findNext);
+  connect(cancel_search_, &QPushButton::clicked, this, &LogPane::cancelSearch);
+  auto* escape = new QShortcut(QKeySequence(Qt::Key_Escape), search_);
+  escape->setContext(Qt::WidgetShortcut);
+  connect(escape, &QShortcut::activated, this, &LogPane::cancelSearch);
+  auto* next = new QShortcut(QKeySequence::FindNext, this);  // F3
+  next->setContext(Qt::WidgetWithChildrenShortcut);
+  connect(next, &QShortcut::activated, this, &LogPane::findNext);
+  auto* back = new QShortcut(QKeySequence::FindPrevious, this);  // Shift+F3
+  back->setContext(Qt::WidgetWithChildrenShortcut);
+  connect(back, &QShortcut::activated, this, &LogPane::findPrevious);
+  // Following again after reading a page around a match: back to the end of the log.
+  connect(follow_, &QCheckBox::toggled, this, [this](bool on) {
+    if (on && paged_)
+      startReading(cursor_.rank(), QString::fromStdString(cursor_.agent()), attempt_);
+  });
   auto* previous = new QShortcut(QKeySequence("Shift+Return"), search_);
   previous->setContext(Qt::WidgetShortcut);
   connect(previous, &QShortcut::activated, this, &LogPane::findPrevious);
@@ -128,10 +156,18 @@ void LogPane::showAttempt(int rank, const QString& agent, uint32_t attempt) {
 }
 
 void LogPane::startReading(int rank, const QString& agent, uint32_t attempt) {
+  if (rank != cursor_.rank() || attempt != attempt_) {  // another log: its search is no use
+    whole_search_.reset();
+    cancel_search_->hide();
+  }
   cursor_ = client::LogCursor(agent.toStdString(), rank);
   attempt_ = attempt;
   drop_partial_line_ = false;
   tail_only_ = false;
+  paged_ = false;
+  shown_from_ = 0;
+  has_note_line_ = false;
+  select_when_loaded_.reset();
   showing_tail_ = false;
   terminal_.clear();
   new_lines_ = 0;
@@ -148,8 +184,9 @@ void LogPane::poll() {
   if (cursor_.rank() < 0 || !cursor_.wantsRead() || cursor_.agent().empty() || !isVisible()) {
     return;
   }
-  // Not following: read what is there once, then stop.
+  // Not following: read what is there once, then stop. A page around a match is one read.
   if (!follow_->isChecked() && cursor_.caughtUp()) return;
+  if (paged_ && cursor_.offset() > shown_from_) return;
   cursor_.sent(bridge_->readLog(QString::fromStdString(cursor_.agent()), job_id_, cursor_.rank(),
                                 cursor_.offset(), attempt_, kChunkBytes));
 }
@@ -181,15 +218,17 @@ void LogPane::onChunk(uint64_t token, const QString& job_id, int rank,
     showing_tail_ = false;
     text_->clear();
   }
-  if (from == 0 && cursor_.size() > kTailBytes) {
+  if (from == 0 && !paged_ && cursor_.size() > kTailBytes) {
     const uint64_t skipped = cursor_.size() - kTailBytes;
     cursor_.skipTo(skipped);
     drop_partial_line_ = true;
     tail_only_ = true;
+    has_note_line_ = true;
+    shown_from_ = skipped;
     // Ends with a newline: the last block stays the (empty) line being written.
     QTextCursor(text_->document())
-        .insertText(QString("[the first %1 MB are not shown: `ringmasterctl logs %2 --rank %3` "
-                            "prints the whole log]\n")
+        .insertText(QString("[the first %1 MB are not shown (search finds them): `ringmasterctl "
+                            "logs %2 --rank %3` prints the whole log]\n")
                         .arg(skipped / (1 << 20))
                         .arg(job_id_)
                         .arg(rank));
@@ -201,6 +240,7 @@ void LogPane::onChunk(uint64_t token, const QString& job_id, int rank,
     const size_t newline = data.find('\n');
     data.remove_prefix(newline == std::string_view::npos ? data.size() : newline + 1);
     drop_partial_line_ = newline == std::string_view::npos;
+    shown_from_ = from + (taken->value().size() - data.size());
   }
   if (!data.empty()) {
     QScrollBar* bar = text_->verticalScrollBar();
@@ -223,18 +263,23 @@ void LogPane::onChunk(uint64_t token, const QString& job_id, int rank,
       sayNewLines();
     }
   }
-  QString where = QString("%1 KB").arg((cursor_.offset() + 1023) / 1024);
-  if (attempt_ > 0) {
-    where =
-        QString("attempt %1 on %2, ").arg(attempt_).arg(QString::fromStdString(cursor_.agent())) +
-        where;
+  if (select_when_loaded_ && !drop_partial_line_) {
+    const uint64_t match = *select_when_loaded_;
+    select_when_loaded_.reset();
+    selectShownMatch(match);
   }
-  status_->setText(where);
-  if (cursor_.complete()) {
-    status_->setText(status_->text() + ", rank exited");
-  } else if (!cursor_.caughtUp()) {
-    poll();  // more is there already
+  if (whole_search_ || paged_) {
+    sayWholeSearch();
+  } else {
+    QString where = QString("%1 KB").arg((cursor_.offset() + 1023) / 1024);
+    if (attempt_ > 0) {
+      where =
+          QString("attempt %1 on %2, ").arg(attempt_).arg(QString::fromStdString(cursor_.agent())) +
+          where;
+    }
+    status_->setText(cursor_.complete() ? where + ", rank exited" : where);
   }
+  if (!cursor_.complete() && !cursor_.caughtUp()) poll();  // more is there already
 }
 
 void LogPane::insertLines(QTextCursor& cursor, const std::vector<TerminalLine>& lines) {
@@ -295,28 +340,135 @@ bool LogPane::jumpToFirstError() {
   return true;
 }
 
-void LogPane::findNext() {
+void LogPane::findNext() { find(true); }
+void LogPane::findPrevious() { find(false); }
+
+void LogPane::find(bool forward) {
   const QString needle = search_->text();
   if (needle.isEmpty()) return;
   follow_->setChecked(false);  // or the next chunk scrolls away from the match
-  bool found = text_->find(needle);
+  if (!tail_only_ && !paged_) return findInShownText(needle, forward);
+  // Only part of the log is shown: search all of it, on the agent's copy.
+  if (!whole_search_ || whole_search_->needle() != needle) return startWholeSearch(needle);
+  const std::vector<uint64_t>& matches = whole_search_->matches();
+  if (matches.empty()) return sayWholeSearch();
+  if (match_index_ >= matches.size()) {
+    match_index_ = forward ? 0 : matches.size() - 1;
+  } else {
+    match_index_ = (match_index_ + (forward ? 1 : matches.size() - 1)) % matches.size();
+  }
+  goToMatch(matches[match_index_]);
+}
+
+void LogPane::findInShownText(const QString& needle, bool forward) {
+  const QTextDocument::FindFlags flags =
+      forward ? QTextDocument::FindFlags() : QTextDocument::FindBackward;
+  bool found = text_->find(needle, flags);
   if (!found) {
-    text_->moveCursor(QTextCursor::Start);  // wrap around
-    found = text_->find(needle);
+    text_->moveCursor(forward ? QTextCursor::Start : QTextCursor::End);  // wrap around
+    found = text_->find(needle, flags);
   }
   sayWhereFound(found);
 }
 
-void LogPane::findPrevious() {
-  const QString needle = search_->text();
-  if (needle.isEmpty()) return;
-  follow_->setChecked(false);
-  bool found = text_->find(needle, QTextDocument::FindBackward);
-  if (!found) {
-    text_->moveCursor(QTextCursor::End);  // wrap around
-    found = text_->find(needle, QTextDocument::FindBackward);
+void LogPane::startWholeSearch(const QString& needle) {
+  whole_search_ = std::make_unique<LogSearch>(
+      bridge_, job_id_, QString::fromStdString(cursor_.agent()), cursor_.rank(), attempt_, needle);
+  match_index_ = kNoMatch;
+  connect(whole_search_.get(), &LogSearch::progressed, this, &LogPane::onSearchProgress);
+  connect(whole_search_.get(), &LogSearch::done, this, &LogPane::onSearchProgress);
+  cancel_search_->show();
+  whole_search_->start();
+  sayWholeSearch();
+}
+
+void LogPane::cancelSearch() {
+  if (whole_search_) whole_search_->cancel();
+}
+
+void LogPane::onSearchProgress() {
+  const std::vector<uint64_t>& matches = whole_search_->matches();
+  if (match_index_ == kNoMatch && !matches.empty()) {  // the first match: show it at once
+    match_index_ = 0;
+    goToMatch(matches[0]);
   }
-  sayWhereFound(found);
+  if (whole_search_->finished()) cancel_search_->hide();
+  sayWholeSearch();
+}
+
+void LogPane::goToMatch(uint64_t offset) {
+  if (!selectShownMatch(offset)) loadPageAround(offset);
+  sayWholeSearch();
+}
+
+bool LogPane::selectShownMatch(uint64_t offset) {
+  const QString needle = whole_search_ ? whole_search_->needle() : QString();
+  QTextDocument* document = text_->document();
+  // Shown when its bytes have been read, and no line was dropped from the top of the text
+  // (the pane keeps kMaxLines): then it is the k-th match after where the text starts.
+  if (needle.isEmpty() || offset < shown_from_ || offset + needle.size() > cursor_.offset() ||
+      document->blockCount() >= kMaxLines) {
+    return false;
+  }
+  const std::vector<uint64_t>& matches = whole_search_->matches();
+  const auto first = std::lower_bound(matches.begin(), matches.end(), shown_from_);
+  const auto k = std::lower_bound(matches.begin(), matches.end(), offset) - first;
+  QTextCursor found(has_note_line_ ? document->findBlockByNumber(1) : document->begin());
+  for (ptrdiff_t i = 0; i <= k && !found.isNull(); ++i) found = document->find(needle, found);
+  if (found.isNull()) return false;
+  text_->setTextCursor(found);
+  text_->centerCursor();
+  return true;
+}
+
+void LogPane::loadPageAround(uint64_t offset) {
+  const uint64_t start = offset > kPageBytes / 2 ? offset - kPageBytes / 2 : 0;
+  cursor_ = client::LogCursor(cursor_.agent(), cursor_.rank());  // an answer on its way is dropped
+  cursor_.skipTo(start);
+  paged_ = true;
+  tail_only_ = false;
+  has_note_line_ = false;
+  shown_from_ = start;
+  drop_partial_line_ = start > 0;
+  select_when_loaded_ = offset;
+  terminal_.clear();
+  new_lines_ = 0;
+  sayNewLines();
+  text_->clear();
+  poll();
+}
+
+void LogPane::sayWholeSearch() {
+  QString text;
+  if (whole_search_) {
+    const LogSearch& search = *whole_search_;
+    const QString count = QLocale().toString(static_cast<qulonglong>(search.matches().size())) +
+                          (search.capped() ? "+" : "");
+    const QString scanned = megabytes(search.searched());
+    if (!search.error().isEmpty()) {
+      text = QString("search stopped at %1: %2").arg(scanned, search.error().left(120));
+    } else if (search.cancelled()) {
+      text = QString("search cancelled at %1: %2 matches").arg(scanned, count);
+    } else if (!search.finished()) {
+      text = QString("searching the whole log: %1 of %2, %3 matches")
+                 .arg(scanned, search.total() ? megabytes(search.total()) : "?", count);
+    } else if (search.matches().empty()) {
+      text = QString("not found in the whole log (%1)").arg(megabytes(search.total()));
+    } else {
+      text = QString("%1 matches in the whole log (%2)").arg(count, megabytes(search.total()));
+    }
+    if (match_index_ < search.matches().size()) {
+      text = QString("match %1 of %2; ")
+                 .arg(QLocale().toString(static_cast<qulonglong>(match_index_ + 1)), count) +
+             text;
+    }
+  }
+  if (paged_) {
+    text += QString("%1showing %2 around the match; tick Follow for the end")
+                .arg(text.isEmpty() ? "" : " · ", megabytes(shown_from_));
+  }
+  status_->setText(text);
+  status_->setToolTip(text);
 }
 
 void LogPane::sayWhereFound(bool found) {

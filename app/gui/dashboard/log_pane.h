@@ -1,12 +1,17 @@
 #pragma once
 // The log of one rank of a job, read from the agent that runs it in chunks through the I/O
-// thread: follow (new output appears as it is written), search (Ctrl+F; Enter next, Shift+Enter
-// previous, "3 of 12"), and jump to the first error. Shown as a terminal would show it: ANSI
+// thread: follow (new output appears as it is written), search (Ctrl+F; Enter or F3 next,
+// Shift+Enter or Shift+F3 previous, "3 of 12"), and jump to the first error. Of a log longer
+// than the pane keeps (its last 8 MB), search covers the whole log off the GUI thread
+// (LogSearch: progress, count, Esc cancels), and a match before the shown end is shown in a
+// page of the log read around it. Shown as a terminal would show it: ANSI
 // colours drawn, a progress bar redrawn with '\r' one line (TerminalText). Scrolled up while
 // new lines arrive, "N new lines ↓" says how many and jumps back to the end.
 
 #include <QWidget>
 #include <map>
+#include <memory>
+#include <optional>
 
 #include "dashboard/job_data.h"
 #include "dashboard/terminal_text.h"
@@ -23,12 +28,14 @@ class QTimer;
 
 namespace ringmaster::gui {
 
+class LogSearch;
 class SessionBridge;
 
 class LogPane : public QWidget {
   Q_OBJECT
  public:
   LogPane(SessionBridge* bridge, const QString& job_id, QWidget* parent = nullptr);
+  ~LogPane() override;
   void setRanks(const std::map<int, RankInfo>& ranks);  // keeps the selected rank
   void showRank(int rank);                              // the newest attempt's log of `rank`
   // The log an earlier attempt's rank left on `agent` (a failure's culprit after a restart).
@@ -44,6 +51,19 @@ class LogPane : public QWidget {
                const Result<proto::LogChunk>& chunk);
   void findNext();
   void findPrevious();
+  // Of a log shown whole, in the text; of a longer one, in all of it (LogSearch).
+  void find(bool forward);
+  void findInShownText(const QString& needle, bool forward);
+  void startWholeSearch(const QString& needle);
+  void cancelSearch();
+  void onSearchProgress();
+  // Selects the match at this log offset: in the text when it is shown, else in a page of the
+  // log read around it.
+  void goToMatch(uint64_t offset);
+  bool selectShownMatch(uint64_t offset);
+  void loadPageAround(uint64_t offset);
+  // "match 3 of 1,204; searching the whole log: 45.0 of 214.0 MB" and the like.
+  void sayWholeSearch();
   // "match 3 of 12" for the selection just found; the tail's limit when there is none.
   void sayWhereFound(bool found);
   void startReading(int rank, const QString& agent, uint32_t attempt);
@@ -61,12 +81,20 @@ class LogPane : public QWidget {
   uint32_t attempt_ = 0;            // of the shown log; 0: the newest
   bool drop_partial_line_ = false;  // after skipping to the tail of a long log
   bool tail_only_ = false;          // the log's start was skipped (kTailBytes)
-  TerminalText terminal_;           // the last block of text_ is its pending line
-  size_t new_lines_ = 0;            // completed lines that arrived below the shown part
+  bool has_note_line_ = false;      // text_'s first line says so
+  bool paged_ = false;              // text_ holds a page of the log around a match
+  uint64_t shown_from_ = 0;         // the log offset of text_'s first line
+  std::optional<uint64_t> select_when_loaded_;  // a match to select once its page is read
+  std::unique_ptr<LogSearch> whole_search_;     // of the shown log, when it is not all shown
+  static constexpr size_t kNoMatch = static_cast<size_t>(-1);
+  size_t match_index_ = kNoMatch;  // the selected one of whole_search_'s matches
+  TerminalText terminal_;          // the last block of text_ is its pending line
+  size_t new_lines_ = 0;           // completed lines that arrived below the shown part
   QComboBox* rank_box_;
   QCheckBox* follow_;
   QLineEdit* search_;
   QLabel* status_;
+  QPushButton* cancel_search_;
   QPushButton* new_lines_button_;
   QPlainTextEdit* text_;
   QTimer* timer_;

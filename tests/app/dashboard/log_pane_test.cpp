@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <QApplication>
+#include <QCheckBox>
 #include <QLabel>
 #include <QLineEdit>
 #include <QPlainTextEdit>
@@ -18,6 +19,7 @@
 
 #include "bridge/session_bridge.h"
 #include "dashboard/log_pane.h"
+#include "dashboard/log_search.h"
 #include "dashboard/text_style_format.h"
 #include "qt_wait.h"
 #include "theme.h"
@@ -196,6 +198,71 @@ TEST_F(LogPaneTest, OfALongLogReadsOnlyTheEndAndSaysWhatItLeftOut) {
   const QStringList lines = text.split('\n');
   ASSERT_GT(lines.size(), 2);
   EXPECT_EQ(lines[1].size(), 99) << lines[1].toStdString();
+}
+
+// A log longer than the pane keeps: search covers all of it (the first megabytes included) off
+// the GUI thread, a match outside the shown end is shown in a page read around it, F3 and
+// Shift+F3 step through the matches, and Follow returns to the end.
+TEST_F(LogPaneTest, SearchesTheWholeOfALongLogAndShowsMatchesBeforeTheShownEnd) {
+  const QString job = runJob(
+      "echo \"Needle at the start\"; i=0; while [ $i -lt 12 ]; do head -c 1048576 /dev/zero | "
+      "tr \"\\\\0\" x | fold -w 99; echo; echo \"needle $i\"; i=$((i+1)); done; "
+      "echo \"the last line\"; exit 1");
+  auto pane = openPane(job);
+  ASSERT_TRUE(waitFor([&] { return pane->text().contains("the last line"); }, 60000));
+  ASSERT_FALSE(pane->text().contains("Needle at the start"));  // not in the shown 8 MB
+  auto* search = pane->findChild<QLineEdit*>();
+  auto* text = pane->findChild<QPlainTextEdit*>();
+  const auto selectedLine = [&] { return text->textCursor().block().text(); };
+  search->setText("NEEDLE");
+  QTest::keyClick(search, Qt::Key_Return);
+  ASSERT_TRUE(waitFor(
+      [&] {
+        return statusText(*pane).startsWith(
+            "match 1 of 13; 13 matches in "
+            "the whole log");
+      },
+      30000))
+      << statusText(*pane).toStdString();
+  ASSERT_TRUE(waitFor([&] { return selectedLine() == "Needle at the start"; }, 10000))
+      << selectedLine().toStdString();
+  EXPECT_EQ(text->textCursor().selectedText(), "Needle");
+  EXPECT_TRUE(statusText(*pane).contains("around the match")) << statusText(*pane).toStdString();
+
+  QTest::keyClick(text, Qt::Key_F3);
+  ASSERT_TRUE(waitFor([&] { return selectedLine() == "needle 0"; }, 10000))
+      << selectedLine().toStdString();
+  EXPECT_TRUE(statusText(*pane).startsWith("match 2 of 13")) << statusText(*pane).toStdString();
+  QTest::keyClick(text, Qt::Key_F3, Qt::ShiftModifier);
+  QTest::keyClick(text, Qt::Key_F3, Qt::ShiftModifier);  // wraps to the last
+  ASSERT_TRUE(waitFor([&] { return selectedLine() == "needle 11"; }, 10000))
+      << selectedLine().toStdString();
+  EXPECT_TRUE(statusText(*pane).startsWith("match 13 of 13")) << statusText(*pane).toStdString();
+
+  auto* follow = pane->findChild<QCheckBox*>();
+  follow->setChecked(true);
+  ASSERT_TRUE(waitFor([&] { return pane->text().contains("the last line"); }, 30000))
+      << statusText(*pane).toStdString() << "\n" << pane->text().left(300).toStdString();
+  EXPECT_TRUE(pane->text().startsWith("[the first ")) << pane->text().left(100).toStdString();
+}
+
+// A search stopped halfway says so and where; the pane stays usable.
+TEST_F(LogPaneTest, AWholeLogSearchCanBeCancelled) {
+  const QString job = runJob(
+      "i=0; while [ $i -lt 40 ]; do head -c 1048576 /dev/zero | tr \"\\\\0\" x | fold -w 99; "
+      "i=$((i+1)); done; echo; echo \"the last line\"; exit 1");
+  LogSearch search(&bridge_, job, "a1", 0, 0, "no such text");
+  bool done = false;
+  QObject::connect(&search, &LogSearch::done, [&] { done = true; });
+  search.start();
+  ASSERT_TRUE(waitFor([&] { return search.searched() > 0; }, 30000));
+  search.cancel();
+  EXPECT_TRUE(done);
+  EXPECT_TRUE(search.cancelled());
+  EXPECT_LT(search.searched(), search.total());
+  const uint64_t searched = search.searched();
+  QTest::qWait(300);  // answers still on their way change nothing
+  EXPECT_EQ(search.searched(), searched);
 }
 
 }  // namespace
