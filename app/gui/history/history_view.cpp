@@ -47,9 +47,10 @@ HistoryView::HistoryView(QWidget* parent)
   proxy_->setSourceModel(model_);
 
   filter_->setObjectName(QStringLiteral("historyFilter"));
-  filter_->setPlaceholderText(tr("Filter by name, job id or state (e.g. \"resnet failed\")"));
+  filter_->setPlaceholderText(tr("Filter, e.g. \"resnet failed\""));
+  filter_->setToolTip(tr("Words each of which the run's name, job id or state contains"));
   filter_->setClearButtonEnabled(true);
-  filter_->setMinimumWidth(320);
+  filter_->setMinimumWidth(240);  // the buttons beside it need the room on a 1366-px screen
   state_->setObjectName(QStringLiteral("historyState"));
   state_->setToolTip(tr("Only the runs in this state"));
   state_->addItem(tr("All states"), QStringList());
@@ -127,6 +128,7 @@ HistoryView::HistoryView(QWidget* parent)
   auto* top = new QHBoxLayout;
   top->addWidget(filter_, 1);
   top->addWidget(state_);
+  top->addWidget(show_archived_);
   top->addSpacing(12);
   top->addWidget(count_);
   top->addStretch(0);
@@ -137,7 +139,6 @@ HistoryView::HistoryView(QWidget* parent)
   top->addWidget(configs_);
   top->addWidget(archive_);
   top->addWidget(delete_);
-  top->addWidget(show_archived_);
   top->addWidget(refresh_);
   auto* layout = new QVBoxLayout(this);
   layout->addLayout(top);

@@ -624,6 +624,12 @@ TEST_F(HistoryViewTest, DeleteAsksNamingTheRunsAndUndoBringsThemBackWithTheirMet
   EXPECT_FALSE(view.findChild<QFrame*>("historyUndoBar")->isHidden());
   EXPECT_EQ(store_->job(kResnet.id).status().code(), ErrorCode::kNotFound);
   EXPECT_EQ(*store_->countMetrics(kResnet.id), 3);  // only marked, within the undo window
+  view.resize(1100, 260);
+  view.show();
+  ASSERT_TRUE(QTest::qWaitForWindowExposed(&view));
+  const QString shots = QStringLiteral(RM_BIN_DIR "/../screenshots");
+  ASSERT_TRUE(QDir().mkpath(shots));
+  EXPECT_TRUE(view.grab().save(shots + "/history-undo.png"));
 
   QTest::mouseClick(view.findChild<QPushButton*>("historyUndo"), Qt::LeftButton);
   EXPECT_TRUE(view.undoText().isEmpty());
