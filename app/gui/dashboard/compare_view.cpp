@@ -1,11 +1,16 @@
 #include "dashboard/compare_view.h"
 
+#include <QComboBox>
 #include <QGridLayout>
+#include <QHBoxLayout>
 #include <QLabel>
 #include <QScrollArea>
+#include <QSettings>
 #include <QVBoxLayout>
+#include <algorithm>
+#include <cmath>
+#include <limits>
 
-#include "charts/metric_chart.h"
 #include "charts/palette.h"
 
 namespace ringmaster::gui {
@@ -14,22 +19,59 @@ const char* const kCompared[] = {"loss",      "eval_loss", "accuracy", "mse", "s
                                  "step_time", "comm_time", "lr"};
 }
 
-CompareView::CompareView(SessionBridge* bridge, const QStringList& job_ids, QWidget* parent)
-    : QWidget(parent), bridge_(bridge), job_ids_(job_ids) {
-  legend_ = new QLabel(QString("Loading %1 runs from the history…").arg(job_ids.size()));
+CompareView::CompareView(QWidget* parent) : QWidget(parent) {
+  legend_ = new QLabel;
   legend_->setTextFormat(Qt::RichText);
   legend_->setWordWrap(true);
+  // The dashboard's three axes, in the order of DashboardView::XChoice.
+  axis_box_ = new QComboBox;
+  axis_box_->setObjectName("compareXAxis");
+  axis_box_->addItem("x: step");
+  axis_box_->addItem("x: time since start");
+  axis_box_->addItem("x: wall time");
+  axis_box_->setToolTip(
+      "What the charts' x axis counts: training steps, the time since each run started "
+      "(h:mm:ss, so runs launched apart start together), or the wall clock");
   auto* area = new QWidget;
   grid_ = new QGridLayout(area);
   auto* scroll = new QScrollArea;
   scroll->setWidgetResizable(true);
   scroll->setWidget(area);
   scroll->setFrameShape(QFrame::NoFrame);
+  auto* top = new QHBoxLayout;
+  top->addWidget(legend_, 1);
+  top->addWidget(axis_box_, 0, Qt::AlignTop);
   auto* layout = new QVBoxLayout(this);
-  layout->addWidget(legend_);
+  layout->addLayout(top);
   layout->addWidget(scroll, 1);
+  const int saved = QSettings().value(kXAxisKey, 0).toInt();
+  if (saved > 0 && saved <= static_cast<int>(XChoice::kWallTime)) {
+    x_choice_ = static_cast<XChoice>(saved);
+    axis_box_->setCurrentIndex(saved);
+  }
+  connect(axis_box_, &QComboBox::currentIndexChanged, this,
+          [this](int index) { setXChoice(static_cast<XChoice>(index)); });
+}
+
+CompareView::CompareView(SessionBridge* bridge, const QStringList& job_ids, QWidget* parent)
+    : CompareView(parent) {
+  bridge_ = bridge;
+  job_ids_ = job_ids;
+  legend_->setText(QString("Loading %1 runs from the history…").arg(job_ids.size()));
   connect(bridge_, &SessionBridge::jobLoaded, this, &CompareView::onJobLoaded);
   for (const QString& id : job_ids) pending_[bridge_->loadJob(id)] = id;
+}
+
+CompareView::CompareView(const std::vector<std::pair<QString, client::JobSnapshot>>& runs,
+                         QWidget* parent)
+    : CompareView(parent) {
+  for (const auto& [id, snapshot] : runs) {
+    job_ids_ << id;
+    auto run = std::make_unique<JobData>(id.toStdString());
+    run->ingestSnapshot(snapshot);
+    runs_[id] = std::move(run);
+  }
+  build();
 }
 
 CompareView::~CompareView() = default;
@@ -65,7 +107,7 @@ void CompareView::build() {
   if (!errors_.isEmpty()) legend += "<br>could not load: " + errors_.join("; ");
   legend_->setText(legend);
   for (const char* name : kCompared) {
-    std::vector<ChartLine> lines;
+    std::vector<std::pair<QString, ChartLine>> lines;
     for (const QString& id : job_ids_) {
       if (!runs_.count(id)) continue;
       const auto* series = runs_[id]->metric(name);
@@ -79,17 +121,82 @@ void CompareView::build() {
       line.label = QString::fromStdString(runs_[id]->name()) + " " + id.right(4);
       line.color = colors[id];
       line.series = &pick->second;
-      lines.push_back(line);
+      lines.emplace_back(id, line);
     }
     if (lines.empty()) continue;
     auto* chart = new MetricChart(QString(name));
     chart->setMinimumHeight(260);
     chart->setSmoothing(0.6);
-    chart->setLines(std::move(lines));
-    chart->refresh();
     const int at = static_cast<int>(charts_.size());
     grid_->addWidget(chart, at / 2, at % 2);
     charts_.push_back(chart);
+    chart_lines_.push_back(std::move(lines));
+  }
+  applyXChoice();
+}
+
+void CompareView::setXChoice(XChoice choice) {
+  if (axis_box_->currentIndex() != static_cast<int>(choice)) {
+    const QSignalBlocker quiet(axis_box_);
+    axis_box_->setCurrentIndex(static_cast<int>(choice));
+  }
+  QSettings().setValue(kXAxisKey, static_cast<int>(choice));
+  if (choice == x_choice_) return;
+  x_choice_ = choice;
+  applyXChoice();
+}
+
+double CompareView::startOf(const QString& id) const {
+  const JobData& run = *runs_.at(id);
+  if (run.startTime() > 0) return run.startTime();
+  double first = std::numeric_limits<double>::infinity();
+  for (const char* name : kCompared) {
+    if (const auto* series = run.metric(name)) {
+      for (const auto& [rank, s] : *series) {
+        if (!s.empty()) first = std::min(first, s.at(0).time);
+      }
+    }
+  }
+  return std::isfinite(first) ? first : 0;
+}
+
+const metrics::Series* CompareView::shifted(const QString& id, const metrics::Series* series,
+                                            double base) {
+  auto [it, made] = shifted_.try_emplace(series);
+  if (made) {
+    const double shift = base - startOf(id);
+    for (size_t i = 0; i < series->size(); ++i) {
+      const metrics::Series::Point& p = series->at(i);
+      it->second.append(p.step, p.time + shift, p.value);
+    }
+  }
+  return &it->second;
+}
+
+void CompareView::applyXChoice() {
+  const metrics::Axis axis =
+      x_choice_ == XChoice::kStep ? metrics::Axis::kStep : metrics::Axis::kTime;
+  // Relative time: each run's series moved so that it starts at the earliest start, which is the
+  // charts' origin; the axis and the hover then read each run's own time since its start.
+  std::optional<double> origin;
+  if (x_choice_ == XChoice::kRelativeTime) {
+    double base = std::numeric_limits<double>::infinity();
+    for (const auto& [id, run] : runs_) {
+      if (startOf(id) > 0) base = std::min(base, startOf(id));
+    }
+    if (std::isfinite(base)) origin = base;
+  }
+  for (size_t c = 0; c < charts_.size(); ++c) {
+    std::vector<ChartLine> lines;
+    for (const auto& [id, line] : chart_lines_[c]) {
+      ChartLine drawn = line;
+      if (origin && startOf(id) > 0) drawn.series = shifted(id, line.series, *origin);
+      lines.push_back(drawn);
+    }
+    charts_[c]->setLines(std::move(lines));
+    charts_[c]->setXAxis(axis);
+    charts_[c]->setTimeOrigin(origin);
+    charts_[c]->refresh();
   }
 }
 

@@ -1,0 +1,112 @@
+// Compare: runs overlaid by step, by the time since each run started, or by the wall clock; the
+// hover names a run without a point there.
+#include "dashboard/compare_view.h"
+
+#include <gtest/gtest.h>
+
+#include <QComboBox>
+#include <QDir>
+#include <QSettings>
+#include <QTest>
+
+namespace ringmaster::gui {
+namespace {
+
+constexpr double kT0 = 1795442400.0;  // 2026-11-23 14:00:00 UTC
+
+// A finished 1-rank run that started at `start` and reported `steps` losses, one a second.
+client::JobSnapshot run(const std::string& id, const std::string& name, double start, int steps) {
+  client::JobSnapshot s;
+  s.job.job_id = id;
+  s.job.name = name;
+  s.job.state = "succeeded";
+  s.job.world_size = 1;
+  s.job.attempt = 1;
+  s.job.submitted_at = start;
+  s.job.finished_at = start + steps + 1;
+  store::RankRow rank;
+  rank.job_id = id;
+  rank.attempt = 1;
+  rank.state = "succeeded";
+  rank.last_step = steps;
+  s.ranks.push_back(rank);
+  for (int step = 1; step <= steps; ++step) {
+    s.metrics.push_back({id, 1, 0, step, "loss", 1.0 / step, start + step});
+  }
+  return s;
+}
+
+class CompareViewTest : public ::testing::Test {
+ protected:
+  void SetUp() override { QSettings().remove(CompareView::kXAxisKey); }
+};
+
+// Run b started an hour after run a and stopped after 5 of a's 10 steps.
+std::vector<std::pair<QString, client::JobSnapshot>> twoRuns() {
+  return {{"run-a-0001", run("run-a-0001", "run-a", kT0, 10)},
+          {"run-b-0002", run("run-b-0002", "run-b", kT0 + 3600, 5)}};
+}
+
+TEST_F(CompareViewTest, TheXAxisChoiceSetsEveryChartsAxisAndOrigin) {
+  CompareView view(twoRuns());
+  view.resize(900, 400);
+  view.show();
+  ASSERT_TRUE(QTest::qWaitForWindowExposed(&view));
+  ASSERT_EQ(view.charts().size(), 1u);  // loss
+  MetricChart* chart = view.charts().front();
+  auto* box = view.findChild<QComboBox*>("compareXAxis");
+  ASSERT_NE(box, nullptr);
+  EXPECT_EQ(view.xChoice(), CompareView::XChoice::kStep);
+  EXPECT_EQ(chart->xAxis(), metrics::Axis::kStep);
+  EXPECT_FALSE(chart->timeOrigin());
+  EXPECT_LE(chart->xRange().second, 11);
+
+  // Time since start: both runs begin at 0:00, b's line moved back the hour it started later.
+  box->setCurrentIndex(1);
+  EXPECT_EQ(view.xChoice(), CompareView::XChoice::kRelativeTime);
+  EXPECT_EQ(chart->xAxis(), metrics::Axis::kTime);
+  ASSERT_TRUE(chart->timeOrigin());
+  EXPECT_DOUBLE_EQ(*chart->timeOrigin(), kT0);
+  ASSERT_EQ(chart->lines().size(), 2u);
+  EXPECT_DOUBLE_EQ(chart->lines()[1].series->at(0).time, kT0 + 1);
+  EXPECT_LT(chart->xRange().second - chart->xRange().first, 600);  // not the hour between them
+  EXPECT_EQ(QSettings().value(CompareView::kXAxisKey).toInt(), 1);
+  const QString shots = QStringLiteral(RM_BIN_DIR "/../screenshots");
+  ASSERT_TRUE(QDir().mkpath(shots));
+  EXPECT_TRUE(view.grab().save(shots + "/compare-relative-time.png"));
+
+  // Wall time: b an hour to the right, the clock on the axis.
+  view.setXChoice(CompareView::XChoice::kWallTime);
+  EXPECT_EQ(box->currentIndex(), 2);
+  EXPECT_EQ(chart->xAxis(), metrics::Axis::kTime);
+  EXPECT_FALSE(chart->timeOrigin());
+  EXPECT_DOUBLE_EQ(chart->lines()[1].series->at(0).time, kT0 + 3601);
+  EXPECT_GT(chart->xRange().second - chart->xRange().first, 3600);
+
+  // A new compare opens on the axis chosen last.
+  CompareView again(twoRuns());
+  EXPECT_EQ(again.xChoice(), CompareView::XChoice::kWallTime);
+  EXPECT_EQ(again.charts().front()->xAxis(), metrics::Axis::kTime);
+}
+
+TEST_F(CompareViewTest, TheHoverNamesARunWithoutAPointThere) {
+  CompareView view(twoRuns());
+  view.resize(900, 400);
+  view.show();
+  ASSERT_TRUE(QTest::qWaitForWindowExposed(&view));
+  for (CompareView::XChoice choice :
+       {CompareView::XChoice::kStep, CompareView::XChoice::kRelativeTime}) {
+    view.setXChoice(choice);
+    MetricChart* chart = view.charts().front();
+    // Step 8, or 8 s after the start: only run a got there.
+    const double x = choice == CompareView::XChoice::kStep ? 8 : kT0 + 8;
+    const ChartView::Readout readout = chart->readoutAt(chart->xToPixel(x));
+    QStringList rows;
+    for (const auto& row : readout.rows) rows << row.text;
+    EXPECT_TRUE(rows.join("\n").contains("no data here: run-b 0002"))
+        << rows.join(" | ").toStdString();
+  }
+}
+
+}  // namespace
+}  // namespace ringmaster::gui
