@@ -1,8 +1,9 @@
 #pragma once
 // SessionBridge: the GUI's I/O thread. It runs a client::ClusterSession (every socket, the
 // journal sync and the SQLite batch writer live there) and hands what the session reports to the
-// GUI thread in batches, on a 40 ms timer, so that a flood of metrics costs the GUI one wake-up
-// per frame and never a wait on the network or on SQLite.
+// GUI thread: records and agent statuses in batches, on a 40 ms timer, so that a flood of metrics
+// costs the GUI one wake-up per frame and never a wait on the network or on SQLite; answers to
+// requests (a log chunk, a loaded job) as soon as they come, in the order they came.
 //
 // Thread safety: the public API and the signals belong to the GUI thread (the object's thread);
 // the sink side is called on the I/O thread and only touches the mutex-guarded inbox.
@@ -75,6 +76,7 @@ class SessionBridge : public QObject {
  private:
   class Inbox;
   void deliver();
+  void deliverAnswers();  // the answers only, as soon as they come (see the constructor)
 
   std::unique_ptr<Inbox> inbox_;
   std::unique_ptr<client::ClusterSession> session_;
