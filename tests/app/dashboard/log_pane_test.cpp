@@ -7,6 +7,7 @@
 
 #include <QApplication>
 #include <QCheckBox>
+#include <QDir>
 #include <QLabel>
 #include <QLineEdit>
 #include <QPlainTextEdit>
@@ -242,8 +243,35 @@ TEST_F(LogPaneTest, SearchesTheWholeOfALongLogAndShowsMatchesBeforeTheShownEnd) 
   auto* follow = pane->findChild<QCheckBox*>();
   follow->setChecked(true);
   ASSERT_TRUE(waitFor([&] { return pane->text().contains("the last line"); }, 30000))
-      << statusText(*pane).toStdString() << "\n" << pane->text().left(300).toStdString();
+      << statusText(*pane).toStdString() << "\n"
+      << pane->text().left(300).toStdString();
   EXPECT_TRUE(pane->text().startsWith("[the first ")) << pane->text().left(100).toStdString();
+}
+
+// The pane as a person sees it (build/screenshots/log-view.png, in docs/): a training log with
+// coloured levels, a tqdm bar redrawn in place, a traceback, and a search of it.
+TEST_F(LogPaneTest, Screenshot) {
+  const QString job = runJob(
+      "G=\"\\033[32m\"; Y=\"\\033[33m\"; R=\"\\033[1;31m\"; D=\"\\033[2m\"; N=\"\\033[0m\"; "
+      "for e in 1 2 3; do printf \"${D}2026-11-26 03:12:0$e${N} ${G}INFO${N} epoch $e: loss "
+      "0.$((90 - e * 20)) acc 0.$((60 + e * 9))\\n\"; for p in 25 50 75 100; do printf "
+      "\"\\rtrain: %3d%%|\\033[36m%s\\033[0m| $p/100\" $p $(printf \"%*s\" $((p / 5)) \"\" | "
+      "tr \" \" \"#\"); done; printf \"\\n\"; done; "
+      "printf \"${Y}WARNING${N} rank 3 data loader slow (2.1 s per batch)\\n\"; "
+      "printf \"${R}ERROR${N} NaN loss at step 3072\\n\"; "
+      "printf \"Traceback (most recent call last):\\n  File \\\"train.py\\\", line 88, in "
+      "<module>\\n${R}FloatingPointError${N}: loss is NaN\\n\"; exit 1");
+  auto pane = openPane(job);
+  pane->resize(1000, 380);
+  ASSERT_TRUE(waitFor([&] { return pane->text().contains("loss is NaN"); }, 30000));
+  auto* search = pane->findChild<QLineEdit*>();
+  search->setText("nan");
+  QTest::keyClick(search, Qt::Key_Return);
+  EXPECT_TRUE(statusText(*pane).startsWith("match 1 of 2")) << statusText(*pane).toStdString();
+  EXPECT_TRUE(pane->text().contains("train: 100%|####################| 100/100\n"));
+  const QString dir = QString(RM_BIN_DIR) + "/../screenshots";
+  QDir().mkpath(dir);
+  EXPECT_TRUE(pane->grab().save(dir + "/log-view.png"));
 }
 
 // A search stopped halfway says so and where; the pane stays usable.
