@@ -50,7 +50,7 @@ HistoryView::HistoryView(QWidget* parent)
   filter_->setPlaceholderText(tr("Filter, e.g. \"resnet failed\""));
   filter_->setToolTip(tr("Words each of which the run's name, job id or state contains"));
   filter_->setClearButtonEnabled(true);
-  filter_->setMinimumWidth(240);  // the buttons beside it need the room on a 1366-px screen
+  filter_->setMinimumWidth(320);
   state_->setObjectName(QStringLiteral("historyState"));
   state_->setToolTip(tr("Only the runs in this state"));
   state_->addItem(tr("All states"), QStringList());
@@ -125,23 +125,26 @@ HistoryView::HistoryView(QWidget* parent)
             [header] { QSettings().setValue(kHeaderKey, header->saveState()); });
   }
 
+  // Two rows, so that the window still fits a 1024-px screen: what the list shows, then what
+  // can be done with the runs selected (the destructive actions apart, on the right).
   auto* top = new QHBoxLayout;
   top->addWidget(filter_, 1);
   top->addWidget(state_);
   top->addWidget(show_archived_);
-  top->addSpacing(12);
-  top->addWidget(count_);
-  top->addStretch(0);
-  top->addSpacing(12);
-  top->addWidget(open_);
-  top->addWidget(compare_);
-  top->addWidget(clone_);
-  top->addWidget(configs_);
-  top->addWidget(archive_);
-  top->addWidget(delete_);
   top->addWidget(refresh_);
+  auto* actions = new QHBoxLayout;
+  actions->addWidget(count_);
+  actions->addSpacing(12);
+  actions->addWidget(open_);
+  actions->addWidget(compare_);
+  actions->addWidget(configs_);
+  actions->addWidget(clone_);
+  actions->addStretch(1);
+  actions->addWidget(archive_);
+  actions->addWidget(delete_);
   auto* layout = new QVBoxLayout(this);
   layout->addLayout(top);
+  layout->addLayout(actions);
   layout->addWidget(table_, 1);
   layout->addWidget(undo_bar_);
 
