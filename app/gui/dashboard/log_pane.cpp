@@ -20,8 +20,11 @@
 #include <algorithm>
 
 #include "bridge/session_bridge.h"
+#include "charts/palette.h"
 #include "dashboard/log_search.h"
+#include "dashboard/merged_log_reader.h"
 #include "dashboard/text_style_format.h"
+#include "theme.h"
 
 namespace ringmaster::gui {
 namespace {
@@ -88,6 +91,7 @@ LogPane::LogPane(SessionBridge* bridge, const QString& job_id, QWidget* parent)
   connect(rank_box_, &QComboBox::currentIndexChanged, this, [this](int index) {
     if (index < 0) return;
     const int rank = rank_box_->itemData(index).toInt();
+    if (rank == kAllRanks) return startMerged();
     if (rank == cursor_.rank() && attempt_ == 0) return;
     startReading(rank, agents_[rank], 0);
   });
@@ -139,8 +143,13 @@ void LogPane::setRanks(const std::map<int, RankInfo>& ranks) {
     if (at >= 0) {
       rank_box_->setItemText(at, label);
     } else {
-      rank_box_->addItem(label, rank);
+      rank_box_->insertItem(
+          rank_box_->findData(kAllRanks) >= 0 ? rank_box_->count() - 1 : rank_box_->count(), label,
+          rank);
     }
+  }
+  if (agents_.size() > 1 && rank_box_->findData(kAllRanks) < 0) {
+    rank_box_->addItem("all ranks", kAllRanks);
   }
 }
 
@@ -156,6 +165,7 @@ void LogPane::showAttempt(int rank, const QString& agent, uint32_t attempt) {
 }
 
 void LogPane::startReading(int rank, const QString& agent, uint32_t attempt) {
+  merged_.reset();
   if (rank != cursor_.rank() || attempt != attempt_) {  // another log: its search is no use
     whole_search_.reset();
     cancel_search_->hide();
@@ -181,6 +191,10 @@ int LogPane::currentRank() const { return cursor_.rank(); }
 QString LogPane::text() const { return text_->toPlainText(); }
 
 void LogPane::poll() {
+  if (merged_) {
+    if (isVisible() && follow_->isChecked()) merged_->poll();
+    return;
+  }
   if (cursor_.rank() < 0 || !cursor_.wantsRead() || cursor_.agent().empty() || !isVisible()) {
     return;
   }
@@ -280,6 +294,59 @@ void LogPane::onChunk(uint64_t token, const QString& job_id, int rank,
     status_->setText(cursor_.complete() ? where + ", rank exited" : where);
   }
   if (!cursor_.complete() && !cursor_.caughtUp()) poll();  // more is there already
+}
+
+void LogPane::startMerged() {
+  cursor_ = client::LogCursor();  // no rank of its own: the reader reads them all
+  whole_search_.reset();
+  cancel_search_->hide();
+  attempt_ = 0;
+  tail_only_ = paged_ = has_note_line_ = showing_tail_ = false;
+  select_when_loaded_.reset();
+  new_lines_ = 0;
+  sayNewLines();
+  text_->clear();
+  status_->setText(QString("all ranks: the last %1 KB of each, then what they write")
+                       .arg(MergedLogReader::kStartBytes / 1024));
+  merged_ = std::make_unique<MergedLogReader>(bridge_, job_id_, agents_);
+  connect(merged_.get(), &MergedLogReader::lines, this, &LogPane::appendMerged);
+  connect(merged_.get(), &MergedLogReader::failed, this, [this](int rank, const QString& error) {
+    status_->setText(QString("rank %1: %2").arg(rank).arg(error.left(100)));
+    status_->setToolTip(error);
+  });
+  merged_->poll();
+}
+
+void LogPane::appendMerged(int rank, const std::vector<TerminalLine>& lines) {
+  // "[r3] " in the rank's colour (as on the charts and in the rank table), then the line.
+  const std::string prefix = "[r" + std::to_string(rank) + "] ";
+  const QColor colour = seriesColor(rank, isDark(palette()));
+  const TextStyle prefix_style{TextStyle::kRgb | (colour.rgb() & 0xffffff), 0, TextStyle::kBold};
+  std::vector<TerminalLine> tagged;
+  tagged.reserve(lines.size() + 1);
+  for (const TerminalLine& line : lines) {
+    TerminalLine& out = tagged.emplace_back();
+    out.text = prefix + line.text;
+    out.runs.push_back({0, prefix.size() - 1, prefix_style});
+    for (StyleRun run : line.runs) {
+      run.begin += prefix.size();
+      out.runs.push_back(run);
+    }
+  }
+  tagged.emplace_back();  // the text ends with a newline: the next lines go after it
+  QScrollBar* bar = text_->verticalScrollBar();
+  const bool at_end = bar->value() >= bar->maximum() - 2;
+  QTextCursor cursor(text_->document());
+  cursor.beginEditBlock();
+  cursor.movePosition(QTextCursor::End);
+  insertLines(cursor, tagged);
+  cursor.endEditBlock();
+  if (at_end && follow_->isChecked()) {
+    bar->setValue(bar->maximum());
+  } else {
+    new_lines_ += lines.size();
+    sayNewLines();
+  }
 }
 
 void LogPane::insertLines(QTextCursor& cursor, const std::vector<TerminalLine>& lines) {

@@ -29,6 +29,7 @@ class QTimer;
 namespace ringmaster::gui {
 
 class LogSearch;
+class MergedLogReader;
 class SessionBridge;
 
 class LogPane : public QWidget {
@@ -67,6 +68,9 @@ class LogPane : public QWidget {
   // "match 3 of 12" for the selection just found; the tail's limit when there is none.
   void sayWhereFound(bool found);
   void startReading(int rank, const QString& agent, uint32_t attempt);
+  // "all ranks": every rank's lines as they come, each after "[rN] " in the rank's colour.
+  void startMerged();
+  void appendMerged(int rank, const std::vector<TerminalLine>& lines);
   // Appends terminal lines at `cursor`, each styled run in its colours; no '\n' after the last.
   void insertLines(QTextCursor& cursor, const std::vector<TerminalLine>& lines);
   void sayNewLines();  // "N new lines ↓" while scrolled up, hidden at the end
@@ -86,6 +90,8 @@ class LogPane : public QWidget {
   uint64_t shown_from_ = 0;         // the log offset of text_'s first line
   std::optional<uint64_t> select_when_loaded_;  // a match to select once its page is read
   std::unique_ptr<LogSearch> whole_search_;     // of the shown log, when it is not all shown
+  std::unique_ptr<MergedLogReader> merged_;     // "all ranks" is shown
+  static constexpr int kAllRanks = -1;          // the rank box's entry for the merged view
   static constexpr size_t kNoMatch = static_cast<size_t>(-1);
   size_t match_index_ = kNoMatch;  // the selected one of whole_search_'s matches
   TerminalText terminal_;          // the last block of text_ is its pending line

@@ -7,6 +7,7 @@
 
 #include <QApplication>
 #include <QCheckBox>
+#include <QComboBox>
 #include <QDir>
 #include <QLabel>
 #include <QLineEdit>
@@ -19,6 +20,7 @@
 #include <functional>
 
 #include "bridge/session_bridge.h"
+#include "charts/palette.h"
 #include "dashboard/log_pane.h"
 #include "dashboard/log_search.h"
 #include "dashboard/text_style_format.h"
@@ -272,6 +274,63 @@ TEST_F(LogPaneTest, Screenshot) {
   const QString dir = QString(RM_BIN_DIR) + "/../screenshots";
   QDir().mkpath(dir);
   EXPECT_TRUE(pane->grab().save(dir + "/log-view.png"));
+}
+
+// "all ranks": every rank's lines, each after "[rN] " in the rank's colour, the lines' own
+// colours kept; then back to one rank.
+TEST_F(LogPaneTest, AllRanksShowsEveryRanksLinesTaggedWithItsRank) {
+  std::string error;
+  ASSERT_TRUE(cluster_.addAgent("a2", 1, &error)) << error;
+  bridge_.reloadCluster();  // the session started knowing a1 only
+  const std::string spec = cluster_.writeSpec(
+      "two.yaml",
+      "name: two\nlauncher: command\ncommand: [/bin/sh, -c, 'for i in 1 2 3; do echo \"line $i "
+      "of rank $RANK\"; done; printf \"\\033[31mred $RANK\\033[0m\\n\"']\nplacement:\n  - "
+      "{agent: a1, ranks: 1}\n  - {agent: a2, ranks: 1}\n");
+  auto submitted = cluster_.ctl({"submit", spec, "--wait"}, 60000);
+  ASSERT_EQ(submitted.exit_code, 0) << submitted.err;
+  auto pane = std::make_unique<LogPane>(&bridge_, QString::fromStdString(submitted.firstLine()));
+  RankInfo first, second;
+  first.rank = 0;
+  first.agent = "a1";
+  second.rank = 1;
+  second.agent = "a2";
+  pane->setRanks({{0, first}, {1, second}});
+  pane->resize(900, 500);
+  pane->show();
+  auto* box = pane->findChild<QComboBox*>();
+  ASSERT_EQ(box->count(), 3);
+  EXPECT_EQ(box->itemText(2), "all ranks");
+  box->setCurrentIndex(2);
+  ASSERT_TRUE(waitFor([&] { return pane->text().contains("[r1] red 1"); }, 30000))
+      << pane->text().toStdString() << statusText(*pane).toStdString();
+  ASSERT_TRUE(waitFor([&] { return pane->text().contains("[r0] red 0"); }, 30000))
+      << pane->text().toStdString();
+  for (int rank : {0, 1}) {
+    for (int i : {1, 2, 3}) {
+      EXPECT_TRUE(pane->text().contains(QString("[r%1] line %2 of rank %1\n").arg(rank).arg(i)));
+    }
+  }
+  // Each rank's lines in its own order.
+  EXPECT_LT(pane->text().indexOf("[r1] line 1"), pane->text().indexOf("[r1] line 3"));
+  const bool dark = isDark(pane->palette());
+  QTextDocument* document = pane->findChild<QPlainTextEdit*>()->document();
+  for (QTextBlock block = document->begin(); block.isValid(); block = block.next()) {
+    if (!block.text().startsWith("[r1] red")) continue;
+    QTextBlock::iterator part = block.begin();
+    EXPECT_EQ(part.fragment().text(), "[r1]");
+    EXPECT_EQ(part.fragment().charFormat().foreground().color(), seriesColor(1, dark));
+    ++part;
+    EXPECT_EQ(part.fragment().text(), " ");
+    ++part;
+    EXPECT_EQ(part.fragment().text(), "red 1");
+    EXPECT_EQ(part.fragment().charFormat().foreground().color(),
+              ansiColour(TextStyle::kIndexed | 1, dark));
+  }
+  box->setCurrentIndex(0);
+  ASSERT_TRUE(waitFor([&] { return pane->text().contains("red 0"); }, 30000));
+  EXPECT_FALSE(pane->text().contains("[r"));
+  EXPECT_FALSE(pane->text().contains("red 1"));
 }
 
 // A search stopped halfway says so and where; the pane stays usable.
