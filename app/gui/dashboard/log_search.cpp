@@ -56,7 +56,7 @@ void LogSearch::onChunk(uint64_t token, const QString& job_id, int rank,
   if (total_ == 0) return finish({});  // an empty log
   std::string data = std::move(**taken);
   if (offset + data.size() > total_) data.resize(total_ - offset);  // written since the start
-  if (scanning_.isRunning()) {
+  if (scan_busy_) {
     read_ahead_.emplace(offset, std::move(data));
   } else {
     scan(offset, std::move(data));
@@ -65,6 +65,7 @@ void LogSearch::onChunk(uint64_t token, const QString& job_id, int rank,
 
 void LogSearch::scan(uint64_t offset, std::string data) {
   scanning_end_ = offset + data.size();
+  scan_busy_ = true;
   scanning_.setFuture(QtConcurrent::run([this, offset, data = std::move(data)] {
     std::vector<uint64_t> found;
     matcher_.feed(offset, data, &found);
@@ -77,6 +78,7 @@ void LogSearch::onScanned() {
   if (finished_) return;
   const std::vector<uint64_t> found = scanning_.result();
   searched_ = scanning_end_;
+  scan_busy_ = false;
   const size_t room = kMaxMatches - std::min(kMaxMatches, matches_.size());
   matches_.insert(matches_.end(), found.begin(), found.begin() + std::min(room, found.size()));
   if (read_ahead_) {
@@ -85,7 +87,7 @@ void LogSearch::onScanned() {
     scan(offset, std::move(data));
   }
   Q_EMIT progressed();
-  if (!scanning_.isRunning() && cursor_.offset() >= total_) finish({});
+  if (!scan_busy_ && cursor_.offset() >= total_) finish({});
 }
 
 void LogSearch::finish(const QString& error) {

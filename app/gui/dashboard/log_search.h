@@ -63,6 +63,9 @@ class LogSearch : public QObject {
   QFutureWatcher<std::vector<uint64_t>> scanning_;
   std::optional<std::pair<uint64_t, std::string>> read_ahead_;  // read while the last is scanned
   std::vector<uint64_t> matches_;
+  // A scan was started and its result not taken yet. Not scanning_.isRunning(): that turns false
+  // before the finished signal arrives, and a new setFuture() then drops the unread result.
+  bool scan_busy_ = false;
   uint64_t scanning_end_ = 0;  // of the chunk being scanned
   uint64_t searched_ = 0;
   uint64_t total_ = 0;
