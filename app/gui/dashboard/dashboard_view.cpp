@@ -713,7 +713,17 @@ void DashboardView::updateViews(bool all_charts) {
   if (heatmap_->isVisible()) heatmap_->refresh();
   rank_model_->update(*job_, unixNow(), liveness().unknown_ranks);
   log_pane_->setRanks(job_->ranks());
-  if (log_pane_->currentRank() < 0 && !job_->ranks().empty()) {
+  if (job_->events().size() != attempt_events_seen_) {
+    attempt_events_seen_ = job_->events().size();
+    std::map<uint32_t, std::map<int, QString>> attempts;
+    for (const JobEvent& event : job_->events()) {
+      if (event.kind == "rank_started" && event.attempt > 0 && event.rank >= 0) {
+        attempts[event.attempt][event.rank] = QString::fromStdString(event.agent);
+      }
+    }
+    log_pane_->setAttempts(attempts);
+  }
+  if (!log_pane_->showsALog() && !job_->ranks().empty()) {
     log_pane_->showRank(job_->ranks().begin()->first);
   }
   updateEvents();

@@ -132,6 +132,7 @@ class DashboardView : public QWidget {
   std::vector<AgentRecords> held_;  // records that came before the snapshot
   uint64_t drawn_version_ = ~0ull;
   std::string last_state_;
+  size_t attempt_events_seen_ = ~size_t{0};      // events when the log pane last got the attempts
   std::map<std::string, double> silent_agents_;  // not answering, with the time of the last answer
   XChoice x_choice_ = XChoice::kStep;
   bool show_spread_ = false;

@@ -47,6 +47,10 @@ LogPane::LogPane(SessionBridge* bridge, const QString& job_id, QWidget* parent)
     : QWidget(parent), bridge_(bridge), job_id_(job_id) {
   rank_box_ = new QComboBox;
   rank_box_->setMinimumContentsLength(14);
+  attempt_box_ = new QComboBox;
+  attempt_box_->setToolTip(
+      "Which attempt's logs: each attempt's stay on the agents that ran it, after restarts too");
+  attempt_box_->hide();
   follow_ = new QCheckBox("Follow");
   follow_->setChecked(true);
   search_ = new QLineEdit;
@@ -71,6 +75,7 @@ LogPane::LogPane(SessionBridge* bridge, const QString& job_id, QWidget* parent)
   auto* bar = new QHBoxLayout;
   bar->addWidget(new QLabel("Rank"));
   bar->addWidget(rank_box_);
+  bar->addWidget(attempt_box_);
   bar->addWidget(follow_);
   bar->addWidget(search_, 1);
   bar->addWidget(cancel_search_);
@@ -92,8 +97,22 @@ LogPane::LogPane(SessionBridge* bridge, const QString& job_id, QWidget* parent)
     if (index < 0) return;
     const int rank = rank_box_->itemData(index).toInt();
     if (rank == kAllRanks) return startMerged();
-    if (rank == cursor_.rank() && attempt_ == 0) return;
-    startReading(rank, agents_[rank], 0);
+    const uint32_t attempt = selectedAttempt();
+    if (rank == cursor_.rank() && attempt == attempt_) return;
+    startReading(rank, agentOf(rank, attempt), attempt);
+  });
+  connect(attempt_box_, &QComboBox::currentIndexChanged, this, [this](int index) {
+    if (index < 0) return;
+    const uint32_t attempt = selectedAttempt();
+    int rank = rank_box_->currentData().toInt();
+    if (rank == kAllRanks) {  // the merged view is of the newest attempt: one rank of an older
+      if (attempt == 0) return;
+      const QSignalBlocker block(rank_box_);
+      rank_box_->setCurrentIndex(0);
+      rank = rank_box_->currentData().toInt();
+    }
+    if (rank == cursor_.rank() && attempt == attempt_) return;
+    startReading(rank, agentOf(rank, attempt), attempt);
   });
   connect(search_, &QLineEdit::returnPressed, this, &LogPane::findNext);
   connect(cancel_search_, &QPushButton::clicked, this, &LogPane::cancelSearch);
@@ -159,9 +178,47 @@ void LogPane::showRank(int rank) {
 }
 
 void LogPane::showAttempt(int rank, const QString& agent, uint32_t attempt) {
-  const QSignalBlocker block(rank_box_);  // the box lists the newest attempt's ranks
+  const QSignalBlocker block_ranks(rank_box_);
+  const QSignalBlocker block_attempts(attempt_box_);
   rank_box_->setCurrentIndex(rank_box_->findData(rank));
+  if (const int at = attempt_box_->findData(attempt); at >= 0) attempt_box_->setCurrentIndex(at);
   startReading(rank, agent, attempt);
+}
+
+void LogPane::setAttempts(const std::map<uint32_t, std::map<int, QString>>& agents) {
+  if (agents.size() == attempt_agents_.size()) {
+    attempt_agents_ = agents;  // a rank of the newest attempt may have started meanwhile
+    return;
+  }
+  attempt_agents_ = agents;
+  const QSignalBlocker block(attempt_box_);
+  const uint32_t selected = selectedAttempt();
+  attempt_box_->clear();
+  for (auto it = agents.rbegin(); it != agents.rend(); ++it) {
+    const bool newest = it == agents.rbegin();
+    // The newest is 0: it follows the job into its next attempt.
+    attempt_box_->addItem(newest ? QString("attempt %1 (newest)").arg(it->first)
+                                 : QString("attempt %1").arg(it->first),
+                          newest ? 0u : it->first);
+  }
+  attempt_box_->setCurrentIndex(std::max(0, attempt_box_->findData(selected)));
+  attempt_box_->setVisible(agents.size() > 1);
+}
+
+uint32_t LogPane::selectedAttempt() const {
+  return attempt_box_->count() ? attempt_box_->currentData().toUInt() : 0;
+}
+
+QString LogPane::agentOf(int rank, uint32_t attempt) const {
+  if (attempt > 0) {
+    auto of_attempt = attempt_agents_.find(attempt);
+    if (of_attempt != attempt_agents_.end()) {
+      auto agent = of_attempt->second.find(rank);
+      if (agent != of_attempt->second.end()) return agent->second;
+    }
+  }
+  auto agent = agents_.find(rank);
+  return agent != agents_.end() ? agent->second : QString();
 }
 
 void LogPane::startReading(int rank, const QString& agent, uint32_t attempt) {
@@ -188,6 +245,7 @@ void LogPane::startReading(int rank, const QString& agent, uint32_t attempt) {
 }
 
 int LogPane::currentRank() const { return cursor_.rank(); }
+bool LogPane::showsALog() const { return merged_ || cursor_.rank() >= 0; }
 QString LogPane::text() const { return text_->toPlainText(); }
 
 void LogPane::poll() {

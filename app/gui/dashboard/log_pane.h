@@ -41,7 +41,11 @@ class LogPane : public QWidget {
   void showRank(int rank);                              // the newest attempt's log of `rank`
   // The log an earlier attempt's rank left on `agent` (a failure's culprit after a restart).
   void showAttempt(int rank, const QString& agent, uint32_t attempt);
-  int currentRank() const;
+  // Each attempt's ranks and the agents that ran them (from the job's rank_started events): the
+  // attempt box lists them once there are two or more.
+  void setAttempts(const std::map<uint32_t, std::map<int, QString>>& agents);
+  int currentRank() const;  // -1 in the "all ranks" view
+  bool showsALog() const;   // one rank's log or all ranks' logs
   // Scrolls to the first line that looks like an error; false when there is none (yet).
   bool jumpToFirstError();
   QString text() const;
@@ -68,6 +72,8 @@ class LogPane : public QWidget {
   // "match 3 of 12" for the selection just found; the tail's limit when there is none.
   void sayWhereFound(bool found);
   void startReading(int rank, const QString& agent, uint32_t attempt);
+  uint32_t selectedAttempt() const;  // 0: the newest
+  QString agentOf(int rank, uint32_t attempt) const;
   // "all ranks": every rank's lines as they come, each after "[rN] " in the rank's colour.
   void startMerged();
   void appendMerged(int rank, const std::vector<TerminalLine>& lines);
@@ -78,7 +84,8 @@ class LogPane : public QWidget {
 
   SessionBridge* bridge_;
   QString job_id_;
-  std::map<int, QString> agents_;   // rank -> agent
+  std::map<int, QString> agents_;                              // rank -> agent
+  std::map<uint32_t, std::map<int, QString>> attempt_agents_;  // attempt -> rank -> agent
   std::map<int, QString> tails_;    // rank -> the end of its log, from the history
   bool showing_tail_ = false;       // text_ holds a tail from the history, not the live log
   client::LogCursor cursor_;        // the shown rank's place in its log
@@ -97,6 +104,7 @@ class LogPane : public QWidget {
   TerminalText terminal_;          // the last block of text_ is its pending line
   size_t new_lines_ = 0;           // completed lines that arrived below the shown part
   QComboBox* rank_box_;
+  QComboBox* attempt_box_;
   QCheckBox* follow_;
   QLineEdit* search_;
   QLabel* status_;

@@ -333,6 +333,38 @@ TEST_F(LogPaneTest, AllRanksShowsEveryRanksLinesTaggedWithItsRank) {
   EXPECT_FALSE(pane->text().contains("red 1"));
 }
 
+// A job restarted once: the attempt box lists both attempts, and each attempt's log is read
+// from the agent that ran it; the newest follows the job.
+TEST_F(LogPaneTest, EachAttemptsLogIsChosenInTheAttemptBox) {
+  const std::string spec = cluster_.writeSpec(
+      "restarted.yaml",
+      "name: restarted\nlauncher: command\ncommand: [/bin/sh, -c, 'echo \"this is attempt "
+      "$RINGMASTER_ATTEMPT\"; test $RINGMASTER_ATTEMPT = 2']\nplacement:\n  - {agent: a1, ranks: "
+      "1}\nrestart: {max_restarts: 1, backoff_seconds: 0}\n");
+  auto submitted = cluster_.ctl({"submit", spec, "--wait"}, 60000);
+  ASSERT_EQ(submitted.exit_code, 0) << submitted.err;
+  auto pane = openPane(QString::fromStdString(submitted.firstLine()));
+  auto* attempts = pane->findChild<QComboBox*>();
+  for (QComboBox* box : pane->findChildren<QComboBox*>()) {
+    if (box->count() == 0 || box->itemText(0).startsWith("attempt")) attempts = box;
+  }
+  EXPECT_FALSE(attempts->isVisible());  // one attempt known so far
+  pane->setAttempts({{1, {{0, "a1"}}}, {2, {{0, "a1"}}}});
+  ASSERT_TRUE(attempts->isVisible());
+  ASSERT_EQ(attempts->count(), 2);
+  EXPECT_EQ(attempts->itemText(0), "attempt 2 (newest)");
+  EXPECT_EQ(attempts->itemText(1), "attempt 1");
+  ASSERT_TRUE(waitFor([&] { return pane->text().contains("this is attempt 2"); }, 30000))
+      << pane->text().toStdString();
+  attempts->setCurrentIndex(1);
+  ASSERT_TRUE(waitFor([&] { return pane->text().contains("this is attempt 1"); }, 30000))
+      << pane->text().toStdString() << statusText(*pane).toStdString();
+  EXPECT_FALSE(pane->text().contains("this is attempt 2"));
+  EXPECT_TRUE(statusText(*pane).startsWith("attempt 1 on a1")) << statusText(*pane).toStdString();
+  attempts->setCurrentIndex(0);
+  ASSERT_TRUE(waitFor([&] { return pane->text().contains("this is attempt 2"); }, 30000));
+}
+
 // A search stopped halfway says so and where; the pane stays usable.
 TEST_F(LogPaneTest, AWholeLogSearchCanBeCancelled) {
   const QString job = runJob(
