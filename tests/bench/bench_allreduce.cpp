@@ -31,6 +31,9 @@
 //                 e.g. to profile one case under perf or callgrind
 //   --no-torch    skip the torch.distributed peer
 //   --peer-script the peer script (default: tests/bench/torch_allreduce_peer.py in the source tree)
+//   --shared-memory  ranks on one host: the communicator's shared-memory path against the same
+//                 communicator over TCP and against Open MPI's MPI_Allreduce (mpirun, vader),
+//                 4 KB to 64 MB (RESULT mode=shared_memory ... ratio_vs_mpi_r<ranks>_<size>)
 //   --algorithms  instead of the comparison, measures the candidate allreduce algorithms
 //                 (Gloo ring and bcube through the communicator, Gloo's AllreduceRingChunked and
 //                 AllreduceHalvingDoubling) to back the choice documented in communicator.h.
@@ -52,6 +55,7 @@
 #include <gloo/rendezvous/prefix_store.h>
 #include <gloo/transport/tcp/device.h>
 #include <netinet/in.h>
+#include <pthread.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/socket.h>
@@ -311,8 +315,10 @@ Timings timeCandidates(int ranks, int minReps, const MakeCandidates& make) {
 std::unique_ptr<Communicator> connectCommunicator(int rank, int ranks,
                                                   ringmaster::comm::KeyValueStore& store,
                                                   const std::string& prefix,
-                                                  GlooOptions::Algorithm algorithm) {
+                                                  GlooOptions::Algorithm algorithm,
+                                                  bool shared_memory = false) {
   GlooOptions options;
+  options.sharedMemory = shared_memory;  // the comparison with raw Gloo is about TCP
   options.rank = rank;
   options.size = ranks;
   options.store = &store;
@@ -668,6 +674,120 @@ int runAlgorithms(int reps) {
   return 0;
 }
 
+// Open MPI's MPI_Allreduce at `sizes` on `ranks` processes of mpi_allreduce_peer (beside this
+// program), best and median per size; empty (with `why`) when it cannot run.
+std::vector<TorchTiming> runMpi(int ranks, const std::vector<size_t>& sizes, int reps,
+                                std::string* why) {
+  char self[4096] = {};
+  const ssize_t length = readlink("/proc/self/exe", self, sizeof self - 1);
+  std::string peer = std::string(self, length > 0 ? static_cast<size_t>(length) : 0);
+  peer = peer.substr(0, peer.rfind('/') + 1) + "mpi_allreduce_peer";
+  if (access(peer.c_str(), X_OK) != 0 || access("/usr/bin/mpirun", X_OK) != 0) {
+    *why = "no mpirun or no " + peer;
+    return {};
+  }
+  std::string sizeList, repsList;
+  for (size_t s : sizes) {
+    sizeList += (sizeList.empty() ? "" : ",") + std::to_string(s);
+    repsList += (repsList.empty() ? "" : ",") + std::to_string(repsFor(s, reps));
+  }
+  const std::string command = "/usr/bin/mpirun --allow-run-as-root --oversubscribe -np " +
+                              std::to_string(ranks) + " " + peer + " " + sizeList + " " + repsList +
+                              " 2>&1";
+  FILE* pipe = popen(command.c_str(), "r");
+  std::string output;
+  char chunk[4096];
+  size_t n;
+  while (pipe && (n = std::fread(chunk, 1, sizeof chunk, pipe)) > 0) output.append(chunk, n);
+  const int status = pipe ? pclose(pipe) : -1;
+  std::map<size_t, TorchTiming> bySize;
+  for (size_t pos = 0; (pos = output.find("MPI size=", pos)) != std::string::npos; ++pos) {
+    size_t size = 0;
+    TorchTiming timing;
+    if (std::sscanf(output.c_str() + pos, "MPI size=%zu best_s=%lf median_s=%lf", &size,
+                    &timing.best, &timing.median) == 3) {
+      bySize[size] = timing;
+    }
+  }
+  std::vector<TorchTiming> timings;
+  for (size_t s : sizes) {
+    if (bySize.count(s) == 0) {
+      *why = "mpirun failed (status " + std::to_string(status) + "): " + output.substr(0, 300);
+      return {};
+    }
+    timings.push_back(bySize[s]);
+  }
+  return timings;
+}
+
+std::string bytesLabel(size_t bytes) {
+  return bytes >= kMiB ? std::to_string(bytes / kMiB) + "MB" : std::to_string(bytes / 1024) + "KB";
+}
+
+// --shared-memory: ranks on one host, the communicator's shared-memory path against the same
+// communicator over TCP (interleaved, as in the comparison) and against Open MPI's
+// MPI_Allreduce (processes under mpirun, its vader shared-memory transport; run apart). Ranks are
+// bound to a core each where they fit, as mpirun binds its own.
+int runSharedMemory(int reps) {
+  benchSizes = {4 * 1024, 64 * 1024, kMiB, 16 * kMiB, 64 * kMiB};
+  std::string result = "RESULT mode=shared_memory";
+  double minVsMpi = 1e30;
+  for (int ranks : benchRankCounts) {
+    ringmaster::comm::InMemoryStore store;
+    const int cores = static_cast<int>(std::thread::hardware_concurrency());
+    const Timings timings = timeCandidates(ranks, reps, [&](int r) {
+      // As mpirun binds its ranks when they fit the cores (--bind-to core, its default for two
+      // ranks): two threads that share a core for a whole run take turns at every barrier.
+      if (ranks <= cores) {
+        cpu_set_t set;
+        CPU_ZERO(&set);
+        CPU_SET(r, &set);
+        pthread_setaffinity_np(pthread_self(), sizeof set, &set);
+      }
+      std::shared_ptr<Communicator> shm =
+          connectCommunicator(r, ranks, store, "shm/", GlooOptions::Algorithm::kAuto, true);
+      std::shared_ptr<Communicator> tcp =
+          connectCommunicator(r, ranks, store, "tcp/", GlooOptions::Algorithm::kAuto, false);
+      if (!dynamic_cast<ringmaster::comm::gloo::GlooCommunicator&>(*shm).usesSharedMemory()) {
+        throw std::runtime_error("the shared-memory path was not set up");
+      }
+      return std::vector<Candidate>{communicatorCandidate("shm", shm),
+                                    communicatorCandidate("tcp", tcp)};
+    });
+    std::string why;
+    const std::vector<TorchTiming> mpi = runMpi(ranks, benchSizes, reps, &why);
+    if (mpi.empty()) std::printf("MPI peer unavailable: %s\n", why.c_str());
+    std::printf("\n%d ranks on one host, float32 allreduce: busbw GB/s (median / best)\n", ranks);
+    std::printf("%7s %15s %15s %15s | %8s %8s\n", "size", "shared memory", "tcp", "open mpi",
+                "vs tcp", "vs mpi");
+    for (size_t s = 0; s < benchSizes.size(); ++s) {
+      const size_t bytes = benchSizes[s];
+      const auto pair = [&](double median, double best) {
+        return fmt(busbw(bytes, median, ranks), 2) + " / " + fmt(busbw(bytes, best, ranks), 2);
+      };
+      const double vsTcp = spreadOf(timings.pairedSpeedups(0, 1, s)).median;
+      const double vsMpi = mpi.empty() ? NAN : mpi[s].median / timings.median(0, s);
+      if (!mpi.empty()) minVsMpi = std::min(minVsMpi, vsMpi);
+      std::printf("%7s %15s %15s %15s | %8s %8s\n", bytesLabel(bytes).c_str(),
+                  pair(timings.median(0, s), timings.best(0, s)).c_str(),
+                  pair(timings.median(1, s), timings.best(1, s)).c_str(),
+                  mpi.empty() ? "-" : pair(mpi[s].median, mpi[s].best).c_str(),
+                  fmt(vsTcp, 2).c_str(), fmt(vsMpi, 2).c_str());
+      const std::string cell = "r" + std::to_string(ranks) + "_" + bytesLabel(bytes);
+      result += " ratio_vs_tcp_" + cell + "=" + fmt(vsTcp);
+      result += " ratio_vs_mpi_" + cell + "=" + fmt(vsMpi);
+      result += " shm_busbw_" + cell + "=" + fmt(busbw(bytes, timings.median(0, s), ranks));
+    }
+    std::fflush(stdout);
+  }
+  std::printf(
+      "\nvs tcp: median over repetitions of the TCP path's time / the shared-memory path's, the\n"
+      "two back to back; vs mpi: Open MPI's median time / ours (mpirun's processes run apart).\n");
+  result += " min_ratio_vs_mpi=" + fmt(minVsMpi == 1e30 ? NAN : minVsMpi);
+  std::printf("\n%s\n", result.c_str());
+  return 0;
+}
+
 // Parses "a,b,c" into positive numbers; false on anything else.
 template <typename T>
 bool parseList(const std::string& text, std::vector<T>* out) {
@@ -693,6 +813,7 @@ int main(int argc, char** argv) {
   int reps = 15;
   bool withTorch = true;
   bool algorithms = false;
+  bool sharedMemory = false;
   std::string script = std::string(RM_SOURCE_DIR) + "/tests/bench/torch_allreduce_peer.py";
   bool ok = true;
   for (int i = 1; i < argc && ok; ++i) {
@@ -712,6 +833,8 @@ int main(int argc, char** argv) {
       script = argv[++i];
     } else if (arg == "--algorithms") {
       algorithms = true;
+    } else if (arg == "--shared-memory") {
+      sharedMemory = true;
     } else {
       ok = false;
     }
@@ -719,12 +842,14 @@ int main(int argc, char** argv) {
   if (!ok) {
     std::fprintf(stderr,
                  "usage: %s [--reps N] [--sizes MIB,...] [--ranks N,...] [--no-torch]"
-                 " [--peer-script PATH] [--algorithms]\n",
+                 " [--peer-script PATH] [--algorithms | --shared-memory]\n",
                  argv[0]);
     return 2;
   }
   const auto start = Clock::now();
-  const int rc = algorithms ? runAlgorithms(reps) : runComparison(reps, withTorch, script);
+  const int rc = algorithms     ? runAlgorithms(reps)
+                 : sharedMemory ? runSharedMemory(reps)
+                                : runComparison(reps, withTorch, script);
   std::fprintf(stderr, "bench_allreduce took %.1f s\n",
                std::chrono::duration<double>(Clock::now() - start).count());
   return rc;

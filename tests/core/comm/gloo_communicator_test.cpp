@@ -1,5 +1,7 @@
 // Gloo communicator tests: one thread per rank over an InMemoryStore, on loopback, swept over 2, 3
-// and 4 ranks.
+// and 4 ranks, with allreduce through shared memory (the ranks share this host) and over TCP.
+
+#include "comm/gloo/gloo_communicator.h"
 
 #include <gtest/gtest.h>
 
@@ -10,6 +12,7 @@
 #include <memory>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include "ringmaster/comm/communicator.h"
@@ -41,12 +44,13 @@ void onEveryRank(int size, const std::function<void(int)>& fn) {
 }
 
 // Connects `size` ranks (in parallel, as they must) and returns their communicators.
-Comms connectAll(int size, KeyValueStore& store,
+Comms connectAll(int size, KeyValueStore& store, bool shared_memory = true,
                  GlooOptions::Algorithm algorithm = GlooOptions::Algorithm::kAuto) {
   Comms comms(size);
   onEveryRank(size, [&](int r) {
     auto options = optionsFor(r, size, &store);
     options.allreduceAlgorithm = algorithm;
+    options.sharedMemory = shared_memory;
     auto comm = createGlooCommunicator(options);
     ASSERT_TRUE(comm.isOk()) << comm.status().toString();
     comms[r] = std::move(*comm);
@@ -64,14 +68,15 @@ void finish(Comms& comms) {
   comms.clear();
 }
 
-class GlooCommunicatorTest : public ::testing::TestWithParam<int> {
+class GlooCommunicatorTest : public ::testing::TestWithParam<std::tuple<int, bool>> {
  protected:
-  int size() const { return GetParam(); }
+  int size() const { return std::get<0>(GetParam()); }
+  bool sharedMemory() const { return std::get<1>(GetParam()); }
   InMemoryStore store_;
 };
 
 TEST_P(GlooCommunicatorTest, ReportsRankAndSize) {
-  Comms comms = connectAll(size(), store_);
+  Comms comms = connectAll(size(), store_, sharedMemory());
   ASSERT_EQ(comms.size(), static_cast<size_t>(size()));
   for (int r = 0; r < size(); ++r) {
     ASSERT_TRUE(comms[r]);
@@ -86,7 +91,7 @@ TEST_P(GlooCommunicatorTest, AllreduceSumsOddSizesWithEveryAlgorithm) {
   for (auto algorithm : {GlooOptions::Algorithm::kRing, GlooOptions::Algorithm::kBcube,
                          GlooOptions::Algorithm::kAuto}) {
     InMemoryStore store;
-    Comms comms = connectAll(size(), store, algorithm);
+    Comms comms = connectAll(size(), store, sharedMemory(), algorithm);
     ASSERT_FALSE(HasFatalFailure());
     for (size_t count : {size_t{1}, size_t{3}, size_t{17}, size_t{1001}, size_t{262147}}) {
       onEveryRank(size(), [&](int r) {
@@ -109,7 +114,7 @@ TEST_P(GlooCommunicatorTest, AllreduceSumsOddSizesWithEveryAlgorithm) {
 }
 
 TEST_P(GlooCommunicatorTest, AllreduceAveragesAcrossRanks) {
-  Comms comms = connectAll(size(), store_);
+  Comms comms = connectAll(size(), store_, sharedMemory());
   const size_t count = 4099;
   onEveryRank(size(), [&](int r) {
     std::vector<float> data(count);
@@ -123,8 +128,31 @@ TEST_P(GlooCommunicatorTest, AllreduceAveragesAcrossRanks) {
   finish(comms);
 }
 
+// Ranks on one host allreduce through shared memory unless told not to; sums and averages
+// over several of its chunks (1 MiB) and an odd tail come out exact.
+TEST_P(GlooCommunicatorTest, SharedMemoryIsUsedOnOneHostAndReducesAcrossChunks) {
+  Comms comms = connectAll(size(), store_, sharedMemory());
+  for (auto& comm : comms) {
+    EXPECT_EQ(dynamic_cast<gloo::GlooCommunicator&>(*comm).usesSharedMemory(), sharedMemory());
+  }
+  const size_t count = (size_t{3} << 20) / sizeof(float) * 2 + 12345;  // 6 MiB and a tail
+  onEveryRank(size(), [&](int r) {
+    std::vector<float> data(count);
+    for (size_t i = 0; i < count; ++i) data[i] = static_cast<float>(r + 1) * (i % 251);
+    ASSERT_TRUE(comms[r]->allreduce(data.data(), count, ReduceOp::kAverage).isOk());
+    const float mean = static_cast<float>(size() + 1) / 2;  // of 1..size
+    for (size_t i = 0; i < count; ++i) {
+      if (data[i] != mean * (i % 251)) {
+        ADD_FAILURE() << "rank " << r << " element " << i << ": got " << data[i];
+        return;
+      }
+    }
+  });
+  finish(comms);
+}
+
 TEST_P(GlooCommunicatorTest, ZeroLengthCollectivesSucceed) {
-  Comms comms = connectAll(size(), store_);
+  Comms comms = connectAll(size(), store_, sharedMemory());
   onEveryRank(size(), [&](int r) {
     EXPECT_TRUE(comms[r]->allreduce(static_cast<float*>(nullptr), 0).isOk());
     EXPECT_TRUE(comms[r]->allreduce(static_cast<float*>(nullptr), 0, ReduceOp::kAverage).isOk());
@@ -139,7 +167,7 @@ TEST_P(GlooCommunicatorTest, ZeroLengthCollectivesSucceed) {
 }
 
 TEST_P(GlooCommunicatorTest, Allreduces64MegabyteBuffer) {
-  Comms comms = connectAll(size(), store_);
+  Comms comms = connectAll(size(), store_, sharedMemory());
   const size_t count = (64u << 20) / sizeof(float);
   onEveryRank(size(), [&](int r) {
     std::vector<float> data(count, static_cast<float>(r + 1));
@@ -155,7 +183,7 @@ TEST_P(GlooCommunicatorTest, Allreduces64MegabyteBuffer) {
 }
 
 TEST_P(GlooCommunicatorTest, BroadcastsFromNonZeroRoot) {
-  Comms comms = connectAll(size(), store_);
+  Comms comms = connectAll(size(), store_, sharedMemory());
   for (int root : {size() - 1, 1}) {
     const size_t bytes = 100003;
     onEveryRank(size(), [&](int r) {
@@ -172,7 +200,7 @@ TEST_P(GlooCommunicatorTest, BroadcastsFromNonZeroRoot) {
 }
 
 TEST_P(GlooCommunicatorTest, AllgathersInRankOrder) {
-  Comms comms = connectAll(size(), store_);
+  Comms comms = connectAll(size(), store_, sharedMemory());
   for (size_t bytesPerRank : {size_t{1}, size_t{7}, size_t{65537}}) {
     onEveryRank(size(), [&](int r) {
       std::vector<char> send(bytesPerRank);
@@ -191,7 +219,7 @@ TEST_P(GlooCommunicatorTest, AllgathersInRankOrder) {
 }
 
 TEST_P(GlooCommunicatorTest, AllgathersInPlace) {
-  Comms comms = connectAll(size(), store_);
+  Comms comms = connectAll(size(), store_, sharedMemory());
   onEveryRank(size(), [&](int r) {
     std::vector<int> all(size(), -1);
     all[r] = 100 + r;
@@ -202,7 +230,7 @@ TEST_P(GlooCommunicatorTest, AllgathersInPlace) {
 }
 
 TEST_P(GlooCommunicatorTest, BarrierWaitsForTheLastRank) {
-  Comms comms = connectAll(size(), store_);
+  Comms comms = connectAll(size(), store_, sharedMemory());
   std::atomic<int> arrived{0};
   onEveryRank(size(), [&](int r) {
     std::this_thread::sleep_for(std::chrono::milliseconds(40 * r));
@@ -228,7 +256,7 @@ TEST_P(GlooCommunicatorTest, MissingRankMakesConnectTimeOut) {
 }
 
 TEST_P(GlooCommunicatorTest, MissingRankMakesCollectiveTimeOut) {
-  Comms comms = connectAll(size(), store_);
+  Comms comms = connectAll(size(), store_, sharedMemory());
   const int absent = size() - 1;
   std::vector<Status> results(size());
   const auto start = Clock::now();
@@ -263,7 +291,7 @@ TEST_P(GlooCommunicatorTest, AbortReleasesBlockedAllreducePromptly) {
   // A small buffer (bcube with more than two ranks) and a large one (ring).
   for (size_t count : {size_t{1000}, size_t{1} << 20}) {
     InMemoryStore store;
-    Comms comms = connectAll(size(), store);
+    Comms comms = connectAll(size(), store, sharedMemory());
     ASSERT_FALSE(HasFatalFailure());
     const int absent = size() - 1;  // Never joins the allreduce, so everyone else blocks.
     std::vector<Status> results(size());
@@ -280,20 +308,26 @@ TEST_P(GlooCommunicatorTest, AbortReleasesBlockedAllreducePromptly) {
     });
     aborter.join();
     for (int r = 0; r < absent; ++r) {
-      EXPECT_EQ(results[r].code(), ErrorCode::kCancelled) << results[r].toString();
+      // In shared memory a peer sees rank 0's abort at once, before its own abort() comes a
+      // moment later: it fails with IO naming an aborted peer, as a TCP peer whose connection
+      // closed would. Rank 0 itself, and every rank over TCP, says it was cancelled.
+      const ErrorCode expected = sharedMemory() && r > 0 && results[r].code() == ErrorCode::kIo
+                                     ? ErrorCode::kIo
+                                     : ErrorCode::kCancelled;
+      EXPECT_EQ(results[r].code(), expected) << results[r].toString();
       EXPECT_NE(results[r].message().find("aborted"), std::string::npos) << results[r].toString();
       EXPECT_LT(returnedAt[r], 3s) << "rank " << r << " stayed blocked after abort()";
       // Later calls fail fast.
       const auto again = Clock::now();
       float x = 1.0f;
-      EXPECT_EQ(comms[r]->allreduce(&x, 1).code(), ErrorCode::kCancelled);
+      EXPECT_EQ(comms[r]->allreduce(&x, 1).code(), expected);
       EXPECT_LT(Clock::now() - again, 100ms);
     }
   }
 }
 
 TEST_P(GlooCommunicatorTest, AbortBeforeACallMakesItFailFast) {
-  Comms comms = connectAll(size(), store_);
+  Comms comms = connectAll(size(), store_, sharedMemory());
   comms[0]->abort();
   comms[0]->abort();  // Twice is fine.
   EXPECT_TRUE(comms[0]->isBroken());
@@ -305,9 +339,11 @@ TEST_P(GlooCommunicatorTest, AbortBeforeACallMakesItFailFast) {
   comms.clear();
 }
 
-INSTANTIATE_TEST_SUITE_P(Ranks, GlooCommunicatorTest, ::testing::Values(2, 3, 4),
-                         [](const ::testing::TestParamInfo<int>& info) {
-                           return std::to_string(info.param) + "ranks";
+INSTANTIATE_TEST_SUITE_P(Ranks, GlooCommunicatorTest,
+                         ::testing::Combine(::testing::Values(2, 3, 4), ::testing::Bool()),
+                         [](const auto& info) {
+                           return std::to_string(std::get<0>(info.param)) + "ranks" +
+                                  (std::get<1>(info.param) ? "SharedMemory" : "Tcp");
                          });
 
 TEST(GlooCommunicator, SingleRankNeedsNoPeers) {

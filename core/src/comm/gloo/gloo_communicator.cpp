@@ -13,12 +13,15 @@
 #include <signal.h>
 #include <sys/socket.h>
 
+#include <array>
+#include <cstdlib>
 #include <cstring>
 #include <exception>
 #include <string>
 #include <utility>
 
 #include "comm/gloo/gloo_store.h"
+#include "comm/gloo/host_identity.h"
 
 namespace ringmaster::comm {
 namespace gloo {
@@ -204,6 +207,12 @@ Status GlooCommunicator::allreduce(void* data, size_t count, DataType type, Redu
                   std::string("gloo allreduce supports float32 only, got ") + dataTypeName(type));
   }
   if (data == nullptr && count > 0) return invalidArgument("allreduce: data is null");
+  if (shm_ && count > 0) {
+    const float scale = op == ReduceOp::kAverage ? 1.0f / static_cast<float>(size_) : 1.0f;
+    return inSharedMemory("allreduce", timeout, [&](Clock::time_point deadline) {
+      return shm_->allreduce(static_cast<float*>(data), count, scale, deadline, aborted_);
+    });
+  }
   const size_t bytes = count * sizeof(float);
   const bool useBcube =
       algorithm_ == GlooOptions::Algorithm::kBcube ||
@@ -227,6 +236,66 @@ Status GlooCommunicator::allreduce(void* data, size_t count, DataType type, Redu
   const float scale = 1.0f / static_cast<float>(size_);
   for (size_t i = 0; i < count; ++i) values[i] *= scale;
   return status;
+}
+
+template <typename Body>
+Status GlooCommunicator::inSharedMemory(const char* what, std::chrono::milliseconds timeout,
+                                        Body&& body) {
+  if (broken_) return brokenStatus();
+  if (timeout == kDefaultTimeout) timeout = defaultTimeout_;
+  if (timeout.count() <= 0) {
+    return invalidArgument(std::string(what) + ": timeout must be positive, got " + ms(timeout));
+  }
+  Status status = body(Clock::now() + timeout);
+  if (status.isOk()) return status;
+  // The same words as over TCP (run()), and the peers stop waiting at once.
+  const std::string where = " on rank " + std::to_string(rank_) + " of " + std::to_string(size_);
+  shm_->markBroken();
+  closeConnections();
+  if (aborted_ || status.code() == ErrorCode::kCancelled) {
+    return fail(Status(ErrorCode::kCancelled, std::string(what) + " cancelled" + where +
+                                                  ": the communicator was aborted"));
+  }
+  if (status.code() == ErrorCode::kTimeout) {
+    return fail(timeoutError(std::string(what) + " timed out after " + ms(timeout) + where +
+                             " (a peer did not take part in time)"));
+  }
+  return fail(ioError(
+      std::string(what) + " failed" + where +
+      " (a peer failed, aborted or closed its connection); shared memory: " + status.message()));
+}
+
+Status GlooCommunicator::setUpSharedMemory() {
+  if (size_ == 1) return Status::ok();
+  std::string mine = hostIdentity();
+  mine.resize(kHostIdentityBytes, '\0');
+  std::vector<char> all(kHostIdentityBytes * static_cast<size_t>(size_));
+  RM_RETURN_IF_ERROR(allgather(mine.data(), all.data(), kHostIdentityBytes, defaultTimeout_));
+  for (int r = 0; r < size_; ++r) {  // every rank sees the same table: they all decide alike
+    if (std::memcmp(all.data() + kHostIdentityBytes * static_cast<size_t>(r), mine.data(),
+                    kHostIdentityBytes) != 0) {
+      return Status::ok();  // not all on this host: TCP between them
+    }
+  }
+  const auto share_name = [this](std::string* name) {
+    std::array<char, 256> buffer{};
+    std::memcpy(buffer.data(), name->data(), std::min(name->size(), buffer.size() - 1));
+    RM_RETURN_IF_ERROR(broadcast(buffer.data(), buffer.size(), 0, defaultTimeout_));
+    *name = std::string(buffer.data());
+    return Status::ok();
+  };
+  const auto agree = [this](bool ok_here) -> Result<bool> {
+    float failed = ok_here ? 0.0f : 1.0f;  // over TCP: shm_ is not set yet
+    RM_RETURN_IF_ERROR(allreduce(&failed, 1, ReduceOp::kSum, defaultTimeout_));
+    return failed == 0.0f;
+  };
+  auto group = shm::ShmGroup::create(rank_, size_, share_name, agree);
+  if (group.isOk()) {
+    shm_ = std::move(*group);
+  } else if (group.status().code() != ErrorCode::kUnavailable) {
+    return group.status();  // the exchange itself failed: the communicator is broken
+  }
+  return Status::ok();
 }
 
 Status GlooCommunicator::broadcast(void* data, size_t bytes, int root,
@@ -273,6 +342,10 @@ Status GlooCommunicator::allgather(const void* send, void* recv, size_t bytesPer
 }
 
 Status GlooCommunicator::barrier(std::chrono::milliseconds timeout) {
+  if (shm_)
+    return inSharedMemory("barrier", timeout, [&](Clock::time_point deadline) {
+      return shm_->barrier(deadline, aborted_);
+    });
   return run("barrier", timeout, [&](std::chrono::milliseconds t) {
     const uint32_t tag = nextTag();
     if (size_ == 1) return;
@@ -285,6 +358,7 @@ Status GlooCommunicator::barrier(std::chrono::milliseconds timeout) {
 
 void GlooCommunicator::abort() {
   aborted_ = true;
+  if (shm_) shm_->markBroken();
   {
     std::lock_guard lock(mutex_);
     if (firstError_.isOk()) {
@@ -298,6 +372,7 @@ void GlooCommunicator::abort() {
 }
 
 void GlooCommunicator::closeConnections() {
+  if (shm_) shm_->markBroken();  // peers waiting in shared memory stop too
   std::lock_guard lock(mutex_);
   broken_ = true;
   if (!connectionsClosed_ && size_ > 1) {
@@ -386,8 +461,15 @@ Result<std::unique_ptr<Communicator>> createGlooCommunicator(const GlooOptions& 
     }
     return ioError("gloo connect failed" + where + ": " + error);
   }
-  return std::unique_ptr<Communicator>(
-      std::make_unique<gloo::GlooCommunicator>(std::move(context), options));
+  auto communicator = std::make_unique<gloo::GlooCommunicator>(std::move(context), options);
+  const char* shm = std::getenv("RINGMASTER_GLOO_SHM");
+  if (options.sharedMemory && !(shm && std::string(shm) == "0")) {
+    if (Status status = communicator->setUpSharedMemory(); !status.isOk()) {
+      return Status(status.code(),
+                    "gloo shared-memory set-up failed" + where + ": " + status.message());
+    }
+  }
+  return std::unique_ptr<Communicator>(std::move(communicator));
 }
 
 }  // namespace ringmaster::comm

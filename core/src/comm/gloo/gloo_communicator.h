@@ -16,6 +16,7 @@
 #include <thread>
 #include <vector>
 
+#include "comm/shm/shm_group.h"
 #include "ringmaster/comm/communicator.h"
 
 namespace ringmaster::comm::gloo {
@@ -45,6 +46,12 @@ class GlooCommunicator final : public Communicator {
   // connections and threads to measure what this class adds (tests/bench/bench_allreduce.cpp).
   const std::shared_ptr<::gloo::rendezvous::Context>& glooContext() const { return context_; }
 
+  // Called once by createGlooCommunicator() on every rank: when all ranks share this host,
+  // float32 allreduce and barrier go through shared memory (GlooOptions::sharedMemory). Errors only
+  // when the exchange over the connections failed; a segment that cannot be made leaves TCP.
+  Status setUpSharedMemory();
+  bool usesSharedMemory() const { return shm_ != nullptr; }
+
  private:
   // Registers the buffers of the collective in flight so that abort() can release waits on them.
   // Declare it after the gloo options that own the buffers: it must unregister them first.
@@ -65,6 +72,9 @@ class GlooCommunicator final : public Communicator {
   template <typename Body>
   Status run(const char* what, std::chrono::milliseconds timeout, Body&& body);
   Status fail(Status status);
+  // Runs `body(deadline)` on the shared-memory group and words its errors as run() does.
+  template <typename Body>
+  Status inSharedMemory(const char* what, std::chrono::milliseconds timeout, Body&& body);
   Status brokenStatus() const;
   uint32_t nextTag() { return nextTag_++; }
 
@@ -82,7 +92,8 @@ class GlooCommunicator final : public Communicator {
   const int size_;
   const std::chrono::milliseconds defaultTimeout_;
   const GlooOptions::Algorithm algorithm_;
-  uint32_t nextTag_ = 0;  // Only touched by the thread running collectives.
+  uint32_t nextTag_ = 0;                // Only touched by the thread running collectives.
+  std::unique_ptr<shm::ShmGroup> shm_;  // set before the first collective; markBroken() any thread
 
   std::atomic<bool> broken_{false};
   std::atomic<bool> aborted_{false};

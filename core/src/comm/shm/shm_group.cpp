@@ -1,0 +1,265 @@
+#include "comm/shm/shm_group.h"
+
+#include <fcntl.h>
+#include <linux/futex.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <random>
+#include <thread>
+
+namespace ringmaster::comm::shm {
+namespace {
+
+constexpr size_t kLine = 64;
+// A waiting rank first spins (tens of microseconds: a peer on another core reaching the barrier
+// when the ranks keep pace), then yields its core for a while (a peer without a core of its own
+// gets it: ranks often outnumber cores), and only then sleeps on the futex, whose wake-up costs
+// tens of microseconds more. Open MPI's shared-memory transport polls the same way.
+constexpr int kSpins = 64;
+constexpr auto kYieldFor = std::chrono::milliseconds(2);
+constexpr auto kPeerCheckEvery = std::chrono::milliseconds(100);
+
+size_t roundUp(size_t n, size_t to) { return (n + to - 1) / to * to; }
+
+void cpuRelax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#endif
+}
+
+// The futex word is the atomic's own 4 bytes (lock-free, address-free: valid across processes).
+uint32_t* word(std::atomic<uint32_t>& atomic) { return reinterpret_cast<uint32_t*>(&atomic); }
+
+void futexWait(std::atomic<uint32_t>& atomic, uint32_t expected, std::chrono::nanoseconds most) {
+  timespec timeout{static_cast<time_t>(most.count() / 1'000'000'000),
+                   static_cast<long>(most.count() % 1'000'000'000)};
+  syscall(SYS_futex, word(atomic), FUTEX_WAIT, expected, &timeout, nullptr, 0);
+}
+
+void futexWakeAll(std::atomic<uint32_t>& atomic) {
+  syscall(SYS_futex, word(atomic), FUTEX_WAKE, INT32_MAX, nullptr, nullptr, 0);
+}
+
+std::string errnoText(const std::string& what) { return what + ": " + std::strerror(errno); }
+
+}  // namespace
+
+struct ShmGroup::Header {
+  alignas(kLine) std::atomic<uint32_t> arrived{0};
+  alignas(kLine) std::atomic<uint32_t> generation{0};
+  alignas(kLine) std::atomic<uint32_t> sleepers{0};
+  alignas(kLine) std::atomic<uint32_t> broken{0};
+  alignas(kLine) int32_t pids[1];  // one per rank: the segment is sized for them
+};
+static_assert(std::atomic<uint32_t>::is_always_lock_free);
+
+size_t ShmGroup::headerBytes(int size) {
+  return roundUp(offsetof(Header, pids) + sizeof(int32_t) * static_cast<size_t>(size), kLine);
+}
+
+Result<std::unique_ptr<ShmGroup>> ShmGroup::create(int rank, int size, const ShareName& share_name,
+                                                   const Agree& agree, size_t slot_bytes) {
+  slot_bytes = std::min(slot_bytes, kMaxSegmentBytes / static_cast<size_t>(size + 1));
+  slot_bytes = std::max<size_t>(4096, slot_bytes / kLine * kLine);
+  const size_t bytes = headerBytes(size) + slot_bytes * static_cast<size_t>(size + 1);
+
+  std::string name;
+  std::string error;
+  int fd = -1;
+  if (rank == 0) {
+    std::random_device random;
+    name = "/ringmaster-" + std::to_string(getpid()) + "-" + std::to_string(random()) +
+           std::to_string(random());
+    fd = shm_open(name.c_str(), O_CREAT | O_EXCL | O_RDWR | O_CLOEXEC, 0600);
+    if (fd < 0) {
+      error = errnoText("creating shared memory " + name);
+    } else if (int rc = ftruncate(fd, static_cast<off_t>(bytes)) != 0
+                            ? errno
+                            : posix_fallocate(fd, 0, static_cast<off_t>(bytes));
+               rc != 0) {
+      // Without the pages reserved, a full /dev/shm would kill a rank with SIGBUS mid-step.
+      error =
+          "reserving " + std::to_string(bytes >> 10) + " KB of shared memory: " + std::strerror(rc);
+    }
+    if (!error.empty()) name.clear();  // tells the others
+  }
+  RM_RETURN_IF_ERROR(share_name(&name));
+  if (name.empty() && error.empty()) error = "rank 0 could not create the shared memory";
+  if (rank != 0 && error.empty()) {
+    fd = shm_open(name.c_str(), O_RDWR | O_CLOEXEC, 0600);
+    if (fd < 0) error = errnoText("opening shared memory " + name);
+  }
+  void* base = MAP_FAILED;
+  if (error.empty()) {
+    base = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (base == MAP_FAILED) error = errnoText("mapping shared memory " + name);
+  }
+  if (fd >= 0) close(fd);
+  std::unique_ptr<ShmGroup> group;
+  if (base != MAP_FAILED) {
+    group.reset(new ShmGroup(rank, size, base, bytes, slot_bytes / sizeof(float)));
+    group->header_->pids[rank] = static_cast<int32_t>(getpid());
+  }
+  // Every rank has mapped it (or failed): the name can go. Nothing is left behind by a crash.
+  Result<bool> everyone = agree(error.empty());
+  if (rank == 0 && !name.empty()) shm_unlink(name.c_str());
+  RM_RETURN_IF_ERROR(everyone.status());
+  if (!error.empty()) return Status(ErrorCode::kUnavailable, error);
+  if (!*everyone) return Status(ErrorCode::kUnavailable, "a peer could not map the shared memory");
+  return group;
+}
+
+ShmGroup::ShmGroup(int rank, int size, void* base, size_t bytes, size_t slot_floats)
+    : rank_(rank),
+      size_(size),
+      base_(base),
+      bytes_(bytes),
+      slot_floats_(slot_floats),
+      header_(static_cast<Header*>(base)) {}
+
+ShmGroup::~ShmGroup() { munmap(base_, bytes_); }
+
+float* ShmGroup::slot(int rank) const {
+  return reinterpret_cast<float*>(static_cast<char*>(base_) + headerBytes(size_) +
+                                  slot_floats_ * sizeof(float) * static_cast<size_t>(rank));
+}
+
+float* ShmGroup::result() const { return slot(size_); }
+
+Status ShmGroup::barrier(Clock::time_point deadline, const std::atomic<bool>& aborted) {
+  return wait(deadline, aborted);
+}
+
+void ShmGroup::markBroken() {
+  header_->broken.store(1, std::memory_order_release);
+  header_->generation.fetch_add(1, std::memory_order_seq_cst);  // wakes waits at once
+  futexWakeAll(header_->generation);
+}
+
+Status ShmGroup::peerGone() const {
+  for (int r = 0; r < size_; ++r) {
+    const int32_t pid = header_->pids[r];
+    if (pid > 0 && kill(pid, 0) != 0 && errno == ESRCH) {
+      return ioError("the process of rank " + std::to_string(r) + " (pid " + std::to_string(pid) +
+                     ") is gone");
+    }
+  }
+  return Status::ok();
+}
+
+Status ShmGroup::wait(Clock::time_point deadline, const std::atomic<bool>& aborted) {
+  const uint32_t generation = header_->generation.load(std::memory_order_acquire);
+  const auto brokenStatus = [] { return ioError("a peer failed or was aborted"); };
+  if (header_->broken.load(std::memory_order_acquire)) return brokenStatus();
+  if (header_->arrived.fetch_add(1, std::memory_order_acq_rel) + 1 ==
+      static_cast<uint32_t>(size_)) {
+    header_->arrived.store(0, std::memory_order_relaxed);
+    header_->generation.fetch_add(1, std::memory_order_seq_cst);
+    if (header_->sleepers.load(std::memory_order_seq_cst) > 0) futexWakeAll(header_->generation);
+    return Status::ok();
+  }
+  const auto waiting_since = Clock::now();
+  auto next_check = waiting_since + kPeerCheckEvery;
+  for (int spins = 0;; ++spins) {
+    if (aborted.load(std::memory_order_relaxed)) {  // first: an abort here also breaks the group
+      return Status(ErrorCode::kCancelled, "the communicator was aborted");
+    }
+    if (header_->generation.load(std::memory_order_acquire) != generation) {
+      return header_->broken.load(std::memory_order_acquire) ? brokenStatus() : Status::ok();
+    }
+    if (spins < kSpins) {
+      cpuRelax();
+      continue;
+    }
+    const auto now = Clock::now();
+    if (now >= deadline) return timeoutError("a peer did not take part in time");
+    if (now >= next_check) {
+      RM_RETURN_IF_ERROR(peerGone());
+      next_check = now + kPeerCheckEvery;
+    }
+    if (now - waiting_since < kYieldFor) {
+      std::this_thread::yield();
+      continue;
+    }
+    // Asleep until the last rank arrives (it wakes sleepers), or a moment to look again.
+    header_->sleepers.fetch_add(1, std::memory_order_seq_cst);
+    futexWait(header_->generation, generation,
+              std::min<Clock::duration>(deadline - now, std::chrono::milliseconds(20)));
+    header_->sleepers.fetch_sub(1, std::memory_order_seq_cst);
+  }
+}
+
+Status ShmGroup::allreduce(float* data, size_t count, float scale, Clock::time_point deadline,
+                           const std::atomic<bool>& aborted) {
+  if (count <= std::min(kSmallBytes / sizeof(float), slot_floats_ / 2)) {
+    return allreduceSmall(data, count, scale, deadline, aborted);
+  }
+  if (small_reads_pending_) {  // the slots are about to be overwritten whole: see allreduceSmall
+    RM_RETURN_IF_ERROR(wait(deadline, aborted));
+    small_reads_pending_ = false;
+  }
+  const size_t line_floats = kLine / sizeof(float);
+  for (size_t offset = 0; offset < count; offset += slot_floats_) {
+    const size_t n = std::min(slot_floats_, count - offset);
+    std::memcpy(slot(rank_), data + offset, n * sizeof(float));
+    RM_RETURN_IF_ERROR(wait(deadline, aborted));
+    // This rank's share, whole cache lines apart from its neighbours' writes.
+    const size_t share = roundUp((n + static_cast<size_t>(size_) - 1) / size_, line_floats);
+    const size_t lo = std::min(n, share * static_cast<size_t>(rank_));
+    const size_t hi = std::min(n, lo + share);
+    float* out = result();
+    const float* first = slot(0);
+    if (size_ == 2) {  // the common case, one pass
+      const float* second = slot(1);
+      for (size_t i = lo; i < hi; ++i) out[i] = (first[i] + second[i]) * scale;
+    } else {
+      const float* second = slot(1);
+      for (size_t i = lo; i < hi; ++i) out[i] = first[i] + second[i];
+      for (int r = 2; r + 1 < size_; ++r) {
+        const float* in = slot(r);
+        for (size_t i = lo; i < hi; ++i) out[i] += in[i];
+      }
+      const float* last = slot(size_ - 1);
+      for (size_t i = lo; i < hi; ++i) out[i] = (out[i] + last[i]) * scale;  // scale fused
+    }
+    RM_RETURN_IF_ERROR(wait(deadline, aborted));
+    std::memcpy(data + offset, out, n * sizeof(float));
+  }
+  return Status::ok();
+}
+
+// One barrier instead of two: every rank writes its buffer into its slot, and after the barrier
+// every rank sums all slots itself, in rank order (so every rank gets the same floats, bit for
+// bit). The slots alternate between two halves from call to call: a rank writing a half again
+// two calls later has passed the barrier of the call between, which every rank reached only
+// after reading that half. A large allreduce, which writes whole slots, first waits once more.
+Status ShmGroup::allreduceSmall(float* data, size_t count, float scale, Clock::time_point deadline,
+                                const std::atomic<bool>& aborted) {
+  const size_t base = (small_calls_++ % 2) * (slot_floats_ / 2);
+  std::memcpy(slot(rank_) + base, data, count * sizeof(float));
+  RM_RETURN_IF_ERROR(wait(deadline, aborted));
+  const float* first = slot(0) + base;
+  const float* second = slot(1) + base;
+  if (size_ == 2) {
+    for (size_t i = 0; i < count; ++i) data[i] = (first[i] + second[i]) * scale;
+  } else {
+    for (size_t i = 0; i < count; ++i) data[i] = first[i] + second[i];
+    for (int r = 2; r + 1 < size_; ++r) {
+      const float* in = slot(r) + base;
+      for (size_t i = 0; i < count; ++i) data[i] += in[i];
+    }
+    const float* last = slot(size_ - 1) + base;
+    for (size_t i = 0; i < count; ++i) data[i] = (data[i] + last[i]) * scale;
+  }
+  small_reads_pending_ = true;
+  return Status::ok();
+}
+
+}  // namespace ringmaster::comm::shm

@@ -1,0 +1,91 @@
+#pragma once
+// ShmGroup: allreduce and barrier between the ranks of one communicator that share a host, through
+// one shared-memory segment instead of TCP over loopback. Gloo has no shared-memory transport, so
+// two ranks on one machine paid two kernel copies and a loopback round trip per segment (about 1 ms
+// for a 52 KB gradient against a 0.06 ms step); Open MPI's vader and NCCL's SHM path show what
+// shared memory buys.
+//
+// The segment holds a barrier, one slot per rank and a result area. Up to kSmallBytes, every rank
+// copies its buffer into its slot, and after one barrier sums every slot itself. Larger float32
+// allreduces go in chunks of a slot: every rank copies its chunk into its slot; barrier; each rank
+// reduces its 1/size share of the chunk over every slot into the result area (the average's scale
+// applied in the same pass); barrier; every rank copies the result out. Each byte crosses memory
+// about three times per rank, and no system call is made while the ranks keep pace (the barrier
+// spins briefly before it sleeps on a futex).
+//
+// Failure: a rank that times out, is aborted or finds a peer process gone marks the segment
+// broken, which ends every peer's wait at once (the communicator is then broken, as for Gloo). A
+// segment is unlinked as soon as every rank has mapped it, so none is left behind by a crash.
+//
+// Thread-safety: allreduce() from one thread at a time (the communicator's collectives are);
+// markBroken() from any thread.
+
+#include <atomic>
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "ringmaster/util/result.h"
+
+namespace ringmaster::comm::shm {
+
+class ShmGroup {
+ public:
+  using Clock = std::chrono::steady_clock;
+  // Sends rank 0's segment name to every rank (in: rank 0's name; out: everyone's), over the
+  // communicator's existing connections.
+  using ShareName = std::function<Status(std::string* name)>;
+  // Every rank calls it once it has mapped the segment, or failed to: true when every rank did
+  // (an allreduce over the communicator's connections), so all ranks decide alike.
+  using Agree = std::function<Result<bool>(bool ok_here)>;
+
+  // A segment for `size` ranks with slots of at most `slot_bytes` (smaller when /dev/shm is
+  // small: the whole segment stays under kMaxSegmentBytes).
+  // UNAVAILABLE (on every rank) when some rank could not make or map it.
+  static Result<std::unique_ptr<ShmGroup>> create(int rank, int size, const ShareName& share_name,
+                                                  const Agree& agree,
+                                                  size_t slot_bytes = kDefaultSlotBytes);
+  ~ShmGroup();
+  ShmGroup(const ShmGroup&) = delete;
+  ShmGroup& operator=(const ShmGroup&) = delete;
+
+  static constexpr size_t kDefaultSlotBytes = size_t{256} << 10;
+  static constexpr size_t kMaxSegmentBytes = size_t{32} << 20;  // Docker's /dev/shm is 64 MB
+  // Up to this size an allreduce takes one barrier (every rank sums every slot) instead of two.
+  static constexpr size_t kSmallBytes = size_t{64} << 10;
+
+  // data[i] = scale * sum over ranks of their data[i], in place. Errors: TIMEOUT (a peer did not
+  // take part before `deadline`), CANCELLED (`aborted` became true), IO (a peer failed or its
+  // process is gone). Any error leaves the group broken.
+  Status allreduce(float* data, size_t count, float scale, Clock::time_point deadline,
+                   const std::atomic<bool>& aborted);
+  // Returns once every rank has entered it; the same errors.
+  Status barrier(Clock::time_point deadline, const std::atomic<bool>& aborted);
+  // Ends every peer's wait; later calls fail. Any thread.
+  void markBroken();
+
+ private:
+  struct Header;
+  static size_t headerBytes(int size);  // the header and one pid per rank, whole cache lines
+  ShmGroup(int rank, int size, void* base, size_t bytes, size_t slot_floats);
+  Status wait(Clock::time_point deadline, const std::atomic<bool>& aborted);
+  Status allreduceSmall(float* data, size_t count, float scale, Clock::time_point deadline,
+                        const std::atomic<bool>& aborted);
+  Status peerGone() const;  // IO when a peer's process has exited, else OK
+  float* slot(int rank) const;
+  float* result() const;
+
+  const int rank_;
+  const int size_;
+  void* const base_;
+  const size_t bytes_;
+  const size_t slot_floats_;
+  Header* const header_;
+  uint64_t small_calls_ = 0;          // which half of the slots the next small one uses
+  bool small_reads_pending_ = false;  // peers may still read the last small one's slots
+};
+
+}  // namespace ringmaster::comm::shm
