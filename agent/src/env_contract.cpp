@@ -74,6 +74,9 @@ std::vector<std::string> buildRankEnvironment(const proto::JobLaunch& job,
   env.set("TORCHELASTIC_RESTART_COUNT", job.attempt() > 0 ? job.attempt() - 1 : 0);
   env.set("TORCHELASTIC_MAX_RESTARTS", job.max_restarts());
   env.set("TORCHELASTIC_RUN_ID", job.job_id());
+  if (!ctx.error_file.empty()) env.set("TORCHELASTIC_ERROR_FILE", ctx.error_file);
+  // The agent's own PWD would name the directory it was started in.
+  if (!ctx.workdir.empty()) env.set("PWD", ctx.workdir);
   // One OpenMP thread per rank unless told otherwise: N ranks x all cores oversubscribes the host.
   if (!job_sets_omp && !env.has("OMP_NUM_THREADS")) env.set("OMP_NUM_THREADS", "1");
   if (ctx.cuda_visible_devices) env.set("CUDA_VISIBLE_DEVICES", *ctx.cuda_visible_devices);
@@ -82,6 +85,7 @@ std::vector<std::string> buildRankEnvironment(const proto::JobLaunch& job,
   }
   // NCCL errors then abort the process instead of hanging the collective forever.
   env.set("TORCH_NCCL_ASYNC_ERROR_HANDLING", "1");
+  env.set("NCCL_ASYNC_ERROR_HANDLING", "1");  // its name before torch 2.2 (Debian's is 1.13)
 
   env.set("RINGMASTER_JOB_ID", job.job_id());
   env.set("RINGMASTER_ATTEMPT", job.attempt());

@@ -22,6 +22,8 @@ struct RankContext {
   // rank user reads (writeRendezvousKeyFile), never in the environment, where a script printing
   // os.environ would put it into its log.
   std::string rendezvous_key_file;
+  std::string error_file;  // TORCHELASTIC_ERROR_FILE (torch_error_file.h); empty: not set
+  std::string workdir;     // PWD: where the rank starts, as a shell started there would say
 };
 
 // The attempt's credential for the job's rendezvous store (security::attemptKeyPair of the job's

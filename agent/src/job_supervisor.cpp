@@ -20,6 +20,7 @@
 #include "rank_process.h"
 #include "rank_watch.h"
 #include "ringmaster/job/rank_phase.h"
+#include "torch_error_file.h"
 
 namespace ringmaster::agent {
 namespace {
@@ -470,6 +471,11 @@ Result<std::vector<int>> JobSupervisor::launch(const proto::JobLaunch& launch) {
       RM_RETURN_IF_ERROR(writeAgentFile(rank.phase_file, "", readers));
       RM_RETURN_IF_ERROR(giveToRanks(job.confinement, rank.phase_file));
     }
+    rank.error_file = attempt_dir + "/rank-" + std::to_string(rank.rank) + ".error.json";
+    context.error_file = rank.error_file;
+    RM_RETURN_IF_ERROR(writeAgentFile(rank.error_file, "", readers));
+    RM_RETURN_IF_ERROR(giveToRanks(job.confinement, rank.error_file));
+    context.workdir = workdir;
     context.cuda_visible_devices = device.cuda_visible_devices;
     SpawnRequest request{argv, buildRankEnvironment(launch, assignment, context, options_.base_env),
                          workdir, &job.confinement};
@@ -753,6 +759,10 @@ void JobSupervisor::recordExit(Job& job, Rank& rank, int wait_status) {
     state = proto::STOPPED;
   }
   exited->set_state(state);
+  // What PyTorch's @record wrote: the exception, the root cause torchrun would print.
+  if (state == proto::FAILED && exited->error().empty() && !rank.error_file.empty()) {
+    if (auto raised = readTorchErrorFile(rank.error_file)) exited->set_error(*raised);
+  }
   for (auto& line : lastLines(logPath(job.launch.job_id(), job.launch.attempt(), rank.rank), 100)) {
     exited->add_tail(std::move(line));
   }

@@ -117,6 +117,7 @@ class JobSupervisor {
     std::string device;      // what it trains on (RankStarted.device)
     double started_at = 0;   // unix seconds
     std::string phase_file;  // kept by native workers (job/rank_phase.h)
+    std::string error_file;  // TORCHELASTIC_ERROR_FILE (torch_error_file.h)
     std::string pending_line;
     int64_t next_step = 0;            // per-rank counter for metric lines without "step"
     int64_t last_step = -1;           // newest step seen; progress is a step above it

@@ -53,19 +53,26 @@ proto::JobFailure describeRankFailure(const proto::RankExited& exited, const std
   failure.set_signal(exited.signal());
   failure.set_step(step);
   std::string cause = "rank " + std::to_string(exited.rank()) + " on " + agent;
-  if (!exited.error().empty()) {
+  // A rank that never started is journaled with code 127 and why; a rank that ran may carry an
+  // error too: what killed it (its memory limit) or the exception it recorded (@record).
+  const bool never_started =
+      !exited.error().empty() && exited.exit_code() == 127 && exited.signal() == 0;
+  if (never_started) {
     failure.set_kind("launch");
     cause += " could not start: " + exited.error();
-  } else if (exited.signal() != 0) {
-    failure.set_kind("signalled");
-    const char* name = ::sigabbrev_np(exited.signal());
-    cause += " was killed by signal " + std::to_string(exited.signal()) +
-             (name ? std::string(" (SIG") + name + ")" : "");
   } else {
-    failure.set_kind("exited");
-    cause += " exited with code " + std::to_string(exited.exit_code());
+    if (exited.signal() != 0) {
+      failure.set_kind("signalled");
+      const char* name = ::sigabbrev_np(exited.signal());
+      cause += " was killed by signal " + std::to_string(exited.signal()) +
+               (name ? std::string(" (SIG") + name + ")" : "");
+    } else {
+      failure.set_kind("exited");
+      cause += " exited with code " + std::to_string(exited.exit_code());
+    }
+    if (step >= 0) cause += " at step " + std::to_string(step);
+    if (!exited.error().empty()) cause += ": " + exited.error();
   }
-  if (step >= 0) cause += " at step " + std::to_string(step);
   failure.set_cause(cause);
   for (auto& line : lastLines(log_path, 10)) failure.add_last_lines(std::move(line));
   return failure;

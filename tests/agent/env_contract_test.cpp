@@ -57,7 +57,10 @@ TEST(BuildRankEnvironment, SetsTheWholeContractForRank3OnAgent1) {
   ctx.agent_dir = "/var/lib/ringmaster-agent";
   ctx.cuda_visible_devices = "GPU-1b2c";
   ctx.checkpoint_dir = "/var/lib/ringmaster/jobs/job-42/checkpoints";
-  const auto env = asMap(buildRankEnvironment(twoAgentJob(), rank3(), ctx, {"PATH=/usr/bin"}));
+  ctx.error_file = "/var/lib/ringmaster/jobs/job-42/attempt-3/rank-3.error.json";
+  ctx.workdir = "/var/lib/ringmaster/jobs/job-42/work";
+  const auto env =
+      asMap(buildRankEnvironment(twoAgentJob(), rank3(), ctx, {"PATH=/usr/bin", "PWD=/root"}));
 
   const std::map<std::string, std::string> expected = {
       {"PATH", "/usr/bin"},
@@ -75,10 +78,13 @@ TEST(BuildRankEnvironment, SetsTheWholeContractForRank3OnAgent1) {
       {"TORCHELASTIC_RESTART_COUNT", "2"},
       {"TORCHELASTIC_MAX_RESTARTS", "5"},
       {"TORCHELASTIC_RUN_ID", "job-42"},
+      {"TORCHELASTIC_ERROR_FILE", "/var/lib/ringmaster/jobs/job-42/attempt-3/rank-3.error.json"},
+      {"PWD", "/var/lib/ringmaster/jobs/job-42/work"},
       {"OMP_NUM_THREADS", "1"},
       {"CUDA_VISIBLE_DEVICES", "GPU-1b2c"},
       {"CUDA_DEVICE_ORDER", "PCI_BUS_ID"},
       {"TORCH_NCCL_ASYNC_ERROR_HANDLING", "1"},
+      {"NCCL_ASYNC_ERROR_HANDLING", "1"},
       {"RINGMASTER_JOB_ID", "job-42"},
       {"RINGMASTER_ATTEMPT", "3"},
       {"RINGMASTER_RANK", "3"},

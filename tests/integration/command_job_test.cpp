@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sqlite3.h>
+#include <sys/stat.h>
 
 #include <chrono>
 #include <filesystem>
@@ -242,6 +243,24 @@ TEST_F(CommandJobTest, TheRendezvousSecretIsInAPrivateFileNotTheEnvironment) {
   EXPECT_EQ(log.out.find("RINGMASTER_RENDEZVOUS_SECRET_KEY="), std::string::npos) << log.out;
   EXPECT_NE(log.out.find("mode 600"), std::string::npos) << log.out;
   EXPECT_NE(log.out.find("key bytes 40"), std::string::npos) << log.out;
+}
+
+// `python:` names the interpreter of a .py command, as torchrun runs a script with its own; a
+// torchrun job without it runs python3 from the rank's PATH.
+TEST_F(CommandJobTest, APythonScriptRunsUnderTheInterpreterTheSpecNames) {
+  const std::string interpreter =
+      cluster_.writeSpec("my-python", "#!/bin/sh\necho \"interpreter ran $*\"\n");
+  ASSERT_EQ(::chmod(interpreter.c_str(), 0755), 0);
+  for (const std::string launcher : {"command", "torchrun"}) {
+    auto spec = cluster_.writeSpec(
+        "py.yaml",
+        "name: py\nlauncher: " + launcher +
+            "\ncommand: [train.py, --epochs, \"3\"]\nworld_size: 1\npython: " + interpreter + "\n");
+    auto submitted = cluster_.ctl({"submit", spec, "--wait"});
+    ASSERT_EQ(submitted.exit_code, 0) << launcher << submitted.out << submitted.err;
+    auto log = cluster_.ctl({"logs", submitted.firstLine(), "--rank", "0"});
+    EXPECT_EQ(log.out, "interpreter ran train.py --epochs 3\n") << launcher << log.err;
+  }
 }
 
 // Every attempt's logs stay readable from the client: `logs --attempt N`.

@@ -49,5 +49,37 @@ TEST(TorchDdp, TrainsOnTwoAgentsUnderTorchrunLauncher) {
   }
 }
 
+// torchrun's error file: PyTorch's @record writes the exception that ended a rank into
+// TORCHELASTIC_ERROR_FILE (the launcher test script dies with KeyError without it), and that
+// exception is the failure's root cause, as torchrun prints it. PWD is the rank's directory.
+TEST(TorchDdp, AnExceptionRecordedByTorchIsTheRootCause) {
+  if (runCommand({"/usr/bin/python3", "-c", "import torch.distributed"}).exit_code != 0) {
+    GTEST_SKIP() << "python3-torch is not installed for /usr/bin/python3";
+  }
+  Cluster cluster;
+  std::string error;
+  ASSERT_TRUE(cluster.addAgent("a1", 1, &error)) << error;
+  const std::string script =
+      "import os\n"
+      "from torch.distributed.elastic.multiprocessing.errors import record\n"
+      "assert os.environ['PWD'] == os.getcwd(), (os.environ['PWD'], os.getcwd())\n"
+      "assert os.environ['NCCL_ASYNC_ERROR_HANDLING'] == '1'\n"
+      "@record\n"
+      "def main():\n"
+      "    raise ValueError('bad batch at step 12')\n"
+      "main()\n";
+  auto spec = cluster.writeSpec("raise.py", script);
+  auto job_spec = cluster.writeSpec(
+      "raise.yaml", "name: raise\nlauncher: command\ncommand: [/usr/bin/python3, " + spec +
+                        "]\nplacement: [{agent: a1, ranks: 1}]\n");
+  auto submitted = cluster.ctl({"submit", job_spec, "--wait"}, 120000);
+  EXPECT_NE(submitted.exit_code, 0);
+  EXPECT_NE(submitted.out.find("ValueError: bad batch at step 12"), std::string::npos)
+      << submitted.out << submitted.err;
+  EXPECT_EQ(submitted.out.find("AssertionError"), std::string::npos) << submitted.out;
+  auto status = cluster.ctl({"status", submitted.firstLine()});
+  EXPECT_NE(status.out.find("ValueError: bad batch at step 12"), std::string::npos) << status.out;
+}
+
 }  // namespace
 }  // namespace ringmaster::testing

@@ -238,6 +238,7 @@ std::optional<JobDraft> readJobDraft(std::string_view text) {
       d.command = {command.Scalar()};
     }
     readScalar(root, "workdir", &d.workdir);
+    readScalar(root, "python", &d.python);
     d.env = readPairs(child(root, "env"));
     const YAML::Node placement = child(root, "placement");
     d.use_placement = placement.IsDefined() && !has(root, "world_size");
@@ -281,6 +282,7 @@ std::string writeJobDraft(const JobDraft& d) {
     o += "command: " + flowList(args) + "\n";
   }
   if (!d.workdir.empty()) o += "workdir: " + yamlString(d.workdir) + "\n";
+  if (!native && !d.python.empty()) o += "python: " + yamlString(d.python) + "\n";
   if (!d.env.empty()) {
     o += "env:\n";
     for (const auto& [name, text] : d.env)

@@ -68,6 +68,7 @@ struct JobDraft {
   std::string launcher = "native";
   std::vector<std::string> command;
   std::string workdir;
+  std::string python;  // the interpreter of a .py command (empty: omitted)
   std::vector<std::pair<std::string, std::string>> env;
   bool use_placement = false;
   std::vector<PlacementDraft> placement;

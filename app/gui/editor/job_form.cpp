@@ -164,8 +164,13 @@ QGroupBox* JobForm::buildCommandGroup() {
   command_preview_->setTextFormat(Qt::RichText);
   command_preview_->setWordWrap(true);
   command_preview_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  python_ =
+      lineEdit("python", tr("torchrun: python3 on the rank's PATH"),
+               tr("The interpreter that runs a .py script (an absolute path, or a name on the "
+                  "rank's PATH): set it to the environment that has your packages"));
   form->addRow(tr("Command line"), command_);
   form->addRow(tr("Arguments"), command_preview_);
+  form->addRow(tr("Python"), python_);
   return command_group_;
 }
 
@@ -366,6 +371,7 @@ void JobForm::setDraft(const JobDraft& d) {
   setIfChanged(launcher_, d.launcher);
   setIfChanged(backend_, d.backend);
   setTextIfChanged(workdir_, d.workdir);
+  setTextIfChanged(python_, d.python);
   setIfChanged(max_restarts_, d.max_restarts);
   setIfChanged(stop_grace_, d.stop_grace_seconds);
   if (splitShellWords(ss(command_->text())).words != d.command) {
@@ -432,6 +438,7 @@ JobDraft JobForm::draft() const {
   d.launcher = ss(launcher_->yamlText());
   d.backend = ss(backend_->yamlText());
   d.workdir = ss(workdir_->text());
+  d.python = ss(python_->text());
   d.max_restarts = ss(max_restarts_->yamlText());
   d.stop_grace_seconds = ss(stop_grace_->yamlText());
   d.command = splitShellWords(ss(command_->text())).words;

@@ -72,6 +72,7 @@ class JobForm : public QWidget {
   ChoiceField* launcher_;
   ChoiceField* backend_;
   QLineEdit* workdir_;
+  QLineEdit* python_;
   IntField* max_restarts_;
   IntField* stop_grace_;
   // Command

@@ -234,6 +234,7 @@ class SpecParser {
         {"launcher", &SpecParser::parseLauncherField},
         {"command", &SpecParser::parseCommand},
         {"workdir", &SpecParser::parseWorkdir},
+        {"python", &SpecParser::parsePython},
         {"env", &SpecParser::parseEnv},
         {"placement", &SpecParser::parsePlacement},
         {"world_size", &SpecParser::parseWorldSize},
@@ -521,6 +522,19 @@ class SpecParser {
       return;
     }
     spec_.workdir = *path;
+  }
+
+  void parsePython(const YAML::Node& key, const YAML::Node& value) {
+    const auto python = readString(value, key, "python", "an interpreter");
+    if (!python) return;
+    if (python->empty() || (python->find('/') != std::string::npos && (*python)[0] != '/')) {
+      report(where(value, key), "python",
+             "expected an absolute path or a program name, got " + singleQuoted(*python),
+             "e.g. python: /opt/conda/envs/train/bin/python, or python: python3.11 (found on "
+             "the rank's PATH)");
+      return;
+    }
+    spec_.python = *python;
   }
 
   void parseEnv(const YAML::Node& key, const YAML::Node& value) {

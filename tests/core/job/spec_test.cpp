@@ -496,6 +496,29 @@ workdir: runs/today
                              5, "workdir", "expected an absolute path, got 'runs/today'"));
 }
 
+TEST(JobSpec, ReadsThePythonInterpreterAndRejectsARelativePath) {
+  const SpecParseResult result = parse(R"(name: a
+launcher: torchrun
+command: [train.py]
+world_size: 1
+python: /opt/conda/envs/train/bin/python
+)");
+  ASSERT_TRUE(result.errors.empty()) << result.errors[0].message;
+  EXPECT_EQ(result.spec->python, "/opt/conda/envs/train/bin/python");
+  EXPECT_EQ(
+      parse("name: a\nlauncher: torchrun\ncommand: [t.py]\nworld_size: 1\npython: python3.11\n")
+          .spec->python,
+      "python3.11");
+  EXPECT_TRUE(hasSingleError(R"(name: a
+launcher: torchrun
+command: [train.py]
+world_size: 1
+python: envs/bin/python
+)",
+                             5, "python",
+                             "expected an absolute path or a program name, got 'envs/bin/python'"));
+}
+
 TEST(JobSpec, RejectsInvalidRegex) {
   EXPECT_TRUE(hasSingleError(R"(name: a
 launcher: command

@@ -54,6 +54,11 @@ struct JobSpec {
   Launcher launcher = Launcher::kCommand;  // required
   std::vector<std::string> command;        // argv; required (non-empty) for torchrun/command
   std::string workdir;                     // optional; an absolute path when given
+  // optional `python:`: the interpreter that runs a command whose first word is a .py script
+  // (torchrun runs scripts with its own interpreter). An absolute path, or a name looked up on
+  // the rank's PATH; empty: torchrun jobs use `python3` from that PATH, command jobs exec the
+  // script itself.
+  std::string python;
   // Names match [A-Za-z_][A-Za-z0-9_]* and are never reserved (see isReservedEnvName()).
   std::vector<std::pair<std::string, std::string>> env;
   std::vector<PlacementEntry> placement;  // either placement ...
