@@ -101,7 +101,10 @@ check "status says Slurm cancelled it" grep -q "slurm job $slurm_id on fake: can
 
 # 3. The time limit: Slurm's --signal stops the ranks before it (they checkpoint), and the job
 # ends as timed out, not completed.
-sed -e 's/nodes: 3$/nodes: 1/' -e 's/time: "30:00"/time: "2"/' "$dir/long.yaml" >"$dir/limit.yaml"
+# Long enough to outlast the limit: on one node its two ranks allreduce in shared memory, and
+# 2000 epochs took under 2 minutes.
+sed -e 's/nodes: 3$/nodes: 1/' -e 's/time: "30:00"/time: "2"/' -e 's/epochs: 2000$/epochs: 100000/' \
+  "$dir/long.yaml" >"$dir/limit.yaml"
 echo "stop_grace_seconds: 5" >>"$dir/limit.yaml"
 "$ctl" submit "$dir/limit.yaml" >"$dir/limit.txt" 2>&1
 job=$(head -1 "$dir/limit.txt")

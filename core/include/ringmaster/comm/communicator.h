@@ -152,10 +152,11 @@ struct GlooOptions {
   // Allreduce algorithm; kAuto picks by size as described above.
   enum class Algorithm { kAuto, kRing, kBcube };
   Algorithm allreduceAlgorithm = Algorithm::kAuto;
-  // When every rank is on this host (same host name, boot, IPC and PID namespaces), float32
-  // allreduce goes through one shared-memory segment instead of TCP over loopback (the average's
-  // scale fused into the reduction). Falls back to TCP, silently, when the segment cannot be
-  // made (a full /dev/shm). RINGMASTER_GLOO_SHM=0 in the environment turns it off too.
+  // When every rank is on this host (same host name, boot, IPC, PID and network namespaces),
+  // float32 allreduce and barrier go through one shared-memory segment instead of TCP over
+  // loopback (the average's scale fused into the reduction). Falls back to TCP, silently, when
+  // the segment cannot be made (a full /dev/shm). RINGMASTER_GLOO_SHM=0 in the environment turns
+  // it off too.
   bool sharedMemory = true;
 };
 

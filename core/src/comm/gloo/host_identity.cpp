@@ -21,8 +21,11 @@ std::string hostIdentity() {
   gethostname(host, sizeof host - 1);
   std::string boot;
   std::getline(std::ifstream("/proc/sys/kernel/random/boot_id"), boot);
+  // The network namespace too: ranks whose agents stand apart on the network (containers, a
+  // test's partitioned agents) must fail apart as their TCP would, not go on through memory.
   std::string identity = std::string(host) + "|" + boot + "|" + namespaceOf("/proc/self/ns/ipc") +
-                         "|" + namespaceOf("/proc/self/ns/pid");
+                         "|" + namespaceOf("/proc/self/ns/pid") + "|" +
+                         namespaceOf("/proc/self/ns/net");
   identity.resize(std::min(identity.size(), kHostIdentityBytes));
   return identity;
 }

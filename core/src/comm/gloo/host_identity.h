@@ -1,6 +1,6 @@
 #pragma once
 // What makes two processes able to share memory segments and see each other's pids: the same
-// host name, the same boot (/proc/sys/kernel/random/boot_id) and the same IPC and PID
+// host name, the same boot (/proc/sys/kernel/random/boot_id) and the same IPC, PID and network
 // namespaces. Ranks whose identities are equal may use a shared-memory path (ShmGroup).
 
 #include <string>
