@@ -24,7 +24,12 @@ constexpr auto kReopenAfter = std::chrono::milliseconds(1500);  // see reopenUna
 // Ranks on other agents often fail a moment after the real culprit (a peer vanished from their
 // collective): the leader waits this long for the first cause before journaling one.
 constexpr auto kSettle = std::chrono::milliseconds(300);
-constexpr auto kLinger = std::chrono::seconds(10);  // a finished gang still answers its peers
+// A finished gang still answers its peers and repeats the outcome to those that have not
+// answered it, this long at most. The leader goes once every peer has answered the outcome, a
+// member a moment after it heard it: a per-job agent under Slurm then exits within a second of
+// its job's end instead of holding the allocation for kLinger.
+constexpr auto kLinger = std::chrono::seconds(10);
+constexpr auto kMemberLinger = std::chrono::milliseconds(200);  // its answer leaves first
 constexpr auto kProbeTimeout = std::chrono::milliseconds(200);
 
 double rejoinTimeout(const proto::RestartPolicy& policy) {
@@ -151,6 +156,7 @@ void GangCoordinator::reopenUnansweredConnections(Gang& gang, Clock::time_point 
     }
     peer.connection = connectTo(gang, member);
     peer.unanswered_since.reset();
+    peer.sent = peer.replies = peer.outcome_message = 0;  // a new connection counts afresh
   }
 }
 
@@ -164,8 +170,14 @@ void GangCoordinator::send(Gang& gang, const std::string& agent, proto::GangMess
   *envelope.mutable_gang() = std::move(message);
   // Never blocks: a peer that is not connected misses this one; the next heartbeat, soon (see
   // scheduleHeartbeat), repeats it.
-  if (!peer->second.connection->send(envelope, 0).isOk()) gang.unsent = true;
-  if (!peer->second.unanswered_since) peer->second.unanswered_since = Clock::now();
+  Peer& to = peer->second;
+  if (!to.connection->send(envelope, 0).isOk()) {
+    gang.unsent = true;
+  } else {
+    ++to.sent;
+    if (envelope.gang().has_outcome() && to.outcome_message == 0) to.outcome_message = to.sent;
+  }
+  if (!to.unanswered_since) to.unanswered_since = Clock::now();
 }
 
 // Without the quick resend, a rank exit or an outcome sent while the connection's handshake was
@@ -259,7 +271,7 @@ proto::Envelope GangCoordinator::handle(const proto::Envelope& request) {
     startAttempt(gang, message.attempt(), message.restart());
   } else if (message.has_outcome() && !gang.outcome) {
     gang.outcome = message.outcome();
-    gang.drop_at = Clock::now() + kLinger;
+    gang.drop_at = Clock::now() + kMemberLinger;  // this answer tells the leader it knows
     (void)parts_.supervisor->stop(gang.launch.job_id(), std::chrono::milliseconds(0));
   }
   proto::Envelope reply;
@@ -288,7 +300,13 @@ void GangCoordinator::onReadable() {
         const int size = zmq_recv(peer.connection->socket(), buffer, sizeof buffer, ZMQ_DONTWAIT);
         if (size < 0) break;
         peer.unanswered_since.reset();
-        if (gang.outcome) continue;
+        ++peer.replies;
+        if (gang.outcome) {
+          if (peer.outcome_message != 0 && peer.replies >= peer.outcome_message) {
+            peer.knows_outcome = true;
+          }
+          continue;
+        }
         auto reply = protocol::decode(buffer, std::min<size_t>(size, sizeof buffer));
         if (!reply.isOk() || !reply->has_error()) {
           if (!peer.lost) {  // a lost peer is a member again by its own messages (handle)
@@ -661,12 +679,21 @@ GangCoordinator::Clock::time_point GangCoordinator::onTimer(Clock::time_point no
         it = gangs_.erase(it);
         continue;
       }
-      if (now >= gang.next_heartbeat) {
+      // An agent cut off by the network may come back and must then hear that it was left out
+      // (it may be a lost peer, or out of this attempt already): the leader lingers for it,
+      // unless it is known to be down for good.
+      const bool none_left_out = static_cast<int>(gang.members.size()) >= gang.original_agents;
+      const bool everyone_knows =
+          none_left_out && std::all_of(gang.peers.begin(), gang.peers.end(), [](const auto& peer) {
+            return peer.second.down || peer.second.knows_outcome;
+          });
+      if (leads(gang) && everyone_knows) gang.drop_at = std::min(gang.drop_at, now);
+      if (now >= gang.next_heartbeat && now < gang.drop_at) {
         if (leads(gang)) {
           for (auto& [agent, peer] : gang.peers) {
             proto::GangMessage message;
             *message.mutable_outcome() = *gang.outcome;
-            if (!peer.lost) send(gang, agent, std::move(message));
+            if (!peer.lost && !peer.knows_outcome) send(gang, agent, std::move(message));
           }
         }
         scheduleHeartbeat(gang, now);

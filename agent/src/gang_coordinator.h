@@ -85,6 +85,12 @@ class GangCoordinator {
     std::optional<Clock::time_point> unanswered_since;
     Clock::time_point last_heard;
     bool answered = false;  // it has answered as a member: it knows the job
+    // Messages sent on `connection` and replies to them (every gang message is answered, in
+    // order), to know when a peer has answered the outcome: then the leader need not linger.
+    uint64_t sent = 0;
+    uint64_t replies = 0;
+    uint64_t outcome_message = 0;  // the number of the first outcome message sent; 0: none
+    bool knows_outcome = false;
     bool lost = false;
     bool down = false;  // lost, and known not to come back (see peer_probe.h)
     Clock::time_point lost_at;

@@ -46,6 +46,7 @@ namespace {
 constexpr int kClusterTab = 0, kEditorTab = 1, kHistoryTab = 2, kFixedTabs = 3;
 const char* const kOpenJobsKey = "window/openJobs";
 const char* const kComparisonsKey = "window/comparisons";  // each: its job ids, one a line
+const char* const kConfigDiffsKey = "window/configDiffs";  // the same, of Compare configs tabs
 const char* const kHistorySelectionKey = "history/selected";
 
 bool terminal(const QString& state) {
@@ -183,12 +184,7 @@ MainWindow::MainWindow(const AppOptions& options, QWidget* parent)
   });
   connect(history_, &HistoryView::refreshRequested, this,
           [this] { runs_token_ = bridge_.listRuns(); });
-  connect(history_, &HistoryView::compareConfigs, this, [this](const QStringList& job_ids) {
-    auto* view = new ConfigDiffView(history_->specsOf(job_ids));
-    const int index = tabs_->addTab(view, tr("Configs of %1 runs").arg(job_ids.size()));
-    tabs_->setTabToolTip(index, job_ids.join("\n"));
-    tabs_->setCurrentIndex(index);
-  });
+  connect(history_, &HistoryView::compareConfigs, this, &MainWindow::openConfigDiff);
   // Archive, delete, undo: written by the session's one writer, then the runs are read again.
   connect(history_, &HistoryView::editRuns, this, [this](const RunEdit& edit) {
     const double now = QDateTime::currentMSecsSinceEpoch() / 1000.0;
@@ -514,6 +510,11 @@ void MainWindow::onRunsListed(uint64_t token, const Result<std::vector<client::R
   if (!restoring_history_selection_.isEmpty()) {
     history_->selectJobIds(std::exchange(restoring_history_selection_, {}));
   }
+  for (const QString& ids : std::exchange(restoring_config_diffs_, {})) {
+    const int current = tabs_->currentIndex();
+    openConfigDiff(ids.split('\n', Qt::SkipEmptyParts));
+    tabs_->setCurrentIndex(current);  // restored tabs do not take the user's place
+  }
 }
 
 void MainWindow::startLocalAgent(bool then_demo) {
@@ -563,6 +564,14 @@ void MainWindow::submitDemo() {
   submit_token_ = bridge_.submit(std::move(spec));
 }
 
+void MainWindow::openConfigDiff(const QStringList& job_ids) {
+  auto* view = new ConfigDiffView(history_->specsOf(job_ids));
+  const int index = tabs_->addTab(view, tr("Configs of %1 runs").arg(job_ids.size()));
+  tabs_->setTabToolTip(index, job_ids.join("\n"));
+  tabs_->setCurrentIndex(index);
+  saveLayout();
+}
+
 void MainWindow::restoreLayout() {
   QSettings settings;
   restoreGeometry(settings.value("window/geometry").toByteArray());
@@ -571,6 +580,8 @@ void MainWindow::restoreLayout() {
   const QStringList dashboards = settings.value(kOpenJobsKey).toStringList();
   const QStringList comparisons = settings.value(kComparisonsKey).toStringList();
   const int current = settings.value("window/currentTab", kClusterTab).toInt();
+  // The specs are the History's: these open when its runs are first listed (onRunsListed).
+  restoring_config_diffs_ = settings.value(kConfigDiffsKey).toStringList();
   restoring_history_selection_ = settings.value(kHistorySelectionKey).toStringList();
   for (const QString& id : dashboards) openDashboard(id);
   for (const QString& ids : comparisons) openComparison(ids.split('\n', Qt::SkipEmptyParts));
@@ -592,6 +603,11 @@ void MainWindow::saveLayout() {
     }
   }
   settings.setValue(kComparisonsKey, comparisons);
+  QStringList config_diffs = restoring_config_diffs_;  // not open yet: still to be restored
+  for (int i = kFixedTabs; i < tabs_->count(); ++i) {
+    if (qobject_cast<ConfigDiffView*>(tabs_->widget(i))) config_diffs << tabs_->tabToolTip(i);
+  }
+  settings.setValue(kConfigDiffsKey, config_diffs);
   if (restoring_history_selection_.isEmpty()) {
     settings.setValue(kHistorySelectionKey, history_->selectedJobIds());
   }

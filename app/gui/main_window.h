@@ -55,6 +55,8 @@ class MainWindow : public QMainWindow {
   DashboardView* openDashboard(const QString& job_id, bool live = true);
   DashboardView* dashboard(const QString& job_id) const;
   void openComparison(const QStringList& job_ids);
+  // The selected runs' specs side by side (ConfigDiffView), kept across restarts.
+  void openConfigDiff(const QStringList& job_ids);
 
   SessionBridge* bridge() { return &bridge_; }
   QTabWidget* tabs() const { return tabs_; }
@@ -115,6 +117,7 @@ class MainWindow : public QMainWindow {
   QTimer* history_reload_ = nullptr;
   QString last_submitted_;
   QStringList restoring_history_selection_;  // until the History lists its runs
+  QStringList restoring_config_diffs_;       // likewise: their specs come with the runs
   bool restored_ = false;                    // the layout is back: changes to it are saved
 };
 

@@ -25,8 +25,23 @@ slurm_id=$(sed -n 's/^slurm job \([0-9]*\) on fake, .*/\1/p' "$dir/submit.txt" |
 check "submit --wait succeeds" test "$rc" = 0
 check "submit says Slurm's job id" test -n "$slurm_id"
 check "the job ran on three nodes" grep -q "succeeded: 6 rank(s)" "$dir/submit.txt"
-# The agents linger a few seconds for clients still reading, then exit, and Slurm ends the job.
+# The agents exit once every one of them has heard the outcome (they used to linger 10 s,
+# holding the allocation), and Slurm ends the job.
 for _ in $(seq 300); do [[ -z $(squeue -h -j "$slurm_id" 2>/dev/null) ]] && break; sleep 0.1; done
+# Seconds (the agents' log has whole seconds) from the outcome to the last agent's exit.
+release_s=$(python3 - "$dir/jobs/$job/slurm-$slurm_id.out" <<'PY'
+import datetime, sys
+stamps = {"outcome": [], "exit": []}
+for line in open(sys.argv[1]):
+    kind = "outcome" if "succeeded after" in line else "exit" if "over: exiting" in line else None
+    if kind:
+        stamps[kind].append(datetime.datetime.fromisoformat(line.split()[0]))
+print(int((max(stamps["exit"]) - min(stamps["outcome"])).total_seconds()))
+PY
+)
+echo "slurm_job_test: from the job's outcome to its last agent's exit: $release_s s"
+check "the agents exit within a second of the outcome ($release_s s, whole seconds)" \
+  test "${release_s:-99}" -le 1
 "$ctl" status "$job" >"$dir/status.txt" 2>&1
 cat "$dir/status.txt"
 for node in n1 n2 n3; do

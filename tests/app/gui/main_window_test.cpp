@@ -31,6 +31,7 @@
 #include "dashboard/dashboard_view.h"
 #include "dashboard/rank_table_model.h"
 #include "editor/job_editor.h"
+#include "history/config_diff_view.h"
 #include "history/history_model.h"
 #include "history/history_view.h"
 #include "local_agent.h"
@@ -286,6 +287,23 @@ TEST_F(MainWindowTest, DemoTrainsLiveAndLandsInHistory) {
             QStringList({job_id, second}).join("\n"));
   again.tabs()->setCurrentWidget(again.history());
   ASSERT_TRUE(waitFor([&] { return again.history()->selectedJobIds().size() == 2; }, 30000));
+
+  // A Compare configs tab comes back too, once the History has the runs' specs.
+  again.openConfigDiff({job_id, second});
+  MainWindow third(plain);
+  third.show();
+  ASSERT_TRUE(third.start());
+  ConfigDiffView* configs = nullptr;
+  ASSERT_TRUE(waitFor(
+      [&] {
+        for (int i = 0; i < third.tabs()->count() && !configs; ++i) {
+          configs = qobject_cast<ConfigDiffView*>(third.tabs()->widget(i));
+        }
+        return configs != nullptr;
+      },
+      30000));
+  EXPECT_EQ(third.tabs()->tabToolTip(third.tabs()->indexOf(configs)),
+            QStringList({job_id, second}).join("\n"));
 }
 
 // Regression (issue 21): with its only agent killed, a running job's dashboard said "RUNNING ·
