@@ -65,9 +65,10 @@ class SessionBridge::Inbox : public client::SessionSink {
   }
   void logChunk(uint64_t token, const std::string& job_id, int rank,
                 const Result<proto::LogChunk>& chunk) override {
-    answer([token, id = QString::fromStdString(job_id), rank, chunk](SessionBridge& b) {
-      emit b.logChunk(token, id, rank, chunk);
-    });
+    // A reader pages through a log one chunk after another: each waits for the last.
+    answer([token, id = QString::fromStdString(job_id), rank,
+            chunk](SessionBridge& b) { emit b.logChunk(token, id, rank, chunk); },
+           /*at_once=*/true);
   }
   void jobLoaded(uint64_t token, const Result<client::JobSnapshot>& snapshot) override {
     auto shared = std::make_shared<Result<client::JobSnapshot>>(snapshot);
@@ -89,13 +90,16 @@ class SessionBridge::Inbox : public client::SessionSink {
   }
 
  private:
-  void answer(std::function<void(SessionBridge&)> f) {
+  // at_once: delivered as soon as the GUI thread can (with the answers before it), not at the
+  // next tick. Only log chunks: a job's snapshot delivered at once landed in the same turn as
+  // the new dashboard's first paint (opening it stalled 17-23 ms instead of 12).
+  void answer(std::function<void(SessionBridge&)> f, bool at_once = false) {
     bool wake = false;
     {
       std::lock_guard<std::mutex> lock(mutex_);
       pending_.answers.push_back(std::move(f));
-      wake = !wake_posted_ && wake_;
-      wake_posted_ = true;
+      wake = at_once && !wake_posted_ && wake_;
+      wake_posted_ = wake_posted_ || wake;
     }
     if (wake) wake_();
   }
@@ -110,8 +114,8 @@ SessionBridge::SessionBridge(QObject* parent) : QObject(parent), inbox_(new Inbo
   timer_.setInterval(kDeliveryIntervalMs);
   timer_.setObjectName("bridge-delivery");
   connect(&timer_, &QTimer::timeout, this, &SessionBridge::deliver);
-  // An answer is what a user (or a reader paging a log) waits for: delivered at once rather
-  // than at the next tick, which made every log read take up to 40 ms.
+  // A log chunk is what a reader paging a log waits for: delivered at once rather than at the
+  // next tick, which made every read of a long log take up to 40 ms.
   inbox_->setWake([this] {
     QMetaObject::invokeMethod(this, &SessionBridge::deliverAnswers, Qt::QueuedConnection);
   });

@@ -3,7 +3,8 @@
 // journal sync and the SQLite batch writer live there) and hands what the session reports to the
 // GUI thread: records and agent statuses in batches, on a 40 ms timer, so that a flood of metrics
 // costs the GUI one wake-up per frame and never a wait on the network or on SQLite; answers to
-// requests (a log chunk, a loaded job) as soon as they come, in the order they came.
+// requests with them, in the order they came, but a log chunk at once (with the answers before
+// it): a log is read chunk after chunk.
 //
 // Thread safety: the public API and the signals belong to the GUI thread (the object's thread);
 // the sink side is called on the I/O thread and only touches the mutex-guarded inbox.
@@ -76,7 +77,7 @@ class SessionBridge : public QObject {
  private:
   class Inbox;
   void deliver();
-  void deliverAnswers();  // the answers only, as soon as they come (see the constructor)
+  void deliverAnswers();  // the answers only, at once (a log chunk came: see the constructor)
 
   std::unique_ptr<Inbox> inbox_;
   std::unique_ptr<client::ClusterSession> session_;
