@@ -338,22 +338,14 @@ void HistoryView::deleteSelected() {
   emit editRuns(edit);
 }
 
-void HistoryView::undoDelete() {
-  if (pending_delete_.isEmpty()) return;
-  undo_timer_->stop();
-  undo_bar_->hide();
-  RunEdit edit{RunEdit::Kind::kUndelete, {}};
-  for (const QString& id : std::exchange(pending_delete_, {})) {
-    edit.job_ids.push_back(id.toStdString());
-  }
-  emit editRuns(edit);
-}
+void HistoryView::undoDelete() { endPendingDelete(RunEdit::Kind::kUndelete); }
+void HistoryView::finishPendingDelete() { endPendingDelete(RunEdit::Kind::kPurge); }
 
-void HistoryView::finishPendingDelete() {
+void HistoryView::endPendingDelete(RunEdit::Kind kind) {
   if (pending_delete_.isEmpty()) return;
   undo_timer_->stop();
   undo_bar_->hide();
-  RunEdit edit{RunEdit::Kind::kPurge, {}};
+  RunEdit edit{kind, {}};
   for (const QString& id : std::exchange(pending_delete_, {})) {
     edit.job_ids.push_back(id.toStdString());
   }

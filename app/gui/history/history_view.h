@@ -90,6 +90,8 @@ class HistoryView : public QWidget {
   void cloneCurrent();
   void showColumnMenu(const QPoint& at);  // which columns show; kept with the header's state
   void tick();
+  // The pending delete ends: undone (kUndelete) or made final (kPurge).
+  void endPendingDelete(RunEdit::Kind kind);
 
   HistoryModel* model_;
   HistoryProxy* proxy_;
