@@ -35,8 +35,7 @@ TEST(LogMatcher, AMatchCutBetweenChunksIsFoundOnceAndMatchesDoNotOverlap) {
   EXPECT_EQ(find("aa", "aaaaa", {1}), (std::vector<uint64_t>{0, 2}));
   EXPECT_EQ(find("aa", "aaaaa", {3, 2}), (std::vector<uint64_t>{0, 2}));
   EXPECT_EQ(find("Traceback", "xxTrace", {7}), std::vector<uint64_t>{});
-  EXPECT_EQ(find("Traceback", "xxTraceback (most recent", {5, 2, 100}),
-            std::vector<uint64_t>{2});
+  EXPECT_EQ(find("Traceback", "xxTraceback (most recent", {5, 2, 100}), std::vector<uint64_t>{2});
 }
 
 TEST(LogMatcher, AnyChunkingFindsWhatOnePassFinds) {

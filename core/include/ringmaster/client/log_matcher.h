@@ -24,9 +24,9 @@ class LogMatcher {
   const std::string& needle() const { return needle_; }
 
  private:
-  std::string needle_;     // lower-cased
-  std::string carry_;      // the previous chunk's last bytes (lower-cased): a cut match's start
-  uint64_t carry_at_ = 0;  // the log offset of carry_[0]
+  std::string needle_;      // lower-cased
+  std::string carry_;       // the previous chunk's last bytes (lower-cased): a cut match's start
+  uint64_t carry_at_ = 0;   // the log offset of carry_[0]
   uint64_t next_free_ = 0;  // matches start here or later (no overlap with the last one)
   std::string buffer_;      // carry_ + the chunk, lower-cased; kept to reuse its memory
 };
