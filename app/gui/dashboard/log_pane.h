@@ -1,12 +1,12 @@
 #pragma once
-// The log of one rank of a job, read from the agent that runs it in chunks through the I/O
-// thread: follow (new output appears as it is written), search (Ctrl+F; Enter or F3 next,
-// Shift+Enter or Shift+F3 previous, "3 of 12"), and jump to the first error. Of a log longer
-// than the pane keeps (its last 8 MB), search covers the whole log off the GUI thread
-// (LogSearch: progress, count, Esc cancels), and a match before the shown end is shown in a
-// page of the log read around it. Shown as a terminal would show it: ANSI
-// colours drawn, a progress bar redrawn with '\r' one line (TerminalText). Scrolled up while
-// new lines arrive, "N new lines ↓" says how many and jumps back to the end.
+// The log of one rank of a job (any attempt), or of all its ranks at once, read from the agents
+// that run them in chunks through the I/O thread: follow (new output appears as it is written),
+// search (Ctrl+F; Enter or F3 next, Shift+Enter or Shift+F3 previous, "3 of 12"), and jump to the
+// first error. Of a log longer than the pane keeps (its last 8 MB), search covers the whole log
+// off the GUI thread (LogSearch: progress, count, Esc cancels), and a match before the shown end
+// is shown in a page of the log read around it. Shown as a terminal would show it: ANSI colours
+// drawn, a progress bar redrawn with '\r' one line (TerminalText). Scrolled up while new lines
+// arrive, "N new lines ↓" says how many and jumps back to the end.
 
 #include <QWidget>
 #include <map>
