@@ -84,10 +84,6 @@ void addBlasTuning(std::vector<std::string>* env) {
   if (__builtin_cpu_supports("avx512f")) env->push_back("OPENBLAS_CORETYPE=SkylakeX");
 }
 
-bool isPythonScript(const std::string& program) {
-  return program.size() > 3 && program.compare(program.size() - 3, 3, ".py") == 0;
-}
-
 std::vector<std::string> withJobEnv(const std::vector<std::string>& base,
                                     const proto::JobLaunch& launch) {
   std::vector<std::string> env = base;
@@ -155,7 +151,7 @@ std::vector<std::string> JobSupervisor::rankArgv(const proto::JobLaunch& launch)
             backend};
   }
   std::vector<std::string> argv(launch.argv().begin(), launch.argv().end());
-  if (launch.launcher() == proto::TORCHRUN && !argv.empty() && isPythonScript(argv[0])) {
+  if (launch.launcher() == proto::TORCHRUN && !argv.empty() && job::isPythonScript(argv[0])) {
     argv.insert(argv.begin(), "python3");
   }
   return argv;

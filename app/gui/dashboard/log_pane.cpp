@@ -315,25 +315,10 @@ void LogPane::onChunk(uint64_t token, const QString& job_id, int rank,
     shown_from_ = from + (taken->value().size() - data.size());
   }
   if (!data.empty()) {
-    QScrollBar* bar = text_->verticalScrollBar();
-    const bool at_end = bar->value() >= bar->maximum() - 2;
     std::vector<TerminalLine> lines = terminal_.feed(data);
     const size_t completed = lines.size();
     lines.push_back(terminal_.pending());
-    // The last block shows the line being written: it is replaced by that line's lines now.
-    QTextCursor cursor(text_->document());
-    cursor.beginEditBlock();
-    cursor.movePosition(QTextCursor::End);
-    cursor.movePosition(QTextCursor::StartOfBlock, QTextCursor::KeepAnchor);
-    cursor.removeSelectedText();
-    insertLines(cursor, lines);
-    cursor.endEditBlock();
-    if (at_end && follow_->isChecked()) {
-      bar->setValue(bar->maximum());
-    } else {
-      new_lines_ += completed;
-      sayNewLines();
-    }
+    replaceLastLine(lines, completed);
   }
   if (select_when_loaded_ && !drop_partial_line_) {
     const uint64_t match = *select_when_loaded_;
@@ -392,17 +377,23 @@ void LogPane::appendMerged(int rank, const std::vector<TerminalLine>& lines) {
     }
   }
   tagged.emplace_back();  // the text ends with a newline: the next lines go after it
+  replaceLastLine(tagged, lines.size());
+}
+
+void LogPane::replaceLastLine(const std::vector<TerminalLine>& lines, size_t completed) {
   QScrollBar* bar = text_->verticalScrollBar();
   const bool at_end = bar->value() >= bar->maximum() - 2;
   QTextCursor cursor(text_->document());
   cursor.beginEditBlock();
   cursor.movePosition(QTextCursor::End);
-  insertLines(cursor, tagged);
+  cursor.movePosition(QTextCursor::StartOfBlock, QTextCursor::KeepAnchor);
+  cursor.removeSelectedText();
+  insertLines(cursor, lines);
   cursor.endEditBlock();
   if (at_end && follow_->isChecked()) {
     bar->setValue(bar->maximum());
   } else {
-    new_lines_ += lines.size();
+    new_lines_ += completed;
     sayNewLines();
   }
 }

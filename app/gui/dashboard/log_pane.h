@@ -77,6 +77,9 @@ class LogPane : public QWidget {
   // "all ranks": every rank's lines as they come, each after "[rN] " in the rank's colour.
   void startMerged();
   void appendMerged(int rank, const std::vector<TerminalLine>& lines);
+  // The text's last line (the one being written, or empty) becomes `lines`; follows the end, or
+  // counts the `completed` lines among them as new ones below the user's place.
+  void replaceLastLine(const std::vector<TerminalLine>& lines, size_t completed);
   // Appends terminal lines at `cursor`, each styled run in its colours; no '\n' after the last.
   void insertLines(QTextCursor& cursor, const std::vector<TerminalLine>& lines);
   void sayNewLines();  // "N new lines ↓" while scrolled up, hidden at the end

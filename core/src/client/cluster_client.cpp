@@ -48,9 +48,9 @@ proto::JobLaunch baseLaunch(const job::JobSpec& spec, const std::string& job_id)
   launch.set_name(spec.name);
   launch.set_launcher(toProto(spec.launcher));
   // A .py script runs under the interpreter the spec names (torchrun: its own interpreter).
-  const bool script = !spec.command.empty() && spec.command[0].size() > 3 &&
-                      spec.command[0].compare(spec.command[0].size() - 3, 3, ".py") == 0;
-  if (script && !spec.python.empty()) launch.add_argv(spec.python);
+  if (!spec.command.empty() && job::isPythonScript(spec.command[0]) && !spec.python.empty()) {
+    launch.add_argv(spec.python);
+  }
   for (const auto& arg : spec.command) launch.add_argv(arg);
   launch.set_workdir(spec.workdir);
   for (const auto& [name, value] : spec.env) {

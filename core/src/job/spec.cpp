@@ -970,6 +970,10 @@ std::optional<Backend> parseBackend(std::string_view name) {
   return std::nullopt;
 }
 
+bool isPythonScript(std::string_view program) {
+  return program.size() > 3 && program.substr(program.size() - 3) == ".py";
+}
+
 bool isReservedEnvName(std::string_view name) {
   for (std::string_view reserved : kReservedEnvNames) {
     if (name == reserved) return true;

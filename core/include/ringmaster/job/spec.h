@@ -116,4 +116,8 @@ std::string formatDiagnostics(const std::vector<SpecDiagnostic>& diagnostics);
 // TORCHELASTIC_*, RINGMASTER_*), which a spec may not set.
 bool isReservedEnvName(std::string_view name);
 
+// A command's first word names a Python script ("train.py"): it runs under an interpreter
+// (the spec's `python:`, or python3 for torchrun).
+bool isPythonScript(std::string_view program);
+
 }  // namespace ringmaster::job
