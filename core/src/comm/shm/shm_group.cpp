@@ -91,7 +91,10 @@ Result<std::unique_ptr<ShmGroup>> ShmGroup::create(int rank, int size, const Sha
       error =
           "reserving " + std::to_string(bytes >> 10) + " KB of shared memory: " + std::strerror(rc);
     }
-    if (!error.empty()) name.clear();  // tells the others
+    if (!error.empty()) {
+      if (fd >= 0) shm_unlink(name.c_str());  // made but unusable: not left in /dev/shm
+      name.clear();                           // tells the others
+    }
   }
   RM_RETURN_IF_ERROR(share_name(&name));
   if (name.empty() && error.empty()) error = "rank 0 could not create the shared memory";
