@@ -248,9 +248,9 @@ Status GlooCommunicator::inSharedMemory(const char* what, std::chrono::milliseco
   }
   Status status = body(Clock::now() + timeout);
   if (status.isOk()) return status;
-  // The same words as over TCP (run()), and the peers stop waiting at once.
+  // The same words as over TCP (run()); closing marks the segment broken, so the peers stop
+  // waiting at once.
   const std::string where = " on rank " + std::to_string(rank_) + " of " + std::to_string(size_);
-  shm_->markBroken();
   closeConnections();
   if (aborted_ || status.code() == ErrorCode::kCancelled) {
     return fail(Status(ErrorCode::kCancelled, std::string(what) + " cancelled" + where +
@@ -358,7 +358,6 @@ Status GlooCommunicator::barrier(std::chrono::milliseconds timeout) {
 
 void GlooCommunicator::abort() {
   aborted_ = true;
-  if (shm_) shm_->markBroken();
   {
     std::lock_guard lock(mutex_);
     if (firstError_.isOk()) {
