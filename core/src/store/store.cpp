@@ -16,6 +16,7 @@
 #include <utility>
 
 #include "ringmaster/job/job_model.h"
+#include "store/metric_batch.h"
 #include "store/schema.h"
 #include "store/sqlite_util.h"
 
@@ -295,12 +296,14 @@ class Store::Impl {
 
   Statement begin_, commit_, rollback_;
   Statement insert_event_, accept_job_, ensure_job_, ensure_attempt_, accept_rank_, start_rank_,
-      exit_rank_, update_last_step_, select_series_, insert_series_, insert_metric_, insert_health_,
-      upsert_cursor_, select_cursor_, job_for_state_, rank_counts_, attempt_state_,
-      set_attempt_state_, attempt_decided_, set_job_state_, record_submission_, record_agent_,
-      select_agents_, select_jobs_, select_job_exact_, select_job_prefix_, select_job_attempt_,
+      exit_rank_, update_last_step_, select_series_, insert_series_, insert_health_, upsert_cursor_,
+      select_cursor_, job_for_state_, rank_counts_, attempt_state_, set_attempt_state_,
+      attempt_decided_, set_job_state_, record_submission_, record_agent_, select_agents_,
+      select_jobs_, select_job_exact_, select_job_prefix_, select_job_attempt_,
       select_max_rank_attempt_, select_ranks_, series_extent_, series_points_, next_health_agent_,
       latest_health_, health_range_, select_events_, count_all_metrics_, count_job_metrics_;
+  // The metric values of the open write transaction, inserted at its end (insertAll()).
+  MetricBatch metric_batch_;
   // metrics() statements by which filters are set (bit 0 job, 1 rank, 2 name, 3 attempt).
   std::array<Statement, 16> metric_queries_;
 
@@ -411,9 +414,6 @@ Status Store::Impl::prepareAll() {
       {&select_series_,
        "SELECT id FROM series WHERE job_id = ?1 AND attempt = ?2 AND rank = ?3 AND name = ?4"},
       {&insert_series_, "INSERT INTO series(job_id, attempt, rank, name) VALUES(?1, ?2, ?3, ?4)"},
-      {&insert_metric_,
-       "INSERT INTO metrics(series_id, seq, step, value, time) VALUES(?1, ?2, ?3, ?4, ?5) "
-       "ON CONFLICT DO NOTHING"},
       {&insert_health_,
        "INSERT INTO health(agent, seq, time, cpu_percent, mem_used, mem_total, load1, net_rx, "
        "net_tx, gpus) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10) ON CONFLICT DO NOTHING"},
@@ -484,7 +484,7 @@ Status Store::Impl::prepareAll() {
   for (const Entry& e : entries) {
     RM_ASSIGN_OR_RETURN(*e.stmt, Statement::prepare(db_.get(), e.sql));
   }
-  return Status::ok();
+  return metric_batch_.prepare(db_.get());
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -498,6 +498,7 @@ Status Store::Impl::applyChunks(const JournalChunk* chunks, size_t n) {
     // The batch's own failure is what is reported; a failed rollback leaves nothing committed.
     if (sqlite3_get_autocommit(db_.get()) == 0) (void)rollback_.run("rolling back");
     series_ids_.clear();
+    metric_batch_.clear();
   }
   return status;
 }
@@ -538,6 +539,8 @@ Status Store::Impl::applyInTransaction(const JournalChunk* chunks, size_t n) {
     upsert_cursor_.bindInt64(3, static_cast<int64_t>(chunk.next_seq));
     RM_RETURN_IF_ERROR(upsert_cursor_.run("advancing the cursor of " + *chunk.agent));
   }
+  // Nothing above reads the metrics table: holding its rows back to here changes no result.
+  RM_RETURN_IF_ERROR(metric_batch_.insertAll());
   RM_RETURN_IF_ERROR(writeProgress());
   RM_RETURN_IF_ERROR(refreshStates());
   return applyDecisions();
@@ -584,20 +587,13 @@ Result<int64_t> Store::Impl::seriesId(const std::string& job, uint32_t attempt, 
   return id;
 }
 
+// REQUIRES: `r` outlives the transaction (metric_batch_ keeps pointers to its strings).
 Status Store::Impl::applyMetric(const proto::JournalRecord& r) {
   const proto::MetricSample& m = r.metric();
-  sqlite3_stmt* insert = insert_metric_.get();
   for (const proto::MetricValue& v : m.values()) {
     RM_ASSIGN_OR_RETURN(const int64_t id, seriesId(r.job(), r.attempt(), m.rank(), v.name(), true));
-    // The hot path: every parameter is rebound, so no clear_bindings.
-    sqlite3_bind_int64(insert, 1, id);
-    sqlite3_bind_int64(insert, 2, static_cast<int64_t>(r.seq()));
-    sqlite3_bind_int64(insert, 3, m.step());
-    sqlite3_bind_double(insert, 4, v.value());
-    sqlite3_bind_double(insert, 5, r.time());
-    const int rc = sqlite3_step(insert);
-    sqlite3_reset(insert);
-    if (rc != SQLITE_DONE) return error(rc, "storing metric " + v.name());
+    metric_batch_.add(id, static_cast<int64_t>(r.seq()), m.step(), v.value(), r.time(), r.job(),
+                      m.rank(), v.name());
   }
   if (m.values_size() > 0) noteProgress(r.job(), r.attempt(), m.rank(), m.step());
   return Status::ok();

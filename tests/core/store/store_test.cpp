@@ -416,6 +416,52 @@ TEST_F(StoreTest, JobStateCombinesRecordsOfSeveralAgentsWithoutASubmission) {
   EXPECT_EQ((*ranks)[1].agent, "a2");
 }
 
+// Metric rows are held back to the end of the transaction and inserted grouped by series, many
+// per statement: what is stored must be what one-by-one inserts in journal order stored.
+TEST_F(StoreTest, InterleavedRanksInOneBatchAreStoredAsInJournalOrder) {
+  auto store = open();
+  constexpr int kRanks = 8;
+  constexpr uint64_t kRecords = 1001;  // 2002 values: many full statements and a remainder
+  std::vector<proto::JournalRecord> batch;
+  batch.push_back(accepted(1, "j1", 1, kRanks, {0, 1, 2, 3, 4, 5, 6, 7}));
+  uint64_t seq = 2;
+  for (uint64_t i = 0; i < kRecords; ++i, ++seq) {
+    const int rank = static_cast<int>(i % kRanks);
+    const double loss = i == 500 ? std::numeric_limits<double>::quiet_NaN() : 1.0 * seq;
+    batch.push_back(metric(seq, "j1", 1, rank, static_cast<int64_t>(i / kRanks),
+                           {{"loss", loss}, {"lr", -1.0 * seq}}, 150 + i));
+    if (i == 300) batch.push_back(health(++seq, "a1", 42, 300));
+  }
+  // The same key again later in the batch (a record read twice): the first one stays.
+  batch.push_back(metric(2, "j1", 1, 0, 0, {{"loss", 12345}}));
+  ASSERT_OK(store->applyJournal("a1", "jid", batch, seq));
+
+  EXPECT_EQ(*store->countMetrics("j1"), static_cast<int64_t>(2 * kRecords));
+  EXPECT_EQ(store->latestHealth()->size(), 1u);
+  for (int rank = 0; rank < kRanks; ++rank) {
+    auto loss = store->metrics({.job_id = "j1", .rank = rank, .name = std::string("loss")});
+    auto lr = store->metrics({.job_id = "j1", .rank = rank, .name = std::string("lr")});
+    ASSERT_TRUE(loss.isOk() && lr.isOk());
+    ASSERT_EQ(loss->size(), (kRecords + kRanks - 1 - rank) / kRanks) << "rank " << rank;
+    ASSERT_EQ(lr->size(), loss->size());
+    for (size_t k = 0; k < loss->size(); ++k) {
+      const MetricRow& row = (*loss)[k];
+      EXPECT_EQ(row.step, static_cast<int64_t>(k));
+      const uint64_t i = k * kRanks + static_cast<uint64_t>(rank);
+      // Records after the health sample are one seq further on.
+      const double row_seq = static_cast<double>(i + 2 + (i > 300 ? 1 : 0));
+      if (i == 500) {
+        EXPECT_TRUE(std::isnan(row.value));
+      } else {
+        EXPECT_DOUBLE_EQ(row.value, row_seq) << "rank " << rank << " step " << k;
+      }
+      EXPECT_DOUBLE_EQ((*lr)[k].value, -row_seq);
+      EXPECT_DOUBLE_EQ(row.time, 150.0 + static_cast<double>(i));
+    }
+  }
+  EXPECT_EQ((*store->ranks("j1"))[0].last_step, static_cast<int64_t>((kRecords - 1) / kRanks));
+}
+
 TEST_F(StoreTest, LastStepIsTheHighestStepStoredForTheRank) {
   auto store = open();
   ASSERT_OK(store->applyJournal("a1", "jid", {accepted(1, "j1", 1, 2, {0, 1})}, 2));
