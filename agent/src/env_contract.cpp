@@ -103,6 +103,7 @@ std::vector<std::string> buildRankEnvironment(const proto::JobLaunch& job,
     env.set("RINGMASTER_RENDEZVOUS_SECRET_KEY_FILE", ctx.rendezvous_key_file);
   }
   if (!job_sets_unbuffered && !env.has("PYTHONUNBUFFERED")) env.set("PYTHONUNBUFFERED", "1");
+  for (const auto& [name, value] : ctx.launcher_env) env.set(name, value);
 
   for (const proto::EnvVar& var : job.env()) {
     if (var.name().empty() || var.name().find('=') != std::string::npos) continue;

@@ -4,6 +4,7 @@
 
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "ringmaster/protocol/ringmaster.pb.h"
@@ -24,6 +25,9 @@ struct RankContext {
   std::string rendezvous_key_file;
   std::string error_file;  // TORCHELASTIC_ERROR_FILE (torch_error_file.h); empty: not set
   std::string workdir;     // PWD: where the rank starts, as a shell started there would say
+  // The launcher's own contract (launchers/launcher.h: TF_CONFIG, CROSS_RANK, ...), set after the
+  // common one, so the job's env may still replace them.
+  std::vector<std::pair<std::string, std::string>> launcher_env;
 };
 
 // The attempt's credential for the job's rendezvous store (security::attemptKeyPair of the job's
@@ -43,11 +47,11 @@ Result<security::KeyPair> rendezvousCredential(const proto::JobLaunch& job);
 // RINGMASTER_PHASE_FILE (only when ctx sets it: native ranks), RINGMASTER_RENDEZVOUS_ENDPOINT,
 // _SERVER_KEY, _PUBLIC_KEY and _SECRET_KEY_FILE (when the job has a rendezvous and ctx names the
 // key file),
-// RINGMASTER_AGENT_DIR (set last, so that a job cannot hide its processes from the agent that ends
-// what ranks leave behind: see leftovers.h); and, only when
-// neither base_env nor job.env sets them, OMP_NUM_THREADS=1, PYTHONUNBUFFERED=1 (so that Python
-// metric lines arrive promptly) and CUDA_DEVICE_ORDER=PCI_BUS_ID (so that CUDA's device indices
-// are NVML's, the ones the agent reports health under).
+// ctx.launcher_env (the launcher's own variables), RINGMASTER_AGENT_DIR (set last, so that a job
+// cannot hide its processes from the agent that ends what ranks leave behind: see leftovers.h);
+// and, only when neither base_env nor job.env sets them, OMP_NUM_THREADS=1, PYTHONUNBUFFERED=1 (so
+// that Python metric lines arrive promptly) and CUDA_DEVICE_ORDER=PCI_BUS_ID (so that CUDA's device
+// indices are NVML's, the ones the agent reports health under).
 //
 // base_env entries without '=' and job.env entries whose name is empty or contains '=' are
 // dropped: they cannot be expressed as KEY=VALUE (the job spec validator reports the latter).

@@ -16,6 +16,8 @@
 #include <set>
 
 #include "env_contract.h"
+#include "launchers/launcher.h"
+#include "launchers/python_entry.h"
 #include "leftovers.h"
 #include "rank_process.h"
 #include "rank_watch.h"
@@ -73,17 +75,6 @@ Status prepareJobDirs(const RankConfinement& ranks, const std::string& dir,
 constexpr size_t kMaxLineBytes = 64 * 1024;  // longer lines are logged but never metrics
 constexpr size_t kMaxJobBytes = 4u << 20;    // spec + command line, journaled in JobAccepted
 
-// Debian 12's OpenBLAS (0.3.21) does not recognise recent Xeons and falls back to its SSE3
-// kernels, 3-5x slower for the native trainer's GEMMs. On a CPU with AVX-512 its SkylakeX kernels
-// are safe, so ringmaster-worker gets them unless the environment already chose.
-void addBlasTuning(std::vector<std::string>* env) {
-  for (const auto& entry : *env) {
-    if (entry.rfind("OPENBLAS_CORETYPE=", 0) == 0) return;
-  }
-  __builtin_cpu_init();
-  if (__builtin_cpu_supports("avx512f")) env->push_back("OPENBLAS_CORETYPE=SkylakeX");
-}
-
 std::vector<std::string> withJobEnv(const std::vector<std::string>& base,
                                     const proto::JobLaunch& launch) {
   std::vector<std::string> env = base;
@@ -139,22 +130,10 @@ JobSupervisor::~JobSupervisor() {
   }
 }
 
-// native: ringmaster-worker with the job's native: section. torchrun runs `script.py args` with
-// the Python interpreter. Otherwise the program runs as it is.
-std::vector<std::string> JobSupervisor::rankArgv(const proto::JobLaunch& launch) const {
-  if (launch.launcher() == proto::NATIVE) {
-    // A job that backend auto put on the CPU (launch.cpu_reason) runs Gloo outright.
-    const std::string backend = !launch.cpu_reason().empty() ? "gloo"
-                                : launch.backend().empty()   ? "auto"
-                                                             : launch.backend();
-    return {options_.worker_path, "--config", jobDir(launch.job_id()) + "/native.yaml", "--backend",
-            backend};
-  }
-  std::vector<std::string> argv(launch.argv().begin(), launch.argv().end());
-  if (launch.launcher() == proto::TORCHRUN && !argv.empty() && job::isPythonScript(argv[0])) {
-    argv.insert(argv.begin(), "python3");
-  }
-  return argv;
+std::vector<std::string> JobSupervisor::rankArgv(const Launcher& launcher,
+                                                 const proto::JobLaunch& launch,
+                                                 const proto::RankAssignment& rank) const {
+  return launcher.argv(launch, rank, {options_.worker_path, jobDir(launch.job_id())});
 }
 
 std::string JobSupervisor::jobDir(const std::string& job_id) const {
@@ -269,9 +248,7 @@ void JobSupervisor::appendRecord(proto::JournalRecord& record) {
 // job already, but only the agent knows (and enforces) which GPUs it may give out.
 Result<job::DevicePlan> JobSupervisor::devicePlan(const proto::JobLaunch& launch) const {
   job::DeviceRequest request;
-  request.launcher = launch.launcher() == proto::TORCHRUN ? job::Launcher::kTorchrun
-                     : launch.launcher() == proto::NATIVE ? job::Launcher::kNative
-                                                          : job::Launcher::kCommand;
+  request.launcher = launcherFor(launch.launcher())->kind();
   request.backend = job::parseBackend(launch.backend()).value_or(job::Backend::kAuto);
   request.cpu_reason = launch.cpu_reason();
   for (const proto::EnvVar& var : launch.env()) {
@@ -285,12 +262,10 @@ Status JobSupervisor::validate(const proto::JobLaunch& launch) const {
     return invalidArgument("job id '" + launch.job_id() + "' is not valid ([A-Za-z0-9._-]{1,128})");
   }
   if (launch.attempt() < 1) return invalidArgument("attempt must be >= 1");
-  if (launch.launcher() == proto::NATIVE && launch.native_yaml().empty()) {
-    return invalidArgument("a native job needs its native: section");
-  }
-  if (launch.launcher() != proto::COMMAND && launch.launcher() != proto::TORCHRUN &&
-      launch.launcher() != proto::NATIVE) {
-    return invalidArgument("unknown launcher");
+  const Launcher* launcher = launcherFor(launch.launcher());
+  if (launcher == nullptr) {
+    return invalidArgument("unknown launcher " + std::to_string(launch.launcher()) + " (agent '" +
+                           options_.agent_name + "' may be older than the client)");
   }
   if (launch.ranks().empty()) return invalidArgument("no ranks assigned to this agent");
   // The job is journaled whole (JobAccepted holds its spec and command line): one that could
@@ -318,6 +293,7 @@ Status JobSupervisor::validate(const proto::JobLaunch& launch) const {
   if (!launch.backend().empty() && !job::parseBackend(launch.backend())) {
     return invalidArgument("unknown backend '" + launch.backend() + "' (auto, nccl or gloo)");
   }
+  RM_RETURN_IF_ERROR(launcher->validate(launch));
   RM_RETURN_IF_ERROR(devicePlan(launch).status());
   std::set<int> ranks;
   for (const auto& rank : launch.ranks()) {
@@ -340,7 +316,7 @@ Status JobSupervisor::validate(const proto::JobLaunch& launch) const {
                       options_.agent_name + "'");
     }
   }
-  std::vector<std::string> argv = rankArgv(launch);
+  std::vector<std::string> argv = rankArgv(*launcher, launch, launch.ranks(0));
   if (argv.empty() || argv[0].empty()) return invalidArgument("empty command");
   if (resolveProgram(argv[0], withJobEnv(options_.base_env, launch), workdirOf(launch)).empty()) {
     return notFound("command '" + argv[0] + "' not found or not executable on agent '" +
@@ -382,6 +358,14 @@ Result<std::vector<int>> JobSupervisor::launch(const proto::JobLaunch& launch) {
   }
   Job job;
   job.launch = launch;
+  job.launcher = launcherFor(launch.launcher());  // validate() refused an unknown one
+  // Each rank's share of the launcher's contract, before anything is written: a contract that
+  // cannot be met (TF_CONFIG without a port per task) starts nothing.
+  std::vector<EnvEntries> launcher_env;
+  for (const proto::RankAssignment& assignment : launch.ranks()) {
+    RM_ASSIGN_OR_RETURN(EnvEntries entries, job.launcher->environment(launch, assignment));
+    launcher_env.push_back(std::move(entries));
+  }
   if (!launch.metric_patterns().empty()) {
     std::vector<std::pair<std::string, std::string>> patterns;
     for (const auto& p : launch.metric_patterns()) patterns.emplace_back(p.name(), p.regex());
@@ -431,6 +415,15 @@ Result<std::vector<int>> JobSupervisor::launch(const proto::JobLaunch& launch) {
     RM_RETURN_IF_ERROR(writeAgentFile(dir + "/native.yaml", launch.native_yaml(), readers));
   }
 
+  // What runs a Python entry point, as found on the job's PATH where its ranks start: recorded
+  // with the launch, and named when a rank dies for want of its framework.
+  const std::vector<std::string> first_argv = rankArgv(*job.launcher, launch, launch.ranks(0));
+  if (runsPython(first_argv)) {
+    const std::string resolved =
+        resolveProgram(first_argv[0], withJobEnv(options_.base_env, launch), workdir);
+    job.interpreter = describeInterpreter(resolved.empty() ? first_argv[0] : resolved);
+  }
+
   proto::JournalRecord accepted =
       journalRecord(id, launch.attempt(), "agent:" + options_.agent_name);
   auto* a = accepted.mutable_job_accepted();
@@ -443,12 +436,12 @@ Result<std::vector<int>> JobSupervisor::launch(const proto::JobLaunch& launch) {
   a->set_owner(launch.owner());
   *a->mutable_argv() = launch.argv();
   a->set_max_restarts(std::max(launch.max_restarts(), launch.restart().max_restarts()));
+  a->set_interpreter(job.interpreter);
   if (Status journaled = journal(accepted); !journaled.isOk()) {
     return Status(journaled.code(), "job '" + id + "' was not started: " + journaled.message());
   }
 
   std::vector<int> pids;
-  const std::vector<std::string> argv = rankArgv(launch);
   RM_ASSIGN_OR_RETURN(job::DevicePlan devices, devicePlan(launch));
   for (int local = 0; local < launch.ranks_size(); ++local) {
     const proto::RankAssignment& assignment = launch.ranks(local);
@@ -460,7 +453,7 @@ Result<std::vector<int>> JobSupervisor::launch(const proto::JobLaunch& launch) {
     context.agent_dir = options_.state_dir;
     context.checkpoint_dir = checkpoint_dir;
     context.rendezvous_key_file = rendezvous_key_file;
-    if (launch.launcher() == proto::NATIVE) {
+    if (job.launcher->reportsPhase()) {
       rank.phase_file = attempt_dir + "/rank-" + std::to_string(rank.rank) + ".phase";
       context.phase_file = rank.phase_file;
       // Made here, the rank's to write: the attempt directory is not.
@@ -473,10 +466,12 @@ Result<std::vector<int>> JobSupervisor::launch(const proto::JobLaunch& launch) {
     RM_RETURN_IF_ERROR(giveToRanks(job.confinement, rank.error_file));
     context.workdir = workdir;
     context.cuda_visible_devices = device.cuda_visible_devices;
-    SpawnRequest request{argv, buildRankEnvironment(launch, assignment, context, options_.base_env),
+    context.launcher_env = std::move(launcher_env[static_cast<size_t>(local)]);
+    SpawnRequest request{rankArgv(*job.launcher, launch, assignment),
+                         buildRankEnvironment(launch, assignment, context, options_.base_env),
                          workdir, &job.confinement};
     setUserEnvironment(job.confinement, &request.env);
-    if (launch.launcher() == proto::NATIVE) addBlasTuning(&request.env);
+    job.launcher->tune(&request.env);
     const std::string log_path = logPath(id, launch.attempt(), rank.rank);
     rank.log_fd = ::open(log_path.c_str(),
                          O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0640);
@@ -755,12 +750,19 @@ void JobSupervisor::recordExit(Job& job, Rank& rank, int wait_status) {
     state = proto::STOPPED;
   }
   exited->set_state(state);
+  for (auto& line : lastLines(logPath(job.launch.job_id(), job.launch.attempt(), rank.rank), 100)) {
+    exited->add_tail(std::move(line));
+  }
   // What PyTorch's @record wrote: the exception, the root cause torchrun would print.
   if (state == proto::FAILED && exited->error().empty() && !rank.error_file.empty()) {
     if (auto raised = readTorchErrorFile(rank.error_file)) exited->set_error(*raised);
   }
-  for (auto& line : lastLines(logPath(job.launch.job_id(), job.launch.attempt(), rank.rank), 100)) {
-    exited->add_tail(std::move(line));
+  // Else what the launcher reads in the rank's last lines (an interpreter without its framework).
+  if (state == proto::FAILED && exited->error().empty()) {
+    const std::vector<std::string> tail(exited->tail().begin(), exited->tail().end());
+    if (auto reason = job.launcher->explainFailure(tail, job.interpreter)) {
+      exited->set_error(*reason);
+    }
   }
   appendRecord(record);
   if (state == proto::FAILED) {

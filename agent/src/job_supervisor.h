@@ -16,6 +16,7 @@
 
 #include "job_identity.h"
 #include "journal.h"
+#include "launchers/launcher.h"
 #include "rank_cgroups.h"
 #include "rank_confinement.h"
 #include "ringmaster/job/device_plan.h"
@@ -134,7 +135,9 @@ class JobSupervisor {
   };
   struct Job {
     proto::JobLaunch launch;
-    RankConfinement confinement;  // who its ranks run as
+    const Launcher* launcher = nullptr;  // its contract (launchers/launcher.h)
+    std::string interpreter;             // what runs its .py entry point (describeInterpreter)
+    RankConfinement confinement;         // who its ranks run as
     std::vector<Rank> ranks;
     std::optional<metrics::PatternMatcher> patterns;
     std::optional<Clock::time_point> kill_at;
@@ -156,8 +159,9 @@ class JobSupervisor {
 
   Status validate(const proto::JobLaunch& launch) const;
   Result<job::DevicePlan> devicePlan(const proto::JobLaunch& launch) const;
-  // The program and arguments every rank of the job runs.
-  std::vector<std::string> rankArgv(const proto::JobLaunch& launch) const;
+  // The program and arguments `rank` runs, as its launcher says.
+  std::vector<std::string> rankArgv(const Launcher& launcher, const proto::JobLaunch& launch,
+                                    const proto::RankAssignment& rank) const;
   std::string jobDir(const std::string& job_id) const;
   std::string workdirOf(const proto::JobLaunch& launch) const;  // where its ranks run
   std::string logPath(const std::string& job_id, uint32_t attempt, int rank) const;

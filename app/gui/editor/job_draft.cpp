@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "editor/yaml_scalar.h"
+#include "ringmaster/job/spec.h"
 
 namespace ringmaster::gui {
 namespace {
@@ -257,6 +258,11 @@ std::optional<JobDraft> readJobDraft(std::string_view text) {
       out << YAML::BeginMap << YAML::Key << "slurm" << YAML::Value << slurm << YAML::EndMap;
       d.slurm_yaml = std::string(out.c_str()) + "\n";
     }
+    if (const YAML::Node roles = child(root, "tensorflow"); roles.IsDefined()) {
+      YAML::Emitter out;
+      out << YAML::BeginMap << YAML::Key << "tensorflow" << YAML::Value << roles << YAML::EndMap;
+      d.tensorflow_yaml = std::string(out.c_str()) + "\n";
+    }
     readScalar(root, "backend", &d.backend);
     readScalar(child(root, "restart"), "max_restarts", &d.max_restarts);
     d.metric_patterns = readPairs(child(child(root, "metrics"), "patterns"));
@@ -275,7 +281,7 @@ std::string writeJobDraft(const JobDraft& d) {
   if (!d.name.empty()) o += "name: " + yamlString(d.name) + "\n";
   o += "launcher: " + (d.launcher.empty() ? std::string("''") : yamlValue(d.launcher)) + "\n";
   const bool native = d.launcher == "native";
-  const bool known = native || d.launcher == "torchrun" || d.launcher == "command";
+  const bool known = job::parseLauncher(d.launcher).has_value();
   if (!native && (known || !d.command.empty())) {
     std::vector<std::string> args;
     for (const std::string& arg : d.command) args.push_back(yamlString(arg));
@@ -283,6 +289,7 @@ std::string writeJobDraft(const JobDraft& d) {
   }
   if (!d.workdir.empty()) o += "workdir: " + yamlString(d.workdir) + "\n";
   if (!native && !d.python.empty()) o += "python: " + yamlString(d.python) + "\n";
+  if (d.launcher == "tensorflow") o += d.tensorflow_yaml;
   if (!d.env.empty()) {
     o += "env:\n";
     for (const auto& [name, text] : d.env)

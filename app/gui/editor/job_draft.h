@@ -76,6 +76,9 @@ struct JobDraft {
   // The slurm: section, which the form does not edit: kept as it is, in place of placement and
   // world_size (a job on Slurm has neither).
   std::string slurm_yaml;
+  // The tensorflow: section (TF_CONFIG's roles), which the form does not edit: kept as it is
+  // while the launcher is tensorflow, the only one that reads it.
+  std::string tensorflow_yaml;
   std::string backend = "auto";
   std::string max_restarts = "0";
   std::vector<std::pair<std::string, std::string>> metric_patterns;  // name, regex

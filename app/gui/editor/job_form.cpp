@@ -17,6 +17,7 @@
 #include "editor/key_value_table.h"
 #include "editor/placement_table.h"
 #include "editor/shell_words.h"
+#include "ringmaster/job/spec.h"
 
 namespace ringmaster::gui {
 namespace {
@@ -134,9 +135,12 @@ QGroupBox* JobForm::buildJobGroup() {
   auto* group = new QGroupBox(tr("Job"), this);
   auto* form = newFormLayout(group);
   name_ = lineEdit("name", tr("e.g. resnet-ddp"), tr("1-64 characters from A-Z a-z 0-9 . _ -"));
-  launcher_ = choiceField("launcher", {"native", "torchrun", "command"},
-                          tr("native: Ringmaster's built-in trainer; torchrun: a PyTorch script "
-                             "with torchrun's environment; command: any program"));
+  launcher_ = choiceField(
+      "launcher", {"native", "torchrun", "command", "tensorflow", "deepspeed"},
+      tr("native: Ringmaster's built-in trainer; torchrun: a PyTorch script with torchrun's "
+         "environment; command: any program; tensorflow: a TF_CONFIG per rank (roles from the "
+         "spec's tensorflow: section); deepspeed: DeepSpeed's launcher environment and "
+         "--local_rank"));
   backend_ = choiceField("backend", {"auto", "nccl", "gloo"},
                          tr("Collective backend; auto picks NCCL when every rank has a GPU"));
   workdir_ = lineEdit("workdir", tr("the agent's default"),
@@ -165,7 +169,7 @@ QGroupBox* JobForm::buildCommandGroup() {
   command_preview_->setWordWrap(true);
   command_preview_->setTextInteractionFlags(Qt::TextSelectableByMouse);
   python_ =
-      lineEdit("python", tr("torchrun: python3 on the rank's PATH"),
+      lineEdit("python", tr("torchrun, tensorflow, deepspeed: python3 on the job's PATH"),
                tr("The interpreter that runs a .py script (an absolute path, or a name on the "
                   "rank's PATH): set it to the environment that has your packages"));
   form->addRow(tr("Command line"), command_);
@@ -434,6 +438,7 @@ JobDraft JobForm::draft() const {
   d.header_comment = loaded_.header_comment;
   d.has_native = loaded_.has_native;
   d.slurm_yaml = loaded_.slurm_yaml;
+  d.tensorflow_yaml = loaded_.tensorflow_yaml;
   d.name = ss(name_->text());
   d.launcher = ss(launcher_->yamlText());
   d.backend = ss(backend_->yamlText());
@@ -523,8 +528,8 @@ void JobForm::updateVisibility() {
   const QString launcher = launcher_->yamlText();
   const bool native = launcher == QLatin1String("native");
   command_group_->setVisible(!native);
-  native_group_->setVisible(native || (launcher != QLatin1String("torchrun") &&
-                                       launcher != QLatin1String("command") && loaded_.has_native));
+  native_group_->setVisible(native ||
+                            (!job::parseLauncher(launcher.toStdString()) && loaded_.has_native));
   const bool csv = dataset_kind_->yamlText() == QLatin1String("csv");
   for (QWidget* w : std::initializer_list<QWidget*>{samples_, features_, classes_, dataset_seed_}) {
     dataset_layout_->setRowVisible(w, !csv);

@@ -35,6 +35,10 @@ proto::Launcher toProto(job::Launcher launcher) {
       return proto::TORCHRUN;
     case job::Launcher::kCommand:
       return proto::COMMAND;
+    case job::Launcher::kTensorflow:
+      return proto::TENSORFLOW;
+    case job::Launcher::kDeepspeed:
+      return proto::DEEPSPEED;
   }
   return proto::LAUNCHER_UNSPECIFIED;
 }
@@ -77,6 +81,10 @@ proto::JobLaunch baseLaunch(const job::JobSpec& spec, const std::string& job_id)
   launch.set_native_yaml(spec.native_yaml);
   launch.set_stop_grace_ms(static_cast<uint32_t>(spec.stop_grace_seconds) * 1000);
   launch.set_backend(job::backendName(spec.backend));
+  if (spec.launcher == job::Launcher::kTensorflow) {
+    launch.mutable_tensorflow()->set_chief(spec.tensorflow.chief);
+    launch.mutable_tensorflow()->set_ps(spec.tensorflow.ps);
+  }
   return launch;
 }
 

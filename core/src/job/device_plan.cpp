@@ -151,8 +151,11 @@ Result<DevicePlan> planDevices(const DeviceRequest& request,
         const Gpu& own = usable[a][static_cast<size_t>(local)];
         rank.device = own.describe();
         if (request.job_visible_devices) continue;  // the job's own list, verbatim
-        rank.cuda_visible_devices =
-            request.launcher == Launcher::kTorchrun ? joinedIds(usable[a]) : own.cudaId();
+        // torchrun and DeepSpeed's launcher show a rank every GPU of its node and let LOCAL_RANK
+        // pick one (deepspeed.launcher.launch sets CUDA_VISIBLE_DEVICES to the node's list).
+        const bool node_wide =
+            request.launcher == Launcher::kTorchrun || request.launcher == Launcher::kDeepspeed;
+        rank.cuda_visible_devices = node_wide ? joinedIds(usable[a]) : own.cudaId();
       } else if (!plan.cpu_reason.empty()) {
         rank.device = "CPU: " + plan.cpu_reason;
         rank.cuda_visible_devices = "";

@@ -243,6 +243,7 @@ class SpecParser {
         {"restart", &SpecParser::parseRestart},
         {"metrics", &SpecParser::parseMetrics},
         {"native", &SpecParser::parseNative},
+        {"tensorflow", &SpecParser::parseTensorflow},
         {"stop_grace_seconds", &SpecParser::parseStopGrace},
     };
     return *fields;
@@ -476,12 +477,13 @@ class SpecParser {
   }
 
   void parseLauncherField(const YAML::Node& key, const YAML::Node& value) {
-    const std::string expected = "one of native, torchrun, command";
+    const std::string expected = "one of native, torchrun, command, tensorflow, deepspeed";
     const auto text = readString(value, key, "launcher", expected);
     if (!text) return;
     const std::optional<Launcher> launcher = parseLauncher(*text);
     if (!launcher) {
-      const std::string suggestion = closestMatch(*text, {"native", "torchrun", "command"});
+      const std::string suggestion =
+          closestMatch(*text, {"native", "torchrun", "command", "tensorflow", "deepspeed"});
       report(where(value, key), "launcher", "expected " + expected + ", got " + singleQuoted(*text),
              suggestion.empty() ? "" : "did you mean '" + suggestion + "'?");
       return;
@@ -755,6 +757,24 @@ class SpecParser {
         });
   }
 
+  // tensorflow: {chief: true, ps: 1}: the TF_CONFIG roles (checked against world_size once it is
+  // known, in checkTensorflowRoles).
+  void parseTensorflow(const YAML::Node& key, const YAML::Node& value) {
+    if (!expectMapping(value, key, "tensorflow", "a mapping {chief: true|false, ps: N}")) return;
+    forEachEntry(
+        value, "tensorflow",
+        [&](const std::string& name, const YAML::Node& entry_key, const YAML::Node& entry_value) {
+          const std::string field = "tensorflow." + name;
+          if (name == "chief") {
+            if (auto b = readBool(entry_value, entry_key, field)) spec_.tensorflow.chief = *b;
+          } else if (name == "ps") {
+            if (auto n = readInt(entry_value, entry_key, field, 0)) spec_.tensorflow.ps = *n;
+          } else {
+            reportUnknownKey(name, entry_key, "tensorflow", {"chief", "ps"});
+          }
+        });
+  }
+
   void parseOnHang(const YAML::Node& key, const YAML::Node& value) {
     static const std::vector<std::string> kActions = {"warn", "restart", "fail"};
     const std::string expected = "one of warn, restart, fail";
@@ -844,10 +864,37 @@ class SpecParser {
       report(root_location_, "name", "missing; expected a job name (1-64 of A-Z a-z 0-9 . _ -)");
     }
     if (!has("launcher")) {
-      report(root_location_, "launcher", "missing; expected one of native, torchrun, command");
+      report(root_location_, "launcher",
+             "missing; expected one of native, torchrun, command, tensorflow, deepspeed");
     }
     if (launcher_known_) checkLauncherFields();
     checkPlacementOrWorldSize();
+    if (launcher_known_) checkTensorflowRoles();
+  }
+
+  // The roles must leave a rank that trains: TensorFlow's ParameterServerStrategy needs at least
+  // one worker beside its parameter servers, and a cluster of parameter servers alone trains
+  // nothing.
+  void checkTensorflowRoles() {
+    if (!has("tensorflow")) return;
+    if (spec_.launcher != Launcher::kTensorflow) {
+      report(keyLocation("tensorflow"), "tensorflow",
+             "'tensorflow:' is only used with launcher 'tensorflow' (launcher is " +
+                 singleQuoted(launcherName(spec_.launcher)) + ")",
+             "remove the tensorflow section or set launcher: tensorflow");
+      return;
+    }
+    const TensorflowRoles& roles = spec_.tensorflow;
+    if (spec_.world_size <= 0) return;  // placement or world_size already reported
+    const int workers = spec_.world_size - (roles.chief ? 1 : 0) - roles.ps;
+    if (workers < 0 || (roles.ps > 0 && workers < 1)) {
+      report(keyLocation("tensorflow"), "tensorflow",
+             "the job has " + std::to_string(spec_.world_size) + " rank(s) but the roles take " +
+                 std::to_string((roles.chief ? 1 : 0) + roles.ps) + " (" +
+                 (roles.chief ? "a chief and " : "") + std::to_string(roles.ps) +
+                 " ps), leaving no worker",
+             "parameter servers need at least one worker: raise world_size or lower ps");
+    }
   }
 
   void checkLauncherFields() {
@@ -940,6 +987,10 @@ const char* launcherName(Launcher launcher) {
       return "torchrun";
     case Launcher::kCommand:
       return "command";
+    case Launcher::kTensorflow:
+      return "tensorflow";
+    case Launcher::kDeepspeed:
+      return "deepspeed";
   }
   return "unknown";
 }
@@ -957,7 +1008,8 @@ const char* backendName(Backend backend) {
 }
 
 std::optional<Launcher> parseLauncher(std::string_view name) {
-  for (Launcher launcher : {Launcher::kNative, Launcher::kTorchrun, Launcher::kCommand}) {
+  for (Launcher launcher : {Launcher::kNative, Launcher::kTorchrun, Launcher::kCommand,
+                            Launcher::kTensorflow, Launcher::kDeepspeed}) {
     if (name == launcherName(launcher)) return launcher;
   }
   return std::nullopt;

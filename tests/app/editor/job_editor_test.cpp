@@ -474,6 +474,30 @@ struct BadInput {
 
 // Each bad input shows the validator's own message on its field and in problems(), and Launch
 // stays disabled.
+// The launcher box offers every contract; a tensorflow job's roles (tensorflow:, which the form
+// does not edit) survive form edits, and leave with the launcher that reads them.
+TEST_F(JobEditorTest, TheLauncherBoxOffersTensorflowAndDeepspeed) {
+  JobEditor editor(kResources);
+  editor.setYaml(
+      "name: tf\nlauncher: tensorflow\ncommand: [train.py]\nworld_size: 3\n"
+      "tensorflow: {chief: true, ps: 1}\n",
+      "tf.yaml");
+  const auto spec = [&] { return parseOk(editor.yaml()); };
+  auto* launcher = field<ChoiceField>(editor, "launcher");
+  for (const char* kind : {"native", "torchrun", "command", "tensorflow", "deepspeed"}) {
+    EXPECT_GE(launcher->findText(QString::fromLatin1(kind)), 0) << kind;
+  }
+  typeInto(field<QLineEdit>(editor, "name"), "tf-renamed");
+  EXPECT_EQ(spec().name, "tf-renamed");
+  EXPECT_EQ(spec().launcher, job::Launcher::kTensorflow);
+  EXPECT_TRUE(spec().tensorflow.chief);
+  EXPECT_EQ(spec().tensorflow.ps, 1);
+  choose(launcher, "deepspeed");
+  EXPECT_EQ(spec().launcher, job::Launcher::kDeepspeed);
+  EXPECT_EQ(spec().command, std::vector<std::string>{"train.py"});
+  EXPECT_EQ(editor.yaml().indexOf("tensorflow:"), -1) << editor.yaml().toStdString();
+}
+
 TEST_F(JobEditorTest, BadInputShowsTheValidatorsMessageOnItsField) {
   const std::vector<BadInput> cases = {
       {"world_size many", "name: t\nlauncher: command\ncommand: [a]\nworld_size: many\n",

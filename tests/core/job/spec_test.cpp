@@ -573,8 +573,39 @@ launcher: torch
 command: [x]
 world_size: 1
 )";
-  EXPECT_TRUE(hasSingleError(text, 2, "launcher", "one of native, torchrun, command"));
+  EXPECT_TRUE(hasSingleError(text, 2, "launcher",
+                             "one of native, torchrun, command, tensorflow, deepspeed"));
   EXPECT_EQ(parse(text).errors[0].hint, "did you mean 'torchrun'?");
+}
+
+TEST(JobSpec, TensorflowRolesAreReadWithTheirLauncher) {
+  const auto result = parse(
+      "name: tf\nlauncher: tensorflow\ncommand: [train.py]\nworld_size: 4\n"
+      "tensorflow: {chief: true, ps: 1}\n");
+  ASSERT_TRUE(result.ok()) << formatDiagnostics(result.errors);
+  EXPECT_EQ(result.spec->launcher, Launcher::kTensorflow);
+  EXPECT_TRUE(result.spec->tensorflow.chief);
+  EXPECT_EQ(result.spec->tensorflow.ps, 1);
+  const auto plain = parse("name: ds\nlauncher: deepspeed\ncommand: [train.py]\nworld_size: 2\n");
+  ASSERT_TRUE(plain.ok()) << formatDiagnostics(plain.errors);
+  EXPECT_EQ(plain.spec->launcher, Launcher::kDeepspeed);
+  EXPECT_FALSE(plain.spec->tensorflow.chief);
+}
+
+TEST(JobSpec, TensorflowRolesThatLeaveNoWorkerAreNamed) {
+  EXPECT_TRUE(
+      hasSingleError("name: tf\nlauncher: tensorflow\ncommand: [t.py]\nworld_size: 2\n"
+                     "tensorflow: {chief: true, ps: 1}\n",
+                     5, "tensorflow", "leaving no worker"));
+  EXPECT_TRUE(hasSingleError(
+      "name: tf\nlauncher: tensorflow\ncommand: [t.py]\nworld_size: 2\ntensorflow: {ps: -1}\n", 5,
+      "tensorflow.ps", "non-negative integer"));
+  EXPECT_TRUE(hasSingleError(
+      "name: tf\nlauncher: tensorflow\ncommand: [t.py]\nworld_size: 2\ntensorflow: {cheif: true}\n",
+      5, "tensorflow.cheif", "unknown key"));
+  EXPECT_TRUE(hasSingleError(
+      "name: tf\nlauncher: torchrun\ncommand: [t.py]\nworld_size: 2\ntensorflow: {ps: 1}\n", 5,
+      "tensorflow", "only used with launcher 'tensorflow'"));
 }
 
 TEST(JobSpec, RejectsUnknownBackendListingValidOnes) {
@@ -1208,7 +1239,8 @@ TEST(SpecDiagnostic, ReportsColumnOfTheOffendingValue) {
 // --- helpers ---
 
 TEST(JobSpecNames, LauncherAndBackendNamesRoundTrip) {
-  for (Launcher launcher : {Launcher::kNative, Launcher::kTorchrun, Launcher::kCommand}) {
+  for (Launcher launcher : {Launcher::kNative, Launcher::kTorchrun, Launcher::kCommand,
+                            Launcher::kTensorflow, Launcher::kDeepspeed}) {
     EXPECT_EQ(parseLauncher(launcherName(launcher)), launcher);
   }
   for (Backend backend : {Backend::kAuto, Backend::kNccl, Backend::kGloo}) {

@@ -14,10 +14,11 @@
 
 namespace ringmaster::job {
 
-enum class Launcher { kNative, kTorchrun, kCommand };
+enum class Launcher { kNative, kTorchrun, kCommand, kTensorflow, kDeepspeed };
 enum class Backend { kAuto, kNccl, kGloo };
 
-// The spelling used in spec files: "native", "torchrun", "command" / "auto", "nccl", "gloo".
+// The spelling used in spec files: "native", "torchrun", "command", "tensorflow", "deepspeed" /
+// "auto", "nccl", "gloo".
 const char* launcherName(Launcher launcher);
 const char* backendName(Backend backend);
 // The inverse of launcherName() / backendName(); nullopt for anything else (case-sensitive).
@@ -49,15 +50,22 @@ struct RestartPolicy {
       60;  // lost agents that may come back (a network cut) get this long
 };
 
+// The spec's `tensorflow:` (launcher tensorflow): the roles of TF_CONFIG's cluster. Rank 0 is the
+// chief when `chief` is set, the last `ps` ranks are parameter servers, every other rank a worker.
+struct TensorflowRoles {
+  bool chief = false;
+  int ps = 0;
+};
+
 struct JobSpec {
   std::string name;                        // required, [A-Za-z0-9._-]{1,64}
   Launcher launcher = Launcher::kCommand;  // required
-  std::vector<std::string> command;        // argv; required (non-empty) for torchrun/command
+  std::vector<std::string> command;        // argv; required (non-empty) but for native
   std::string workdir;                     // optional; an absolute path when given
   // optional `python:`: the interpreter that runs a command whose first word is a .py script
   // (torchrun runs scripts with its own interpreter). An absolute path, or a name looked up on
-  // the rank's PATH; empty: torchrun jobs use `python3` from that PATH, command jobs exec the
-  // script itself.
+  // the rank's PATH; empty: torchrun, deepspeed and tensorflow jobs use the first `python3` on
+  // the job's PATH, command jobs exec the script itself.
   std::string python;
   // Names match [A-Za-z_][A-Za-z0-9_]* and are never reserved (see isReservedEnvName()).
   std::vector<std::pair<std::string, std::string>> env;
@@ -78,8 +86,11 @@ struct JobSpec {
   std::string native_yaml;
   int native_line = 0;  // line of the `native:` key, to offset the native trainer's line numbers
   int stop_grace_seconds = 10;  // optional `stop_grace_seconds`, >= 0
-  std::string file;             // the file name given
-  std::string text;             // the whole file text
+  // Optional `tensorflow: {chief: true, ps: 1}`, only with launcher tensorflow; absent: every
+  // rank is a worker (MultiWorkerMirroredStrategy's cluster).
+  TensorflowRoles tensorflow;
+  std::string file;  // the file name given
+  std::string text;  // the whole file text
 };
 
 // One problem in a spec file.
@@ -117,7 +128,7 @@ std::string formatDiagnostics(const std::vector<SpecDiagnostic>& diagnostics);
 bool isReservedEnvName(std::string_view name);
 
 // A command's first word names a Python script ("train.py"): it runs under an interpreter
-// (the spec's `python:`, or python3 for torchrun).
+// (the spec's `python:`, or python3 for torchrun, deepspeed and tensorflow).
 bool isPythonScript(std::string_view program);
 
 }  // namespace ringmaster::job
