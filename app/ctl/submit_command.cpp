@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <map>
 #include <optional>
+#include <set>
 #include <sstream>
 
 #include "ctl.h"
@@ -27,6 +28,17 @@ void printOutcome(const job::JobModel& job, const std::string& job_id, double se
   std::printf("job %s %s: %d rank(s) in %.1fs", job_id.c_str(), word, job.worldSize(), seconds);
   if (job.attempt() > 1) std::printf(", %u attempts", job.attempt());
   std::printf("\n");
+  // Which Python ran the entry point, each agent's own: "it used the wrong interpreter" is the
+  // first thing to rule out when a script that works by hand fails here.
+  std::map<std::string, std::set<std::string>> interpreters;  // interpreter -> agents
+  for (const auto& [rank, state] : job.ranks()) {
+    if (!state.interpreter.empty()) interpreters[state.interpreter].insert(state.agent);
+  }
+  for (const auto& [interpreter, agents] : interpreters) {
+    std::string names;
+    for (const std::string& agent : agents) names += (names.empty() ? "" : ", ") + agent;
+    std::printf("  python on %s: %s\n", names.c_str(), interpreter.c_str());
+  }
   for (const auto& [attempt, failure] : job.failures()) {
     std::printf("  attempt %u: %s\n", attempt, failure.cause().c_str());
   }

@@ -260,6 +260,9 @@ TEST_F(CommandJobTest, APythonScriptRunsUnderTheInterpreterTheSpecNames) {
     ASSERT_EQ(submitted.exit_code, 0) << launcher << submitted.out << submitted.err;
     auto log = cluster_.ctl({"logs", submitted.firstLine(), "--rank", "0"});
     EXPECT_EQ(log.out, "interpreter ran train.py --epochs 3\n") << launcher << log.err;
+    // The launch records what ran it (a shell script: no version to read from its name).
+    EXPECT_NE(submitted.out.find(": " + interpreter + ", version unknown\n"), std::string::npos)
+        << submitted.out;
   }
 }
 

@@ -148,6 +148,11 @@ TEST_F(LauncherContractTest, AnInterpreterWithoutTorchIsNamedAsTheCause) {
       "interpreter " + bin + "/python3 -> " + real.out + ", Python " + version + " has no torch";
   EXPECT_NE(submitted.out.find(expected), std::string::npos) << expected << "\n"
                                                              << submitted.out << submitted.err;
+  // submit --wait says which Python ran, on which agent.
+  EXPECT_NE(submitted.out.find("python on a1: " + bin + "/python3 -> " + real.out + ", Python " +
+                               version + "\n"),
+            std::string::npos)
+      << submitted.out;
   auto status = cluster_.ctl({"status", submitted.firstLine()});
   EXPECT_NE(status.out.find("has no torch"), std::string::npos) << status.out;
 }

@@ -26,6 +26,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <set>
 
 #include "charts/metric_chart.h"
 #include "charts/palette.h"
@@ -906,6 +907,16 @@ void DashboardView::updateHeader() {
               .arg(job_->finished() ? "took" : "elapsed", formatDuration(elapsed));
   if (!job_->launcher().empty()) {
     text += " &nbsp;·&nbsp; " + QString::fromStdString(job_->launcher());
+  }
+  // Which Python ran the entry point (the launch records it per agent): one, or how many.
+  std::set<std::string> interpreters;
+  for (const auto& [rank, state] : job_->model().ranks()) {
+    if (!state.interpreter.empty()) interpreters.insert(state.interpreter);
+  }
+  if (interpreters.size() == 1) {
+    text += " &nbsp;·&nbsp; " + QString::fromStdString(*interpreters.begin()).toHtmlEscaped();
+  } else if (interpreters.size() > 1) {
+    text += QString(" &nbsp;·&nbsp; %1 Python interpreters").arg(interpreters.size());
   }
   if (const auto& slurm = job_->slurm()) text += " &nbsp;·&nbsp; " + slurmText(*slurm);
   // Where the ranks train: "8 GPUs", or why backend auto put them on the CPU.

@@ -130,6 +130,7 @@ void JobModel::apply(const std::string& agent, const proto::JournalRecord& r) {
         RankState& s = rank(assignment.rank(), agent);
         s.agent = agent;
         s.local_rank = assignment.local_rank();
+        s.interpreter = a.interpreter();
       }
       break;
     }

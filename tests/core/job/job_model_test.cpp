@@ -54,6 +54,20 @@ proto::JournalRecord outcome(uint32_t attempt, proto::RankState state) {
   return r;
 }
 
+// Each agent resolves the interpreter on its own PATH: a rank carries its agent's.
+TEST(JobModel, EachRankKeepsTheInterpreterItsAgentRecorded) {
+  JobModel job("j1");
+  proto::JournalRecord first = accepted(1, {0, 1}, 4);
+  first.mutable_job_accepted()->set_interpreter(
+      "/usr/bin/python3 -> /usr/bin/python3.11, Python 3.11");
+  proto::JournalRecord second = accepted(1, {2, 3}, 4);
+  second.mutable_job_accepted()->set_interpreter("/opt/venv/bin/python, Python 3.10.4");
+  job.apply("a1", first);
+  job.apply("a2", second);
+  EXPECT_EQ(job.ranks().at(1).interpreter, "/usr/bin/python3 -> /usr/bin/python3.11, Python 3.11");
+  EXPECT_EQ(job.ranks().at(2).interpreter, "/opt/venv/bin/python, Python 3.10.4");
+}
+
 TEST(JobModel, FromAcceptedToRunningToSucceeded) {
   JobModel job("j1");
   job.apply("a1", accepted(1, {0, 1}, 2));

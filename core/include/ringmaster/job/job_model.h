@@ -57,6 +57,8 @@ struct RankState {
   int local_rank = -1;
   std::string agent;
   std::string device;  // what it trains on (RankStarted.device)
+  // What ran its .py entry point on its agent (JobAccepted.interpreter); empty: not Python.
+  std::string interpreter;
   int pid = 0;
   RankStatus status = RankStatus::kPending;
   int exit_code = 0;
