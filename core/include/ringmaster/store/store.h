@@ -205,7 +205,8 @@ class Store {
 // The one writer thread: callers enqueue batches (non-blocking up to a bounded queue, then they
 // wait = backpressure); the thread commits each batch (or several coalesced into one transaction)
 // as Store::applyJournal does. flush() waits until everything enqueued is committed and returns
-// the first error since the previous flush().
+// the first error since the previous flush(). The records of committed batches are freed by the
+// next enqueue() or flush(), on the caller's thread: the thread that parsed them.
 //
 // After an error the writer drops every later batch until flush() has reported it: a later batch
 // would advance a cursor past the records of the failed one. The caller then pulls again from
