@@ -19,6 +19,7 @@
 #include "store/metric_batch.h"
 #include "store/schema.h"
 #include "store/sqlite_util.h"
+#include "store/wal_checkpointer.h"
 
 namespace ringmaster::store {
 namespace {
@@ -250,6 +251,8 @@ class Store::Impl {
                                         int limit);
   Result<std::vector<EventRow>> events(const std::string& job_id);
   Result<int64_t> countMetrics(const std::string& job_id);
+
+  sqlite3* connection() const { return db_.get(); }  // for BatchWriter's WalCheckpointer
 
  private:
   // A rank's highest step in the current batch; written once per batch (ranks.last_step).
@@ -1474,8 +1477,11 @@ class BatchWriter::Impl {
   using SpentRecords = std::vector<std::vector<proto::JournalRecord>>;
 
  public:
-  Impl(std::unique_ptr<Store> store, size_t max_queued)
-      : store_(std::move(store)), max_queued_(std::max<size_t>(max_queued, 1)) {
+  Impl(std::unique_ptr<Store> store, std::unique_ptr<WalCheckpointer> checkpointer,
+       size_t max_queued)
+      : store_(std::move(store)),
+        checkpointer_(std::move(checkpointer)),
+        max_queued_(std::max<size_t>(max_queued, 1)) {
     thread_ = std::thread([this] { run(); });
   }
 
@@ -1557,6 +1563,7 @@ class BatchWriter::Impl {
         if (!b.records.empty()) returned.push_back(std::move(b.records));
       }
       taken.clear();
+      checkpointer_->throttle();  // the WAL stays bounded
 
       lock.lock();
       for (auto& records : returned) spent_.push_back(std::move(records));
@@ -1569,6 +1576,8 @@ class BatchWriter::Impl {
   }
 
   std::unique_ptr<Store> store_;  // used by thread_ only
+  // Checkpoints store_'s WAL beside thread_; declared after store_, so it goes first.
+  std::unique_ptr<WalCheckpointer> checkpointer_;
   const size_t max_queued_;
   std::mutex mu_;
   std::condition_variable cv_;  // queue changed, batches committed, or stopping
@@ -1592,8 +1601,10 @@ BatchWriter::~BatchWriter() = default;
 Result<std::unique_ptr<BatchWriter>> BatchWriter::open(const std::string& path,
                                                        size_t max_queued_batches) {
   RM_ASSIGN_OR_RETURN(std::unique_ptr<Store> store, Store::open(path));
-  return std::unique_ptr<BatchWriter>(
-      new BatchWriter(std::make_unique<Impl>(std::move(store), max_queued_batches)));
+  RM_ASSIGN_OR_RETURN(std::unique_ptr<WalCheckpointer> checkpointer,
+                      WalCheckpointer::start(path, store->impl_->connection()));
+  return std::unique_ptr<BatchWriter>(new BatchWriter(
+      std::make_unique<Impl>(std::move(store), std::move(checkpointer), max_queued_batches)));
 }
 
 void BatchWriter::enqueue(std::string agent, std::string journal_id,

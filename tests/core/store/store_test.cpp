@@ -967,6 +967,87 @@ TEST_F(StoreTest, BatchWriterFlushWaitsUntilEverythingEnqueuedIsCommitted) {
   EXPECT_EQ(*store->countMetrics(), 2001);
 }
 
+// Health samples of 64 GPUs: about 3 KB a row, so that a few thousand rows fill megabytes of WAL.
+std::vector<proto::JournalRecord> bigHealthBatch(uint64_t first_seq, int rows) {
+  std::vector<proto::JournalRecord> batch;
+  for (int i = 0; i < rows; ++i) {
+    const uint64_t seq = first_seq + static_cast<uint64_t>(i);
+    proto::JournalRecord r = health(seq, "a1", 50, 1000.0 + static_cast<double>(seq));
+    for (uint32_t g = 0; g < 64; ++g) {
+      auto* gpu = r.mutable_health()->add_gpus();
+      gpu->set_index(g);
+      gpu->set_utilization_percent(static_cast<double>(seq % 100));
+      gpu->set_memory_used_bytes(seq * 1000 + g);
+      gpu->set_memory_total_bytes(80ull << 30);
+      gpu->set_temperature_c(60.5 + g);
+      gpu->set_power_w(300.25 + static_cast<double>(seq));
+    }
+    batch.push_back(std::move(r));
+  }
+  return batch;
+}
+
+int64_t walPages(const std::string& db_path) {
+  std::error_code ec;
+  const auto bytes = fs::file_size(db_path + "-wal", ec);
+  return ec ? 0 : static_cast<int64_t>(bytes / 4096);
+}
+
+// The writer's WAL is checkpointed on a thread of its own (WalCheckpointer), not inside its
+// commits; the writer waits for a checkpoint only when the WAL reaches 4000 pages, so that the
+// WAL is started over and stays bounded as with SQLite's automatic checkpoints.
+TEST_F(StoreTest, BatchWriterCheckpointsBesideItAndKeepsTheWalBounded) {
+  auto writer = BatchWriter::open(path_, 8);
+  ASSERT_TRUE(writer.isOk()) << writer.status().toString();
+  ASSERT_EQ(RawDb(path_).text("PRAGMA page_size"), "4096");
+  constexpr int kBatches = 100, kRows = 100;  // about 30 MB of rows: the WAL would pass 7000 pages
+  uint64_t seq = 1;
+  for (int b = 0; b < kBatches; ++b, seq += kRows) {
+    (*writer)->enqueue("a1", "jid", bigHealthBatch(seq, kRows), seq + kRows);
+  }
+  ASSERT_OK((*writer)->flush());
+  // 4000 pages and at most one transaction of 8 batches (about 600 pages) written before the
+  // writer waits.
+  EXPECT_LT(walPages(path_), 5000);
+  // Everything is in the history, and stays there once the writer is gone.
+  writer->reset();
+  auto store = open();
+  EXPECT_EQ(*store->cursor("a1", "jid"), seq);
+  auto rows = store->health("a1", 0, 1e9, 100000);
+  ASSERT_TRUE(rows.isOk());
+  ASSERT_EQ(rows->size(), static_cast<size_t>(kBatches * kRows));
+  EXPECT_EQ(rows->back().sample.gpus_size(), 64);
+  EXPECT_EQ(rows->back().sample.gpus(63).memory_used_bytes(), (seq - 1) * 1000 + 63);
+}
+
+// A reader that holds an old snapshot keeps every checkpoint from finishing: the writer must not
+// wait for one that never comes, and the WAL grows (as it does with SQLite's own checkpoints)
+// until the reader lets go.
+TEST_F(StoreTest, BatchWriterGoesOnWhileAReaderHoldsAnOldSnapshot) {
+  auto writer = BatchWriter::open(path_, 8);
+  ASSERT_TRUE(writer.isOk()) << writer.status().toString();
+  (*writer)->enqueue("a1", "jid", bigHealthBatch(1, 1), 2);
+  ASSERT_OK((*writer)->flush());
+  RawDb reader(path_);
+  reader.exec("BEGIN");
+  EXPECT_EQ(reader.text("SELECT count(*) FROM health"), "1");  // the snapshot is taken
+  uint64_t seq = 2;
+  for (int b = 0; b < 80; ++b, seq += 100) {
+    (*writer)->enqueue("a1", "jid", bigHealthBatch(seq, 100), seq + 100);
+  }
+  ASSERT_OK((*writer)->flush());
+  EXPECT_EQ(reader.text("SELECT count(*) FROM health"), "1");
+  EXPECT_GT(walPages(path_), 5000);
+  reader.exec("COMMIT");
+  EXPECT_EQ(reader.text("SELECT count(*) FROM health"), "8001");
+  // Let go of, the WAL is checkpointed and started over again.
+  for (int b = 0; b < 80; ++b, seq += 100) {
+    (*writer)->enqueue("a1", "jid", bigHealthBatch(seq, 100), seq + 100);
+  }
+  ASSERT_OK((*writer)->flush());
+  EXPECT_EQ(reader.text("SELECT count(*) FROM health"), "16001");
+}
+
 TEST_F(StoreTest, BatchWriterReportsAnErrorAndSkipsLaterBatchesUntilFlush) {
   auto writer = BatchWriter::open(path_, 4);
   ASSERT_TRUE(writer.isOk());
