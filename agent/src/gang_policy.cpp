@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "launchers/launcher.h"
 #include "ringmaster/job/rank_phase.h"
 
 namespace ringmaster::agent {
@@ -133,7 +134,10 @@ std::optional<proto::JobFailure> hangSuspicion(
 
 std::string hangAction(const proto::RestartPolicy& policy, proto::Launcher launcher) {
   if (!policy.on_hang().empty()) return policy.on_hang();
-  if (launcher == proto::NATIVE || policy.hang_timeout_seconds() > 0) return "restart";
+  // A launcher whose ranks report their phase tells a hang from a pause (launchers/launcher.h).
+  const Launcher* contract = launcherFor(launcher);
+  const bool sees_inside = contract != nullptr && contract->reportsPhase();
+  if (sees_inside || policy.hang_timeout_seconds() > 0) return "restart";
   return "warn";
 }
 

@@ -40,9 +40,10 @@ std::optional<proto::JobFailure> hangVerdict(
 std::optional<proto::JobFailure> hangSuspicion(
     const std::vector<std::pair<std::string, proto::RankProgress>>& ranks, double timeout);
 
-// What a confirmed hang does: the policy's on_hang, else "restart" for native jobs (their phase
-// files tell a hang from a pause) and for jobs that set a hang timeout, else "warn" (a command
-// or torchrun job silent for a while is often evaluating, loading data or uploading).
+// What a confirmed hang does: the policy's on_hang, else "restart" for launchers whose ranks
+// report their phase (native: phase files tell a hang from a pause) and for jobs that set a hang
+// timeout, else "warn" (a command, torchrun, deepspeed or tensorflow job silent for a while is
+// often evaluating, loading data or uploading).
 std::string hangAction(const proto::RestartPolicy& policy, proto::Launcher launcher);
 
 // Where the next attempt runs: the current members that are not lost, without the failed host

@@ -373,19 +373,20 @@ Result<std::vector<int>> JobSupervisor::launch(const proto::JobLaunch& launch) {
     if (!matcher.isOk()) return matcher.status();
     job.patterns = std::move(*matcher);
   }
-  const std::string dir = jobDir(id);
-  const std::string attempt_dir = dir + "/attempt-" + std::to_string(launch.attempt());
-  const std::string checkpoint_dir = dir + "/checkpoints";
-  const std::string workdir = workdirOf(launch);
+  AttemptFiles files;
+  files.dir = jobDir(id);
+  files.attempt_dir = files.dir + "/attempt-" + std::to_string(launch.attempt());
+  files.checkpoint_dir = files.dir + "/checkpoints";
+  files.workdir = workdirOf(launch);
   std::error_code ec;
-  for (const auto& d : {attempt_dir, checkpoint_dir, workdir}) {
+  for (const auto& d : {files.attempt_dir, files.checkpoint_dir, files.workdir}) {
     std::filesystem::create_directories(d, ec);
     if (ec) return ioError("cannot create " + d + ": " + ec.message());
   }
   // Who the ranks run as: the job's own uid, or the agent's --run-as user, or the agent's.
   job.confinement = options_.confinement;
   if (options_.identities) {
-    RM_ASSIGN_OR_RETURN(job.confinement, options_.identities->take(id, workdir));
+    RM_ASSIGN_OR_RETURN(job.confinement, options_.identities->take(id, files.workdir));
   }
   struct ReleaseUnlessStarted {
     JobIdentities* identities;
@@ -395,37 +396,84 @@ Result<std::vector<int>> JobSupervisor::launch(const proto::JobLaunch& launch) {
       if (identities && !started) identities->release(id);
     }
   } release{options_.identities, id};
-  // The checkpoints and a workdir of the agent's choosing are the ranks'; one the job named
-  // stays as it is.
-  std::vector<std::string> theirs = {checkpoint_dir};
-  if (launch.workdir().empty()) theirs.push_back(workdir);
-  RM_RETURN_IF_ERROR(prepareJobDirs(job.confinement, dir, attempt_dir, theirs));
-  const gid_t readers = job.confinement.switch_user ? job.confinement.gid : ::getegid();
-  // The attempt's rendezvous secret, for its ranks alone: a file, not their environment.
-  std::string rendezvous_key_file;
-  if (auto credential = rendezvousCredential(launch); credential.isOk()) {
-    rendezvous_key_file = attempt_dir + "/rendezvous.key";
-    RM_RETURN_IF_ERROR(writeSecretFile(rendezvous_key_file, credential->secret_key));
-    RM_RETURN_IF_ERROR(giveToRanks(job.confinement, rendezvous_key_file));
-  }
-  if (!launch.spec_yaml().empty()) {
-    RM_RETURN_IF_ERROR(writeAgentFile(dir + "/spec.yaml", launch.spec_yaml(), readers));
-  }
-  if (!launch.native_yaml().empty()) {
-    RM_RETURN_IF_ERROR(writeAgentFile(dir + "/native.yaml", launch.native_yaml(), readers));
-  }
+  RM_RETURN_IF_ERROR(writeAttemptFiles(launch, job.confinement, &files));
 
   // What runs a Python entry point, as found on the job's PATH where its ranks start: recorded
   // with the launch, and named when a rank dies for want of its framework.
   const std::vector<std::string> first_argv = rankArgv(*job.launcher, launch, launch.ranks(0));
   if (runsPython(first_argv)) {
     const std::string resolved =
-        resolveProgram(first_argv[0], withJobEnv(options_.base_env, launch), workdir);
+        resolveProgram(first_argv[0], withJobEnv(options_.base_env, launch), files.workdir);
     job.interpreter = describeInterpreter(resolved.empty() ? first_argv[0] : resolved);
   }
+  RM_RETURN_IF_ERROR(journalAccepted(job));
 
+  std::vector<int> pids;
+  RM_ASSIGN_OR_RETURN(job::DevicePlan devices, devicePlan(launch));
+  for (int local = 0; local < launch.ranks_size(); ++local) {
+    const job::RankDevices& device = devices.ranks[0][static_cast<size_t>(local)];
+    Result<Rank> started = startRank(job, files, launch.ranks(local), device,
+                                     std::move(launcher_env[static_cast<size_t>(local)]));
+    if (!started.isOk()) {
+      // Gang semantics: a launch either starts every rank or leaves none running.
+      for (auto& other : job.ranks) ::kill(-other.pid, SIGKILL);
+      Rank failed;
+      failed.rank = launch.ranks(local).rank();
+      proto::JournalRecord exited =
+          journalRecord(id, launch.attempt(), "rank:" + std::to_string(failed.rank));
+      auto* e = exited.mutable_rank_exited();
+      e->set_rank(failed.rank);
+      e->set_exit_code(127);
+      e->set_state(proto::FAILED);
+      e->set_error(started.status().message());
+      appendRecord(exited);
+      reportFailure(job, failed, *e);
+      job.any_failed = true;
+      for (auto& other : job.ranks) other.stop_requested = true;
+      release.started = true;  // finishIfDone() releases the uid once the started ones died
+      jobs_[id] = std::move(job);
+      finishIfDone(id);  // the started ones are reaped as they die
+      return Status(started.status().code(),
+                    "rank " + std::to_string(failed.rank) + ": " + started.status().message());
+    }
+    pids.push_back(started->pid);
+    job.ranks.push_back(std::move(*started));
+  }
+  release.started = true;
+  jobs_[id] = std::move(job);
+  return pids;
+}
+
+// The checkpoints and a workdir of the agent's choosing are the ranks'; one the job named stays
+// as it is. The rendezvous secret, the spec and the native section are the agent's, readable by
+// the ranks.
+Status JobSupervisor::writeAttemptFiles(const proto::JobLaunch& launch,
+                                        const RankConfinement& ranks, AttemptFiles* files) const {
+  std::vector<std::string> theirs = {files->checkpoint_dir};
+  if (launch.workdir().empty()) theirs.push_back(files->workdir);
+  RM_RETURN_IF_ERROR(prepareJobDirs(ranks, files->dir, files->attempt_dir, theirs));
+  files->readers = ranks.switch_user ? ranks.gid : ::getegid();
+  // The attempt's rendezvous secret, for its ranks alone: a file, not their environment.
+  if (auto credential = rendezvousCredential(launch); credential.isOk()) {
+    files->rendezvous_key_file = files->attempt_dir + "/rendezvous.key";
+    RM_RETURN_IF_ERROR(writeSecretFile(files->rendezvous_key_file, credential->secret_key));
+    RM_RETURN_IF_ERROR(giveToRanks(ranks, files->rendezvous_key_file));
+  }
+  if (!launch.spec_yaml().empty()) {
+    RM_RETURN_IF_ERROR(
+        writeAgentFile(files->dir + "/spec.yaml", launch.spec_yaml(), files->readers));
+  }
+  if (!launch.native_yaml().empty()) {
+    RM_RETURN_IF_ERROR(
+        writeAgentFile(files->dir + "/native.yaml", launch.native_yaml(), files->readers));
+  }
+  return Status::ok();
+}
+
+Status JobSupervisor::journalAccepted(const Job& job) {
+  const proto::JobLaunch& launch = job.launch;
   proto::JournalRecord accepted =
-      journalRecord(id, launch.attempt(), "agent:" + options_.agent_name);
+      journalRecord(launch.job_id(), launch.attempt(), "agent:" + options_.agent_name);
   auto* a = accepted.mutable_job_accepted();
   a->set_name(launch.name());
   a->set_launcher(launch.launcher());
@@ -438,98 +486,82 @@ Result<std::vector<int>> JobSupervisor::launch(const proto::JobLaunch& launch) {
   a->set_max_restarts(std::max(launch.max_restarts(), launch.restart().max_restarts()));
   a->set_interpreter(job.interpreter);
   if (Status journaled = journal(accepted); !journaled.isOk()) {
-    return Status(journaled.code(), "job '" + id + "' was not started: " + journaled.message());
+    return Status(journaled.code(),
+                  "job '" + launch.job_id() + "' was not started: " + journaled.message());
   }
+  return Status::ok();
+}
 
-  std::vector<int> pids;
-  RM_ASSIGN_OR_RETURN(job::DevicePlan devices, devicePlan(launch));
-  for (int local = 0; local < launch.ranks_size(); ++local) {
-    const proto::RankAssignment& assignment = launch.ranks(local);
-    const job::RankDevices& device = devices.ranks[0][static_cast<size_t>(local)];
-    Rank rank;
-    rank.rank = assignment.rank();
-    rank.local_rank = assignment.local_rank();
-    RankContext context;
-    context.agent_dir = options_.state_dir;
-    context.checkpoint_dir = checkpoint_dir;
-    context.rendezvous_key_file = rendezvous_key_file;
-    if (job.launcher->reportsPhase()) {
-      rank.phase_file = attempt_dir + "/rank-" + std::to_string(rank.rank) + ".phase";
-      context.phase_file = rank.phase_file;
-      // Made here, the rank's to write: the attempt directory is not.
-      RM_RETURN_IF_ERROR(writeAgentFile(rank.phase_file, "", readers));
-      RM_RETURN_IF_ERROR(giveToRanks(job.confinement, rank.phase_file));
-    }
-    rank.error_file = attempt_dir + "/rank-" + std::to_string(rank.rank) + ".error.json";
-    context.error_file = rank.error_file;
-    RM_RETURN_IF_ERROR(writeAgentFile(rank.error_file, "", readers));
-    RM_RETURN_IF_ERROR(giveToRanks(job.confinement, rank.error_file));
-    context.workdir = workdir;
-    context.cuda_visible_devices = device.cuda_visible_devices;
-    context.launcher_env = std::move(launcher_env[static_cast<size_t>(local)]);
-    SpawnRequest request{rankArgv(*job.launcher, launch, assignment),
-                         buildRankEnvironment(launch, assignment, context, options_.base_env),
-                         workdir, &job.confinement};
-    setUserEnvironment(job.confinement, &request.env);
-    job.launcher->tune(&request.env);
-    const std::string log_path = logPath(id, launch.attempt(), rank.rank);
-    rank.log_fd = ::open(log_path.c_str(),
-                         O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0640);
-    Result<int> cgroup_procs = -1;
-    if (options_.cgroups) {
-      rank.cgroup =
-          "rank-" + id + "-" + std::to_string(launch.attempt()) + "-" + std::to_string(rank.rank);
-      cgroup_procs = options_.cgroups->create(rank.cgroup);
-    }
-    if (cgroup_procs.isOk()) request.cgroup_procs_fd = *cgroup_procs;
-    auto spawned =
-        cgroup_procs.isOk() ? spawnProcess(request) : Result<SpawnedProcess>(cgroup_procs.status());
-    if (request.cgroup_procs_fd >= 0) ::close(request.cgroup_procs_fd);
-    if (!spawned.isOk() || rank.log_fd < 0) {
-      Status failure = spawned.isOk() ? ioError("cannot create " + log_path) : spawned.status();
-      if (spawned.isOk()) {
-        ::kill(-spawned->pid, SIGKILL);
-        ::close(spawned->output_fd);
-      }
-      if (rank.log_fd >= 0) ::close(rank.log_fd);
-      // Gang semantics: a launch either starts every rank or leaves none running.
-      for (auto& started : job.ranks) ::kill(-started.pid, SIGKILL);
-      proto::JournalRecord exited =
-          journalRecord(id, launch.attempt(), "rank:" + std::to_string(rank.rank));
-      auto* e = exited.mutable_rank_exited();
-      e->set_rank(rank.rank);
-      e->set_exit_code(127);
-      e->set_state(proto::FAILED);
-      e->set_error(failure.message());
-      appendRecord(exited);
-      reportFailure(job, rank, *e);
-      job.any_failed = true;
-      for (auto& started : job.ranks) started.stop_requested = true;
-      release.started = true;  // finishIfDone() releases the uid once the started ones died
-      jobs_[id] = std::move(job);
-      finishIfDone(id);  // the started ones are reaped as they die
-      return Status(failure.code(), "rank " + std::to_string(rank.rank) + ": " + failure.message());
-    }
-    rank.pid = spawned->pid;
-    rank.output_fd = spawned->output_fd;
-    rank.last_progress = rank.cpu_sampled = rank.tokens_at = Clock::now();
-    rank.metric_tokens = 2 * options_.metric_rate;
-    pids.push_back(rank.pid);
-    proto::JournalRecord started =
-        journalRecord(id, launch.attempt(), "rank:" + std::to_string(rank.rank));
-    auto* s = started.mutable_rank_started();
-    s->set_rank(rank.rank);
-    s->set_local_rank(rank.local_rank);
-    s->set_pid(rank.pid);
-    s->set_device(device.device);
-    appendRecord(started);
-    rank.device = device.device;
-    rank.started_at = started.time();
-    job.ranks.push_back(std::move(rank));
+// One rank: its files (phase, error), its environment (the common contract, then its
+// launcher's), its log and cgroup, its process. On failure nothing of it keeps running.
+Result<JobSupervisor::Rank> JobSupervisor::startRank(Job& job, const AttemptFiles& files,
+                                                     const proto::RankAssignment& assignment,
+                                                     const job::RankDevices& device,
+                                                     EnvEntries launcher_env) {
+  const proto::JobLaunch& launch = job.launch;
+  Rank rank;
+  rank.rank = assignment.rank();
+  rank.local_rank = assignment.local_rank();
+  RankContext context;
+  context.agent_dir = options_.state_dir;
+  context.checkpoint_dir = files.checkpoint_dir;
+  context.rendezvous_key_file = files.rendezvous_key_file;
+  const std::string prefix = files.attempt_dir + "/rank-" + std::to_string(rank.rank);
+  if (job.launcher->reportsPhase()) {
+    rank.phase_file = prefix + ".phase";
+    context.phase_file = rank.phase_file;
+    // Made here, the rank's to write: the attempt directory is not.
+    RM_RETURN_IF_ERROR(writeAgentFile(rank.phase_file, "", files.readers));
+    RM_RETURN_IF_ERROR(giveToRanks(job.confinement, rank.phase_file));
   }
-  release.started = true;
-  jobs_[id] = std::move(job);
-  return pids;
+  rank.error_file = prefix + ".error.json";
+  context.error_file = rank.error_file;
+  RM_RETURN_IF_ERROR(writeAgentFile(rank.error_file, "", files.readers));
+  RM_RETURN_IF_ERROR(giveToRanks(job.confinement, rank.error_file));
+  context.workdir = files.workdir;
+  context.cuda_visible_devices = device.cuda_visible_devices;
+  context.launcher_env = std::move(launcher_env);
+  SpawnRequest request{rankArgv(*job.launcher, launch, assignment),
+                       buildRankEnvironment(launch, assignment, context, options_.base_env),
+                       files.workdir, &job.confinement};
+  setUserEnvironment(job.confinement, &request.env);
+  job.launcher->tune(&request.env);
+  const std::string log_path = logPath(launch.job_id(), launch.attempt(), rank.rank);
+  rank.log_fd = ::open(log_path.c_str(),
+                       O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0640);
+  Result<int> cgroup_procs = -1;
+  if (options_.cgroups) {
+    rank.cgroup = "rank-" + launch.job_id() + "-" + std::to_string(launch.attempt()) + "-" +
+                  std::to_string(rank.rank);
+    cgroup_procs = options_.cgroups->create(rank.cgroup);
+  }
+  if (cgroup_procs.isOk()) request.cgroup_procs_fd = *cgroup_procs;
+  auto spawned =
+      cgroup_procs.isOk() ? spawnProcess(request) : Result<SpawnedProcess>(cgroup_procs.status());
+  if (request.cgroup_procs_fd >= 0) ::close(request.cgroup_procs_fd);
+  if (!spawned.isOk() || rank.log_fd < 0) {
+    if (spawned.isOk()) {
+      ::kill(-spawned->pid, SIGKILL);
+      ::close(spawned->output_fd);
+    }
+    if (rank.log_fd >= 0) ::close(rank.log_fd);
+    return spawned.isOk() ? ioError("cannot create " + log_path) : spawned.status();
+  }
+  rank.pid = spawned->pid;
+  rank.output_fd = spawned->output_fd;
+  rank.last_progress = rank.cpu_sampled = rank.tokens_at = Clock::now();
+  rank.metric_tokens = 2 * options_.metric_rate;
+  proto::JournalRecord started =
+      journalRecord(launch.job_id(), launch.attempt(), "rank:" + std::to_string(rank.rank));
+  auto* s = started.mutable_rank_started();
+  s->set_rank(rank.rank);
+  s->set_local_rank(rank.local_rank);
+  s->set_pid(rank.pid);
+  s->set_device(device.device);
+  appendRecord(started);
+  rank.device = device.device;
+  rank.started_at = started.time();
+  return rank;
 }
 
 void JobSupervisor::signalJob(Job& job, int signal) {

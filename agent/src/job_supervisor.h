@@ -157,6 +157,21 @@ class JobSupervisor {
     Clock::time_point expires;
   };
 
+  // Where an attempt's files are (made by launch()).
+  struct AttemptFiles {
+    std::string dir;          // state_dir/jobs/<id>
+    std::string attempt_dir;  // dir/attempt-N: logs, phase and error files, the secret
+    std::string checkpoint_dir;
+    std::string workdir;              // where its ranks run
+    std::string rendezvous_key_file;  // empty: the job has no rendezvous
+    gid_t readers = 0;                // the group its ranks read the agent's files as
+  };
+  Status writeAttemptFiles(const proto::JobLaunch& launch, const RankConfinement& ranks,
+                           AttemptFiles* files) const;
+  Status journalAccepted(const Job& job);
+  Result<Rank> startRank(Job& job, const AttemptFiles& files,
+                         const proto::RankAssignment& assignment, const job::RankDevices& device,
+                         EnvEntries launcher_env);
   Status validate(const proto::JobLaunch& launch) const;
   Result<job::DevicePlan> devicePlan(const proto::JobLaunch& launch) const;
   // The program and arguments `rank` runs, as its launcher says.

@@ -146,6 +146,8 @@ TEST(HangAction, WarnForOpaqueLaunchersUnlessTheSpecSaysOtherwise) {
   EXPECT_EQ(hangAction(none, proto::NATIVE), "restart");
   EXPECT_EQ(hangAction(none, proto::COMMAND), "warn");
   EXPECT_EQ(hangAction(none, proto::TORCHRUN), "warn");
+  EXPECT_EQ(hangAction(none, proto::TENSORFLOW), "warn");
+  EXPECT_EQ(hangAction(none, proto::DEEPSPEED), "warn");
   proto::RestartPolicy timed;
   timed.set_hang_timeout_seconds(120);
   EXPECT_EQ(hangAction(timed, proto::COMMAND), "restart");
