@@ -13,7 +13,7 @@ packages=(
   libyaml-cpp-dev nlohmann-json3-dev libcli11-dev libre2-dev
   openmpi-bin libopenmpi-dev python3 python3-torch python3-numpy
   xvfb xauth x11-apps imagemagick xdotool
-  binutils debootstrap
+  binutils debootstrap xz-utils
   openssh-client openssh-server desktop-file-utils sudo
   slurm-wlm munge bc
 )

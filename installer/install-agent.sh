@@ -23,8 +23,10 @@ in parallel, and adds it to this client's cluster file.
                      (e.g. 1800000000-1800065535: no user of the host may be in it), so jobs
                      cannot signal each other's ranks or open each other's files
   --prefix DIR       install everything (program, config, state) under DIR
-  --method deb|bundle  the Debian package (Debian/Ubuntu) or the relocatable binaries
-                     (default: deb on Debian/Ubuntu without --prefix, else bundle)
+  --method deb|bundle  the Debian package or the relocatable binaries (default: deb on a
+                     host of this machine's Debian/Ubuntu release without --prefix, else
+                     bundle: the build's own where the host's glibc is as new as it needs,
+                     else the glibc 2.31 one of make-bundle-glibc231.sh, made when missing)
   --no-systemd       start the agent without systemd (not restarted after a reboot)
   --uninstall        stop the agent and remove everything the installer made
   --hosts FILE       hosts to install, one USER@HOST[:SSHPORT] a line (# comments)
@@ -217,18 +219,56 @@ if [[ $uninstall == yes ]]; then
   exit 0
 fi
 
-# Debian and Ubuntu take the package (apt brings its libraries); other hosts, or a prefix, the
-# relocatable bundle.
+# A host of this machine's own Debian or Ubuntu release takes the package (apt brings its
+# libraries, the same ones the build used); other hosts, or a prefix, the relocatable bundle.
+# The package's dependencies are this release's library packages: another release (Debian 11,
+# Ubuntu 22.04 or 24.04) lacks some of them or names them differently.
 os_family=" $(fact os_id) $(fact os_like) "
+local_release=$(. /etc/os-release 2>/dev/null && echo "${ID:-}:${VERSION_ID:-}")
 if [[ -z $method ]]; then
   method=bundle
-  [[ -z $prefix && ( $os_family == *" debian "* || $os_family == *" ubuntu "* ) ]] && method=deb
+  [[ -z $prefix && ( $os_family == *" debian "* || $os_family == *" ubuntu "* ) &&
+    "$(fact os_id):$(fact os_version)" == "$local_release" ]] && method=deb
 fi
+# version_at_least A B: A >= B as versions (2.35 >= 2.31).
+version_at_least() { [[ $(printf '%s\n%s\n' "$1" "$2" | sort -V | head -1) == "$2" ]]; }
+# newest_glibc DIR: the newest glibc symbol version the bundle in DIR uses.
+newest_glibc() {
+  objdump -T "$1"/bin/* "$1"/lib/* 2>/dev/null | grep -o 'GLIBC_[0-9.]*' | sort -uV | tail -1 |
+    sed 's/^GLIBC_//'
+}
+host_glibc=$(fact glibc)
+glibc231_floor=2.31
 
-step "packaging the agent ($method)"
 # Installers for several hosts run at once: one of them makes the package or bundle at a time.
 exec 9>"$build_dir/.install-agent.lock"
 flock 9
+kind=$method
+if [[ $method == bundle ]]; then
+  bundle=$build_dir/agent-bundle
+  if [[ ! -x $bundle/bin/ringmaster-agent || $bundle/bin/ringmaster-agent -ot $build_dir/bin/ringmaster-agent ]]; then
+    "$here/make-bundle.sh" "$build_dir" "$bundle" >/dev/null || die "make-bundle.sh failed for $build_dir"
+  fi
+  needed=$(newest_glibc "$bundle")
+  # A host older than this build's glibc (Ubuntu 22.04, RHEL 9, Debian 11) takes the bundle built
+  # in a Debian 11 root, which needs glibc 2.31 only.
+  if [[ -n $host_glibc ]] && ! version_at_least "$host_glibc" "$needed" &&
+    version_at_least "$host_glibc" "$glibc231_floor"; then
+    bundle=$build_dir/bundle-glibc231
+    kind="bundle for glibc $glibc231_floor"
+    if [[ ! -x $bundle/bin/ringmaster-agent || $bundle/bin/ringmaster-agent -ot $build_dir/bin/ringmaster-agent ]]; then
+      ((EUID == 0)) || die "the host has glibc $host_glibc and this build's bundle needs $needed: it takes the glibc $glibc231_floor bundle, made as root (a Debian 11 root, chroot):
+    sudo $here/make-bundle-glibc231.sh $bundle
+  then run the installer again"
+      echo "    making the glibc $glibc231_floor bundle for glibc $host_glibc (a Debian 11 build, minutes the first time; log: $build_dir/bundle-glibc231.log)"
+      "$here/make-bundle-glibc231.sh" "$bundle" >"$build_dir/bundle-glibc231.log" 2>&1 ||
+        die "make-bundle-glibc231.sh failed: $(tail -2 "$build_dir/bundle-glibc231.log")"
+    fi
+    needed=$(newest_glibc "$bundle")
+  fi
+fi
+
+step "packaging the agent ($kind)"
 if [[ $method == deb ]]; then
   if [[ -z $package ]]; then
     package=$(ls -t "$build_dir"/ringmaster-agent_*.deb 2>/dev/null | head -1 || true)
@@ -239,21 +279,14 @@ if [[ $method == deb ]]; then
   fi
   upload_name=ringmaster-agent.deb
 else
-  bundle=$build_dir/agent-bundle
-  if [[ ! -x $bundle/bin/ringmaster-agent || $bundle/bin/ringmaster-agent -ot $build_dir/bin/ringmaster-agent ]]; then
-    "$here/make-bundle.sh" "$build_dir" "$bundle" >/dev/null || die "make-bundle.sh failed for $build_dir"
-  fi
   mkdir -p "$bundle/share/ringmaster/systemd"
   cp "$here/systemd/ringmaster-agent.service.in" "$bundle/share/ringmaster/systemd/"
   package=$control_dir/agent.tar.gz
   tar -czf "$package" -C "$bundle" bin lib share
   upload_name=agent.tar.gz
   # The newest glibc symbol version the bundle uses against the host's glibc.
-  needed=$(objdump -T "$bundle"/bin/* "$bundle"/lib/* 2>/dev/null | grep -o 'GLIBC_[0-9.]*' | sort -uV | tail -1)
-  needed=${needed#GLIBC_}
-  host_glibc=$(fact glibc)
-  if [[ -z $host_glibc || $(printf '%s\n%s\n' "$needed" "$host_glibc" | sort -V | head -1) != "$needed" ]]; then
-    die "unsupported OS: ${os_name:-the host} has glibc ${host_glibc:-unknown} and this build needs $needed or newer; build Ringmaster on that OS (or an older one) and install from there"
+  if [[ -z $host_glibc ]] || ! version_at_least "$host_glibc" "$needed"; then
+    die "unsupported OS: ${os_name:-the host} has glibc ${host_glibc:-unknown} and this build needs $needed or newer (its glibc $glibc231_floor bundle, make-bundle-glibc231.sh, needs $glibc231_floor); build Ringmaster on that OS (or an older one) and install from there"
   fi
 fi
 flock -u 9

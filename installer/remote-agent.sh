@@ -49,9 +49,10 @@ probe() {
   elif command -v sudo >/dev/null; then
     if sudo -n true 2>/dev/null; then sudo_state=ok; else sudo_state=password; fi
   fi
-  local os_id="" os_like="" os_name=""
+  local os_id="" os_like="" os_name="" os_version=""
   if [[ -r /etc/os-release ]]; then
     os_id=$(. /etc/os-release && echo "${ID:-}")
+    os_version=$(. /etc/os-release && echo "${VERSION_ID:-}")
     os_like=$(. /etc/os-release && echo "${ID_LIKE:-}")
     os_name=$(. /etc/os-release && echo "${PRETTY_NAME:-}")
   fi
@@ -61,6 +62,7 @@ probe() {
   echo "os_id=$os_id"
   echo "os_like=$os_like"
   echo "os_name=$os_name"
+  echo "os_version=$os_version"
   echo "user=$(id -un)"
   echo "sudo=$sudo_state"
   echo "systemd=$([[ -d /run/systemd/system ]] && echo yes || echo no)"
