@@ -49,6 +49,23 @@ TEST(DevicePlan, TorchrunRanksAllSeeEveryGpuAndLocalRankPicks) {
   }
 }
 
+// deepspeed.launcher.launch shows each rank every GPU of its node, as torchrun does; TensorFlow's
+// workers each get one (a worker uses every GPU it sees).
+TEST(DevicePlan, DeepspeedRanksSeeEveryGpuAndTensorflowRanksOneEach) {
+  auto deepspeed =
+      planDevices(request(Launcher::kDeepspeed, Backend::kNccl), {{"node1", gpus(2), 2}});
+  auto tensorflow =
+      planDevices(request(Launcher::kTensorflow, Backend::kAuto), {{"node1", gpus(2), 2}});
+  ASSERT_TRUE(deepspeed.isOk()) << deepspeed.status().toString();
+  ASSERT_TRUE(tensorflow.isOk()) << tensorflow.status().toString();
+  for (size_t local = 0; local < 2; ++local) {
+    EXPECT_EQ(deepspeed->ranks[0][local].cuda_visible_devices,
+              "GPU-0aaaaaaa-0000,GPU-1aaaaaaa-0000");
+    EXPECT_EQ(tensorflow->ranks[0][local].cuda_visible_devices,
+              "GPU-" + std::to_string(local) + "aaaaaaa-0000");
+  }
+}
+
 TEST(DevicePlan, GpusDeclaredWithoutNvmlAreNamedByIndex) {
   auto plan = planDevices(request(Launcher::kNative, Backend::kAuto),
                           {{"node1", {{0, "", ""}, {2, "", ""}}, 2}});
