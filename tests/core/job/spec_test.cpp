@@ -179,7 +179,8 @@ env:
 }
 
 TEST(JobSpec, ExampleSpecsLoadAndParse) {
-  for (const char* name : {"torchrun_ddp.yaml", "native_mlp.yaml", "command_script.yaml"}) {
+  for (const char* name : {"torchrun_ddp.yaml", "native_mlp.yaml", "command_script.yaml",
+                           "tensorflow_ps.yaml", "deepspeed_train.yaml"}) {
     const SpecParseResult result = loadJobSpec(examplePath(name));
     EXPECT_TRUE(result.ok()) << name << ":\n" << formatDiagnostics(result.errors);
     if (result.ok()) {
