@@ -119,14 +119,40 @@ void GangCoordinator::connectPeers(Gang& gang) {
         kept != gang.peers.end() && kept->second.connection) {
       peer.connection = std::move(kept->second.connection);
       peer.unanswered_since = kept->second.unanswered_since;
-    } else {
-      peer.connection = connectTo(gang, member);
     }
     peer.last_heard = now;
     peers[member.agent()] = std::move(peer);
   }
   gang.peers = std::move(peers);
+  watchContacts(gang, now);
   gang.next_heartbeat = now;
+}
+
+void GangCoordinator::watchContacts(Gang& gang, Clock::time_point now) {
+  gang.hubs = {};
+  size_t found = 0;
+  for (const auto& member : gang.members) {
+    if (found == gang.hubs.size()) break;
+    auto peer = gang.peers.find(member.agent());
+    const bool here = member.agent() == parts_.agent_name;
+    if (here || (peer != gang.peers.end() && !peer->second.lost)) {
+      gang.hubs[found++] = member.agent();
+    }
+  }
+  for (const auto& member : gang.members) {
+    auto it = gang.peers.find(member.agent());
+    if (it == gang.peers.end()) continue;
+    Peer& peer = it->second;
+    const bool talks = talksTo(gang, member.agent());
+    if (talks && !peer.watched) peer.last_heard = now;
+    if (talks && !peer.connection && !lostForGood(gang, peer)) {
+      peer.connection = connectTo(gang, member);
+      peer.unanswered_since.reset();
+      peer.sent = peer.replies = peer.outcome_message = 0;  // a new connection counts afresh
+    }
+    if (!talks) peer.connection.reset();
+    peer.watched = talks;
+  }
 }
 
 std::unique_ptr<client::AgentConnection> GangCoordinator::connectTo(
@@ -149,7 +175,7 @@ void GangCoordinator::reopenUnansweredConnections(Gang& gang, Clock::time_point 
     auto it = gang.peers.find(member.agent());
     if (it == gang.peers.end()) continue;
     Peer& peer = it->second;
-    if (lostForGood(gang, peer)) continue;
+    if (!peer.watched || lostForGood(gang, peer)) continue;
     if (peer.connection &&
         (!peer.unanswered_since || now - *peer.unanswered_since < kReopenAfter)) {
       continue;
@@ -204,7 +230,7 @@ void GangCoordinator::sendHeartbeats(Gang& gang) {
   if (!gang.failures.empty()) *beat->mutable_failure() = gang.failures[rootCause(gang.failures)];
   beat->set_stopping(gang.stopping);
   for (auto& [agent, peer] : gang.peers) {
-    if (lostForGood(gang, peer)) continue;
+    if (!peer.watched || lostForGood(gang, peer)) continue;
     if (peer.lost) {  // it may come back: it hears how things stand
       send(gang, agent, message);
       continue;
@@ -254,7 +280,10 @@ proto::Envelope GangCoordinator::handle(const proto::Envelope& request) {
     parts_.log("job " + gang.launch.job_id() + ": agent " + message.from_agent() +
                " answers again " + std::to_string(away.count()) +
                " s after it was lost; it is a member again");
+    watchContacts(gang, from.last_heard);
   }
+  // A hub passes a failure or a stop on at once: the other agents hear it from the hubs only.
+  const bool relay = isHub(gang, parts_.agent_name);
   if (message.attempt() > from.attempt) from.attempt_over = false;
   from.attempt = std::max(from.attempt, message.attempt());
   if (message.has_heartbeat() && message.attempt() == attemptOf(gang) && !gang.outcome) {
@@ -262,10 +291,11 @@ proto::Envelope GangCoordinator::handle(const proto::Envelope& request) {
     from.attempt_over = beat.attempt_over();
     from.state = beat.state();
     from.progress.assign(beat.ranks().begin(), beat.ranks().end());
-    if (beat.has_failure()) onFailure(gang, beat.failure(), false);
+    if (beat.has_failure()) onFailure(gang, beat.failure(), relay);
     if (beat.stopping() && !gang.stopping) {
       gang.stopping = true;
       (void)parts_.supervisor->stop(gang.launch.job_id(), std::chrono::milliseconds(0));
+      if (relay) sendHeartbeats(gang);
     }
   } else if (message.has_restart() && message.attempt() > attemptOf(gang) && !gang.outcome) {
     startAttempt(gang, message.attempt(), message.restart());
@@ -421,6 +451,7 @@ void GangCoordinator::markLost(Gang& gang, const std::string& agent, const std::
   failure.set_step(-1);
   failure.set_cause("agent " + agent + " lost: " + why);
   parts_.log("job " + gang.launch.job_id() + ": " + failure.cause());
+  watchContacts(gang, peer.lost_at);  // a hub lost: the next in line is one now
   onFailure(gang, failure, true);
 }
 
@@ -703,7 +734,7 @@ GangCoordinator::Clock::time_point GangCoordinator::onTimer(Clock::time_point no
       continue;
     }
     for (auto& [agent, peer] : gang.peers) {
-      if (peer.lost || now - peer.last_heard <= kLostAfter) continue;
+      if (peer.lost || !peer.watched || now - peer.last_heard <= kLostAfter) continue;
       const auto silent = std::chrono::duration_cast<std::chrono::seconds>(now - peer.last_heard);
       auto member = std::find_if(gang.members.begin(), gang.members.end(),
                                  [&](const auto& m) { return m.agent() == agent; });

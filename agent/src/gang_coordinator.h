@@ -4,6 +4,12 @@
 // reached with the job's own key pair (ZAP admits it as "job:<id>"), and the attempt's state.
 // - Heartbeats every 500 ms carry each agent's ranks' progress, whether its share of the attempt
 //   is over, and the attempt's failure once known. An agent not heard from for 4 s is lost.
+// - The gang is a star with two hubs, the first two agents in line that are not lost: the leader
+//   and its standby. Each other agent talks to the hubs only, the hubs to every agent, so a job
+//   of N agents has O(N) connections and messages, not N². The standby hears everything the
+//   leader hears and takes over at once when the leader is lost; the hubs pass on each failure
+//   and stop request the moment they hear it. Each agent watches for silence only the agents it
+//   talks to (a peer that becomes a hub is given a fresh 4 s).
 // - A failure anywhere (a rank failed, an agent lost, a hang) fails the attempt: every agent
 //   stops its ranks of it at once (the supervisor escalates SIGTERM to SIGKILL).
 // - The leader, the first agent of the attempt that is not lost, journals the attempt's root
@@ -19,6 +25,7 @@
 //
 // Thread-safety: none; the agent's main thread owns it, like the supervisor it drives.
 
+#include <array>
 #include <chrono>
 #include <functional>
 #include <map>
@@ -85,6 +92,7 @@ class GangCoordinator {
     std::optional<Clock::time_point> unanswered_since;
     Clock::time_point last_heard;
     bool answered = false;  // it has answered as a member: it knows the job
+    bool watched = false;   // this agent talks to it and counts its silence (talksTo)
     // Messages sent on `connection` and replies to them (every gang message is answered, in
     // order), to know when a peer has answered the outcome: then the leader need not linger.
     uint64_t sent = 0;
@@ -103,7 +111,10 @@ class GangCoordinator {
     proto::JobLaunch launch;                 // this agent's share of the current attempt
     std::vector<proto::GangMember> members;  // the attempt's agents, group-rank order
     std::map<std::string, Peer> peers;       // the members but this agent
-    int original_agents = 1;                 // min_nodes defaults to all of them
+    // The first two members in line that are not lost, this agent included: the leader and
+    // its standby (watchContacts). "" where there is none.
+    std::array<std::string, 2> hubs;
+    int original_agents = 1;  // min_nodes defaults to all of them
     uint32_t first_attempt = 1;
     uint32_t client_restarts = 0;  // attempts a client asked for (not the policy's)
     // The current attempt.
@@ -130,6 +141,17 @@ class GangCoordinator {
 
   uint32_t attemptOf(const Gang& gang) const { return gang.launch.attempt(); }
   bool leads(const Gang& gang) const;
+  bool isHub(const Gang& gang, const std::string& agent) const {
+    return gang.hubs[0] == agent || gang.hubs[1] == agent;
+  }
+  // Hubs talk to every peer, the other agents to the hubs only.
+  bool talksTo(const Gang& gang, const std::string& agent) const {
+    return isHub(gang, parts_.agent_name) || isHub(gang, agent);
+  }
+  // Finds the hubs again (after a loss was declared or undone, or a new attempt); a peer that has
+  // just become one to talk to gets a connection and a fresh silence clock, and one that no
+  // longer is loses its connection.
+  void watchContacts(Gang& gang, Clock::time_point now);
   bool overEverywhere(const Gang& gang) const;
   void connectPeers(Gang& gang);
   std::unique_ptr<client::AgentConnection> connectTo(const Gang& gang,
