@@ -37,6 +37,10 @@ const char* launcherName(proto::Launcher launcher) {
       return "torchrun";
     case proto::COMMAND:
       return "command";
+    case proto::TENSORFLOW:
+      return "tensorflow";
+    case proto::DEEPSPEED:
+      return "deepspeed";
     default:
       return "";
   }

@@ -196,6 +196,28 @@ TEST_F(StoreTest, ApplyingTheSameBatchTwiceStoresEachMetricOnce) {
   EXPECT_EQ(*store->countMetrics("other"), 0);
 }
 
+// Every launcher a job can have is named in its history row (the dashboard and ringmasterctl
+// runs show that name): tensorflow and deepspeed were stored as "".
+TEST_F(StoreTest, EveryLauncherIsNamedInTheHistory) {
+  auto store = open();
+  const std::vector<std::pair<proto::Launcher, std::string>> launchers = {
+      {proto::NATIVE, "native"},
+      {proto::TORCHRUN, "torchrun"},
+      {proto::COMMAND, "command"},
+      {proto::TENSORFLOW, "tensorflow"},
+      {proto::DEEPSPEED, "deepspeed"}};
+  uint64_t seq = 1;
+  for (const auto& [launcher, name] : launchers) {
+    proto::JournalRecord r = accepted(seq, "job-" + name, 1, 1, {0});
+    r.mutable_job_accepted()->set_launcher(launcher);
+    ASSERT_OK(store->applyJournal("a1", "jid", {r}, seq + 1));
+    ++seq;
+    auto job = store->job("job-" + name);
+    ASSERT_OK(job.status());
+    EXPECT_EQ(job->launcher, name);
+  }
+}
+
 TEST_F(StoreTest, CursorIsOneWhenUnknownAndAdvancesWithRecords) {
   auto store = open();
   EXPECT_EQ(*store->cursor("a1", "jid"), 1u);
