@@ -91,7 +91,8 @@ std::string summarize(const std::string& agent, const proto::JournalRecord& r) {
         ranks += std::to_string(assignment.rank());
       }
       return "accepted by " + agent + ": ranks " + (ranks.empty() ? "none" : ranks) + " of " +
-             std::to_string(a.world_size());
+             std::to_string(a.world_size()) +
+             (a.interpreter().empty() ? "" : "; python: " + a.interpreter());
     }
     case proto::JournalRecord::kRankStarted: {
       const auto& s = r.rank_started();

@@ -218,6 +218,20 @@ TEST_F(StoreTest, EveryLauncherIsNamedInTheHistory) {
   }
 }
 
+// The launch event says which Python ran a .py entry point on each agent.
+TEST_F(StoreTest, TheLaunchEventNamesTheInterpreter) {
+  auto store = open();
+  proto::JournalRecord r = accepted(1, "py", 1, 1, {0});
+  r.mutable_job_accepted()->set_interpreter("/usr/bin/python3 -> /usr/bin/python3.11, Python 3.11");
+  ASSERT_OK(store->applyJournal("a1", "jid", {r}, 2));
+  auto events = store->events("py");
+  ASSERT_OK(events.status());
+  ASSERT_EQ(events->size(), 1u);
+  EXPECT_EQ((*events)[0].detail,
+            "accepted by a1: ranks 0 of 1; python: /usr/bin/python3 -> /usr/bin/python3.11, "
+            "Python 3.11");
+}
+
 TEST_F(StoreTest, CursorIsOneWhenUnknownAndAdvancesWithRecords) {
   auto store = open();
   EXPECT_EQ(*store->cursor("a1", "jid"), 1u);
