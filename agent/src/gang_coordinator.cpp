@@ -229,6 +229,14 @@ void GangCoordinator::sendHeartbeats(Gang& gang) {
   for (const auto& rank : gang.progress_here) *beat->add_ranks() = rank;
   if (!gang.failures.empty()) *beat->mutable_failure() = gang.failures[rootCause(gang.failures)];
   beat->set_stopping(gang.stopping);
+  const bool leader = leads(gang);
+  // An agent outside the hubs needs no beat from them while nothing happens: the answers to its
+  // own beats tell it they are there. A hub's beat goes to it until the connection has carried
+  // an answer (a handshake refused before the peer joined is never retried: the missing answer
+  // reopens it, see reopenUnansweredConnections), then only with news (a failure or a stop),
+  // repeated until the attempt ends: the leader of 128 agents answers 127 beats a tick instead of
+  // also sending 127.
+  const bool news = !gang.failures.empty() || gang.stopping;
   for (auto& [agent, peer] : gang.peers) {
     if (!peer.watched || lostForGood(gang, peer)) continue;
     if (peer.lost) {  // it may come back: it hears how things stand
@@ -236,13 +244,14 @@ void GangCoordinator::sendHeartbeats(Gang& gang) {
       continue;
     }
     // A peer that missed the restart gets it again instead.
-    if (leads(gang) && peer.attempt < attemptOf(gang) && attemptOf(gang) > gang.first_attempt &&
+    if (leader && peer.attempt < attemptOf(gang) && attemptOf(gang) > gang.first_attempt &&
         gang.next.members_size() > 0) {
       proto::GangMessage restart;
       *restart.mutable_restart() = gang.next;
       send(gang, agent, std::move(restart));
       continue;
     }
+    if (!news && !isHub(gang, agent) && peer.replies > 0) continue;
     send(gang, agent, message);
   }
   scheduleHeartbeat(gang, Clock::now());

@@ -8,8 +8,9 @@
 //   and its standby. Each other agent talks to the hubs only, the hubs to every agent, so a job
 //   of N agents has O(N) connections and messages, not N². The standby hears everything the
 //   leader hears and takes over at once when the leader is lost; the hubs pass on each failure
-//   and stop request the moment they hear it. Each agent watches for silence only the agents it
-//   talks to (a peer that becomes a hub is given a fresh 4 s).
+//   and stop request the moment they hear it, and beat to the other agents only while there is
+//   such news (the answers to an agent's own beats show it the hubs are there). Each agent
+//   watches for silence only the agents it talks to (a new hub is given a fresh 4 s).
 // - A failure anywhere (a rank failed, an agent lost, a hang) fails the attempt: every agent
 //   stops its ranks of it at once (the supervisor escalates SIGTERM to SIGKILL).
 // - The leader, the first agent of the attempt that is not lost, journals the attempt's root

@@ -4,10 +4,14 @@
 // expected), and the agents' resident memory, beside `mpirun -np R` of the same command in the
 // same run. Usage: bench_scale [AGENTS:RANKS ...] (default 8:64 32:256 128:1024).
 // Needs about 8 open files per rank and 40 per agent (ulimit -n), and R + 10 N processes.
+#include <unistd.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
+#include <iterator>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -23,6 +27,7 @@ constexpr const char* kScript =
     "i=0; while [ $i -lt 100 ]; do echo \"{\\\"step\\\": $i, \\\"loss\\\": 0.5}\"; "
     "i=$((i+1)); done";
 constexpr int kLinesPerRank = 100;
+constexpr int kHoldSeconds = 6;
 
 double msSince(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
@@ -42,6 +47,21 @@ double rssMiB(pid_t pid) {
     status.ignore(1 << 12, '\n');
   }
   return 0;
+}
+
+// CPU seconds (user + system) a process has used so far.
+double cpuSeconds(pid_t pid) {
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+  const size_t after_name = text.rfind(')');
+  if (after_name == std::string::npos) return 0;
+  std::istringstream fields(text.substr(after_name + 2));
+  std::string field;
+  double ticks = 0;
+  for (int i = 3; i <= 15 && fields >> field; ++i) {
+    if (i == 14 || i == 15) ticks += std::stod(field);  // utime, stime
+  }
+  return ticks / static_cast<double>(sysconf(_SC_CLK_TCK));
 }
 
 long long countRows(const std::string& db_path, const std::string& job) {
@@ -74,6 +94,10 @@ bool runPoint(const Point& point) {
       "scale.yaml", "name: scale\nlauncher: command\nworld_size: " + std::to_string(point.ranks) +
                         "\ncommand: [/bin/sh, -c, '" + kScript + "']\n");
 
+  std::vector<double> cpu_before;
+  for (int i = 0; i < point.agents; ++i) {
+    cpu_before.push_back(cpuSeconds(cluster.agent("s" + std::to_string(i)).pid()));
+  }
   const auto submitted = std::chrono::steady_clock::now();
   CommandResult result = cluster.ctl({"submit", spec, "--wait"}, 600000);
   const double submit_ms = msSince(submitted);
@@ -86,12 +110,46 @@ bool runPoint(const Point& point) {
   const long long expected = static_cast<long long>(point.ranks) * kLinesPerRank;
   const long long rows = countRows(cluster.dbPath(), job);
 
+  // The leader (s0, first in line) against the median agent: the star's hub pays O(N).
   double rss_max = 0, rss_sum = 0;
+  std::vector<double> cpu_used;
   for (int i = 0; i < point.agents; ++i) {
-    const double rss = rssMiB(cluster.agent("s" + std::to_string(i)).pid());
+    const pid_t pid = cluster.agent("s" + std::to_string(i)).pid();
+    const double rss = rssMiB(pid);
     rss_max = std::max(rss_max, rss);
     rss_sum += rss;
+    cpu_used.push_back(cpuSeconds(pid) - cpu_before[i]);
   }
+  const double leader_cpu_ms = 1000 * cpu_used[0];
+  std::sort(cpu_used.begin(), cpu_used.end());
+  const double median_cpu_ms = 1000 * cpu_used[cpu_used.size() / 2];
+
+  // The gang's standing cost: one rank of `sleep` on every agent for kHoldSeconds, the agents'
+  // CPU over that time (launch and exits included) in ms per second.
+  std::string placement = "placement: [";
+  for (int i = 0; i < point.agents; ++i) {
+    placement += (i ? ", " : "") + std::string("{agent: s") + std::to_string(i) + ", ranks: 1}";
+  }
+  const std::string hold_spec =
+      cluster.writeSpec("hold.yaml", "name: hold\nlauncher: command\ncommand: [/bin/sleep, '" +
+                                         std::to_string(kHoldSeconds) + "']\n" + placement + "]\n");
+  for (int i = 0; i < point.agents; ++i) {
+    cpu_before[i] = cpuSeconds(cluster.agent("s" + std::to_string(i)).pid());
+  }
+  const auto hold_started = std::chrono::steady_clock::now();
+  const CommandResult hold = cluster.ctl({"submit", hold_spec, "--wait"}, 600000);
+  const double hold_s = msSince(hold_started) / 1000;
+  if (hold.exit_code != 0) {
+    std::fprintf(stderr, "bench_scale: the sleep job failed: %s%s\n", hold.out.c_str(),
+                 hold.err.substr(0, 2000).c_str());
+  }
+  std::vector<double> hold_cpu;
+  for (int i = 0; i < point.agents; ++i) {
+    hold_cpu.push_back(cpuSeconds(cluster.agent("s" + std::to_string(i)).pid()) - cpu_before[i]);
+  }
+  const double leader_hold = 1000 * hold_cpu[0] / hold_s;
+  std::sort(hold_cpu.begin(), hold_cpu.end());
+  const double median_hold = 1000 * hold_cpu[hold_cpu.size() / 2] / hold_s;
 
   // Open MPI 4.1 under --oversubscribe now and then prints everything and never exits (1 run in
   // 4 at 128 ranks here): the best of three runs, each given 30 s.
@@ -117,14 +175,18 @@ bool runPoint(const Point& point) {
   std::printf(
       "%4d ranks on %3d agents: submit --wait %.0f ms, %lld of %lld rows stored; agents' RSS max "
       "%.1f MiB, sum %.0f MiB (agents started in %.0f ms); mpirun -np %d best of 3 %.0f ms (%d "
-      "of 3 hung)\n",
+      "of 3 hung); agent CPU during the job: leader %.0f ms, median %.0f ms; while %d ranks sleep "
+      "%d s: leader %.1f ms/s, median %.1f ms/s\n",
       point.ranks, point.agents, submit_ms, rows, expected, rss_max, rss_sum, agents_ms,
-      point.ranks, mpirun_ms, mpirun_hung);
+      point.ranks, mpirun_ms, mpirun_hung, leader_cpu_ms, median_cpu_ms, point.agents, kHoldSeconds,
+      leader_hold, median_hold);
   std::printf(
       "RESULT agents=%d ranks=%d submit_ms=%.0f rows=%lld expected_rows=%lld "
       "agent_rss_max_mib=%.1f "
-      "mpirun_ms=%.0f ratio_vs_mpirun=%.3f ok=%d\n",
-      point.agents, point.ranks, submit_ms, rows, expected, rss_max, have_mpirun ? mpirun_ms : 0.0,
+      "leader_cpu_ms=%.0f median_agent_cpu_ms=%.0f hold_leader_cpu_ms_per_s=%.1f "
+      "hold_median_cpu_ms_per_s=%.1f mpirun_ms=%.0f ratio_vs_mpirun=%.3f ok=%d\n",
+      point.agents, point.ranks, submit_ms, rows, expected, rss_max, leader_cpu_ms, median_cpu_ms,
+      leader_hold, median_hold, have_mpirun ? mpirun_ms : 0.0,
       have_mpirun ? mpirun_ms / submit_ms : 0.0, result.exit_code == 0 && rows == expected ? 1 : 0);
   std::fflush(stdout);
   return result.exit_code == 0 && rows == expected;

@@ -147,6 +147,31 @@ TEST_F(GangStarTest, AnAgentOutsideTheHubsKilledIsFoundByTheHubsAndEveryoneStops
       << cluster_.agent("a3").stderrText();
 }
 
+// A rank on a4 fails: a3, which never talks to a4, stops its rank within a second, because the
+// hubs pass the failure on the moment they hear it (not on their next beat, nor never: quiet
+// agents get no beats from the hubs).
+TEST_F(GangStarTest, ARankFailureReachesEveryAgentThroughTheHubsAtOnce) {
+  const std::string job = submit();
+  ASSERT_TRUE(waitUntil([&] { return allRunning(job); }, std::chrono::seconds(20))) << logs();
+  pid_t victim = -1;
+  for (const auto& rank : status(job).value("ranks", json::array())) {
+    if (rank.value("rank", -1) == 3) victim = rank.value("pid", -1);
+  }
+  ASSERT_GT(victim, 0);
+  const double killed_at = unixNow();
+  ASSERT_EQ(::kill(victim, SIGKILL), 0);
+
+  EXPECT_EQ(waitForOutcome(job), "succeeded") << logs();
+  auto history = store::Store::open(cluster_.dbPath());
+  ASSERT_TRUE(history.isOk());
+  auto first = (*history)->ranks(job, 1);
+  ASSERT_TRUE(first.isOk());
+  ASSERT_EQ(first->size(), 4u);
+  for (const auto& rank : *first) {
+    EXPECT_LT(rank.finished_at - killed_at, 1.0) << "rank " << rank.rank << " on " << rank.agent;
+  }
+}
+
 // The leader dies: its standby leads, the next agent in line becomes the standby, and the job
 // goes on without the leader.
 TEST_F(GangStarTest, TheLeaderKilledItsStandbyTakesOver) {
