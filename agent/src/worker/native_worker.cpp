@@ -19,6 +19,7 @@
 #include "ringmaster/train/checkpoint.h"
 #include "ringmaster/train/gpu_model.h"
 #include "ringmaster/train/trainer.h"
+#include "strategy_sync.h"
 
 namespace ringmaster::agent {
 namespace {
@@ -224,7 +225,8 @@ Result<bool> stopVote(const WorkerOptions& options, comm::Communicator* comm,
 template <typename AnyTrainer>
 Status runRank(AnyTrainer& trainer, const train::NativeConfig& config, const WorkerOptions& options,
                comm::KeyValueStore* store, comm::Communicator* comm, GradientSync* sync,
-               job::PhaseBoard& phase, std::FILE* out, std::FILE* log) {
+               const StrategySync& strategy, job::PhaseBoard& phase, std::FILE* out,
+               std::FILE* log) {
   if (!options.checkpoint_dir.empty()) RM_RETURN_IF_ERROR(resume(trainer, options, store, log));
   // Rank 0's parameters are everyone's starting point (they agree already when seeded alike).
   if (comm) {
@@ -241,14 +243,16 @@ Status runRank(AnyTrainer& trainer, const train::NativeConfig& config, const Wor
     phase.enter(job::RankPhase::kCompute, trainer.completedSteps() + 1);
     RM_ASSIGN_OR_RETURN(train::StepReport report, trainer.step());
     if (report.measured && (report.step % options.metrics_every == 0 || trainer.done())) {
-      MetricLine(report.step)
-          .add("loss", report.loss)
+      MetricLine line(report.step);
+      line.add("loss", report.loss)
           .add("lr", report.lr)
           .add("samples_per_sec", report.samples_per_sec)
           .add("step_time", report.step_time_s)
-          .add("comm_time", sync ? sync->lastCommSeconds() : 0.0)
-          .add("comm_wait", sync ? sync->lastWaitSeconds() : 0.0)
-          .print(out);
+          .add("comm_time", sync ? sync->lastCommSeconds() : strategy.lastCommSeconds())
+          .add("comm_wait", sync ? sync->lastWaitSeconds() : strategy.lastCommSeconds())
+          .add("bytes_sent", strategy.bytesSent(report));
+      if (strategy.lossy()) line.add("compression_error", strategy.compressionError());
+      line.print(out);
     }
     if (trainer.evaluationDue(report)) {
       phase.enter(job::RankPhase::kEvaluation);
@@ -339,7 +343,14 @@ Status runNativeWorker(const WorkerOptions& options, comm::KeyValueStore* store,
   if (options.world_size > 1 && !store) {
     return invalidArgument("a rendezvous store is needed for world_size > 1");
   }
-  RM_ASSIGN_OR_RETURN(const Placement placement, choosePlacement(options, store, log));
+  // local_sgd and compression are the CPU trainer's (the GPU trainer refuses them): auto picks
+  // Gloo for them on every rank alike (they all read the same config).
+  const train::StrategyConfig& strategy = config.strategy;
+  const bool cpu_strategy =
+      strategy.localSgd() || strategy.compression != train::Compression::kNone;
+  WorkerOptions placed = options;
+  if (cpu_strategy && placed.backend == "auto") placed.backend = "gloo";
+  RM_ASSIGN_OR_RETURN(const Placement placement, choosePlacement(placed, store, log));
   if (placement.gpu) {
     std::fprintf(log, "rank %d/%d: native trainer on CUDA device %d\n", options.rank,
                  options.world_size, placement.device);
@@ -352,8 +363,9 @@ Status runNativeWorker(const WorkerOptions& options, comm::KeyValueStore* store,
                  std::string(comm->backend()).c_str());
   }
   // With NCCL the buckets are device memory: GradientSync only does pointer arithmetic on them.
+  // Local SGD and compression exchange through StrategySync instead (no overlap with backward).
   std::unique_ptr<GradientSync> sync;
-  if (comm) sync = std::make_unique<GradientSync>(comm.get());
+  if (comm && !cpu_strategy) sync = std::make_unique<GradientSync>(comm.get());
 
   train::TrainerOptions trainer_options;
   trainer_options.rank = options.rank;
@@ -368,6 +380,24 @@ Status runNativeWorker(const WorkerOptions& options, comm::KeyValueStore* store,
       Status reduced = sync->finish(grads);
       phase.enter(job::RankPhase::kCompute);
       return reduced;
+    };
+  }
+  // Made once the model's size is known (below); these hooks run only after that.
+  std::unique_ptr<StrategySync> strategy_sync;
+  if (comm && strategy.compression != train::Compression::kNone) {
+    trainer_options.reduce_gradients = [&](std::span<float> grads) {
+      phase.enter(job::RankPhase::kAllreduce);
+      Status reduced = strategy_sync->reduceCompressed(grads);
+      phase.enter(job::RankPhase::kCompute);
+      return reduced;
+    };
+  }
+  if (comm && strategy.localSgd()) {
+    trainer_options.average_params = [&](std::span<float> params) {
+      phase.enter(job::RankPhase::kAllreduce);
+      Status averaged = strategy_sync->averageParams(params);
+      phase.enter(job::RankPhase::kCompute);
+      return averaged;
     };
   }
   // Declared after the trainer, so destroyed before it on every way out: the sync thread may
@@ -385,12 +415,17 @@ Status runNativeWorker(const WorkerOptions& options, comm::KeyValueStore* store,
                  trainer->dataOnDevice() ? "on the GPU"
                                          : "on the host: batches are copied to the GPU each step "
                                            "(it takes more than half the GPU's free memory)");
+    strategy_sync =
+        std::make_unique<StrategySync>(comm.get(), strategy, trainer->model().numParams());
     const StopSyncFirst stop_sync{sync.get()};
-    return runRank(*trainer, config, options, store, comm.get(), sync.get(), phase, out, log);
+    return runRank(*trainer, config, options, store, comm.get(), sync.get(), *strategy_sync, phase,
+                   out, log);
   }
   RM_ASSIGN_OR_RETURN(train::Trainer trainer, train::Trainer::create(config, trainer_options));
+  strategy_sync = std::make_unique<StrategySync>(comm.get(), strategy, trainer.model().numParams());
   const StopSyncFirst stop_sync{sync.get()};
-  return runRank(trainer, config, options, store, comm.get(), sync.get(), phase, out, log);
+  return runRank(trainer, config, options, store, comm.get(), sync.get(), *strategy_sync, phase,
+                 out, log);
 }
 
 }  // namespace ringmaster::agent

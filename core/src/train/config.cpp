@@ -173,10 +173,11 @@ class ConfigParser {
 
   void parseRoot(const YAML::Node& root) {
     std::set<std::string> keys;
-    if (!checkMapping(root, "native",
-                      {"model", "dataset", "batch_size", "epochs", "steps", "optimizer",
-                       "grad_accumulation", "clip_norm", "checkpoint", "eval_every", "seed"},
-                      &keys)) {
+    if (!checkMapping(
+            root, "native",
+            {"model", "dataset", "batch_size", "epochs", "steps", "optimizer", "grad_accumulation",
+             "clip_norm", "checkpoint", "eval_every", "seed", "strategy"},
+            &keys)) {
       return;
     }
     NativeConfig& c = config_;
@@ -210,6 +211,75 @@ class ConfigParser {
     if (keys.count("checkpoint")) parseCheckpoint(root["checkpoint"]);
     if (keys.count("eval_every")) {
       readU64(root["eval_every"], "native.eval_every", 0, &c.eval_every);
+    }
+    if (keys.count("strategy")) parseStrategy(root["strategy"]);
+  }
+
+  void parseStrategy(const YAML::Node& node) {
+    std::set<std::string> keys;
+    const std::string f = "native.strategy";
+    if (!checkMapping(node, f, {"local_sgd", "data_split", "compression"}, &keys)) return;
+    StrategyConfig& s = config_.strategy;
+    if (keys.count("local_sgd")) {
+      const YAML::Node local = node["local_sgd"];
+      std::set<std::string> local_keys;
+      if (checkMapping(local, f + ".local_sgd", {"average_every"}, &local_keys)) {
+        if (local_keys.count("average_every")) {
+          readU64(local["average_every"], f + ".local_sgd.average_every", 1, &s.average_every);
+        } else {
+          report(local, f + ".local_sgd.average_every",
+                 "missing; expected the local steps between averagings, e.g. 8");
+        }
+      }
+    }
+    if (keys.count("data_split")) {
+      readChoice(
+          node["data_split"], f + ".data_split", {"iid", "by_label"},
+          [](std::string_view v) -> std::optional<DataSplit> {
+            if (v == "iid") return DataSplit::kIid;
+            if (v == "by_label") return DataSplit::kByLabel;
+            return std::nullopt;
+          },
+          &s.data_split);
+    }
+    if (keys.count("compression")) parseCompression(node["compression"], f + ".compression");
+    if (s.localSgd() && s.compression != Compression::kNone) {
+      report(node["compression"], f + ".compression",
+             "compresses the gradient allreduce, which local_sgd does not do (it averages the "
+             "parameters every average_every steps); use one or the other");
+    }
+  }
+
+  // none | fp16 | {topk: {ratio: r}}
+  void parseCompression(const YAML::Node& node, const std::string& f) {
+    StrategyConfig& s = config_.strategy;
+    if (node.IsScalar()) {
+      const std::string& v = node.Scalar();
+      if (v == "none" || v == "fp16") {
+        s.compression = v == "fp16" ? Compression::kFp16 : Compression::kNone;
+      } else {
+        std::string message = "expected none, fp16 or {topk: {ratio: r}}, got '" + v + "'";
+        const std::string suggestion = closestMatch(v, {"none", "fp16", "topk"});
+        if (!suggestion.empty()) message += "; did you mean '" + suggestion + "'?";
+        report(node, f, message);
+      }
+      return;
+    }
+    std::set<std::string> keys;
+    if (!checkMapping(node, f, {"topk"}, &keys)) return;
+    if (!keys.count("topk")) {
+      report(node, f, "expected none, fp16 or {topk: {ratio: r}}, got an empty mapping");
+      return;
+    }
+    s.compression = Compression::kTopK;
+    const YAML::Node topk = node["topk"];
+    std::set<std::string> topk_keys;
+    if (!checkMapping(topk, f + ".topk", {"ratio"}, &topk_keys)) return;
+    if (topk_keys.count("ratio")) {
+      readDouble(topk["ratio"], f + ".topk.ratio", 0.0, std::nextafter(1.0, 2.0), true,
+                 "a fraction in (0, 1]", &s.topk_ratio);
+    } else {
+      report(topk, f + ".topk.ratio", "missing; expected the fraction of entries sent, e.g. 0.01");
     }
   }
 
@@ -258,18 +328,20 @@ class ConfigParser {
     DatasetConfig& d = config_.dataset;
     if (keys.count("kind")) {
       readChoice(
-          node["kind"], f + ".kind", {"synthetic", "csv"},
+          node["kind"], f + ".kind", {"synthetic", "csv", "digits"},
           [](std::string_view s) -> std::optional<DatasetKind> {
             if (s == "synthetic") return DatasetKind::kSynthetic;
             if (s == "csv") return DatasetKind::kCsv;
+            if (s == "digits") return DatasetKind::kDigits;
             return std::nullopt;
           },
           &d.kind);
     } else {
-      report(node, f + ".kind", "missing; expected synthetic or csv");
+      report(node, f + ".kind", "missing; expected synthetic, csv or digits");
       return;
     }
     const bool csv = d.kind == DatasetKind::kCsv;
+    const bool synthetic = d.kind == DatasetKind::kSynthetic;
     const auto onlyFor = [&](const char* key, bool allowed, const char* kind) {
       if (keys.count(key) && !allowed) {
         report(node[key], f + "." + key, std::string("only used with kind: ") + kind);
@@ -277,21 +349,22 @@ class ConfigParser {
       }
       return keys.count(key) > 0;
     };
-    if (onlyFor("samples", !csv, "synthetic")) {
+    if (onlyFor("samples", synthetic, "synthetic")) {
       readSize(node["samples"], f + ".samples", 1, &d.samples);
     }
-    if (onlyFor("features", !csv, "synthetic")) {
+    if (onlyFor("features", synthetic, "synthetic")) {
       readSize(node["features"], f + ".features", 1, &d.features);
     }
-    if (onlyFor("classes", !csv, "synthetic")) {
+    if (onlyFor("classes", synthetic, "synthetic")) {
       readSize(node["classes"], f + ".classes", 2, &d.classes);
     }
-    if (onlyFor("seed", !csv, "synthetic")) readU64(node["seed"], f + ".seed", 0, &d.seed);
+    if (onlyFor("seed", !csv, "synthetic or digits"))
+      readU64(node["seed"], f + ".seed", 0, &d.seed);
     if (onlyFor("path", csv, "csv")) readString(node["path"], f + ".path", &d.path);
     if (onlyFor("label_column", csv, "csv")) {
       readString(node["label_column"], f + ".label_column", &d.label_column);
     }
-    if (onlyFor("standardize", csv, "csv")) {
+    if (onlyFor("standardize", !synthetic, "csv or digits")) {
       readBool(node["standardize"], f + ".standardize", &d.standardize);
     }
     if (csv && !keys.count("path")) {

@@ -138,8 +138,11 @@ Result<Dataset> loadCsv(const CsvOptions& options) {
   std::ostringstream buffer;
   buffer << in.rdbuf();
   if (in.bad()) return ioError(file + ": read error");
-  const std::string text = buffer.str();
+  return parseCsv(buffer.str(), file, options);
+}
 
+Result<Dataset> parseCsv(std::string_view text, const std::string& file,
+                         const CsvOptions& options) {
   Dataset data;
   data.task = options.task;
   std::vector<std::string_view> cells;
@@ -153,7 +156,7 @@ Result<Dataset> loadCsv(const CsvOptions& options) {
   while (pos < text.size()) {
     size_t eol = text.find('\n', pos);
     if (eol == std::string::npos) eol = text.size();
-    const std::string_view line = std::string_view(text).substr(pos, eol - pos);
+    const std::string_view line = text.substr(pos, eol - pos);
     pos = eol + 1;
     ++line_number;
     if (trim(line).empty()) continue;

@@ -25,6 +25,8 @@ Result<Split> loadData(const NativeConfig& config) {
     options.classes = d.classes;
     options.seed = d.seed;
     RM_ASSIGN_OR_RETURN(all, makeSynthetic(options));
+  } else if (d.kind == DatasetKind::kDigits) {
+    RM_ASSIGN_OR_RETURN(all, loadDigits());
   } else {
     CsvOptions options;
     options.path = d.path;
@@ -33,7 +35,7 @@ Result<Split> loadData(const NativeConfig& config) {
     RM_ASSIGN_OR_RETURN(all, loadCsv(options));
   }
   RM_ASSIGN_OR_RETURN(Split split, splitTrainEval(all, d.eval_fraction, d.seed));
-  if (d.kind == DatasetKind::kCsv && d.standardize) {
+  if (d.kind != DatasetKind::kSynthetic && d.standardize) {
     const Standardizer standardizer = fitStandardizer(split.train);
     applyStandardizer(standardizer, &split.train);
     applyStandardizer(standardizer, &split.eval);
@@ -92,6 +94,8 @@ Result<StepReport> Trainer::step() {
   const size_t micro_batches = std::min(config_.grad_accumulation, sampler_.batchesLeftInEpoch());
   const float scale = 1.0f / static_cast<float>(micro_batches);
 
+  // Local SGD: each rank steps on its own gradient; the parameters are averaged below.
+  const bool local_sgd = config_.strategy.localSgd();
   StepReport report;
   report.epoch = sampler_.position().epoch;
   double loss_sum = 0.0;
@@ -100,13 +104,13 @@ Result<StepReport> Trainer::step() {
     gather(indices_);
     const Batch batch{batch_x_.data(), batch_y_.data(), indices_.size()};
     loss_sum += model_.forward(batch);
-    const bool last = k + 1 == micro_batches;
+    const bool last = k + 1 == micro_batches && !local_sgd;
     static const LayerGradReadyFn kNoHook;
     model_.backward(batch, last ? options_.on_layer_grad_ready : kNoHook,
                     BackwardOptions{scale, k > 0});
     report.samples += batch.size;
   }
-  if (options_.reduce_gradients) {
+  if (options_.reduce_gradients && !local_sgd) {
     Status reduced = options_.reduce_gradients(model_.grads());
     if (!reduced.isOk()) {
       return Status(reduced.code(), "step " + std::to_string(step_ + 1) +
@@ -116,9 +120,21 @@ Result<StepReport> Trainer::step() {
   report.grad_norm = clipGradNorm(model_.grads(), config_.clip_norm);
   report.lr = optimizer_.apply(model_.params(), model_.grads());
   ++step_;
-
   report.step = step_;
   report.epoch_end = sampler_.batchesLeftInEpoch() == 0;
+  // Also before an evaluation, so that what is evaluated is the ranks' common model, not one
+  // rank's drift (with by_label data that would be a model of its own labels).
+  if (local_sgd && options_.average_params &&
+      (step_ % config_.strategy.average_every == 0 || step_ >= total_steps_ ||
+       evaluationDue(report))) {
+    Status averaged = options_.average_params(model_.params());
+    if (!averaged.isOk()) {
+      return Status(averaged.code(), "step " + std::to_string(step_) +
+                                         ": parameter averaging failed: " + averaged.message());
+    }
+    report.averaged = true;
+  }
+
   report.loss = loss_sum / static_cast<double>(micro_batches);
   report.step_time_s = std::chrono::duration<double>(Clock::now() - start).count();
   report.samples_per_sec =

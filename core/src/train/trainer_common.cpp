@@ -37,6 +37,18 @@ Result<DistributedSampler> makeSampler(const NativeConfig& config, const Dataset
   sampler_options.world_size = options.world_size;
   sampler_options.batch_size = config.batch_size;
   sampler_options.seed = config.seed;
+  if (config.strategy.data_split == DataSplit::kByLabel) {
+    if (train.task != Task::kClassification) {
+      return invalidArgument("native.strategy.data_split: by_label needs a classification task");
+    }
+    RM_ASSIGN_OR_RETURN(sampler_options.pool,
+                        byLabelShard(train.y, train.classes, options.rank, options.world_size));
+    if (sampler_options.pool.empty()) {
+      return invalidArgument("native.strategy.data_split: by_label leaves rank " +
+                             std::to_string(options.rank) +
+                             " no training samples (none of its labels is in the training split)");
+    }
+  }
   return DistributedSampler::create(sampler_options);
 }
 

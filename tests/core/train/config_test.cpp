@@ -121,6 +121,59 @@ TEST(NativeConfig, DefaultsFillWhatIsNotGiven) {
   EXPECT_EQ(config->grad_accumulation, 1u);
 }
 
+TEST(NativeConfig, StrategyDefaultsToAllreduceAndParsesEachKind) {
+  Result<NativeConfig> plain = parseNativeConfig("dataset: {kind: digits}\nsteps: 10\n");
+  ASSERT_TRUE(plain.isOk()) << plain.status().toString();
+  EXPECT_TRUE(plain->strategy.isDefault());
+  EXPECT_EQ(plain->dataset.kind, DatasetKind::kDigits);
+
+  Result<NativeConfig> local = parseNativeConfig(
+      "dataset: {kind: digits, seed: 4, standardize: false}\nsteps: 10\n"
+      "strategy: {local_sgd: {average_every: 8}, data_split: by_label}\n");
+  ASSERT_TRUE(local.isOk()) << local.status().toString();
+  EXPECT_EQ(local->strategy.average_every, 8u);
+  EXPECT_TRUE(local->strategy.localSgd());
+  EXPECT_EQ(local->strategy.data_split, DataSplit::kByLabel);
+  EXPECT_FALSE(local->dataset.standardize);
+  EXPECT_EQ(local->dataset.seed, 4u);
+
+  Result<NativeConfig> fp16 =
+      parseNativeConfig("dataset: {kind: digits}\nsteps: 10\nstrategy:\n  compression: fp16\n");
+  ASSERT_TRUE(fp16.isOk()) << fp16.status().toString();
+  EXPECT_EQ(fp16->strategy.compression, Compression::kFp16);
+
+  Result<NativeConfig> topk = parseNativeConfig(
+      "dataset: {kind: digits}\nsteps: 10\nstrategy: {compression: {topk: {ratio: 0.01}}}\n");
+  ASSERT_TRUE(topk.isOk()) << topk.status().toString();
+  EXPECT_EQ(topk->strategy.compression, Compression::kTopK);
+  EXPECT_DOUBLE_EQ(topk->strategy.topk_ratio, 0.01);
+  EXPECT_FALSE(topk->strategy.localSgd());
+}
+
+TEST(NativeConfig, BadStrategiesNameTheField) {
+  const std::string head = "dataset: {kind: digits}\nsteps: 10\n";
+  expectError(head + "strategy: {local_sgd: {average_every: 0}}\n",
+              {"native.strategy.local_sgd.average_every (line 3)", "expected an integer >= 1"});
+  expectError(head + "strategy: {local_sgd: {}}\n",
+              {"native.strategy.local_sgd.average_every", "missing"});
+  expectError(head + "strategy: {data_split: by_lable}\n",
+              {"native.strategy.data_split", "did you mean 'by_label'?"});
+  expectError(head + "strategy: {compression: fp32}\n",
+              {"native.strategy.compression", "expected none, fp16 or {topk: {ratio: r}}"});
+  expectError(head + "strategy: {compression: {topk: {ratio: 0}}}\n",
+              {"native.strategy.compression.topk.ratio", "a fraction in (0, 1]"});
+  expectError(head + "strategy: {compression: {topk: {ratio: 1.5}}}\n",
+              {"native.strategy.compression.topk.ratio"});
+  expectError(head + "strategy: {compression: {topk: {}}}\n",
+              {"native.strategy.compression.topk.ratio", "missing"});
+  expectError(head + "strategy: {local_sgd: {average_every: 4}, compression: fp16}\n",
+              {"native.strategy.compression", "use one or the other"});
+  expectError(head + "strategy: {localsgd: {average_every: 4}}\n",
+              {"native.strategy.localsgd", "did you mean 'local_sgd'?"});
+  expectError("dataset: {kind: digits, samples: 10}\nsteps: 10\n",
+              {"native.dataset.samples", "only used with kind: synthetic"});
+}
+
 TEST(NativeConfig, UnknownKeySuggestsTheClosestName) {
   expectError("dataset: {kind: synthetic}\nsteps: 10\nbatch_sise: 3\n",
               {"native.batch_sise (line 3)", "unknown key", "did you mean 'batch_size'?"});

@@ -33,7 +33,7 @@ namespace ringmaster::comm {
 
 enum class DataType {
   kFloat32,
-  kFloat16,   // IEEE half; NCCL only.
+  kFloat16,   // IEEE half; NCCL, and Gloo's allreduce over TCP (summed in float, rounded to half).
   kBFloat16,  // bfloat16; NCCL only.
 };
 
@@ -65,7 +65,8 @@ class Communicator {
   // rank holds the sum (or average) of all ranks' buffers. For NCCL, `data` is device memory on
   // the communicator's GPU.
   // Errors: INVALID_ARGUMENT (null data with count > 0, timeout <= 0), UNIMPLEMENTED (a type the
-  // backend does not reduce: Gloo reduces kFloat32 only), TIMEOUT, IO, CANCELLED.
+  // backend does not reduce: Gloo reduces kFloat32 and kFloat16, the latter always over TCP),
+  // TIMEOUT, IO, CANCELLED.
   virtual Status allreduce(void* data, size_t count, DataType type, ReduceOp op,
                            std::chrono::milliseconds timeout = kDefaultTimeout) = 0;
 

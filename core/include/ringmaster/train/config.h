@@ -14,6 +14,10 @@
 //     checkpoint: {every_steps: 100}
 //     eval_every: 1             # epochs
 //     seed: 1
+//     strategy:                 # optional; default: gradients averaged by allreduce every step
+//       local_sgd: {average_every: 8}   # or absent
+//       data_split: iid                 # iid | by_label
+//       compression: none               # none | fp16 | {topk: {ratio: 0.01}}
 //
 // Thread safety: all functions are pure and may be called from any thread.
 
@@ -36,7 +40,9 @@ struct ModelConfig {
   Task task = Task::kClassification;          // task: classification|regression
 };
 
-enum class DatasetKind { kSynthetic, kCsv };
+// digits: the 8x8 handwritten digits built into the trainer (1797 samples, 64 features, 10 classes,
+// as scikit-learn's load_digits; resources/datasets/digits.csv).
+enum class DatasetKind { kSynthetic, kCsv, kDigits };
 
 struct DatasetConfig {
   DatasetKind kind = DatasetKind::kSynthetic;  // kind: synthetic|csv
@@ -48,8 +54,8 @@ struct DatasetConfig {
   // csv
   std::string path;                    // required for csv
   std::string label_column = "label";  // label_column
-  bool standardize = true;             // with training-split statistics
-  // both
+  bool standardize = true;             // with training-split statistics (csv and digits)
+  // all
   double eval_fraction = 0.1;  // held out for evaluation, in [0, 1)
 };
 
@@ -57,6 +63,32 @@ struct CheckpointConfig {
   uint64_t every_steps = 0;  // 0 = no periodic checkpoints
   std::string dir;           // empty: the worker chooses (e.g. under the job's run directory)
   size_t keep = 3;           // newest checkpoints kept; 0 = keep all
+};
+
+// How the ranks share the data and combine their work (see trainer.h and strategy docs in README).
+enum class DataSplit {
+  kIid,      // DistributedSampler: every rank draws from the whole training split
+  kByLabel,  // rank r holds the samples whose label l has l % world_size == r (byLabelShard)
+};
+enum class Compression {
+  kNone,
+  kFp16,  // gradients sent as IEEE half (allreduce of 2-byte values), with error feedback
+  kTopK,  // the ratio * n largest-magnitude entries as (index, value) pairs, with error feedback
+};
+
+struct StrategyConfig {
+  // 0: synchronous allreduce of the gradients every step. H > 0 (local_sgd.average_every): every
+  // rank takes H optimizer steps on its own, then the parameters are averaged by one allreduce.
+  uint64_t average_every = 0;
+  DataSplit data_split = DataSplit::kIid;
+  Compression compression = Compression::kNone;  // of the gradient allreduce
+  double topk_ratio = 0.01;                      // in (0, 1]
+
+  bool localSgd() const { return average_every > 0; }
+  // Anything but today's plain allreduce of float32 gradients.
+  bool isDefault() const {
+    return average_every == 0 && data_split == DataSplit::kIid && compression == Compression::kNone;
+  }
 };
 
 struct NativeConfig {
@@ -74,6 +106,7 @@ struct NativeConfig {
   CheckpointConfig checkpoint;
   uint64_t eval_every = 1;  // epochs; 0 = only at the end
   uint64_t seed = 1;        // model init and sampler shuffling
+  StrategyConfig strategy;
 };
 
 // Parses and validates the `native:` mapping given as YAML text (JobSpec::native_yaml). Unknown

@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "ringmaster/train/model.h"
@@ -55,6 +56,14 @@ struct CsvOptions {
 // label column, a non-numeric or non-finite cell, a ragged row, a classification label that is
 // not an integer >= 0, and a file with a header but no rows.
 Result<Dataset> loadCsv(const CsvOptions& options);
+// The same for CSV text already in memory; `file` names it in errors (options.path is not read).
+Result<Dataset> parseCsv(std::string_view text, const std::string& file, const CsvOptions& options);
+
+// The 8x8 handwritten digits built into the trainer: 1797 samples, 64 features (pixel intensities
+// 0..16), 10 classes, as scikit-learn's load_digits (a copy of the test set of UCI "Optical
+// Recognition of Handwritten Digits", Alpaydin and Kaynak, CC BY 4.0). The data is
+// resources/datasets/digits.csv, compiled in, so a rank needs no file on its host.
+Result<Dataset> loadDigits();
 
 struct Split {
   Dataset train;

@@ -8,6 +8,12 @@
 // number of samples and batches per epoch. Batches are consecutive runs of batch_size samples of
 // the shard; the last one of an epoch may be shorter (the same length on every rank).
 //
+// With a `pool` (data_split: by_label), rank r draws only the indices in its pool: each epoch a
+// fresh permutation of the pool (seeded by seed, epoch and rank), repeated from its start when the
+// pool is shorter than a rank's share, cut when longer. Every rank still takes
+// ceil(dataset_size / world_size) samples per epoch, so all ranks take the same number of steps
+// and their collectives line up.
+//
 // Thread safety: not thread-safe; use one sampler per rank (thread).
 
 #include <cstddef>
@@ -25,7 +31,17 @@ struct SamplerOptions {
   size_t batch_size = 64;   // per rank, > 0
   uint64_t seed = 1;        // shared by all ranks
   bool shuffle = true;      // false: the identity order (still sharded and padded)
+  // Non-empty: this rank draws only these indices into [0, dataset_size) (see the top).
+  std::vector<uint32_t> pool;
 };
+
+// data_split: by_label. The indices of the samples whose class label l has l % world_size == rank,
+// in index order: with 10 classes and 4 ranks, rank 0 holds labels {0, 4, 8}, rank 1 {1, 5, 9},
+// rank 2 {2, 6}, rank 3 {3, 7}. The ranks' shards are disjoint and together cover the data.
+// Errors: INVALID_ARGUMENT when classes < world_size (a rank would hold nothing), or a label is not
+// an integer class in [0, classes).
+Result<std::vector<uint32_t>> byLabelShard(const std::vector<float>& labels, size_t classes,
+                                           int rank, int world_size);
 
 // Where a sampler is: the epoch and how many of this rank's samples of it were handed out.
 struct SamplerPosition {

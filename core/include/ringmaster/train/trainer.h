@@ -7,6 +7,17 @@
 // average over ranks in place), clips by global norm and applies the optimizer. A step never
 // crosses an epoch: the last step of an epoch averages the micro-batches that are left.
 //
+// With strategy.local_sgd (average_every H) a step does not reduce the gradients: each rank
+// applies its own, and after every H-th step (and the last one, and before each evaluation, so
+// that the common model is what gets evaluated) TrainerOptions::average_params replaces the
+// parameters with their average over the ranks. Optimizer state (momentum, Adam's
+// moments) stays local to each rank and is not averaged: it is the rank's own running view of
+// its gradients, and averaging it would double the bytes of each averaging. With H = 1 and a
+// linear update (SGD, with or without momentum or weight decay, no clipping) this is
+// synchronous allreduce SGD again, up to float rounding: mean_r(p - lr * m_r) = p - lr *
+// mean_r(m_r) and the momentum buffers' mean follows the recursion of the averaged gradient's
+// momentum.
+//
 // Every rank builds the same data, split and initial parameters from the config's seeds, and sees
 // the same number of steps per epoch, so with an averaging reduction all ranks stay bit-identical
 // (compare paramChecksum()).
@@ -40,6 +51,9 @@ struct TrainerOptions {
   int rank = 0;        // in [0, world_size)
   int world_size = 1;  // ranks sharing the data, each with config.batch_size samples per batch
   GradReduceFn reduce_gradients;  // empty: a single process, no reduction
+  // local_sgd: replaces the parameters with their average over all ranks (same contract as
+  // reduce_gradients, on the parameter buffer). Empty: no averaging.
+  GradReduceFn average_params;
   // Per-layer readiness during the backward pass of a step's last micro-batch, last layer first
   // (for overlapping bucket allreduces with backward); empty: not called.
   LayerGradReadyFn on_layer_grad_ready;
@@ -63,6 +77,7 @@ struct StepReport {
   // TrainerOptions::report_every): they are 0 then. A measured step after unmeasured ones gives
   // the mean step time and the samples/s over all of them.
   bool measured = true;
+  bool averaged = false;  // local_sgd: this step ended with a parameter averaging
 };
 
 struct EvalReport {

@@ -48,6 +48,9 @@ void ignoreSigpipeIfDefault() {
 }
 
 void sumFloat(void* c, const void* a, const void* b, size_t n) { ::gloo::sum<float>(c, a, b, n); }
+void sumHalf(void* c, const void* a, const void* b, size_t n) {
+  ::gloo::sum<::gloo::float16>(c, a, b, n);
+}
 
 // Whether `name` is a network interface with an IPv4 or IPv6 address. Checked before Gloo looks
 // the interface up, because this Gloo version leaks its getifaddrs(3) list when the lookup fails.
@@ -202,18 +205,21 @@ Status GlooCommunicator::run(const char* what, std::chrono::milliseconds timeout
 
 Status GlooCommunicator::allreduce(void* data, size_t count, DataType type, ReduceOp op,
                                    std::chrono::milliseconds timeout) {
-  if (type != DataType::kFloat32) {
-    return Status(ErrorCode::kUnimplemented,
-                  std::string("gloo allreduce supports float32 only, got ") + dataTypeName(type));
+  if (type != DataType::kFloat32 && type != DataType::kFloat16) {
+    return Status(
+        ErrorCode::kUnimplemented,
+        std::string("gloo allreduce supports float32 and float16 only, got ") + dataTypeName(type));
   }
+  const bool half = type == DataType::kFloat16;
   if (data == nullptr && count > 0) return invalidArgument("allreduce: data is null");
-  if (shm_ && count > 0) {
+  // The shared-memory segment reduces float32 only: float16 goes over TCP (loopback) always.
+  if (shm_ && count > 0 && !half) {
     const float scale = op == ReduceOp::kAverage ? 1.0f / static_cast<float>(size_) : 1.0f;
     return inSharedMemory("allreduce", timeout, [&](Clock::time_point deadline) {
       return shm_->allreduce(static_cast<float*>(data), count, scale, deadline, aborted_);
     });
   }
-  const size_t bytes = count * sizeof(float);
+  const size_t bytes = count * dataTypeSize(type);
   const bool useBcube =
       algorithm_ == GlooOptions::Algorithm::kBcube ||
       (algorithm_ == GlooOptions::Algorithm::kAuto && size_ > 2 && bytes < kGlooRingMinBytes);
@@ -223,8 +229,13 @@ Status GlooCommunicator::allreduce(void* data, size_t count, DataType type, Redu
     ::gloo::AllreduceOptions opts(context_);
     auto buffer = context_->createUnboundBuffer(data, bytes);
     InflightGuard guard(*this, buffer.get());
-    opts.setOutput<float>(std::move(buffer));
-    opts.setReduceFunction(&sumFloat);
+    if (half) {
+      opts.setOutput<::gloo::float16>(std::move(buffer));
+      opts.setReduceFunction(&sumHalf);
+    } else {
+      opts.setOutput<float>(std::move(buffer));
+      opts.setReduceFunction(&sumFloat);
+    }
     opts.setAlgorithm(useBcube ? ::gloo::AllreduceOptions::Algorithm::BCUBE
                                : ::gloo::AllreduceOptions::Algorithm::RING);
     opts.setTag(tag);
@@ -232,8 +243,15 @@ Status GlooCommunicator::allreduce(void* data, size_t count, DataType type, Redu
     ::gloo::allreduce(opts);
   });
   if (!status.isOk() || op != ReduceOp::kAverage || size_ == 1) return status;
-  float* values = static_cast<float*>(data);
   const float scale = 1.0f / static_cast<float>(size_);
+  if (half) {
+    auto* values = static_cast<::gloo::float16*>(data);
+    for (size_t i = 0; i < count; ++i) {
+      values[i] = ::gloo::cpu_float2half_rn(::gloo::cpu_half2float(values[i]) * scale);
+    }
+    return status;
+  }
+  float* values = static_cast<float*>(data);
   for (size_t i = 0; i < count; ++i) values[i] *= scale;
   return status;
 }

@@ -21,6 +21,12 @@ Result<std::unique_ptr<GpuTrainer>> GpuTrainer::create(const NativeConfig& confi
                                                        Split data, TrainerOptions options) {
   // The same checks, model shape, sampler and step count as Trainer::create().
   RM_RETURN_IF_ERROR(internal::checkTrainerInputs(config, data));
+  // by_label is the sampler's business and works here; the rest is the CPU trainer's and worker's.
+  if (config.strategy.localSgd() || config.strategy.compression != Compression::kNone) {
+    return Status(ErrorCode::kUnimplemented,
+                  "native.strategy: local_sgd and compression run on the CPU trainer only "
+                  "(backend gloo)");
+  }
   const MlpOptions model_options = internal::mlpOptionsFor(config, data.train);
   RM_ASSIGN_OR_RETURN(std::unique_ptr<GpuMlp> model, createGpuMlp(model_options, device));
   {
