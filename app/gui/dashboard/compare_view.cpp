@@ -15,9 +15,11 @@
 
 namespace ringmaster::gui {
 namespace {
-const char* const kCompared[] = {"loss",      "eval_loss", "accuracy", "mse", "samples_per_sec",
-                                 "step_time", "comm_time", "lr"};
-}
+// bytes_sent and compression_error: native.strategy's costs, side by side with what they buy.
+const char* const kCompared[] = {
+    "loss",      "eval_loss",  "accuracy",          "mse", "samples_per_sec", "step_time",
+    "comm_time", "bytes_sent", "compression_error", "lr"};
+}  // namespace
 
 CompareView::CompareView(QWidget* parent) : QWidget(parent) {
   legend_ = new QLabel;

@@ -45,9 +45,10 @@ namespace {
 // Ten redraws a second: live to the eye, and a fraction of the GUI thread at 50k samples/s.
 constexpr int kRedrawMs = 100;
 // Charts first in this order; any other metric follows in the order it appeared.
-const char* const kPreferredMetrics[] = {"loss",      "eval_loss",       "accuracy",
-                                         "mse",       "samples_per_sec", "step_time",
-                                         "comm_time", "comm_wait",       "lr"};
+const char* const kPreferredMetrics[] = {
+    "loss",      "eval_loss", "accuracy",  "mse",        "samples_per_sec",
+    "step_time", "comm_time", "comm_wait", "bytes_sent", "compression_error",
+    "lr"};
 // Per-step bookkeeping that is not worth a chart of its own.
 const char* const kHiddenMetrics[] = {"step", "param_checksum", "epoch", kBusyTime};
 const QString kHealthCpu = "Host CPU %";

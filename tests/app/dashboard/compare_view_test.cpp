@@ -89,6 +89,24 @@ TEST_F(CompareViewTest, TheXAxisChoiceSetsEveryChartsAxisAndOrigin) {
   EXPECT_EQ(again.charts().front()->xAxis(), metrics::Axis::kTime);
 }
 
+// Two strategies side by side: what each sends per step gets a chart of its own, one line a run.
+TEST_F(CompareViewTest, BytesSentAndCompressionErrorAreComparedToo) {
+  auto runs = twoRuns();
+  for (auto& [id, snapshot] : runs) {
+    const double bytes = id == "run-a-0001" ? 103356.0 : 4128.0;
+    for (int step = 1; step <= 5; ++step) {
+      snapshot.metrics.push_back({id.toStdString(), 1, 0, step, "bytes_sent", bytes, kT0 + step});
+    }
+  }
+  runs[1].second.metrics.push_back({"run-b-0002", 1, 0, 5, "compression_error", 0.96, kT0 + 5});
+  CompareView view(runs);
+  std::vector<QString> titles;
+  for (MetricChart* chart : view.charts()) titles.push_back(chart->title());
+  ASSERT_EQ(titles, (std::vector<QString>{"loss", "bytes_sent", "compression_error"}));
+  EXPECT_EQ(view.charts()[1]->lines().size(), 2u);
+  EXPECT_EQ(view.charts()[2]->lines().size(), 1u);  // only the compressed run has it
+}
+
 TEST_F(CompareViewTest, TheHoverNamesARunWithoutAPointThere) {
   CompareView view(twoRuns());
   view.resize(900, 400);
