@@ -333,8 +333,8 @@ void GangCoordinator::onReadable() {
   std::vector<std::pair<std::string, std::string>> left;  // job, why
   for (auto& [job_id, gang] : gangs_) {
     for (auto& [agent, peer] : gang.peers) {
-      if (!peer.connection || gang.left) continue;
-      while (true) {
+      // markLost() below may close this very connection (watchContacts): test it each time.
+      while (peer.connection && !gang.left) {
         char buffer[4096];
         const int size = zmq_recv(peer.connection->socket(), buffer, sizeof buffer, ZMQ_DONTWAIT);
         if (size < 0) break;
