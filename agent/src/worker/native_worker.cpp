@@ -248,8 +248,8 @@ Status runRank(AnyTrainer& trainer, const train::NativeConfig& config, const Wor
           .add("lr", report.lr)
           .add("samples_per_sec", report.samples_per_sec)
           .add("step_time", report.step_time_s)
-          .add("comm_time", sync ? sync->lastCommSeconds() : strategy.lastCommSeconds())
-          .add("comm_wait", sync ? sync->lastWaitSeconds() : strategy.lastCommSeconds())
+          .add("comm_time", sync ? sync->lastCommSeconds() : strategy.commSeconds(report))
+          .add("comm_wait", sync ? sync->lastWaitSeconds() : strategy.commSeconds(report))
           .add("bytes_sent", strategy.bytesSent(report));
       if (strategy.lossy()) line.add("compression_error", strategy.compressionError());
       line.print(out);

@@ -64,6 +64,11 @@ Status StrategySync::averageParams(std::span<float> params) {
   return Status::ok();
 }
 
+double StrategySync::commSeconds(const train::StepReport& report) const {
+  if (!communicator_ || (strategy_.localSgd() && !report.averaged)) return 0.0;
+  return last_comm_s_;
+}
+
 double StrategySync::bytesSent(const train::StepReport& report) const {
   if (compressor_) return compressor_->bytesSent(world_);
   if (strategy_.localSgd() && !report.averaged) return 0.0;

@@ -38,8 +38,9 @@ class StrategySync {
   bool lossy() const { return compressor_.has_value(); }
   // ||residual|| / ||corrected gradient|| of the last step (lossy() only).
   double compressionError() const { return compressor_ ? compressor_->lastError() : 0.0; }
-  // Seconds of the last step in collectives.
-  double lastCommSeconds() const { return last_comm_s_; }
+  // Seconds `report`'s step spent exchanging (encoding and decoding included): 0 on local SGD's
+  // steps between averagings.
+  double commSeconds(const train::StepReport& report) const;
 
  private:
   comm::Communicator* communicator_;

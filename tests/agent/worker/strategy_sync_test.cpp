@@ -113,8 +113,10 @@ TEST(StrategySync, LocalSgdAveragesTheModelsAndCountsBytesOnlyWhenItDoes) {
     EXPECT_FALSE(sync.lossy());
     train::StepReport report;
     EXPECT_EQ(sync.bytesSent(report), 0.0);
+    EXPECT_EQ(sync.commSeconds(report), 0.0);  // a step between averagings exchanges nothing
     report.averaged = true;
     EXPECT_EQ(sync.bytesSent(report), 2.0 * 3 / 4 * 4 * n);
+    EXPECT_GT(sync.commSeconds(report), 0.0);
   });
   // The default strategy: the gradient allreduce every step.
   StrategySync plain(nullptr, train::StrategyConfig{}, n);
