@@ -113,6 +113,14 @@ TEST_P(StrategyJobTest, TrainsDigitsOnFourRanksToItsAccuracy) {
       name.c_str(), steps, final_accuracy, per_step,
       per_step > 0 ? kAllreduceBytes / per_step : 0.0, last_error);
   std::printf("[strategy] %-20s accuracy by step (rank 0):%s\n", name.c_str(), curve.c_str());
+  double step_time = 0.0;
+  double comm_time = 0.0;
+  const json step_times = metric(job, "step_time");
+  for (const auto& t : step_times) step_time += t["value"].get<double>();
+  for (const auto& t : metric(job, "comm_time")) comm_time += t["value"].get<double>();
+  std::printf("[strategy] %-20s mean step_time %.3f ms, of it comm_time %.3f ms\n", name.c_str(),
+              1e3 * step_time / static_cast<double>(step_times.size()),
+              1e3 * comm_time / static_cast<double>(step_times.size()));
 }
 
 // RM_STRATEGY_JOBS=all runs every spec of the directory (the README's figures); by default the

@@ -115,14 +115,15 @@ TEST_P(GlooCommunicatorTest, AllreduceSumsOddSizesWithEveryAlgorithm) {
 }
 
 // float16 (fp16 gradient compression): half the bytes of float32, summed exactly while the sums
-// stay representable; over TCP even when the float32 path uses shared memory.
+// stay representable; over TCP or shared memory (in chunks of a slot: 4099 halves fit in one,
+// 300007 take three).
 TEST_P(GlooCommunicatorTest, AllreduceSumsAndAveragesFloat16WithEveryAlgorithm) {
   for (auto algorithm : {GlooOptions::Algorithm::kRing, GlooOptions::Algorithm::kBcube,
                          GlooOptions::Algorithm::kAuto}) {
     InMemoryStore store;
     Comms comms = connectAll(size(), store, sharedMemory(), algorithm);
     ASSERT_FALSE(HasFatalFailure());
-    for (size_t count : {size_t{1}, size_t{17}, size_t{4099}}) {
+    for (size_t count : {size_t{1}, size_t{17}, size_t{4099}, size_t{300007}}) {
       for (ReduceOp op : {ReduceOp::kSum, ReduceOp::kAverage}) {
         onEveryRank(size(), [&](int r) {
           std::vector<::gloo::float16> data(count);
@@ -239,7 +240,8 @@ TEST_P(GlooCommunicatorTest, BroadcastsFromNonZeroRoot) {
 
 TEST_P(GlooCommunicatorTest, AllgathersInRankOrder) {
   Comms comms = connectAll(size(), store_, sharedMemory());
-  for (size_t bytesPerRank : {size_t{1}, size_t{7}, size_t{65537}}) {
+  // Through shared memory: one barrier up to half a slot (128 KB), chunks of a slot above.
+  for (size_t bytesPerRank : {size_t{1}, size_t{7}, size_t{65537}, size_t{600001}}) {
     onEveryRank(size(), [&](int r) {
       std::vector<char> send(bytesPerRank);
       for (size_t i = 0; i < bytesPerRank; ++i) send[i] = static_cast<char>(r * 31 + i);

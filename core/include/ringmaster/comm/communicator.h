@@ -33,7 +33,7 @@ namespace ringmaster::comm {
 
 enum class DataType {
   kFloat32,
-  kFloat16,   // IEEE half; NCCL, and Gloo's allreduce over TCP (summed in float, rounded to half).
+  kFloat16,   // IEEE half; NCCL, and Gloo's allreduce (summed in float, rounded to half).
   kBFloat16,  // bfloat16; NCCL only.
 };
 
@@ -65,8 +65,7 @@ class Communicator {
   // rank holds the sum (or average) of all ranks' buffers. For NCCL, `data` is device memory on
   // the communicator's GPU.
   // Errors: INVALID_ARGUMENT (null data with count > 0, timeout <= 0), UNIMPLEMENTED (a type the
-  // backend does not reduce: Gloo reduces kFloat32 and kFloat16, the latter always over TCP),
-  // TIMEOUT, IO, CANCELLED.
+  // backend does not reduce: Gloo reduces kFloat32 and kFloat16), TIMEOUT, IO, CANCELLED.
   virtual Status allreduce(void* data, size_t count, DataType type, ReduceOp op,
                            std::chrono::milliseconds timeout = kDefaultTimeout) = 0;
 
@@ -154,10 +153,10 @@ struct GlooOptions {
   enum class Algorithm { kAuto, kRing, kBcube };
   Algorithm allreduceAlgorithm = Algorithm::kAuto;
   // When every rank is on this host (same host name, boot, IPC, PID and network namespaces),
-  // float32 allreduce and barrier go through one shared-memory segment instead of TCP over
-  // loopback (the average's scale fused into the reduction). Falls back to TCP, silently, when
-  // the segment cannot be made (a full /dev/shm). RINGMASTER_GLOO_SHM=0 in the environment turns
-  // it off too.
+  // allreduce (float32 and float16), allgather and barrier go through one shared-memory segment
+  // instead of TCP over loopback (the average's scale fused into the reduction). Falls back to TCP,
+  // silently, when the segment cannot be made (a full /dev/shm). RINGMASTER_GLOO_SHM=0 in the
+  // environment turns it off too.
   bool sharedMemory = true;
 };
 

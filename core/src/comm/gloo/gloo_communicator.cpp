@@ -212,10 +212,12 @@ Status GlooCommunicator::allreduce(void* data, size_t count, DataType type, Redu
   }
   const bool half = type == DataType::kFloat16;
   if (data == nullptr && count > 0) return invalidArgument("allreduce: data is null");
-  // The shared-memory segment reduces float32 only: float16 goes over TCP (loopback) always.
-  if (shm_ && count > 0 && !half) {
+  if (shm_ && count > 0) {
     const float scale = op == ReduceOp::kAverage ? 1.0f / static_cast<float>(size_) : 1.0f;
     return inSharedMemory("allreduce", timeout, [&](Clock::time_point deadline) {
+      if (half) {
+        return shm_->allreduceHalf(static_cast<uint16_t*>(data), count, scale, deadline, aborted_);
+      }
       return shm_->allreduce(static_cast<float*>(data), count, scale, deadline, aborted_);
     });
   }
@@ -341,6 +343,11 @@ Status GlooCommunicator::allgather(const void* send, void* recv, size_t bytesPer
                                    std::chrono::milliseconds timeout) {
   if ((send == nullptr || recv == nullptr) && bytesPerRank > 0) {
     return invalidArgument("allgather: send or recv is null");
+  }
+  if (shm_ && bytesPerRank > 0) {
+    return inSharedMemory("allgather", timeout, [&](Clock::time_point deadline) {
+      return shm_->allgather(send, recv, bytesPerRank, deadline, aborted_);
+    });
   }
   return run("allgather", timeout, [&](std::chrono::milliseconds t) {
     const uint32_t tag = nextTag();

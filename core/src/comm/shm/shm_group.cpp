@@ -1,6 +1,7 @@
 #include "comm/shm/shm_group.h"
 
 #include <fcntl.h>
+#include <gloo/types.h>
 #include <linux/futex.h>
 #include <signal.h>
 #include <sys/mman.h>
@@ -265,6 +266,69 @@ Status ShmGroup::allreduceSmall(float* data, size_t count, float scale, Clock::t
     for (size_t i = 0; i < count; ++i) data[i] = (data[i] + last[i]) * scale;
   }
   small_reads_pending_ = true;
+  return Status::ok();
+}
+
+Status ShmGroup::allreduceHalf(uint16_t* data, size_t count, float scale,
+                               Clock::time_point deadline, const std::atomic<bool>& aborted) {
+  if (small_reads_pending_) {  // whole slots are about to be overwritten: see allreduceSmall
+    RM_RETURN_IF_ERROR(wait(deadline, aborted));
+    small_reads_pending_ = false;
+  }
+  const size_t slot_halves = slot_floats_ * 2;
+  const size_t line_halves = kLine / sizeof(uint16_t);
+  for (size_t offset = 0; offset < count; offset += slot_halves) {
+    const size_t n = std::min(slot_halves, count - offset);
+    std::memcpy(slot(rank_), data + offset, n * sizeof(uint16_t));
+    RM_RETURN_IF_ERROR(wait(deadline, aborted));
+    const size_t share = roundUp((n + static_cast<size_t>(size_) - 1) / size_, line_halves);
+    const size_t lo = std::min(n, share * static_cast<size_t>(rank_));
+    const size_t hi = std::min(n, lo + share);
+    auto* out = reinterpret_cast<uint16_t*>(result());
+    for (size_t i = lo; i < hi; ++i) {
+      float sum = 0.0f;
+      ::gloo::float16 value;
+      for (int r = 0; r < size_; ++r) {
+        value.x = reinterpret_cast<const uint16_t*>(slot(r))[i];
+        sum += ::gloo::cpu_half2float(value);
+      }
+      out[i] = ::gloo::cpu_float2half_rn(sum * scale).x;
+    }
+    RM_RETURN_IF_ERROR(wait(deadline, aborted));
+    std::memcpy(data + offset, out, n * sizeof(uint16_t));
+  }
+  return Status::ok();
+}
+
+Status ShmGroup::allgather(const void* send, void* recv, size_t bytes, Clock::time_point deadline,
+                           const std::atomic<bool>& aborted) {
+  auto* out = static_cast<char*>(recv);
+  const size_t slot_bytes = slot_floats_ * sizeof(float);
+  if (bytes <= slot_bytes / 2) {  // one barrier, the slot halves alternating (allreduceSmall)
+    const size_t base = (small_calls_++ % 2) * (slot_floats_ / 2);
+    std::memcpy(slot(rank_) + base, send, bytes);
+    RM_RETURN_IF_ERROR(wait(deadline, aborted));
+    for (int r = 0; r < size_; ++r) {
+      std::memcpy(out + static_cast<size_t>(r) * bytes, slot(r) + base, bytes);
+    }
+    small_reads_pending_ = true;
+    return Status::ok();
+  }
+  if (small_reads_pending_) {
+    RM_RETURN_IF_ERROR(wait(deadline, aborted));
+    small_reads_pending_ = false;
+  }
+  const auto* in = static_cast<const char*>(send);
+  for (size_t offset = 0; offset < bytes; offset += slot_bytes) {
+    const size_t n = std::min(slot_bytes, bytes - offset);
+    // `send` may alias this rank's part of `recv`: it is only ever overwritten with itself.
+    std::memcpy(slot(rank_), in + offset, n);
+    RM_RETURN_IF_ERROR(wait(deadline, aborted));
+    for (int r = 0; r < size_; ++r) {
+      std::memcpy(out + static_cast<size_t>(r) * bytes + offset, slot(r), n);
+    }
+    RM_RETURN_IF_ERROR(wait(deadline, aborted));  // nobody refills a slot still being read
+  }
   return Status::ok();
 }
 

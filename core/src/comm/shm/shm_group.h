@@ -1,9 +1,9 @@
 #pragma once
-// ShmGroup: allreduce and barrier between the ranks of one communicator that share a host, through
-// one shared-memory segment instead of TCP over loopback. Gloo has no shared-memory transport, so
-// two ranks on one machine paid two kernel copies and a loopback round trip per segment (about 1 ms
-// for a 52 KB gradient against a 0.06 ms step); Open MPI's vader and NCCL's SHM path show what
-// shared memory buys.
+// ShmGroup: allreduce (float32 and float16), allgather and barrier between the ranks of one
+// communicator that share a host, through one shared-memory segment instead of TCP over loopback.
+// Gloo has no shared-memory transport, so two ranks on one machine paid two kernel copies and a
+// loopback round trip per segment (about 1 ms for a 52 KB gradient against a 0.06 ms step); Open
+// MPI's vader and NCCL's SHM path show what shared memory buys.
 //
 // The segment holds a barrier, one slot per rank and a result area. Up to kSmallBytes, every rank
 // copies its buffer into its slot, and after one barrier sums every slot itself. Larger float32
@@ -61,6 +61,15 @@ class ShmGroup {
   // take part before `deadline`), CANCELLED (`aborted` became true), IO (a peer failed or its
   // process is gone). Any error leaves the group broken.
   Status allreduce(float* data, size_t count, float scale, Clock::time_point deadline,
+                   const std::atomic<bool>& aborted);
+  // The same for IEEE half values (fp16 gradient compression): each element summed over the ranks
+  // in float, in rank order, scaled, and rounded to half once. Always in chunks of a slot.
+  Status allreduceHalf(uint16_t* data, size_t count, float scale, Clock::time_point deadline,
+                       const std::atomic<bool>& aborted);
+  // recv + r * bytes receives rank r's `bytes` bytes at `send` (which may alias this rank's
+  // part of recv). Up to half a slot it takes one barrier, like a small allreduce; larger ones go
+  // in chunks of a slot, two barriers each. The same errors.
+  Status allgather(const void* send, void* recv, size_t bytes, Clock::time_point deadline,
                    const std::atomic<bool>& aborted);
   // Returns once every rank has entered it; the same errors.
   Status barrier(Clock::time_point deadline, const std::atomic<bool>& aborted);
