@@ -102,6 +102,17 @@ void readNative(const YAML::Node& native, NativeDraft* d) {
   readScalar(checkpoint, "dir", &d->checkpoint_dir);
   readScalar(checkpoint, "keep", &d->checkpoint_keep);
   readScalar(native, "eval_every", &d->eval_every);
+
+  const YAML::Node strategy = child(native, "strategy");
+  readScalar(child(strategy, "local_sgd"), "average_every", &d->average_every);
+  readScalar(strategy, "data_split", &d->data_split);
+  const YAML::Node compression = child(strategy, "compression");
+  if (compression.IsDefined() && compression.IsScalar()) {
+    d->compression = compression.Scalar();
+  } else if (compression.IsMap() && has(compression, "topk")) {
+    d->compression = "topk";
+    readScalar(child(compression, "topk"), "ratio", &d->topk_ratio);
+  }
 }
 
 std::string leadingComment(std::string_view text) {
@@ -179,6 +190,8 @@ void writeNative(const NativeDraft& d, std::string* out) {
     dataset.add("path", d.csv_path.empty() ? "" : yamlString(d.csv_path))
         .add("label_column", d.label_column.empty() ? "" : yamlString(d.label_column))
         .add("standardize", value(d.standardize));
+  } else if (d.dataset_kind == "digits") {  // built in: only the split's seed and scaling
+    dataset.add("seed", value(d.dataset_seed)).add("standardize", value(d.standardize));
   } else {
     dataset.add("samples", value(d.samples))
         .add("features", value(d.features))
@@ -215,6 +228,18 @@ void writeNative(const NativeDraft& d, std::string* out) {
   o += "  checkpoint: " + checkpoint.str() + "\n";
   if (!d.eval_every.empty()) o += "  eval_every: " + value(d.eval_every) + "\n";
   if (!d.seed.empty()) o += "  seed: " + value(d.seed) + "\n";
+  FlowMap strategy;
+  if (!d.average_every.empty() && d.average_every != "0") {
+    strategy.add("local_sgd", FlowMap().add("average_every", value(d.average_every)).str());
+  }
+  if (d.data_split != "iid") strategy.add("data_split", value(d.data_split));
+  if (d.compression == "topk") {
+    strategy.add("compression",
+                 FlowMap().add("topk", FlowMap().add("ratio", value(d.topk_ratio)).str()).str());
+  } else if (d.compression != "none") {
+    strategy.add("compression", value(d.compression));
+  }
+  if (strategy.str() != "{}") o += "  strategy: " + strategy.str() + "\n";
 }
 
 }  // namespace

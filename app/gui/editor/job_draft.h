@@ -55,6 +55,12 @@ struct NativeDraft {
   std::string checkpoint_keep = "3";
   std::string eval_every = "1";
   std::string seed = "1";
+
+  // strategy: (all at their defaults: the section is not written)
+  std::string average_every = "0";  // local_sgd.average_every; 0 = no local SGD
+  std::string data_split = "iid";
+  std::string compression = "none";  // none | fp16 | topk
+  std::string topk_ratio = "0.01";
 };
 
 struct PlacementDraft {

@@ -406,7 +406,8 @@ void JobEditor::updateTitle() {
 
 QStringList JobEditor::templatePaths() const {
   QStringList paths;
-  for (const QString& folder : {QStringLiteral("jobs"), QStringLiteral("jobs/examples")}) {
+  for (const QString& folder : {QStringLiteral("jobs"), QStringLiteral("jobs/examples"),
+                                QStringLiteral("jobs/strategies")}) {
     const QDir dir(QDir(resources_dir_).filePath(folder));
     for (const QString& name : dir.entryList({QStringLiteral("*.yaml")}, QDir::Files, QDir::Name)) {
       paths << dir.filePath(name);

@@ -239,13 +239,15 @@ QGroupBox* JobForm::buildNativeGroup() {
   auto* dataset = new QGroupBox(tr("Dataset"), native_group_);
   dataset->setObjectName(QStringLiteral("native.dataset"));
   dataset_layout_ = newFormLayout(dataset);
-  dataset_kind_ = choiceField("native.dataset.kind", {"synthetic", "csv"},
+  dataset_kind_ = choiceField("native.dataset.kind", {"synthetic", "csv", "digits"},
                               tr("synthetic: generated from a seed on every rank; csv: a file with "
-                                 "a label column, read by every rank"));
+                                 "a label column, read by every rank; digits: the 8x8 handwritten "
+                                 "digits built into the worker (1797 samples, 10 classes)"));
   samples_ = intField("native.dataset.samples", 1, tr("Samples generated"));
   features_ = intField("native.dataset.features", 1, tr("Features per sample"));
   classes_ = intField("native.dataset.classes", 2, tr("Classes (classification)"));
-  dataset_seed_ = intField("native.dataset.seed", 0, tr("Seed of the generated data"));
+  dataset_seed_ = intField("native.dataset.seed", 0,
+                           tr("Seed of the generated data and of the held-out split"));
   csv_path_ = lineEdit("native.dataset.path", tr("/data/train.csv"),
                        tr("Path of the CSV file on every agent"));
   label_column_ = lineEdit("native.dataset.label_column", tr("label"), tr("Column of the label"));
@@ -332,11 +334,33 @@ QGroupBox* JobForm::buildNativeGroup() {
   training_form->addRow(tr("Clip norm"), clip_norm_);
   training_form->addRow(tr("Seed"), seed_);
 
+  auto* strategy = new QGroupBox(tr("Strategy"), native_group_);
+  strategy->setObjectName(QStringLiteral("native.strategy"));
+  strategy_layout_ = newFormLayout(strategy);
+  average_every_ = intField("native.strategy.local_sgd.average_every", 0,
+                            tr("Local SGD: optimizer steps each rank takes on its own between "
+                               "model averagings; 0 = off (gradients averaged every step)"));
+  data_split_ = choiceField("native.strategy.data_split", {"iid", "by_label"},
+                            tr("iid: every rank draws from all the data; by_label: rank r holds "
+                               "the labels l with l % ranks == r (federated averaging's skew)"));
+  compression_ = choiceField("native.strategy.compression", {"none", "fp16", "topk"},
+                             tr("Of the gradient allreduce (not with local SGD): fp16 sends half "
+                                "the bytes, topk the largest entries; both with error feedback"));
+  topk_ratio_ = lineEdit("native.strategy.compression.topk.ratio", tr("0.01"),
+                         tr("Fraction of the gradient's entries each rank sends, in (0, 1]"));
+  topk_ratio_->setMaximumWidth(kNumberWidth);
+  strategy_layout_->addRow(tr("Average every"), average_every_);
+  average_every_->setSuffix(tr(" steps"));
+  strategy_layout_->addRow(tr("Data split"), data_split_);
+  strategy_layout_->addRow(tr("Compression"), compression_);
+  strategy_layout_->addRow(tr("Top-k ratio"), topk_ratio_);
+
   grid->addWidget(model, 0, 0);
   grid->addWidget(dataset, 1, 0);
   grid->addWidget(checkpoints, 2, 0);
   grid->addWidget(training, 0, 1);
   grid->addWidget(optimizer, 1, 1, 2, 1);
+  grid->addWidget(strategy, 3, 0);
   grid->setColumnStretch(0, 1);
   grid->setColumnStretch(1, 1);
   return native_group_;
@@ -419,6 +443,10 @@ void JobForm::setDraft(const JobDraft& d) {
   setIfChanged(checkpoint_keep_, n.checkpoint_keep);
   setIfChanged(eval_every_, n.eval_every);
   setIfChanged(seed_, n.seed);
+  setIfChanged(average_every_, n.average_every);
+  setIfChanged(data_split_, n.data_split);
+  setIfChanged(compression_, n.compression);
+  setTextIfChanged(topk_ratio_, n.topk_ratio);
 
   KeyValueTable::Pairs env;
   for (const auto& [k, v] : d.env) env.emplace_back(qs(k), qs(v));
@@ -487,6 +515,10 @@ JobDraft JobForm::draft() const {
   n.checkpoint_keep = ss(checkpoint_keep_->yamlText());
   n.eval_every = ss(eval_every_->yamlText());
   n.seed = ss(seed_->yamlText());
+  n.average_every = ss(average_every_->yamlText());
+  n.data_split = ss(data_split_->yamlText());
+  n.compression = ss(compression_->yamlText());
+  n.topk_ratio = ss(topk_ratio_->text().trimmed());
   return d;
 }
 
@@ -531,12 +563,16 @@ void JobForm::updateVisibility() {
   native_group_->setVisible(native ||
                             (!job::parseLauncher(launcher.toStdString()) && loaded_.has_native));
   const bool csv = dataset_kind_->yamlText() == QLatin1String("csv");
-  for (QWidget* w : std::initializer_list<QWidget*>{samples_, features_, classes_, dataset_seed_}) {
-    dataset_layout_->setRowVisible(w, !csv);
+  const bool synthetic = dataset_kind_->yamlText() == QLatin1String("synthetic");
+  for (QWidget* w : std::initializer_list<QWidget*>{samples_, features_, classes_}) {
+    dataset_layout_->setRowVisible(w, synthetic);
   }
-  for (QWidget* w : std::initializer_list<QWidget*>{csv_path_, label_column_, standardize_}) {
+  dataset_layout_->setRowVisible(dataset_seed_, !csv);
+  for (QWidget* w : std::initializer_list<QWidget*>{csv_path_, label_column_}) {
     dataset_layout_->setRowVisible(w, csv);
   }
+  dataset_layout_->setRowVisible(standardize_, !synthetic);  // csv and digits
+  strategy_layout_->setRowVisible(topk_ratio_, compression_->yamlText() == QLatin1String("topk"));
   const bool adam = optimizer_->yamlText() == QLatin1String("adam");
   for (QWidget* w : std::initializer_list<QWidget*>{momentum_, nesterov_}) {
     optimizer_layout_->setRowVisible(w, !adam);

@@ -122,6 +122,11 @@ class JobForm : public QWidget {
   IntField* checkpoint_keep_;
   IntField* eval_every_;
   IntField* seed_;
+  QFormLayout* strategy_layout_;
+  IntField* average_every_;
+  ChoiceField* data_split_;
+  ChoiceField* compression_;
+  QLineEdit* topk_ratio_;
   // Env and metrics
   KeyValueTable* env_;
   KeyValueTable* metrics_;

@@ -112,6 +112,10 @@ void expectSameNative(const train::NativeConfig& a, const train::NativeConfig& b
   EXPECT_EQ(a.checkpoint.every_steps, b.checkpoint.every_steps);
   EXPECT_EQ(a.checkpoint.dir, b.checkpoint.dir);
   EXPECT_EQ(a.checkpoint.keep, b.checkpoint.keep);
+  EXPECT_EQ(a.strategy.average_every, b.strategy.average_every);
+  EXPECT_EQ(a.strategy.data_split, b.strategy.data_split);
+  EXPECT_EQ(a.strategy.compression, b.strategy.compression);
+  EXPECT_EQ(a.strategy.topk_ratio, b.strategy.topk_ratio);
   EXPECT_EQ(a.eval_every, b.eval_every);
   EXPECT_EQ(a.seed, b.seed);
 }
@@ -202,6 +206,7 @@ TEST_F(JobEditorTest, FindsEveryTemplate) {
   const QStringList paths = editor.templatePaths();
   EXPECT_TRUE(paths.contains(kResources + "/jobs/demo.yaml"));
   EXPECT_TRUE(paths.contains(kResources + "/jobs/examples/torchrun_ddp.yaml"));
+  EXPECT_TRUE(paths.contains(kResources + "/jobs/strategies/topk.yaml"));
   EXPECT_GE(paths.size(), 5);
   // A fresh editor starts from a spec that can be launched as it is.
   EXPECT_TRUE(editor.isValid()) << editor.yaml().toStdString();
