@@ -218,6 +218,20 @@ TEST(ByLabel, SamplerDrawsOnlyItsPoolAndKeepsTheStepsOfIid) {
     if (r == 0) steps = trainer->totalSteps();
     EXPECT_EQ(trainer->totalSteps(), steps) << "rank " << r;
   }
+  // An elastic resume would give every rank other labels: refused, naming why.
+  SamplerOptions pooled;
+  pooled.dataset_size = 100;
+  pooled.world_size = 4;
+  pooled.pool = {1, 5, 9};
+  Result<DistributedSampler> sampler = DistributedSampler::create(pooled);
+  ASSERT_TRUE(sampler.isOk());
+  EXPECT_TRUE(sampler->restore({0, 10}, 4).isOk());
+  const Status elastic = sampler->restore({0, 10}, 2);
+  EXPECT_NE(elastic.message().find("by_label split cannot continue with 4"), std::string::npos)
+      << elastic.message();
+  pooled.pool = {100};
+  EXPECT_FALSE(DistributedSampler::create(pooled).isOk());  // past the data set
+
   // A regression task has no labels to split by.
   config.model.task = Task::kRegression;
   config.dataset.kind = DatasetKind::kSynthetic;
