@@ -36,16 +36,18 @@ QColor levelColor(double value, double warn, double critical, const QColor& norm
   return normal;
 }
 
-QIcon stateIcon(AgentState state) {
+QIcon dotIcon(const QColor& color) {
   QPixmap pixmap(32, 32);
   pixmap.fill(Qt::transparent);
   QPainter painter(&pixmap);
   painter.setRenderHint(QPainter::Antialiasing);
   painter.setPen(Qt::NoPen);
-  painter.setBrush(stateColor(state));
+  painter.setBrush(color);
   painter.drawEllipse(QRectF(5, 5, 22, 22));
   return QIcon(pixmap);
 }
+
+QIcon stateIcon(AgentState state) { return dotIcon(stateColor(state)); }
 
 QString agentHost(const client::AgentStatus& status) {
   if (status.inventory && !status.inventory->hostname().empty()) {

@@ -33,6 +33,8 @@ inline const QColor kStaleColor{0x70, 0x70, 0x70};
 QColor levelColor(double value, double warn, double critical, const QColor& normal);
 
 // A filled circle of stateColor, for the table's state column.
+// A filled dot of `color`, as the state column draws it.
+QIcon dotIcon(const QColor& color);
 QIcon stateIcon(client::AgentState state);
 
 // The host to name in instructions: the inventory's hostname, else the endpoint's host.

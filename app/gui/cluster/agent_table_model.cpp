@@ -49,6 +49,13 @@ const char* measuredName(int column) {
 // Numbers of an agent that stopped answering are its last known ones: drawn grey.
 bool isStale(const AgentEntry& entry) { return entry.status.state != AgentState::kOnline; }
 
+// The agent answers but its last inventory says it cannot write its journal (a full disk).
+bool journalError(const AgentEntry& entry) {
+  return entry.status.state == AgentState::kOnline && entry.status.inventory &&
+         !entry.status.inventory->journal_error().empty();
+}
+const QColor kJournalErrorColor(0xf5, 0xa6, 0x23);  // amber: answering, not healthy
+
 double memoryFraction(const proto::HealthSample& health) {
   return health.memory_total_bytes() > 0 ? static_cast<double>(health.memory_used_bytes()) /
                                                static_cast<double>(health.memory_total_bytes())
@@ -201,6 +208,7 @@ QVariant AgentTableModel::data(const QModelIndex& index, int role) const {
     case kAgentStateRole:
       return static_cast<int>(entry.status.state);
     case Qt::DecorationRole:
+      if (column == kState && journalError(entry)) return dotIcon(kJournalErrorColor);
       if (column == kState) return stateIcon(entry.status.state);
       return {};
     case Qt::FontRole:
@@ -211,6 +219,7 @@ QVariant AgentTableModel::data(const QModelIndex& index, int role) const {
       }
       return {};
     case Qt::ForegroundRole:
+      if (column == kState && journalError(entry)) return kJournalErrorColor;
       if (column == kState && entry.status.state != AgentState::kOnline) {
         return stateColor(entry.status.state).lighter(115);
       }
@@ -254,6 +263,9 @@ QVariant AgentTableModel::display(const AgentEntry& entry, int column) const {
     case kName:
       return QString::fromStdString(entry.status.name);
     case kState:
+      // Online, but its jobs' records wait in its memory where no client sees them: the one
+      // thing the watcher must not read as healthy.
+      if (journalError(entry)) return "online · journal error";
       return QString(client::agentStateName(entry.status.state));
     case kHost:
       return agentHost(entry.status);
@@ -324,6 +336,13 @@ QVariant AgentTableModel::toolTip(const AgentEntry& entry, int column) const {
       return QString("%1\n%2").arg(QString::fromStdString(status.name),
                                    QString::fromStdString(status.endpoint));
     case kState: {
+      if (journalError(entry)) {
+        return QString(
+                   "%1 answers, but cannot write its journal: %2\nIts jobs' records wait in its "
+                   "memory, and no client sees them until it can (free its disk).")
+            .arg(QString::fromStdString(status.name),
+                 QString::fromStdString(inventory->journal_error()));
+      }
       QString text = stateAdvice(status, client_public_key_);
       if (!status.reason.empty()) {
         text += (text.isEmpty() ? "" : "\n\n") + QString::fromStdString(status.reason);

@@ -282,6 +282,29 @@ TEST_F(ClusterViewTest, WhatTheAgentCouldNotMeasureReadsUnmeasuredWithWhy) {
   EXPECT_EQ(text(model, 0, Model::kMemory), "180 GiB / 503 GiB");  // measured: shown
 }
 
+// An agent that answers but cannot write its journal (a full disk) is not shown as healthy:
+// its jobs' records wait in its memory, where no client sees them.
+TEST_F(ClusterViewTest, AnAgentThatCannotWriteItsJournalReadsAsSuch) {
+  Model model(client_key_);
+  model.setAgents(agents_);
+  AgentStatus status = onlineStatus(agents_[0], kT0);
+  status.inventory->set_journal_error("journal write failed: No space left on device");
+  model.updateAgent(status);
+  EXPECT_EQ(text(model, 0, Model::kState), QString::fromUtf8("online · journal error"));
+  const QString tip = text(model, 0, Model::kState, Qt::ToolTipRole);
+  EXPECT_TRUE(tip.contains("No space left on device")) << tip.toStdString();
+  EXPECT_TRUE(tip.contains("no client sees them")) << tip.toStdString();
+  EXPECT_NE(model.data(model.index(0, Model::kState), Qt::ForegroundRole).value<QColor>(),
+            QColor());
+  // Its numbers are live: it answers.
+  EXPECT_EQ(model.data(model.index(0, Model::kCpu), Model::kBarColorRole).value<QColor>(),
+            kCpuColor);
+  // Once it can write again, plain online.
+  model.updateAgent(onlineStatus(agents_[0], kT0 + 1));
+  EXPECT_EQ(text(model, 0, Model::kState), "online");
+  EXPECT_TRUE(text(model, 0, Model::kState, Qt::ToolTipRole).isEmpty());
+}
+
 TEST_F(ClusterViewTest, ModelDropsStatusesOfAgentsNoLongerInTheFile) {
   Model model(client_key_);
   model.setAgents(agents_);
