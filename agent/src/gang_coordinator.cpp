@@ -176,7 +176,10 @@ void GangCoordinator::reopenUnansweredConnections(Gang& gang, Clock::time_point 
     if (it == gang.peers.end()) continue;
     Peer& peer = it->second;
     if (!peer.watched || lostForGood(gang, peer)) continue;
-    if (peer.connection &&
+    // A refusal is known at once from the connection's monitor: a failure or stop sent in a
+    // job's first moments no longer waits kReopenAfter (1.5 s, seen in gang_star_test).
+    const bool refused = peer.connection && peer.connection->handshakeRefused();
+    if (peer.connection && !refused &&
         (!peer.unanswered_since || now - *peer.unanswered_since < kReopenAfter)) {
       continue;
     }

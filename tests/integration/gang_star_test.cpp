@@ -147,9 +147,9 @@ TEST_F(GangStarTest, AnAgentOutsideTheHubsKilledIsFoundByTheHubsAndEveryoneStops
       << cluster_.agent("a3").stderrText();
 }
 
-// A rank on a4 fails: a3, which never talks to a4, stops its rank within a second, because the
-// hubs pass the failure on the moment they hear it (not on their next beat, nor never: quiet
-// agents get no beats from the hubs).
+// A rank on a4 fails: a3, which never talks to a4, stops its rank within a second of the leader,
+// because the hubs pass the failure on the moment they hear it (not on their next beat, nor
+// never: quiet agents get no beats from the hubs).
 TEST_F(GangStarTest, ARankFailureReachesEveryAgentThroughTheHubsAtOnce) {
   const std::string job = submit();
   ASSERT_TRUE(waitUntil([&] { return allRunning(job); }, std::chrono::seconds(20))) << logs();
@@ -167,8 +167,15 @@ TEST_F(GangStarTest, ARankFailureReachesEveryAgentThroughTheHubsAtOnce) {
   auto first = (*history)->ranks(job, 1);
   ASSERT_TRUE(first.isOk());
   ASSERT_EQ(first->size(), 4u);
+  // Seconds after the kill, however loaded the machine (a4 must first see its rank die); and
+  // a3's rank within a second of the leader's own, which it hears first.
+  double leader_done = 0;
   for (const auto& rank : *first) {
-    EXPECT_LT(rank.finished_at - killed_at, 1.0) << "rank " << rank.rank << " on " << rank.agent;
+    if (rank.agent == "a1") leader_done = rank.finished_at;
+  }
+  for (const auto& rank : *first) {
+    EXPECT_LT(rank.finished_at - killed_at, 5.0) << "rank " << rank.rank << " on " << rank.agent;
+    EXPECT_LT(rank.finished_at - leader_done, 1.0) << "rank " << rank.rank << " on " << rank.agent;
   }
 }
 

@@ -102,6 +102,11 @@ void AgentConnection::drainMonitor() {
   }
 }
 
+bool AgentConnection::handshakeRefused() {
+  drainMonitor();
+  return !handshake_ok_ && handshake_failure_ == ZMQ_EVENT_HANDSHAKE_FAILED_AUTH;
+}
+
 Status AgentConnection::explainSilence(int timeout_ms) const {
   std::string who = "agent '" + agent_.name + "' at " + agent_.endpoint;
   switch (handshake_failure_) {

@@ -59,6 +59,10 @@ class AgentConnection {
   void drainMonitor();
   // The Status explaining why no reply came within `timeout_ms`.
   Status explainSilence(int timeout_ms) const;
+  // Whether the agent's ZAP refused this connection's handshake and none succeeded since
+  // (drains the monitor). libzmq never retries a refused handshake: the connection is dead until
+  // it is opened again. A gang peer refuses until it has admitted the job's key.
+  bool handshakeRefused();
 
  private:
   AgentConnection(AgentEndpoint agent, std::string client_key, void* socket, void* monitor);
