@@ -145,14 +145,17 @@ void GangCoordinator::watchContacts(Gang& gang, Clock::time_point now) {
     Peer& peer = it->second;
     const bool talks = talksTo(gang, member.agent());
     if (talks && !peer.watched) peer.last_heard = now;
-    if (talks && !peer.connection && !lostForGood(gang, peer)) {
-      peer.connection = connectTo(gang, member);
-      peer.unanswered_since.reset();
-      peer.sent = peer.replies = peer.outcome_message = 0;  // a new connection counts afresh
-    }
+    if (talks && !peer.connection && !lostForGood(gang, peer)) openConnection(gang, peer, member);
     if (!talks) peer.connection.reset();
     peer.watched = talks;
   }
+}
+
+void GangCoordinator::openConnection(const Gang& gang, Peer& peer,
+                                     const proto::GangMember& member) {
+  peer.connection = connectTo(gang, member);
+  peer.unanswered_since.reset();
+  peer.sent = peer.replies = peer.outcome_message = 0;  // a new connection counts afresh
 }
 
 std::unique_ptr<client::AgentConnection> GangCoordinator::connectTo(
@@ -168,24 +171,20 @@ std::unique_ptr<client::AgentConnection> GangCoordinator::connectTo(
 
 // A peer that had not admitted the job's key yet (it joins a moment after this agent) refuses
 // the first handshake, and libzmq never retries a refused handshake: the heartbeats sent there
-// would be lost for good while the peer's own still arrive. A connection that has left a message
-// unanswered for a while is opened again.
+// would be lost for good while the peer's own still arrive. A connection whose monitor reports
+// the refusal is opened again at once, one that has left a message unanswered for a while too.
 void GangCoordinator::reopenUnansweredConnections(Gang& gang, Clock::time_point now) {
   for (const auto& member : gang.members) {
     auto it = gang.peers.find(member.agent());
     if (it == gang.peers.end()) continue;
     Peer& peer = it->second;
     if (!peer.watched || lostForGood(gang, peer)) continue;
-    // A refusal is known at once from the connection's monitor: a failure or stop sent in a
-    // job's first moments no longer waits kReopenAfter (1.5 s, seen in gang_star_test).
     const bool refused = peer.connection && peer.connection->handshakeRefused();
     if (peer.connection && !refused &&
         (!peer.unanswered_since || now - *peer.unanswered_since < kReopenAfter)) {
       continue;
     }
-    peer.connection = connectTo(gang, member);
-    peer.unanswered_since.reset();
-    peer.sent = peer.replies = peer.outcome_message = 0;  // a new connection counts afresh
+    openConnection(gang, peer, member);
   }
 }
 
@@ -235,8 +234,8 @@ void GangCoordinator::sendHeartbeats(Gang& gang) {
   const bool leader = leads(gang);
   // An agent outside the hubs needs no beat from them while nothing happens: the answers to its
   // own beats tell it they are there. A hub's beat goes to it until the connection has carried
-  // an answer (a handshake refused before the peer joined is never retried: the missing answer
-  // reopens it, see reopenUnansweredConnections), then only with news (a failure or a stop),
+  // an answer (proof that its handshake went through, see reopenUnansweredConnections), then
+  // only with news (a failure or a stop),
   // repeated until the attempt ends: the leader of 128 agents answers 127 beats a tick instead of
   // also sending 127.
   const bool news = !gang.failures.empty() || gang.stopping;

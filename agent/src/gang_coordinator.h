@@ -157,6 +157,8 @@ class GangCoordinator {
   void connectPeers(Gang& gang);
   std::unique_ptr<client::AgentConnection> connectTo(const Gang& gang,
                                                      const proto::GangMember& member);
+  // A fresh connection to `member`, its message counts at zero.
+  void openConnection(const Gang& gang, Peer& peer, const proto::GangMember& member);
   void reopenUnansweredConnections(Gang& gang, Clock::time_point now);
   void send(Gang& gang, const std::string& agent, proto::GangMessage message);
   void sendHeartbeats(Gang& gang);
