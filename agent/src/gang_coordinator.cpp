@@ -179,7 +179,10 @@ void GangCoordinator::reopenUnansweredConnections(Gang& gang, Clock::time_point 
     if (it == gang.peers.end()) continue;
     Peer& peer = it->second;
     if (!peer.watched || lostForGood(gang, peer)) continue;
-    const bool refused = peer.connection && peer.connection->handshakeRefused();
+    // Only a connection that never answered can be waiting on a refused handshake: the hub's
+    // tick does not read the monitors of the others.
+    const bool refused =
+        peer.connection && peer.replies == 0 && peer.connection->handshakeRefused();
     if (peer.connection && !refused &&
         (!peer.unanswered_since || now - *peer.unanswered_since < kReopenAfter)) {
       continue;
