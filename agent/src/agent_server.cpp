@@ -167,13 +167,18 @@ struct AgentServer::Impl {
   void log(const std::string& line) const {
     if (options.quiet) return;
     std::lock_guard<std::mutex> lock(log_mutex);  // the ZAP handler's thread logs too
-    std::time_t t = std::time(nullptr);
+    // Milliseconds: the gang's messages are sub-second apart, and a Slurm output file interleaves
+    // every node's agent.
+    auto now = std::chrono::system_clock::now();
+    std::time_t t = std::chrono::system_clock::to_time_t(now);
+    auto millis =
+        std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()) % 1000;
     std::tm local{};
     char stamp[32];
     std::strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%S", ::localtime_r(&t, &local));
     for (const std::string& out : repeats.take(line)) {
-      std::fprintf(stderr, "%s ringmaster-agent[%s] %s\n", stamp, options.name.c_str(),
-                   out.c_str());
+      std::fprintf(stderr, "%s.%03d ringmaster-agent[%s] %s\n", stamp,
+                   static_cast<int>(millis.count()), options.name.c_str(), out.c_str());
     }
   }
   mutable std::mutex log_mutex;
@@ -730,6 +735,9 @@ Status AgentServer::Impl::loop() {
     auto now = Clock::now();
     auto wake =
         parked.nextDeadline(std::min({next_health, supervisor->onTimer(now), gang->onTimer(now)}));
+    // A gang the timers just dropped may have been this agent's last work: exit now, not after
+    // a second's poll (a per-job agent under Slurm holds its node until it exits).
+    if (done()) wake = now;
     items.clear();
     items.push_back({router, 0, ZMQ_POLLIN, 0});
     items.push_back({nullptr, signal_fd, ZMQ_POLLIN, 0});

@@ -28,20 +28,22 @@ check "the job ran on three nodes" grep -q "succeeded: 6 rank(s)" "$dir/submit.t
 # The agents exit once every one of them has heard the outcome (they used to linger 10 s,
 # holding the allocation), and Slurm ends the job.
 for _ in $(seq 300); do [[ -z $(squeue -h -j "$slurm_id" 2>/dev/null) ]] && break; sleep 0.1; done
-# Seconds (the agents' log has whole seconds) from the outcome to the last agent's exit.
-release_s=$(python3 - "$dir/jobs/$job/slurm-$slurm_id.out" <<'PY'
+# From the outcome to the last agent's exit, in milliseconds (the agents' log stamps have them);
+# the gang's lines are printed for a failure to be read.
+release_ms=$(python3 - "$dir/jobs/$job/slurm-$slurm_id.out" <<'PY'
 import datetime, sys
 stamps = {"outcome": [], "exit": []}
 for line in open(sys.argv[1]):
     kind = "outcome" if "succeeded after" in line else "exit" if "over: exiting" in line else None
     if kind:
         stamps[kind].append(datetime.datetime.fromisoformat(line.split()[0]))
-print(int((max(stamps["exit"]) - min(stamps["outcome"])).total_seconds()))
+print(int((max(stamps["exit"]) - min(stamps["outcome"])).total_seconds() * 1000))
 PY
 )
-echo "slurm_job_test: from the job's outcome to its last agent's exit: $release_s s"
-check "the agents exit within a second of the outcome ($release_s s, whole seconds)" \
-  test "${release_s:-99}" -le 1
+echo "slurm_job_test: from the job's outcome to its last agent's exit: $release_ms ms"
+check "the agents exit within a second of the outcome ($release_ms ms)" \
+  test "${release_ms:-99999}" -le 1000
+((${release_ms:-99999} <= 1000)) || grep "ringmaster-agent\[" "$dir/jobs/$job/slurm-$slurm_id.out" | tail -40
 "$ctl" status "$job" >"$dir/status.txt" 2>&1
 cat "$dir/status.txt"
 for node in n1 n2 n3; do
