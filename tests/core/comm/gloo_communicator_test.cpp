@@ -281,6 +281,79 @@ TEST_P(GlooCommunicatorTest, BarrierWaitsForTheLastRank) {
   finish(comms);
 }
 
+// A pipeline's pattern: each rank passes a message to the next, with collectives in between (the
+// point-to-point slots must not meet theirs), sizes from empty to several MB.
+TEST_P(GlooCommunicatorTest, SendsAndReceivesAlongARingBetweenCollectives) {
+  Comms comms = connectAll(size(), store_, sharedMemory());
+  for (size_t bytes : {size_t{0}, size_t{5}, size_t{300001}, size_t{3} << 20}) {
+    onEveryRank(size(), [&](int r) {
+      const int next = (r + 1) % size(), prev = (r + size() - 1) % size();
+      std::vector<char> out(bytes), in(bytes, 0);
+      for (size_t i = 0; i < bytes; ++i) out[i] = static_cast<char>(r * 7 + i);
+      // Even ranks send first, odd ones receive first: a send waits for its recv.
+      for (int turn = 0; turn < 2; ++turn) {
+        if ((r % 2 == 0) == (turn == 0)) {
+          ASSERT_TRUE(comms[r]->send(out.data(), bytes, next, 11).isOk());
+        } else {
+          ASSERT_TRUE(comms[r]->recv(in.data(), bytes, prev, 11).isOk());
+        }
+      }
+      for (size_t i = 0; i < bytes; ++i) {
+        ASSERT_EQ(in[i], static_cast<char>(prev * 7 + i)) << "rank " << r << " byte " << i;
+      }
+      float x = 1.0f;
+      ASSERT_TRUE(comms[r]->allreduce(&x, 1).isOk());
+      EXPECT_EQ(x, static_cast<float>(size()));
+    });
+  }
+  finish(comms);
+}
+
+// A parameter server's pattern: rank 0 takes pushes from every other rank in whatever order they
+// come, tells each sender apart, and answers it.
+TEST_P(GlooCommunicatorTest, ReceivesFromWhicheverPeerSendsFirst) {
+  Comms comms = connectAll(size(), store_, sharedMemory());
+  constexpr int kRounds = 3;
+  onEveryRank(size(), [&](int r) {
+    if (r == 0) {
+      std::vector<int> workers;
+      for (int w = 1; w < size(); ++w) workers.push_back(w);
+      std::vector<int> pushes(size(), 0);
+      for (int i = 0; i < kRounds * (size() - 1); ++i) {
+        int payload = -1;
+        auto from = comms[0]->recvFromAny(&payload, sizeof payload, workers, 3);
+        ASSERT_TRUE(from.isOk()) << from.status().toString();
+        EXPECT_EQ(payload, *from * 100 + pushes[*from]);
+        ++pushes[*from];
+        ASSERT_TRUE(comms[0]->send(&payload, sizeof payload, *from, 4).isOk());
+      }
+      for (int w = 1; w < size(); ++w) EXPECT_EQ(pushes[w], kRounds);
+    } else {
+      for (int i = 0; i < kRounds; ++i) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(3 * (size() - r)));
+        int payload = r * 100 + i, echo = -1;
+        ASSERT_TRUE(comms[r]->send(&payload, sizeof payload, 0, 3).isOk());
+        ASSERT_TRUE(comms[r]->recv(&echo, sizeof echo, 0, 4).isOk());
+        EXPECT_EQ(echo, payload);
+      }
+    }
+  });
+  finish(comms);
+}
+
+TEST_P(GlooCommunicatorTest, RecvFromAMissingPeerTimesOutAndBreaksTheCommunicator) {
+  Comms comms = connectAll(size(), store_, sharedMemory());
+  int value = 0;
+  const auto start = Clock::now();
+  Status status = comms[0]->recv(&value, sizeof value, 1, 9, 200ms);
+  EXPECT_EQ(status.code(), ErrorCode::kTimeout) << status.toString();
+  EXPECT_NE(status.message().find("recv timed out after 200 ms on rank 0"), std::string::npos)
+      << status.toString();
+  EXPECT_LT(Clock::now() - start, 5s);
+  EXPECT_TRUE(comms[0]->isBroken());
+  comms.clear();
+}
+
 TEST_P(GlooCommunicatorTest, MissingRankMakesConnectTimeOut) {
   const auto start = Clock::now();
   onEveryRank(size() - 1, [&](int r) {  // The last rank never starts.
@@ -424,6 +497,15 @@ TEST(GlooCommunicator, RejectsBadArguments) {
   EXPECT_EQ(comms[0]->allreduce(&x, 1, ReduceOp::kSum, 0ms).code(), ErrorCode::kInvalidArgument);
   EXPECT_EQ(comms[0]->allreduce(static_cast<float*>(nullptr), 4).code(),
             ErrorCode::kInvalidArgument);
+  EXPECT_EQ(comms[0]->send(&x, sizeof x, 0, 1).code(), ErrorCode::kInvalidArgument);  // itself
+  EXPECT_EQ(comms[0]->recv(&x, sizeof x, 2, 1).code(), ErrorCode::kInvalidArgument);
+  EXPECT_EQ(comms[0]->send(nullptr, 4, 1, 1).code(), ErrorCode::kInvalidArgument);
+  EXPECT_EQ(comms[0]->recvFromAny(&x, sizeof x, {}, 1).status().code(),
+            ErrorCode::kInvalidArgument);
+  const int badPeers[] = {1, 5};
+  auto bad = comms[0]->recvFromAny(&x, sizeof x, badPeers, 1);
+  EXPECT_NE(bad.status().message().find("peer 5 is not another rank of 0..1"), std::string::npos)
+      << bad.status().toString();
   // None of that broke the communicator.
   EXPECT_FALSE(comms[0]->isBroken());
   finish(comms);

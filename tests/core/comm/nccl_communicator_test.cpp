@@ -96,6 +96,11 @@ TEST(NcclCommunicator, SingleRankAllreduceOnOneGpu) {
   DeviceFloats data({1.0f, 2.0f, 3.0f});
   ASSERT_TRUE((*comm)->allreduce(data.get(), 3, ReduceOp::kAverage).isOk());
   EXPECT_EQ(data.toHost(), (std::vector<float>{1.0f, 2.0f, 3.0f}));
+  // Point-to-point needs another rank; NCCL cannot receive from "any" peer.
+  EXPECT_EQ((*comm)->send(data.get(), 4, 0, 1).code(), ErrorCode::kInvalidArgument);
+  const int peers[] = {0};
+  EXPECT_EQ((*comm)->recvFromAny(data.get(), 4, peers, 1).status().code(),
+            ErrorCode::kUnimplemented);
   EXPECT_TRUE((*comm)->barrier().isOk());
 }
 
@@ -123,6 +128,17 @@ TEST(NcclCommunicator, MultiRankCollectives) {
     ASSERT_TRUE((*comm)->allgather(mine.get(), all.get(), sizeof(float)).isOk());
     auto gathered = all.toHost();
     for (int from = 0; from < size; ++from) EXPECT_EQ(gathered[from], static_cast<float>(from));
+    // A ring of sends: even ranks send first, odd ones receive first.
+    const int next = (r + 1) % size, prev = (r + size - 1) % size;
+    DeviceFloats out(std::vector<float>(64, static_cast<float>(r))), in(std::vector<float>(64));
+    for (int turn = 0; turn < 2; ++turn) {
+      if ((r % 2 == 0) == (turn == 0)) {
+        ASSERT_TRUE((*comm)->send(out.get(), 64 * sizeof(float), next, 0).isOk());
+      } else {
+        ASSERT_TRUE((*comm)->recv(in.get(), 64 * sizeof(float), prev, 0).isOk());
+      }
+    }
+    EXPECT_EQ(in.toHost(), std::vector<float>(64, static_cast<float>(prev)));
     EXPECT_TRUE((*comm)->barrier().isOk());
   });
 }

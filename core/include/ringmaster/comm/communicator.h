@@ -22,7 +22,9 @@
 
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -89,6 +91,24 @@ class Communicator {
   // Returns once every rank has entered the barrier.
   // Errors: TIMEOUT, IO, CANCELLED.
   virtual Status barrier(std::chrono::milliseconds timeout = kDefaultTimeout) = 0;
+
+  // Point-to-point, for strategies whose ranks are not symmetric (parameter servers, pipeline
+  // stages). Blocking: send() returns once its bytes are out (on Gloo's TCP transport that is
+  // after the receiver posted the matching recv, so two ranks that both send first deadlock:
+  // order the calls), recv() once they are in. A send matches the recv of the same tag from
+  // that peer; the sizes must be equal. Tags are the caller's and never collide with the
+  // collectives'. NCCL has no tags: there messages between two ranks match in the order posted.
+  // Like a collective, a failed call breaks the communicator for every rank.
+  // Errors: INVALID_ARGUMENT (peer out of range or this rank, null data), TIMEOUT, IO, CANCELLED.
+  virtual Status send(const void* data, size_t bytes, int peer, uint32_t tag,
+                      std::chrono::milliseconds timeout = kDefaultTimeout) = 0;
+  virtual Status recv(void* data, size_t bytes, int peer, uint32_t tag,
+                      std::chrono::milliseconds timeout = kDefaultTimeout) = 0;
+  // Receives the first message of `tag` sent by any of `peers` and returns who sent it (an
+  // asynchronous parameter server serves whichever worker pushes first). UNIMPLEMENTED on NCCL.
+  virtual Result<int> recvFromAny(void* data, size_t bytes, std::span<const int> peers,
+                                  uint32_t tag,
+                                  std::chrono::milliseconds timeout = kDefaultTimeout) = 0;
 
   // Makes the pending call (if any) return CANCELLED promptly and every later call fail fast.
   // Tears the connections down, so peers waiting on this rank in a collective fail as well.

@@ -32,6 +32,10 @@ using Clock = std::chrono::steady_clock;
 
 std::string ms(std::chrono::milliseconds t) { return std::to_string(t.count()) + " ms"; }
 
+// Slots of point-to-point messages: a prefix of their own, beyond Gloo's collectives' (0x01..0x08),
+// so a caller's tags never meet a collective's.
+constexpr uint8_t kPointToPointSlotPrefix = 0x40;
+
 bool mentionsTimeout(const std::string& message) {
   return message.find("Timed out") != std::string::npos ||
          message.find("timeout") != std::string::npos;
@@ -364,6 +368,56 @@ Status GlooCommunicator::allgather(const void* send, void* recv, size_t bytesPer
     opts.setTimeout(t);
     ::gloo::allgather(opts);
   });
+}
+
+Status GlooCommunicator::checkPeer(const char* what, int peer, const void* data,
+                                   size_t bytes) const {
+  if (peer < 0 || peer >= size_ || peer == rank_) {
+    return invalidArgument(std::string(what) + ": peer " + std::to_string(peer) +
+                           " is not another rank of 0.." + std::to_string(size_ - 1) +
+                           " (this is rank " + std::to_string(rank_) + ")");
+  }
+  if (data == nullptr && bytes > 0) return invalidArgument(std::string(what) + ": data is null");
+  return Status::ok();
+}
+
+Status GlooCommunicator::send(const void* data, size_t bytes, int peer, uint32_t tag,
+                              std::chrono::milliseconds timeout) {
+  RM_RETURN_IF_ERROR(checkPeer("send", peer, data, bytes));
+  return run("send", timeout, [&](std::chrono::milliseconds t) {
+    // Gloo's buffers are not const; a send only reads this one.
+    auto buffer = context_->createUnboundBuffer(const_cast<void*>(data), bytes);
+    InflightGuard guard(*this, buffer.get());
+    buffer->send(peer, ::gloo::Slot::build(kPointToPointSlotPrefix, tag));
+    if (!buffer->waitSend(t)) throw std::runtime_error("the send was aborted");
+  });
+}
+
+Status GlooCommunicator::recv(void* data, size_t bytes, int peer, uint32_t tag,
+                              std::chrono::milliseconds timeout) {
+  RM_RETURN_IF_ERROR(checkPeer("recv", peer, data, bytes));
+  return run("recv", timeout, [&](std::chrono::milliseconds t) {
+    auto buffer = context_->createUnboundBuffer(data, bytes);
+    InflightGuard guard(*this, buffer.get());
+    buffer->recv(peer, ::gloo::Slot::build(kPointToPointSlotPrefix, tag));
+    if (!buffer->waitRecv(t)) throw std::runtime_error("the recv was aborted");
+  });
+}
+
+Result<int> GlooCommunicator::recvFromAny(void* data, size_t bytes, std::span<const int> peers,
+                                          uint32_t tag, std::chrono::milliseconds timeout) {
+  if (peers.empty()) return invalidArgument("recvFromAny: no peers given");
+  for (int peer : peers) RM_RETURN_IF_ERROR(checkPeer("recvFromAny", peer, data, bytes));
+  int from = -1;
+  Status received = run("recvFromAny", timeout, [&](std::chrono::milliseconds t) {
+    auto buffer = context_->createUnboundBuffer(data, bytes);
+    InflightGuard guard(*this, buffer.get());
+    buffer->recv(std::vector<int>(peers.begin(), peers.end()),
+                 ::gloo::Slot::build(kPointToPointSlotPrefix, tag));
+    if (!buffer->waitRecv(&from, t)) throw std::runtime_error("the recv was aborted");
+  });
+  if (!received.isOk()) return received;
+  return from;
 }
 
 Status GlooCommunicator::barrier(std::chrono::milliseconds timeout) {

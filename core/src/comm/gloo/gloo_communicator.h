@@ -39,6 +39,12 @@ class GlooCommunicator final : public Communicator {
   Status allgather(const void* send, void* recv, size_t bytesPerRank,
                    std::chrono::milliseconds timeout) override;
   Status barrier(std::chrono::milliseconds timeout) override;
+  Status send(const void* data, size_t bytes, int peer, uint32_t tag,
+              std::chrono::milliseconds timeout) override;
+  Status recv(void* data, size_t bytes, int peer, uint32_t tag,
+              std::chrono::milliseconds timeout) override;
+  Result<int> recvFromAny(void* data, size_t bytes, std::span<const int> peers, uint32_t tag,
+                          std::chrono::milliseconds timeout) override;
   void abort() override;
   bool isBroken() const override { return broken_.load(); }
 
@@ -76,6 +82,7 @@ class GlooCommunicator final : public Communicator {
   template <typename Body>
   Status inSharedMemory(const char* what, std::chrono::milliseconds timeout, Body&& body);
   Status brokenStatus() const;
+  Status checkPeer(const char* what, int peer, const void* data, size_t bytes) const;
   uint32_t nextTag() { return nextTag_++; }
 
   // Wakes every pending operation of this context with an error and closes the connections.

@@ -147,6 +147,29 @@ class NcclCommunicator final : public Communicator {
                [&] { return ncclAllGather(send, recv, bytesPerRank, ncclUint8, comm_, stream_); });
   }
 
+  // NCCL matches point-to-point messages between two ranks in the order posted: no tags.
+  Status send(const void* data, size_t bytes, int peer, uint32_t /*tag*/,
+              std::chrono::milliseconds timeout) override {
+    RM_RETURN_IF_ERROR(checkPeer("send", peer, data, bytes));
+    if (bytes == 0) return check("send", timeout);
+    return run("send", timeout,
+               [&] { return ncclSend(data, bytes, ncclUint8, peer, comm_, stream_); });
+  }
+
+  Status recv(void* data, size_t bytes, int peer, uint32_t /*tag*/,
+              std::chrono::milliseconds timeout) override {
+    RM_RETURN_IF_ERROR(checkPeer("recv", peer, data, bytes));
+    if (bytes == 0) return check("recv", timeout);
+    return run("recv", timeout,
+               [&] { return ncclRecv(data, bytes, ncclUint8, peer, comm_, stream_); });
+  }
+
+  Result<int> recvFromAny(void*, size_t, std::span<const int>, uint32_t,
+                          std::chrono::milliseconds) override {
+    return Status(ErrorCode::kUnimplemented,
+                  "recvFromAny: NCCL receives only from a named peer (use the gloo backend)");
+  }
+
   Status barrier(std::chrono::milliseconds timeout) override {
     return run("barrier", timeout, [&] {
       return ncclAllReduce(scratch_, scratch_, 1, ncclFloat32, ncclSum, comm_, stream_);
@@ -168,6 +191,16 @@ class NcclCommunicator final : public Communicator {
   bool isBroken() const override { return broken_.load(); }
 
  private:
+  Status checkPeer(const char* what, int peer, const void* data, size_t bytes) const {
+    if (peer < 0 || peer >= size_ || peer == rank_) {
+      return invalidArgument(std::string(what) + ": peer " + std::to_string(peer) +
+                             " is not another rank of 0.." + std::to_string(size_ - 1) +
+                             " (this is rank " + std::to_string(rank_) + ")");
+    }
+    if (data == nullptr && bytes > 0) return invalidArgument(std::string(what) + ": data is null");
+    return Status::ok();
+  }
+
   Status check(const char* what, std::chrono::milliseconds timeout) {
     if (broken_) return brokenStatus();
     if (timeout != kDefaultTimeout && timeout.count() <= 0) {

@@ -45,6 +45,15 @@ RM_NCCL_FORWARD(ncclAllGather,
                  cudaStream_t stream),
                 (send, recv, count, type, comm, stream))
 
+RM_NCCL_FORWARD(ncclSend,
+                (const void* send, size_t count, ncclDataType_t type, int peer, ncclComm_t comm,
+                 cudaStream_t stream),
+                (send, count, type, peer, comm, stream))
+RM_NCCL_FORWARD(ncclRecv,
+                (void* recv, size_t count, ncclDataType_t type, int peer, ncclComm_t comm,
+                 cudaStream_t stream),
+                (recv, count, type, peer, comm, stream))
+
 const char* ncclGetErrorString(ncclResult_t result) {
   static auto* const real =
       reinterpret_cast<decltype(&ncclGetErrorString)>(nccl().symbol("ncclGetErrorString"));
