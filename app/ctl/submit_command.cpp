@@ -144,7 +144,8 @@ bool checkSpec(const job::SpecParseResult& parsed) {
   // The native: section is the trainer's to judge; it is checked here so that a mistake is
   // reported before anything reaches an agent.
   if (parsed.spec->launcher == job::Launcher::kNative) {
-    auto config = train::parseNativeConfig(parsed.spec->native_yaml, parsed.spec->native_line);
+    auto config = train::parseNativeConfig(parsed.spec->native_yaml, parsed.spec->native_line,
+                                           parsed.spec->world_size);
     if (!config.isOk()) {
       std::istringstream lines(config.status().message());
       std::string line;

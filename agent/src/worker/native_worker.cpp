@@ -339,7 +339,8 @@ Status runNativeWorker(const WorkerOptions& options, comm::KeyValueStore* store,
     }
   }
   RM_ASSIGN_OR_RETURN(std::string yaml, readFile(options.config_path));
-  RM_ASSIGN_OR_RETURN(train::NativeConfig config, train::parseNativeConfig(yaml));
+  RM_ASSIGN_OR_RETURN(train::NativeConfig config,
+                      train::parseNativeConfig(yaml, 0, options.world_size));
   if (options.world_size > 1 && !store) {
     return invalidArgument("a rendezvous store is needed for world_size > 1");
   }

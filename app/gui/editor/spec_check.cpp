@@ -30,7 +30,8 @@ std::vector<job::SpecDiagnostic> checkSpecText(std::string_view text, const std:
   job::SpecParseResult parsed = job::parseJobSpec(text, file);
   if (!parsed.ok()) return std::move(parsed.errors);
   if (parsed.spec->launcher != job::Launcher::kNative) return {};
-  const auto config = train::parseNativeConfig(parsed.spec->native_yaml, parsed.spec->native_line);
+  const auto config = train::parseNativeConfig(parsed.spec->native_yaml, parsed.spec->native_line,
+                                               parsed.spec->world_size);
   if (config.isOk()) return {};
   std::vector<job::SpecDiagnostic> out;
   std::istringstream lines(config.status().message());

@@ -18,7 +18,8 @@ namespace {
 // Walks the YAML tree and collects every problem; each names the dotted field and its line.
 class ConfigParser {
  public:
-  explicit ConfigParser(int line_offset) : line_offset_(line_offset) {}
+  ConfigParser(int line_offset, int world_size)
+      : line_offset_(line_offset), world_size_(world_size) {}
 
   Result<NativeConfig> parse(std::string_view text) {
     YAML::Node root;
@@ -218,7 +219,10 @@ class ConfigParser {
   void parseStrategy(const YAML::Node& node) {
     std::set<std::string> keys;
     const std::string f = "native.strategy";
-    if (!checkMapping(node, f, {"local_sgd", "data_split", "compression"}, &keys)) return;
+    if (!checkMapping(node, f, {"local_sgd", "data_split", "compression", "parameter_server"},
+                      &keys)) {
+      return;
+    }
     StrategyConfig& s = config_.strategy;
     if (keys.count("local_sgd")) {
       const YAML::Node local = node["local_sgd"];
@@ -247,6 +251,66 @@ class ConfigParser {
       report(node["compression"], f + ".compression",
              "compresses the gradient allreduce, which local_sgd does not do (it averages the "
              "parameters every average_every steps); use one or the other");
+    }
+    if (keys.count("parameter_server")) parseParameterServer(node, keys);
+  }
+
+  // {servers: S, mode: sync | async, max_staleness: K}; `strategy` is the strategy mapping.
+  void parseParameterServer(const YAML::Node& strategy, const std::set<std::string>& siblings) {
+    const std::string f = "native.strategy.parameter_server";
+    const YAML::Node node = strategy["parameter_server"];
+    ParameterServerConfig& ps = config_.strategy.parameter_server;
+    std::set<std::string> keys;
+    if (!checkMapping(node, f, {"servers", "mode", "max_staleness"}, &keys)) return;
+    if (keys.count("servers")) {
+      ps.servers_line = lineOf(node["servers"]);
+      if (auto v = readInteger(node["servers"], f + ".servers", 1)) {
+        if (world_size_ > 0 && *v >= world_size_) {
+          report(node["servers"], f + ".servers",
+                 std::to_string(*v) + " servers leave no worker among the job's " +
+                     std::to_string(world_size_) + " ranks; expected 1 to " +
+                     std::to_string(world_size_ - 1));
+        } else {
+          ps.servers = static_cast<int>(std::min<int64_t>(*v, 1 << 20));
+        }
+      }
+    } else {
+      report(node, f + ".servers", "missing; expected the number of server ranks, e.g. 1");
+    }
+    if (keys.count("mode")) {
+      readChoice(
+          node["mode"], f + ".mode", {"sync", "async"},
+          [](std::string_view v) -> std::optional<PsMode> {
+            if (v == "sync") return PsMode::kSync;
+            if (v == "async") return PsMode::kAsync;
+            return std::nullopt;
+          },
+          &ps.mode);
+    }
+    if (keys.count("max_staleness")) {
+      if (ps.mode != PsMode::kAsync) {
+        report(node["max_staleness"], f + ".max_staleness",
+               "only used with mode: async (sync waits for every worker: nothing is stale)");
+      } else {
+        readU64(node["max_staleness"], f + ".max_staleness", 0, &ps.max_staleness);
+      }
+    }
+    // Servers apply the optimizer to the pushed gradients; the other strategies change what is
+    // exchanged or when, which the servers do not do (yet).
+    if (siblings.count("local_sgd")) {
+      report(strategy["local_sgd"], "native.strategy.local_sgd",
+             "cannot be combined with parameter_server (workers there apply no update of their "
+             "own to average); use one or the other");
+    }
+    if (siblings.count("compression") && config_.strategy.compression != Compression::kNone) {
+      report(strategy["compression"], "native.strategy.compression",
+             "compresses the gradient allreduce; parameter_server pushes are sent uncompressed "
+             "(use compression: none)");
+    }
+    if (config_.clip_norm > 0.0) {
+      report(node, f,
+             "needs native.clip_norm: 0: clipping by the global norm needs the whole averaged "
+             "gradient, and each server holds a shard of it");
     }
   }
 
@@ -445,14 +509,16 @@ class ConfigParser {
   }
 
   int line_offset_;
+  int world_size_;  // 0: not known
   NativeConfig config_;
   std::vector<std::pair<int, std::string>> errors_;  // (line, message)
 };
 
 }  // namespace
 
-Result<NativeConfig> parseNativeConfig(std::string_view yaml_text, int line_offset) {
-  return ConfigParser(line_offset).parse(yaml_text);
+Result<NativeConfig> parseNativeConfig(std::string_view yaml_text, int line_offset,
+                                       int world_size) {
+  return ConfigParser(line_offset, world_size).parse(yaml_text);
 }
 
 }  // namespace ringmaster::train

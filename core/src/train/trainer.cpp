@@ -110,15 +110,26 @@ Result<StepReport> Trainer::step() {
                     BackwardOptions{scale, k > 0});
     report.samples += batch.size;
   }
-  if (options_.reduce_gradients && !local_sgd) {
+  if (options_.remote_update) {
+    report.grad_norm = globalNorm(model_.grads());
+    Result<double> lr = options_.remote_update(model_.params(), model_.grads());
+    if (!lr.isOk()) {
+      return Status(lr.status().code(),
+                    "step " + std::to_string(step_ + 1) +
+                        ": parameter server update failed: " + lr.status().message());
+    }
+    report.lr = *lr;
+  } else if (options_.reduce_gradients && !local_sgd) {
     Status reduced = options_.reduce_gradients(model_.grads());
     if (!reduced.isOk()) {
       return Status(reduced.code(), "step " + std::to_string(step_ + 1) +
                                         ": gradient reduction failed: " + reduced.message());
     }
   }
-  report.grad_norm = clipGradNorm(model_.grads(), config_.clip_norm);
-  report.lr = optimizer_.apply(model_.params(), model_.grads());
+  if (!options_.remote_update) {
+    report.grad_norm = clipGradNorm(model_.grads(), config_.clip_norm);
+    report.lr = optimizer_.apply(model_.params(), model_.grads());
+  }
   ++step_;
   report.step = step_;
   report.epoch_end = sampler_.batchesLeftInEpoch() == 0;

@@ -174,6 +174,58 @@ TEST(NativeConfig, BadStrategiesNameTheField) {
               {"native.dataset.samples", "only used with kind: synthetic"});
 }
 
+TEST(NativeConfig, ParsesAParameterServerStrategy) {
+  Result<NativeConfig> sync = parseNativeConfig(
+      "dataset: {kind: digits}\nsteps: 10\nstrategy:\n  parameter_server: {servers: 2}\n", 0, 4);
+  ASSERT_TRUE(sync.isOk()) << sync.status().toString();
+  EXPECT_TRUE(sync->strategy.parameterServer());
+  EXPECT_FALSE(sync->strategy.isDefault());
+  EXPECT_EQ(sync->strategy.parameter_server.servers, 2);
+  EXPECT_EQ(sync->strategy.parameter_server.mode, PsMode::kSync);
+  EXPECT_EQ(sync->strategy.parameter_server.servers_line, 4);
+  Result<NativeConfig> async = parseNativeConfig(
+      "dataset: {kind: digits}\nsteps: 10\n"
+      "strategy: {parameter_server: {servers: 1, mode: async, max_staleness: 0}}\n");
+  ASSERT_TRUE(async.isOk()) << async.status().toString();
+  EXPECT_EQ(async->strategy.parameter_server.mode, PsMode::kAsync);
+  EXPECT_EQ(async->strategy.parameter_server.max_staleness, 0u);
+}
+
+TEST(NativeConfig, BadParameterServersNameTheFieldAndLine) {
+  const std::string head = "dataset: {kind: digits}\nsteps: 10\nstrategy:\n";
+  expectError(head + "  parameter_server: {servers: 0}\n",
+              {"native.strategy.parameter_server.servers (line 4)", "expected an integer >= 1"});
+  expectError(head + "  parameter_server: {mode: sync}\n",
+              {"native.strategy.parameter_server.servers (line 4)", "missing"});
+  expectError(head + "  parameter_server: {servers: 1, mode: asynch}\n",
+              {"native.strategy.parameter_server.mode (line 4)", "expected one of sync|async",
+               "did you mean 'async'?"});
+  expectError(head + "  parameter_server: {servers: 1, mode: async, max_staleness: -1}\n",
+              {"native.strategy.parameter_server.max_staleness (line 4)",
+               "expected an integer >= 0, got -1"});
+  expectError(head + "  parameter_server: {servers: 1, max_staleness: 2}\n",
+              {"native.strategy.parameter_server.max_staleness", "only used with mode: async"});
+  expectError(head + "  local_sgd: {average_every: 4}\n  parameter_server: {servers: 1}\n",
+              {"native.strategy.local_sgd (line 4)", "cannot be combined with parameter_server"});
+  expectError(head + "  compression: fp16\n  parameter_server: {servers: 1}\n",
+              {"native.strategy.compression (line 4)", "uncompressed"});
+  expectError(
+      "dataset: {kind: digits}\nsteps: 10\nclip_norm: 1\n"
+      "strategy: {parameter_server: {servers: 1}}\n",
+      {"native.strategy.parameter_server (line 4)", "clip_norm: 0"});
+  // The world size is the job spec's: checked when the caller knows it.
+  for (const char* servers : {"4", "5"}) {
+    Result<NativeConfig> config =
+        parseNativeConfig(head + "  parameter_server: {servers: " + servers + "}\n", 10, 4);
+    ASSERT_FALSE(config.isOk()) << servers;
+    EXPECT_NE(config.status().message().find(
+                  "native.strategy.parameter_server.servers (line 14): " + std::string(servers) +
+                  " servers leave no worker among the job's 4 ranks; expected 1 to 3"),
+              std::string::npos)
+        << config.status().message();
+  }
+}
+
 TEST(NativeConfig, UnknownKeySuggestsTheClosestName) {
   expectError("dataset: {kind: synthetic}\nsteps: 10\nbatch_sise: 3\n",
               {"native.batch_sise (line 3)", "unknown key", "did you mean 'batch_size'?"});

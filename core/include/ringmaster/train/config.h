@@ -18,6 +18,7 @@
 //       local_sgd: {average_every: 8}   # or absent
 //       data_split: iid                 # iid | by_label
 //       compression: none               # none | fp16 | {topk: {ratio: 0.01}}
+//       parameter_server: {servers: 1, mode: sync, max_staleness: 4}   # or absent
 //
 // Thread safety: all functions are pure and may be called from any thread.
 
@@ -76,6 +77,19 @@ enum class Compression {
   kTopK,  // the ratio * n largest-magnitude entries as (index, value) pairs, with error feedback
 };
 
+// native.strategy.parameter_server (see train/parameter_server.h): the last `servers` ranks hold
+// shards of the parameters and apply the optimizer; the others are workers that push gradients
+// and pull parameters. sync: one update per step from the average of every worker's gradient.
+// async: each push is applied as it comes; one staler than max_staleness versions is refused.
+enum class PsMode { kSync, kAsync };
+
+struct ParameterServerConfig {
+  int servers = 0;  // 0: not a parameter-server job; otherwise >= 1 and < world_size
+  PsMode mode = PsMode::kSync;
+  uint64_t max_staleness = 4;  // async only: server versions a push may lag behind
+  int servers_line = 0;        // line of `servers:` (for errors that need the world size)
+};
+
 struct StrategyConfig {
   // 0: synchronous allreduce of the gradients every step. H > 0 (local_sgd.average_every): every
   // rank takes H optimizer steps on its own, then the parameters are averaged by one allreduce.
@@ -83,11 +97,14 @@ struct StrategyConfig {
   DataSplit data_split = DataSplit::kIid;
   Compression compression = Compression::kNone;  // of the gradient allreduce
   double topk_ratio = 0.01;                      // in (0, 1]
+  ParameterServerConfig parameter_server;
 
   bool localSgd() const { return average_every > 0; }
+  bool parameterServer() const { return parameter_server.servers > 0; }
   // Anything but today's plain allreduce of float32 gradients.
   bool isDefault() const {
-    return average_every == 0 && data_split == DataSplit::kIid && compression == Compression::kNone;
+    return average_every == 0 && data_split == DataSplit::kIid &&
+           compression == Compression::kNone && !parameterServer();
   }
 };
 
@@ -114,7 +131,9 @@ struct NativeConfig {
 // line of the Status message, each naming the field and the line:
 //   "native.optimizer.lr (line 12): expected a positive number, got -1"
 // `line_offset` is added to line numbers within `yaml_text` (JobSpec::native_line makes them the
-// spec file's lines). Never throws.
-Result<NativeConfig> parseNativeConfig(std::string_view yaml_text, int line_offset = 0);
+// spec file's lines). `world_size` > 0 also checks what depends on the rank count
+// (parameter_server.servers < world_size); 0: not known here. Never throws.
+Result<NativeConfig> parseNativeConfig(std::string_view yaml_text, int line_offset = 0,
+                                       int world_size = 0);
 
 }  // namespace ringmaster::train

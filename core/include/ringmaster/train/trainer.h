@@ -47,6 +47,12 @@ namespace ringmaster::train {
 // its average over all ranks. A non-ok Status fails the step (parameters are left unchanged).
 using GradReduceFn = std::function<Status(std::span<float> grads)>;
 
+// parameter_server workers (see parameter_server.h): gets this rank's gradient of the step and
+// leaves in `params` the parameters the next step starts from (the servers' update of them);
+// returns the learning rate the update used. A non-ok result fails the step.
+using RemoteUpdateFn =
+    std::function<Result<double>(std::span<float> params, std::span<const float> grads)>;
+
 struct TrainerOptions {
   int rank = 0;        // in [0, world_size)
   int world_size = 1;  // ranks sharing the data, each with config.batch_size samples per batch
@@ -54,6 +60,10 @@ struct TrainerOptions {
   // local_sgd: replaces the parameters with their average over all ranks (same contract as
   // reduce_gradients, on the parameter buffer). Empty: no averaging.
   GradReduceFn average_params;
+  // Set: replaces the gradient reduction, clipping and the optimizer update of every step (a
+  // parameter-server worker applies no update of its own: the servers do). The trainer's own
+  // optimizer then never steps; StepReport::lr is what this returns, grad_norm the local norm.
+  RemoteUpdateFn remote_update;
   // Per-layer readiness during the backward pass of a step's last micro-batch, last layer first
   // (for overlapping bucket allreduces with backward); empty: not called.
   LayerGradReadyFn on_layer_grad_ready;
