@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "gradient_sync.h"
+#include "pipeline_worker.h"
 #include "ringmaster/comm/communicator.h"
 #include "ringmaster/job/rank_phase.h"
 #include "ringmaster/metrics/line_parser.h"
@@ -347,8 +348,9 @@ Status runNativeWorker(const WorkerOptions& options, comm::KeyValueStore* store,
   // local_sgd and compression are the CPU trainer's (the GPU trainer refuses them): auto picks
   // Gloo for them on every rank alike (they all read the same config).
   const train::StrategyConfig& strategy = config.strategy;
-  const bool cpu_strategy =
-      strategy.localSgd() || strategy.compression != train::Compression::kNone;
+  const bool cpu_strategy = strategy.localSgd() ||
+                            strategy.compression != train::Compression::kNone ||
+                            strategy.pipelined();
   WorkerOptions placed = options;
   if (cpu_strategy && placed.backend == "auto") placed.backend = "gloo";
   RM_ASSIGN_OR_RETURN(const Placement placement, choosePlacement(placed, store, log));
@@ -362,6 +364,10 @@ Status runNativeWorker(const WorkerOptions& options, comm::KeyValueStore* store,
     RM_ASSIGN_OR_RETURN(comm, connect(options, store, placement));
     std::fprintf(log, "rank %d/%d connected (%s)\n", options.rank, options.world_size,
                  std::string(comm->backend()).c_str());
+  }
+  // Pipeline stages run a loop of their own (pipeline_worker.h).
+  if (strategy.pipelined()) {
+    return runPipelineRank(config, options, store, comm.get(), phase, out, log);
   }
   // With NCCL the buckets are device memory: GradientSync only does pointer arithmetic on them.
   // Local SGD and compression exchange through StrategySync instead (no overlap with backward).

@@ -219,7 +219,8 @@ class ConfigParser {
   void parseStrategy(const YAML::Node& node) {
     std::set<std::string> keys;
     const std::string f = "native.strategy";
-    if (!checkMapping(node, f, {"local_sgd", "data_split", "compression", "parameter_server"},
+    if (!checkMapping(node, f,
+                      {"local_sgd", "data_split", "compression", "parameter_server", "pipeline"},
                       &keys)) {
       return;
     }
@@ -253,6 +254,77 @@ class ConfigParser {
              "parameters every average_every steps); use one or the other");
     }
     if (keys.count("parameter_server")) parseParameterServer(node, keys);
+    if (keys.count("pipeline")) parsePipeline(node, keys);
+  }
+
+  // {stages: P, micro_batches: M}; `strategy` is the strategy mapping. Parsed after the model and
+  // batch_size, which bound P and M.
+  void parsePipeline(const YAML::Node& strategy, const std::set<std::string>& siblings) {
+    const std::string f = "native.strategy.pipeline";
+    const YAML::Node node = strategy["pipeline"];
+    PipelineConfig& p = config_.strategy.pipeline;
+    std::set<std::string> keys;
+    if (!checkMapping(node, f, {"stages", "micro_batches"}, &keys)) return;
+    const size_t layers = config_.model.hidden.size() + 1;
+    if (keys.count("stages")) {
+      if (auto v = readInteger(node["stages"], f + ".stages", 1)) {
+        const auto stages = static_cast<size_t>(*v);
+        if (stages > layers) {
+          report(node["stages"], f + ".stages",
+                 std::to_string(stages) + " stages for a model of " + std::to_string(layers) +
+                     " layers (native.model.hidden plus the output layer); each stage needs at "
+                     "least one layer");
+        } else if (world_size_ > 0 && world_size_ % static_cast<int64_t>(stages) != 0) {
+          report(node["stages"], f + ".stages",
+                 std::to_string(stages) + " stages do not divide the job's world_size " +
+                     std::to_string(world_size_) +
+                     " (world_size = stages x data-parallel "
+                     "replicas)");
+        } else {
+          p.stages = stages;
+        }
+      }
+    } else {
+      report(node, f + ".stages", "missing; expected the number of pipeline stages, e.g. 2");
+    }
+    if (keys.count("micro_batches")) {
+      if (auto v = readInteger(node["micro_batches"], f + ".micro_batches", 1)) {
+        if (static_cast<size_t>(*v) > config_.batch_size) {
+          report(node["micro_batches"], f + ".micro_batches",
+                 std::to_string(*v) + " micro-batches of a batch of " +
+                     std::to_string(config_.batch_size) +
+                     " samples (native.batch_size); expected 1 to " +
+                     std::to_string(config_.batch_size));
+        } else {
+          p.micro_batches = static_cast<size_t>(*v);
+        }
+      }
+    }
+    // A pipeline stage holds a slice of the model and exchanges activations; the strategies below
+    // exchange whole gradients or models, which no stage has.
+    if (siblings.count("local_sgd")) {
+      report(strategy["local_sgd"], "native.strategy.local_sgd",
+             "cannot be combined with pipeline (stages exchange activations every micro-batch, "
+             "not models every few steps); use one or the other");
+    }
+    if (siblings.count("compression") && config_.strategy.compression != Compression::kNone) {
+      report(strategy["compression"], "native.strategy.compression",
+             "cannot be combined with pipeline (activations and gradients between stages are "
+             "sent uncompressed); use compression: none");
+    }
+    if (siblings.count("parameter_server")) {
+      report(strategy["parameter_server"], "native.strategy.parameter_server",
+             "cannot be combined with pipeline; use one or the other");
+    }
+    if (siblings.count("data_split") && config_.strategy.data_split != DataSplit::kIid) {
+      report(strategy["data_split"], "native.strategy.data_split",
+             "pipeline replicas draw iid batches; use data_split: iid");
+    }
+    if (config_.grad_accumulation > 1) {
+      report(node, f,
+             "needs native.grad_accumulation: 1 (a pipeline splits each batch into micro_batches "
+             "already)");
+    }
   }
 
   // {servers: S, mode: sync | async, max_staleness: K}; `strategy` is the strategy mapping.

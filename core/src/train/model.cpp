@@ -141,6 +141,9 @@ Result<Mlp> Mlp::create(const MlpOptions& options) {
                              "]: expected a positive layer width, got 0");
     }
   }
+  if (options.hidden_output && *options.hidden_output == 0) {
+    return invalidArgument("model.hidden_output: expected a positive layer width, got 0");
+  }
   if (options.task == Task::kClassification && options.classes < 2) {
     return invalidArgument("model.classes: classification needs at least 2 classes, got " +
                            std::to_string(options.classes));
@@ -152,7 +155,11 @@ Mlp::Mlp(const MlpOptions& options) : options_(options) {
   std::vector<size_t> widths;
   widths.push_back(options.inputs);
   widths.insert(widths.end(), options.hidden.begin(), options.hidden.end());
-  widths.push_back(options.task == Task::kClassification ? options.classes : 1);
+  if (options.hidden_output) {
+    widths.push_back(*options.hidden_output);
+  } else {
+    widths.push_back(options.task == Task::kClassification ? options.classes : 1);
+  }
   size_t offset = 0;
   for (size_t l = 0; l + 1 < widths.size(); ++l) {
     LayerView view;
@@ -165,8 +172,8 @@ Mlp::Mlp(const MlpOptions& options) : options_(options) {
   }
   params_.assign(offset, 0.0f);
   grads_.assign(offset, 0.0f);
-  pre_.resize(layers_.size());
-  act_.resize(layers_.size());
+  state_.pre.resize(layers_.size());
+  state_.act.resize(layers_.size());
 }
 
 void Mlp::initialize(uint64_t seed) {
@@ -190,40 +197,48 @@ void Mlp::initialize(uint64_t seed) {
 void Mlp::zeroGrads() { std::fill(grads_.begin(), grads_.end(), 0.0f); }
 
 void Mlp::reserveBatch(size_t batch) {
-  if (batch <= capacity_) return;
   size_t widest = options_.inputs;
+  for (const LayerView& layer : layers_) widest = std::max(widest, layer.outputs);
+  // The deltas are scratch of this Mlp, the activations may be a swapped-in micro-batch's
+  // (swapActivations): each is grown on its own.
+  if (delta_.size() < batch * widest) {
+    delta_.resize(batch * widest);
+    delta_prev_.resize(batch * widest);
+  }
+  if (batch <= state_.capacity) return;
+  state_.pre.resize(layers_.size());
+  state_.act.resize(layers_.size());
   for (size_t l = 0; l < layers_.size(); ++l) {
     const size_t n = batch * layers_[l].outputs;
-    act_[l].resize(n);
+    state_.act[l].resize(n);
     // Pre-activations are only read back for GELU layers; the output layer keeps probabilities.
     const bool output = l + 1 == layers_.size();
-    if (output || options_.activation == Activation::kGelu) pre_[l].resize(n);
-    widest = std::max(widest, layers_[l].outputs);
+    if (output || options_.activation == Activation::kGelu) state_.pre[l].resize(n);
   }
-  delta_.resize(batch * widest);
-  delta_prev_.resize(batch * widest);
-  capacity_ = batch;
+  state_.capacity = batch;
 }
+
+void Mlp::swapActivations(MlpActivations& other) { std::swap(state_, other); }
 
 float Mlp::forward(const Batch& batch) {
   RM_TRAIN_CHECK(batch.size > 0, "empty batch");
   const size_t rows = batch.size;
   reserveBatch(rows);
-  last_batch_ = rows;
+  state_.batch = rows;
   const float* in = batch.features;
   const size_t last = layers_.size() - 1;
   for (size_t l = 0; l <= last; ++l) {
     const LayerView& layer = layers_[l];
     const float* w = params_.data() + layer.weightOffset();
     const float* b = params_.data() + layer.biasOffset();
-    float* out = act_[l].data();
+    float* out = state_.act[l].data();
     // out (rows x outputs) = in (rows x inputs) * W^T; W is outputs x inputs.
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<int>(rows),
                 static_cast<int>(layer.outputs), static_cast<int>(layer.inputs), 1.0f, in,
                 static_cast<int>(layer.inputs), w, static_cast<int>(layer.inputs), 0.0f, out,
                 static_cast<int>(layer.outputs));
-    if (l < last) {
-      biasActivation(options_.activation, out, pre_[l].data(), b, rows, layer.outputs);
+    if (l < last || options_.hidden_output) {
+      biasActivation(options_.activation, out, state_.pre[l].data(), b, rows, layer.outputs);
     } else {
       for (size_t i = 0; i < rows; ++i) {
         float* row = out + i * layer.outputs;
@@ -233,13 +248,15 @@ float Mlp::forward(const Batch& batch) {
     in = out;
   }
 
+  if (options_.hidden_output) return 0.0f;  // a pipeline stage before the last: no loss here
+
   // The loss, and for classification the softmax probabilities that backward() needs.
   const LayerView& head = layers_[last];
-  const float* outputs = act_[last].data();
+  const float* outputs = state_.act[last].data();
   double loss_sum = 0.0;
   if (options_.task == Task::kClassification) {
     const size_t classes = head.outputs;
-    float* probs = pre_[last].data();
+    float* probs = state_.pre[last].data();
     for (size_t i = 0; i < rows; ++i) {
       const float* logits = outputs + i * classes;
       float* p = probs + i * classes;
@@ -270,7 +287,7 @@ float Mlp::forward(const Batch& batch) {
 
 void Mlp::backward(const Batch& batch, const LayerGradReadyFn& on_layer_grad_ready,
                    const BackwardOptions& options) {
-  RM_TRAIN_CHECK(batch.size == last_batch_ && batch.size > 0,
+  RM_TRAIN_CHECK(batch.size == state_.batch && batch.size > 0,
                  "backward() needs the batch of the last forward()");
   const size_t rows = batch.size;
   const size_t last = layers_.size() - 1;
@@ -280,8 +297,21 @@ void Mlp::backward(const Batch& batch, const LayerGradReadyFn& on_layer_grad_rea
   float* delta = delta_.data();
   float* delta_prev = delta_prev_.data();
   const size_t outputs = layers_[last].outputs;
-  if (options_.task == Task::kClassification) {
-    const float* probs = pre_[last].data();
+  RM_TRAIN_CHECK(options.output_grad != nullptr || !options_.hidden_output,
+                 "a pipeline stage before the last needs the output gradient");
+  if (options.output_grad != nullptr) {
+    // dL/da of the outputs from the next stage; times act'(z) when the last layer is hidden.
+    for (size_t i = 0; i < rows * outputs; ++i) {
+      delta[i] = options.output_grad[i] * options.loss_scale;
+    }
+    if (options_.hidden_output) {
+      const float* pre_last =
+          options_.activation == Activation::kGelu ? state_.pre[last].data() : nullptr;
+      multiplyActivationDerivative(options_.activation, delta, state_.act[last].data(), pre_last,
+                                   rows * outputs);
+    }
+  } else if (options_.task == Task::kClassification) {
+    const float* probs = state_.pre[last].data();
     for (size_t i = 0; i < rows; ++i) {
       const auto label = static_cast<size_t>(batch.targets[i]);
       for (size_t j = 0; j < outputs; ++j) {
@@ -290,13 +320,13 @@ void Mlp::backward(const Batch& batch, const LayerGradReadyFn& on_layer_grad_rea
       delta[i * outputs + label] -= scale;
     }
   } else {
-    const float* predictions = act_[last].data();
+    const float* predictions = state_.act[last].data();
     for (size_t i = 0; i < rows; ++i) delta[i] = 2.0f * (predictions[i] - batch.targets[i]) * scale;
   }
 
   for (size_t l = last + 1; l-- > 0;) {
     const LayerView& layer = layers_[l];
-    const float* below = l == 0 ? batch.features : act_[l - 1].data();
+    const float* below = l == 0 ? batch.features : state_.act[l - 1].data();
     float* gw = grads_.data() + layer.weightOffset();
     float* gb = grads_.data() + layer.biasOffset();
     // dW (outputs x inputs) (+)= delta^T (outputs x rows) * below (rows x inputs).
@@ -310,24 +340,27 @@ void Mlp::backward(const Batch& batch, const LayerGradReadyFn& on_layer_grad_rea
       for (size_t j = 0; j < layer.outputs; ++j) gb[j] += row[j];
     }
     if (on_layer_grad_ready) on_layer_grad_ready(l, grads_.data() + layer.offset, layer.size);
-    if (l == 0) break;
+    if (l == 0 && options.input_grad == nullptr) break;
 
     // delta_prev (rows x inputs) = delta (rows x outputs) * W (outputs x inputs), then * act'.
+    // Below layer 0 that is dL/d(features), the previous pipeline stage's output gradient.
     const float* w = params_.data() + layer.weightOffset();
+    float* below_grad = l == 0 ? options.input_grad : delta_prev;
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(rows),
                 static_cast<int>(layer.inputs), static_cast<int>(layer.outputs), 1.0f, delta,
                 static_cast<int>(layer.outputs), w, static_cast<int>(layer.inputs), 0.0f,
-                delta_prev, static_cast<int>(layer.inputs));
+                below_grad, static_cast<int>(layer.inputs));
+    if (l == 0) break;
     const float* pre_below =
-        options_.activation == Activation::kGelu ? pre_[l - 1].data() : nullptr;
-    multiplyActivationDerivative(options_.activation, delta_prev, act_[l - 1].data(), pre_below,
-                                 rows * layer.inputs);
+        options_.activation == Activation::kGelu ? state_.pre[l - 1].data() : nullptr;
+    multiplyActivationDerivative(options_.activation, delta_prev, state_.act[l - 1].data(),
+                                 pre_below, rows * layer.inputs);
     std::swap(delta, delta_prev);
   }
 }
 
 std::span<const float> Mlp::lastOutputs() const {
-  return {act_.back().data(), last_batch_ * layers_.back().outputs};
+  return {state_.act.back().data(), state_.batch * layers_.back().outputs};
 }
 
 EvalTotals Mlp::evaluate(const float* features, const float* targets, size_t n, size_t chunk) {
@@ -341,7 +374,7 @@ EvalTotals Mlp::evaluate(const float* features, const float* targets, size_t n, 
     totals.loss_sum += static_cast<double>(forward(batch)) * static_cast<double>(rows);
     totals.samples += rows;
     if (options_.task != Task::kClassification) continue;
-    const float* logits = act_.back().data();
+    const float* logits = state_.act.back().data();
     for (size_t i = 0; i < rows; ++i) {
       const float* row = logits + i * outputs;
       const size_t best = static_cast<size_t>(std::max_element(row, row + outputs) - row);

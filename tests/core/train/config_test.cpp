@@ -226,6 +226,58 @@ TEST(NativeConfig, BadParameterServersNameTheFieldAndLine) {
   }
 }
 
+TEST(NativeConfig, ParsesAPipelineStrategy) {
+  Result<NativeConfig> config = parseNativeConfig(
+      "dataset: {kind: digits}\nsteps: 10\nbatch_size: 26\n"
+      "strategy:\n  pipeline: {stages: 3, micro_batches: 4}\n",
+      0, 6);
+  ASSERT_TRUE(config.isOk()) << config.status().toString();
+  EXPECT_TRUE(config->strategy.pipelined());
+  EXPECT_FALSE(config->strategy.isDefault());
+  EXPECT_EQ(config->strategy.pipeline.stages, 3u);
+  EXPECT_EQ(config->strategy.pipeline.micro_batches, 4u);
+  auto one =
+      parseNativeConfig("dataset: {kind: digits}\nsteps: 10\nstrategy: {pipeline: {stages: 2}}\n");
+  ASSERT_TRUE(one.isOk()) << one.status().toString();
+  EXPECT_EQ(one->strategy.pipeline.micro_batches, 1u);
+}
+
+TEST(NativeConfig, BadPipelinesNameTheFieldAndLine) {
+  // The default model has 2 hidden layers: 3 layers in all.
+  const std::string head = "dataset: {kind: digits}\nsteps: 10\nbatch_size: 8\nstrategy:\n";
+  expectError(head + "  pipeline: {stages: 4}\n",
+              {"native.strategy.pipeline.stages (line 5)", "4 stages for a model of 3 layers"});
+  expectError(head + "  pipeline: {stages: 0}\n",
+              {"native.strategy.pipeline.stages (line 5)", "expected an integer >= 1"});
+  expectError(head + "  pipeline: {micro_batches: 2}\n",
+              {"native.strategy.pipeline.stages (line 5)", "missing"});
+  expectError(head + "  pipeline: {stages: 2, micro_batches: 0}\n",
+              {"native.strategy.pipeline.micro_batches (line 5)", "expected an integer >= 1"});
+  expectError(head + "  pipeline: {stages: 2, micro_batches: 9}\n",
+              {"native.strategy.pipeline.micro_batches (line 5)",
+               "9 micro-batches of a batch of 8 samples (native.batch_size); expected 1 to 8"});
+  expectError(head + "  pipeline: {stages: 2, microbatches: 2}\n",
+              {"native.strategy.pipeline.microbatches (line 5)", "did you mean 'micro_batches'"});
+  expectError(head + "  local_sgd: {average_every: 4}\n  pipeline: {stages: 2}\n",
+              {"native.strategy.local_sgd (line 5)", "cannot be combined with pipeline"});
+  expectError(head + "  compression: fp16\n  pipeline: {stages: 2}\n",
+              {"native.strategy.compression (line 5)", "cannot be combined with pipeline"});
+  expectError(head + "  compression: {topk: {ratio: 0.01}}\n  pipeline: {stages: 2}\n",
+              {"native.strategy.compression (line 5)", "cannot be combined with pipeline"});
+  expectError(
+      "dataset: {kind: digits}\nsteps: 10\ngrad_accumulation: 2\n"
+      "strategy: {pipeline: {stages: 2}}\n",
+      {"native.strategy.pipeline (line 4)", "grad_accumulation: 1"});
+  // The world size is the job spec's: checked when the caller knows it.
+  Result<NativeConfig> config = parseNativeConfig(head + "  pipeline: {stages: 2}\n", 10, 3);
+  ASSERT_FALSE(config.isOk());
+  EXPECT_NE(config.status().message().find("native.strategy.pipeline.stages (line 15): 2 stages "
+                                           "do not divide the job's world_size 3"),
+            std::string::npos)
+      << config.status().message();
+  EXPECT_TRUE(parseNativeConfig(head + "  pipeline: {stages: 2}\n", 10, 4).isOk());
+}
+
 TEST(NativeConfig, UnknownKeySuggestsTheClosestName) {
   expectError("dataset: {kind: synthetic}\nsteps: 10\nbatch_sise: 3\n",
               {"native.batch_sise (line 3)", "unknown key", "did you mean 'batch_size'?"});

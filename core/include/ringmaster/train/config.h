@@ -19,6 +19,7 @@
 //       data_split: iid                 # iid | by_label
 //       compression: none               # none | fp16 | {topk: {ratio: 0.01}}
 //       parameter_server: {servers: 1, mode: sync, max_staleness: 4}   # or absent
+//       pipeline: {stages: 2, micro_batches: 4}   # or absent; world_size = stages x replicas
 //
 // Thread safety: all functions are pure and may be called from any thread.
 
@@ -90,6 +91,14 @@ struct ParameterServerConfig {
   int servers_line = 0;        // line of `servers:` (for errors that need the world size)
 };
 
+// native.strategy.pipeline (see train/pipeline.h and the worker's pipeline_worker.h): the MLP's
+// layers split over `stages` ranks (GPipe: every micro-batch forward, then every one backward);
+// world_size = stages x D runs D data-parallel replicas of the pipeline (hybrid).
+struct PipelineConfig {
+  size_t stages = 0;         // 0: no pipeline; otherwise 1..layers, dividing world_size
+  size_t micro_batches = 1;  // per batch, 1..batch_size
+};
+
 struct StrategyConfig {
   // 0: synchronous allreduce of the gradients every step. H > 0 (local_sgd.average_every): every
   // rank takes H optimizer steps on its own, then the parameters are averaged by one allreduce.
@@ -98,13 +107,15 @@ struct StrategyConfig {
   Compression compression = Compression::kNone;  // of the gradient allreduce
   double topk_ratio = 0.01;                      // in (0, 1]
   ParameterServerConfig parameter_server;
+  PipelineConfig pipeline;
 
   bool localSgd() const { return average_every > 0; }
   bool parameterServer() const { return parameter_server.servers > 0; }
+  bool pipelined() const { return pipeline.stages > 0; }
   // Anything but today's plain allreduce of float32 gradients.
   bool isDefault() const {
     return average_every == 0 && data_split == DataSplit::kIid &&
-           compression == Compression::kNone && !parameterServer();
+           compression == Compression::kNone && !parameterServer() && !pipelined();
   }
 };
 

@@ -44,6 +44,11 @@ struct MlpOptions {
   Activation activation = Activation::kRelu;
   Task task = Task::kClassification;
   size_t classes = 2;  // outputs for classification (>= 2); regression always has 1 output
+  // Pipeline parallelism (pipeline_stage.h): set, this Mlp is a pipeline stage before the last.
+  // Its last layer is a hidden layer with this many outputs and the activation, and there is no
+  // loss: forward() returns 0 and ignores targets, backward() needs BackwardOptions::output_grad.
+  // Unset (the default): the last layer is the output layer of `task`, as above.
+  std::optional<size_t> hidden_output;
 };
 
 // Where one linear layer lives in params() / grads().
@@ -76,6 +81,25 @@ struct BackwardOptions {
   float loss_scale = 1.0f;
   // Add to grads() instead of overwriting them (gradient accumulation).
   bool accumulate = false;
+  // Pipeline stages (pipeline_stage.h). output_grad: dL/d(outputs) of the last forward() (batch x
+  // outputs), given by the next stage, instead of the derivative of this Mlp's own loss; it is
+  // multiplied by loss_scale (not divided by the batch size: it is the gradient of the whole
+  // loss already). Required when MlpOptions::hidden_output is set.
+  const float* output_grad = nullptr;
+  // input_grad: receives dL/d(features) of the batch (batch x inputs), which the previous stage
+  // takes as its output_grad.
+  float* input_grad = nullptr;
+};
+
+// What forward() keeps for backward(): every layer's activations for one batch. A pipeline stage
+// keeps several micro-batches in flight (forward of all of them, then backward of all), so it
+// swaps each micro-batch's state in before its forward() or backward() and out after
+// (Mlp::swapActivations; O(1), no copies).
+struct MlpActivations {
+  std::vector<std::vector<float>> pre;
+  std::vector<std::vector<float>> act;
+  size_t capacity = 0;  // batch size the buffers hold
+  size_t batch = 0;     // rows of the forward() they hold
 };
 
 // Sums over a data set, from Mlp::evaluate().
@@ -118,8 +142,12 @@ class Mlp {
   void backward(const Batch& batch, const LayerGradReadyFn& on_layer_grad_ready = {},
                 const BackwardOptions& options = {});
 
-  // The outputs of the last forward(): logits (size x classes) or predictions (size x 1).
+  // The outputs of the last forward(): logits (size x classes) or predictions (size x 1), or a
+  // stage's activations (size x hidden_output).
   std::span<const float> lastOutputs() const;
+
+  // Exchanges the activations forward() kept (see MlpActivations) with `other`.
+  void swapActivations(MlpActivations& other);
 
   // Loss sum and correct count over `n` samples, computed in chunks of `chunk` samples with the
   // same buffers as training (so it overwrites what backward() would need).
@@ -135,12 +163,10 @@ class Mlp {
   std::vector<float> grads_;
   // Per layer: pre-activations z (batch x outputs) and activations a = act(z). For the output
   // layer a holds softmax probabilities (classification) or is unused (regression).
-  std::vector<std::vector<float>> pre_;
-  std::vector<std::vector<float>> act_;
+  // (Kept in an MlpActivations so that a pipeline stage can swap them; see swapActivations.)
+  MlpActivations state_;
   std::vector<float> delta_;       // dL/dz of the current layer, batch x max width
   std::vector<float> delta_prev_;  // dL/dz of the layer below
-  size_t capacity_ = 0;            // batch size the buffers hold
-  size_t last_batch_ = 0;
 };
 
 // OpenBLAS's thread count (like torch.set_num_threads); n <= 0 leaves it unchanged.
