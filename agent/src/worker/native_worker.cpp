@@ -345,12 +345,11 @@ Status runNativeWorker(const WorkerOptions& options, comm::KeyValueStore* store,
   if (options.world_size > 1 && !store) {
     return invalidArgument("a rendezvous store is needed for world_size > 1");
   }
-  // local_sgd and compression are the CPU trainer's (the GPU trainer refuses them): auto picks
-  // Gloo for them on every rank alike (they all read the same config).
+  // Compression and pipelines are the CPU trainer's (the GPU trainer refuses them): auto picks
+  // Gloo for them on every rank alike (they all read the same config). Local SGD runs on both.
   const train::StrategyConfig& strategy = config.strategy;
-  const bool cpu_strategy = strategy.localSgd() ||
-                            strategy.compression != train::Compression::kNone ||
-                            strategy.pipelined();
+  const bool cpu_strategy =
+      strategy.compression != train::Compression::kNone || strategy.pipelined();
   WorkerOptions placed = options;
   if (cpu_strategy && placed.backend == "auto") placed.backend = "gloo";
   RM_ASSIGN_OR_RETURN(const Placement placement, choosePlacement(placed, store, log));
@@ -372,7 +371,9 @@ Status runNativeWorker(const WorkerOptions& options, comm::KeyValueStore* store,
   // With NCCL the buckets are device memory: GradientSync only does pointer arithmetic on them.
   // Local SGD and compression exchange through StrategySync instead (no overlap with backward).
   std::unique_ptr<GradientSync> sync;
-  if (comm && !cpu_strategy) sync = std::make_unique<GradientSync>(comm.get());
+  if (comm && !cpu_strategy && !strategy.localSgd()) {
+    sync = std::make_unique<GradientSync>(comm.get());
+  }
 
   train::TrainerOptions trainer_options;
   trainer_options.rank = options.rank;

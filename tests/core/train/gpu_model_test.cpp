@@ -6,8 +6,11 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <barrier>
 #include <cmath>
+#include <functional>
 #include <string>
+#include <thread>
 #include <tuple>
 #include <vector>
 
@@ -504,6 +507,93 @@ TEST(GpuTrainer, ReadsTheLossBackOnlyEveryReportEverySteps) {
   }
   EXPECT_EQ(measured, (std::vector<uint64_t>{3, 6, 7}));  // and the last, always
   expectClose(paramsOf((*gpu)->model()), cpu->model().params(), "params after 7 steps");
+}
+
+// Local SGD on the GPU: two ranks on one device (NCCL would want a GPU each), their parameters
+// averaged through the host every 3 steps, follow two CPU trainers averaged the same way.
+class HostAverager {
+ public:
+  explicit HostAverager(int world) : world_(world), slots_(world), barrier_(world) {}
+  void average(int rank, std::vector<float>& values) {
+    slots_[rank] = values;
+    barrier_.arrive_and_wait();
+    for (size_t i = 0; i < values.size(); ++i) {
+      float sum = 0.0f;
+      for (int k = 0; k < world_; ++k) sum += slots_[k][i];
+      values[i] = sum / static_cast<float>(world_);
+    }
+    barrier_.arrive_and_wait();
+  }
+
+ private:
+  int world_;
+  std::vector<std::vector<float>> slots_;
+  std::barrier<> barrier_;
+};
+
+TEST(GpuTrainer, LocalSgdAveragesLikeTheCpuTrainer) {
+  RM_REQUIRE_GPU();
+  constexpr int kWorld = 2;
+  NativeConfig config = smallTrainerConfig();
+  config.batch_size = 32;
+  config.steps = 7;
+  config.optimizer.lr = 0.05;
+  config.optimizer.momentum = 0.9;
+  config.seed = 4;
+  config.strategy.average_every = 3;  // averaged after steps 3, 6 and 7 (the last)
+  HostAverager gpu_averager(kWorld), cpu_averager(kWorld);
+  std::vector<std::unique_ptr<GpuTrainer>> gpus(kWorld);
+  std::vector<Trainer> cpus;
+  for (int r = 0; r < kWorld; ++r) {
+    TrainerOptions options;
+    options.rank = r;
+    options.world_size = kWorld;
+    options.average_params = [&, r](std::span<float>) {
+      std::vector<float> host = paramsOf(gpus[r]->model());
+      gpu_averager.average(r, host);
+      return gpus[r]->model().copyParamsFrom(host);
+    };
+    Result<std::unique_ptr<GpuTrainer>> gpu = GpuTrainer::create(config, kDevice, options);
+    ASSERT_TRUE(gpu.isOk()) << gpu.status().toString();
+    gpus[r] = std::move(*gpu);
+    options.average_params = [&, r](std::span<float> params) {
+      std::vector<float> host(params.begin(), params.end());
+      cpu_averager.average(r, host);
+      std::copy(host.begin(), host.end(), params.begin());
+      return Status::ok();
+    };
+    Result<Trainer> cpu = Trainer::create(config, options);
+    ASSERT_TRUE(cpu.isOk()) << cpu.status().toString();
+    cpus.push_back(std::move(*cpu));
+  }
+  std::vector<std::vector<bool>> averaged(kWorld);
+  auto train = [&](int r, const std::function<Result<StepReport>()>& step) {
+    for (int s = 0; s < 7; ++s) {
+      Result<StepReport> report = step();
+      ASSERT_TRUE(report.isOk()) << report.status().toString();
+      averaged[r].push_back(report->averaged);
+    }
+  };
+  std::vector<std::thread> threads;
+  for (int r = 0; r < kWorld; ++r) {
+    threads.emplace_back(train, r, [&, r] { return gpus[r]->step(); });
+  }
+  for (std::thread& t : threads) t.join();
+  threads.clear();
+  const std::vector<bool> expected = {false, false, true, false, false, true, true};
+  for (int r = 0; r < kWorld; ++r) {
+    EXPECT_EQ(averaged[r], expected) << "GPU rank " << r;
+    averaged[r].clear();
+    threads.emplace_back(train, r, [&, r] { return cpus[r].step(); });
+  }
+  for (std::thread& t : threads) t.join();
+  // The ranks drifted apart between averagings on their own data, and meet again at the last.
+  EXPECT_EQ(paramsOf(gpus[0]->model()), paramsOf(gpus[1]->model()));
+  for (int r = 0; r < kWorld; ++r) {
+    EXPECT_EQ(averaged[r], expected) << "CPU rank " << r;
+    expectClose(paramsOf(gpus[r]->model()), cpus[r].model().params(),
+                "rank " + std::to_string(r) + " after 7 steps");
+  }
 }
 
 }  // namespace

@@ -21,11 +21,11 @@ Result<std::unique_ptr<GpuTrainer>> GpuTrainer::create(const NativeConfig& confi
                                                        Split data, TrainerOptions options) {
   // The same checks, model shape, sampler and step count as Trainer::create().
   RM_RETURN_IF_ERROR(internal::checkTrainerInputs(config, data));
-  // by_label is the sampler's business and works here; the rest is the CPU trainer's and worker's.
-  if (config.strategy.localSgd() || config.strategy.compression != Compression::kNone) {
+  // by_label is the sampler's business and local_sgd the step's (below); compression encodes on
+  // the host (the worker's StrategySync), so it is the CPU trainer's.
+  if (config.strategy.compression != Compression::kNone) {
     return Status(ErrorCode::kUnimplemented,
-                  "native.strategy: local_sgd and compression run on the CPU trainer only "
-                  "(backend gloo)");
+                  "native.strategy: compression runs on the CPU trainer only (backend gloo)");
   }
   const MlpOptions model_options = internal::mlpOptionsFor(config, data.train);
   RM_ASSIGN_OR_RETURN(std::unique_ptr<GpuMlp> model, createGpuMlp(model_options, device));
@@ -95,6 +95,9 @@ Result<StepReport> GpuTrainer::step() {
   StepReport report;
   report.epoch = sampler_.position().epoch;
   double host_loss_sum = 0.0;  // forward()'s, on the host-batch path
+  // Local SGD, as the CPU trainer: each rank steps on its own gradient and the parameters are
+  // averaged every average_every steps (below).
+  const bool local_sgd = config_.strategy.localSgd();
   for (size_t k = 0; k < micro_batches; ++k) {
     sampler_.nextBatch(&indices_);
     Batch batch{nullptr, nullptr, indices_.size()};
@@ -106,13 +109,13 @@ Result<StepReport> GpuTrainer::step() {
       RM_ASSIGN_OR_RETURN(const float loss, model_->forward(batch));
       host_loss_sum += loss;
     }
-    const bool last = k + 1 == micro_batches;
+    const bool last = k + 1 == micro_batches && !local_sgd;
     static const LayerGradReadyFn kNoHook;
     RM_RETURN_IF_ERROR(model_->backward(batch, last ? options_.on_layer_grad_ready : kNoHook,
                                         BackwardOptions{scale, k > 0}));
     report.samples += batch.size;
   }
-  if (options_.reduce_gradients) {
+  if (options_.reduce_gradients && !local_sgd) {
     RM_RETURN_IF_ERROR(model_->synchronize());  // the gradients are complete for another stream
     Status reduced = options_.reduce_gradients(model_->deviceGrads());
     if (!reduced.isOk()) {
@@ -132,6 +135,17 @@ Result<StepReport> GpuTrainer::step() {
 
   report.step = step_;
   report.epoch_end = sampler_.batchesLeftInEpoch() == 0;
+  if (local_sgd && options_.average_params &&
+      (step_ % config_.strategy.average_every == 0 || step_ >= total_steps_ ||
+       evaluationDue(report))) {
+    RM_RETURN_IF_ERROR(model_->synchronize());  // the update is done before another stream reads
+    Status averaged = options_.average_params(model_->deviceParams());
+    if (!averaged.isOk()) {
+      return Status(averaged.code(), "step " + std::to_string(step_) +
+                                         ": parameter averaging failed: " + averaged.message());
+    }
+    report.averaged = true;
+  }
   ++unmeasured_steps_;
   unmeasured_samples_ += report.samples;
   if (!report.measured) return report;
