@@ -1,7 +1,7 @@
 #pragma once
 // native.strategy.pipeline: pipeline (model) parallelism on the CPU (Gloo), alone or combined with
 // data parallelism (hybrid). The model's layers split over P stages (train/pipeline.h: balanced by
-// parameter count, GPipe schedule); world_size = P x D runs D data-parallel replicas of the
+// FLOPs, GPipe schedule); world_size = P x D runs D data-parallel replicas of the
 // pipeline.
 //
 // Ranks: rank = replica * P + stage, so a replica's stages are consecutive ranks (on one host

@@ -8,6 +8,12 @@
 
 namespace ringmaster::train {
 
+size_t layerCost(const std::vector<LayerView>& layers, size_t layer) {
+  const LayerView& l = layers.at(layer);
+  const size_t products = l.inputs * l.outputs + l.outputs;  // the parameters
+  return (layer == 0 ? 2 : 3) * products;
+}
+
 Result<std::vector<StageRange>> partitionLayers(const std::vector<LayerView>& layers,
                                                 size_t stages) {
   const size_t n = layers.size();
@@ -17,9 +23,9 @@ Result<std::vector<StageRange>> partitionLayers(const std::vector<LayerView>& la
                            " stages for a model of " + std::to_string(n) +
                            " layers; a stage needs at least one layer");
   }
-  // prefix[i]: parameters of layers [0, i).
+  // prefix[i]: the cost (layerCost) of layers [0, i).
   std::vector<size_t> prefix(n + 1, 0);
-  for (size_t i = 0; i < n; ++i) prefix[i + 1] = prefix[i] + layers[i].size;
+  for (size_t i = 0; i < n; ++i) prefix[i + 1] = prefix[i] + layerCost(layers, i);
   // best[s][i]: the smallest largest-stage count splitting layers [0, i) into s stages; cut[s][i]
   // the start of the last of them. P * L^2 steps: a handful of layers.
   constexpr size_t kInf = std::numeric_limits<size_t>::max();

@@ -32,15 +32,18 @@ Mlp makeModel(size_t inputs, std::vector<size_t> hidden, Activation activation, 
   return std::move(*model);
 }
 
-TEST(PartitionLayers, BalancesParameterCountsOverContiguousStages) {
-  // The digits MLP 64-128-64-10: layers of 8320, 8256 and 650 parameters.
+TEST(PartitionLayers, BalancesFlopsOverContiguousStages) {
+  // The digits MLP 64-128-64-10: layers of 8320, 8256 and 650 parameters; the first costs 2x its
+  // parameters (no input gradient), the others 3x.
   const Mlp digits = makeModel(64, {128, 64}, Activation::kRelu, Task::kClassification);
   auto one = partitionLayers(digits.layers(), 1);
   ASSERT_TRUE(one.isOk());
   EXPECT_EQ(*one, (std::vector<StageRange>{{0, 3}}));
   auto two = partitionLayers(digits.layers(), 2);
   ASSERT_TRUE(two.isOk());
-  EXPECT_EQ(*two, (std::vector<StageRange>{{0, 1}, {1, 3}}));  // 8320 | 8906
+  EXPECT_EQ(*two, (std::vector<StageRange>{{0, 1}, {1, 3}}));  // 16640 | 26718
+  EXPECT_EQ(layerCost(digits.layers(), 0), 2u * 8320);
+  EXPECT_EQ(layerCost(digits.layers(), 1), 3u * 8256);
   auto three = partitionLayers(digits.layers(), 3);
   ASSERT_TRUE(three.isOk());
   EXPECT_EQ(*three, (std::vector<StageRange>{{0, 1}, {1, 2}, {2, 3}}));
@@ -54,6 +57,16 @@ TEST(PartitionLayers, BalancesParameterCountsOverContiguousStages) {
   auto halves = partitionLayers(wide.layers(), 2);
   ASSERT_TRUE(halves.isOk());
   EXPECT_EQ(*halves, (std::vector<StageRange>{{0, 2}, {2, 5}}));
+  // With a first layer of 768 inputs, 2 x 768 x 512 = 3 x 512 x 512: the halves cost the same.
+  const Mlp even =
+      makeModel(768, {512, 512, 512, 512}, Activation::kRelu, Task::kClassification, 4);
+  auto even_halves = partitionLayers(even.layers(), 2);
+  ASSERT_TRUE(even_halves.isOk());
+  EXPECT_EQ(*even_halves, (std::vector<StageRange>{{0, 2}, {2, 5}}));
+  EXPECT_NEAR(static_cast<double>(layerCost(even.layers(), 0) + layerCost(even.layers(), 1)) /
+                  static_cast<double>(layerCost(even.layers(), 2) + layerCost(even.layers(), 3) +
+                                      layerCost(even.layers(), 4)),
+              1.0, 0.01);
 }
 
 TEST(PartitionLayers, RefusesMoreStagesThanLayersAndZero) {

@@ -2,11 +2,11 @@
 // Pipeline (model) parallelism for the native trainer's MLP (native.strategy.pipeline):
 // the layers split over P stages, one rank each, run on the GPipe schedule.
 //
-// - partitionLayers(): contiguous layer ranges, balanced by parameter count. For an MLP the
-//   parameter count of a layer is also its share of the FLOPs (each weight is one multiply-add per
-//   sample forward and two backward; biases and activations are the small rest), so balancing
-//   one balances the other. The stages' time per micro-batch is what the schedule's bubble
-//   formula assumes equal.
+// - partitionLayers(): contiguous layer ranges, balanced by FLOPs (layerCost): each weight of a
+//   layer is one multiply-add per sample forward and two backward (weight gradient, input
+//   gradient), so a layer costs 3x its parameter count, except the model's first layer, whose
+//   input gradient nobody needs (2x). Biases count like weights; activations and the loss are the
+//   small rest. Equal stage times are what the bubble formula assumes.
 // - gpipeSchedule(): the ordered operations of one stage for one optimizer step: the forward of
 //   every micro-batch (receive activations from the stage before, compute, send to the stage
 //   after), then the backward of every micro-batch in reverse order (receive the output
@@ -42,8 +42,12 @@ struct StageRange {
   bool operator==(const StageRange&) const = default;
 };
 
-// `stages` contiguous, non-empty ranges covering `layers`, minimising the largest stage's
-// parameter count (ties: the earliest cut). INVALID_ARGUMENT when stages is 0 or more than the
+// Multiply-adds per sample of `layer`'s forward and backward (see the top): 3 x its parameters,
+// 2 x for layer 0.
+size_t layerCost(const std::vector<LayerView>& layers, size_t layer);
+
+// `stages` contiguous, non-empty ranges covering `layers`, minimising the largest stage's cost
+// (layerCost; ties: the earliest cut). INVALID_ARGUMENT when stages is 0 or more than the
 // layers.
 Result<std::vector<StageRange>> partitionLayers(const std::vector<LayerView>& layers,
                                                 size_t stages);
