@@ -113,6 +113,9 @@ void readNative(const YAML::Node& native, NativeDraft* d) {
     d->compression = "topk";
     readScalar(child(compression, "topk"), "ratio", &d->topk_ratio);
   }
+  const YAML::Node pipeline = child(strategy, "pipeline");
+  readScalar(pipeline, "stages", &d->pipeline_stages);
+  readScalar(pipeline, "micro_batches", &d->micro_batches);
 }
 
 std::string leadingComment(std::string_view text) {
@@ -238,6 +241,12 @@ void writeNative(const NativeDraft& d, std::string* out) {
                  FlowMap().add("topk", FlowMap().add("ratio", value(d.topk_ratio)).str()).str());
   } else if (d.compression != "none") {
     strategy.add("compression", value(d.compression));
+  }
+  if (!d.pipeline_stages.empty() && d.pipeline_stages != "0") {
+    strategy.add("pipeline", FlowMap()
+                                 .add("stages", value(d.pipeline_stages))
+                                 .add("micro_batches", value(d.micro_batches))
+                                 .str());
   }
   if (strategy.str() != "{}") o += "  strategy: " + strategy.str() + "\n";
 }

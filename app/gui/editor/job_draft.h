@@ -61,6 +61,8 @@ struct NativeDraft {
   std::string data_split = "iid";
   std::string compression = "none";  // none | fp16 | topk
   std::string topk_ratio = "0.01";
+  std::string pipeline_stages = "0";  // pipeline.stages; 0 = no pipeline
+  std::string micro_batches = "1";    // pipeline.micro_batches
 };
 
 struct PlacementDraft {

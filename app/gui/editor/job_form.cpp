@@ -354,6 +354,15 @@ QGroupBox* JobForm::buildNativeGroup() {
   strategy_layout_->addRow(tr("Data split"), data_split_);
   strategy_layout_->addRow(tr("Compression"), compression_);
   strategy_layout_->addRow(tr("Top-k ratio"), topk_ratio_);
+  pipeline_stages_ = intField("native.strategy.pipeline.stages", 0,
+                              tr("Pipeline parallelism: ranks the model's layers are split over "
+                                 "(GPipe); the job's ranks must be a multiple (stages x "
+                                 "data-parallel replicas); 0 = off"));
+  micro_batches_ = intField("native.strategy.pipeline.micro_batches", 1,
+                            tr("Pipeline: micro-batches each batch is split into; more of them "
+                               "shrink the idle bubble, (stages-1)/(micro-batches+stages-1)"));
+  strategy_layout_->addRow(tr("Pipeline stages"), pipeline_stages_);
+  strategy_layout_->addRow(tr("Micro-batches"), micro_batches_);
 
   grid->addWidget(model, 0, 0);
   grid->addWidget(dataset, 1, 0);
@@ -447,6 +456,8 @@ void JobForm::setDraft(const JobDraft& d) {
   setIfChanged(data_split_, n.data_split);
   setIfChanged(compression_, n.compression);
   setTextIfChanged(topk_ratio_, n.topk_ratio);
+  setIfChanged(pipeline_stages_, n.pipeline_stages);
+  setIfChanged(micro_batches_, n.micro_batches);
 
   KeyValueTable::Pairs env;
   for (const auto& [k, v] : d.env) env.emplace_back(qs(k), qs(v));
@@ -519,6 +530,8 @@ JobDraft JobForm::draft() const {
   n.data_split = ss(data_split_->yamlText());
   n.compression = ss(compression_->yamlText());
   n.topk_ratio = ss(topk_ratio_->text().trimmed());
+  n.pipeline_stages = ss(pipeline_stages_->yamlText());
+  n.micro_batches = ss(micro_batches_->yamlText());
   return d;
 }
 
@@ -573,6 +586,9 @@ void JobForm::updateVisibility() {
   }
   dataset_layout_->setRowVisible(standardize_, !synthetic);  // csv and digits
   strategy_layout_->setRowVisible(topk_ratio_, compression_->yamlText() == QLatin1String("topk"));
+  const QString stages = pipeline_stages_->yamlText();
+  strategy_layout_->setRowVisible(micro_batches_,
+                                  !stages.isEmpty() && stages != QLatin1String("0"));
   const bool adam = optimizer_->yamlText() == QLatin1String("adam");
   for (QWidget* w : std::initializer_list<QWidget*>{momentum_, nesterov_}) {
     optimizer_layout_->setRowVisible(w, !adam);

@@ -127,6 +127,8 @@ class JobForm : public QWidget {
   ChoiceField* data_split_;
   ChoiceField* compression_;
   QLineEdit* topk_ratio_;
+  IntField* pipeline_stages_;
+  IntField* micro_batches_;
   // Env and metrics
   KeyValueTable* env_;
   KeyValueTable* metrics_;

@@ -116,6 +116,8 @@ void expectSameNative(const train::NativeConfig& a, const train::NativeConfig& b
   EXPECT_EQ(a.strategy.data_split, b.strategy.data_split);
   EXPECT_EQ(a.strategy.compression, b.strategy.compression);
   EXPECT_EQ(a.strategy.topk_ratio, b.strategy.topk_ratio);
+  EXPECT_EQ(a.strategy.pipeline.stages, b.strategy.pipeline.stages);
+  EXPECT_EQ(a.strategy.pipeline.micro_batches, b.strategy.pipeline.micro_batches);
   EXPECT_EQ(a.eval_every, b.eval_every);
   EXPECT_EQ(a.seed, b.seed);
 }
