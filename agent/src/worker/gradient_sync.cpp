@@ -11,8 +11,9 @@ double now() {
 
 }  // namespace
 
-GradientSync::GradientSync(comm::Communicator* communicator, size_t bucket_bytes)
+GradientSync::GradientSync(comm::Communicator* communicator, comm::ReduceOp op, size_t bucket_bytes)
     : communicator_(communicator),
+      op_(op),
       bucket_floats_(std::max<size_t>(1, bucket_bytes / sizeof(float))),
       thread_([this] { run(); }) {}
 
@@ -85,8 +86,7 @@ void GradientSync::run() {
     lock.unlock();
     const double start = now();
     Status status =
-        skip ? Status::ok()
-             : communicator_->allreduce(bucket.data(), bucket.size(), comm::ReduceOp::kAverage);
+        skip ? Status::ok() : communicator_->allreduce(bucket.data(), bucket.size(), op_);
     const double took = now() - start;
     lock.lock();
     comm_s_ += took;

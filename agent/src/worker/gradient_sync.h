@@ -20,7 +20,10 @@ namespace ringmaster::agent {
 
 class GradientSync {
  public:
-  GradientSync(comm::Communicator* communicator, size_t bucket_bytes = 4u << 20);
+  // `op`: kAverage, or kSum for gradients the trainer already scaled by 1/world size
+  // (TrainerOptions::grad_prescale).
+  GradientSync(comm::Communicator* communicator, comm::ReduceOp op = comm::ReduceOp::kAverage,
+               size_t bucket_bytes = 4u << 20);
   ~GradientSync();  // stop()
 
   // Waits for the bucket being reduced (if any), drops the ones not started and ends the thread:
@@ -44,6 +47,7 @@ class GradientSync {
   void run();
 
   comm::Communicator* communicator_;
+  const comm::ReduceOp op_;
   const size_t bucket_floats_;
   // The ready range not yet submitted: [pending_begin_, pending_end_).
   float* pending_begin_ = nullptr;

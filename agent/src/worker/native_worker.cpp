@@ -372,7 +372,8 @@ Status runNativeWorker(const WorkerOptions& options, comm::KeyValueStore* store,
   // Local SGD and compression exchange through StrategySync instead (no overlap with backward).
   std::unique_ptr<GradientSync> sync;
   if (comm && !cpu_strategy && !strategy.localSgd()) {
-    sync = std::make_unique<GradientSync>(comm.get());
+    // Summed, not averaged: the trainer scales the gradients by 1/world in backward.
+    sync = std::make_unique<GradientSync>(comm.get(), comm::ReduceOp::kSum);
   }
 
   train::TrainerOptions trainer_options;
@@ -380,6 +381,7 @@ Status runNativeWorker(const WorkerOptions& options, comm::KeyValueStore* store,
   trainer_options.world_size = options.world_size;
   trainer_options.report_every = options.metrics_every;  // the GPU reads back what is printed
   if (sync) {
+    trainer_options.grad_prescale = 1.0f / static_cast<float>(options.world_size);
     trainer_options.on_layer_grad_ready = [&](size_t, float* grad, size_t count) {
       sync->onLayerReady(grad, count);
     };

@@ -92,7 +92,7 @@ Result<StepReport> Trainer::step() {
   const Clock::time_point start = Clock::now();
   if (sampler_.batchesLeftInEpoch() == 0) sampler_.startEpoch(sampler_.position().epoch + 1);
   const size_t micro_batches = std::min(config_.grad_accumulation, sampler_.batchesLeftInEpoch());
-  const float scale = 1.0f / static_cast<float>(micro_batches);
+  const float scale = options_.grad_prescale / static_cast<float>(micro_batches);
 
   // Local SGD: each rank steps on its own gradient; the parameters are averaged below.
   const bool local_sgd = config_.strategy.localSgd();

@@ -50,7 +50,8 @@ void expectAverageOfRanks(const std::vector<float>& grads, int size) {
 
 TEST(GradientSync, LayerHooksLastFirstGiveTheAverageInSmallBuckets) {
   onRanks(3, [](int rank, comm::Communicator* communicator) {
-    GradientSync sync(communicator, /*bucket_bytes=*/256);  // forces several buckets
+    GradientSync sync(communicator, comm::ReduceOp::kAverage,
+                      /*bucket_bytes=*/256);  // forces several buckets
     for (int step = 0; step < 3; ++step) {
       std::vector<float> grads = rankGradients(rank);
       sync.onLayerReady(grads.data() + 1010, 3);
@@ -69,6 +70,18 @@ TEST(GradientSync, WithoutHooksTheWholeBufferIsOneBucket) {
     std::vector<float> grads = rankGradients(rank);
     ASSERT_TRUE(sync.finish(grads).isOk());
     expectAverageOfRanks(grads, 2);
+  });
+}
+
+// The worker's mode: gradients already scaled by 1/world, summed.
+TEST(GradientSync, SumOpLeavesTheSum) {
+  onRanks(2, [](int rank, comm::Communicator* communicator) {
+    GradientSync sync(communicator, comm::ReduceOp::kSum);
+    std::vector<float> grads = rankGradients(rank);
+    ASSERT_TRUE(sync.finish(grads).isOk());
+    for (size_t i = 0; i < grads.size(); ++i) {
+      ASSERT_FLOAT_EQ(grads[i], 1.0f + 2.0f * static_cast<float>(i)) << "index " << i;
+    }
   });
 }
 
@@ -98,7 +111,8 @@ TEST(GradientSync, AFailedAllreduceFailsTheStep) {
 TEST(GradientSync, StopAfterACollectiveFailsMidStepLeavesTheBufferAlone) {
   onRanks(2, [](int rank, comm::Communicator* communicator) {
     auto grads = std::make_unique<std::vector<float>>(rankGradients(rank));
-    auto sync = std::make_unique<GradientSync>(communicator, /*bucket_bytes=*/64);
+    auto sync = std::make_unique<GradientSync>(communicator, comm::ReduceOp::kAverage,
+                                               /*bucket_bytes=*/64);
     // Many 16-float buckets, last layer first; rank 1's collectives fail from the third one on.
     for (size_t end = grads->size(), layer = 0; end > 0; ++layer) {
       const size_t count = std::min<size_t>(16, end);

@@ -42,6 +42,7 @@ class ThreadAverager {
  public:
   explicit ThreadAverager(int world) : world_(world), slots_(world), barrier_(world) {}
   std::function<void(const std::vector<std::vector<float>>&)> observe;
+  bool sum = false;  // leave the sum, not the mean
 
   Status average(int rank, std::span<float> values) {
     slots_[rank].assign(values.begin(), values.end());
@@ -51,7 +52,7 @@ class ThreadAverager {
     for (size_t i = 0; i < values.size(); ++i) {
       float sum = 0.0f;
       for (int k = 0; k < world_; ++k) sum += slots_[k][i];
-      values[i] = sum / static_cast<float>(world_);
+      values[i] = this->sum ? sum : sum / static_cast<float>(world_);
     }
     barrier_.arrive_and_wait();  // nobody overwrites a slot before all have read it
     return Status::ok();
@@ -70,12 +71,14 @@ struct SimulatedRun {
   std::vector<std::vector<StepReport>> reports;
 };
 
-SimulatedRun runRanks(const NativeConfig& config, int steps, ThreadAverager& averager) {
+SimulatedRun runRanks(const NativeConfig& config, int steps, ThreadAverager& averager,
+                      float grad_prescale = 1.0f) {
   SimulatedRun run;
   for (int r = 0; r < kWorld; ++r) {
     TrainerOptions options;
     options.rank = r;
     options.world_size = kWorld;
+    options.grad_prescale = grad_prescale;
     auto hook = [&averager, r](std::span<float> values) { return averager.average(r, values); };
     if (config.strategy.localSgd()) {
       options.average_params = hook;
@@ -162,6 +165,31 @@ TEST(LocalSgd, AveragingEveryStepFollowsGradientAllreduce) {
   ThreadAverager c(kWorld);
   SimulatedRun every8 = runRanks(eight, 40, c);
   EXPECT_GT(maxAbsDiff(sync.ranks[0].model().params(), every8.ranks[0].model().params()), 1e-3);
+}
+
+// The worker's allreduce sums gradients the backward pass scaled by 1/world (the average's
+// division fused into the loss scale): with a power-of-two world that is the very same
+// arithmetic as averaging after the sum, bit for bit.
+TEST(GradPrescale, SummingPrescaledGradientsIsAveraging) {
+  setBlasThreads(1);
+  NativeConfig config = smallConfig();
+  config.grad_accumulation = 2;
+  ThreadAverager mean(kWorld);
+  ThreadAverager sum(kWorld);
+  sum.sum = true;
+  SimulatedRun averaged = runRanks(config, 12, mean);
+  SimulatedRun summed = runRanks(config, 12, sum, 1.0f / kWorld);
+  for (int r = 0; r < kWorld; ++r) {
+    EXPECT_EQ(summed.ranks[r].paramChecksum(), averaged.ranks[r].paramChecksum()) << "rank " << r;
+  }
+  for (int s = 0; s < 12; ++s) {
+    EXPECT_EQ(summed.reports[0][s].grad_norm, averaged.reports[0][s].grad_norm) << "step " << s;
+  }
+  // Sanity: without the prescale the sum is four times the average (another trajectory).
+  ThreadAverager unscaled(kWorld);
+  unscaled.sum = true;
+  SimulatedRun four = runRanks(config, 12, unscaled);
+  EXPECT_NE(four.ranks[0].paramChecksum(), averaged.ranks[0].paramChecksum());
 }
 
 TEST(ByLabel, ShardsAreDisjointCoverTheDataAndHoldTheirLabels) {

@@ -57,6 +57,10 @@ struct TrainerOptions {
   int rank = 0;        // in [0, world_size)
   int world_size = 1;  // ranks sharing the data, each with config.batch_size samples per batch
   GradReduceFn reduce_gradients;  // empty: a single process, no reduction
+  // The backward pass multiplies every gradient by this (it scales the loss). 1/world_size lets
+  // reduce_gradients sum instead of average: the average's division then costs nothing, where
+  // a separate pass over the reduced buffer would (Gloo over TCP has no fused average).
+  float grad_prescale = 1.0f;
   // local_sgd: replaces the parameters with their average over all ranks (same contract as
   // reduce_gradients, on the parameter buffer). Empty: no averaging.
   GradReduceFn average_params;

@@ -90,7 +90,7 @@ Result<StepReport> GpuTrainer::step() {
   if (unmeasured_steps_ == 0) unmeasured_since_ = start;
   if (sampler_.batchesLeftInEpoch() == 0) sampler_.startEpoch(sampler_.position().epoch + 1);
   const size_t micro_batches = std::min(config_.grad_accumulation, sampler_.batchesLeftInEpoch());
-  const float scale = 1.0f / static_cast<float>(micro_batches);
+  const float scale = options_.grad_prescale / static_cast<float>(micro_batches);
 
   StepReport report;
   report.epoch = sampler_.position().epoch;
