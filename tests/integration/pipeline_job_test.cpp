@@ -144,6 +144,13 @@ TEST_P(PipelineJobTest, TrainsDigitsThroughRealAgentsToItsAccuracy) {
       name.c_str(), steps, final_accuracy, per_step,
       1e3 * step_time / static_cast<double>(step_times.size()),
       bubble_sum / static_cast<double>(bubble.size()), 1.0 / (4 + 1));
+  double bubble_time = 0.0;
+  double comm_time = 0.0;
+  for (const auto& t : metric(job, "bubble_time")) bubble_time += t["value"].get<double>();
+  for (const auto& t : metric(job, "comm_time")) comm_time += t["value"].get<double>();
+  const double n = static_cast<double>(step_times.size());
+  std::printf("[pipeline] %-16s per step: bubble_time %.3f ms, replicas' allreduce %.3f ms\n",
+              name.c_str(), 1e3 * bubble_time / n, 1e3 * (comm_time - bubble_time) / n);
   std::printf("[pipeline] %-16s accuracy by step (rank %d):%s\n", name.c_str(), e.stages - 1,
               curve.c_str());
 }
