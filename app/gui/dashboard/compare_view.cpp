@@ -15,10 +15,12 @@
 
 namespace ringmaster::gui {
 namespace {
-// bytes_sent and compression_error: native.strategy's costs, side by side with what they buy.
+// bytes_sent, compression_error and a pipeline's bubble_fraction: native.strategy's costs, side
+// by side with what they buy.
 const char* const kCompared[] = {
-    "loss",      "eval_loss",  "accuracy",          "mse", "samples_per_sec", "step_time",
-    "comm_time", "bytes_sent", "compression_error", "lr"};
+    "loss",      "eval_loss", "accuracy",        "mse",        "samples_per_sec",
+    "step_time", "comm_time", "bubble_fraction", "bytes_sent", "compression_error",
+    "lr"};
 }  // namespace
 
 CompareView::CompareView(QWidget* parent) : QWidget(parent) {

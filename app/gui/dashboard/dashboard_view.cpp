@@ -45,12 +45,15 @@ namespace {
 // Ten redraws a second: live to the eye, and a fraction of the GUI thread at 50k samples/s.
 constexpr int kRedrawMs = 100;
 // Charts first in this order; any other metric follows in the order it appeared.
-const char* const kPreferredMetrics[] = {
-    "loss",      "eval_loss", "accuracy",  "mse",        "samples_per_sec",
-    "step_time", "comm_time", "comm_wait", "bytes_sent", "compression_error",
-    "lr"};
-// Per-step bookkeeping that is not worth a chart of its own.
-const char* const kHiddenMetrics[] = {"step", "param_checksum", "epoch", kBusyTime};
+const char* const kPreferredMetrics[] = {"loss",       "eval_loss",       "accuracy",
+                                         "mse",        "samples_per_sec", "step_time",
+                                         "comm_time",  "comm_wait",       "bubble_fraction",
+                                         "bytes_sent", "bytes_received",  "compression_error",
+                                         "lr"};
+// Per-step bookkeeping that is not worth a chart of its own (pipeline_stage: a pipeline rank's
+// constant stage, for the metrics table and ringmasterctl metrics).
+const char* const kHiddenMetrics[] = {"step", "param_checksum", "epoch", "pipeline_stage",
+                                      kBusyTime};
 const QString kHealthCpu = "Host CPU %";
 const QString kHealthGpu = "GPU utilization %";
 const QString kHealthNet = "Network MB/s";

@@ -99,12 +99,16 @@ TEST_F(CompareViewTest, BytesSentAndCompressionErrorAreComparedToo) {
     }
   }
   runs[1].second.metrics.push_back({"run-b-0002", 1, 0, 5, "compression_error", 0.96, kT0 + 5});
+  // A pipeline run's bubble (the stage-by-stage idle share of a step) is compared as well.
+  runs[0].second.metrics.push_back({"run-a-0001", 1, 0, 5, "bubble_fraction", 0.2, kT0 + 5});
   CompareView view(runs);
   std::vector<QString> titles;
   for (MetricChart* chart : view.charts()) titles.push_back(chart->title());
-  ASSERT_EQ(titles, (std::vector<QString>{"loss", "bytes_sent", "compression_error"}));
-  EXPECT_EQ(view.charts()[1]->lines().size(), 2u);
-  EXPECT_EQ(view.charts()[2]->lines().size(), 1u);  // only the compressed run has it
+  ASSERT_EQ(titles,
+            (std::vector<QString>{"loss", "bubble_fraction", "bytes_sent", "compression_error"}));
+  EXPECT_EQ(view.charts()[1]->lines().size(), 1u);  // only the pipeline run has it
+  EXPECT_EQ(view.charts()[2]->lines().size(), 2u);
+  EXPECT_EQ(view.charts()[3]->lines().size(), 1u);  // only the compressed run has it
 }
 
 TEST_F(CompareViewTest, TheHoverNamesARunWithoutAPointThere) {
