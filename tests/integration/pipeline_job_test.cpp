@@ -48,6 +48,16 @@ class PipelineJobTest : public ::testing::TestWithParam<Expected> {
   Cluster cluster_;
 };
 
+class PipelineStopTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string error;
+    ASSERT_TRUE(cluster_.addAgent("a1", 2, &error)) << error;
+    ASSERT_TRUE(cluster_.addAgent("a2", 2, &error)) << error;
+  }
+  Cluster cluster_;
+};
+
 TEST_P(PipelineJobTest, TrainsDigitsThroughRealAgentsToItsAccuracy) {
   const Expected e = GetParam();
   const std::string name = e.spec;
@@ -153,6 +163,44 @@ TEST_P(PipelineJobTest, TrainsDigitsThroughRealAgentsToItsAccuracy) {
               name.c_str(), 1e3 * bubble_time / n, 1e3 * (comm_time - bubble_time) / n);
   std::printf("[pipeline] %-16s accuracy by step (rank %d):%s\n", name.c_str(), e.stages - 1,
               curve.c_str());
+}
+
+// A stop (SIGTERM to every rank) while the stages exchange activations: the ranks vote as data-
+// parallel ranks do, stop together at a step that is a multiple of the vote interval, and end;
+// none is left waiting for a peer's message.
+TEST_F(PipelineStopTest, AStoppedHybridPipelineEndsTogether) {
+  std::string spec = readSpec("pipeline_hybrid");
+  spec.replace(spec.find("epochs: 10"), 10, "epochs: 100000");
+  auto submitted = cluster_.ctl({"submit", cluster_.writeSpec("long.yaml", spec)});
+  ASSERT_EQ(submitted.exit_code, 0) << submitted.err;
+  const std::string job = submitted.firstLine();
+  ASSERT_TRUE(waitUntil(
+      [&] {
+        auto out = cluster_.ctl({"metrics", job, "--name", "bytes_sent", "--format", "json"}).out;
+        return out.size() > 2 && json::parse(out).size() >= 4u * 30;
+      },
+      std::chrono::seconds(60)))
+      << cluster_.ctl({"logs", job}).out;
+  auto stopped = cluster_.ctl({"stop", job, "--wait"}, 60000);
+  ASSERT_EQ(stopped.exit_code, 0) << stopped.out << stopped.err;
+  const json status = json::parse(cluster_.ctl({"status", job, "--json"}).out);
+  EXPECT_EQ(status.value("state", ""), "stopped") << status.dump();
+  const std::string logs = cluster_.ctl({"logs", job}).out;
+  std::set<std::string> steps;  // "stopped at step N" of every rank
+  for (size_t at = logs.find("stopped at step "); at != std::string::npos;
+       at = logs.find("stopped at step ", at + 1)) {
+    const size_t start = at + 16;
+    steps.insert(logs.substr(start, logs.find_first_not_of("0123456789", start) - start));
+  }
+  ASSERT_EQ(steps.size(), 1u) << logs;
+  EXPECT_EQ(std::stoll(*steps.begin()) % 10, 0) << logs;
+  size_t ranks = 0;
+  for (size_t at = logs.find("stopped at step"); at != std::string::npos;
+       at = logs.find("stopped at step", at + 1)) {
+    ++ranks;
+  }
+  EXPECT_EQ(ranks, 4u) << logs;
+  std::printf("[pipeline] stopped: all 4 ranks at step %s\n", steps.begin()->c_str());
 }
 
 INSTANTIATE_TEST_SUITE_P(Specs, PipelineJobTest,
