@@ -7,9 +7,10 @@
 // For each strategy it prints: seconds from the first step to a held-out accuracy of 0.93 (-1:
 // never), the final accuracy, bytes sent per rank per step (mean over ranks and steps, as the
 // ranks count them), the job's training throughput (samples/s: the sum over the ranks that
-// compute a loss of their median samples_per_sec over the second half of the steps; parameter
-// servers and early pipeline stages compute none), the same with the straggler, and their ratio.
-// Every spec runs 30 epochs here (its own 10 are too short to hold a straggler for long).
+// compute a loss of the samples they trained on in the second half of their steps over the time
+// that took; parameter servers and early pipeline stages compute none), the same with the
+// straggler, and their ratio.
+// Every spec runs 200 epochs here (3,200 steps; its own 10 take well under a second).
 //
 // Usage: bench_strategies [NAME...]   (default: every spec of the directory)
 #include <signal.h>
@@ -32,7 +33,7 @@ using nlohmann::json;
 namespace {
 
 constexpr double kTargetAccuracy = 0.93;
-constexpr int kEpochs = 30;
+constexpr int kEpochs = 200;
 
 struct Figures {
   bool ok = false;
@@ -102,7 +103,11 @@ class Bench {
           if (slowed && !straggler) {
             for (const auto& r : status.value("ranks", json::array())) {
               if (r.value("rank", -1) == 3 && r.value("pid", 0) > 0) {
-                straggler = std::make_unique<Straggler>(r["pid"].get<pid_t>());
+                const pid_t pid = r["pid"].get<pid_t>();
+                std::fprintf(stderr, "bench_strategies: %s: slowing rank 3 (pid %d, %s)\n",
+                             name.c_str(), pid,
+                             readFile("/proc/" + std::to_string(pid) + "/comm").c_str());
+                straggler = std::make_unique<Straggler>(pid);
               }
             }
           }
@@ -157,14 +162,44 @@ class Bench {
     const json sent = metric(job, "bytes_sent");
     for (const auto& row : sent) bytes += row["value"].get<double>();
     figures->bytes_per_step = sent.empty() ? 0 : bytes / static_cast<double>(sent.size());
-    std::map<int, std::vector<double>> rates;
+    // Per rank over the second half of its steps: samples a step (samples_per_sec x step_time of
+    // the same row) times the steps made, over the time they took by the rows' clocks. Not a
+    // median of per-step rates: a rank held up once every few steps has mostly fast steps.
+    std::map<std::pair<int, int>, double> step_time;
+    for (const auto& row : metric(job, "step_time")) {
+      step_time[{row["rank"].get<int>(), row["step"].get<int>()}] = row["value"].get<double>();
+    }
+    struct Span {
+      std::vector<double> samples_per_step;
+      int first_step = -1, last_step = -1;
+      double first_time = 0, last_time = 0;
+    };
+    std::map<int, Span> spans;
     for (const auto& row : metric(job, "samples_per_sec")) {
-      const int rank = row["rank"].get<int>();
-      if (computes_loss.count(rank) && row["step"].get<int>() > last_step / 2) {
-        rates[rank].push_back(row["value"].get<double>());
+      const int rank = row["rank"].get<int>(), step = row["step"].get<int>();
+      if (!computes_loss.count(rank) || step <= last_step / 2) continue;
+      Span& span = spans[rank];
+      auto took = step_time.find({rank, step});
+      if (took != step_time.end()) {
+        span.samples_per_step.push_back(row["value"].get<double>() * took->second);
+      }
+      const double time = row["time"].get<double>();
+      if (span.first_step < 0 || step < span.first_step) {
+        span.first_step = step;
+        span.first_time = time;
+      }
+      if (step > span.last_step) {
+        span.last_step = step;
+        span.last_time = time;
       }
     }
-    for (auto& [rank, values] : rates) figures->samples_per_s += median(values);
+    for (const auto& [rank, span] : spans) {
+      if (span.last_time > span.first_time) {
+        figures->samples_per_s += median(span.samples_per_step) *
+                                  (span.last_step - span.first_step) /
+                                  (span.last_time - span.first_time);
+      }
+    }
   }
 
   Cluster cluster_;
@@ -200,13 +235,13 @@ int main(int argc, char** argv) {
     const Figures slowed = bench.run(name, true);
     all_ok = all_ok && plain.ok && slowed.ok;
     const double ratio = plain.samples_per_s > 0 ? slowed.samples_per_s / plain.samples_per_s : 0;
-    std::printf("%-22s %12.2f %9.3f %14.0f %12.0f %12.0f %8.2f\n", name.c_str(),
+    std::printf("%-22s %12.3f %9.3f %14.0f %12.0f %12.0f %8.2f\n", name.c_str(),
                 plain.time_to_target_s, plain.final_accuracy, plain.bytes_per_step,
                 plain.samples_per_s, slowed.samples_per_s, ratio);
     std::fflush(stdout);
     char pairs[512];
     std::snprintf(pairs, sizeof pairs,
-                  " %s_to_target_s=%.2f %s_accuracy=%.3f %s_bytes_per_step=%.0f"
+                  " %s_to_target_s=%.3f %s_accuracy=%.3f %s_bytes_per_step=%.0f"
                   " %s_samples_per_s=%.0f %s_slowed_ratio=%.2f",
                   name.c_str(), plain.time_to_target_s, name.c_str(), plain.final_accuracy,
                   name.c_str(), plain.bytes_per_step, name.c_str(), plain.samples_per_s,
