@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "gradient_sync.h"
+#include "parameter_server.h"
 #include "pipeline_worker.h"
 #include "ringmaster/comm/communicator.h"
 #include "ringmaster/job/rank_phase.h"
@@ -345,11 +346,12 @@ Status runNativeWorker(const WorkerOptions& options, comm::KeyValueStore* store,
   if (options.world_size > 1 && !store) {
     return invalidArgument("a rendezvous store is needed for world_size > 1");
   }
-  // Compression and pipelines are the CPU trainer's (the GPU trainer refuses them): auto picks
-  // Gloo for them on every rank alike (they all read the same config). Local SGD runs on both.
+  // Compression, pipelines and parameter servers are the CPU trainer's (the GPU trainer refuses
+  // them): auto picks Gloo for them on every rank alike (they all read the same config). Local SGD
+  // runs on both.
   const train::StrategyConfig& strategy = config.strategy;
-  const bool cpu_strategy =
-      strategy.compression != train::Compression::kNone || strategy.pipelined();
+  const bool cpu_strategy = strategy.compression != train::Compression::kNone ||
+                            strategy.pipelined() || strategy.parameterServer();
   WorkerOptions placed = options;
   if (cpu_strategy && placed.backend == "auto") placed.backend = "gloo";
   RM_ASSIGN_OR_RETURN(const Placement placement, choosePlacement(placed, store, log));
@@ -367,6 +369,10 @@ Status runNativeWorker(const WorkerOptions& options, comm::KeyValueStore* store,
   // Pipeline stages run a loop of their own (pipeline_worker.h).
   if (strategy.pipelined()) {
     return runPipelineRank(config, options, store, comm.get(), phase, out, log);
+  }
+  // So do parameter servers and their workers (parameter_server.h).
+  if (strategy.parameterServer()) {
+    return runParameterServerRank(config, options, comm.get(), phase, out, log);
   }
   // With NCCL the buckets are device memory: GradientSync only does pointer arithmetic on them.
   // Local SGD and compression exchange through StrategySync instead (no overlap with backward).
