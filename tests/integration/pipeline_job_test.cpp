@@ -166,8 +166,9 @@ TEST_P(PipelineJobTest, TrainsDigitsThroughRealAgentsToItsAccuracy) {
 }
 
 // A stop (SIGTERM to every rank) while the stages exchange activations: the ranks vote as data-
-// parallel ranks do, stop together at a step that is a multiple of the vote interval, and end;
-// none is left waiting for a peer's message.
+// parallel ranks do, stop together at a step that is a multiple of the vote interval, checkpoint
+// their stages there and end; none is left waiting for a peer's message. A restart resumes every
+// rank from that step.
 TEST_F(PipelineStopTest, AStoppedHybridPipelineEndsTogether) {
   std::string spec = readSpec("pipeline_hybrid");
   spec.replace(spec.find("epochs: 10"), 10, "epochs: 100000");
@@ -201,6 +202,24 @@ TEST_F(PipelineStopTest, AStoppedHybridPipelineEndsTogether) {
   }
   EXPECT_EQ(ranks, 4u) << logs;
   std::printf("[pipeline] stopped: all 4 ranks at step %s\n", steps.begin()->c_str());
+
+  // Each rank checkpointed its stage there; a restart continues from that step on every rank.
+  auto restarted = cluster_.ctl({"restart", job});
+  ASSERT_EQ(restarted.exit_code, 0) << restarted.err << restarted.out;
+  const std::string resumed = "(step " + *steps.begin() + ")";
+  EXPECT_TRUE(waitUntil(
+      [&] {
+        const std::string now = cluster_.ctl({"logs", job}).out;
+        size_t count = 0;
+        for (size_t at = now.find(resumed); at != std::string::npos;
+             at = now.find(resumed, at + 1)) {
+          ++count;
+        }
+        return count == 4;
+      },
+      std::chrono::seconds(60)))
+      << cluster_.ctl({"logs", job}).out;
+  cluster_.ctl({"stop", job, "--wait"}, 60000);
 }
 
 INSTANTIATE_TEST_SUITE_P(Specs, PipelineJobTest,

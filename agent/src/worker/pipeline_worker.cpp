@@ -8,6 +8,7 @@
 #include <string>
 #include <utility>
 
+#include "ringmaster/metrics/line_parser.h"
 #include "ringmaster/train/checkpoint.h"
 #include "ringmaster/train/compression.h"
 
@@ -341,6 +342,49 @@ uint64_t PipelineTrainer::paramChecksum() const {
   return train::paramChecksum(stage_.model().params());
 }
 
+train::CheckpointState PipelineTrainer::checkpointState() const {
+  train::CheckpointState state;
+  state.step = step_;
+  state.sampler = sampler_.position();
+  state.epoch = state.sampler.epoch;
+  state.world_size = static_cast<uint32_t>(placement_.replicas);
+  state.batch_size = config_.batch_size;
+  const std::span<const float> params = stage_.model().params();
+  state.params.assign(params.begin(), params.end());
+  state.optimizer_state = optimizer_.serializeState();
+  return state;
+}
+
+Status PipelineTrainer::restore(const train::CheckpointState& state) {
+  const std::string stage = "pipeline stage " + std::to_string(placement_.stage);
+  if (state.params.size() != stage_.model().numParams()) {
+    return invalidArgument("checkpoint: holds " + std::to_string(state.params.size()) +
+                           " parameters, " + stage + " has " +
+                           std::to_string(stage_.model().numParams()));
+  }
+  if (state.world_size != static_cast<uint32_t>(placement_.replicas) ||
+      state.batch_size != config_.batch_size) {
+    return invalidArgument("checkpoint: written with " + std::to_string(state.world_size) +
+                           " replicas and batch_size " + std::to_string(state.batch_size) +
+                           ", this run has " + std::to_string(placement_.replicas) + " and " +
+                           std::to_string(config_.batch_size) +
+                           "; the pipeline's data order cannot continue");
+  }
+  train::Optimizer optimizer = optimizer_;
+  RM_RETURN_IF_ERROR(optimizer.restoreState(state.optimizer_state));
+  if (optimizer.step() != state.step) {
+    return invalidArgument("checkpoint: optimizer state at step " +
+                           std::to_string(optimizer.step()) + ", checkpoint at step " +
+                           std::to_string(state.step));
+  }
+  RM_RETURN_IF_ERROR(sampler_.restore(state.sampler));
+  optimizer_ = std::move(optimizer);
+  std::copy(state.params.begin(), state.params.end(), stage_.model().params().begin());
+  stage_.model().zeroGrads();
+  step_ = state.step;
+  return Status::ok();
+}
+
 namespace {
 
 // The ranks stop together after a step that is a multiple of kStopVoteEvery when any one was
@@ -355,6 +399,43 @@ Result<bool> stopVote(const WorkerOptions& options, comm::Communicator* world,
   phase.enter(job::RankPhase::kAllreduce);
   RM_RETURN_IF_ERROR(world->allreduce(&vote, 1, comm::ReduceOp::kSum));
   return vote > 0;
+}
+
+// Every rank continues from the newest step that all of them have checkpointed (each its own
+// stage, in its own dir); from the start when any has none.
+Status resumePipeline(PipelineTrainer& trainer, const WorkerOptions& options,
+                      comm::Communicator* world, std::FILE* log) {
+  auto loaded = train::loadLatestCheckpoint(options.checkpoint_dir);
+  if (loaded.isOk()) {
+    for (const auto& skipped : loaded->skipped) {
+      std::fprintf(log, "skipped checkpoint %s\n", skipped.c_str());
+    }
+  }
+  const uint64_t own = loaded.isOk() ? loaded->state.step : 0;
+  uint64_t common = own;
+  if (world != nullptr) {
+    std::vector<uint64_t> steps(static_cast<size_t>(world->size()));
+    RM_RETURN_IF_ERROR(world->allgather(&own, steps.data(), sizeof(uint64_t)));
+    common = *std::min_element(steps.begin(), steps.end());
+  }
+  if (common == 0) return Status::ok();
+  train::CheckpointState state;
+  std::string path = loaded->path;
+  if (common == own) {
+    state = std::move(loaded->state);
+  } else {
+    path = train::checkpointPath(options.checkpoint_dir, common);
+    auto older = train::readCheckpoint(path);
+    if (!older.isOk()) {
+      return Status(older.status().code(), "resume: every rank has step " + std::to_string(common) +
+                                               ", but " + older.status().message());
+    }
+    state = std::move(*older);
+  }
+  RM_RETURN_IF_ERROR(trainer.restore(state));
+  std::fprintf(log, "resumed from %s (step %llu)\n", path.c_str(),
+               static_cast<unsigned long long>(common));
+  return Status::ok();
 }
 
 }  // namespace
@@ -386,6 +467,9 @@ Status runPipelineRank(const train::NativeConfig& config, const WorkerOptions& o
   RM_ASSIGN_OR_RETURN(
       PipelineTrainer trainer,
       PipelineTrainer::create(config, std::move(data), placement, world, stage_group.get()));
+  if (!options.checkpoint_dir.empty()) {
+    RM_RETURN_IF_ERROR(resumePipeline(trainer, options, world, log));
+  }
   const train::StageRange range = trainer.stage().range();
   std::fprintf(log,
                "rank %d: pipeline stage %d of %d (layers %zu..%zu, %zu parameters), replica %d of "
@@ -429,10 +513,19 @@ Status runPipelineRank(const train::NativeConfig& config, const WorkerOptions& o
     }
     RM_ASSIGN_OR_RETURN(const bool stopping,
                         stopVote(options, world, phase, step.step, trainer.done()));
+    if (stopping) options.stop->store(kStopAgreed);  // no deadline for the checkpoint
+    const uint64_t every = config.checkpoint.every_steps;
+    if (!options.checkpoint_dir.empty() &&
+        ((every > 0 && step.step % every == 0) || trainer.done() || stopping)) {
+      phase.enter(job::RankPhase::kCheckpoint);
+      RM_RETURN_IF_ERROR(train::saveCheckpoint(options.checkpoint_dir, trainer.checkpointState(),
+                                               config.checkpoint.keep));
+      MetricLine(step.step).add(metrics::kCheckpointMetric, 1).print(out);
+    }
     if (stopping) {
-      options.stop->store(kStopAgreed);
-      std::fprintf(log, "rank %d stopped at step %llu, as asked (SIGTERM)\n", options.rank,
-                   static_cast<unsigned long long>(step.step));
+      std::fprintf(log, "rank %d stopped at step %llu, as asked (SIGTERM)%s\n", options.rank,
+                   static_cast<unsigned long long>(step.step),
+                   options.checkpoint_dir.empty() ? "" : ", with a checkpoint there");
       if (world) static_cast<void>(world->barrier());
       return Status(ErrorCode::kCancelled, "stopped at step " + std::to_string(step.step));
     }

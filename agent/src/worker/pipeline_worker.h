@@ -22,7 +22,10 @@
 // and bubble_fraction (of the step), comm_time (bubble plus the replicas' allreduce),
 // bytes_sent and bytes_received (messages plus the ring allreduce's share), pipeline_stage.
 //
-// Not yet: checkpoints and resume (a pipeline job starts over), the GPU path.
+// Checkpoints: each rank saves its own stage (its parameters, optimizer state, step and its
+// replica's sampler position) in its checkpoint dir, every checkpoint.every_steps, at the end and
+// where a stop was agreed; a new attempt continues from the newest step every rank has. Not yet:
+// the GPU path.
 //
 // Thread safety: a PipelineTrainer is driven by one thread; the communicators are its own.
 
@@ -34,6 +37,7 @@
 #include "native_worker.h"
 #include "ringmaster/comm/communicator.h"
 #include "ringmaster/job/rank_phase.h"
+#include "ringmaster/train/checkpoint.h"
 #include "ringmaster/train/config.h"
 #include "ringmaster/train/data.h"
 #include "ringmaster/train/optimizer.h"
@@ -82,6 +86,11 @@ class PipelineTrainer {
   const train::PipelineStage& stage() const { return stage_; }
   const PipelinePlacement& placement() const { return placement_; }
   uint64_t paramChecksum() const;
+  // This stage's state; world_size is the replica count (the sampler's shard layout).
+  train::CheckpointState checkpointState() const;
+  // Continues from a checkpointState() of the same stage: refuses another parameter count,
+  // replica count or batch size, naming it.
+  Status restore(const train::CheckpointState& state);
 
  private:
   PipelineTrainer(const train::NativeConfig& config, train::Split data,

@@ -262,6 +262,52 @@ TEST(PipelineTrainer, MeasuredBubbleNextToTheGpipeFormula) {
   }
 }
 
+// Each stage's checkpoint continues exactly: a run stopped at step 20, rebuilt and restored,
+// ends with the uninterrupted run's losses and parameters, bit for bit.
+TEST(PipelineTrainer, ACheckpointedStageContinuesExactly) {
+  const train::NativeConfig config = digitsConfig(2, 4, 50);
+  const PipelineRun straight = runPipeline(config, 2);
+  std::vector<double> losses;
+  std::vector<std::vector<float>> params(2);
+  onPipelineRanks(2, 2, [&](int rank, comm::Communicator* world, comm::Communicator*) {
+    auto placement = pipelinePlacement(rank, 2, 2);
+    ASSERT_TRUE(placement.isOk());
+    train::CheckpointState state;
+    {
+      auto data = train::loadData(config);
+      ASSERT_TRUE(data.isOk());
+      auto first = PipelineTrainer::create(config, std::move(*data), *placement, world, nullptr);
+      ASSERT_TRUE(first.isOk());
+      for (int i = 0; i < 20; ++i) ASSERT_TRUE(first->step().isOk());
+      state = first->checkpointState();
+    }
+    EXPECT_EQ(state.step, 20u);
+    auto data = train::loadData(config);
+    ASSERT_TRUE(data.isOk());
+    auto second = PipelineTrainer::create(config, std::move(*data), *placement, world, nullptr);
+    ASSERT_TRUE(second.isOk());
+    // Another stage's state is refused by its size.
+    train::CheckpointState other = state;
+    other.params.resize(other.params.size() + 1);
+    EXPECT_FALSE(second->restore(other).isOk());
+    ASSERT_TRUE(second->restore(state).isOk());
+    std::vector<double> own;
+    while (!second->done()) {
+      auto report = second->step();
+      ASSERT_TRUE(report.isOk()) << report.status().toString();
+      own.push_back(report->step.loss);
+    }
+    const auto p = second->stage().model().params();
+    params[rank].assign(p.begin(), p.end());
+    if (second->stage().isLast()) losses = own;
+  });
+  const std::vector<double> expected(straight.losses[0].begin() + 20, straight.losses[0].end());
+  EXPECT_EQ(losses, expected);
+  std::vector<float> joined = params[0];
+  joined.insert(joined.end(), params[1].begin(), params[1].end());
+  EXPECT_EQ(joined, straight.params);
+}
+
 TEST(PipelinePlacement, StagesMustDivideTheWorld) {
   auto placement = pipelinePlacement(5, 6, 3);
   ASSERT_TRUE(placement.isOk());
