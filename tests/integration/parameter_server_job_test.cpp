@@ -161,6 +161,51 @@ TEST_P(ParameterServerJobTest, TrainsDigitsWithOneServerAndThreeWorkers) {
               curve.c_str());
 }
 
+// Two servers of half the parameters each (8613 values), serving two async workers: pushes go
+// server by server, and each server takes them from whichever worker comes first.
+TEST_F(ParameterServerJobTest, TwoAsyncServersShareTheParameters) {
+  std::string spec = readSpec("parameter_server_async");
+  const std::string one = "servers: 1, mode: async";
+  ASSERT_NE(spec.find(one), std::string::npos);
+  spec.replace(spec.find(one), one.size(), "servers: 2, mode: async");
+  auto submitted =
+      cluster_.ctl({"submit", cluster_.writeSpec("two_servers.yaml", spec), "--wait"}, 240000);
+  const std::string job = submitted.firstLine();
+  ASSERT_EQ(submitted.exit_code, 0)
+      << submitted.out << submitted.err << cluster_.ctl({"logs", job}).out;
+
+  json checksums = metric(job, "param_checksum");
+  ASSERT_EQ(checksums.size(), 2u) << checksums.dump();
+  EXPECT_EQ(checksums[0]["value"], checksums[1]["value"]);
+  const int steps = checksums[0]["step"].get<int>();
+  EXPECT_EQ(steps, 320);  // 10 epochs of 1617 / (2 x 26) batches
+  const auto roles = byRank(job, "ps_role");
+  ASSERT_EQ(roles.size(), 4u);
+  for (int rank = 0; rank < 4; ++rank) EXPECT_EQ(roles.at(rank).at(1), rank < 2 ? 1.0 : 2.0);
+  // A worker pushes 2 shards of 8613 gradients (and a header each) a step.
+  const auto sent = byRank(job, "bytes_sent");
+  EXPECT_EQ(sent.at(0).at(1), 2 * (16 + 4 * 8613.0));
+  EXPECT_EQ(sent.at(2).at(1), 2 * (32 + 4 * 8613.0));  // a server: one reply to each worker
+  const auto accuracy = byRank(job, "accuracy");
+  EXPECT_GE(accuracy.at(0).at(steps), 0.93);
+  std::printf("[parameter_server] two async servers, 2 workers: final accuracy %.4f\n",
+              accuracy.at(0).at(steps));
+}
+
+// A parameter server needs a worker: as many servers as ranks is refused before anything runs,
+// naming the field and its line.
+TEST_F(ParameterServerJobTest, AsManyServersAsRanksIsRefusedAtSubmit) {
+  std::string spec = readSpec("parameter_server_sync");
+  const std::string one = "servers: 1";
+  spec.replace(spec.find(one), one.size(), "servers: 4");
+  auto submitted = cluster_.ctl({"submit", cluster_.writeSpec("all_servers.yaml", spec)});
+  EXPECT_EQ(submitted.exit_code, 2) << submitted.out << submitted.err;
+  EXPECT_NE(submitted.err.find("native.strategy.parameter_server.servers (line 18): 4 servers "
+                               "leave no worker among the job's 4 ranks; expected 1 to 3"),
+            std::string::npos)
+      << submitted.err;
+}
+
 INSTANTIATE_TEST_SUITE_P(Specs, ParameterServerJobTest,
                          ::testing::Values("parameter_server_sync", "parameter_server_async"),
                          [](const auto& info) { return std::string(info.param); });
