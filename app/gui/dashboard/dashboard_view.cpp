@@ -50,10 +50,11 @@ const char* const kPreferredMetrics[] = {"loss",       "eval_loss",       "accur
                                          "comm_time",  "comm_wait",       "bubble_fraction",
                                          "bytes_sent", "bytes_received",  "compression_error",
                                          "lr"};
-// Per-step bookkeeping that is not worth a chart of its own (pipeline_stage: a pipeline rank's
-// constant stage, for the metrics table and ringmasterctl metrics).
-const char* const kHiddenMetrics[] = {"step", "param_checksum", "epoch", "pipeline_stage",
-                                      kBusyTime};
+// Per-step bookkeeping that is not worth a chart of its own (pipeline_stage and ps_role: a
+// rank's constant stage or parameter-server role, for the rank table, the metrics table and
+// ringmasterctl metrics).
+const char* const kHiddenMetrics[] = {"step",           "param_checksum", "epoch",
+                                      "pipeline_stage", "ps_role",        kBusyTime};
 const QString kHealthCpu = "Host CPU %";
 const QString kHealthGpu = "GPU utilization %";
 const QString kHealthNet = "Network MB/s";

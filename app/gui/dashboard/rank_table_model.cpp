@@ -7,12 +7,21 @@
 #include "charts/palette.h"
 #include "history/run_format.h"
 #include "ringmaster/job/device_plan.h"
+#include "ringmaster/train/parameter_server.h"
 #include "table_copy.h"
 
 namespace ringmaster::gui {
 namespace {
 constexpr double kStaleSeconds = 30;
+
+// What a rank does in its job's strategy, from the metrics that say so; empty for none.
+QString roleText(double ps_role, double pipeline_stage) {
+  if (ps_role == static_cast<double>(train::PsRole::kServer)) return "server";
+  if (ps_role == static_cast<double>(train::PsRole::kWorker)) return "worker";
+  if (!std::isnan(pipeline_stage)) return QString("stage %1").arg(pipeline_stage);
+  return {};
 }
+}  // namespace
 
 QColor stateColor(const std::string& state) {
   if (state == "running") return QColor(0x4d, 0xa3, 0xff);
@@ -41,7 +50,8 @@ void RankTableModel::update(const JobData& job, double now, const std::vector<in
   std::vector<Row> rows;
   rows.reserve(job.ranks().size());
   for (const auto& [rank, info] : job.ranks()) {
-    rows.push_back({info, newest("loss", rank), newest("step_time", rank)});
+    rows.push_back({info, newest("loss", rank), newest("step_time", rank),
+                    roleText(newest(train::kPsRoleMetric, rank), newest("pipeline_stage", rank))});
     // Samples/s: the newest while the job runs, the run's mean once it is over (as the header).
     const metrics::Series* rate = seriesOf("samples_per_sec", rank);
     if (job.finished() && rate) rows.back().info.samples_per_sec = meanRate(*rate);
@@ -72,9 +82,9 @@ int RankTableModel::rankAt(int row) const {
 
 QVariant RankTableModel::headerData(int section, Qt::Orientation orientation, int role) const {
   if (orientation != Qt::Horizontal || role != Qt::DisplayRole) return {};
-  static const char* kNames[] = {"Rank",      "Agent",       "Device", "PID",
-                                 "State",     "Step",        "Loss",   "Step time (s)",
-                                 "Samples/s", "Last update", "Exit"};
+  static const char* kNames[] = {"Rank",          "Role",      "Agent",       "Device",
+                                 "PID",           "State",     "Step",        "Loss",
+                                 "Step time (s)", "Samples/s", "Last update", "Exit"};
   static_assert(std::size(kNames) == kCount);
   return section >= 0 && section < kCount ? QString(kNames[section]) : QVariant();
 }
@@ -131,6 +141,8 @@ QVariant RankTableModel::data(const QModelIndex& index, int role) const {
     switch (index.column()) {
       case kRank:
         return r.rank;
+      case kRole:
+        return row.role.isEmpty() ? QString("—") : row.role;
       case kAgent:
         return QString::fromStdString(r.agent);
       case kDevice:  // the UUID or the CPU's reason is in the tooltip
@@ -177,6 +189,14 @@ QVariant RankTableModel::data(const QModelIndex& index, int role) const {
       default:
         return int(Qt::AlignLeft | Qt::AlignVCenter);
     }
+  }
+  if (role == Qt::ToolTipRole && index.column() == kRole && row.role == "server") {
+    return QString("Holds a shard of the parameters and applies the optimizer to it");
+  }
+  if (role == Qt::ToolTipRole && index.column() == kRole && row.role == "worker") {
+    return QString(
+        "Computes gradients on its batches, pushes them to the servers, pulls the "
+        "parameters back");
   }
   if (role == Qt::ToolTipRole && index.column() == kDevice && !r.device.empty()) {
     return QString::fromStdString(r.device);  // the GPU's UUID, or why the job is on the CPU

@@ -1,6 +1,8 @@
 #pragma once
-// The rank table of a dashboard: one row per rank (with its line colour) with its agent, device,
-// pid, state, step, last loss, last step time, samples/s, the age of its newest record and how
+// The rank table of a dashboard: one row per rank (with its line colour) with its role in the
+// job's strategy (a parameter server's "server" or "worker", a pipeline's "stage N", from the
+// ps_role and pipeline_stage metrics; "—" for plain data parallelism), agent, device, pid, state,
+// step, last loss, last step time, samples/s, the age of its newest record and how
 // it exited. A rank whose updates stopped while it is running stands out (the age turns amber
 // after 30 s), so a hang is visible before any watchdog. kSortRole gives every column's real
 // value for a QSortFilterProxyModel; kCopyRole (table_copy.h) the numbers at full precision.
@@ -18,6 +20,7 @@ class RankTableModel : public QAbstractTableModel {
  public:
   enum Column {
     kRank,
+    kRole,
     kAgent,
     kDevice,
     kPid,
@@ -50,6 +53,7 @@ class RankTableModel : public QAbstractTableModel {
     RankInfo info;
     double loss = std::numeric_limits<double>::quiet_NaN();  // the rank's newest, NaN: none
     double step_time = std::numeric_limits<double>::quiet_NaN();
+    QString role;  // empty: none reported
   };
   QVariant sortValue(const Row& row, int column) const;
   std::vector<Row> rows_;

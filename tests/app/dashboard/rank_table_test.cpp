@@ -83,7 +83,8 @@ TEST(RankTable, ShowsColourLossAndStepTimeSortsByValueAndCopiesRows) {
   QTest::keySequence(&view, QKeySequence::Copy);
   const QStringList lines = QApplication::clipboard()->text().split('\n', Qt::SkipEmptyParts);
   ASSERT_EQ(lines.size(), 3) << QApplication::clipboard()->text().toStdString();
-  EXPECT_TRUE(lines[0].startsWith("Rank\tAgent\tDevice\tPID\tState\tStep\tLoss\tStep time (s)"))
+  EXPECT_TRUE(
+      lines[0].startsWith("Rank\tRole\tAgent\tDevice\tPID\tState\tStep\tLoss\tStep time (s)"))
       << lines[0].toStdString();
   const QStringList rank2 = lines[1].split('\t');
   ASSERT_GT(rank2.size(), RankTableModel::kStepTime);
@@ -91,6 +92,52 @@ TEST(RankTable, ShowsColourLossAndStepTimeSortsByValueAndCopiesRows) {
   EXPECT_EQ(rank2[RankTableModel::kLoss].toDouble(), 1.0 / 3 + 2);  // full precision
   EXPECT_EQ(rank2[RankTableModel::kStepTime].toDouble(), 0.01 + 1e-9);
   EXPECT_TRUE(lines[2].startsWith("0\t")) << lines[2].toStdString();
+}
+
+// Issue 27: a parameter-server job's ranks say whether they serve or work (the ps_role metric), a
+// pipeline's which stage they are (pipeline_stage); plain data parallelism has no role.
+TEST(RankTable, ShowsEachRanksRoleInItsStrategy) {
+  JobData job = threeRanks();
+  const auto report = [&job](uint64_t seq, int rank, const char* name, double value) {
+    proto::JournalRecord m = record(seq, "rank:" + std::to_string(rank));
+    m.mutable_metric()->set_rank(rank);
+    m.mutable_metric()->set_step(11);
+    auto* v = m.mutable_metric()->add_values();
+    v->set_name(name);
+    v->set_value(value);
+    job.ingest("a", m);
+  };
+  RankTableModel model;
+  model.update(job, 120);
+  EXPECT_EQ(model.data(model.index(0, RankTableModel::kRole), Qt::DisplayRole).toString(), "—");
+  report(10, 0, "ps_role", 1);
+  report(11, 1, "ps_role", 1);
+  report(12, 2, "ps_role", 2);
+  model.update(job, 121);
+  EXPECT_EQ(model.data(model.index(0, RankTableModel::kRole), Qt::DisplayRole).toString(),
+            "worker");
+  EXPECT_EQ(model.data(model.index(1, RankTableModel::kRole), Qt::DisplayRole).toString(),
+            "worker");
+  EXPECT_EQ(model.data(model.index(2, RankTableModel::kRole), Qt::DisplayRole).toString(),
+            "server");
+  EXPECT_TRUE(model.data(model.index(2, RankTableModel::kRole), Qt::ToolTipRole)
+                  .toString()
+                  .contains("shard of the parameters"));
+  EXPECT_EQ(model.headerData(RankTableModel::kRole, Qt::Horizontal, Qt::DisplayRole).toString(),
+            "Role");
+
+  JobData pipeline = threeRanks();
+  proto::JournalRecord m = record(10, "rank:1");
+  m.mutable_metric()->set_rank(1);
+  m.mutable_metric()->set_step(11);
+  auto* v = m.mutable_metric()->add_values();
+  v->set_name("pipeline_stage");
+  v->set_value(1);
+  pipeline.ingest("a", m);
+  model.update(pipeline, 122);
+  EXPECT_EQ(model.data(model.index(1, RankTableModel::kRole), Qt::DisplayRole).toString(),
+            "stage 1");
+  EXPECT_EQ(model.data(model.index(0, RankTableModel::kRole), Qt::DisplayRole).toString(), "—");
 }
 
 }  // namespace
