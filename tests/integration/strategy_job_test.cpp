@@ -88,6 +88,10 @@ TEST_P(StrategyJobTest, TrainsDigitsOnFourRanksToItsAccuracy) {
   } else if (name == "topk") {
     EXPECT_DOUBLE_EQ(per_step, 3.0 * 172 * 8);  // 3 peers x 172 (index, value) pairs
     EXPECT_GE(kAllreduceBytes / per_step, 20.0);
+  } else if (name == "powersgd") {
+    // Rank 2: the P's (128+64+10) x 2 with the 202 biases, then the Q's (64+128+64) x 2, each a
+    // float32 allreduce: 2 x 3/4 x 4 x 1118 bytes, 15.4x fewer.
+    EXPECT_DOUBLE_EQ(per_step, 6708.0);
   } else {
     // Local SGD: one allreduce of the parameters after every 8th step, and before each
     // evaluation (the steps that report an accuracy, the last among them); nothing otherwise.
@@ -100,7 +104,7 @@ TEST_P(StrategyJobTest, TrainsDigitsOnFourRanksToItsAccuracy) {
     }
     EXPECT_LT(averaged.size(), static_cast<size_t>(steps) / 4) << name;
   }
-  const bool lossy = name == "fp16" || name == "topk";
+  const bool lossy = name == "fp16" || name == "topk" || name == "powersgd";
   json error = metric(job, "compression_error");
   EXPECT_EQ(error.size(), lossy ? bytes.size() : 0u) << name;
   double last_error = 0.0;
@@ -128,9 +132,9 @@ TEST_P(StrategyJobTest, TrainsDigitsOnFourRanksToItsAccuracy) {
 std::vector<const char*> strategies() {
   const char* all = std::getenv("RM_STRATEGY_JOBS");
   if (all != nullptr && std::string(all) == "all") {
-    return {"allreduce", "local_sgd", "by_label_local_sgd", "fp16", "topk"};
+    return {"allreduce", "local_sgd", "by_label_local_sgd", "fp16", "topk", "powersgd"};
   }
-  return {"local_sgd", "topk"};
+  return {"local_sgd", "topk", "powersgd"};
 }
 
 INSTANTIATE_TEST_SUITE_P(Specs, StrategyJobTest, ::testing::ValuesIn(strategies()),

@@ -438,7 +438,8 @@ Status runNativeWorker(const WorkerOptions& options, comm::KeyValueStore* store,
                    out, log);
   }
   RM_ASSIGN_OR_RETURN(train::Trainer trainer, train::Trainer::create(config, trainer_options));
-  strategy_sync = std::make_unique<StrategySync>(comm.get(), strategy, trainer.model().numParams());
+  strategy_sync = std::make_unique<StrategySync>(comm.get(), strategy, trainer.model().numParams(),
+                                                 trainer.model().layers());
   const StopSyncFirst stop_sync{sync.get()};
   return runRank(trainer, config, options, store, comm.get(), sync.get(), *strategy_sync, phase,
                  out, log);

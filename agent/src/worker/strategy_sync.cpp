@@ -14,12 +14,14 @@ double secondsSince(Clock::time_point start) {
 }  // namespace
 
 StrategySync::StrategySync(comm::Communicator* communicator, const train::StrategyConfig& strategy,
-                           size_t num_params)
+                           size_t num_params, const std::vector<train::LayerView>& layers)
     : communicator_(communicator),
       strategy_(strategy),
       num_params_(num_params),
       world_(communicator ? communicator->size() : 1) {
-  if (strategy_.compression != train::Compression::kNone) {
+  if (strategy_.compression == train::Compression::kPowerSgd) {
+    power_.emplace(layers, strategy_.powersgd_rank);
+  } else if (strategy_.compression != train::Compression::kNone) {
     compressor_.emplace(strategy_.compression, num_params, strategy_.topk_ratio);
     if (strategy_.compression == train::Compression::kTopK) {
       gathered_.resize(compressor_->payloadBytes() / sizeof(train::TopkEntry) *
@@ -29,10 +31,20 @@ StrategySync::StrategySync(comm::Communicator* communicator, const train::Strate
 }
 
 Status StrategySync::reduceCompressed(std::span<float> grads) {
-  if (!compressor_) return invalidArgument("strategy: no compression configured");
+  if (!compressor_ && !power_) return invalidArgument("strategy: no compression configured");
   const Clock::time_point start = Clock::now();
   const float scale = 1.0f / static_cast<float>(world_);
-  if (compressor_->kind() == train::Compression::kFp16) {
+  if (power_) {
+    if (grads.size() != power_->size()) {
+      return invalidArgument("powersgd: " + std::to_string(grads.size()) +
+                             " gradients for a model of " + std::to_string(power_->size()));
+    }
+    std::span<float> p = power_->encodeP(grads);
+    if (communicator_) RM_RETURN_IF_ERROR(communicator_->allreduce(p.data(), p.size()));
+    std::span<float> q = power_->encodeQ(scale);
+    if (communicator_) RM_RETURN_IF_ERROR(communicator_->allreduce(q.data(), q.size()));
+    power_->decode(grads, scale);
+  } else if (compressor_->kind() == train::Compression::kFp16) {
     std::span<uint16_t> halves = compressor_->encodeFp16(grads);
     if (communicator_) {
       RM_RETURN_IF_ERROR(communicator_->allreduce(halves.data(), halves.size(),
@@ -69,7 +81,13 @@ double StrategySync::commSeconds(const train::StepReport& report) const {
   return last_comm_s_;
 }
 
+double StrategySync::compressionError() const {
+  if (power_) return power_->lastError();
+  return compressor_ ? compressor_->lastError() : 0.0;
+}
+
 double StrategySync::bytesSent(const train::StepReport& report) const {
+  if (power_) return power_->bytesSent(world_);
   if (compressor_) return compressor_->bytesSent(world_);
   if (strategy_.localSgd() && !report.averaged) return 0.0;
   return train::allreduceBytesSent(num_params_, sizeof(float), world_);

@@ -15,6 +15,7 @@
 #include "ringmaster/comm/communicator.h"
 #include "ringmaster/train/compression.h"
 #include "ringmaster/train/config.h"
+#include "ringmaster/train/powersgd.h"
 #include "ringmaster/train/trainer.h"
 
 namespace ringmaster::agent {
@@ -22,8 +23,9 @@ namespace ringmaster::agent {
 class StrategySync {
  public:
   // `communicator` may be null (one rank: nothing to combine, nothing sent).
+  // `layers`: the model's (Mlp::layers()), for PowerSGD's per-matrix compression.
   StrategySync(comm::Communicator* communicator, const train::StrategyConfig& strategy,
-               size_t num_params);
+               size_t num_params, const std::vector<train::LayerView>& layers = {});
 
   // compression: replaces `grads` with the average over the ranks of their compressed,
   // error-corrected gradients (the same values on every rank).
@@ -35,9 +37,9 @@ class StrategySync {
   // compressed exchange, or local SGD's averaging (0 on the steps between). The stop vote's one
   // float every few steps is not counted.
   double bytesSent(const train::StepReport& report) const;
-  bool lossy() const { return compressor_.has_value(); }
+  bool lossy() const { return compressor_.has_value() || power_.has_value(); }
   // ||residual|| / ||corrected gradient|| of the last step (lossy() only).
-  double compressionError() const { return compressor_ ? compressor_->lastError() : 0.0; }
+  double compressionError() const;
   // Seconds `report`'s step spent exchanging (encoding and decoding included): 0 on local SGD's
   // steps between averagings.
   double commSeconds(const train::StepReport& report) const;
@@ -47,7 +49,8 @@ class StrategySync {
   train::StrategyConfig strategy_;
   size_t num_params_;
   int world_;
-  std::optional<train::GradientCompressor> compressor_;
+  std::optional<train::GradientCompressor> compressor_;  // fp16, top-k
+  std::optional<train::PowerSgdCompressor> power_;
   std::vector<train::TopkEntry> gathered_;  // top-k: every rank's entries, rank after rank
   double last_comm_s_ = 0.0;
 };

@@ -112,6 +112,9 @@ void readNative(const YAML::Node& native, NativeDraft* d) {
   } else if (compression.IsMap() && has(compression, "topk")) {
     d->compression = "topk";
     readScalar(child(compression, "topk"), "ratio", &d->topk_ratio);
+  } else if (compression.IsMap() && has(compression, "powersgd")) {
+    d->compression = "powersgd";
+    readScalar(child(compression, "powersgd"), "rank", &d->powersgd_rank);
   }
   const YAML::Node pipeline = child(strategy, "pipeline");
   readScalar(pipeline, "stages", &d->pipeline_stages);
@@ -239,6 +242,10 @@ void writeNative(const NativeDraft& d, std::string* out) {
   if (d.compression == "topk") {
     strategy.add("compression",
                  FlowMap().add("topk", FlowMap().add("ratio", value(d.topk_ratio)).str()).str());
+  } else if (d.compression == "powersgd") {
+    strategy.add(
+        "compression",
+        FlowMap().add("powersgd", FlowMap().add("rank", value(d.powersgd_rank)).str()).str());
   } else if (d.compression != "none") {
     strategy.add("compression", value(d.compression));
   }

@@ -59,8 +59,9 @@ struct NativeDraft {
   // strategy: (all at their defaults: the section is not written)
   std::string average_every = "0";  // local_sgd.average_every; 0 = no local SGD
   std::string data_split = "iid";
-  std::string compression = "none";  // none | fp16 | topk
+  std::string compression = "none";  // none | fp16 | topk | powersgd
   std::string topk_ratio = "0.01";
+  std::string powersgd_rank = "2";
   std::string pipeline_stages = "0";  // pipeline.stages; 0 = no pipeline
   std::string micro_batches = "1";    // pipeline.micro_batches
 };

@@ -343,9 +343,10 @@ QGroupBox* JobForm::buildNativeGroup() {
   data_split_ = choiceField("native.strategy.data_split", {"iid", "by_label"},
                             tr("iid: every rank draws from all the data; by_label: rank r holds "
                                "the labels l with l % ranks == r (federated averaging's skew)"));
-  compression_ = choiceField("native.strategy.compression", {"none", "fp16", "topk"},
+  compression_ = choiceField("native.strategy.compression", {"none", "fp16", "topk", "powersgd"},
                              tr("Of the gradient allreduce (not with local SGD): fp16 sends half "
-                                "the bytes, topk the largest entries; both with error feedback"));
+                                "the bytes, topk the largest entries, powersgd each weight "
+                                "matrix as a low-rank product; all with error feedback"));
   topk_ratio_ = lineEdit("native.strategy.compression.topk.ratio", tr("0.01"),
                          tr("Fraction of the gradient's entries each rank sends, in (0, 1]"));
   topk_ratio_->setMaximumWidth(kNumberWidth);
@@ -354,6 +355,10 @@ QGroupBox* JobForm::buildNativeGroup() {
   strategy_layout_->addRow(tr("Data split"), data_split_);
   strategy_layout_->addRow(tr("Compression"), compression_);
   strategy_layout_->addRow(tr("Top-k ratio"), topk_ratio_);
+  powersgd_rank_ = intField("native.strategy.compression.powersgd.rank", 1,
+                            tr("PowerSGD: rank of each weight gradient's approximation P Q^T; "
+                               "higher sends more and holds back less"));
+  strategy_layout_->addRow(tr("PowerSGD rank"), powersgd_rank_);
   pipeline_stages_ = intField("native.strategy.pipeline.stages", 0,
                               tr("Pipeline parallelism: ranks the model's layers are split over "
                                  "(GPipe); the job's ranks must be a multiple (stages x "
@@ -456,6 +461,7 @@ void JobForm::setDraft(const JobDraft& d) {
   setIfChanged(data_split_, n.data_split);
   setIfChanged(compression_, n.compression);
   setTextIfChanged(topk_ratio_, n.topk_ratio);
+  setIfChanged(powersgd_rank_, n.powersgd_rank);
   setIfChanged(pipeline_stages_, n.pipeline_stages);
   setIfChanged(micro_batches_, n.micro_batches);
 
@@ -530,6 +536,7 @@ JobDraft JobForm::draft() const {
   n.data_split = ss(data_split_->yamlText());
   n.compression = ss(compression_->yamlText());
   n.topk_ratio = ss(topk_ratio_->text().trimmed());
+  n.powersgd_rank = ss(powersgd_rank_->yamlText());
   n.pipeline_stages = ss(pipeline_stages_->yamlText());
   n.micro_batches = ss(micro_batches_->yamlText());
   return d;
@@ -586,6 +593,8 @@ void JobForm::updateVisibility() {
   }
   dataset_layout_->setRowVisible(standardize_, !synthetic);  // csv and digits
   strategy_layout_->setRowVisible(topk_ratio_, compression_->yamlText() == QLatin1String("topk"));
+  strategy_layout_->setRowVisible(powersgd_rank_,
+                                  compression_->yamlText() == QLatin1String("powersgd"));
   const QString stages = pipeline_stages_->yamlText();
   strategy_layout_->setRowVisible(micro_batches_,
                                   !stages.isEmpty() && stages != QLatin1String("0"));

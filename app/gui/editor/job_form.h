@@ -127,6 +127,7 @@ class JobForm : public QWidget {
   ChoiceField* data_split_;
   ChoiceField* compression_;
   QLineEdit* topk_ratio_;
+  IntField* powersgd_rank_;
   IntField* pipeline_stages_;
   IntField* micro_batches_;
   // Env and metrics

@@ -386,25 +386,44 @@ class ConfigParser {
     }
   }
 
-  // none | fp16 | {topk: {ratio: r}}
+  // none | fp16 | {topk: {ratio: r}} | {powersgd: {rank: k}}
   void parseCompression(const YAML::Node& node, const std::string& f) {
     StrategyConfig& s = config_.strategy;
+    const std::string expected =
+        "expected none, fp16, {topk: {ratio: r}} or {powersgd: {rank: k}}, got ";
     if (node.IsScalar()) {
       const std::string& v = node.Scalar();
       if (v == "none" || v == "fp16") {
         s.compression = v == "fp16" ? Compression::kFp16 : Compression::kNone;
       } else {
-        std::string message = "expected none, fp16 or {topk: {ratio: r}}, got '" + v + "'";
-        const std::string suggestion = closestMatch(v, {"none", "fp16", "topk"});
+        std::string message = expected + "'" + v + "'";
+        const std::string suggestion = closestMatch(v, {"none", "fp16", "topk", "powersgd"});
         if (!suggestion.empty()) message += "; did you mean '" + suggestion + "'?";
         report(node, f, message);
       }
       return;
     }
     std::set<std::string> keys;
-    if (!checkMapping(node, f, {"topk"}, &keys)) return;
-    if (!keys.count("topk")) {
-      report(node, f, "expected none, fp16 or {topk: {ratio: r}}, got an empty mapping");
+    if (!checkMapping(node, f, {"topk", "powersgd"}, &keys)) return;
+    if (keys.empty()) {
+      report(node, f, expected + "an empty mapping");
+      return;
+    }
+    if (keys.size() > 1) {
+      report(node, f, "give one of topk and powersgd, not both");
+      return;
+    }
+    if (keys.count("powersgd")) {
+      s.compression = Compression::kPowerSgd;
+      const YAML::Node power = node["powersgd"];
+      std::set<std::string> power_keys;
+      if (!checkMapping(power, f + ".powersgd", {"rank"}, &power_keys)) return;
+      if (power_keys.count("rank")) {
+        readSize(power["rank"], f + ".powersgd.rank", 1, &s.powersgd_rank);
+      } else {
+        report(power, f + ".powersgd.rank",
+               "missing; expected the rank of the approximation, e.g. 2");
+      }
       return;
     }
     s.compression = Compression::kTopK;

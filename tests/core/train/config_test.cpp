@@ -148,6 +148,11 @@ TEST(NativeConfig, StrategyDefaultsToAllreduceAndParsesEachKind) {
   EXPECT_EQ(topk->strategy.compression, Compression::kTopK);
   EXPECT_DOUBLE_EQ(topk->strategy.topk_ratio, 0.01);
   EXPECT_FALSE(topk->strategy.localSgd());
+  Result<NativeConfig> power = parseNativeConfig(
+      "dataset: {kind: digits}\nsteps: 10\nstrategy: {compression: {powersgd: {rank: 4}}}\n");
+  ASSERT_TRUE(power.isOk()) << power.status().toString();
+  EXPECT_EQ(power->strategy.compression, Compression::kPowerSgd);
+  EXPECT_EQ(power->strategy.powersgd_rank, 4u);
 }
 
 TEST(NativeConfig, BadStrategiesNameTheField) {
@@ -159,7 +164,16 @@ TEST(NativeConfig, BadStrategiesNameTheField) {
   expectError(head + "strategy: {data_split: by_lable}\n",
               {"native.strategy.data_split", "did you mean 'by_label'?"});
   expectError(head + "strategy: {compression: fp32}\n",
-              {"native.strategy.compression", "expected none, fp16 or {topk: {ratio: r}}"});
+              {"native.strategy.compression",
+               "expected none, fp16, {topk: {ratio: r}} or {powersgd: {rank: k}}"});
+  expectError(head + "strategy: {compression: powersdg}\n",
+              {"native.strategy.compression", "did you mean 'powersgd'?"});
+  expectError(head + "strategy: {compression: {powersgd: {rank: 0}}}\n",
+              {"native.strategy.compression.powersgd.rank", "expected an integer >= 1"});
+  expectError(head + "strategy: {compression: {powersgd: {}}}\n",
+              {"native.strategy.compression.powersgd.rank", "missing"});
+  expectError(head + "strategy: {compression: {powersgd: {rank: 2}, topk: {ratio: 0.1}}}\n",
+              {"native.strategy.compression", "not both"});
   expectError(head + "strategy: {compression: {topk: {ratio: 0}}}\n",
               {"native.strategy.compression.topk.ratio", "a fraction in (0, 1]"});
   expectError(head + "strategy: {compression: {topk: {ratio: 1.5}}}\n",

@@ -17,7 +17,8 @@
 //     strategy:                 # optional; default: gradients averaged by allreduce every step
 //       local_sgd: {average_every: 8}   # or absent
 //       data_split: iid                 # iid | by_label
-//       compression: none               # none | fp16 | {topk: {ratio: 0.01}}
+//       compression: none               # none | fp16 | {topk: {ratio: 0.01}} |
+//                                       # {powersgd: {rank: 2}}
 //       parameter_server: {servers: 1, mode: sync, max_staleness: 4}   # or absent
 //       pipeline: {stages: 2, micro_batches: 4}   # or absent; world_size = stages x replicas
 //
@@ -76,6 +77,7 @@ enum class Compression {
   kNone,
   kFp16,  // gradients sent as IEEE half (allreduce of 2-byte values), with error feedback
   kTopK,  // the ratio * n largest-magnitude entries as (index, value) pairs, with error feedback
+  kPowerSgd,  // each weight gradient as a rank-r product P Q^T, with error feedback (powersgd.h)
 };
 
 // native.strategy.parameter_server (see train/parameter_server.h): the last `servers` ranks hold
@@ -106,6 +108,7 @@ struct StrategyConfig {
   DataSplit data_split = DataSplit::kIid;
   Compression compression = Compression::kNone;  // of the gradient allreduce
   double topk_ratio = 0.01;                      // in (0, 1]
+  size_t powersgd_rank = 2;                      // >= 1
   ParameterServerConfig parameter_server;
   PipelineConfig pipeline;
 
