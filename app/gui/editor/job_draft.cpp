@@ -119,6 +119,10 @@ void readNative(const YAML::Node& native, NativeDraft* d) {
   const YAML::Node pipeline = child(strategy, "pipeline");
   readScalar(pipeline, "stages", &d->pipeline_stages);
   readScalar(pipeline, "micro_batches", &d->micro_batches);
+  const YAML::Node ps = child(strategy, "parameter_server");
+  readScalar(ps, "servers", &d->ps_servers);
+  readScalar(ps, "mode", &d->ps_mode);
+  readScalar(ps, "max_staleness", &d->ps_max_staleness);
 }
 
 std::string leadingComment(std::string_view text) {
@@ -254,6 +258,12 @@ void writeNative(const NativeDraft& d, std::string* out) {
                                  .add("stages", value(d.pipeline_stages))
                                  .add("micro_batches", value(d.micro_batches))
                                  .str());
+  }
+  if (!d.ps_servers.empty() && d.ps_servers != "0") {
+    FlowMap ps;
+    ps.add("servers", value(d.ps_servers)).add("mode", value(d.ps_mode));
+    if (d.ps_mode == "async") ps.add("max_staleness", value(d.ps_max_staleness));
+    strategy.add("parameter_server", ps.str());
   }
   if (strategy.str() != "{}") o += "  strategy: " + strategy.str() + "\n";
 }

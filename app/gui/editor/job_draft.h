@@ -62,8 +62,11 @@ struct NativeDraft {
   std::string compression = "none";  // none | fp16 | topk | powersgd
   std::string topk_ratio = "0.01";
   std::string powersgd_rank = "2";
-  std::string pipeline_stages = "0";  // pipeline.stages; 0 = no pipeline
-  std::string micro_batches = "1";    // pipeline.micro_batches
+  std::string pipeline_stages = "0";   // pipeline.stages; 0 = no pipeline
+  std::string micro_batches = "1";     // pipeline.micro_batches
+  std::string ps_servers = "0";        // parameter_server.servers; 0 = no parameter server
+  std::string ps_mode = "sync";        // parameter_server.mode: sync | async
+  std::string ps_max_staleness = "4";  // parameter_server.max_staleness (async)
 };
 
 struct PlacementDraft {

@@ -368,6 +368,19 @@ QGroupBox* JobForm::buildNativeGroup() {
                                "shrink the idle bubble, (stages-1)/(micro-batches+stages-1)"));
   strategy_layout_->addRow(tr("Pipeline stages"), pipeline_stages_);
   strategy_layout_->addRow(tr("Micro-batches"), micro_batches_);
+  ps_servers_ = intField("native.strategy.parameter_server.servers", 0,
+                         tr("Parameter servers: the job's last ranks hold shards of the "
+                            "parameters and apply the optimizer, the others push gradients and "
+                            "pull parameters; fewer than the job's ranks; 0 = off"));
+  ps_mode_ = choiceField("native.strategy.parameter_server.mode", {"sync", "async"},
+                         tr("sync: servers wait for every worker each step; async: each push is "
+                            "applied as it arrives"));
+  ps_max_staleness_ = intField("native.strategy.parameter_server.max_staleness", 0,
+                               tr("Async: a push computed on parameters more than this many "
+                                  "updates old is refused (the worker pulls fresh ones)"));
+  strategy_layout_->addRow(tr("Parameter servers"), ps_servers_);
+  strategy_layout_->addRow(tr("Server mode"), ps_mode_);
+  strategy_layout_->addRow(tr("Max staleness"), ps_max_staleness_);
 
   grid->addWidget(model, 0, 0);
   grid->addWidget(dataset, 1, 0);
@@ -464,6 +477,9 @@ void JobForm::setDraft(const JobDraft& d) {
   setIfChanged(powersgd_rank_, n.powersgd_rank);
   setIfChanged(pipeline_stages_, n.pipeline_stages);
   setIfChanged(micro_batches_, n.micro_batches);
+  setIfChanged(ps_servers_, n.ps_servers);
+  setIfChanged(ps_mode_, n.ps_mode);
+  setIfChanged(ps_max_staleness_, n.ps_max_staleness);
 
   KeyValueTable::Pairs env;
   for (const auto& [k, v] : d.env) env.emplace_back(qs(k), qs(v));
@@ -539,6 +555,9 @@ JobDraft JobForm::draft() const {
   n.powersgd_rank = ss(powersgd_rank_->yamlText());
   n.pipeline_stages = ss(pipeline_stages_->yamlText());
   n.micro_batches = ss(micro_batches_->yamlText());
+  n.ps_servers = ss(ps_servers_->yamlText());
+  n.ps_mode = ss(ps_mode_->yamlText());
+  n.ps_max_staleness = ss(ps_max_staleness_->yamlText());
   return d;
 }
 
@@ -598,6 +617,11 @@ void JobForm::updateVisibility() {
   const QString stages = pipeline_stages_->yamlText();
   strategy_layout_->setRowVisible(micro_batches_,
                                   !stages.isEmpty() && stages != QLatin1String("0"));
+  const QString servers = ps_servers_->yamlText();
+  const bool ps = !servers.isEmpty() && servers != QLatin1String("0");
+  strategy_layout_->setRowVisible(ps_mode_, ps);
+  strategy_layout_->setRowVisible(ps_max_staleness_,
+                                  ps && ps_mode_->yamlText() == QLatin1String("async"));
   const bool adam = optimizer_->yamlText() == QLatin1String("adam");
   for (QWidget* w : std::initializer_list<QWidget*>{momentum_, nesterov_}) {
     optimizer_layout_->setRowVisible(w, !adam);

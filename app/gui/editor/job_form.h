@@ -130,6 +130,9 @@ class JobForm : public QWidget {
   IntField* powersgd_rank_;
   IntField* pipeline_stages_;
   IntField* micro_batches_;
+  IntField* ps_servers_;
+  ChoiceField* ps_mode_;
+  IntField* ps_max_staleness_;
   // Env and metrics
   KeyValueTable* env_;
   KeyValueTable* metrics_;

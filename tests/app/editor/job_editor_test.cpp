@@ -118,6 +118,9 @@ void expectSameNative(const train::NativeConfig& a, const train::NativeConfig& b
   EXPECT_EQ(a.strategy.topk_ratio, b.strategy.topk_ratio);
   EXPECT_EQ(a.strategy.pipeline.stages, b.strategy.pipeline.stages);
   EXPECT_EQ(a.strategy.pipeline.micro_batches, b.strategy.pipeline.micro_batches);
+  EXPECT_EQ(a.strategy.parameter_server.servers, b.strategy.parameter_server.servers);
+  EXPECT_EQ(a.strategy.parameter_server.mode, b.strategy.parameter_server.mode);
+  EXPECT_EQ(a.strategy.parameter_server.max_staleness, b.strategy.parameter_server.max_staleness);
   EXPECT_EQ(a.eval_every, b.eval_every);
   EXPECT_EQ(a.seed, b.seed);
 }
@@ -252,6 +255,36 @@ TEST_F(JobEditorTest, TemplatesRoundTripThroughTheForm) {
     typeInto(name, job_name);
     EXPECT_EQ(editor.yaml(), rewritten);
   }
+}
+
+// Issue 27: the Strategy group's parameter-server fields write native.strategy.parameter_server
+// (mode and max_staleness shown only when they apply), and as many servers as the job's ranks
+// is marked on the servers field with the parser's words.
+TEST_F(JobEditorTest, ParameterServerFieldsWriteTheStrategy) {
+  JobEditor editor(kResources);
+  ASSERT_TRUE(editor.newFromTemplate(kResources + "/jobs/strategies/allreduce.yaml"));
+  const auto native = [&] { return nativeOk(parseOk(editor.yaml())); };
+  auto* servers = field<IntField>(editor, "native.strategy.parameter_server.servers");
+  auto* mode = field<ChoiceField>(editor, "native.strategy.parameter_server.mode");
+  auto* staleness = field<IntField>(editor, "native.strategy.parameter_server.max_staleness");
+  EXPECT_FALSE(native().strategy.parameterServer());
+  EXPECT_FALSE(mode->isVisibleTo(&editor));
+  servers->setValue(1);
+  EXPECT_EQ(native().strategy.parameter_server.servers, 1);
+  EXPECT_EQ(native().strategy.parameter_server.mode, train::PsMode::kSync);
+  EXPECT_TRUE(mode->isVisibleTo(&editor));
+  EXPECT_FALSE(staleness->isVisibleTo(&editor));
+  choose(mode, "async");
+  EXPECT_TRUE(staleness->isVisibleTo(&editor));
+  staleness->setValue(2);
+  EXPECT_EQ(native().strategy.parameter_server.mode, train::PsMode::kAsync);
+  EXPECT_EQ(native().strategy.parameter_server.max_staleness, 2u);
+  servers->setValue(4);  // the template's world_size
+  EXPECT_FALSE(editor.isValid());
+  EXPECT_NE(editor.fieldProblem("native.strategy.parameter_server.servers")
+                .indexOf("4 servers leave no worker among the job's 4 ranks"),
+            -1)
+      << editor.fieldProblem("native.strategy.parameter_server.servers").toStdString();
 }
 
 // Each form field changes the YAML, and the parsed spec, as it says.
