@@ -4,15 +4,19 @@
 // - P x D hybrid follows D data-parallel ranks (Trainer with an allreduce) the same way;
 // - the measured bubble (time a stage waits for activations or gradients) next to the GPipe
 //   formula (P-1)/(M+P-1), printed: a timing, not asserted beyond sanity (the figure is
-//   the benchmark's). On the 2-core build machine two compute-bound stages leave Gloo's TCP
-//   threads no free core: a message then waits for a scheduler slice (seen: 2.5-3.5 ms between
-//   a send's end and its receive's), which the stages count as bubble, the more the more
-//   micro-batches (M=2: 1.1x the formula; M=8: 2.5-3x).
+//   the benchmark's). It also prints the CPU the process got: two stages overlap only on two
+//   free cores. On the 2-core build machine, shared with other sessions' builds, it got 0.95-1.1
+//   cores at times (the stages then take turns: a bubble near 0.5 whatever M), and even with both
+//   cores Gloo's TCP threads find none free, so a message waits for a scheduler slice (seen:
+//   2.5-3.5 ms between a send's end and its receive's), more often the more micro-batches
+//   (M=2: 1.1x the formula; M=8: 2.5-3x).
 #include "worker/pipeline_worker.h"
 
 #include <gtest/gtest.h>
+#include <sys/resource.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <functional>
@@ -248,15 +252,27 @@ TEST(PipelineTrainer, MeasuredBubbleNextToTheGpipeFormula) {
         std::to_string(micro_batches) + "}}\n");
     ASSERT_TRUE(parsed.isOk()) << parsed.status().toString();
     train::setBlasThreads(1);
+    // The CPU this process got while the stages ran: two stages overlap only on two free cores.
+    const auto cpuSeconds = [] {
+      rusage usage{};
+      getrusage(RUSAGE_SELF, &usage);
+      return static_cast<double>(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) +
+             1e-6 * static_cast<double>(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec);
+    };
+    const double cpu_before = cpuSeconds();
+    const auto wall_before = std::chrono::steady_clock::now();
     const PipelineRun run = runPipeline(*parsed, 2);
+    const double cores =
+        (cpuSeconds() - cpu_before) /
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_before).count();
     const double formula = train::gpipeBubbleFraction(2, micro_batches);
     const double measured = (run.bubble_fraction[0] + run.bubble_fraction[1]) / 2;
     std::printf(
         "[pipeline] bubble P=2 M=%zu: measured (median step) %.3f (stage 0 %.3f, stage 1 %.3f), "
         "GPipe "
-        "formula %.3f, ratio %.2f; step %.1f ms\n",
+        "formula %.3f, ratio %.2f; step %.1f ms; CPU cores this process got %.2f\n",
         micro_batches, measured, run.bubble_fraction[0], run.bubble_fraction[1], formula,
-        measured / formula, run.step_ms[0]);
+        measured / formula, run.step_ms[0], cores);
     EXPECT_GT(measured, 0.0);
     EXPECT_LT(measured, 1.0);
   }
