@@ -25,6 +25,7 @@ const char* const kCompared[] = {
 
 CompareView::CompareView(QWidget* parent) : QWidget(parent) {
   legend_ = new QLabel;
+  legend_->setObjectName(QStringLiteral("compare.legend"));
   legend_->setTextFormat(Qt::RichText);
   legend_->setWordWrap(true);
   // The dashboard's three axes, in the order of DashboardView::XChoice.
@@ -98,7 +99,17 @@ void CompareView::onJobLoaded(uint64_t token, const Result<client::JobSnapshot>&
 }
 
 void CompareView::build() {
-  QString legend;
+  // A run is named by its job name; the job id is added only where names repeat (ten runs'
+  // ids took four lines of the window), and every id is in the tooltip.
+  std::map<std::string, int> name_count;
+  for (const QString& id : job_ids_) {
+    if (runs_.count(id)) ++name_count[runs_[id]->name()];
+  }
+  auto runLabel = [&](const QString& id) {
+    const std::string& name = runs_[id]->name();
+    return QString::fromStdString(name) + (name_count[name] > 1 ? " · " + id : QString());
+  };
+  QString legend, tooltip;
   std::map<QString, QColor> colors;
   int index = 0;
   for (const QString& id : job_ids_) {
@@ -106,10 +117,12 @@ void CompareView::build() {
     const QColor color = seriesColor(index++);
     colors[id] = color;
     legend += QString("<span style='color:%1'>■ %2</span> &nbsp; ")
-                  .arg(color.name(), QString::fromStdString(runs_[id]->name()) + " · " + id);
+                  .arg(color.name(), runLabel(id).toHtmlEscaped());
+    tooltip += (tooltip.isEmpty() ? "" : "\n") + id;
   }
   if (!errors_.isEmpty()) legend += "<br>could not load: " + errors_.join("; ");
   legend_->setText(legend);
+  legend_->setToolTip(tooltip);
   for (const char* name : kCompared) {
     std::vector<std::pair<QString, ChartLine>> lines;
     for (const QString& id : job_ids_) {
@@ -122,7 +135,7 @@ void CompareView::build() {
                       : series->upper_bound(kJobTotal);
       if (pick == series->end()) pick = series->begin();
       ChartLine line;
-      line.label = QString::fromStdString(runs_[id]->name()) + " " + id.right(4);
+      line.label = runLabel(id);
       line.color = colors[id];
       line.series = &pick->second;
       lines.emplace_back(id, line);

@@ -6,6 +6,7 @@
 
 #include <QComboBox>
 #include <QDir>
+#include <QLabel>
 #include <QSettings>
 #include <QTest>
 
@@ -125,9 +126,23 @@ TEST_F(CompareViewTest, TheHoverNamesARunWithoutAPointThere) {
     const ChartView::Readout readout = chart->readoutAt(chart->xToPixel(x));
     QStringList rows;
     for (const auto& row : readout.rows) rows << row.text;
-    EXPECT_TRUE(rows.join("\n").contains("no data here: run-b 0002"))
-        << rows.join(" | ").toStdString();
+    EXPECT_TRUE(rows.join("\n").contains("no data here: run-b")) << rows.join(" | ").toStdString();
   }
+}
+
+// Runs are named by their job names; ids only where names repeat (all of them in the tooltip).
+TEST_F(CompareViewTest, TheLegendAddsJobIdsOnlyWhereNamesRepeat) {
+  CompareView distinct(twoRuns());
+  auto* legend = distinct.findChild<QLabel*>("compare.legend");
+  ASSERT_NE(legend, nullptr);
+  EXPECT_TRUE(legend->text().contains("run-a")) << legend->text().toStdString();
+  EXPECT_FALSE(legend->text().contains("run-a-0001")) << legend->text().toStdString();
+  EXPECT_EQ(legend->toolTip(), "run-a-0001\nrun-b-0002");
+  CompareView same({{"run-a-0001", run("run-a-0001", "tiny", kT0, 3)},
+                    {"run-a-0002", run("run-a-0002", "tiny", kT0, 3)}});
+  legend = same.findChild<QLabel*>("compare.legend");
+  EXPECT_TRUE(legend->text().contains("tiny · run-a-0001")) << legend->text().toStdString();
+  EXPECT_TRUE(legend->text().contains("tiny · run-a-0002")) << legend->text().toStdString();
 }
 
 }  // namespace
