@@ -421,6 +421,11 @@ Status runParameterServerRank(const train::NativeConfig& config, const WorkerOpt
                   "native.strategy.parameter_server runs on the CPU (Gloo) only, not on " +
                       std::string(comm->backend()));
   }
+  if (!options.checkpoint_dir.empty() && options.rank == 0) {
+    std::fprintf(log,
+                 "parameter_server: no checkpoints are written (servers keep their state in "
+                 "memory); a restarted attempt starts over from step 0\n");
+  }
   const train::PsLayout layout{options.world_size, ps.servers};
   const Status done = layout.isServer(options.rank)
                           ? runServer(config, options, comm, phase, out, log)

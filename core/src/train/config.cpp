@@ -337,11 +337,15 @@ class ConfigParser {
     if (keys.count("servers")) {
       ps.servers_line = lineOf(node["servers"]);
       if (auto v = readInteger(node["servers"], f + ".servers", 1)) {
-        if (world_size_ > 0 && *v >= world_size_) {
+        if (world_size_ == 1) {
           report(node["servers"], f + ".servers",
-                 std::to_string(*v) + " servers leave no worker among the job's " +
-                     std::to_string(world_size_) + " ranks; expected 1 to " +
-                     std::to_string(world_size_ - 1));
+                 "a parameter server needs a job of 2 ranks or more (servers and workers); the "
+                 "job has 1");
+        } else if (world_size_ > 0 && *v >= world_size_) {
+          report(node["servers"], f + ".servers",
+                 std::to_string(*v) + (*v == 1 ? " server leaves" : " servers leave") +
+                     " no worker among the job's " + std::to_string(world_size_) +
+                     " ranks; expected 1 to " + std::to_string(world_size_ - 1));
         } else {
           ps.servers = static_cast<int>(std::min<int64_t>(*v, 1 << 20));
         }
@@ -383,6 +387,13 @@ class ConfigParser {
       report(node, f,
              "needs native.clip_norm: 0: clipping by the global norm needs the whole averaged "
              "gradient, and each server holds a shard of it");
+    }
+    // Servers keep their shard's optimizer state in memory only: a checkpoint of the workers
+    // alone could not be resumed faithfully, so a restarted attempt starts over instead.
+    if (config_.checkpoint.every_steps > 0) {
+      report(node, f,
+             "does not checkpoint (yet): set native.checkpoint.every_steps: 0 (a restarted "
+             "attempt starts over from step 0)");
     }
   }
 

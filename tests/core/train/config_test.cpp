@@ -227,6 +227,24 @@ TEST(NativeConfig, BadParameterServersNameTheFieldAndLine) {
       "dataset: {kind: digits}\nsteps: 10\nclip_norm: 1\n"
       "strategy: {parameter_server: {servers: 1}}\n",
       {"native.strategy.parameter_server (line 4)", "clip_norm: 0"});
+  expectError(
+      "dataset: {kind: digits}\nsteps: 10\ncheckpoint: {every_steps: 5}\n"
+      "strategy: {parameter_server: {servers: 1}}\n",
+      {"native.strategy.parameter_server (line 4)", "does not checkpoint",
+       "checkpoint.every_steps: 0"});
+  Result<NativeConfig> single =
+      parseNativeConfig(head + "  parameter_server: {servers: 1}\n", 0, 1);
+  ASSERT_FALSE(single.isOk());
+  EXPECT_NE(single.status().message().find("native.strategy.parameter_server.servers (line 4): "
+                                           "a parameter server needs a job of 2 ranks or more"),
+            std::string::npos)
+      << single.status().message();
+  Result<NativeConfig> two = parseNativeConfig(head + "  parameter_server: {servers: 2}\n", 0, 2);
+  ASSERT_FALSE(two.isOk());
+  EXPECT_NE(two.status().message().find("2 servers leave no worker among the job's 2 ranks; "
+                                        "expected 1 to 1"),
+            std::string::npos)
+      << two.status().message();
   // The world size is the job spec's: checked when the caller knows it.
   for (const char* servers : {"4", "5"}) {
     Result<NativeConfig> config =
