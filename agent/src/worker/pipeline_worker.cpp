@@ -144,13 +144,24 @@ PipelineTrainer::PipelineTrainer(const train::NativeConfig& config, train::Split
   input_grad_.resize(batch * stage_.inputWidth());
 }
 
-Status PipelineTrainer::exchange(bool send, float* data, size_t count, int peer_stage, uint32_t tag,
+Status PipelineTrainer::sendTo(std::span<const float> data, int peer_stage, uint32_t tag,
+                               PipelineStepReport* report) {
+  return exchange(data.data(), nullptr, data.size(), peer_stage, tag, report);
+}
+
+Status PipelineTrainer::recvFrom(std::span<float> data, int peer_stage, uint32_t tag,
                                  PipelineStepReport* report) {
+  return exchange(nullptr, data.data(), data.size(), peer_stage, tag, report);
+}
+
+// One body times and counts both directions: sends `out` when given, else receives into `in`.
+Status PipelineTrainer::exchange(const float* out, float* in, size_t count, int peer_stage,
+                                 uint32_t tag, PipelineStepReport* report) {
   const Clock::time_point start = Clock::now();
   const int peer = placement_.rankOf(peer_stage);
   const size_t bytes = count * sizeof(float);
-  Status status =
-      send ? world_->send(data, bytes, peer, tag) : world_->recv(data, bytes, peer, tag);
+  const bool send = out != nullptr;
+  Status status = send ? world_->send(out, bytes, peer, tag) : world_->recv(in, bytes, peer, tag);
   if (report) {
     report->bubble_s += secondsSince(start);
     (send ? report->bytes_sent : report->bytes_received) += static_cast<double>(bytes);
@@ -198,8 +209,7 @@ Result<PipelineStepReport> PipelineTrainer::step() {
     switch (op.kind) {
       case K::kRecvActivations:
         inputs_[m].resize(rows * in_width);
-        RM_RETURN_IF_ERROR(exchange(false, inputs_[m].data(), rows * in_width, s - 1,
-                                    tagOf(kActivations, m), &report));
+        RM_RETURN_IF_ERROR(recvFrom(inputs_[m], s - 1, tagOf(kActivations, m), &report));
         break;
       case K::kForward: {
         const float* input =
@@ -209,15 +219,12 @@ Result<PipelineStepReport> PipelineTrainer::step() {
         loss += static_cast<double>(l) * static_cast<double>(rows) / static_cast<double>(batch);
         break;
       }
-      case K::kSendActivations: {
-        const std::span<const float> out = stage_.outputs(m);
-        RM_RETURN_IF_ERROR(exchange(true, const_cast<float*>(out.data()), out.size(), s + 1,
-                                    tagOf(kActivations, m), &report));
+      case K::kSendActivations:
+        RM_RETURN_IF_ERROR(sendTo(stage_.outputs(m), s + 1, tagOf(kActivations, m), &report));
         break;
-      }
       case K::kRecvGradient:
-        RM_RETURN_IF_ERROR(exchange(false, output_grad_.data(), rows * out_width, s + 1,
-                                    tagOf(kGradient, m), &report));
+        RM_RETURN_IF_ERROR(
+            recvFrom({output_grad_.data(), rows * out_width}, s + 1, tagOf(kGradient, m), &report));
         break;
       case K::kBackward:
         // b_m / B: the micro-batches' mean-loss gradients add up to the batch mean's.
@@ -227,8 +234,8 @@ Result<PipelineStepReport> PipelineTrainer::step() {
         first_backward = false;
         break;
       case K::kSendGradient:
-        RM_RETURN_IF_ERROR(exchange(true, input_grad_.data(), rows * in_width, s - 1,
-                                    tagOf(kGradient, m), &report));
+        RM_RETURN_IF_ERROR(
+            sendTo({input_grad_.data(), rows * in_width}, s - 1, tagOf(kGradient, m), &report));
         break;
     }
   }
@@ -297,16 +304,13 @@ Result<train::EvalReport> PipelineTrainer::evaluate() {
     const float* in = eval.x.data() + begin * f;
     if (!stage_.isFirst()) {
       input.resize(rows * stage_.inputWidth());
-      RM_RETURN_IF_ERROR(exchange(false, input.data(), input.size(), s - 1,
-                                  tagOf(kEvalActivations, index), nullptr));
+      RM_RETURN_IF_ERROR(recvFrom(input, s - 1, tagOf(kEvalActivations, index), nullptr));
       in = input.data();
     }
     const float* targets = stage_.isLast() ? eval.y.data() + begin : nullptr;
     const float loss = stage_.forward(0, in, targets, rows);
     if (!stage_.isLast()) {
-      const std::span<const float> out = stage_.outputs(0);
-      RM_RETURN_IF_ERROR(exchange(true, const_cast<float*>(out.data()), out.size(), s + 1,
-                                  tagOf(kEvalActivations, index), nullptr));
+      RM_RETURN_IF_ERROR(sendTo(stage_.outputs(0), s + 1, tagOf(kEvalActivations, index), nullptr));
       continue;
     }
     totals.loss_sum += static_cast<double>(loss) * static_cast<double>(rows);

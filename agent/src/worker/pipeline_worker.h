@@ -32,6 +32,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
+#include <span>
 #include <vector>
 
 #include "native_worker.h"
@@ -98,7 +99,12 @@ class PipelineTrainer {
                   comm::Communicator* stage_group, train::PipelineStage stage,
                   train::Optimizer optimizer, train::DistributedSampler sampler,
                   uint64_t total_steps);
-  Status exchange(bool send, float* data, size_t count, int peer_stage, uint32_t tag,
+  // Point-to-point with `peer_stage` of this replica; the time spent (waiting included) and the
+  // bytes go into `report` when given.
+  Status sendTo(std::span<const float> data, int peer_stage, uint32_t tag,
+                PipelineStepReport* report);
+  Status recvFrom(std::span<float> data, int peer_stage, uint32_t tag, PipelineStepReport* report);
+  Status exchange(const float* out, float* in, size_t count, int peer_stage, uint32_t tag,
                   PipelineStepReport* report);
   Status clipByGlobalNorm(train::StepReport* report);
 
