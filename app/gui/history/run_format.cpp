@@ -18,6 +18,8 @@ QString formatDuration(double seconds) {
   if (days > 0) return QStringLiteral("%1d %2h").arg(days).arg(twoDigits(hours));
   if (s >= 3600) return QStringLiteral("%1h %2m").arg(s / 3600).arg(twoDigits(minutes));
   if (s >= 60) return QStringLiteral("%1m %2s").arg(s / 60).arg(twoDigits(secs));
+  // A short run in tenths (a digits job takes 0.3 s: "0s" said it took nothing).
+  if (seconds < 10) return QStringLiteral("%1s").arg(std::floor(seconds * 10) / 10, 0, 'f', 1);
   return QStringLiteral("%1s").arg(secs);
 }
 

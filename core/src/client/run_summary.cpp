@@ -14,8 +14,17 @@ Result<std::vector<RunSummary>> loadRunSummaries(store::Store& store,
   for (store::JobRow& job : jobs) {
     RunSummary run;
     // One bucket: its `last` is the value of the highest step, i.e. the final loss; its `min`
-    // the best.
+    // the best. When loss_rank reports none, the first rank that does: a pipeline's loss comes
+    // from its last stage, a parameter server's from its workers.
     auto loss = store.series(job.job_id, job.attempt, options.loss_rank, options.loss_metric, 1);
+    auto none = [](const Result<std::vector<store::SeriesPoint>>& series) {
+      return series.isOk() ? series->empty() : series.status().code() == ErrorCode::kNotFound;
+    };
+    for (int rank = 0; rank < job.world_size && none(loss); ++rank) {
+      if (rank != options.loss_rank) {
+        loss = store.series(job.job_id, job.attempt, rank, options.loss_metric, 1);
+      }
+    }
     if (loss.isOk()) {
       if (!loss->empty()) {
         run.final_loss = loss->back().last;

@@ -41,7 +41,8 @@ struct JobScript {
   double end = 0;  // 0: still running
   proto::RankState end_state = proto::SUCCEEDED;
   int failing_rank = -1;       // that rank exits with end_state, the others succeed
-  std::vector<double> losses;  // reported by rank 0, one per step; empty: none
+  std::vector<double> losses;  // reported by loss_rank, one per step; empty: none
+  int loss_rank = 0;
 };
 
 class Journal {
@@ -77,8 +78,9 @@ class Journal {
       st->set_pid(1000 + r);
     }
     for (size_t i = 0; i < s.losses.size(); ++i) {
-      proto::MetricSample* m = add(s.id, s.start + 1 + i, "rank:0").mutable_metric();
-      m->set_rank(0);
+      proto::MetricSample* m =
+          add(s.id, s.start + 1 + i, "rank:" + std::to_string(s.loss_rank)).mutable_metric();
+      m->set_rank(s.loss_rank);
       m->set_step(static_cast<int64_t>(i + 1));
       proto::MetricValue* v = m->add_values();
       v->set_name("loss");
@@ -190,8 +192,26 @@ class HistoryViewTest : public ::testing::Test {
 
 QString q(const std::string& s) { return QString::fromStdString(s); }
 
+// A pipeline's loss comes from its last stage (rank 2 of 3 here): that is the run's loss.
+TEST_F(HistoryViewTest, TheLossOfARunWhoseFirstRankReportsNoneIsTheNextRanks) {
+  Journal journal;
+  JobScript pipeline{"pipe-261123-150000-ee55", "pipe", 3,           kT0, kT0 + 30,
+                     proto::SUCCEEDED,          -1,     {1.5, 0.75}, 2};
+  journal.addJob(pipeline);
+  ASSERT_TRUE(store_->applyJournal("a2", "journal-2", journal.records(), journal.nextSeq()).isOk());
+  for (const RunSummary& run : load()) {
+    if (run.job.job_id != pipeline.id) continue;
+    EXPECT_EQ(run.final_loss, 0.75);
+    EXPECT_EQ(run.best_loss, 0.75);
+    return;
+  }
+  ADD_FAILURE() << "the pipeline run is not in the history";
+}
+
 TEST(RunFormat, WritesDurationsTimesAndLosses) {
   EXPECT_EQ(formatDuration(45.9), "45s");
+  EXPECT_EQ(formatDuration(0.36), "0.3s");
+  EXPECT_EQ(formatDuration(9.99), "9.9s");
   EXPECT_EQ(formatDuration(192), "3m 12s");
   EXPECT_EQ(formatDuration(3725), "1h 02m");
   EXPECT_EQ(formatDuration(2 * 86400 + 3 * 3600 + 5), "2d 03h");
