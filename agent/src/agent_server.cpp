@@ -671,11 +671,13 @@ Result<uint32_t> AgentServer::Impl::prepare(const proto::JobLaunch& launch,
                                             bool reserve_master_port) {
   RM_ASSIGN_OR_RETURN(uint32_t port, supervisor->prepare(launch, reserve_master_port));
   rendezvous->host(launch);
+  gang->expect(launch);
   return port;
 }
 
 Result<std::vector<int>> AgentServer::Impl::launch(const proto::JobLaunch& launch) {
   rendezvous->host(launch);
+  gang->connectEarly(launch);
   auto pids = supervisor->launch(launch);
   if (!pids.isOk()) {
     log("launch of job " + launch.job_id() + " failed: " + pids.status().message());
@@ -742,11 +744,15 @@ Status AgentServer::Impl::loop() {
     items.push_back({router, 0, ZMQ_POLLIN, 0});
     items.push_back({nullptr, signal_fd, ZMQ_POLLIN, 0});
     items.push_back({monitor->socket(), 0, ZMQ_POLLIN, 0});
-    for (void* socket : gang->sockets()) items.push_back({socket, 0, ZMQ_POLLIN, 0});
+    for (const zmq_pollitem_t& item : gang->pollItems()) items.push_back(item);
     const size_t first_output = items.size();
     for (int fd : supervisor->outputFds()) items.push_back({nullptr, fd, ZMQ_POLLIN, 0});
     long timeout_ms = std::max<long>(
         0, std::chrono::duration_cast<std::chrono::milliseconds>(wake - now).count() + 1);
+    // What the timers journaled just now (a job's outcome, a restart) is flushed and answered to
+    // the long polls at the end of this turn, not after a millisecond's poll (unless the journal
+    // cannot be written: then the records wait, and so does the loop).
+    if (journal->unflushed() && journal->writeError().empty()) timeout_ms = 0;
     if (zmq_poll(items.data(), static_cast<int>(items.size()), timeout_ms) < 0 &&
         zmq_errno() != EINTR) {
       return ioError(std::string("zmq_poll: ") + zmq_strerror(zmq_errno()));
@@ -767,6 +773,11 @@ Status AgentServer::Impl::loop() {
       if (!stopping) supervisor->reapChildren();
     }
     if (items[2].revents & ZMQ_POLLIN) monitor->onReadable();
+    std::vector<void*> writable;
+    for (size_t i = 3; i < first_output; ++i) {
+      if (items[i].revents & ZMQ_POLLOUT) writable.push_back(items[i].socket);
+    }
+    if (!writable.empty()) gang->onWritable(writable);
     if (std::any_of(items.begin() + 3, items.begin() + static_cast<long>(first_output),
                     [](const zmq_pollitem_t& item) { return item.revents & ZMQ_POLLIN; })) {
       gang->onReadable();

@@ -65,7 +65,9 @@ GangCoordinator::GangCoordinator(Parts parts) : parts_(std::move(parts)) {}
 
 GangCoordinator::~GangCoordinator() {
   for (auto& [job_id, gang] : gangs_) parts_.zap->revokeKey(gang.launch.rendezvous_public_key());
+  for (auto& [job_id, expected] : expected_) parts_.zap->revokeKey(expected.key);
   gangs_.clear();  // the sockets close before the context ends
+  expected_.clear();
 }
 
 bool GangCoordinator::manages(const std::string& job_id) const {
@@ -90,6 +92,34 @@ bool GangCoordinator::overEverywhere(const Gang& gang) const {
   });
 }
 
+void GangCoordinator::expect(const proto::JobLaunch& launch) {
+  if (!security::isValidKey(launch.rendezvous_public_key())) return;  // no job key: no gang
+  parts_.zap->allowKey(launch.rendezvous_public_key(), "job:" + launch.job_id());
+  Expected& expected = expected_[launch.job_id()];
+  if (expected.key != launch.rendezvous_public_key()) expected.connections.clear();
+  expected.key = launch.rendezvous_public_key();
+}
+
+void GangCoordinator::connectEarly(const proto::JobLaunch& launch) {
+  auto it = expected_.find(launch.job_id());
+  if (it == expected_.end() || it->second.key != launch.rendezvous_public_key()) return;
+  // The agents join() talks to while none is lost: every other one from a hub (the first two
+  // members), the hubs only from the others (see talksTo).
+  const auto& members = launch.gang();
+  bool hub_here = false;
+  for (int i = 0; i < std::min(members.size(), 2); ++i) {
+    hub_here = hub_here || members[i].agent() == parts_.agent_name;
+  }
+  for (int i = 0; i < members.size(); ++i) {
+    const proto::GangMember& member = members[i];
+    if (member.agent() == parts_.agent_name || (!hub_here && i >= 2)) continue;
+    if (it->second.connections.count(member.agent())) continue;
+    if (auto connection = connectTo(launch, member)) {
+      it->second.connections[member.agent()] = std::move(connection);
+    }
+  }
+}
+
 void GangCoordinator::join(const proto::JobLaunch& launch) {
   if (!security::isValidKey(launch.rendezvous_public_key())) return;  // no job key: no gang
   const std::string& job_id = launch.job_id();
@@ -98,6 +128,15 @@ void GangCoordinator::join(const proto::JobLaunch& launch) {
   gang.launch = launch;
   gang.first_attempt = launch.attempt();
   gang.members.assign(launch.gang().begin(), launch.gang().end());
+  // Connections opened by connectEarly() for this key: connectPeers() keeps them.
+  if (auto early = expected_.find(job_id); early != expected_.end()) {
+    if (early->second.key == launch.rendezvous_public_key()) {
+      for (auto& [agent, connection] : early->second.connections) {
+        gang.peers[agent].connection = std::move(connection);
+      }
+    }
+    expected_.erase(early);
+  }
   if (gang.members.empty()) {  // a client that sends no gang: this agent alone
     proto::GangMember self;
     self.set_agent(parts_.agent_name);
@@ -153,19 +192,18 @@ void GangCoordinator::watchContacts(Gang& gang, Clock::time_point now) {
 
 void GangCoordinator::openConnection(const Gang& gang, Peer& peer,
                                      const proto::GangMember& member) {
-  peer.connection = connectTo(gang, member);
+  peer.connection = connectTo(gang.launch, member);
   peer.unanswered_since.reset();
   peer.sent = peer.replies = peer.outcome_message = 0;  // a new connection counts afresh
 }
 
 std::unique_ptr<client::AgentConnection> GangCoordinator::connectTo(
-    const Gang& gang, const proto::GangMember& member) {
-  security::KeyPair job_keys{gang.launch.rendezvous_public_key(),
-                             gang.launch.rendezvous_secret_key()};
+    const proto::JobLaunch& launch, const proto::GangMember& member) {
+  security::KeyPair job_keys{launch.rendezvous_public_key(), launch.rendezvous_secret_key()};
   auto connection = client::AgentConnection::connect(
       context_, {member.agent(), member.endpoint(), member.server_key()}, job_keys);
   if (connection.isOk()) return std::move(*connection);
-  parts_.log("job " + gang.launch.job_id() + ": " + connection.status().message());
+  parts_.log("job " + launch.job_id() + ": " + connection.status().message());
   return nullptr;
 }
 
@@ -204,7 +242,9 @@ void GangCoordinator::send(Gang& gang, const std::string& agent, proto::GangMess
   Peer& to = peer->second;
   if (!to.connection->send(envelope, 0).isOk()) {
     gang.unsent = true;
+    to.missed = true;
   } else {
+    to.missed = false;
     ++to.sent;
     if (envelope.gang().has_outcome() && to.outcome_message == 0) to.outcome_message = to.sent;
   }
@@ -324,14 +364,30 @@ proto::Envelope GangCoordinator::handle(const proto::Envelope& request) {
   return reply;
 }
 
-std::vector<void*> GangCoordinator::sockets() const {
-  std::vector<void*> out;
+std::vector<zmq_pollitem_t> GangCoordinator::pollItems() const {
+  std::vector<zmq_pollitem_t> out;
   for (const auto& [job_id, gang] : gangs_) {
     for (const auto& [agent, peer] : gang.peers) {
-      if (peer.connection && !gang.left) out.push_back(peer.connection->socket());
+      if (!peer.connection || gang.left) continue;
+      const short events = ZMQ_POLLIN | (peer.missed ? ZMQ_POLLOUT : 0);
+      out.push_back({peer.connection->socket(), 0, events, 0});
     }
   }
   return out;
+}
+
+void GangCoordinator::onWritable(const std::vector<void*>& sockets) {
+  const auto now = Clock::now();
+  for (auto& [job_id, gang] : gangs_) {
+    for (auto& [agent, peer] : gang.peers) {
+      if (!peer.missed || !peer.connection ||
+          std::find(sockets.begin(), sockets.end(), peer.connection->socket()) == sockets.end()) {
+        continue;
+      }
+      peer.missed = false;  // polled for POLLOUT again only after another missed message
+      gang.next_heartbeat = std::min(gang.next_heartbeat, now);
+    }
+  }
 }
 
 void GangCoordinator::onReadable() {
@@ -710,6 +766,19 @@ void GangCoordinator::leave(const std::string& job_id, const std::string& why) {
 
 GangCoordinator::Clock::time_point GangCoordinator::onTimer(Clock::time_point now) {
   Clock::time_point wake = now + std::chrono::seconds(1);
+  // A prepared job that was not launched: its key goes with its slots (unless a gang of the
+  // job holds the same key).
+  for (auto it = expected_.begin(); it != expected_.end();) {
+    if (parts_.supervisor->isActive(it->first)) {
+      ++it;
+      continue;
+    }
+    auto gang = gangs_.find(it->first);
+    if (gang == gangs_.end() || gang->second.launch.rendezvous_public_key() != it->second.key) {
+      parts_.zap->revokeKey(it->second.key);
+    }
+    it = expected_.erase(it);
+  }
   for (auto it = gangs_.begin(); it != gangs_.end();) {
     Gang& gang = it->second;
     if (gang.left) {

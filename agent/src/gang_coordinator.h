@@ -26,6 +26,8 @@
 //
 // Thread-safety: none; the agent's main thread owns it, like the supervisor it drives.
 
+#include <zmq.h>
+
 #include <array>
 #include <chrono>
 #include <functional>
@@ -61,6 +63,16 @@ class GangCoordinator {
   explicit GangCoordinator(Parts parts);
   ~GangCoordinator();
 
+  // A client prepared an attempt here (the supervisor holds its slots): the job's key is
+  // admitted from now on rather than from join(). Each agent joins once its own ranks have
+  // started; a peer that had not admitted the key by then refused the first handshake (libzmq
+  // never retries one, see reopenUnansweredConnections), and a short job was over before its
+  // agents could tell each other so. Let go when no join() follows while the job is active.
+  void expect(const proto::JobLaunch& launch);
+  // Just before the supervisor starts the ranks (every agent of the job has admitted its key
+  // at prepare): opens the connections join() will use, so that their CURVE handshakes go on
+  // while the ranks start.
+  void connectEarly(const proto::JobLaunch& launch);
   // A client launched an attempt here: watch it with the job's other agents.
   void join(const proto::JobLaunch& launch);
   // A GangMessage from another agent of the job (the router checked it carries the job's key).
@@ -74,9 +86,13 @@ class GangCoordinator {
   // agent has no gang for the job (it is over, or never ran here).
   Status restartRequested(const proto::RestartJob& request);
 
-  // The sockets to the other agents (their replies arrive there), for the agent's poll loop.
-  std::vector<void*> sockets() const;
+  // The sockets to the other agents, for the agent's poll loop: POLLIN (their replies arrive
+  // there), and POLLOUT where a message found the connection still in its handshake.
+  std::vector<zmq_pollitem_t> pollItems() const;
   void onReadable();
+  // Those of pollItems() whose connection is now up: what they missed is sent at once (on the
+  // next onTimer), not after the resend wait.
+  void onWritable(const std::vector<void*>& sockets);
   // Heartbeats, losses, hang verdicts, decisions and restarts that are due; returns when it next
   // needs a call.
   Clock::time_point onTimer(Clock::time_point now);
@@ -99,6 +115,7 @@ class GangCoordinator {
     uint64_t sent = 0;
     uint64_t replies = 0;
     uint64_t outcome_message = 0;  // the number of the first outcome message sent; 0: none
+    bool missed = false;           // the last message found the connection not up (see onWritable)
     bool knows_outcome = false;
     bool lost = false;
     bool down = false;  // lost, and known not to come back (see peer_probe.h)
@@ -155,7 +172,7 @@ class GangCoordinator {
   void watchContacts(Gang& gang, Clock::time_point now);
   bool overEverywhere(const Gang& gang) const;
   void connectPeers(Gang& gang);
-  std::unique_ptr<client::AgentConnection> connectTo(const Gang& gang,
+  std::unique_ptr<client::AgentConnection> connectTo(const proto::JobLaunch& launch,
                                                      const proto::GangMember& member);
   // A fresh connection to `member`, its message counts at zero.
   void openConnection(const Gang& gang, Peer& peer, const proto::GangMember& member);
@@ -187,6 +204,12 @@ class GangCoordinator {
   Parts parts_;
   client::ZmqContext context_;  // for the sockets to other agents; outlives them
   std::map<std::string, Gang> gangs_;
+  // Jobs prepared or launching here and not joined yet (see expect()).
+  struct Expected {
+    std::string key;  // the job's public key, admitted
+    std::map<std::string, std::unique_ptr<client::AgentConnection>> connections;  // by agent
+  };
+  std::map<std::string, Expected> expected_;  // by job id
 };
 
 }  // namespace ringmaster::agent

@@ -43,6 +43,8 @@ class Journal {
   // the OS (visible to readers, surviving an agent crash) after the next flush().
   Result<uint64_t> append(proto::JournalRecord& record);
   Status flush();
+  // Appended records not flushed yet.
+  bool unflushed() const { return !pending_.empty(); }
   // Why the last flush failed ("journal write failed: No space left on device"); empty once one
   // succeeds. Appended records wait in memory meanwhile (clients see none of them).
   const std::string& writeError() const { return write_error_; }

@@ -169,6 +169,58 @@ TEST_F(SecurityTest, AuthorizeTakesEffectWithoutRestart) {
   EXPECT_TRUE(reply.isOk()) << reply.status().toString();
 }
 
+// A job's key opens the gang messages of that job from its PrepareJob on (its agents' first
+// handshakes to each other must not be refused: libzmq never retries one), and nothing once its
+// slots are released without a launch.
+TEST_F(SecurityTest, AJobKeyIsAdmittedFromItsPrepareUntilItsSlotsAreReleased) {
+  auto job_keys = security::generateKeyPair();
+  ASSERT_TRUE(job_keys.isOk());
+  auto client = AgentConnection::connect(context_, endpoint_, authorized_);
+  ASSERT_TRUE(client.isOk());
+  proto::Envelope prepare;
+  proto::JobLaunch* launch = prepare.mutable_prepare_job()->mutable_launch();
+  launch->set_job_id("held");
+  launch->set_attempt(1);
+  launch->set_launcher(proto::COMMAND);
+  launch->add_argv("/bin/true");
+  launch->set_world_size(1);
+  launch->add_ranks()->set_rank(0);
+  launch->set_rendezvous_public_key(job_keys->public_key);
+  launch->set_rendezvous_secret_key(job_keys->secret_key);
+  auto prepared = (*client)->call(prepare, 5000);
+  ASSERT_TRUE(prepared.isOk()) << prepared.status().toString();
+
+  proto::Envelope beat;
+  beat.mutable_gang()->set_job_id("held");
+  beat.mutable_gang()->set_from_agent("a2");
+  {
+    // Read, not refused: the agent answers that it has no gang for the job yet.
+    auto as_job = AgentConnection::connect(context_, endpoint_, *job_keys);
+    ASSERT_TRUE(as_job.isOk());
+    auto reply = (*as_job)->call(beat, 5000);
+    ASSERT_FALSE(reply.isOk());
+    EXPECT_EQ(reply.status().code(), ErrorCode::kNotFound) << reply.status().toString();
+  }
+
+  proto::Envelope stop;
+  stop.mutable_stop_job()->set_job_id("held");
+  auto stopped = (*client)->call(stop, 5000);
+  ASSERT_TRUE(stopped.isOk()) << stopped.status().toString();
+  // The key goes on the agent's next turn, moments after its answer to the stop.
+  Status last;
+  for (int i = 0; i < 20; ++i) {
+    auto as_job = AgentConnection::connect(context_, endpoint_, *job_keys);
+    ASSERT_TRUE(as_job.isOk());
+    auto reply = (*as_job)->call(beat, 1000);
+    last = reply.status();
+    if (last.code() == ErrorCode::kUnauthorized) break;
+  }
+  EXPECT_EQ(last.code(), ErrorCode::kUnauthorized) << last.toString();
+  EXPECT_NE(last.message().find("rejected this client's key"), std::string::npos)
+      << last.toString();
+  expectAuthorizedClientStillServed();
+}
+
 TEST_F(SecurityTest, GarbageFramesNeverCrashTheAgent) {
   // An authorized peer sending garbage: every request gets an error or nothing; the agent lives.
   void* socket = zmq_socket(context_.get(), ZMQ_DEALER);
