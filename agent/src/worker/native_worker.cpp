@@ -372,7 +372,7 @@ Status runNativeWorker(const WorkerOptions& options, comm::KeyValueStore* store,
   }
   // So do parameter servers and their workers (parameter_server.h).
   if (strategy.parameterServer()) {
-    return runParameterServerRank(config, options, comm.get(), phase, out, log);
+    return runParameterServerRank(config, options, store, comm.get(), phase, out, log);
   }
   // With NCCL the buckets are device memory: GradientSync only does pointer arithmetic on them.
   // Local SGD and compression exchange through StrategySync instead (no overlap with backward).

@@ -4,8 +4,10 @@
 #include <chrono>
 #include <cstring>
 #include <memory>
+#include <mutex>
 #include <span>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "ringmaster/train/checkpoint.h"
@@ -29,11 +31,13 @@ constexpr uint32_t kFinalTag = 0x50530003;  // async server -> worker at the end
 struct PushHeader {
   uint64_t pulled_version = 0;  // the shard's version the gradient was computed on
   uint64_t step = 0;            // the worker's step (1-based), for error messages
+  uint64_t leaving = 0;         // async, 1: not a gradient to apply; the worker stops here
 };
 struct ReplyHeader {
   uint64_t version = 0;    // the shard's version after this push
   uint64_t refused = 0;    // 1: the push was staler than max_staleness and not applied
   uint64_t staleness = 0;  // of the push (0 in sync)
+  uint64_t done = 0;       // async, 1: the push was not applied and the worker stops
   double lr = 0.0;         // of the server's last update
 };
 
@@ -92,10 +96,18 @@ Status withContext(const Status& status, const std::string& what) {
 }
 
 // The worker's side: the Trainer's remote update, and what it sent and received.
+// Where a worker reaches server s: the job's communicator and the server's rank (sync), or the
+// pair communicator of the two (async: the server is its rank 0).
+struct ServerLink {
+  comm::Communicator* comm = nullptr;
+  int peer = 0;
+  int server_rank = 0;  // in the job, for messages
+};
+
 class PsWorker {
  public:
-  PsWorker(comm::Communicator* comm, const train::ParameterServerConfig& ps, size_t num_params)
-      : comm_(comm), ps_(ps), layout_{comm->size(), ps.servers}, pulled_(ps.servers, 0) {
+  PsWorker(std::vector<ServerLink> links, const train::ParameterServerConfig& ps, size_t num_params)
+      : links_(std::move(links)), ps_(ps), pulled_(ps.servers, 0) {
     for (int s = 0; s < ps.servers; ++s) {
       const train::ShardRange range = train::shardRange(num_params, ps.servers, s);
       ranges_.push_back(range);
@@ -104,7 +116,10 @@ class PsWorker {
     }
   }
 
+  // The most steps this worker may take (async: it usually stops earlier, when told).
   void setTotalSteps(uint64_t steps) { total_steps_ = steps; }
+  // async: the servers said stop, and the final parameters are in.
+  bool finished() const { return finished_; }
 
   Result<double> update(std::span<float> params, std::span<const float> grads) {
     const Clock::time_point start = Clock::now();
@@ -118,15 +133,20 @@ class PsWorker {
         RM_ASSIGN_OR_RETURN(lr, pull(s, kReplyTag, params));
       }
     } else {
+      // Server 0 says when the job's pushes are done; the other servers then hear that this
+      // worker leaves (and so does a worker that reached its own last step).
+      bool leaving = step_ >= total_steps_;
       for (int s = 0; s < ps_.servers; ++s) {
-        RM_RETURN_IF_ERROR(push(s, grads));
+        RM_RETURN_IF_ERROR(push(s, grads, leaving));
         RM_ASSIGN_OR_RETURN(lr, pull(s, kReplyTag, params));
+        leaving = leaving || done_told_;
       }
       // Every worker ends on the servers' final parameters (see the header).
-      if (step_ == total_steps_) {
+      if (leaving) {
         for (int s = 0; s < ps_.servers; ++s) {
           RM_ASSIGN_OR_RETURN(lr, pull(s, kFinalTag, params));
         }
+        finished_ = true;
       }
     }
     comm_seconds_ = secondsSince(start);
@@ -140,14 +160,14 @@ class PsWorker {
   uint64_t refused() const { return refused_; }
 
  private:
-  Status push(int shard, std::span<const float> grads) {
+  Status push(int shard, std::span<const float> grads, bool leaving = false) {
     Message<PushHeader>& message = pushes_[shard];
-    message.setHeader(PushHeader{pulled_[shard], step_});
+    message.setHeader(PushHeader{pulled_[shard], step_, leaving ? 1u : 0u});
     message.setFloats(grads.subspan(ranges_[shard].begin, ranges_[shard].size()));
-    const Status sent =
-        comm_->send(message.data(), message.size(), layout_.serverRank(shard), kPushTag);
+    const ServerLink& link = links_[shard];
+    const Status sent = link.comm->send(message.data(), message.size(), link.peer, kPushTag);
     if (!sent.isOk()) {
-      return withContext(sent, "push to server rank " + std::to_string(layout_.serverRank(shard)));
+      return withContext(sent, "push to server rank " + std::to_string(link.server_rank));
     }
     bytes_sent_ += message.size();
     return Status::ok();
@@ -155,11 +175,10 @@ class PsWorker {
 
   Result<double> pull(int shard, uint32_t tag, std::span<float> params) {
     Message<ReplyHeader>& message = replies_[shard];
-    const Status received =
-        comm_->recv(message.data(), message.size(), layout_.serverRank(shard), tag);
+    const ServerLink& link = links_[shard];
+    const Status received = link.comm->recv(message.data(), message.size(), link.peer, tag);
     if (!received.isOk()) {
-      return withContext(received,
-                         "pull from server rank " + std::to_string(layout_.serverRank(shard)));
+      return withContext(received, "pull from server rank " + std::to_string(link.server_rank));
     }
     bytes_received_ += message.size();
     const ReplyHeader header = message.header();
@@ -170,19 +189,21 @@ class PsWorker {
     if (tag == kReplyTag) {
       staleness_ = std::max(staleness_, header.staleness);
       refused_ += header.refused;
+      done_told_ = done_told_ || header.done != 0;
     }
     return header.lr;
   }
 
-  comm::Communicator* comm_;
+  std::vector<ServerLink> links_;
   train::ParameterServerConfig ps_;
-  train::PsLayout layout_;
   std::vector<train::ShardRange> ranges_;
   std::vector<Message<PushHeader>> pushes_;
   std::vector<Message<ReplyHeader>> replies_;
   std::vector<uint64_t> pulled_;  // per shard: the version of the last pull
   uint64_t step_ = 0;
   uint64_t total_steps_ = 0;
+  bool done_told_ = false;
+  bool finished_ = false;
   size_t bytes_sent_ = 0;
   size_t bytes_received_ = 0;
   uint64_t staleness_ = 0;
@@ -191,7 +212,8 @@ class PsWorker {
 };
 
 Status runWorker(const train::NativeConfig& config, const WorkerOptions& options,
-                 comm::Communicator* comm, job::PhaseBoard& phase, std::FILE* out, std::FILE* log) {
+                 std::vector<ServerLink> links, job::PhaseBoard& phase, std::FILE* out,
+                 std::FILE* log) {
   const train::ParameterServerConfig& ps = config.strategy.parameter_server;
   const train::PsLayout layout{options.world_size, ps.servers};
   std::unique_ptr<PsWorker> worker;  // made once the model's size is known
@@ -205,18 +227,38 @@ Status runWorker(const train::NativeConfig& config, const WorkerOptions& options
     phase.enter(job::RankPhase::kCompute);
     return lr;
   };
-  RM_ASSIGN_OR_RETURN(train::Trainer trainer, train::Trainer::create(config, trainer_options));
-  worker = std::make_unique<PsWorker>(comm, ps, trainer.model().numParams());
+  // async: a worker steps until the servers have taken the job's pushes (N workers x the spec's
+  // steps), however many of them are its own; N times the spec's length is its most.
+  const bool async = ps.mode == train::PsMode::kAsync;
+  train::NativeConfig own = config;
+  if (async) {
+    own.epochs *= static_cast<uint64_t>(layout.workers());
+    own.steps *= static_cast<uint64_t>(layout.workers());
+  }
+  RM_ASSIGN_OR_RETURN(train::Trainer trainer, train::Trainer::create(own, trainer_options));
+  worker = std::make_unique<PsWorker>(std::move(links), ps, trainer.model().numParams());
   worker->setTotalSteps(trainer.totalSteps());
   std::fprintf(log, "rank %d: parameter-server worker %d of %d (%s, %d server%s)\n", options.rank,
                options.rank, layout.workers(), ps.mode == train::PsMode::kSync ? "sync" : "async",
                ps.servers, ps.servers == 1 ? "" : "s");
 
-  const bool async = ps.mode == train::PsMode::kAsync;
-  while (!trainer.done()) {
+  const auto evaluate = [&](const train::StepReport& report) {
+    phase.enter(job::RankPhase::kEvaluation);
+    const train::EvalReport eval = trainer.evaluate();
+    MetricLine line(report.step);
+    line.add("eval_loss", eval.loss).add("epoch", static_cast<double>(report.epoch));
+    if (config.model.task == train::Task::kClassification) {
+      line.add("accuracy", eval.accuracy);
+    } else {
+      line.add("mse", eval.mse);
+    }
+    line.print(out);
+  };
+  while (!trainer.done() && !worker->finished()) {
     phase.enter(job::RankPhase::kCompute, trainer.completedSteps() + 1);
     RM_ASSIGN_OR_RETURN(train::StepReport report, trainer.step());
-    if (report.step % options.metrics_every == 0 || trainer.done()) {
+    const bool last = trainer.done() || worker->finished();
+    if (report.step % options.metrics_every == 0 || last) {
       MetricLine line(report.step);
       line.add("loss", report.loss)
           .add("lr", report.lr)
@@ -233,18 +275,7 @@ Status runWorker(const train::NativeConfig& config, const WorkerOptions& options
       }
       line.print(out);
     }
-    if (trainer.evaluationDue(report)) {
-      phase.enter(job::RankPhase::kEvaluation);
-      const train::EvalReport eval = trainer.evaluate();
-      MetricLine line(report.step);
-      line.add("eval_loss", eval.loss).add("epoch", static_cast<double>(report.epoch));
-      if (config.model.task == train::Task::kClassification) {
-        line.add("accuracy", eval.accuracy);
-      } else {
-        line.add("mse", eval.mse);
-      }
-      line.print(out);
-    }
+    if (trainer.evaluationDue(report) || last) evaluate(report);  // the final model, always
   }
   const uint64_t checksum = trainer.paramChecksum();
   MetricLine(trainer.completedSteps())
@@ -282,8 +313,131 @@ void printServerStep(std::FILE* out, uint64_t step, const ServerStep& s, double 
   line.print(out);
 }
 
+// async: one thread per worker, each on the pair communicator of the two, so that a worker that
+// is slow to send or to take its reply (descheduled, stopped) holds up its own thread only; the
+// shard and the figures are shared under a mutex.
+Status serveAsync(train::ShardServer& server, int shard, uint64_t budget,
+                  const train::ParameterServerConfig& ps,
+                  const std::vector<std::unique_ptr<comm::Communicator>>& pairs,
+                  const WorkerOptions& options, job::PhaseBoard& phase, std::FILE* out,
+                  std::FILE* log) {
+  const int workers = static_cast<int>(pairs.size());
+  const size_t shard_size = server.size();
+  const float scale = 1.0f / static_cast<float>(workers);
+  std::mutex mutex;      // guards everything below, and `server`
+  uint64_t served = 0;   // pushes applied or refused
+  uint64_t handled = 0;  // served, and the pushes answered with done
+  int active = workers;
+  ServerStep figures;
+  Status failure;
+  const auto fail = [&](const Status& status) {
+    std::lock_guard lock(mutex);
+    if (failure.isOk()) failure = status;
+    for (const auto& pair : pairs) pair->abort();  // every other thread's wait ends too
+  };
+  const auto serve = [&](int w) {
+    comm::Communicator& link = *pairs[static_cast<size_t>(w)];
+    Message<PushHeader> push(shard_size);
+    Message<ReplyHeader> reply(shard_size);
+    for (;;) {
+      const Clock::time_point wait = Clock::now();
+      const Status received = link.recv(push.data(), push.size(), 1, kPushTag);
+      if (!received.isOk()) {
+        return fail(withContext(received, "push from worker rank " + std::to_string(w)));
+      }
+      const PushHeader header = push.header();
+      bool done = false;
+      {
+        std::lock_guard lock(mutex);
+        figures.comm_s += secondsSince(wait);
+        figures.bytes_received += push.size();
+        if (header.pulled_version > server.version()) {
+          failure = protocolError("worker rank " + std::to_string(w) + " pushed step " +
+                                  std::to_string(header.step) + " on version " +
+                                  std::to_string(header.pulled_version) +
+                                  ", newer than the server's " + std::to_string(server.version()));
+          for (const auto& pair : pairs) pair->abort();
+          return;
+        }
+        ReplyHeader reply_header;
+        // Server 0 takes the job's pushes (workers x steps); each later one is answered with
+        // done, and a worker told so pushes `leaving` to the other servers.
+        if (header.leaving != 0 || (shard == 0 && served >= budget)) {
+          reply_header.done = 1;
+          done = true;
+          --active;
+        } else {
+          const train::PushVerdict verdict =
+              server.applyPush(push.floats(), header.pulled_version, ps.max_staleness, scale);
+          figures.staleness = std::max(figures.staleness, verdict.staleness);
+          figures.refused += verdict.accepted ? 0 : 1;
+          reply_header.refused = verdict.accepted ? 0 : 1;
+          reply_header.staleness = verdict.staleness;
+          ++served;
+        }
+        reply_header.version = server.version();
+        reply_header.lr = server.lastLr();
+        reply.setHeader(reply_header);
+        reply.setFloats(server.params());
+        ++handled;
+        figures.bytes_sent += reply.size();
+        phase.enter(job::RankPhase::kAllreduce, handled / static_cast<uint64_t>(workers) + 1);
+        // A step of a server: as many pushes as there are workers. The last one's line is
+        // printed after the final parameters went out (below).
+        if (handled % static_cast<uint64_t>(workers) == 0 && active > 0) {
+          const uint64_t round = handled / static_cast<uint64_t>(workers);
+          if (round % options.metrics_every == 0) {
+            printServerStep(out, round, figures, server.lastLr(), true);
+          }
+          figures = ServerStep{};
+        }
+      }
+      const Clock::time_point send = Clock::now();
+      const Status sent = link.send(reply.data(), reply.size(), 1, kReplyTag);
+      if (!sent.isOk()) return fail(withContext(sent, "reply to worker rank " + std::to_string(w)));
+      {
+        std::lock_guard lock(mutex);
+        figures.comm_s += secondsSince(send);
+      }
+      if (done) return;
+    }
+  };
+  std::vector<std::thread> threads;
+  for (int w = 0; w < workers; ++w) threads.emplace_back(serve, w);
+  for (std::thread& t : threads) t.join();
+  if (!failure.isOk()) return failure;
+
+  // Every worker has left: the final parameters to each (it waits for them after its last
+  // push), counted in the last step's figures.
+  Message<ReplyHeader> final_shard(shard_size);
+  ReplyHeader header;
+  header.version = server.version();
+  header.done = 1;
+  header.lr = server.lastLr();
+  final_shard.setHeader(header);
+  final_shard.setFloats(server.params());
+  for (int w = 0; w < workers; ++w) {
+    const Clock::time_point start = Clock::now();
+    const Status sent =
+        pairs[static_cast<size_t>(w)]->send(final_shard.data(), final_shard.size(), 1, kFinalTag);
+    if (!sent.isOk())
+      return withContext(sent, "final parameters to worker rank " + std::to_string(w));
+    figures.comm_s += secondsSince(start);
+    figures.bytes_sent += final_shard.size();
+  }
+  const uint64_t rounds =
+      (handled + static_cast<uint64_t>(workers) - 1) / static_cast<uint64_t>(workers);
+  printServerStep(out, rounds, figures, server.lastLr(), true);
+  std::fprintf(log, "rank %d: served %llu pushes, applied %llu\n", options.rank,
+               static_cast<unsigned long long>(served),
+               static_cast<unsigned long long>(server.version()));
+  return Status::ok();
+}
+
 Status runServer(const train::NativeConfig& config, const WorkerOptions& options,
-                 comm::Communicator* comm, job::PhaseBoard& phase, std::FILE* out, std::FILE* log) {
+                 comm::Communicator* comm,
+                 const std::vector<std::unique_ptr<comm::Communicator>>& pairs,
+                 job::PhaseBoard& phase, std::FILE* out, std::FILE* log) {
   const train::ParameterServerConfig& ps = config.strategy.parameter_server;
   const train::PsLayout layout{options.world_size, ps.servers};
   const int workers = layout.workers();
@@ -338,66 +492,15 @@ Status runServer(const train::NativeConfig& config, const WorkerOptions& options
       phase.enter(job::RankPhase::kAllreduce, step);
       for (int w = 0; w < workers; ++w) {
         RM_RETURN_IF_ERROR(
-            sendShard(w, kReplyTag, ReplyHeader{server.version(), 0, 0, lr}, &figures));
+            sendShard(w, kReplyTag, ReplyHeader{server.version(), 0, 0, 0, lr}, &figures));
       }
       if (step % options.metrics_every == 0 || step == steps) {
         printServerStep(out, step, figures, lr, false);
       }
     }
   } else {
-    // Each worker pushes `steps` times; serve whoever comes first until all have.
-    std::vector<uint64_t> left(static_cast<size_t>(workers), steps);
-    std::vector<int> active;
-    for (int w = 0; w < workers; ++w) active.push_back(w);
-    Message<PushHeader> push(range.size());
-    const float scale = 1.0f / static_cast<float>(workers);
-    uint64_t served = 0;
-    ServerStep figures;
-    while (!active.empty()) {
-      phase.enter(job::RankPhase::kAllreduce, served / static_cast<uint64_t>(workers) + 1);
-      const Clock::time_point wait = Clock::now();
-      Result<int> from = comm->recvFromAny(push.data(), push.size(), active, kPushTag);
-      figures.comm_s += secondsSince(wait);
-      if (!from.isOk()) {
-        return withContext(from.status(), "push " + std::to_string(served + 1));
-      }
-      figures.bytes_received += push.size();
-      const PushHeader header = push.header();
-      if (header.pulled_version > server.version()) {
-        return protocolError("worker rank " + std::to_string(*from) + " pushed step " +
-                             std::to_string(header.step) + " on version " +
-                             std::to_string(header.pulled_version) + ", newer than the server's " +
-                             std::to_string(server.version()));
-      }
-      const train::PushVerdict verdict =
-          server.applyPush(push.floats(), header.pulled_version, ps.max_staleness, scale);
-      figures.staleness = std::max(figures.staleness, verdict.staleness);
-      figures.refused += verdict.accepted ? 0 : 1;
-      RM_RETURN_IF_ERROR(sendShard(*from, kReplyTag,
-                                   ReplyHeader{server.version(), verdict.accepted ? 0u : 1u,
-                                               verdict.staleness, server.lastLr()},
-                                   &figures));
-      if (--left[static_cast<size_t>(*from)] == 0) std::erase(active, *from);
-      ++served;
-      if (active.empty()) {
-        // The final parameters to every worker (each waits for them after its last push),
-        // counted in the last step's figures.
-        for (int w = 0; w < workers; ++w) {
-          RM_RETURN_IF_ERROR(sendShard(
-              w, kFinalTag, ReplyHeader{server.version(), 0, 0, server.lastLr()}, &figures));
-        }
-      }
-      if (served % static_cast<uint64_t>(workers) == 0) {
-        const uint64_t round = served / static_cast<uint64_t>(workers);
-        if (round % options.metrics_every == 0 || round == steps) {
-          printServerStep(out, round, figures, server.lastLr(), true);
-        }
-        figures = ServerStep{};
-      }
-    }
-    std::fprintf(log, "rank %d: served %llu pushes, applied %llu\n", options.rank,
-                 static_cast<unsigned long long>(served),
-                 static_cast<unsigned long long>(server.version()));
+    RM_RETURN_IF_ERROR(serveAsync(server, shard, steps * static_cast<uint64_t>(workers), ps, pairs,
+                                  options, phase, out, log));
   }
   std::fprintf(log, "rank %d done: shard %d at version %llu\n", options.rank, shard,
                static_cast<unsigned long long>(server.version()));
@@ -407,8 +510,8 @@ Status runServer(const train::NativeConfig& config, const WorkerOptions& options
 }  // namespace
 
 Status runParameterServerRank(const train::NativeConfig& config, const WorkerOptions& options,
-                              comm::Communicator* comm, job::PhaseBoard& phase, std::FILE* out,
-                              std::FILE* log) {
+                              comm::KeyValueStore* store, comm::Communicator* comm,
+                              job::PhaseBoard& phase, std::FILE* out, std::FILE* log) {
   const train::ParameterServerConfig& ps = config.strategy.parameter_server;
   if (!comm || ps.servers < 1 || ps.servers >= options.world_size) {
     return invalidArgument(
@@ -427,9 +530,42 @@ Status runParameterServerRank(const train::NativeConfig& config, const WorkerOpt
                  "memory); a restarted attempt starts over from step 0\n");
   }
   const train::PsLayout layout{options.world_size, ps.servers};
-  const Status done = layout.isServer(options.rank)
-                          ? runServer(config, options, comm, phase, out, log)
-                          : runWorker(config, options, comm, phase, out, log);
+  const bool server = layout.isServer(options.rank);
+  // async: a communicator of its own for every (server, worker) pair, made in the order of
+  // server + worker, which both sides follow, so no two wait for each other.
+  std::vector<std::unique_ptr<comm::Communicator>> pairs;
+  if (ps.mode == train::PsMode::kAsync) {
+    const int count = server ? layout.workers() : ps.servers;
+    for (int other = 0; other < count; ++other) {
+      const int shard = server ? layout.shardOf(options.rank) : other;
+      const int worker = server ? other : options.rank;
+      comm::GlooOptions gloo;
+      gloo.rank = server ? 0 : 1;
+      gloo.size = 2;
+      gloo.store = store;
+      gloo.storePrefix = "attempt-" + std::to_string(options.attempt) + "/ps/" +
+                         std::to_string(shard) + "-" + std::to_string(worker) + "/";
+      gloo.hostname = options.bind_address;
+      Result<std::unique_ptr<comm::Communicator>> pair = comm::createGlooCommunicator(gloo);
+      if (!pair.isOk()) {
+        return withContext(pair.status(), "connecting server " + std::to_string(shard) +
+                                              " and worker " + std::to_string(worker));
+      }
+      pairs.push_back(std::move(*pair));
+    }
+  }
+  Status done;
+  if (server) {
+    done = runServer(config, options, comm, pairs, phase, out, log);
+  } else {
+    std::vector<ServerLink> links;
+    for (int s = 0; s < ps.servers; ++s) {
+      const int rank = layout.serverRank(s);
+      links.push_back(pairs.empty() ? ServerLink{comm, rank, rank}
+                                    : ServerLink{pairs[static_cast<size_t>(s)].get(), 0, rank});
+    }
+    done = runWorker(config, options, std::move(links), phase, out, log);
+  }
   RM_RETURN_IF_ERROR(done);
   // Peers may still be finishing their last message (see NOTES.md on Gloo).
   phase.enter(job::RankPhase::kBarrier);

@@ -9,14 +9,24 @@
 // computed on, and pulls the shard back:
 //   sync:  all pushes, then all pulls; a server replies once every worker has pushed (in worker
 //          order), with the shard updated by their mean.
-//   async: server by server, push then pull (a blocking Gloo send waits for the receiver, so a
-//          worker never sends while a server waits to send to it); a server serves whichever
-//          worker pushes first and replies at once: with the updated shard, or, for a push
-//          staler than max_staleness, with the unchanged shard and the push refused. After its
-//          last push a worker waits for every server's final shard, so that all workers end
-//          (and evaluate, and checksum) the same parameters.
+//   async: server by server, push then pull, each (server, worker) pair on a Gloo communicator
+//          of its own; a server serves each worker from a thread of its own (the shard under a
+//          mutex), so a worker that is slow to push or to take its reply holds up nobody else
+//          (a blocking send waits for its receiver: one server thread for all workers made
+//          every worker wait for a straggler). A server replies at once: with the updated shard,
+//          or, for a push staler than max_staleness, with the unchanged shard and the push
+//          refused. Workers do not take a fixed number of steps: server 0 takes the job's
+//          pushes (N workers x the spec's steps, as many gradients as the synchronous job) and
+//          answers each later one with done, unapplied; the worker then tells the other servers
+//          it leaves. A fast worker takes more steps than a slow one (each draws from its own
+//          share of the data, epoch after epoch, at most N times the spec's length). Once every
+//          worker has left, each server sends every worker the final shard, so that all workers
+//          end (and evaluate, and checksum) the same parameters.
 // Every rank starts from the same seeded initial parameters (Trainer::create), so nothing is
 // broadcast first.
+//
+// Wire: a push is a 24-byte header and the gradient's shard, a reply a 40-byte header and the
+// parameters' shard (float32).
 //
 // Metrics (JSON lines, one per step): workers as every native rank (loss, lr, samples_per_sec,
 // step_time, comm_time, comm_wait) plus bytes_sent and bytes_received (headers included),
@@ -32,7 +42,8 @@
 // at different steps cannot take together: SIGTERM ends a rank at once), compression of pushes,
 // NCCL.
 //
-// Thread safety: one thread runs a rank.
+// Thread safety: one thread runs a rank (an async server starts one more per worker and joins
+// them).
 
 #include <cstdio>
 
@@ -43,9 +54,10 @@
 
 namespace ringmaster::agent {
 
-// REQUIRES: config.strategy.parameterServer(), comm non-null with size() == options.world_size.
+// REQUIRES: config.strategy.parameterServer(), comm non-null with size() == options.world_size;
+// `store`: the job's rendezvous store (async ranks make their pair communicators through it).
 Status runParameterServerRank(const train::NativeConfig& config, const WorkerOptions& options,
-                              comm::Communicator* comm, job::PhaseBoard& phase, std::FILE* out,
-                              std::FILE* log);
+                              comm::KeyValueStore* store, comm::Communicator* comm,
+                              job::PhaseBoard& phase, std::FILE* out, std::FILE* log);
 
 }  // namespace ringmaster::agent
