@@ -95,7 +95,8 @@ class Communicator {
   // Point-to-point, for strategies whose ranks are not symmetric (parameter servers, pipeline
   // stages). Blocking: send() returns once its bytes are out (on Gloo's TCP transport that is
   // after the receiver posted the matching recv, so two ranks that both send first deadlock:
-  // order the calls), recv() once they are in. A send matches the recv of the same tag from
+  // order the calls; between ranks of one host Gloo's shared-memory channels take a message
+  // without waiting for the recv), recv() once they are in. A send matches the recv of the same tag from
   // that peer; the sizes must be equal. Tags are the caller's and never collide with the
   // collectives'. NCCL has no tags: there messages between two ranks match in the order posted.
   // Like a collective, a failed call breaks the communicator for every rank.
@@ -173,7 +174,8 @@ struct GlooOptions {
   enum class Algorithm { kAuto, kRing, kBcube };
   Algorithm allreduceAlgorithm = Algorithm::kAuto;
   // When every rank is on this host (same host name, boot, IPC, PID and network namespaces),
-  // allreduce (float32 and float16), allgather and barrier go through one shared-memory segment
+  // allreduce (float32 and float16), allgather, barrier and point-to-point messages go through
+  // one shared-memory segment
   // instead of TCP over loopback (the average's scale fused into the reduction). Falls back to TCP,
   // silently, when the segment cannot be made (a full /dev/shm). RINGMASTER_GLOO_SHM=0 in the
   // environment turns it off too.

@@ -384,6 +384,11 @@ Status GlooCommunicator::checkPeer(const char* what, int peer, const void* data,
 Status GlooCommunicator::send(const void* data, size_t bytes, int peer, uint32_t tag,
                               std::chrono::milliseconds timeout) {
   RM_RETURN_IF_ERROR(checkPeer("send", peer, data, bytes));
+  if (shm_) {
+    return inSharedMemory("send", timeout, [&](Clock::time_point deadline) {
+      return shm_->send(data, bytes, peer, tag, deadline, aborted_);
+    });
+  }
   return run("send", timeout, [&](std::chrono::milliseconds t) {
     // Gloo's buffers are not const; a send only reads this one.
     auto buffer = context_->createUnboundBuffer(const_cast<void*>(data), bytes);
@@ -396,6 +401,11 @@ Status GlooCommunicator::send(const void* data, size_t bytes, int peer, uint32_t
 Status GlooCommunicator::recv(void* data, size_t bytes, int peer, uint32_t tag,
                               std::chrono::milliseconds timeout) {
   RM_RETURN_IF_ERROR(checkPeer("recv", peer, data, bytes));
+  if (shm_) {
+    return inSharedMemory("recv", timeout, [&](Clock::time_point deadline) {
+      return shm_->recv(data, bytes, peer, tag, deadline, aborted_);
+    });
+  }
   return run("recv", timeout, [&](std::chrono::milliseconds t) {
     auto buffer = context_->createUnboundBuffer(data, bytes);
     InflightGuard guard(*this, buffer.get());
@@ -409,6 +419,15 @@ Result<int> GlooCommunicator::recvFromAny(void* data, size_t bytes, std::span<co
   if (peers.empty()) return invalidArgument("recvFromAny: no peers given");
   for (int peer : peers) RM_RETURN_IF_ERROR(checkPeer("recvFromAny", peer, data, bytes));
   int from = -1;
+  if (shm_) {
+    Status received = inSharedMemory("recvFromAny", timeout, [&](Clock::time_point deadline) {
+      Result<int> sender = shm_->recvFromAny(data, bytes, peers, tag, deadline, aborted_);
+      if (sender.isOk()) from = *sender;
+      return sender.status();
+    });
+    if (!received.isOk()) return received;
+    return from;
+  }
   Status received = run("recvFromAny", timeout, [&](std::chrono::milliseconds t) {
     auto buffer = context_->createUnboundBuffer(data, bytes);
     InflightGuard guard(*this, buffer.get());

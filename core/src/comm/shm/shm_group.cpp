@@ -2,11 +2,9 @@
 
 #include <fcntl.h>
 #include <gloo/types.h>
-#include <linux/futex.h>
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -15,41 +13,10 @@
 #include <random>
 #include <thread>
 
+#include "comm/shm/futex.h"
+
 namespace ringmaster::comm::shm {
 namespace {
-
-constexpr size_t kLine = 64;
-// A waiting rank first spins (tens of microseconds: a peer on another core reaching the barrier
-// when the ranks keep pace), then yields its core for a while (a peer without a core of its own
-// gets it: ranks often outnumber cores), and only then sleeps on the futex, whose wake-up costs
-// tens of microseconds more. Open MPI's shared-memory transport polls the same way.
-constexpr int kSpins = 64;
-constexpr auto kYieldFor = std::chrono::milliseconds(2);
-// How often a waiting rank looks whether a peer's process is gone (and the longest futex sleep):
-// a killed rank is noticed about as fast as a closed TCP connection would be. At 100 ms,
-// bench_recovery's teardown took 137 ms instead of 36-38.
-constexpr auto kPeerCheckEvery = std::chrono::milliseconds(5);
-
-size_t roundUp(size_t n, size_t to) { return (n + to - 1) / to * to; }
-
-void cpuRelax() {
-#if defined(__x86_64__) || defined(__i386__)
-  __builtin_ia32_pause();
-#endif
-}
-
-// The futex word is the atomic's own 4 bytes (lock-free, address-free: valid across processes).
-uint32_t* word(std::atomic<uint32_t>& atomic) { return reinterpret_cast<uint32_t*>(&atomic); }
-
-void futexWait(std::atomic<uint32_t>& atomic, uint32_t expected, std::chrono::nanoseconds most) {
-  timespec timeout{static_cast<time_t>(most.count() / 1'000'000'000),
-                   static_cast<long>(most.count() % 1'000'000'000)};
-  syscall(SYS_futex, word(atomic), FUTEX_WAIT, expected, &timeout, nullptr, 0);
-}
-
-void futexWakeAll(std::atomic<uint32_t>& atomic) {
-  syscall(SYS_futex, word(atomic), FUTEX_WAKE, INT32_MAX, nullptr, nullptr, 0);
-}
 
 std::string errnoText(const std::string& what) { return what + ": " + std::strerror(errno); }
 
@@ -62,7 +29,6 @@ struct ShmGroup::Header {
   alignas(kLine) std::atomic<uint32_t> broken{0};
   alignas(kLine) int32_t pids[1];  // one per rank: the segment is sized for them
 };
-static_assert(std::atomic<uint32_t>::is_always_lock_free);
 
 size_t ShmGroup::headerBytes(int size) {
   return roundUp(offsetof(Header, pids) + sizeof(int32_t) * static_cast<size_t>(size), kLine);
@@ -72,7 +38,8 @@ Result<std::unique_ptr<ShmGroup>> ShmGroup::create(int rank, int size, const Sha
                                                    const Agree& agree, size_t slot_bytes) {
   slot_bytes = std::min(slot_bytes, kMaxSegmentBytes / static_cast<size_t>(size + 1));
   slot_bytes = std::max<size_t>(4096, slot_bytes / kLine * kLine);
-  const size_t bytes = headerBytes(size) + slot_bytes * static_cast<size_t>(size + 1);
+  const size_t bytes =
+      headerBytes(size) + slot_bytes * static_cast<size_t>(size + 1) + mailboxBytes(size);
 
   std::string name;
   std::string error;
@@ -129,7 +96,9 @@ ShmGroup::ShmGroup(int rank, int size, void* base, size_t bytes, size_t slot_flo
       base_(base),
       bytes_(bytes),
       slot_floats_(slot_floats),
-      header_(static_cast<Header*>(base)) {}
+      header_(static_cast<Header*>(base)) {
+  mailbox_offset_ = headerBytes(size) + slot_floats * sizeof(float) * static_cast<size_t>(size + 1);
+}
 
 ShmGroup::~ShmGroup() { munmap(base_, bytes_); }
 
@@ -148,7 +117,10 @@ void ShmGroup::markBroken() {
   header_->broken.store(1, std::memory_order_release);
   header_->generation.fetch_add(1, std::memory_order_seq_cst);  // wakes waits at once
   futexWakeAll(header_->generation);
+  for (int r = 0; r < size_; ++r) ring(r);  // and point-to-point waits
 }
+
+bool ShmGroup::brokenFlag() const { return header_->broken.load(std::memory_order_acquire) != 0; }
 
 Status ShmGroup::peerGone() const {
   for (int r = 0; r < size_; ++r) {

@@ -13,6 +13,12 @@
 // about three times per rank, and no system call is made while the ranks keep pace (the barrier
 // spins briefly before it sleeps on a futex).
 //
+// Point-to-point (shm_point_to_point.cpp): one channel per ordered pair of ranks, a message
+// going through it in chunks of the channel's size, each rank with a doorbell its senders and
+// receivers ring (a futex word it sleeps on). A receiver asked for one tag keeps a message of
+// another tag from the same peer aside until it is asked for, so tags match as over Gloo. A send
+// returns once its last chunk is in the channel.
+//
 // Failure: a rank that times out, is aborted or finds a peer process gone marks the segment
 // broken, which ends every peer's wait at once (the communicator is then broken, as for Gloo). A
 // segment is unlinked as soon as every rank has mapped it, so none is left behind by a crash.
@@ -24,9 +30,14 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <functional>
+#include <map>
 #include <memory>
+#include <optional>
+#include <span>
 #include <string>
+#include <vector>
 
 #include "ringmaster/util/result.h"
 
@@ -73,17 +84,47 @@ class ShmGroup {
                    const std::atomic<bool>& aborted);
   // Returns once every rank has entered it; the same errors.
   Status barrier(Clock::time_point deadline, const std::atomic<bool>& aborted);
+  // Communicator::send / recv / recvFromAny through the channels; the same errors, and
+  // INVALID_ARGUMENT when the message of `tag` has another size than `bytes`.
+  Status send(const void* data, size_t bytes, int peer, uint32_t tag, Clock::time_point deadline,
+              const std::atomic<bool>& aborted);
+  Status recv(void* data, size_t bytes, int peer, uint32_t tag, Clock::time_point deadline,
+              const std::atomic<bool>& aborted);
+  Result<int> recvFromAny(void* data, size_t bytes, std::span<const int> peers, uint32_t tag,
+                          Clock::time_point deadline, const std::atomic<bool>& aborted);
   // Ends every peer's wait; later calls fail. Any thread.
   void markBroken();
 
  private:
   struct Header;
+  struct Bell;
+  struct Channel;
   static size_t headerBytes(int size);  // the header and one pid per rank, whole cache lines
+  // Data bytes of one channel (smaller with more ranks: size^2 channels), and all the channels
+  // with their heads and the bells.
+  static size_t channelBytes(int size);
+  static size_t mailboxBytes(int size);
+  Bell* bell(int rank) const;
+  Channel* channel(int from, int to) const;
+  void ring(int rank);
+  // Waits until `ready()`, woken by this rank's bell; the same errors as wait().
+  template <typename Ready>
+  Status waitForBell(Ready&& ready, Clock::time_point deadline, const std::atomic<bool>& aborted);
+  // Reads the message at the head of `peer`'s channel to this rank (of message_bytes) into `out`.
+  Status takeMessage(int peer, char* out, Clock::time_point deadline,
+                     const std::atomic<bool>& aborted);
+  // A message of `tag` from `peer` kept aside, if any, copied into data (sizes checked).
+  std::optional<Status> takeAside(int peer, uint32_t tag, void* data, size_t bytes);
+  // Moves messages of other tags at the head of `peer`'s channel aside; true when the head is
+  // a message of `tag`.
+  Result<bool> headIs(int peer, uint32_t tag, Clock::time_point deadline,
+                      const std::atomic<bool>& aborted);
   ShmGroup(int rank, int size, void* base, size_t bytes, size_t slot_floats);
   Status wait(Clock::time_point deadline, const std::atomic<bool>& aborted);
   Status allreduceSmall(float* data, size_t count, float scale, Clock::time_point deadline,
                         const std::atomic<bool>& aborted);
   Status peerGone() const;  // IO when a peer's process has exited, else OK
+  bool brokenFlag() const;  // markBroken() was called here or by a peer
   float* slot(int rank) const;
   float* result() const;
 
@@ -93,6 +134,8 @@ class ShmGroup {
   const size_t bytes_;
   const size_t slot_floats_;
   Header* const header_;
+  size_t mailbox_offset_ = 0;  // where the bells and channels start in the segment
+  std::map<std::pair<int, uint32_t>, std::deque<std::vector<char>>> aside_;  // (peer, tag)
   uint64_t small_calls_ = 0;          // which half of the slots the next small one uses
   bool small_reads_pending_ = false;  // peers may still read the last small one's slots
 };
