@@ -1,8 +1,9 @@
 // bench_strategies: the training strategies of resources/jobs/strategies side by side, each spec
 // (digits, 4 ranks) trained through two real agents on loopback, twice: as written, and with one
 // rank slowed to a third of its speed, the case asynchronous parameter servers and local SGD exist
-// for. The straggler is the job's last rank, held by SIGSTOP for 10 ms of every 15 (the benchmark
-// does it from outside, as a busy or throttled host would), from its first step to the job's end.
+// for. The straggler is rank 0 (a worker in every spec: parameter servers are the last ranks), held
+// by SIGSTOP for 10 ms of every 15 (the benchmark does it from outside, as a busy or throttled host
+// would), from its first step to the job's end.
 //
 // For each strategy it prints: seconds from the first step to a held-out accuracy of 0.93 (-1:
 // never), the final accuracy, bytes sent per rank per step (mean over ranks and steps, as the
@@ -102,9 +103,9 @@ class Bench {
           if (!status.is_object()) return false;
           if (slowed && !straggler) {
             for (const auto& r : status.value("ranks", json::array())) {
-              if (r.value("rank", -1) == 3 && r.value("pid", 0) > 0) {
+              if (r.value("rank", -1) == 0 && r.value("pid", 0) > 0) {
                 const pid_t pid = r["pid"].get<pid_t>();
-                std::fprintf(stderr, "bench_strategies: %s: slowing rank 3 (pid %d, %s)\n",
+                std::fprintf(stderr, "bench_strategies: %s: slowing rank 0 (pid %d, %s)\n",
                              name.c_str(), pid,
                              readFile("/proc/" + std::to_string(pid) + "/comm").c_str());
                 straggler = std::make_unique<Straggler>(pid);
