@@ -5,8 +5,11 @@
 
 namespace ringmaster::client {
 
-CommandWorker::CommandWorker(ClientPaths paths, store::BatchWriter* writer)
-    : paths_(std::move(paths)), writer_(writer), thread_([this] { run(); }) {}
+CommandWorker::CommandWorker(ClientPaths paths, store::BatchWriter* writer, bool connect_early)
+    : paths_(std::move(paths)),
+      writer_(writer),
+      connect_early_(connect_early),
+      thread_([this] { run(); }) {}
 
 CommandWorker::~CommandWorker() {
   {
@@ -42,6 +45,11 @@ void CommandWorker::run() {
     client = std::move(*opened);
     client->shareWriter(writer_);
     why_none = Status::ok();
+    // Connecting only starts the handshakes (libzmq's I/O thread goes on with them); an agent
+    // that cannot be reached is reported by the command that needs it.
+    if (connect_early_) {
+      for (const AgentEndpoint& agent : client->agents()) (void)client->connection(agent.name);
+    }
   };
   open();
   while (true) {

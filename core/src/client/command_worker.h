@@ -22,8 +22,9 @@ namespace ringmaster::client {
 class CommandWorker {
  public:
   // `writer` (thread-safe, outliving the worker) is the client's: one writer of the history in
-  // a process.
-  CommandWorker(ClientPaths paths, store::BatchWriter* writer);
+  // a process. With `connect_early`, the client connects to every agent as soon as it is
+  // opened, so that the first command does not wait for the CURVE handshakes.
+  CommandWorker(ClientPaths paths, store::BatchWriter* writer, bool connect_early = false);
   // Lets the task in progress finish, drops those still queued, and joins.
   ~CommandWorker();
   CommandWorker(const CommandWorker&) = delete;
@@ -43,6 +44,7 @@ class CommandWorker {
 
   const ClientPaths paths_;
   store::BatchWriter* const writer_;
+  const bool connect_early_;
   std::mutex mutex_;
   std::condition_variable wake_;
   std::deque<Item> items_;  // GUARDED_BY(mutex_)
