@@ -177,6 +177,24 @@ TEST_F(StoreTest, OpenCreatesParentDirectoriesAndUsesWal) {
   EXPECT_EQ(raw.text("PRAGMA user_version"), std::to_string(Store::schemaVersion()));
 }
 
+// The last connection to close leaves its commits in the WAL (no checkpoint and its fsyncs at
+// the end of every ringmasterctl command); the next opener reads them from there.
+TEST_F(StoreTest, ClosingLeavesTheWalAndTheNextOpenerReadsIt) {
+  {
+    auto store = open();
+    ASSERT_TRUE(store);
+    ASSERT_OK(store->recordSubmission({.job_id = "j1", .name = "train", .world_size = 2}));
+  }
+  std::error_code ec;
+  EXPECT_GT(fs::file_size(path_ + "-wal", ec), 0u) << ec.message();
+  auto reopened = open();
+  ASSERT_TRUE(reopened);
+  auto job = reopened->job("j1");
+  ASSERT_TRUE(job.isOk()) << job.status().toString();
+  EXPECT_EQ(job->name, "train");
+  EXPECT_EQ(job->world_size, 2);
+}
+
 TEST_F(StoreTest, ApplyingTheSameBatchTwiceStoresEachMetricOnce) {
   auto store = open();
   std::vector<proto::JournalRecord> batch;
