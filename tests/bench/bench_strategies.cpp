@@ -105,9 +105,9 @@ class Bench {
             for (const auto& r : status.value("ranks", json::array())) {
               if (r.value("rank", -1) == 0 && r.value("pid", 0) > 0) {
                 const pid_t pid = r["pid"].get<pid_t>();
+                const std::string comm = readFile("/proc/" + std::to_string(pid) + "/comm");
                 std::fprintf(stderr, "bench_strategies: %s: slowing rank 0 (pid %d, %s)\n",
-                             name.c_str(), pid,
-                             readFile("/proc/" + std::to_string(pid) + "/comm").c_str());
+                             name.c_str(), pid, comm.substr(0, comm.find('\n')).c_str());
                 straggler = std::make_unique<Straggler>(pid);
               }
             }
