@@ -22,33 +22,10 @@
 #include "ringmaster/train/gpu_model.h"
 #include "ringmaster/train/trainer.h"
 #include "strategy_sync.h"
+#include "worker/metric_line.h"
 
 namespace ringmaster::agent {
 namespace {
-
-// JSON numbers only: the agent's metric-line parser reads these.
-class MetricLine {
- public:
-  explicit MetricLine(uint64_t step) { text_ = "{\"step\": " + std::to_string(step); }
-  MetricLine& add(const char* name, double value) {
-    char buffer[96];
-    std::snprintf(buffer, sizeof buffer, ", \"%s\": %.10g", name, value);
-    text_ += buffer;
-    return *this;
-  }
-  // Exact for integers below 2^53 (a JSON number is read as a double).
-  MetricLine& addInteger(const char* name, uint64_t value) {
-    text_ += ", \"" + std::string(name) + "\": " + std::to_string(value);
-    return *this;
-  }
-  void print(std::FILE* out) {
-    std::fprintf(out, "%s}\n", text_.c_str());
-    std::fflush(out);
-  }
-
- private:
-  std::string text_;
-};
 
 Result<std::string> readFile(const std::string& path) {
   std::ifstream in(path);

@@ -13,6 +13,7 @@
 #include "ringmaster/train/checkpoint.h"
 #include "ringmaster/train/parameter_server.h"
 #include "ringmaster/train/trainer.h"
+#include "worker/metric_line.h"
 
 namespace ringmaster::agent {
 namespace {
@@ -67,29 +68,6 @@ class Message {
   std::vector<std::byte> bytes_;
 };
 static_assert(sizeof(PushHeader) % alignof(float) == 0 && sizeof(ReplyHeader) % 8 == 0);
-
-// JSON numbers only: the agent's metric-line parser reads these.
-class MetricLine {
- public:
-  explicit MetricLine(uint64_t step) { text_ = "{\"step\": " + std::to_string(step); }
-  MetricLine& add(const char* name, double value) {
-    char buffer[96];
-    std::snprintf(buffer, sizeof buffer, ", \"%s\": %.10g", name, value);
-    text_ += buffer;
-    return *this;
-  }
-  MetricLine& addInteger(const char* name, uint64_t value) {
-    text_ += ", \"" + std::string(name) + "\": " + std::to_string(value);
-    return *this;
-  }
-  void print(std::FILE* out) {
-    std::fprintf(out, "%s}\n", text_.c_str());
-    std::fflush(out);
-  }
-
- private:
-  std::string text_;
-};
 
 Status withContext(const Status& status, const std::string& what) {
   return Status(status.code(), what + ": " + status.message());

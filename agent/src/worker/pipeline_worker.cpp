@@ -11,6 +11,7 @@
 #include "ringmaster/metrics/line_parser.h"
 #include "ringmaster/train/checkpoint.h"
 #include "ringmaster/train/compression.h"
+#include "worker/metric_line.h"
 
 namespace ringmaster::agent {
 namespace {
@@ -27,29 +28,6 @@ enum TagKind : uint32_t { kActivations = 1, kGradient = 2, kEvalActivations = 3 
 uint32_t tagOf(TagKind kind, size_t index) {
   return (static_cast<uint32_t>(kind) << 24) | static_cast<uint32_t>(index & 0xFFFFFF);
 }
-
-// JSON numbers only, as native_worker.cpp's metric lines (the agent's line parser reads them).
-class MetricLine {
- public:
-  explicit MetricLine(uint64_t step) { text_ = "{\"step\": " + std::to_string(step); }
-  MetricLine& add(const char* name, double value) {
-    char buffer[96];
-    std::snprintf(buffer, sizeof buffer, ", \"%s\": %.10g", name, value);
-    text_ += buffer;
-    return *this;
-  }
-  MetricLine& addInteger(const char* name, uint64_t value) {
-    text_ += ", \"" + std::string(name) + "\": " + std::to_string(value);
-    return *this;
-  }
-  void print(std::FILE* out) {
-    std::fprintf(out, "%s}\n", text_.c_str());
-    std::fflush(out);
-  }
-
- private:
-  std::string text_;
-};
 
 }  // namespace
 

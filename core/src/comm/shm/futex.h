@@ -14,6 +14,10 @@
 #include <cstddef>
 #include <cstdint>
 #include <ctime>
+#include <optional>
+#include <thread>
+
+#include "ringmaster/util/result.h"
 
 namespace ringmaster::comm::shm {
 
@@ -52,6 +56,44 @@ inline void futexWait(std::atomic<uint32_t>& atomic, uint32_t expected,
 inline void futexWakeAll(std::atomic<uint32_t>& atomic) {
   syscall(SYS_futex, reinterpret_cast<uint32_t*>(&atomic), FUTEX_WAKE, INT_MAX, nullptr, nullptr,
           0);
+}
+
+// Waits the way described above until `check()` gives a Status (nullopt: not yet), woken by a
+// change of `word` (the waker increments it, then wakes if `sleepers` > 0). `peer_gone()` gives
+// an error when a peer's process is gone. TIMEOUT after `deadline`, CANCELLED once `aborted`.
+template <typename Check, typename PeerGone>
+Status spinThenSleep(std::atomic<uint32_t>& word, std::atomic<uint32_t>& sleepers, Check&& check,
+                     PeerGone&& peer_gone, std::chrono::steady_clock::time_point deadline,
+                     const std::atomic<bool>& aborted) {
+  using Clock = std::chrono::steady_clock;
+  const auto waiting_since = Clock::now();
+  auto next_check = waiting_since + kPeerCheckEvery;
+  for (int spins = 0;; ++spins) {
+    // The word is read before looking: a wake after the look changes it, and the sleep below then
+    // returns at once instead of missing it.
+    const uint32_t seen = word.load(std::memory_order_seq_cst);
+    if (aborted.load(std::memory_order_relaxed)) {  // first: an abort here also breaks the group
+      return Status(ErrorCode::kCancelled, "the communicator was aborted");
+    }
+    if (std::optional<Status> done = check()) return *done;
+    if (spins < kSpins) {
+      cpuRelax();
+      continue;
+    }
+    const auto now = Clock::now();
+    if (now >= deadline) return timeoutError("a peer did not take part in time");
+    if (now >= next_check) {
+      RM_RETURN_IF_ERROR(peer_gone());
+      next_check = now + kPeerCheckEvery;
+    }
+    if (now - waiting_since < kYieldFor) {
+      std::this_thread::yield();
+      continue;
+    }
+    sleepers.fetch_add(1, std::memory_order_seq_cst);
+    futexWait(word, seen, std::min<Clock::duration>(deadline - now, kPeerCheckEvery));
+    sleepers.fetch_sub(1, std::memory_order_seq_cst);
+  }
 }
 
 }  // namespace ringmaster::comm::shm

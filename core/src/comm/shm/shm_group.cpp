@@ -144,35 +144,13 @@ Status ShmGroup::wait(Clock::time_point deadline, const std::atomic<bool>& abort
     if (header_->sleepers.load(std::memory_order_seq_cst) > 0) futexWakeAll(header_->generation);
     return Status::ok();
   }
-  const auto waiting_since = Clock::now();
-  auto next_check = waiting_since + kPeerCheckEvery;
-  for (int spins = 0;; ++spins) {
-    if (aborted.load(std::memory_order_relaxed)) {  // first: an abort here also breaks the group
-      return Status(ErrorCode::kCancelled, "the communicator was aborted");
-    }
-    if (header_->generation.load(std::memory_order_acquire) != generation) {
-      return header_->broken.load(std::memory_order_acquire) ? brokenStatus() : Status::ok();
-    }
-    if (spins < kSpins) {
-      cpuRelax();
-      continue;
-    }
-    const auto now = Clock::now();
-    if (now >= deadline) return timeoutError("a peer did not take part in time");
-    if (now >= next_check) {
-      RM_RETURN_IF_ERROR(peerGone());
-      next_check = now + kPeerCheckEvery;
-    }
-    if (now - waiting_since < kYieldFor) {
-      std::this_thread::yield();
-      continue;
-    }
-    // Asleep until the last rank arrives (it wakes sleepers), or a moment to look again.
-    header_->sleepers.fetch_add(1, std::memory_order_seq_cst);
-    futexWait(header_->generation, generation,
-              std::min<Clock::duration>(deadline - now, kPeerCheckEvery));
-    header_->sleepers.fetch_sub(1, std::memory_order_seq_cst);
-  }
+  return spinThenSleep(
+      header_->generation, header_->sleepers,
+      [&]() -> std::optional<Status> {
+        if (header_->generation.load(std::memory_order_acquire) == generation) return std::nullopt;
+        return header_->broken.load(std::memory_order_acquire) ? brokenStatus() : Status::ok();
+      },
+      [this] { return peerGone(); }, deadline, aborted);
 }
 
 Status ShmGroup::allreduce(float* data, size_t count, float scale, Clock::time_point deadline,

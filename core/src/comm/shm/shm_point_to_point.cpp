@@ -2,7 +2,6 @@
 // the collectives' slots in the segment, and a doorbell per rank.
 #include <algorithm>
 #include <cstring>
-#include <thread>
 
 #include "comm/shm/futex.h"
 #include "comm/shm/shm_group.h"
@@ -66,35 +65,14 @@ template <typename Ready>
 Status ShmGroup::waitForBell(Ready&& ready, Clock::time_point deadline,
                              const std::atomic<bool>& aborted) {
   Bell* mine = bell(rank_);
-  const auto waiting_since = Clock::now();
-  auto next_check = waiting_since + kPeerCheckEvery;
-  for (int spins = 0;; ++spins) {
-    // The count is read before looking: a ring after the look changes it, and the sleep below
-    // then returns at once instead of missing the wake.
-    const uint32_t count = mine->count.load(std::memory_order_seq_cst);
-    if (brokenFlag()) return ioError("a peer failed or was aborted");
-    if (ready()) return Status::ok();
-    if (aborted.load(std::memory_order_relaxed)) {
-      return Status(ErrorCode::kCancelled, "the communicator was aborted");
-    }
-    if (spins < kSpins) {
-      cpuRelax();
-      continue;
-    }
-    const auto now = Clock::now();
-    if (now >= deadline) return timeoutError("a peer did not take part in time");
-    if (now >= next_check) {
-      RM_RETURN_IF_ERROR(peerGone());
-      next_check = now + kPeerCheckEvery;
-    }
-    if (now - waiting_since < kYieldFor) {
-      std::this_thread::yield();
-      continue;
-    }
-    mine->sleepers.fetch_add(1, std::memory_order_seq_cst);
-    futexWait(mine->count, count, std::min<Clock::duration>(deadline - now, kPeerCheckEvery));
-    mine->sleepers.fetch_sub(1, std::memory_order_seq_cst);
-  }
+  return spinThenSleep(
+      mine->count, mine->sleepers,
+      [&]() -> std::optional<Status> {
+        if (brokenFlag()) return ioError("a peer failed or was aborted");
+        if (ready()) return Status::ok();
+        return std::nullopt;
+      },
+      [this] { return peerGone(); }, deadline, aborted);
 }
 
 Status ShmGroup::send(const void* data, size_t bytes, int peer, uint32_t tag,
