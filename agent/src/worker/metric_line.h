@@ -6,6 +6,8 @@
 #include <cstdio>
 #include <string>
 
+#include "ringmaster/train/trainer.h"
+
 namespace ringmaster::agent {
 
 class MetricLine {
@@ -21,6 +23,12 @@ class MetricLine {
   MetricLine& addInteger(const char* name, uint64_t value) {
     text_ += ", \"" + std::string(name) + "\": " + std::to_string(value);
     return *this;
+  }
+  // An evaluation: eval_loss, epoch, and accuracy (classification) or mse (regression).
+  MetricLine& addEval(const train::EvalReport& eval, uint64_t epoch, train::Task task) {
+    add("eval_loss", eval.loss).add("epoch", static_cast<double>(epoch));
+    return task == train::Task::kClassification ? add("accuracy", eval.accuracy)
+                                                : add("mse", eval.mse);
   }
   void print(std::FILE* out) {
     std::fprintf(out, "%s}\n", text_.c_str());

@@ -236,14 +236,7 @@ Status runRank(AnyTrainer& trainer, const train::NativeConfig& config, const Wor
     if (trainer.evaluationDue(report)) {
       phase.enter(job::RankPhase::kEvaluation);
       RM_ASSIGN_OR_RETURN(train::EvalReport eval, Result<train::EvalReport>(trainer.evaluate()));
-      MetricLine line(report.step);
-      line.add("eval_loss", eval.loss).add("epoch", static_cast<double>(report.epoch));
-      if (config.model.task == train::Task::kClassification) {
-        line.add("accuracy", eval.accuracy);
-      } else {
-        line.add("mse", eval.mse);
-      }
-      line.print(out);
+      MetricLine(report.step).addEval(eval, report.epoch, config.model.task).print(out);
     }
     RM_ASSIGN_OR_RETURN(const bool stopping,
                         stopVote(options, comm, phase, report.step, trainer.done()));

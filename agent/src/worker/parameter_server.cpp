@@ -223,14 +223,7 @@ Status runWorker(const train::NativeConfig& config, const WorkerOptions& options
   const auto evaluate = [&](const train::StepReport& report) {
     phase.enter(job::RankPhase::kEvaluation);
     const train::EvalReport eval = trainer.evaluate();
-    MetricLine line(report.step);
-    line.add("eval_loss", eval.loss).add("epoch", static_cast<double>(report.epoch));
-    if (config.model.task == train::Task::kClassification) {
-      line.add("accuracy", eval.accuracy);
-    } else {
-      line.add("mse", eval.mse);
-    }
-    line.print(out);
+    MetricLine(report.step).addEval(eval, report.epoch, config.model.task).print(out);
   };
   while (!trainer.done() && !worker->finished()) {
     phase.enter(job::RankPhase::kCompute, trainer.completedSteps() + 1);

@@ -483,14 +483,7 @@ Status runPipelineRank(const train::NativeConfig& config, const WorkerOptions& o
       phase.enter(job::RankPhase::kEvaluation);
       RM_ASSIGN_OR_RETURN(const train::EvalReport eval, trainer.evaluate());
       if (trainer.stage().isLast()) {
-        MetricLine line(step.step);
-        line.add("eval_loss", eval.loss).add("epoch", static_cast<double>(step.epoch));
-        if (config.model.task == train::Task::kClassification) {
-          line.add("accuracy", eval.accuracy);
-        } else {
-          line.add("mse", eval.mse);
-        }
-        line.print(out);
+        MetricLine(step.step).addEval(eval, step.epoch, config.model.task).print(out);
       }
     }
     RM_ASSIGN_OR_RETURN(const bool stopping,
