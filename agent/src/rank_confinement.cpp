@@ -3,6 +3,7 @@
 #include <grp.h>
 #include <pwd.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -68,10 +69,16 @@ int applyConfinement(const RankConfinement& confinement) {
   if (::setrlimit(RLIMIT_CORE, &no_core) != 0) return errno;
   if (confinement.open_files > 0 && ::setrlimit(RLIMIT_NOFILE, &files) != 0) return errno;
   if (confinement.nice > 0 && ::setpriority(PRIO_PROCESS, 0, confinement.nice) != 0) return errno;
+  // Raw system calls: the child shares the agent's memory until it execs (rank_process.cpp),
+  // and glibc's setgroups/setgid/setuid would signal every thread of the agent to change its
+  // credentials too (they keep a process's threads alike). The kernel's own change only this
+  // task's, with the same semantics (as root: real, effective and saved ids).
   if (confinement.switch_user) {
-    if (::setgroups(confinement.groups.size(), confinement.groups.data()) != 0) return errno;
-    if (::setgid(confinement.gid) != 0) return errno;
-    if (::setuid(confinement.uid) != 0) return errno;
+    if (::syscall(SYS_setgroups, confinement.groups.size(), confinement.groups.data()) != 0) {
+      return errno;
+    }
+    if (::syscall(SYS_setgid, confinement.gid) != 0) return errno;
+    if (::syscall(SYS_setuid, confinement.uid) != 0) return errno;
   }
   if (::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) return errno;
   return 0;
