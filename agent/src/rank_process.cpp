@@ -42,10 +42,12 @@ std::vector<char*> cStrings(const std::vector<std::string>& strings) {
   if (err == 0 && confinement) err = applyConfinement(*confinement);
   ::prctl(PR_SET_PDEATHSIG, SIGKILL);
   if (::getppid() != agent_pid) ::_exit(127);  // the agent died before prctl
+  // Dispositions back to default before anything is unblocked: a handler of the agent's run here
+  // would run in the agent's memory (CLONE_VM).
+  for (int sig : {SIGPIPE, SIGTERM, SIGINT, SIGCHLD}) ::signal(sig, SIG_DFL);
   sigset_t all;
   sigemptyset(&all);
   ::sigprocmask(SIG_SETMASK, &all, nullptr);  // the agent blocks SIGCHLD/SIGTERM for signalfd
-  for (int sig : {SIGPIPE, SIGTERM, SIGINT, SIGCHLD}) ::signal(sig, SIG_DFL);
   int null_fd = ::open("/dev/null", O_RDONLY);
   if (null_fd >= 0) ::dup2(null_fd, 0);
   ::dup2(output_fd, 1);
@@ -146,7 +148,8 @@ Result<SpawnedProcess> spawnProcess(const SpawnRequest& request) {
                  {output[0], errors[0]},
                  ::getpid()};
   constexpr size_t kStackBytes = 256 * 1024;
-  const auto stack = std::make_unique_for_overwrite<char[]>(kStackBytes);
+  // Not make_unique_for_overwrite: the glibc 2.31 bundle builds this with GCC 10's libstdc++.
+  const std::unique_ptr<char[]> stack(new char[kStackBytes]);
   const pid_t pid =
       ::clone(childMain, stack.get() + kStackBytes, CLONE_VM | CLONE_VFORK | SIGCHLD, &args);
   ::close(output[1]);
