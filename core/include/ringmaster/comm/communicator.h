@@ -96,8 +96,8 @@ class Communicator {
   // stages). Blocking: send() returns once its bytes are out (on Gloo's TCP transport that is
   // after the receiver posted the matching recv, so two ranks that both send first deadlock:
   // order the calls; between ranks of one host Gloo's shared-memory channels take a message
-  // without waiting for the recv), recv() once they are in. A send matches the recv of the same tag from
-  // that peer; the sizes must be equal. Tags are the caller's and never collide with the
+  // without waiting for the recv), recv() once they are in. A send matches the recv of the same tag
+  // from that peer; the sizes must be equal. Tags are the caller's and never collide with the
   // collectives'. NCCL has no tags: there messages between two ranks match in the order posted.
   // Like a collective, a failed call breaks the communicator for every rank.
   // Errors: INVALID_ARGUMENT (peer out of range or this rank, null data), TIMEOUT, IO, CANCELLED.
