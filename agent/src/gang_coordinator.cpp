@@ -678,7 +678,9 @@ void GangCoordinator::startNextAttempt(Gang& gang) {
   gang.restart_at.reset();
   const proto::GangMember& host = gang.next.members(0);
   gang.next.set_master_addr(host.host_address().empty() ? "127.0.0.1" : host.host_address());
-  auto port = reserveFreePort();
+  auto port = reserveFreePort(gang.launch.launcher() == proto::TENSORFLOW
+                                  ? static_cast<uint32_t>(gang.launch.world_size())
+                                  : 1);
   if (!port.isOk()) {
     finish(gang, proto::FAILED, "no port for the next attempt: " + port.status().message());
     return;

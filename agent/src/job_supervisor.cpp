@@ -13,6 +13,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <random>
 #include <set>
 
 #include "env_contract.h"
@@ -94,7 +95,44 @@ proto::JournalRecord journalRecord(const std::string& job, uint32_t attempt,
 
 }  // namespace
 
-Result<uint32_t> reserveFreePort() {
+namespace {
+
+bool portIsFree(uint32_t port) {
+  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return false;
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_ANY);
+  address.sin_port = htons(static_cast<uint16_t>(port));
+  const bool free = ::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0;
+  ::close(fd);
+  return free;
+}
+
+// The lowest port the kernel gives outgoing connections (32768 unless configured).
+uint32_t ephemeralLow() {
+  std::ifstream in("/proc/sys/net/ipv4/ip_local_port_range");
+  uint32_t low = 32768;
+  in >> low;
+  return low;
+}
+
+}  // namespace
+
+Result<uint32_t> reserveFreePort(uint32_t count) {
+  constexpr uint32_t kLowest = 10000;  // clear of the well-known and registered services below
+  count = std::max<uint32_t>(count, 1);
+  const uint32_t high = ephemeralLow();
+  if (high > kLowest + count) {
+    std::random_device random;
+    for (int attempt = 0; attempt < 256; ++attempt) {
+      const uint32_t first = kLowest + random() % (high - kLowest - count);
+      uint32_t ok = 0;
+      while (ok < count && portIsFree(first + ok)) ++ok;
+      if (ok == count) return first;
+    }
+  }
+  // No room below the ephemeral range: any port the kernel calls free (a block only by chance).
   int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd < 0) return ioError(std::string("socket: ") + std::strerror(errno));
   sockaddr_in address{};
@@ -339,7 +377,10 @@ Result<uint32_t> JobSupervisor::prepare(const proto::JobLaunch& launch, bool res
   }
   uint32_t port = 0;
   if (reserve_master_port) {
-    RM_ASSIGN_OR_RETURN(port, reserveFreePort());
+    // A tensorflow job's tasks listen on MASTER_PORT + rank.
+    RM_ASSIGN_OR_RETURN(port, reserveFreePort(launch.launcher() == proto::TENSORFLOW
+                                                  ? static_cast<uint32_t>(launch.world_size())
+                                                  : 1));
   }
   reservations_[launch.job_id()] = {launch.ranks_size(), Clock::now() + options_.prepare_hold};
   return port;

@@ -200,8 +200,11 @@ class JobSupervisor {
   std::vector<AttemptEvent> events_;
 };
 
-// A TCP port that was free a moment ago (MASTER_PORT of a job).
-Result<uint32_t> reserveFreePort();
+// The first of `count` consecutive TCP ports that were all free a moment ago (MASTER_PORT of a
+// job; a tensorflow job's tasks take MASTER_PORT + rank). Taken below the kernel's ephemeral
+// range (ip_local_port_range): outgoing connections are given ports from there, so one picked
+// there (bind to port 0) could be taken by a connection before the job binds it, and was, in CI.
+Result<uint32_t> reserveFreePort(uint32_t count = 1);
 
 // [A-Za-z0-9._-]{1,128}, not "." or "..": safe as a directory name.
 bool isValidJobId(const std::string& job_id);

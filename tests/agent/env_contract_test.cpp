@@ -1,10 +1,16 @@
 #include "env_contract.h"
 
 #include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
+#include <fstream>
 #include <map>
 #include <set>
 #include <string>
+
+#include "job_supervisor.h"
 
 namespace ringmaster::agent {
 namespace {
@@ -200,6 +206,28 @@ TEST(BuildRankEnvironment, DropsJobEnvNamesThatCannotBeExpressed) {
   const auto env = asMap(buildRankEnvironment(job, rank3(), {}, {}));
   EXPECT_EQ(env.count(""), 0u);
   EXPECT_EQ(env.count("A"), 0u);
+}
+
+// MASTER_PORT (and a tensorflow job's MASTER_PORT + rank) come from below the ephemeral range,
+// where no outgoing connection takes them, and every port of the block can be bound.
+TEST(ReserveFreePort, GivesABlockOfBindablePortsBelowTheEphemeralRange) {
+  std::ifstream range("/proc/sys/net/ipv4/ip_local_port_range");
+  uint32_t ephemeral_low = 32768;
+  range >> ephemeral_low;
+  for (int run = 0; run < 5; ++run) {
+    Result<uint32_t> first = reserveFreePort(4);
+    ASSERT_TRUE(first.isOk()) << first.status().toString();
+    EXPECT_GE(*first, 10000u);
+    EXPECT_LT(*first + 3, ephemeral_low);
+    for (uint32_t port = *first; port < *first + 4; ++port) {
+      int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+      sockaddr_in address{};
+      address.sin_family = AF_INET;
+      address.sin_port = htons(static_cast<uint16_t>(port));
+      EXPECT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address), 0) << port;
+      ::close(fd);
+    }
+  }
 }
 
 }  // namespace
