@@ -80,7 +80,7 @@ class Bench {
 
   Figures run(const std::string& name, bool slowed) {
     Figures figures;
-    std::string spec = readFile(sourcePath("resources/jobs/strategies/" + name + ".yaml"));
+    std::string spec = strategySpec(name);
     const size_t epochs = spec.find("epochs: 10");
     if (epochs == std::string::npos) {
       std::fprintf(stderr, "bench_strategies: %s.yaml has no 'epochs: 10' to raise\n",

@@ -78,6 +78,10 @@ std::string readFile(const std::string& path) {
   return text.str();
 }
 
+std::string strategySpec(const std::string& name) {
+  return readFile(sourcePath("resources/jobs/strategies/" + name + ".yaml"));
+}
+
 void writeFile(const std::string& path, const std::string& text) {
   std::filesystem::create_directories(std::filesystem::path(path).parent_path());
   std::ofstream(path) << text;

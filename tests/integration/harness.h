@@ -50,6 +50,8 @@ std::string interruptibleNativeSpec(const std::string& name, const std::string& 
 int processesOf(const std::string& agent_dir, const std::string& job = "");
 std::string sourcePath(const std::string& relative);
 std::string readFile(const std::string& path);
+// The text of resources/jobs/strategies/<name>.yaml ("" when there is none).
+std::string strategySpec(const std::string& name);
 void writeFile(const std::string& path, const std::string& text);
 
 // Where an agent listens: loopback, or an address of a network namespace (`ip netns add NAME`)

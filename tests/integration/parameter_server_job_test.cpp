@@ -29,13 +29,6 @@ constexpr int kWorkers = 3;
 constexpr int kServerRank = 3;
 constexpr double kMaxStaleness = 4;  // parameter_server_async.yaml
 
-std::string readSpec(const std::string& name) {
-  std::ifstream in(std::string(RM_SOURCE_DIR) + "/resources/jobs/strategies/" + name + ".yaml");
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
 class ParameterServerJobTest : public ::testing::TestWithParam<const char*> {
  protected:
   void SetUp() override {
@@ -60,7 +53,7 @@ class ParameterServerJobTest : public ::testing::TestWithParam<const char*> {
 TEST_P(ParameterServerJobTest, TrainsDigitsWithOneServerAndThreeWorkers) {
   const std::string name = GetParam();
   const bool async = name == "parameter_server_async";
-  const std::string spec = readSpec(name);
+  const std::string spec = strategySpec(name);
   ASSERT_FALSE(spec.empty()) << name;
   auto submitted =
       cluster_.ctl({"submit", cluster_.writeSpec(name + ".yaml", spec), "--wait"}, 240000);
@@ -189,7 +182,7 @@ TEST_P(ParameterServerJobTest, TrainsDigitsWithOneServerAndThreeWorkers) {
 // Two servers of half the parameters each (8613 values), serving two async workers: pushes go
 // server by server, and each server takes them from whichever worker comes first.
 TEST_F(ParameterServerJobTest, TwoAsyncServersShareTheParameters) {
-  std::string spec = readSpec("parameter_server_async");
+  std::string spec = strategySpec("parameter_server_async");
   const std::string one = "servers: 1, mode: async";
   ASSERT_NE(spec.find(one), std::string::npos);
   spec.replace(spec.find(one), one.size(), "servers: 2, mode: async");
@@ -227,7 +220,7 @@ TEST_F(ParameterServerJobTest, TwoAsyncServersShareTheParameters) {
 // A parameter server needs a worker: as many servers as ranks is refused before anything runs,
 // naming the field and its line.
 TEST_F(ParameterServerJobTest, AsManyServersAsRanksIsRefusedAtSubmit) {
-  std::string spec = readSpec("parameter_server_sync");
+  std::string spec = strategySpec("parameter_server_sync");
   const std::string one = "servers: 1";
   spec.replace(spec.find(one), one.size(), "servers: 4");
   auto submitted = cluster_.ctl({"submit", cluster_.writeSpec("all_servers.yaml", spec)});

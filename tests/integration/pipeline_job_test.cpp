@@ -21,13 +21,6 @@ namespace {
 
 using nlohmann::json;
 
-std::string readSpec(const std::string& name) {
-  std::ifstream in(std::string(RM_SOURCE_DIR) + "/resources/jobs/strategies/" + name + ".yaml");
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
 struct Expected {
   const char* spec;
   int world;
@@ -61,7 +54,7 @@ class PipelineStopTest : public ::testing::Test {
 TEST_P(PipelineJobTest, TrainsDigitsThroughRealAgentsToItsAccuracy) {
   const Expected e = GetParam();
   const std::string name = e.spec;
-  const std::string spec = readSpec(name);
+  const std::string spec = strategySpec(name);
   ASSERT_FALSE(spec.empty()) << name;
   auto submitted =
       cluster_.ctl({"submit", cluster_.writeSpec(name + ".yaml", spec), "--wait"}, 240000);
@@ -170,7 +163,7 @@ TEST_P(PipelineJobTest, TrainsDigitsThroughRealAgentsToItsAccuracy) {
 // their stages there and end; none is left waiting for a peer's message. A restart resumes every
 // rank from that step.
 TEST_F(PipelineStopTest, AStoppedHybridPipelineEndsTogether) {
-  std::string spec = readSpec("pipeline_hybrid");
+  std::string spec = strategySpec("pipeline_hybrid");
   spec.replace(spec.find("epochs: 10"), 10, "epochs: 100000");
   auto submitted = cluster_.ctl({"submit", cluster_.writeSpec("long.yaml", spec)});
   ASSERT_EQ(submitted.exit_code, 0) << submitted.err;

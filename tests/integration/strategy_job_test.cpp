@@ -23,13 +23,6 @@ using nlohmann::json;
 // sends 2 * 3/4 * 4 * 17226 bytes per rank.
 constexpr double kAllreduceBytes = 103356.0;
 
-std::string readSpec(const std::string& name) {
-  std::ifstream in(std::string(RM_SOURCE_DIR) + "/resources/jobs/strategies/" + name + ".yaml");
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
 class StrategyJobTest : public ::testing::TestWithParam<const char*> {
  protected:
   void SetUp() override {
@@ -45,7 +38,7 @@ class StrategyJobTest : public ::testing::TestWithParam<const char*> {
 
 TEST_P(StrategyJobTest, TrainsDigitsOnFourRanksToItsAccuracy) {
   const std::string name = GetParam();
-  const std::string spec = readSpec(name);
+  const std::string spec = strategySpec(name);
   ASSERT_FALSE(spec.empty()) << name;
   auto submitted =
       cluster_.ctl({"submit", cluster_.writeSpec(name + ".yaml", spec), "--wait"}, 240000);
