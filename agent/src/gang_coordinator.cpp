@@ -582,6 +582,72 @@ void GangCoordinator::checkForHang(Gang& gang) {
   journal(gang, record);
 }
 
+GangCoordinator::Plan GangCoordinator::planAfterFailure(const Gang& gang) const {
+  Plan plan;
+  proto::JobDecision& decision = plan.decision;
+  if (gang.failures.empty()) {
+    decision.set_next(proto::JobDecision::STOP);
+    decision.set_reason("stopped by a client");
+    return plan;
+  }
+  const proto::JobFailure& cause = gang.failures[rootCause(gang.failures)];
+  if (gang.stopping) {
+    decision.set_next(proto::JobDecision::STOP);
+    decision.set_reason("stopped by a client; " + cause.cause());
+    return plan;
+  }
+  if (cause.kind() == "hung" &&
+      hangAction(gang.launch.restart(), gang.launch.launcher()) == "fail") {
+    decision.set_next(proto::JobDecision::FAIL);
+    decision.set_reason(cause.cause() + " (no restart: restart.on_hang is fail)");
+    return plan;
+  }
+  std::set<std::string> lost;
+  for (const auto& [agent, peer] : gang.peers) {
+    if (peer.lost) lost.insert(agent);
+  }
+  proto::RestartPolicy policy = gang.launch.restart();
+  const uint32_t used = attemptOf(gang) - gang.first_attempt - gang.client_restarts;
+  std::string failed_agent = cause.agent();
+  plan.by_client = cause.kind() == "client_restart";
+  if (plan.by_client) {
+    // Not the policy's restart: it always runs, on what the client left.
+    policy.set_max_restarts(used + 1);
+    policy.set_min_nodes(1);
+    if (!cause.agent().empty()) lost.insert(cause.agent());
+    failed_agent.clear();
+  }
+  plan.next = planNextAttempt(gang.members, lost, failed_agent, policy, gang.original_agents, used);
+  plan.may_wait = !plan.by_client && !lostAgentsToWaitFor(gang, plan.next.too_few_agents).empty();
+  if (!plan.next.refused.empty()) {
+    decision.set_next(proto::JobDecision::FAIL);
+    decision.set_reason(cause.cause() + " (no restart: " + plan.next.refused + ")");
+    return plan;
+  }
+  const uint32_t max = gang.launch.restart().max_restarts();
+  const uint32_t spent = used + (plan.by_client ? 0 : 1);
+  decision.set_next(proto::JobDecision::RESTART);
+  decision.set_restarts_left(max > spent ? max - spent : 0);
+  decision.set_reason(cause.cause());
+  return plan;
+}
+
+void GangCoordinator::journalDecision(Gang& gang) {
+  if (gang.failures.empty() && !gang.stopping) return;
+  // Carried out already (JobRestart is journaled; a stop while waiting ends in the outcome).
+  if (gang.restart_at && !gang.stopping) return;
+  const Plan plan = planAfterFailure(gang);
+  if (plan.may_wait) return;  // decided once they answer or their time is up (decide)
+  if (gang.decision && gang.decision->next() == plan.decision.next() &&
+      gang.decision->restarts_left() == plan.decision.restarts_left()) {
+    return;
+  }
+  gang.decision = plan.decision;
+  proto::JournalRecord record;
+  *record.mutable_job_decision() = plan.decision;
+  journal(gang, record);
+}
+
 void GangCoordinator::decide(Gang& gang, Clock::time_point now) {
   if (gang.restart_at) {
     if (gang.stopping) finish(gang, proto::STOPPED, "stopped by a client while restarting");
@@ -593,37 +659,19 @@ void GangCoordinator::decide(Gang& gang, Clock::time_point now) {
     finish(gang, stopped ? proto::STOPPED : proto::SUCCEEDED, "");
     return;
   }
+  const Plan plan = planAfterFailure(gang);
+  const bool settled =
+      plan.decision.next() != proto::JobDecision::RESTART && plan.next.refused.empty();
+  if (settled) {  // stopped, or a hang with on_hang: fail
+    finish(gang, plan.decision.next() == proto::JobDecision::STOP ? proto::STOPPED : proto::FAILED,
+           plan.decision.reason());
+    return;
+  }
+  if (!plan.by_client && waitForLostAgents(gang, plan.next.too_few_agents, now)) return;
+  if (plan.by_client && plan.next.refused.empty()) ++gang.client_restarts;
   const proto::JobFailure& cause = gang.failures[rootCause(gang.failures)];
-  if (gang.stopping) {
-    finish(gang, proto::STOPPED, "stopped by a client; " + cause.cause());
-    return;
-  }
-  if (cause.kind() == "hung" &&
-      hangAction(gang.launch.restart(), gang.launch.launcher()) == "fail") {
-    finish(gang, proto::FAILED, cause.cause() + " (no restart: restart.on_hang is fail)");
-    return;
-  }
-  std::set<std::string> lost;
-  for (const auto& [agent, peer] : gang.peers) {
-    if (peer.lost) lost.insert(agent);
-  }
-  proto::RestartPolicy policy = gang.launch.restart();
-  const uint32_t used = attemptOf(gang) - gang.first_attempt - gang.client_restarts;
-  std::string failed_agent = cause.agent();
-  const bool by_client = cause.kind() == "client_restart";
-  if (by_client) {
-    // Not the policy's restart: it always runs, on what the client left.
-    policy.set_max_restarts(used + 1);
-    policy.set_min_nodes(1);
-    if (!cause.agent().empty()) lost.insert(cause.agent());
-    failed_agent.clear();
-  }
-  const NextAttempt next =
-      planNextAttempt(gang.members, lost, failed_agent, policy, gang.original_agents, used);
-  if (!by_client && waitForLostAgents(gang, next.too_few_agents, now)) return;
-  if (by_client && next.refused.empty()) ++gang.client_restarts;
-  if (!next.refused.empty()) {
-    std::string refused = next.refused;
+  if (!plan.next.refused.empty()) {
+    std::string refused = plan.next.refused;
     if (gang.rejoin_until) {
       refused += "; the lost agents did not answer within " +
                  formatSeconds(rejoinTimeout(gang.launch.restart())) + " s";
@@ -632,7 +680,7 @@ void GangCoordinator::decide(Gang& gang, Clock::time_point now) {
     return;
   }
   gang.next.Clear();
-  for (const auto& member : next.members) *gang.next.add_members() = member;
+  for (const auto& member : plan.next.members) *gang.next.add_members() = member;
   const double backoff = gang.launch.restart().backoff_seconds();
   gang.restart_at = now + std::chrono::duration_cast<Clock::duration>(
                               std::chrono::duration<double>(std::max(0.0, backoff)));
@@ -641,29 +689,37 @@ void GangCoordinator::decide(Gang& gang, Clock::time_point now) {
   restart->set_next_attempt(attemptOf(gang) + 1);
   restart->set_backoff_seconds(backoff);
   int world = 0;
-  for (const auto& member : next.members) {
+  for (const auto& member : plan.next.members) {
     restart->add_agents(member.agent());
     world += member.ranks();
   }
   restart->set_world_size(world);
-  for (const auto& agent : next.left_out) restart->add_left_out(agent);
+  for (const auto& agent : plan.next.left_out) restart->add_left_out(agent);
   restart->set_reason(cause.cause());
+  restart->set_restarts_left(plan.decision.restarts_left());
   journal(gang, record);
   parts_.log("job " + gang.launch.job_id() + ": attempt " + std::to_string(attemptOf(gang) + 1) +
              " starts in " + formatSeconds(backoff) + " s");
 }
 
-bool GangCoordinator::waitForLostAgents(Gang& gang, bool too_few_agents, Clock::time_point now) {
+std::vector<std::string> GangCoordinator::lostAgentsToWaitFor(const Gang& gang,
+                                                              bool too_few_agents) const {
   std::vector<std::string> may_return;
   for (const auto& [agent, peer] : gang.peers) {
     if (lossCanBeUndone(gang, peer)) may_return.push_back(agent);
   }
-  if (may_return.empty()) return false;
+  if (may_return.empty()) return {};
   // Cut off from the attempt's first agent, this side may be the smaller half of a split whose
   // other half goes on: it waits for it rather than start a second copy of the job.
   const bool first_may_return = std::find(may_return.begin(), may_return.end(),
                                           gang.members.front().agent()) != may_return.end();
-  if (!too_few_agents && !first_may_return) return false;
+  if (!too_few_agents && !first_may_return) return {};
+  return may_return;
+}
+
+bool GangCoordinator::waitForLostAgents(Gang& gang, bool too_few_agents, Clock::time_point now) {
+  const std::vector<std::string> may_return = lostAgentsToWaitFor(gang, too_few_agents);
+  if (may_return.empty()) return false;
   const double timeout = rejoinTimeout(gang.launch.restart());
   if (!gang.rejoin_until) {
     gang.rejoin_until =
@@ -717,6 +773,7 @@ void GangCoordinator::startAttempt(Gang& gang, uint32_t attempt,
   gang.failures.clear();
   gang.journaled.reset();
   gang.journal_failure_at.reset();
+  gang.decision.reset();
   gang.restart_at.reset();
   gang.rejoin_until.reset();
   parts_.rendezvous->host(gang.launch);
@@ -832,6 +889,7 @@ GangCoordinator::Clock::time_point GangCoordinator::onTimer(Clock::time_point no
     }
     if (now >= gang.next_heartbeat) sendHeartbeats(gang);
     if (leads(gang)) {
+      journalDecision(gang);
       if (!gang.failures.empty() && !gang.journal_failure_at)
         gang.journal_failure_at = now + kSettle;
       if (gang.journal_failure_at && now >= *gang.journal_failure_at) journalRootCause(gang);

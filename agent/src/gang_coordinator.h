@@ -37,6 +37,7 @@
 #include <string>
 #include <vector>
 
+#include "gang_policy.h"
 #include "job_supervisor.h"
 #include "ringmaster/client/agent_connection.h"
 #include "ringmaster/protocol/ringmaster.pb.h"
@@ -143,6 +144,7 @@ class GangCoordinator {
     std::vector<proto::JobFailure> failures;  // every failure heard of, in order
     std::optional<size_t> journaled;          // the failure journaled as the root cause
     std::optional<Clock::time_point> journal_failure_at;
+    std::optional<proto::JobDecision> decision;  // journaled for the current attempt
     bool stopping = false;
     std::optional<Clock::time_point> restart_at;
     std::optional<Clock::time_point> rejoin_until;  // waiting for lost agents to answer again
@@ -190,8 +192,22 @@ class GangCoordinator {
   bool lostForGood(const Gang& gang, const Peer& peer) const {
     return peer.lost && !lossCanBeUndone(gang, peer);
   }
+  // The lost agents the decision waits for, because they may come back: when the job cannot go
+  // on without them, or when the attempt's first agent is among them (see gang_coordinator.h).
+  std::vector<std::string> lostAgentsToWaitFor(const Gang& gang, bool too_few_agents) const;
   // Whether the decision waits for lost agents that may come back; false once it may be made.
   bool waitForLostAgents(Gang& gang, bool too_few_agents, Clock::time_point now);
+  // What the leader does about the attempt's failure or stop, from what it knows now.
+  struct Plan {
+    proto::JobDecision decision;
+    NextAttempt next;        // RESTART: where
+    bool by_client = false;  // a client asked for the restart (it uses none of the policy's)
+    bool may_wait = false;   // lost agents may come back and change it (waitForLostAgents)
+  };
+  Plan planAfterFailure(const Gang& gang) const;
+  // The leader journals its decision the moment the attempt fails or is stopped, and again when
+  // it changes (an agent lost later), so that no client predicts it.
+  void journalDecision(Gang& gang);
   void journalRootCause(Gang& gang);
   void checkForHang(Gang& gang);
   void decide(Gang& gang, Clock::time_point now);

@@ -66,7 +66,8 @@ json jobJson(const store::JobRow& j) {
           {"world_size", j.world_size},
           {"attempt", j.attempt},
           {"submitted_at", j.submitted_at},
-          {"finished_at", j.finished_at}};
+          {"finished_at", j.finished_at},
+          {"restarts_left", j.restarts_left}};
 }
 
 std::string jobDuration(const store::JobRow& j) {
@@ -147,20 +148,6 @@ client::JobLiveness livenessOf(const store::JobRow& job, const std::vector<store
     known.push_back({r.rank, r.agent, r.state == "running" || r.state == "pending"});
   }
   return client::judgeLiveness(known, silent_since);
-}
-
-// The agents' hang watch of a running job's newest attempt (suspected, or hung with on_hang:
-// warn), until progress resumes.
-std::optional<store::EventRow> hangWatch(store::Store& store, const store::JobRow& job) {
-  if (job.finished_at > 0) return std::nullopt;
-  auto events = store.events(job.job_id);
-  if (!events.isOk()) return std::nullopt;
-  for (auto it = events->rbegin(); it != events->rend(); ++it) {
-    if (!it->kind.starts_with("hang_")) continue;
-    if (it->attempt != job.attempt || it->kind == "hang_cleared") return std::nullopt;
-    return *it;
-  }
-  return std::nullopt;
 }
 
 }  // namespace
@@ -259,8 +246,12 @@ int runStatus(const Globals& globals, const std::string& job_ref, bool as_json) 
       printError(all.status().message());
       return kExitFailure;
     }
+    // Every job that is not over: submitted, running, restarting (between attempts too), and
+    // one its leader decided to fail or stop whose ranks are still ending.
     for (const auto& j : *all) {
-      if (j.state == "running" || j.state == "submitted") jobs.push_back(j);
+      if (j.fold.outcome() == proto::RANK_STATE_UNSPECIFIED && j.finished_at == 0) {
+        jobs.push_back(j);
+      }
     }
     if (jobs.empty() && !all->empty()) jobs.push_back(all->front());  // the most recent one
   }
@@ -269,7 +260,7 @@ int runStatus(const Globals& globals, const std::string& job_ref, bool as_json) 
   // journal (a full disk) holds its records in memory, and says so in its inventory.
   std::map<std::string, std::string> journal_errors;
   const bool any_unheard = std::any_of(jobs.begin(), jobs.end(), [](const store::JobRow& j) {
-    return j.state == "submitted" || j.state == "running";
+    return j.state == "submitted" || j.state == "running" || j.state == "restarting";
   });
   if (h.cluster && any_unheard && h.silent_agents.size() < h.cluster->agents().size()) {
     std::vector<std::string> answering;
@@ -316,16 +307,18 @@ int runStatus(const Globals& globals, const std::string& job_ref, bool as_json) 
           std::binary_search(liveness.unknown_ranks.begin(), liveness.unknown_ranks.end(), r.rank);
       return unknown ? std::string("unknown") : r.state;
     };
-    const std::optional<store::EventRow> hang = hangWatch(*h.store, j);
+    job::JobModel model(j.job_id);
+    model.applyStored(store::storedJobOf(j, *ranks));
+    const std::optional<job::HangWatch> hang = model.hang();
     if (as_json) {
       json entry = jobJson(j);
       if (liveness.job_unknown) entry["finished_at"] = 0;
       if (hang) {
-        entry["hang"] = {{"stage", hang->cause_kind},
+        entry["hang"] = {{"stage", hang->stage},
                          {"rank", hang->rank},
-                         {"agent", hang->rank_agent},
-                         {"cause", hang->detail},
-                         {"since", hang->time}};
+                         {"agent", hang->agent},
+                         {"cause", hang->cause},
+                         {"since", hang->since}};
       }
       if (!journal_errors.empty()) entry["agent_journal_errors"] = journal_errors;
       if (liveness.anyUnknown()) {
@@ -352,17 +345,20 @@ int runStatus(const Globals& globals, const std::string& job_ref, bool as_json) 
       out.push_back(entry);
       continue;
     }
-    std::printf("job %s (%s, %s) %s, attempt %u, %d rank(s), %s\n", j.job_id.c_str(),
-                j.name.c_str(), j.launcher.c_str(), j.state.c_str(), j.attempt, j.world_size,
-                jobDuration(j).c_str());
+    const std::string restarts =
+        j.state == "restarting" ? " (" + std::to_string(model.restartsLeft()) + " restart(s) left)"
+                                : "";
+    std::printf("job %s (%s, %s) %s%s, attempt %u, %d rank(s), %s\n", j.job_id.c_str(),
+                j.name.c_str(), j.launcher.c_str(), j.state.c_str(), restarts.c_str(), j.attempt,
+                j.world_size, jobDuration(j).c_str());
     if (slurm) std::printf("%s\n", slurmRowText(*slurm).c_str());
     if (liveness.anyUnknown()) std::printf("%s\n", liveness.describe().c_str());
-    if (j.state == "submitted" || j.state == "running") {
+    if (j.state == "submitted" || j.state == "running" || j.state == "restarting") {
       for (const std::string& line : journalProblems()) std::printf("%s\n", line.c_str());
     }
     if (hang) {
       std::printf("%s %s\n",
-                  hang->cause_kind == "hung" ? "hung:" : "suspected hang:", hang->detail.c_str());
+                  hang->stage == "hung" ? "hung:" : "suspected hang:", hang->cause.c_str());
     }
     for (const auto& r : *ranks) {
       // Backend auto put the job on the CPU: say why, once.

@@ -332,7 +332,8 @@ void MainWindow::onRecords(const std::vector<AgentRecords>& batch) {
   for (const auto& [agent, records] : batch) {
     for (const auto& record : records) {
       const bool run_changed = record.has_job_accepted() || record.has_job_outcome() ||
-                               record.has_job_finished() || record.has_job_restart();
+                               record.has_job_finished() || record.has_job_restart() ||
+                               record.has_job_decision() || record.has_rank_started();
       if (run_changed && !history_reload_->isActive()) history_reload_->start();
       // Lost records are named whenever this history first reads of them, however old.
       if (auto damage = client::damageReported(agent, record)) {

@@ -292,6 +292,59 @@ TEST_F(RecoveryTest, AFailedJobRestartsFromItsCheckpointUnderTheSameId) {
   expectEachMetricOnce(job);
 }
 
+// The agents decide and the history records it: from the kill of a rank until the next attempt
+// trains, `status JOB --json` and `status` (every job not over) say restarting with the restarts
+// left, never failed, and never drop the job; the same after a client's restart of a failed job.
+TEST_F(RecoveryTest, WhileItsAgentsRestartItTheJobIsRestartingNeverFailed) {
+  const std::string job =
+      submit(interruptibleNativeSpec("restarting", "{max_restarts: 3, backoff_seconds: 0.5}"));
+  waitForStep("a1", job, 1, 20);
+  // Kills a rank of the running attempt and polls until the next one trains again.
+  auto killAndWatch = [&](uint32_t attempt, int restarts_left) {
+    const pid_t victim = pidOf(job, 1);
+    ASSERT_GT(victim, 0);
+    ASSERT_EQ(::kill(victim, SIGKILL), 0);
+    bool saw_restarting = false;
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while (std::chrono::steady_clock::now() < deadline) {
+      const json now = status(job);
+      const std::string state = now.value("state", "");
+      ASSERT_NE(state, "failed") << now.dump();
+      ASSERT_FALSE(state.empty()) << "no status";
+      auto listed = cluster_.ctl({"status"});
+      ASSERT_NE(listed.out.find(job), std::string::npos) << "not listed: " << listed.out;
+      if (state == "restarting") {
+        saw_restarting = true;
+        EXPECT_EQ(now.value("restarts_left", -1), restarts_left) << now.dump();
+      }
+      if (state == "running" && now.value("attempt", 0u) == attempt + 1) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    EXPECT_TRUE(saw_restarting);
+    EXPECT_EQ(status(job).value("attempt", 0u), attempt + 1);
+  };
+  killAndWatch(1, 2);
+  if (HasFailure()) return;
+  ASSERT_TRUE(waitUntil([&] { return newestMetricStep(rankLog("a1", job, 2, 1)) >= 1; },
+                        std::chrono::seconds(60)));
+  killAndWatch(2, 1);
+  if (HasFailure()) return;
+  // A client's restart uses none of the policy's: the leader still counts 1 left, then 0.
+  auto restarted = cluster_.ctl({"restart", job});
+  ASSERT_EQ(restarted.exit_code, 0) << restarted.err;
+  EXPECT_TRUE(waitUntil(
+      [&] {
+        return status(job).value("attempt", 0u) == 4u &&
+               status(job).value("state", "") == "running";
+      },
+      std::chrono::seconds(60)));
+  EXPECT_EQ(status(job).value("restarts_left", -1), 1);
+  ASSERT_TRUE(waitUntil([&] { return newestMetricStep(rankLog("a1", job, 4, 1)) >= 1; },
+                        std::chrono::seconds(60)));
+  killAndWatch(4, 0);
+  (void)cluster_.ctl({"stop", job});
+}
+
 // A stop (SIGTERM to every rank, as scancel and Slurm's preemption also send) makes native ranks
 // agree on a step, checkpoint there and end: a restart resumes from that step, not from the last
 // periodic checkpoint.

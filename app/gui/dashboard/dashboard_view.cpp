@@ -898,6 +898,13 @@ void DashboardView::updateHeader() {
               .arg(job_->agents().size())
               .arg(job_->agents().size() == 1 ? "" : "s");
   if (state == "running") text += QString(" (%1 running)").arg(running);
+  if (state == "restarting") {
+    const uint32_t left = job_->model().restartsLeft();
+    text += QString(" &nbsp;·&nbsp; attempt %1, %2 restart%3 left")
+                .arg(job_->attempt())
+                .arg(left)
+                .arg(left == 1 ? "" : "s");
+  }
   if (job_->maxStep() >= 0) text += QString(" &nbsp;·&nbsp; step %1").arg(job_->maxStep());
   if (!throughput.isEmpty()) text += " &nbsp;·&nbsp; " + throughput;
   // The straggler, named where the eye lands first (the heatmap may be scrolled out of view);

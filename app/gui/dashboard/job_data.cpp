@@ -117,29 +117,7 @@ void JobData::ingestSnapshot(const client::JobSnapshot& s) {
   if (start_time_ == 0 || (s.job.submitted_at > 0 && s.job.submitted_at < start_time_)) {
     start_time_ = s.job.submitted_at;
   }
-  job::StoredJob stored;
-  stored.phase = job::jobPhaseNamed(s.job.state).value_or(job::JobPhase::kSubmitted);
-  stored.decided = std::any_of(s.events.begin(), s.events.end(),
-                               [](const store::EventRow& e) { return e.kind == "job_outcome"; });
-  stored.world_size = s.job.world_size;
-  stored.attempt = s.job.attempt;
-  stored.end_time = s.job.finished_at;
-  for (const auto& row : s.ranks) {
-    job::RankState rank;
-    rank.rank = row.rank;
-    rank.local_rank = row.local_rank;
-    rank.agent = row.agent;
-    rank.device = row.device;
-    rank.pid = row.pid;
-    rank.status = job::rankStatusNamed(row.state).value_or(job::RankStatus::kPending);
-    rank.exit_code = row.exit_code;
-    rank.signal = row.signal;
-    rank.error = row.error;
-    rank.log_tail = row.log_tail;
-    rank.started = row.started_at;
-    rank.finished = row.finished_at;
-    stored.ranks.push_back(std::move(rank));
-  }
+  const job::StoredJob stored = store::storedJobOf(s.job, s.ranks);
   const uint32_t attempt_before = model_.attempt();
   model_.applyStored(stored);
   if (model_.attempt() > attempt_before) ranks_.clear();

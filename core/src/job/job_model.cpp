@@ -53,14 +53,6 @@ std::optional<JobPhase> outcomePhaseOf(proto::RankState state) {
   }
 }
 
-JobPhase attemptPhase(const RankCounts& counts, int world_size) {
-  if (counts.failed > 0) return JobPhase::kFailed;
-  if (counts.stopped > 0) return JobPhase::kStopped;
-  const int64_t world = world_size > 0 ? world_size : counts.ranks;
-  if (world > 0 && counts.succeeded >= world) return JobPhase::kSucceeded;
-  return JobPhase::kRunning;
-}
-
 const char* phaseName(JobPhase phase) {
   for (const auto& [p, name] : kJobPhases) {
     if (p == phase) return name;
@@ -98,34 +90,40 @@ RankState& JobModel::rank(int number, const std::string& agent) {
   return r;
 }
 
+void JobModel::startAttempt(uint32_t attempt) {
+  fold_.set_attempt(attempt);
+  fold_.set_any_started(false);
+  fold_.clear_decision();
+  fold_.clear_hang();
+  fold_.clear_hang_since();
+  // A client may restart a job that was over: the new attempt is not decided.
+  fold_.clear_outcome();
+  fold_.clear_outcome_time();
+  outcome_.reset();
+  ranks_.clear();  // its JobAccepted records say which ranks it has
+}
+
 void JobModel::apply(const std::string& agent, const proto::JournalRecord& r) {
   if (r.job().empty() || (!job_id_.empty() && r.job() != job_id_)) return;
-  // Verdicts stand whatever the attempt: a root cause (journaled again when a better one is
-  // found) and the leader's final word.
+  // Metrics are data, not lifecycle: the history folds only lifecycle records, and so does this.
+  if (r.has_metric() || r.has_health() || r.has_journal_damage()) return;
+  // A root cause stands whatever the attempt (journaled again when a better one is found).
   if (r.has_job_failure()) failures_[r.attempt()] = r.job_failure();
-  if (r.has_job_outcome()) {
-    outcome_ = r.job_outcome();
-    decided_ = outcomePhaseOf(r.job_outcome().state());
+  // The newest JobRestart says how many restarts the attempt it starts has left, also when the
+  // next attempt's own records came first (from another agent).
+  if (r.has_job_restart() && r.job_restart().next_attempt() >= fold_.restart_next_attempt()) {
+    fold_.set_restart_next_attempt(r.job_restart().next_attempt());
+    fold_.set_restart_restarts_left(r.job_restart().restarts_left());
   }
-  if (r.attempt() < attempt_) return;  // late news of an older attempt: not the ranks now
-  if (r.attempt() > attempt_) {
-    // A new attempt: its ranks start from scratch, perhaps fewer of them on fewer hosts. A
-    // client may restart a job that was over.
-    attempt_ = r.attempt();
-    restarting_ = false;
-    if (!r.has_job_outcome()) {
-      decided_.reset();
-      outcome_.reset();
-    }
-    ranks_.clear();  // its JobAccepted records say which ranks it has
-  }
+  if (r.attempt() < fold_.attempt()) return;  // late news of an older attempt: not the job now
+  if (r.attempt() > fold_.attempt()) startAttempt(r.attempt());
   switch (r.kind_case()) {
     case proto::JournalRecord::kJobAccepted: {
       const proto::JobAccepted& a = r.job_accepted();
       name_ = a.name();
       launcher_ = a.launcher();
-      world_size_ = a.world_size();
-      max_restarts_ = static_cast<int>(a.max_restarts());
+      fold_.set_world_size(a.world_size());
+      fold_.set_max_restarts(a.max_restarts());
       for (const auto& assignment : a.ranks()) {
         RankState& s = rank(assignment.rank(), agent);
         s.agent = agent;
@@ -143,6 +141,7 @@ void JobModel::apply(const std::string& agent, const proto::JournalRecord& r) {
       s.device = started.device();
       s.status = RankStatus::kRunning;
       s.started = r.time();
+      fold_.set_any_started(true);
       break;
     }
     case proto::JournalRecord::kRankExited: {
@@ -155,10 +154,35 @@ void JobModel::apply(const std::string& agent, const proto::JournalRecord& r) {
       s.finished = r.time();
       s.log_tail.clear();
       for (const std::string& line : exited.tail()) s.log_tail += line + "\n";
+      // A rank that never got to start (its launch failed) still began the attempt.
+      fold_.set_any_started(true);
       break;
     }
-    case proto::JournalRecord::kJobRestart:
-      restarting_ = true;
+    case proto::JournalRecord::kJobDecision:
+      *fold_.mutable_decision() = r.job_decision();
+      break;
+    case proto::JournalRecord::kJobRestart: {
+      // The decision carried out (an agent from before JobDecision journals only this).
+      proto::JobDecision* decision = fold_.mutable_decision();
+      decision->set_next(proto::JobDecision::RESTART);
+      decision->set_restarts_left(r.job_restart().restarts_left());
+      decision->set_reason(r.job_restart().reason());
+      break;
+    }
+    case proto::JournalRecord::kJobOutcome:
+      if (!outcomePhaseOf(r.job_outcome().state())) break;
+      outcome_ = r.job_outcome();
+      fold_.set_outcome(r.job_outcome().state());
+      fold_.set_outcome_time(r.time());
+      break;
+    case proto::JournalRecord::kHangSuspicion:
+      if (r.hang_suspicion().stage() == "cleared") {
+        fold_.clear_hang();
+        fold_.clear_hang_since();
+      } else {
+        *fold_.mutable_hang() = r.hang_suspicion();
+        fold_.set_hang_since(r.time());
+      }
       break;
     default:
       break;
@@ -166,15 +190,28 @@ void JobModel::apply(const std::string& agent, const proto::JournalRecord& r) {
 }
 
 void JobModel::applyStored(const StoredJob& stored) {
-  stored_phase_ = stored.phase;
-  stored_end_ = stored.end_time;
-  if (stored.decided && !decided_) decided_ = stored.phase;
-  if (world_size_ == 0) world_size_ = stored.world_size;
-  if (stored.attempt < attempt_) return;  // records already told of a newer attempt
-  if (stored.attempt > attempt_) {
-    attempt_ = stored.attempt;
-    ranks_.clear();
+  if (stored.fold.attempt() < fold_.attempt()) return;  // records told of a newer attempt
+  if (stored.fold.attempt() > fold_.attempt()) ranks_.clear();
+  // Records applied before the history came are as new as it or newer: what they decided stays.
+  proto::JobFold merged = stored.fold;
+  if (fold_.attempt() == merged.attempt()) {
+    if (fold_.any_started()) merged.set_any_started(true);
+    if (fold_.has_decision()) *merged.mutable_decision() = fold_.decision();
+    if (decided()) {
+      merged.set_outcome(fold_.outcome());
+      merged.set_outcome_time(fold_.outcome_time());
+    }
+    if (fold_.has_hang()) {
+      *merged.mutable_hang() = fold_.hang();
+      merged.set_hang_since(fold_.hang_since());
+    }
+    if (fold_.world_size() > 0) merged.set_world_size(fold_.world_size());
   }
+  if (fold_.restart_next_attempt() > merged.restart_next_attempt()) {
+    merged.set_restart_next_attempt(fold_.restart_next_attempt());
+    merged.set_restart_restarts_left(fold_.restart_restarts_left());
+  }
+  fold_ = std::move(merged);
   for (const RankState& s : stored.ranks) {
     // A record of the rank (applied before the history came) is newer than the row.
     auto [it, inserted] = ranks_.emplace(s.rank, s);
@@ -182,46 +219,70 @@ void JobModel::applyStored(const StoredJob& stored) {
   }
 }
 
+void JobModel::endedByScheduler(JobPhase phase, double time) {
+  if (decided()) return;
+  fold_.set_outcome(phase == JobPhase::kStopped ? proto::STOPPED : proto::FAILED);
+  fold_.set_outcome_time(time);
+  for (auto& [number, s] : ranks_) {
+    if (!s.going()) continue;
+    s.status = phase == JobPhase::kStopped ? RankStatus::kStopped : RankStatus::kFailed;
+    s.finished = time;
+  }
+}
+
 JobPhase JobModel::phase() const {
-  if (decided_) return *decided_;
-  if (restarting_) return JobPhase::kRestarting;
-  RankCounts counts;
-  for (const auto& [number, s] : ranks_) {
-    if (s.status == RankStatus::kPending && s.pid == 0) continue;  // only assigned so far
-    ++counts.ranks;
-    counts.failed += s.status == RankStatus::kFailed;
-    counts.stopped += s.status == RankStatus::kStopped;
-    counts.succeeded += s.status == RankStatus::kSucceeded;
+  if (decided()) return *outcomePhaseOf(fold_.outcome());
+  switch (fold_.decision().next()) {
+    case proto::JobDecision::RESTART:
+      return JobPhase::kRestarting;
+    case proto::JobDecision::FAIL:
+      return JobPhase::kFailed;
+    case proto::JobDecision::STOP:
+      return JobPhase::kStopped;
+    default:
+      break;
   }
-  if (counts.ranks == 0) return stored_phase_.value_or(JobPhase::kSubmitted);
-  const int world = world_size_ > 0 ? world_size_ : static_cast<int>(ranks_.size());
-  const JobPhase attempt = attemptPhase(counts, world);
-  // With restarts left the agents start the next attempt: until their JobRestart the job is on
-  // its way there, not failed (no failure notification for a job that recovers).
-  if (attempt == JobPhase::kFailed && attempt_ <= static_cast<uint32_t>(max_restarts_)) {
-    return JobPhase::kRestarting;
+  // A later attempt whose ranks have not started yet: the job is being restarted.
+  if (!fold_.any_started())
+    return fold_.attempt() > 1 ? JobPhase::kRestarting : JobPhase::kSubmitted;
+  return JobPhase::kRunning;
+}
+
+uint32_t JobModel::restartsLeft() const {
+  if (decided()) return 0;
+  if (fold_.decision().next() == proto::JobDecision::RESTART) {
+    return fold_.decision().restarts_left();
   }
-  return attempt;
+  if (fold_.decision().next() != proto::JobDecision::NEXT_UNSPECIFIED) return 0;
+  if (fold_.restart_next_attempt() == fold_.attempt() && fold_.attempt() > 0) {
+    return fold_.restart_restarts_left();
+  }
+  return fold_.max_restarts();  // the first attempt, or one a client started after the end
+}
+
+std::optional<HangWatch> JobModel::hang() const {
+  if (!fold_.has_hang() || finished()) return std::nullopt;
+  const proto::HangSuspicion& h = fold_.hang();
+  return HangWatch{h.stage(), h.rank(), h.agent(), h.cause(), fold_.hang_since()};
 }
 
 bool JobModel::finished() const {
-  if (decided_) return true;
-  const JobPhase now = phase();
-  const bool over =
-      now == JobPhase::kSucceeded || now == JobPhase::kFailed || now == JobPhase::kStopped;
-  return over && std::none_of(ranks_.begin(), ranks_.end(),
-                              [](const auto& entry) { return entry.second.going(); });
+  if (decided()) return true;
+  const proto::JobDecision::Next next = fold_.decision().next();
+  if (next != proto::JobDecision::FAIL && next != proto::JobDecision::STOP) return false;
+  return !ranks_.empty() && std::none_of(ranks_.begin(), ranks_.end(),
+                                         [](const auto& entry) { return entry.second.going(); });
 }
 
 bool JobModel::allExited() const {
   int exited = 0;
   for (const auto& [number, s] : ranks_) exited += !s.going();
-  return world_size_ > 0 && exited >= world_size_;
+  return fold_.world_size() > 0 && exited >= fold_.world_size();
 }
 
 double JobModel::endTime() const {
   if (!finished()) return 0;
-  double end = stored_end_;
+  double end = fold_.outcome_time();
   for (const auto& [number, s] : ranks_) end = std::max(end, s.finished);
   return end;
 }

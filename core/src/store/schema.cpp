@@ -197,6 +197,13 @@ ALTER TABLE ranks ADD COLUMN log_tail TEXT NOT NULL DEFAULT '';
 ALTER TABLE jobs ADD COLUMN archived INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE jobs ADD COLUMN deleted_at REAL NOT NULL DEFAULT 0;
 )sql"},
+    // The job model's fold (proto::JobFold) is the job's state: each batch of records goes on
+    // from it, so the history never folds the records a second way. restarts_left is its word
+    // for lists (-1: not known, e.g. a row from before this version).
+    {10, "the job model's fold", R"sql(
+ALTER TABLE jobs ADD COLUMN fold BLOB;
+ALTER TABLE jobs ADD COLUMN restarts_left INTEGER NOT NULL DEFAULT -1;
+)sql"},
 };
 
 Result<int> userVersion(Connection& db) {

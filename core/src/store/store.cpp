@@ -9,6 +9,7 @@
 #include <deque>
 #include <filesystem>
 #include <functional>
+#include <map>
 #include <mutex>
 #include <system_error>
 #include <thread>
@@ -80,7 +81,25 @@ struct Batch {
   std::function<Status(Store&)> write{};
 };
 
-// The state of one attempt from its ranks: the rules of JobRow's comment.
+std::string decisionText(uint32_t attempt, const proto::JobDecision& decision) {
+  const std::string what = "attempt " + std::to_string(attempt);
+  switch (decision.next()) {
+    case proto::JobDecision::RESTART:
+      return what + " failed: the agents restart the job (" +
+             std::to_string(decision.restarts_left()) + " restart(s) left after this one)" +
+             (decision.reason().empty() ? "" : ": " + decision.reason());
+    case proto::JobDecision::FAIL:
+      return what + " failed: the job fails" +
+             (decision.reason().empty() ? "" : ": " + decision.reason());
+    case proto::JobDecision::STOP:
+      return what + " stopped: the job stops" +
+             (decision.reason().empty() ? "" : ": " + decision.reason());
+    default:
+      return what + ": the leader's decision is of a kind this build does not know";
+  }
+}
+
+// A lifecycle record in words, for the history's events.
 std::string summarize(const std::string& agent, const proto::JournalRecord& r) {
   switch (r.kind_case()) {
     case proto::JournalRecord::kJobAccepted: {
@@ -152,6 +171,8 @@ std::string summarize(const std::string& agent, const proto::JournalRecord& r) {
     }
     case proto::JournalRecord::kHangSuspicion:
       return r.hang_suspicion().cause();
+    case proto::JournalRecord::kJobDecision:
+      return decisionText(r.attempt(), r.job_decision());
     default:
       return {};
   }
@@ -176,14 +197,67 @@ std::string eventKind(const proto::JournalRecord& r) {
       return "job_restart";
     case proto::JournalRecord::kJobOutcome:
       return "job_outcome";
+    case proto::JournalRecord::kJobDecision:
+      return "job_decision";
     default:
       return "";
   }
 }
 
+// A row from before the history kept the model's fold (schema 10): its fold from its words.
+proto::JobFold legacyFold(const JobRow& row) {
+  proto::JobFold fold;
+  fold.set_attempt(row.attempt);
+  fold.set_world_size(row.world_size);
+  const job::JobPhase phase = job::jobPhaseNamed(row.state).value_or(job::JobPhase::kSubmitted);
+  fold.set_any_started(phase != job::JobPhase::kSubmitted);
+  switch (phase) {
+    case job::JobPhase::kSucceeded:
+      fold.set_outcome(proto::SUCCEEDED);
+      break;
+    case job::JobPhase::kFailed:
+      fold.set_outcome(proto::FAILED);
+      break;
+    case job::JobPhase::kStopped:
+      fold.set_outcome(proto::STOPPED);
+      break;
+    case job::JobPhase::kRestarting:
+      fold.mutable_decision()->set_next(proto::JobDecision::RESTART);
+      break;
+    default:
+      break;
+  }
+  if (fold.outcome() != proto::RANK_STATE_UNSPECIFIED) fold.set_outcome_time(row.finished_at);
+  return fold;
+}
+
 }  // namespace
 
 const char* launcherNameOf(proto::Launcher launcher) { return launcherName(launcher); }
+
+job::StoredJob storedJobOf(const JobRow& job, const std::vector<RankRow>& ranks) {
+  job::StoredJob stored;
+  // A row without a fold (made by hand, or older than the fold): the fold its words describe.
+  stored.fold = job.fold.attempt() == 0 && job.attempt > 0 ? legacyFold(job) : job.fold;
+  for (const RankRow& row : ranks) {
+    if (row.attempt != stored.fold.attempt()) continue;
+    job::RankState rank;
+    rank.rank = row.rank;
+    rank.local_rank = row.local_rank;
+    rank.agent = row.agent;
+    rank.device = row.device;
+    rank.pid = row.pid;
+    rank.status = job::rankStatusNamed(row.state).value_or(job::RankStatus::kPending);
+    rank.exit_code = row.exit_code;
+    rank.signal = row.signal;
+    rank.error = row.error;
+    rank.log_tail = row.log_tail;
+    rank.started = row.started_at;
+    rank.finished = row.finished_at;
+    stored.ranks.push_back(std::move(rank));
+  }
+  return stored;
+}
 
 EventRow eventOf(const std::string& agent, const proto::JournalRecord& r) {
   EventRow e;
@@ -267,12 +341,9 @@ class Store::Impl {
     int rank;
     int64_t step;
   };
-  // An attempt whose lifecycle changed in the current batch; `time` of its newest record.
-  struct TouchedAttempt {
-    std::string job;
-    uint32_t attempt;
-    double time;
-  };
+  // A job's lifecycle records of the current batch (new ones only), in journal order: the job
+  // model folds them at the batch's end (foldJobs).
+  using Pending = std::vector<std::pair<const std::string*, const proto::JournalRecord*>>;
 
   Impl(Connection db, std::string path) : db_(std::move(db)), path_(std::move(path)) {}
   Status prepareAll();
@@ -290,11 +361,14 @@ class Store::Impl {
   Status applyDamage(const std::string& agent, const proto::JournalRecord& r);
   Status insertEvent(const EventRow& e);
   Status writeProgress();
-  Status refreshStates();
+  // The job's model as the history has it: its row's fold and its newest attempt's ranks.
+  Result<job::JobModel> loadModel(const std::string& job_id);
+  // Persists the model's fold and the words lists read (state, finished_at, restarts_left).
+  Status saveModel(const std::string& job_id, const job::JobModel& model);
+  Status foldJobs();
   Result<int64_t> seriesId(const std::string& job, uint32_t attempt, int rank,
                            const std::string& name, bool create);
   void noteProgress(const std::string& job, uint32_t attempt, int rank, int64_t step);
-  void noteTouched(const std::string& job, uint32_t attempt, double time);
 
   static JobRow readJob(const Statement& s);
   Result<std::vector<RankRow>> readRanks(const std::string& job_id, uint32_t attempt);
@@ -305,11 +379,11 @@ class Store::Impl {
   Statement begin_, commit_, rollback_;
   Statement insert_event_, accept_job_, ensure_job_, ensure_attempt_, accept_rank_, start_rank_,
       exit_rank_, update_last_step_, select_series_, insert_series_, insert_health_, upsert_cursor_,
-      select_cursor_, job_for_state_, rank_counts_, attempt_state_, set_attempt_state_,
-      attempt_decided_, set_job_state_, record_submission_, record_agent_, select_agents_,
-      select_jobs_, select_job_exact_, select_job_prefix_, select_job_attempt_,
-      select_max_rank_attempt_, select_ranks_, series_extent_, series_points_, next_health_agent_,
-      latest_health_, health_range_, select_events_, count_all_metrics_, count_job_metrics_;
+      select_cursor_, select_fold_, save_fold_, set_attempt_state_, record_submission_,
+      record_agent_, select_agents_, select_jobs_, select_job_exact_, select_job_prefix_,
+      select_job_attempt_, select_max_rank_attempt_, select_ranks_, series_extent_, series_points_,
+      next_health_agent_, latest_health_, health_range_, select_events_, count_all_metrics_,
+      count_job_metrics_;
   // The metric values of the open write transaction, inserted at its end (insertAll()).
   MetricBatch metric_batch_;
   // metrics() statements by which filters are set (bit 0 job, 1 rank, 2 name, 3 attempt).
@@ -320,16 +394,7 @@ class Store::Impl {
   std::unordered_map<std::string, int64_t> series_ids_;
   std::string key_;  // scratch for series_ids_ lookups, reused to avoid allocating per value
   std::vector<RankProgress> progress_;
-  std::vector<TouchedAttempt> touched_;
-  // What the job's leader decided (JobRestart, JobOutcome): applied after the ranks' states.
-  struct Decision {
-    std::string job;
-    uint32_t attempt;
-    double time;
-    std::string state;
-  };
-  std::vector<Decision> decided_;
-  Status applyDecisions();
+  std::map<std::string, Pending> pending_folds_;
 };
 
 Result<std::unique_ptr<Store::Impl>> Store::Impl::open(const std::string& path) {
@@ -382,7 +447,7 @@ Status Store::Impl::prepareAll() {
       // the submission time, which only the client knows exactly.
       {&accept_job_,
        "INSERT INTO jobs(job_id, name, launcher, world_size, state, spec_yaml, submitted_at, "
-       "attempt) VALUES(?1, ?2, ?3, ?4, 'running', ?5, ?6, ?7) "
+       "attempt, fold) VALUES(?1, ?2, ?3, ?4, 'submitted', ?5, ?6, ?7, X'') "
        "ON CONFLICT(job_id) DO UPDATE SET "
        "name = CASE WHEN excluded.name <> '' THEN excluded.name ELSE name END, "
        "launcher = CASE WHEN excluded.launcher <> '' THEN excluded.launcher ELSE launcher END, "
@@ -394,7 +459,8 @@ Status Store::Impl::prepareAll() {
        "ELSE submitted_at END, "
        "attempt = max(attempt, excluded.attempt)"},
       {&ensure_job_,
-       "INSERT INTO jobs(job_id, state, submitted_at, attempt) VALUES(?1, 'running', ?2, ?3) "
+       "INSERT INTO jobs(job_id, state, submitted_at, attempt, fold) "
+       "VALUES(?1, 'submitted', ?2, ?3, X'') "
        "ON CONFLICT(job_id) DO UPDATE SET attempt = max(attempt, excluded.attempt), "
        "submitted_at = CASE WHEN submitted_at = 0 THEN excluded.submitted_at "
        "ELSE submitted_at END"},
@@ -429,20 +495,17 @@ Status Store::Impl::prepareAll() {
        "INSERT INTO cursors(agent, journal_id, next_seq) VALUES(?1, ?2, ?3) "
        "ON CONFLICT DO UPDATE SET next_seq = max(next_seq, excluded.next_seq)"},
       {&select_cursor_, "SELECT next_seq FROM cursors WHERE agent = ?1 AND journal_id = ?2"},
-      {&job_for_state_, "SELECT attempt, world_size, state FROM jobs WHERE job_id = ?1"},
-      {&rank_counts_,
-       "SELECT count(*), total(state = 'failed'), total(state = 'stopped'), "
-       "total(state = 'succeeded') FROM ranks WHERE job_id = ?1 AND attempt = ?2"},
-      {&attempt_state_, "SELECT state FROM attempts WHERE job_id = ?1 AND attempt = ?2"},
-      {&attempt_decided_,
-       "SELECT 1 FROM events WHERE job_id = ?1 AND attempt = ?2 AND kind = 'job_outcome' "
-       "LIMIT 1"},
+      {&select_fold_,
+       "SELECT job_id, name, launcher, state, spec_yaml, world_size, attempt, submitted_at, "
+       "finished_at, archived, restarts_left, fold FROM jobs WHERE job_id = ?1"},
+      {&save_fold_,
+       "UPDATE jobs SET state = ?2, finished_at = ?3, restarts_left = ?4, fold = ?5 "
+       "WHERE job_id = ?1"},
       {&set_attempt_state_,
        "UPDATE attempts SET state = ?3, finished_at = ?4 WHERE job_id = ?1 AND attempt = ?2"},
-      {&set_job_state_, "UPDATE jobs SET state = ?2, finished_at = ?3 WHERE job_id = ?1"},
       {&record_submission_,
-       "INSERT INTO jobs(job_id, name, launcher, world_size, state, spec_yaml, submitted_at) "
-       "VALUES(?1, ?2, ?3, ?4, 'submitted', ?5, ?6) ON CONFLICT(job_id) DO UPDATE SET "
+       "INSERT INTO jobs(job_id, name, launcher, world_size, state, spec_yaml, submitted_at, "
+       "fold) VALUES(?1, ?2, ?3, ?4, 'submitted', ?5, ?6, X'') ON CONFLICT(job_id) DO UPDATE SET "
        "name = CASE WHEN name = '' THEN excluded.name ELSE name END, "
        "launcher = CASE WHEN launcher = '' THEN excluded.launcher ELSE launcher END, "
        "world_size = CASE WHEN world_size = 0 THEN excluded.world_size ELSE world_size END, "
@@ -456,15 +519,16 @@ Status Store::Impl::prepareAll() {
       {&select_agents_, "SELECT name, endpoint, inventory, last_seen FROM agents ORDER BY name"},
       {&select_jobs_,
        "SELECT job_id, name, launcher, state, spec_yaml, world_size, attempt, submitted_at, "
-       "finished_at, archived FROM jobs WHERE deleted_at = 0 "
+       "finished_at, archived, restarts_left, fold FROM jobs WHERE deleted_at = 0 "
        "ORDER BY submitted_at DESC, job_id DESC"},
       {&select_job_exact_,
        "SELECT job_id, name, launcher, state, spec_yaml, world_size, attempt, submitted_at, "
-       "finished_at, archived FROM jobs WHERE job_id = ?1 AND deleted_at = 0"},
+       "finished_at, archived, restarts_left, fold FROM jobs WHERE job_id = ?1 AND deleted_at = 0"},
       // ?2 is the first string after every string starting with ?1 (see job()).
       {&select_job_prefix_,
        "SELECT job_id, name, launcher, state, spec_yaml, world_size, attempt, submitted_at, "
-       "finished_at, archived FROM jobs WHERE job_id >= ?1 AND job_id < ?2 AND deleted_at = 0 "
+       "finished_at, archived, restarts_left, fold FROM jobs WHERE job_id >= ?1 AND job_id < ?2 "
+       "AND deleted_at = 0 "
        "ORDER BY job_id LIMIT 6"},
       {&select_job_attempt_, "SELECT attempt FROM jobs WHERE job_id = ?1"},
       {&select_max_rank_attempt_, "SELECT max(attempt) FROM ranks WHERE job_id = ?1"},
@@ -513,8 +577,7 @@ Status Store::Impl::applyChunks(const JournalChunk* chunks, size_t n) {
 
 Status Store::Impl::applyInTransaction(const JournalChunk* chunks, size_t n) {
   progress_.clear();
-  touched_.clear();
-  decided_.clear();
+  pending_folds_.clear();
   for (size_t c = 0; c < n; ++c) {
     const JournalChunk& chunk = chunks[c];
     for (const proto::JournalRecord& r : *chunk.records) {
@@ -532,6 +595,7 @@ Status Store::Impl::applyInTransaction(const JournalChunk* chunks, size_t n) {
         case proto::JournalRecord::kJobFailure:
         case proto::JournalRecord::kJobRestart:
         case proto::JournalRecord::kJobOutcome:
+        case proto::JournalRecord::kJobDecision:
         case proto::JournalRecord::kHangSuspicion:
           RM_RETURN_IF_ERROR(applyLifecycle(*chunk.agent, r));
           break;
@@ -550,8 +614,7 @@ Status Store::Impl::applyInTransaction(const JournalChunk* chunks, size_t n) {
   // Nothing above reads the metrics table: holding its rows back to here changes no result.
   RM_RETURN_IF_ERROR(metric_batch_.insertAll());
   RM_RETURN_IF_ERROR(writeProgress());
-  RM_RETURN_IF_ERROR(refreshStates());
-  return applyDecisions();
+  return foldJobs();
 }
 
 Result<int64_t> Store::Impl::seriesId(const std::string& job, uint32_t attempt, int rank,
@@ -687,16 +750,6 @@ Status Store::Impl::insertEvent(const EventRow& e) {
   return s.run("storing an event of job '" + e.job_id + "'");
 }
 
-void Store::Impl::noteTouched(const std::string& job, uint32_t attempt, double time) {
-  for (TouchedAttempt& t : touched_) {
-    if (t.attempt == attempt && t.job == job) {
-      t.time = std::max(t.time, time);
-      return;
-    }
-  }
-  touched_.push_back({job, attempt, time});
-}
-
 Status Store::Impl::applyLifecycle(const std::string& agent, const proto::JournalRecord& r) {
   if (r.job().empty()) return Status::ok();  // lifecycle records always name a job
   const std::string& job = r.job();
@@ -769,107 +822,51 @@ Status Store::Impl::applyLifecycle(const std::string& agent, const proto::Journa
       RM_RETURN_IF_ERROR(exit_rank_.run("storing the exit of a rank of job " + job));
       break;
     }
-    case proto::JournalRecord::kJobRestart:
-      decided_.push_back({job, static_cast<uint32_t>(attempt), r.time(), "restarting"});
-      break;
-    case proto::JournalRecord::kJobOutcome:
-      decided_.push_back(
-          {job, static_cast<uint32_t>(attempt), r.time(), jobStateName(r.job_outcome().state())});
-      break;
-    default:  // JobFinished, JobFailure: the ranks' records decide the state; the event keeps it
+    default:  // the rest is the job model's to fold (foldJobs); the event keeps it
       break;
   }
-  noteTouched(job, r.attempt(), r.time());
+  pending_folds_[job].emplace_back(&agent, &r);
   return Status::ok();
 }
 
-Status Store::Impl::refreshStates() {
-  for (const TouchedAttempt& t : touched_) {
-    int64_t job_attempt = 0;
-    int world_size = 0;
-    std::string job_state;
-    {
-      ScopedReset reset(job_for_state_);
-      job_for_state_.bindText(1, t.job);
-      const int rc = job_for_state_.step();
-      if (rc != SQLITE_ROW) return error(rc, "reading the state of job " + t.job);
-      job_attempt = job_for_state_.columnInt64(0);
-      world_size = static_cast<int>(job_for_state_.columnInt64(1));
-      job_state = job_for_state_.columnText(2);
-    }
-    job::RankCounts counts;
-    {
-      ScopedReset reset(rank_counts_);
-      rank_counts_.bindText(1, t.job);
-      rank_counts_.bindInt64(2, t.attempt);
-      const int rc = rank_counts_.step();
-      if (rc != SQLITE_ROW) return error(rc, "counting the ranks of job " + t.job);
-      counts.ranks = rank_counts_.columnInt64(0);
-      counts.failed = rank_counts_.columnInt64(1);
-      counts.stopped = rank_counts_.columnInt64(2);
-      counts.succeeded = rank_counts_.columnInt64(3);
-    }
-    // The job model's rule; restarts come from the leader's JobRestart (applyDecisions).
-    const std::string state = job::phaseName(job::attemptPhase(counts, world_size));
-    // Leaving "running" stamps the time of the record that decided it; re-entering (a new
-    // attempt) clears it.
-    const double finished_at = state == "running" ? 0 : t.time;
-
-    std::string attempt_state;
-    {
-      ScopedReset reset(attempt_state_);
-      attempt_state_.bindText(1, t.job);
-      attempt_state_.bindInt64(2, t.attempt);
-      const int rc = attempt_state_.step();
-      if (rc == SQLITE_ROW) {
-        attempt_state = attempt_state_.columnText(0);
-      } else if (rc != SQLITE_DONE) {
-        return error(rc, "reading the state of an attempt of job " + t.job);
-      }
-    }
-    if (attempt_state != state) {
-      set_attempt_state_.bindText(1, t.job);
-      set_attempt_state_.bindInt64(2, t.attempt);
-      set_attempt_state_.bindText(3, state);
-      set_attempt_state_.bindDouble(4, finished_at);
-      RM_RETURN_IF_ERROR(set_attempt_state_.run("updating an attempt of job " + t.job));
-    }
-    // Records of an older attempt may arrive late from another agent: they never change the
-    // state of the job, which is the state of its newest attempt.
-    // The leader's word (JobRestart, JobOutcome) outranks what the ranks' records suggest: the
-    // ranks of a lost agent never report, and a failed attempt that restarts is not the job.
-    const bool restart_pending = job_state == "restarting" && state != "running";
-    bool decided = false;
-    if (t.attempt == job_attempt && job_state != state && !restart_pending) {
-      ScopedReset reset(attempt_decided_);
-      attempt_decided_.bindText(1, t.job);
-      attempt_decided_.bindInt64(2, t.attempt);
-      decided = attempt_decided_.step() == SQLITE_ROW;
-    }
-    if (t.attempt == job_attempt && job_state != state && !restart_pending && !decided) {
-      set_job_state_.bindText(1, t.job);
-      set_job_state_.bindText(2, state);
-      set_job_state_.bindDouble(3, finished_at);
-      RM_RETURN_IF_ERROR(set_job_state_.run("updating the state of job " + t.job));
-    }
+Result<job::JobModel> Store::Impl::loadModel(const std::string& job_id) {
+  JobRow row;
+  {
+    ScopedReset reset(select_fold_);
+    select_fold_.bindText(1, job_id);
+    const int rc = select_fold_.step();
+    if (rc == SQLITE_DONE) return notFound("no job '" + job_id + "' in the history");
+    if (rc != SQLITE_ROW) return error(rc, "reading the state of job " + job_id);
+    row = readJob(select_fold_);
   }
-  return Status::ok();
+  RM_ASSIGN_OR_RETURN(std::vector<RankRow> ranks, readRanks(job_id, row.fold.attempt()));
+  job::JobModel model(job_id);
+  model.applyStored(storedJobOf(row, ranks));
+  return model;
 }
 
-Status Store::Impl::applyDecisions() {
-  for (const Decision& d : decided_) {
-    int64_t job_attempt = 0;
-    {
-      ScopedReset reset(job_for_state_);
-      job_for_state_.bindText(1, d.job);
-      if (job_for_state_.step() != SQLITE_ROW) continue;
-      job_attempt = job_for_state_.columnInt64(0);
-    }
-    if (d.attempt != job_attempt) continue;  // a newer attempt has started since
-    set_job_state_.bindText(1, d.job);
-    set_job_state_.bindText(2, d.state);
-    set_job_state_.bindDouble(3, d.state == "restarting" ? 0 : d.time);
-    RM_RETURN_IF_ERROR(set_job_state_.run("updating the state of job " + d.job));
+Status Store::Impl::saveModel(const std::string& job_id, const job::JobModel& model) {
+  const char* state = job::phaseName(model.phase());
+  save_fold_.bindText(1, job_id);
+  save_fold_.bindText(2, state);
+  save_fold_.bindDouble(3, model.endTime());
+  save_fold_.bindInt64(4, model.restartsLeft());
+  save_fold_.bindBlob(5, model.fold().SerializeAsString());
+  RM_RETURN_IF_ERROR(save_fold_.run("updating the state of job " + job_id));
+  set_attempt_state_.bindText(1, job_id);
+  set_attempt_state_.bindInt64(2, model.attempt());
+  set_attempt_state_.bindText(3, state);
+  set_attempt_state_.bindDouble(4, model.endTime());
+  return set_attempt_state_.run("updating an attempt of job " + job_id);
+}
+
+// The one fold (job::JobModel) goes on from where the last batch left it: the history never
+// decides a state of its own.
+Status Store::Impl::foldJobs() {
+  for (const auto& [job_id, records] : pending_folds_) {
+    RM_ASSIGN_OR_RETURN(job::JobModel model, loadModel(job_id));
+    for (const auto& [agent, record] : records) model.apply(*agent, *record);
+    RM_RETURN_IF_ERROR(saveModel(job_id, model));
   }
   return Status::ok();
 }
@@ -953,28 +950,35 @@ Result<std::vector<SlurmJobRow>> Store::Impl::slurmJobs() {
 
 Status Store::Impl::endUnfinishedJob(const std::string& job_id, const std::string& state,
                                      double at) {
-  RM_RETURN_IF_ERROR(db_.exec("BEGIN IMMEDIATE", "ending job " + job_id));
-  auto run = [&](const char* sql) -> Status {
-    RM_ASSIGN_OR_RETURN(Statement s, Statement::prepare(db_.get(), sql));
-    s.bindText(1, job_id);
-    s.bindText(2, state);
-    s.bindDouble(3, at);
-    return s.run("ending job " + job_id);
+  const std::optional<job::JobPhase> phase = job::jobPhaseNamed(state);
+  if (phase != job::JobPhase::kFailed && phase != job::JobPhase::kStopped) {
+    return invalidArgument("a job its scheduler ended is failed or stopped, not '" + state + "'");
+  }
+  RM_RETURN_IF_ERROR(begin_.run("ending job " + job_id));
+  auto end = [&]() -> Status {
+    Result<job::JobModel> loaded = loadModel(job_id);
+    if (loaded.status().code() == ErrorCode::kNotFound) return Status::ok();
+    RM_ASSIGN_OR_RETURN(job::JobModel model, std::move(loaded));
+    if (model.decided()) return Status::ok();  // its leader said how it ended
+    model.endedByScheduler(*phase, at);
+    RM_ASSIGN_OR_RETURN(
+        Statement ranks,
+        Statement::prepare(db_.get(),
+                           "UPDATE ranks SET state = ?3, finished_at = ?4 WHERE job_id = ?1 AND "
+                           "attempt = ?2 AND state IN ('pending', 'running')"));
+    ranks.bindText(1, job_id);
+    ranks.bindInt64(2, model.attempt());
+    ranks.bindText(3, state);
+    ranks.bindDouble(4, at);
+    RM_RETURN_IF_ERROR(ranks.run("ending the ranks of job " + job_id));
+    return saveModel(job_id, model);
   };
-  Status status =
-      run("UPDATE ranks SET state = ?2, finished_at = ?3 WHERE job_id = ?1 AND state IN "
-          "('pending', 'running') AND attempt = (SELECT attempt FROM jobs WHERE job_id = ?1) AND "
-          "(SELECT state FROM jobs WHERE job_id = ?1) IN ('submitted', 'running')");
-  if (status.isOk()) {
-    status =
-        run("UPDATE jobs SET state = ?2, finished_at = ?3 WHERE job_id = ?1 AND state IN "
-            "('submitted', 'running')");
+  Status status = end();
+  if (status.isOk()) status = commit_.run("ending job " + job_id);
+  if (!status.isOk() && sqlite3_get_autocommit(db_.get()) == 0) {
+    (void)rollback_.run("rolling back");  // `status` says what failed
   }
-  if (!status.isOk()) {
-    (void)db_.exec("ROLLBACK", "rolling back");  // `status` says what failed
-    return status;
-  }
-  return db_.exec("COMMIT", "ending job " + job_id);
+  return status;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1107,6 +1111,11 @@ JobRow Store::Impl::readJob(const Statement& s) {
   row.submitted_at = s.columnDouble(7);
   row.finished_at = s.columnDouble(8);
   row.archived = s.columnInt64(9) != 0;
+  row.restarts_left = static_cast<int>(s.columnInt64(10));
+  // NULL: a row from before the history kept the fold (every new row starts with an empty one).
+  if (s.columnIsNull(11) || !row.fold.ParseFromString(s.columnBlob(11))) {
+    row.fold = legacyFold(row);
+  }
   return row;
 }
 

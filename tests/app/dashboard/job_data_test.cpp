@@ -66,6 +66,13 @@ proto::JournalRecord exited(uint64_t seq, int rank, proto::RankState state, int 
   return r;
 }
 
+proto::JournalRecord decision(uint64_t seq, proto::JobDecision::Next next, uint32_t restarts_left) {
+  proto::JournalRecord r = base(seq, 201, "agent:a");
+  r.mutable_job_decision()->set_next(next);
+  r.mutable_job_decision()->set_restarts_left(restarts_left);
+  return r;
+}
+
 TEST(JobData, IngestsAFloodOfSamplesKeepingEveryPoint) {
   JobData job(kJob);
   job.ingest("a", accepted(8, 0, 8));
@@ -103,7 +110,9 @@ TEST(JobData, NamesTheFirstFailureAndDerivesTheState) {
   EXPECT_EQ(job.state(), "running");
   EXPECT_FALSE(job.finished());
   job.ingest("a", exited(3, 1, proto::FAILED, 3));
-  job.ingest("a", exited(4, 0, proto::STOPPED, 0));
+  EXPECT_EQ(job.state(), "running") << "the leader decides, not the dashboard";
+  job.ingest("a", decision(4, proto::JobDecision::FAIL, 0));
+  job.ingest("a", exited(5, 0, proto::STOPPED, 0));
   EXPECT_EQ(job.state(), "failed");
   EXPECT_TRUE(job.finished());
   auto problem = job.firstProblem();
@@ -115,23 +124,30 @@ TEST(JobData, NamesTheFirstFailureAndDerivesTheState) {
   EXPECT_EQ(job.agents(), std::vector<std::string>{"a"});
 }
 
-// A rank fails with restarts left: the agents' JobRestart is a moment away, and until it comes
-// the job is restarting, not failed; with the restarts used up it is failed at once.
-TEST(JobData, AFailedRankWithRestartsLeftIsRestartingNotFailed) {
+// A rank fails with restarts left: the job is restarting from the leader's decision on, with
+// the restarts it has left; with none left the leader decides it fails. Never predicted.
+TEST(JobData, TheLeadersDecisionSaysRestartingOrFailed) {
   JobData job(kJob);
   proto::JournalRecord first = accepted(2, 0, 2);
-  first.mutable_job_accepted()->set_max_restarts(1);  // the agent's word, not the spec's YAML
+  first.mutable_job_accepted()->set_max_restarts(1);
   job.ingest("a", first);
   job.ingest("a", exited(3, 1, proto::FAILED, 3));
+  EXPECT_EQ(job.state(), "running");
+  job.ingest("a", decision(4, proto::JobDecision::RESTART, 0));
   EXPECT_EQ(job.state(), "restarting");
+  EXPECT_EQ(job.model().restartsLeft(), 0u);
 
   proto::JournalRecord second = first;
   second.set_attempt(2);
-  second.set_seq(4);
+  second.set_seq(5);
   job.ingest("a", second);
-  proto::JournalRecord again = exited(5, 1, proto::FAILED, 3);
+  EXPECT_EQ(job.state(), "restarting");
+  proto::JournalRecord again = exited(6, 1, proto::FAILED, 3);
   again.set_attempt(2);
   job.ingest("a", again);
+  proto::JournalRecord fail = decision(7, proto::JobDecision::FAIL, 0);
+  fail.set_attempt(2);
+  job.ingest("a", fail);
   EXPECT_EQ(job.state(), "failed");
 }
 

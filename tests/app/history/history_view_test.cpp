@@ -102,6 +102,8 @@ class Journal {
     f->set_state(s.end_state);
     f->set_agent("a1");
     f->set_ranks(s.world);
+    // The leader's word: only it ends the job.
+    add(s.id, s.end, "agent:a1").mutable_job_outcome()->set_state(s.end_state);
   }
 
   const std::vector<proto::JournalRecord>& records() const { return records_; }

@@ -68,6 +68,14 @@ TEST(JobModel, EachRankKeepsTheInterpreterItsAgentRecorded) {
   EXPECT_EQ(job.ranks().at(2).interpreter, "/opt/venv/bin/python, Python 3.10.4");
 }
 
+proto::JournalRecord decision(uint32_t attempt, proto::JobDecision::Next next,
+                              uint32_t restarts_left = 0) {
+  proto::JournalRecord r = record(attempt, 151);
+  r.mutable_job_decision()->set_next(next);
+  r.mutable_job_decision()->set_restarts_left(restarts_left);
+  return r;
+}
+
 TEST(JobModel, FromAcceptedToRunningToSucceeded) {
   JobModel job("j1");
   job.apply("a1", accepted(1, {0, 1}, 2));
@@ -82,13 +90,15 @@ TEST(JobModel, FromAcceptedToRunningToSucceeded) {
   EXPECT_FALSE(job.allExited());
   job.apply("a1", exited(1, 1, proto::SUCCEEDED));
   EXPECT_TRUE(job.allExited());
-  EXPECT_EQ(job.phase(), JobPhase::kSucceeded);
-  EXPECT_TRUE(job.finished());
-  EXPECT_FALSE(job.decided());  // until the leader's word
-  EXPECT_DOUBLE_EQ(job.endTime(), 150);
+  // The agents decide: every rank succeeded, but the job is not over until its leader says so.
+  EXPECT_EQ(job.phase(), JobPhase::kRunning);
+  EXPECT_FALSE(job.finished());
+  EXPECT_DOUBLE_EQ(job.endTime(), 0);
   job.apply("a1", outcome(1, proto::SUCCEEDED));
   EXPECT_TRUE(job.decided());
   EXPECT_TRUE(job.succeeded());
+  EXPECT_TRUE(job.finished());
+  EXPECT_DOUBLE_EQ(job.endTime(), 160);
 }
 
 TEST(JobModel, RecordsOfOtherJobsAreIgnored) {
@@ -100,21 +110,27 @@ TEST(JobModel, RecordsOfOtherJobsAreIgnored) {
   EXPECT_TRUE(job.ranks().empty());
 }
 
-// The restart limit comes from JobAccepted (the spec's YAML is never parsed again for it).
-TEST(JobModel, AFailedRankWithRestartsLeftIsRestartingNotFailedOrFinished) {
+// Nothing is predicted: a failed rank leaves the job running until the leader decides, and the
+// restarts left are the leader's count.
+TEST(JobModel, AFailedRankIsTheLeadersToJudge) {
   JobModel job("j1");
   job.apply("a1", accepted(1, {0, 1}, 2, /*max_restarts=*/1));
   job.apply("a1", started(1, 0));
   job.apply("a1", started(1, 1));
+  EXPECT_EQ(job.restartsLeft(), 1u);
   job.apply("a1", exited(1, 1, proto::FAILED, 3));
+  EXPECT_EQ(job.phase(), JobPhase::kRunning);
+  job.apply("a1", decision(1, proto::JobDecision::RESTART, 0));
   EXPECT_EQ(job.phase(), JobPhase::kRestarting);
+  EXPECT_EQ(job.restartsLeft(), 0u);
   job.apply("a1", exited(1, 0, proto::STOPPED, 0, 15));
   EXPECT_FALSE(job.finished()) << "the next attempt is on its way";
   EXPECT_EQ(job.ranks().at(1).exit_code, 3);
   EXPECT_EQ(job.ranks().at(0).status, RankStatus::kStopped);
 
-  // Attempt 2 on one rank: the ranks start from scratch.
+  // Attempt 2 on one rank: the ranks start from scratch; restarting until one runs.
   job.apply("a1", accepted(2, {0}, 1, 1));
+  EXPECT_EQ(job.phase(), JobPhase::kRestarting);
   job.apply("a1", started(2, 0));
   EXPECT_EQ(job.attempt(), 2u);
   EXPECT_EQ(job.phase(), JobPhase::kRunning);
@@ -122,10 +138,32 @@ TEST(JobModel, AFailedRankWithRestartsLeftIsRestartingNotFailedOrFinished) {
   // A late exit of attempt 1 from another agent changes nothing now.
   job.apply("a2", exited(1, 0, proto::FAILED, 1));
   EXPECT_EQ(job.ranks().at(0).status, RankStatus::kRunning);
-  // It fails again: no restart left.
+  // It fails again: the leader has no restart left.
   job.apply("a1", exited(2, 0, proto::FAILED, 1));
+  EXPECT_EQ(job.phase(), JobPhase::kRunning);
+  job.apply("a1", decision(2, proto::JobDecision::FAIL));
   EXPECT_EQ(job.phase(), JobPhase::kFailed);
-  EXPECT_TRUE(job.finished());
+  EXPECT_TRUE(job.finished()) << "decided to fail, and no rank runs";
+}
+
+// A client's restart uses none of the policy's restarts: the leader says what is left.
+TEST(JobModel, RestartsLeftAreTheLeadersCountAfterAManualRestart) {
+  JobModel job("j1");
+  job.apply("a1", accepted(1, {0}, 1, /*max_restarts=*/2));
+  job.apply("a1", started(1, 0));
+  job.apply("a1", exited(1, 0, proto::FAILED, 1));
+  job.apply("a1", decision(1, proto::JobDecision::RESTART, 1));
+  proto::JournalRecord restart = record(1, 152);
+  restart.mutable_job_restart()->set_next_attempt(2);
+  restart.mutable_job_restart()->set_restarts_left(1);
+  job.apply("a1", restart);
+  job.apply("a1", accepted(2, {0}, 1, 2));
+  job.apply("a1", started(2, 0));
+  EXPECT_EQ(job.restartsLeft(), 1u);
+  // The client restarts attempt 2: the leader decides a restart with 1 left still.
+  job.apply("a1", decision(2, proto::JobDecision::RESTART, 1));
+  EXPECT_EQ(job.phase(), JobPhase::kRestarting);
+  EXPECT_EQ(job.restartsLeft(), 1u);
 }
 
 TEST(JobModel, TheLeadersWordIsFinalAndFailuresAreKeptPerAttempt) {
@@ -145,38 +183,56 @@ TEST(JobModel, TheLeadersWordIsFinalAndFailuresAreKeptPerAttempt) {
   // A client restarts the job that was over: a new attempt is not decided.
   job.apply("a1", accepted(2, {0}, 1));
   EXPECT_FALSE(job.decided());
-  EXPECT_EQ(job.phase(), JobPhase::kSubmitted);
+  EXPECT_EQ(job.phase(), JobPhase::kRestarting);
+  // The old attempt's outcome, late from another agent, does not end the new one.
+  job.apply("a2", outcome(1, proto::FAILED));
+  EXPECT_FALSE(job.decided());
 }
 
-TEST(JobModel, TheHistorysViewIsOverlaidByRecords) {
+TEST(JobModel, TheHangWatchIsTheNewestAttemptsUntilCleared) {
   JobModel job("j1");
+  job.apply("a1", accepted(1, {0}, 1));
+  job.apply("a1", started(1, 0));
+  proto::JournalRecord hang = record(1, 130);
+  hang.mutable_hang_suspicion()->set_stage("suspected");
+  hang.mutable_hang_suspicion()->set_rank(0);
+  hang.mutable_hang_suspicion()->set_agent("a1");
+  hang.mutable_hang_suspicion()->set_cause("rank 0 on a1 may be hung");
+  job.apply("a1", hang);
+  ASSERT_TRUE(job.hang());
+  EXPECT_EQ(job.hang()->stage, "suspected");
+  EXPECT_DOUBLE_EQ(job.hang()->since, 130);
+  hang.mutable_hang_suspicion()->set_stage("cleared");
+  job.apply("a1", hang);
+  EXPECT_FALSE(job.hang());
+}
+
+TEST(JobModel, TheHistorysFoldIsOverlaidByRecords) {
+  JobModel live("j1");
+  live.apply("a1", accepted(3, {0, 1}, 2, 1));
+  live.apply("a1", started(3, 0));
+  live.apply("a1", started(3, 1));
   StoredJob stored;
-  stored.phase = JobPhase::kRunning;
-  stored.world_size = 2;
-  stored.attempt = 3;
-  for (int r = 0; r < 2; ++r) {
-    RankState rank;
-    rank.rank = r;
-    rank.agent = "a1";
-    rank.pid = 10 + r;
-    rank.status = RankStatus::kRunning;
-    stored.ranks.push_back(rank);
-  }
+  stored.fold = live.fold();
+  for (const auto& [number, rank] : live.ranks()) stored.ranks.push_back(rank);
+
+  JobModel job("j1");
   job.applyStored(stored);
   EXPECT_EQ(job.phase(), JobPhase::kRunning);
   EXPECT_EQ(job.attempt(), 3u);
+  EXPECT_EQ(job.worldSize(), 2);
   job.apply("a1", exited(3, 0, proto::SUCCEEDED));
   job.apply("a1", exited(3, 1, proto::SUCCEEDED));
+  job.apply("a1", outcome(3, proto::SUCCEEDED));
   EXPECT_EQ(job.phase(), JobPhase::kSucceeded);
   EXPECT_TRUE(job.finished());
 
-  JobModel over("j1");
-  stored.phase = JobPhase::kStopped;
-  stored.decided = true;
-  stored.ranks.clear();
-  over.applyStored(stored);
-  EXPECT_TRUE(over.decided());
-  EXPECT_EQ(over.phase(), JobPhase::kStopped);
+  // Records applied before the history arrived keep what they decided.
+  JobModel early("j1");
+  early.apply("a1", outcome(3, proto::STOPPED));
+  early.applyStored(stored);
+  EXPECT_TRUE(early.decided());
+  EXPECT_EQ(early.phase(), JobPhase::kStopped);
 }
 
 TEST(JobModel, PhaseNamesAreTheHistorysWords) {

@@ -80,6 +80,26 @@ proto::JournalRecord finished(uint64_t seq, const std::string& job, uint32_t att
   return r;
 }
 
+// The leader's final word (JobOutcome): only it makes a job succeeded, failed or stopped.
+proto::JournalRecord outcome(uint64_t seq, const std::string& job, uint32_t attempt,
+                             proto::RankState state, double time = 202) {
+  proto::JournalRecord r = record(seq, job, attempt, "agent:a1", time);
+  r.mutable_job_outcome()->set_state(state);
+  r.mutable_job_outcome()->set_attempts(attempt);
+  return r;
+}
+
+// The leader's decision the moment an attempt fails or is stopped (JobDecision).
+proto::JournalRecord decision(uint64_t seq, const std::string& job, uint32_t attempt,
+                              proto::JobDecision::Next next, uint32_t restarts_left = 0,
+                              double time = 201) {
+  proto::JournalRecord r = record(seq, job, attempt, "agent:a1", time);
+  r.mutable_job_decision()->set_next(next);
+  r.mutable_job_decision()->set_restarts_left(restarts_left);
+  r.mutable_job_decision()->set_reason("rank 2 on a1 exited with code 3");
+  return r;
+}
+
 proto::JournalRecord metric(uint64_t seq, const std::string& job, uint32_t attempt, int rank,
                             int64_t step, const std::vector<std::pair<std::string, double>>& values,
                             double time = 150) {
@@ -309,7 +329,7 @@ TEST_F(StoreTest, JobGoesFromSubmittedToRunningToSucceeded) {
 
   ASSERT_OK(store->applyJournal("a1", "jid", {accepted(1, "j1", 1, 2, {0, 1})}, 2));
   auto job = store->job("j1");
-  EXPECT_EQ(job->state, "running");
+  EXPECT_EQ(job->state, "submitted") << "accepted, but no rank has started";
   EXPECT_EQ(job->attempt, 1u);
   EXPECT_DOUBLE_EQ(job->submitted_at, 50);  // the client's clock
   auto ranks = store->ranks("j1");
@@ -317,6 +337,7 @@ TEST_F(StoreTest, JobGoesFromSubmittedToRunningToSucceeded) {
   EXPECT_EQ((*ranks)[0].state, "pending");
 
   ASSERT_OK(store->applyJournal("a1", "jid", {started(2, "j1", 1, 0), started(3, "j1", 1, 1)}, 4));
+  EXPECT_EQ(store->job("j1")->state, "running");
   ranks = store->ranks("j1");
   EXPECT_EQ((*ranks)[1].state, "running");
   EXPECT_EQ((*ranks)[1].pid, 1001);
@@ -329,17 +350,20 @@ TEST_F(StoreTest, JobGoesFromSubmittedToRunningToSucceeded) {
       "a1", "jid",
       {exited(5, "j1", 1, 1, proto::SUCCEEDED, 210), finished(6, "j1", 1, proto::SUCCEEDED, 211)},
       7));
+  EXPECT_EQ(store->job("j1")->state, "running") << "until the leader says so";
+  ASSERT_OK(store->applyJournal("a1", "jid", {outcome(7, "j1", 1, proto::SUCCEEDED, 212)}, 8));
   job = store->job("j1");
   EXPECT_EQ(job->state, "succeeded");
-  EXPECT_DOUBLE_EQ(job->finished_at, 211);
+  EXPECT_DOUBLE_EQ(job->finished_at, 212);
+  EXPECT_EQ(job->restarts_left, 0);
   EXPECT_EQ(job->name, "train-j1");
   EXPECT_EQ(job->launcher, "torchrun");
   EXPECT_EQ(job->world_size, 2);
 
   auto events = store->events("j1");
-  ASSERT_EQ(events->size(), 6u);
+  ASSERT_EQ(events->size(), 7u);
   EXPECT_EQ(events->front().kind, "job_accepted");
-  EXPECT_EQ(events->back().kind, "job_finished");
+  EXPECT_EQ(events->back().kind, "job_outcome");
 }
 
 // A job on Slurm: its row, and the end Slurm gave a job whose agents could not record one.
@@ -383,7 +407,9 @@ TEST_F(StoreTest, SlurmJobsAndTheirEndWhenTheAgentsCouldNotSayIt) {
   EXPECT_EQ((*store->ranks("j1"))[1].state, "failed");
 }
 
-TEST_F(StoreTest, OneFailedRankFailsTheJobAtOnce) {
+// The agents decide: a failed rank leaves the job running until its leader's decision, which
+// the history records as it is (never predicted from the ranks).
+TEST_F(StoreTest, AFailedRankLeavesTheJobRunningUntilTheLeaderDecides) {
   auto store = open();
   ASSERT_OK(store->applyJournal(
       "a1", "jid",
@@ -391,48 +417,94 @@ TEST_F(StoreTest, OneFailedRankFailsTheJobAtOnce) {
        started(4, "j1", 1, 2), exited(5, "j1", 1, 2, proto::FAILED, 300)},
       6));
   auto job = store->job("j1");
-  EXPECT_EQ(job->state, "failed");
-  EXPECT_DOUBLE_EQ(job->finished_at, 300);
+  EXPECT_EQ(job->state, "running");
+  EXPECT_DOUBLE_EQ(job->finished_at, 0);
   auto ranks = store->ranks("j1");
   EXPECT_EQ((*ranks)[2].state, "failed");
   EXPECT_EQ((*ranks)[2].exit_code, 3);
   EXPECT_EQ((*ranks)[2].error, "CUDA error: out of memory");
 
-  // The gang teardown stops the others: still failed, finished_at unchanged.
-  ASSERT_OK(store->applyJournal(
-      "a1", "jid",
-      {exited(6, "j1", 1, 0, proto::STOPPED, 310), exited(7, "j1", 1, 1, proto::SUCCEEDED, 311)},
-      8));
+  ASSERT_OK(store->applyJournal("a1", "jid",
+                                {decision(6, "j1", 1, proto::JobDecision::FAIL, 0, 301)}, 7));
   job = store->job("j1");
   EXPECT_EQ(job->state, "failed");
-  EXPECT_DOUBLE_EQ(job->finished_at, 300);
+  EXPECT_DOUBLE_EQ(job->finished_at, 0) << "its other ranks are still ending";
+
+  // The gang teardown stops the others; the outcome ends it.
+  ASSERT_OK(store->applyJournal(
+      "a1", "jid",
+      {exited(7, "j1", 1, 0, proto::STOPPED, 310), exited(8, "j1", 1, 1, proto::SUCCEEDED, 311),
+       outcome(9, "j1", 1, proto::FAILED, 312)},
+      10));
+  job = store->job("j1");
+  EXPECT_EQ(job->state, "failed");
+  EXPECT_DOUBLE_EQ(job->finished_at, 312);
 }
 
-TEST_F(StoreTest, StoppedRankWithoutFailuresStopsTheJob) {
+TEST_F(StoreTest, WithRestartsLeftAFailedAttemptIsRestartingUntilTheNextOneTrains) {
+  auto store = open();
+  proto::JournalRecord first = accepted(1, "j1", 1, 2, {0, 1});
+  first.mutable_job_accepted()->set_max_restarts(3);
+  ASSERT_OK(
+      store->applyJournal("a1", "jid", {first, started(2, "j1", 1, 0), started(3, "j1", 1, 1)}, 4));
+  EXPECT_EQ(store->job("j1")->restarts_left, 3);
+  ASSERT_OK(store->applyJournal("a1", "jid",
+                                {exited(4, "j1", 1, 1, proto::FAILED, 300),
+                                 decision(5, "j1", 1, proto::JobDecision::RESTART, 2, 300.1)},
+                                6));
+  auto job = store->job("j1");
+  EXPECT_EQ(job->state, "restarting");
+  EXPECT_EQ(job->restarts_left, 2);
+  EXPECT_DOUBLE_EQ(job->finished_at, 0);
+  proto::JournalRecord restart = record(7, "j1", 1, "agent:a1", 301);
+  restart.mutable_job_restart()->set_next_attempt(2);
+  restart.mutable_job_restart()->set_restarts_left(2);
+  ASSERT_OK(
+      store->applyJournal("a1", "jid", {exited(6, "j1", 1, 0, proto::STOPPED, 300.5), restart}, 8));
+  EXPECT_EQ(store->job("j1")->state, "restarting");
+  proto::JournalRecord second = accepted(8, "j1", 2, 2, {0, 1}, "a1", 302);
+  second.mutable_job_accepted()->set_max_restarts(3);
+  ASSERT_OK(store->applyJournal("a1", "jid", {second}, 9));
+  job = store->job("j1");
+  EXPECT_EQ(job->state, "restarting") << "attempt 2 has not started a rank yet";
+  EXPECT_EQ(job->attempt, 2u);
+  EXPECT_EQ(job->restarts_left, 2);
+  ASSERT_OK(store->applyJournal("a1", "jid", {started(9, "j1", 2, 0, 303)}, 10));
+  EXPECT_EQ(store->job("j1")->state, "running");
+  EXPECT_EQ(store->job("j1")->restarts_left, 2);
+}
+
+TEST_F(StoreTest, AStopDecisionStopsTheJob) {
   auto store = open();
   ASSERT_OK(store->applyJournal(
       "a1", "jid",
       {accepted(1, "j1", 1, 2, {0, 1}), started(2, "j1", 1, 0), started(3, "j1", 1, 1),
-       exited(4, "j1", 1, 0, proto::STOPPED, 400), exited(5, "j1", 1, 1, proto::SUCCEEDED, 401)},
-      6));
+       decision(4, "j1", 1, proto::JobDecision::STOP, 0, 399),
+       exited(5, "j1", 1, 0, proto::STOPPED, 400), exited(6, "j1", 1, 1, proto::SUCCEEDED, 401)},
+      7));
   EXPECT_EQ(store->job("j1")->state, "stopped");
+  EXPECT_DOUBLE_EQ(store->job("j1")->finished_at, 401);
   EXPECT_EQ((*store->ranks("j1"))[0].signal, 15);
 }
 
 TEST_F(StoreTest, NewAttemptMakesTheJobRunningAgain) {
   auto store = open();
-  ASSERT_OK(store->applyJournal("a1", "jid",
-                                {accepted(1, "j1", 1, 1, {0}), started(2, "j1", 1, 0),
-                                 exited(3, "j1", 1, 0, proto::FAILED, 300)},
-                                4));
+  ASSERT_OK(store->applyJournal(
+      "a1", "jid",
+      {accepted(1, "j1", 1, 1, {0}), started(2, "j1", 1, 0),
+       exited(3, "j1", 1, 0, proto::FAILED, 300), outcome(4, "j1", 1, proto::FAILED, 301)},
+      5));
   EXPECT_EQ(store->job("j1")->state, "failed");
-  ASSERT_OK(store->applyJournal("a1", "jid", {accepted(4, "j1", 2, 1, {0}, "a1", 310)}, 5));
+  // A client restarts the job that was over.
+  ASSERT_OK(store->applyJournal("a1", "jid", {accepted(5, "j1", 2, 1, {0}, "a1", 310)}, 6));
   auto job = store->job("j1");
-  EXPECT_EQ(job->state, "running");
+  EXPECT_EQ(job->state, "restarting");
   EXPECT_EQ(job->attempt, 2u);
   EXPECT_DOUBLE_EQ(job->finished_at, 0);
   EXPECT_EQ((*store->ranks("j1"))[0].state, "pending");  // the latest attempt by default
   EXPECT_EQ((*store->ranks("j1", 1u))[0].state, "failed");
+  ASSERT_OK(store->applyJournal("a1", "jid", {started(6, "j1", 2, 0, 311)}, 7));
+  EXPECT_EQ(store->job("j1")->state, "running");
 
   // A late record of the old attempt does not change the job.
   ASSERT_OK(store->applyJournal("a2", "jid2", {exited(1, "j1", 1, 5, proto::SUCCEEDED)}, 2));
@@ -444,11 +516,13 @@ TEST_F(StoreTest, ReplayedRankStartDoesNotReviveAnExitedRank) {
   const auto start_batch =
       std::vector<proto::JournalRecord>{accepted(1, "j1", 1, 1, {0}), started(2, "j1", 1, 0)};
   ASSERT_OK(store->applyJournal("a1", "jid", start_batch, 3));
-  ASSERT_OK(store->applyJournal("a1", "jid", {exited(3, "j1", 1, 0, proto::SUCCEEDED)}, 4));
+  ASSERT_OK(store->applyJournal(
+      "a1", "jid", {exited(3, "j1", 1, 0, proto::SUCCEEDED), outcome(4, "j1", 1, proto::SUCCEEDED)},
+      5));
   ASSERT_OK(store->applyJournal("a1", "jid", start_batch, 3));
   EXPECT_EQ((*store->ranks("j1"))[0].state, "succeeded");
   EXPECT_EQ(store->job("j1")->state, "succeeded");
-  EXPECT_EQ(store->events("j1")->size(), 3u);
+  EXPECT_EQ(store->events("j1")->size(), 4u);
 }
 
 TEST_F(StoreTest, JobStateCombinesRecordsOfSeveralAgentsWithoutASubmission) {
@@ -462,8 +536,10 @@ TEST_F(StoreTest, JobStateCombinesRecordsOfSeveralAgentsWithoutASubmission) {
                                 {accepted(1, "j1", 1, 2, {1}, "a2"), started(2, "j1", 1, 1),
                                  exited(3, "j1", 1, 1, proto::SUCCEEDED, 510)},
                                 4));
+  EXPECT_EQ(store->job("j1")->state, "running") << "until the leader says so";
+  ASSERT_OK(store->applyJournal("a1", "j-a1", {outcome(4, "j1", 1, proto::SUCCEEDED, 511)}, 5));
   EXPECT_EQ(store->job("j1")->state, "succeeded");
-  EXPECT_DOUBLE_EQ(store->job("j1")->finished_at, 510);
+  EXPECT_DOUBLE_EQ(store->job("j1")->finished_at, 511);
   auto ranks = store->ranks("j1");
   ASSERT_EQ(ranks->size(), 2u);
   EXPECT_EQ((*ranks)[0].agent, "a1");
@@ -709,8 +785,9 @@ void storeTwoFinishedJobs(Store& store) {
        finished(5, "keep", 1, proto::SUCCEEDED), accepted(6, "gone", 1, 1, {0}, "a1", 20),
        started(7, "gone", 1, 0, 21), metric(8, "gone", 1, 0, 1, {{"loss", 3.0}}),
        metric(9, "gone", 1, 0, 2, {{"loss", 1.5}, {"lr", 0.1}}),
-       exited(10, "gone", 1, 0, proto::SUCCEEDED), finished(11, "gone", 1, proto::SUCCEEDED)},
-      12));
+       exited(10, "gone", 1, 0, proto::SUCCEEDED), finished(11, "gone", 1, proto::SUCCEEDED),
+       outcome(12, "keep", 1, proto::SUCCEEDED), outcome(13, "gone", 1, proto::SUCCEEDED)},
+      14));
   ASSERT_OK(store.recordSlurmJob({.job_id = "gone", .cluster = "c", .job_dir = "/d"}));
 }
 
@@ -776,7 +853,7 @@ TEST_F(StoreTest, PurgeRemovesOnlyMarkedJobsWithEverythingRecordedOfThem) {
   EXPECT_EQ(raw.text("SELECT count(*) FROM attempts WHERE job_id = 'gone'"), "0");
   EXPECT_EQ(raw.text("SELECT count(*) FROM ranks WHERE job_id = 'gone'"), "0");
   EXPECT_EQ(*store->countMetrics("keep"), 1);  // the other job untouched
-  EXPECT_EQ(store->events("keep")->size(), 4u);
+  EXPECT_EQ(store->events("keep")->size(), 5u);
   // A record of the purged job arriving late, on the connection that had its series id cached,
   // is stored under a series that exists.
   ASSERT_OK(store->applyJournal("a1", "jid", {metric(12, "gone", 1, 0, 3, {{"loss", 1.0}})}, 13));

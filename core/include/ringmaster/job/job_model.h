@@ -1,10 +1,11 @@
 #pragma once
 // The one model of a job's lifecycle: its journal records (from any of its agents, in any order
 // between agents) folded into a typed state: the job's phase, its newest attempt's ranks with how
-// each ended, the root cause of each failed attempt, the restarts used and left, and the
-// leader's final word. `ringmasterctl submit --wait`, the dashboards and the Slurm follower read
-// it; the history's rows say the same in words (phaseName). Records of an older attempt that
-// arrive late are kept as failures, never as the state of the ranks now.
+// each ended, the root cause of each failed attempt, the restarts left, the hang watch, and the
+// leader's final word. The agents decide; this records what they decided and never predicts it.
+// It is the only fold: the history persists its output (JobFold) rather than folding again, and
+// `ringmasterctl`, the dashboards and the Slurm follower read it. Records of an older attempt
+// that arrive late are kept as failures, never as the state of the ranks now.
 //
 // Not thread-safe: one owner.
 
@@ -43,14 +44,6 @@ RankStatus exitStatusOf(const proto::RankExited& exited);
 // A job's final phase from the leader's JobOutcome; nullopt for a state that is not final.
 std::optional<JobPhase> outcomePhaseOf(proto::RankState state);
 
-// What the ends of an attempt's ranks make of it, before any restart decision: failed when one
-// failed, else stopped when one was stopped, succeeded when `world_size` (or, when 0, all `ranks`)
-// succeeded, else running. The history and JobModel both judge attempts by this rule.
-struct RankCounts {
-  int64_t ranks = 0, failed = 0, stopped = 0, succeeded = 0;
-};
-JobPhase attemptPhase(const RankCounts& counts, int world_size);
-
 // One rank of the newest attempt.
 struct RankState {
   int rank = 0;
@@ -70,15 +63,20 @@ struct RankState {
   bool going() const { return status == RankStatus::kPending || status == RankStatus::kRunning; }
 };
 
-// What the history knew of a job (its row and its newest attempt's ranks), for a model built
-// when the records themselves are not at hand.
+// What the history knew of a job: the fold it persisted (JobRow::fold) and its newest
+// attempt's ranks, for a model built when the records themselves are not at hand.
 struct StoredJob {
-  JobPhase phase = JobPhase::kSubmitted;
-  bool decided = false;  // the leader's outcome is in the history: the phase is final
-  int world_size = 0;
-  uint32_t attempt = 0;
-  double end_time = 0;
+  proto::JobFold fold;
   std::vector<RankState> ranks;
+};
+
+// The hang watch of the newest attempt (HangSuspicion), while one is raised.
+struct HangWatch {
+  std::string stage;  // suspected | hung
+  int rank = -1;      // the culprit
+  std::string agent;
+  std::string cause;
+  double since = 0;  // unix seconds of the record that raised this stage
 };
 
 class JobModel {
@@ -88,46 +86,57 @@ class JobModel {
 
   // A journal record; records of other jobs and host records are ignored.
   void apply(const std::string& agent, const proto::JournalRecord& record);
-  // The history's view, overlaid by any record applied before or after it.
+  // The history's fold, overlaid by any record applied before or after it: the records of a
+  // newer attempt win, and a rank's own record wins over its row.
   void applyStored(const StoredJob& stored);
+  // A scheduler ended the job while its agents could not say so (they were killed with it):
+  // `phase` (failed or stopped) is the outcome, at `time`, unless the leader already decided.
+  void endedByScheduler(JobPhase phase, double time);
+  // The fold as the history persists it (StoredJob::fold).
+  const proto::JobFold& fold() const { return fold_; }
 
+  // Decided by the agents, never predicted: succeeded, failed or stopped only once the leader
+  // said so (JobOutcome), or failed/stopped/restarting the moment it decided (JobDecision,
+  // JobRestart). A rank that failed before the leader's decision leaves the job running.
   JobPhase phase() const;
   // The leader said the job is over (JobOutcome, or the history's record of it).
-  bool decided() const { return decided_.has_value(); }
-  // No rank runs and no further attempt will start (decided, or every rank ended with no
-  // restart to come).
+  bool decided() const { return fold_.outcome() != proto::RANK_STATE_UNSPECIFIED; }
+  // No rank runs and no further attempt will start: decided, or decided to fail or stop with
+  // every rank of the attempt exited.
   bool finished() const;
   // Every rank of the newest attempt has exited (their records may trail the outcome).
   bool allExited() const;
   bool succeeded() const { return decided() && phase() == JobPhase::kSucceeded; }
+  // The restart policy's restarts left, as the leader counts them (a client's restart uses
+  // none); 0 once the job is over.
+  uint32_t restartsLeft() const;
+  // The leader's decision on the newest attempt, when it made one (next is set).
+  const proto::JobDecision& decision() const { return fold_.decision(); }
+  std::optional<HangWatch> hang() const;
 
   const std::string& name() const { return name_; }
   proto::Launcher launcher() const { return launcher_; }
-  int worldSize() const { return world_size_; }
-  uint32_t attempt() const { return attempt_; }
-  int maxRestarts() const { return max_restarts_; }
+  int worldSize() const { return fold_.world_size(); }
+  uint32_t attempt() const { return fold_.attempt(); }
+  int maxRestarts() const { return static_cast<int>(fold_.max_restarts()); }
   const std::map<int, RankState>& ranks() const { return ranks_; }
   // The leader's final word, when it came as a record.
   const std::optional<proto::JobOutcome>& outcome() const { return outcome_; }
   // The root cause of each failed attempt, by attempt (a better one found later replaces it).
   const std::map<uint32_t, proto::JobFailure>& failures() const { return failures_; }
-  // When the newest rank ended, or the history's end; 0 until finished.
+  // When the job ended (the leader's outcome, or the newest rank's exit); 0 until finished.
   double endTime() const;
 
  private:
   RankState& rank(int number, const std::string& agent);
+  // A record of a newer attempt: its ranks start from scratch, perhaps fewer on fewer hosts.
+  void startAttempt(uint32_t attempt);
 
   std::string job_id_;
   std::string name_;
   proto::Launcher launcher_ = proto::LAUNCHER_UNSPECIFIED;
-  int world_size_ = 0;
-  int max_restarts_ = 0;
-  uint32_t attempt_ = 0;
-  bool restarting_ = false;          // the newest attempt failed and the next one is on its way
-  std::optional<JobPhase> decided_;  // the leader's outcome (a record, or the history's)
+  proto::JobFold fold_;  // what decides the phase; the history persists it whole
   std::optional<proto::JobOutcome> outcome_;
-  std::optional<JobPhase> stored_phase_;  // the history's, until records say more
-  double stored_end_ = 0;
   std::map<int, RankState> ranks_;
   std::map<uint32_t, proto::JobFailure> failures_;
 };

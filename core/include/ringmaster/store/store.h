@@ -14,20 +14,23 @@
 #include <string>
 #include <vector>
 
+#include "ringmaster/job/job_model.h"
 #include "ringmaster/protocol/ringmaster.pb.h"
 #include "ringmaster/util/result.h"
 
 namespace ringmaster::store {
 
-// Job states: "submitted" (only the submitting client knows it), "running" (an agent accepted
-// it), "succeeded" (all world_size ranks of the current attempt succeeded), "failed" (a rank of
-// the current attempt failed), "stopped" (a rank was stopped and none failed).
+// Job states are the job model's words (job::phaseName of JobModel::phase): "submitted",
+// "running", "restarting", "succeeded", "failed", "stopped". The history persists the model's
+// fold (`fold`) and never decides a state itself.
 struct JobRow {
   std::string job_id{}, name{}, launcher{}, state{}, spec_yaml{};
   int world_size = 0;
   uint32_t attempt = 0;                      // newest attempt seen
   double submitted_at = 0, finished_at = 0;  // unix seconds; finished_at 0 while running
-  bool archived = false;  // kept whole, left out of lists unless asked for (Store::setArchived)
+  bool archived = false;   // kept whole, left out of lists unless asked for (Store::setArchived)
+  int restarts_left = -1;  // JobModel::restartsLeft(); -1 before any record
+  proto::JobFold fold{};   // the model's fold (for rows from before it was kept: from `state`)
 };
 
 // Rank states: "pending" (assigned, not started), "running", "succeeded", "failed", "stopped".
@@ -110,6 +113,9 @@ struct EventRow {
   std::string cause_kind{};  // a failure's kind: exited | signalled | hung | agent_lost | launch
                              // | client_restart; a hang watch's stage
 };
+
+// The model of a job as the history has it (its row and its newest attempt's ranks).
+job::StoredJob storedJobOf(const JobRow& job, const std::vector<RankRow>& ranks);
 
 // The event the history stores for a lifecycle record (job_accepted, rank_started, rank_exited,
 // job_finished, job_failure, job_restart, job_outcome, hang_*), kind "" for other records. Live
