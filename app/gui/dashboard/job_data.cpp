@@ -4,6 +4,8 @@
 #include <cmath>
 #include <limits>
 
+#include "ringmaster/client/slurm_sync.h"
+
 namespace ringmaster::gui {
 namespace {
 
@@ -107,6 +109,10 @@ void JobData::ingestHealth(const std::string& agent, const proto::JournalRecord&
 
 void JobData::setSlurm(const store::SlurmJobRow& row) {
   slurm_ = row;
+  // Slurm ended the job: its agents may not have lived to say so (the history does the same).
+  if (auto ended = client::endedBySlurm(slurm::phaseOf(row.state))) {
+    model_.endedByScheduler(*ended, row.updated_at);
+  }
   ++version_;
 }
 
@@ -120,6 +126,7 @@ void JobData::ingestSnapshot(const client::JobSnapshot& s) {
   const job::StoredJob stored = store::storedJobOf(s.job, s.ranks);
   const uint32_t attempt_before = model_.attempt();
   model_.applyStored(stored);
+  if (s.slurm) setSlurm(*s.slurm);
   if (model_.attempt() > attempt_before) ranks_.clear();
   for (const auto& row : s.ranks) {
     copyRank(row.rank);

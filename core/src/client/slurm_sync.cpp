@@ -91,6 +91,11 @@ Result<uint64_t> SlurmJobSync::poll(
   }
 }
 
+std::optional<job::JobPhase> endedBySlurm(slurm::Phase phase) {
+  if (!slurm::isFinished(phase) || phase == slurm::Phase::kCompleted) return std::nullopt;
+  return phase == slurm::Phase::kCancelled ? job::JobPhase::kStopped : job::JobPhase::kFailed;
+}
+
 Result<slurm::JobState> refreshSlurmState(store::BatchWriter* writer, const slurm::Where& where,
                                           store::SlurmJobRow* row) {
   RM_ASSIGN_OR_RETURN(slurm::JobState state, slurm::queryJob(where, row->slurm_job_id));
@@ -100,14 +105,11 @@ Result<slurm::JobState> refreshSlurmState(store::BatchWriter* writer, const slur
     row->updated_at = unixNow();
     writer->enqueueWrite([row = *row](store::Store& s) { return s.recordSlurmJob(row); });
   }
-  if (slurm::isFinished(state.phase) && state.phase != slurm::Phase::kCompleted) {
+  if (const std::optional<job::JobPhase> ended = endedBySlurm(state.phase)) {
     // Slurm ended it, and its agents may not have lived to say so (a node that failed, scancel
-    // before the ranks started, an agent that never came up). A completed job's journals say
-    // how it ended.
-    writer->enqueueWrite(
-        [job_id = row->job_id,
-         ended = state.phase == slurm::Phase::kCancelled ? "stopped" : "failed",
-         at = unixNow()](store::Store& s) { return s.endUnfinishedJob(job_id, ended, at); });
+    // before the ranks started, an agent that never came up).
+    writer->enqueueWrite([job_id = row->job_id, ended = job::phaseName(*ended), at = unixNow()](
+                             store::Store& s) { return s.endUnfinishedJob(job_id, ended, at); });
   }
   return state;
 }

@@ -12,6 +12,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -63,6 +64,10 @@ class SlurmJobSync {
 // Asks Slurm (here, or through `where`'s login node) for the job's state and stores it in `row`
 // and, through `writer`, the history; a job Slurm has finished that the history still has running
 // ends there too (Store::endUnfinishedJob). A job Slurm no longer knows keeps its last state.
+// How a job ended when Slurm ended it (its agents may not have lived to say so): failed or
+// stopped (cancelled); nullopt while it runs, and when it completed (its journals say how).
+std::optional<job::JobPhase> endedBySlurm(slurm::Phase phase);
+
 Result<slurm::JobState> refreshSlurmState(store::BatchWriter* writer, const slurm::Where& where,
                                           store::SlurmJobRow* row);
 
