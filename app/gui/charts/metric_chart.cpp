@@ -377,7 +377,8 @@ void MetricChart::setXAxis(metrics::Axis axis) {
 bool MetricChart::adoptSmoothing(double weight) {
   const double clamped = std::isfinite(weight) ? std::clamp(weight, 0.0, kMaxSmoothing) : 0.0;
   if (clamped == smoothing_) return false;
-  smoothing_ = clamped;  // the pens follow on the redraw (see refresh())
+  smoothing_ = clamped;  // the pens follow on the redraw (see refresh()), the title at once
+  updateYTitle();
   return true;
 }
 
