@@ -37,6 +37,7 @@
 #include "ringmaster/net/socket_options.h"
 #include "ringmaster/protocol/codec.h"
 #include "ringmaster/security/keys.h"
+#include "ringmaster/util/wall_clock.h"
 #include "user_connections.h"
 #include "zap_handler.h"
 
@@ -56,10 +57,6 @@ const int kQueuedRepliesPerClient = ReplyBudget::kQueuedPerConnection;
 constexpr uint64_t kUnreadRepliesPerKey = 192ull << 20;
 constexpr uint64_t kUnreadRepliesInAll = 384ull << 20;
 constexpr auto kUnwritablePause = std::chrono::seconds(1);
-
-double unixNow() {
-  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-}
 
 std::string hostName() {
   char buffer[256] = {};
@@ -357,7 +354,7 @@ Status AgentServer::Impl::start() {
   size_t bound_size = sizeof bound;
   zmq_getsockopt(router, ZMQ_LAST_ENDPOINT, bound, &bound_size);
   endpoint = bound;
-  started_at = unixNow();
+  started_at = unixSeconds();
   sampleHealth();
   return Status::ok();
 }
@@ -379,7 +376,7 @@ void AgentServer::Impl::endLeftoversOfAnEarlierRun() {
 
 void AgentServer::Impl::sampleHealth() {
   last_health = sampler->sample();
-  last_health_time = unixNow();
+  last_health_time = unixSeconds();
   proto::JournalRecord record;
   record.set_source("host:" + options.name);
   record.set_time(last_health_time);

@@ -4,35 +4,27 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <array>
 #include <cerrno>
-#include <chrono>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <optional>
 #include <random>
+
+#include "ringmaster/protocol/journal_frame.h"
+#include "ringmaster/util/crc32.h"
+#include "ringmaster/util/wall_clock.h"
 
 namespace ringmaster::agent {
 namespace {
 
-constexpr size_t kHeaderBytes = 8;
-constexpr uint32_t kMaxRecordBytes = 16u << 20;
+using protocol::appendFrame;
+using protocol::intactRecordAt;
+using protocol::kFrameHeaderBytes;
+using protocol::kMaxFramePayload;
+using protocol::leadingSeq;
+using protocol::nextIntactFrame;
+
 constexpr size_t kFlushThreshold = 1u << 20;
-
-std::array<uint32_t, 256> makeCrcTable() {
-  std::array<uint32_t, 256> table{};
-  for (uint32_t i = 0; i < 256; ++i) {
-    uint32_t c = i;
-    for (int k = 0; k < 8; ++k) c = (c & 1) ? 0xEDB88320u ^ (c >> 1) : c >> 1;
-    table[i] = c;
-  }
-  return table;
-}
-
-double nowSeconds() {
-  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-}
 
 std::string randomId() {
   std::random_device device;
@@ -78,76 +70,13 @@ Status writeFileDurably(const std::string& path, const std::string& content) {
   return Status::ok();
 }
 
-// The record framed at `at` in `data` when the frame is whole, its CRC matches and its payload
-// parses; nullopt otherwise.
-// The seq of a serialized record without parsing all of it: protobuf writes fields in number
-// order, so a record's seq (field 1, a varint, never 0) is its first bytes. 0 when it is not.
-uint64_t leadingSeq(const std::string& payload) {
-  if (payload.size() < 2 || payload[0] != 0x08) return 0;
-  uint64_t value = 0;
-  for (size_t i = 1; i < payload.size() && i <= 10; ++i) {
-    const auto byte = static_cast<uint8_t>(payload[i]);
-    value |= static_cast<uint64_t>(byte & 0x7f) << (7 * (i - 1));
-    if (!(byte & 0x80)) return value;
-  }
-  return 0;
-}
-
-std::optional<proto::JournalRecord> intactAt(const std::string& data, size_t at, size_t* length) {
-  if (at + kHeaderBytes > data.size()) return std::nullopt;
-  uint32_t header[2];
-  std::memcpy(header, data.data() + at, kHeaderBytes);
-  if (header[0] < 2 || header[0] > kMaxRecordBytes || at + kHeaderBytes + header[0] > data.size()) {
-    return std::nullopt;
-  }
-  const char* payload = data.data() + at + kHeaderBytes;
-  if (crc32(payload, header[0]) != header[1]) return std::nullopt;
-  proto::JournalRecord record;
-  if (!record.ParseFromArray(payload, static_cast<int>(header[0])) || record.seq() == 0) {
-    return std::nullopt;
-  }
-  *length = header[0];
-  return record;
-}
-
-// The next intact frame at or after `from` whose record comes after `after_seq`.
-struct FoundFrame {
-  size_t offset;
-  uint64_t seq;
-};
-std::optional<FoundFrame> nextIntactFrame(const std::string& data, size_t from,
-                                          uint64_t after_seq) {
-  size_t length;
-  for (size_t at = from; at + kHeaderBytes <= data.size(); ++at) {
-    auto record = intactAt(data, at, &length);
-    if (record && record->seq() > after_seq) return FoundFrame{at, record->seq()};
-  }
-  return std::nullopt;
-}
-
 Result<std::string> readWholeFile(int fd, uint64_t from, uint64_t size) {
   std::string data(static_cast<size_t>(size - from), '\0');
   RM_RETURN_IF_ERROR(preadAll(fd, data.data(), data.size(), from));
   return data;
 }
 
-void appendFrame(std::string* out, const proto::JournalRecord& record) {
-  const std::string payload = record.SerializeAsString();
-  const uint32_t header[2] = {static_cast<uint32_t>(payload.size()),
-                              crc32(payload.data(), payload.size())};
-  out->append(reinterpret_cast<const char*>(header), kHeaderBytes);
-  out->append(payload);
-}
-
 }  // namespace
-
-uint32_t crc32(const void* data, size_t size) {
-  static const std::array<uint32_t, 256> table = makeCrcTable();
-  uint32_t c = 0xFFFFFFFFu;
-  const auto* p = static_cast<const uint8_t*>(data);
-  for (size_t i = 0; i < size; ++i) c = table[(c ^ p[i]) & 0xFF] ^ (c >> 8);
-  return c ^ 0xFFFFFFFFu;
-}
 
 Journal::Journal(std::string dir, std::string id, int fd)
     : dir_(std::move(dir)), id_(std::move(id)), fd_(fd) {}
@@ -187,19 +116,19 @@ Status Journal::scanExisting() {
   index_.clear();
   uint64_t offset = 0;
   std::string payload;
-  while (offset + kHeaderBytes <= size) {
+  while (offset + kFrameHeaderBytes <= size) {
     uint32_t header[2];
-    RM_RETURN_IF_ERROR(preadAll(fd_, header, kHeaderBytes, offset));
-    if (header[0] > kMaxRecordBytes || offset + kHeaderBytes + header[0] > size) break;
+    RM_RETURN_IF_ERROR(preadAll(fd_, header, kFrameHeaderBytes, offset));
+    if (header[0] > kMaxFramePayload || offset + kFrameHeaderBytes + header[0] > size) break;
     payload.resize(header[0]);
-    RM_RETURN_IF_ERROR(preadAll(fd_, payload.data(), header[0], offset + kHeaderBytes));
+    RM_RETURN_IF_ERROR(preadAll(fd_, payload.data(), header[0], offset + kFrameHeaderBytes));
     if (crc32(payload.data(), payload.size()) != header[1]) break;
     // An intact frame out of place (not the next seq: a file pieced together, a writer's bug) is
     // damage too: clients rely on dense seqs.
     if (leadingSeq(payload) != last_seq_ + 1) break;
     if (last_seq_ % kIndexStride == 0) index_.push_back(offset);
     ++last_seq_;
-    offset += kHeaderBytes + header[0];
+    offset += kFrameHeaderBytes + header[0];
   }
   file_size_ = offset;
   if (offset == size) return Status::ok();
@@ -221,19 +150,19 @@ Status Journal::repair() {
   RM_ASSIGN_OR_RETURN(std::string data, readWholeFile(fd_, 0, static_cast<uint64_t>(st.st_size)));
   const std::string log_path = dir_ + "/journal.log";
   const std::string kept =
-      log_path + ".damaged-" + std::to_string(static_cast<long long>(nowSeconds()));
+      log_path + ".damaged-" + std::to_string(static_cast<long long>(unixSeconds()));
 
   // Every intact record in order under its own seq; a JournalDamage in place of each lost one.
   std::string repaired;
   uint64_t seq = 0, lost = 0, first_lost = 0;
   std::string detail;
-  size_t at = 0, length = 0;
+  size_t at = 0, frame_bytes = 0;
   while (at < data.size()) {
-    auto record = intactAt(data, at, &length);
+    auto record = intactRecordAt(data, at, &frame_bytes);
     if (record && record->seq() == seq + 1) {
-      repaired.append(data, at, kHeaderBytes + length);
+      repaired.append(data, at, frame_bytes);
       seq = record->seq();
-      at += kHeaderBytes + length;
+      at += frame_bytes;
       continue;
     }
     auto next = nextIntactFrame(data, at + 1, seq);
@@ -246,7 +175,7 @@ Status Journal::repair() {
       ++lost;
       proto::JournalRecord marker;
       marker.set_seq(missing);
-      marker.set_time(nowSeconds());
+      marker.set_time(unixSeconds());
       marker.set_source("journal");
       auto* damage = marker.mutable_journal_damage();
       damage->set_first_lost_seq(missing);
@@ -292,16 +221,16 @@ Status Journal::repair() {
 
 Result<uint64_t> Journal::append(proto::JournalRecord& record) {
   record.set_seq(last_seq_ + 1);
-  if (record.time() == 0) record.set_time(nowSeconds());
+  if (record.time() == 0) record.set_time(unixSeconds());
   const size_t size = record.ByteSizeLong();
-  if (size > kMaxRecordBytes) return invalidArgument("journal record too large");
+  if (size > kMaxFramePayload) return invalidArgument("journal record too large");
   if (last_seq_ % kIndexStride == 0) index_.push_back(file_size_ + pending_.size());
   const uint32_t length = static_cast<uint32_t>(size);
   const size_t at = pending_.size();
-  pending_.resize(at + kHeaderBytes + size);
+  pending_.resize(at + kFrameHeaderBytes + size);
   char* frame = pending_.data() + at;
-  record.SerializeWithCachedSizesToArray(reinterpret_cast<uint8_t*>(frame + kHeaderBytes));
-  const uint32_t crc = crc32(frame + kHeaderBytes, size);
+  record.SerializeWithCachedSizesToArray(reinterpret_cast<uint8_t*>(frame + kFrameHeaderBytes));
+  const uint32_t crc = crc32(frame + kFrameHeaderBytes, size);
   std::memcpy(frame, &length, 4);
   std::memcpy(frame + 4, &crc, 4);
   ++last_seq_;
@@ -358,16 +287,16 @@ Status Journal::read(uint64_t from_seq, size_t max_records, size_t max_bytes,
     return preadAll(fd_, chunk.data(), want, at);
   };
   while (seq_at <= last_seq_ && out->size() < max_records) {
-    RM_RETURN_IF_ERROR(ensure(offset, kHeaderBytes));
+    RM_RETURN_IF_ERROR(ensure(offset, kFrameHeaderBytes));
     uint32_t length;
     std::memcpy(&length, chunk.data() + (offset - chunk_start), 4);
     if (seq_at >= from_seq) {
       if (!out->empty() && bytes + length > max_bytes) break;
-      RM_RETURN_IF_ERROR(ensure(offset + kHeaderBytes, length));
-      out->emplace_back(chunk.data() + (offset + kHeaderBytes - chunk_start), length);
+      RM_RETURN_IF_ERROR(ensure(offset + kFrameHeaderBytes, length));
+      out->emplace_back(chunk.data() + (offset + kFrameHeaderBytes - chunk_start), length);
       bytes += length;
     }
-    offset += kHeaderBytes + length;
+    offset += kFrameHeaderBytes + length;
     ++seq_at;
   }
   hint_seq_ = seq_at;

@@ -2,8 +2,8 @@
 // The agent's append-only journal: every lifecycle event, metric sample and health sample, each
 // with a dense agent-wide sequence number. Clients read it from a cursor; it survives restarts.
 //
-// File format (DIR/journal.log): frames of [u32 payload length][u32 CRC-32 of payload][payload],
-// payload = a serialized proto::JournalRecord. DIR/journal.id names this journal, so a client
+// File format (DIR/journal.log): frames (protocol/journal_frame.h), each a serialized
+// proto::JournalRecord with its length and CRC-32. DIR/journal.id names this journal, so a client
 // can tell a wiped state dir from a continued one.
 //
 // Opening checks every frame. A bad frame with nothing intact after it is a torn tail (a crash
@@ -76,8 +76,6 @@ class Journal {
   uint64_t hint_seq_ = 0;
   uint64_t hint_offset_ = 0;
 };
-
-uint32_t crc32(const void* data, size_t size);
 
 // Calls `visit` with every record of `journal` that parses, oldest first: what the agent
 // rebuilds from its journal at start.

@@ -12,16 +12,13 @@
 #include "ringmaster/job/device_plan.h"
 #include "ringmaster/job/job_model.h"
 #include "ringmaster/slurm/job_state.h"
+#include "ringmaster/util/wall_clock.h"
 #include "table.h"
 
 namespace ringmaster::ctl {
 namespace {
 
 using nlohmann::json;
-
-double unixNow() {
-  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-}
 
 std::string exitText(const store::RankRow& r) {
   if (r.state == "running" || r.state == "pending") return "-";
@@ -72,7 +69,7 @@ json jobJson(const store::JobRow& j) {
 
 std::string jobDuration(const store::JobRow& j) {
   if (j.submitted_at <= 0) return "-";
-  double end = j.finished_at > 0 ? j.finished_at : unixNow();
+  double end = j.finished_at > 0 ? j.finished_at : unixSeconds();
   return formatDuration(std::max(0.0, end - j.submitted_at));
 }
 

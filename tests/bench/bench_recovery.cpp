@@ -100,7 +100,7 @@ class Bench {
       if (r["rank"] == 1) pid = r["pid"].get<pid_t>();
     }
     if (pid <= 0) return std::nullopt;
-    const double killed_at = unixNow();
+    const double killed_at = unixSeconds();
     ::kill(pid, SIGKILL);
     // Every rank of attempt 2 has a metric, then the job is stopped (its end is not measured).
     json loss;
@@ -147,7 +147,7 @@ class Bench {
   double killAgent(int run) {
     auto job = submit("agent" + std::to_string(run));
     if (!job || !trainedPast("a2", *job, 2, 40)) return -1;
-    const double killed_at = unixNow();
+    const double killed_at = unixSeconds();
     cluster_.agent("a2").kill();
     double detected = -1;
     waitUntil(

@@ -254,7 +254,7 @@ TEST_F(ClusterSessionTest, AFrozenAgentIsNotAnsweringNotAChangedKey) {
   ASSERT_TRUE(sink_.waitFor([&] { return online("a1"); }));
   const pid_t pid = cluster_.agent("a1").pid();
   ASSERT_EQ(::kill(pid, SIGSTOP), 0);
-  const double stopped_at = testing::unixNow();
+  const double stopped_at = unixSeconds();
   // Heartbeats lapse (3 s), the session reconnects, and handshakes time out (5 s each): by 25 s
   // the old code had called it a key mismatch in every run.
   const bool marked =

@@ -132,7 +132,7 @@ TEST_F(GangStarTest, EachAgentTalksToTheLeaderAndItsStandbyOnly) {
 TEST_F(GangStarTest, AnAgentOutsideTheHubsKilledIsFoundByTheHubsAndEveryoneStops) {
   const std::string job = submit();
   ASSERT_TRUE(waitUntil([&] { return allRunning(job); }, std::chrono::seconds(20))) << logs();
-  const double killed_at = unixNow();
+  const double killed_at = unixSeconds();
   cluster_.agent("a4").kill();
 
   EXPECT_EQ(waitForOutcome(job), "succeeded") << logs();
@@ -158,7 +158,7 @@ TEST_F(GangStarTest, ARankFailureReachesEveryAgentThroughTheHubsAtOnce) {
     if (rank.value("rank", -1) == 3) victim = rank.value("pid", -1);
   }
   ASSERT_GT(victim, 0);
-  const double killed_at = unixNow();
+  const double killed_at = unixSeconds();
   ASSERT_EQ(::kill(victim, SIGKILL), 0);
 
   EXPECT_EQ(waitForOutcome(job), "succeeded") << logs();

@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "ringmaster/util/wall_clock.h"
+
 namespace ringmaster::testing {
 
 class TempDir {
@@ -37,7 +39,6 @@ CommandResult runCommand(const std::vector<std::string>& argv,
                          int timeout_ms = 60000);
 
 std::string binPath(const std::string& name);  // build/bin/<name>
-double unixNow();
 // Polls `done` every 100 ms until it holds or `timeout` passes; returns its last value.
 bool waitUntil(const std::function<bool()>& done, std::chrono::milliseconds timeout);
 // The newest `"step": N` of the JSON metric lines in a rank's log; -1 before the first.

@@ -108,7 +108,7 @@ TEST_F(RecoveryTest, AKilledWorkerFailsItsAttemptEverywhereAndTheNextResumesFrom
   waitForStep("a1", job, 1, 50);
   const pid_t victim = pidOf(job, 1);
   ASSERT_GT(victim, 0);
-  const double killed_at = unixNow();
+  const double killed_at = unixSeconds();
   ASSERT_EQ(::kill(victim, SIGKILL), 0);
 
   // No client watches from here until the job is over.
@@ -170,7 +170,7 @@ TEST_F(RecoveryTest, AStoppedWorkerIsDeclaredHungNamedAndTheJobRecovers) {
   const pid_t victim = pidOf(job, 2);
   ASSERT_GT(victim, 0);
   ASSERT_EQ(::kill(victim, SIGSTOP), 0);
-  const double stopped_at = unixNow();
+  const double stopped_at = unixSeconds();
 
   EXPECT_EQ(waitForOutcome(job, std::chrono::seconds(120)), "succeeded") << allLogs(job);
   auto failures = events(job, "job_failure");
@@ -201,7 +201,7 @@ TEST_F(RecoveryTest, TheRankZeroAgentKilledTheJobGoesOnWithTheOtherAgentAlone) {
   const std::string job = submit(interruptibleNativeSpec(
       "killagent", "{max_restarts: 1, backoff_seconds: 0.2, min_nodes: 1}"));
   waitForStep("a1", job, 0, 30);
-  const double killed_at = unixNow();
+  const double killed_at = unixSeconds();
   cluster_.agent("a1").kill();
 
   EXPECT_EQ(waitForOutcome(job, std::chrono::seconds(120)), "succeeded")
@@ -517,7 +517,7 @@ TEST_F(PartitionTest, AgentsCutOffFor10SecondsAreLostThenRejoinAndTheJobGoesOnWi
   const std::string job =
       submit(interruptibleNativeSpec("partition", "{max_restarts: 2, backoff_seconds: 0.2}"));
   waitForStep("a2", job, 2, 30);
-  const double cut_at = unixNow();
+  const double cut_at = unixSeconds();
   cutA2For(std::chrono::seconds(10));
 
   EXPECT_EQ(waitForOutcome(job, std::chrono::seconds(180)), "succeeded")

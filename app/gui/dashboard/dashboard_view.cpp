@@ -24,7 +24,6 @@
 #include <QTreeWidget>
 #include <QVBoxLayout>
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <set>
 
@@ -36,6 +35,7 @@
 #include "history/run_format.h"
 #include "ringmaster/job/device_plan.h"
 #include "ringmaster/slurm/job_state.h"
+#include "ringmaster/util/wall_clock.h"
 #include "straggler/straggler_heatmap.h"
 #include "table_copy.h"
 
@@ -86,10 +86,6 @@ QString unitOf(const QString& title) {
 
 bool isHealthChart(const QString& title) {
   return title == kHealthCpu || title == kHealthGpu || title == kHealthNet;
-}
-
-double unixNow() {
-  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
 QString metricTitle(const std::string& name) {
@@ -392,7 +388,7 @@ DashboardView::DashboardView(SessionBridge* bridge, const QString& job_id, bool 
   clock_timer_->setInterval(1000);
   clock_timer_->setObjectName("dashboard-clock");
   connect(clock_timer_, &QTimer::timeout, this, [this] {
-    rank_model_->update(*job_, unixNow(), liveness().unknown_ranks);
+    rank_model_->update(*job_, unixSeconds(), liveness().unknown_ranks);
     updateHeader();
   });
   clock_timer_->start();
@@ -717,7 +713,7 @@ void DashboardView::updateViews(bool all_charts) {
   }
   for (auto& [title, chart] : charts_) stale_charts_.insert(chart);
   if (heatmap_->isVisible()) heatmap_->refresh();
-  rank_model_->update(*job_, unixNow(), liveness().unknown_ranks);
+  rank_model_->update(*job_, unixSeconds(), liveness().unknown_ranks);
   log_pane_->setRanks(job_->ranks());
   if (job_->events().size() != attempt_events_seen_) {
     attempt_events_seen_ = job_->events().size();
@@ -799,7 +795,7 @@ void DashboardView::setAgentStatus(const client::AgentStatus& status) {
   if (live_ && !job_->finished() &&
       std::find(agents.begin(), agents.end(), status.name) != agents.end()) {
     JobEvent event;
-    event.time = status.time > 0 ? status.time : unixNow();
+    event.time = status.time > 0 ? status.time : unixSeconds();
     event.agent = status.name;
     event.attempt = job_->attempt();
     if (silent_agents_.count(status.name)) {
@@ -816,7 +812,7 @@ void DashboardView::setAgentStatus(const client::AgentStatus& status) {
     job_->addClientEvent(std::move(event));
     updateEvents();
   }
-  rank_model_->update(*job_, unixNow(), liveness().unknown_ranks);
+  rank_model_->update(*job_, unixSeconds(), liveness().unknown_ranks);
   updateHeader();
 }
 
@@ -876,7 +872,7 @@ void DashboardView::updateHeader() {
   running -= static_cast<int>(liveness.unknown_ranks.size());
   const double end = liveness.job_unknown && liveness.evidence_until > 0 ? liveness.evidence_until
                      : job_->endTime() > 0                               ? job_->endTime()
-                                                                         : unixNow();
+                                                                         : unixSeconds();
   const double elapsed = job_->startTime() > 0 ? std::max(0.0, end - job_->startTime()) : 0;
   // A finished job's throughput is its run's mean; a live one's, the last 10 s (said so).
   QString throughput;
@@ -1052,7 +1048,7 @@ void DashboardView::focusOnEvent(const JobEvent& event) {
 
   // The charts zoomed to a tenth of the run around it (10 s or 20 steps at least).
   const bool by_time = axis_ == metrics::Axis::kTime;
-  const double end = job_->endTime() > 0 ? job_->endTime() : unixNow();
+  const double end = job_->endTime() > 0 ? job_->endTime() : unixSeconds();
   const double lo = by_time ? job_->startTime() : 0;
   const double hi = by_time ? end : static_cast<double>(job_->maxStep());
   const double at = by_time ? event.time : (std::isnan(marker.step) ? lo : marker.step);

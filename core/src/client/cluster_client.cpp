@@ -1,7 +1,6 @@
 #include "ringmaster/client/cluster_client.h"
 
 #include <algorithm>
-#include <chrono>
 #include <ctime>
 #include <map>
 #include <random>
@@ -9,13 +8,10 @@
 #include "ringmaster/client/slurm_submit.h"
 #include "ringmaster/job/job_plan.h"
 #include "ringmaster/slurm/queries.h"
+#include "ringmaster/util/wall_clock.h"
 
 namespace ringmaster::client {
 namespace {
-
-double unixNow() {
-  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-}
 
 // From the kernel's random source: job ids name what a client may stop or read, so they must
 // not be guessable from one another (a seeded PRNG would make them so).
@@ -323,7 +319,7 @@ Result<SubmittedJob> ClusterClient::submit(const job::JobSpec& spec, const Submi
     row.spec_yaml = spec.text;
     row.world_size = spec.world_size;
     row.attempt = options.attempt;
-    row.submitted_at = unixNow();
+    row.submitted_at = unixSeconds();
     // Only the submission time is the client's own: the agents' records make the job's row
     // whether or not this one is written (a failure is reported by the writer's next flush).
     (*w)->enqueueWrite([row](store::Store& s) { return s.recordSubmission(row); });

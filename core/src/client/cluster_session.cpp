@@ -11,16 +11,13 @@
 #include "client/history_worker.h"
 #include "client/journal_follower.h"
 #include "ringmaster/client/slurm_watch.h"
+#include "ringmaster/util/wall_clock.h"
 
 namespace ringmaster::client {
 namespace {
 
 using Clock = std::chrono::steady_clock;
 using std::chrono::milliseconds;
-
-double unixNow() {
-  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-}
 
 // Which of the client library's explanations a failed exchange carries.
 AgentState stateOf(const Status& status) {
@@ -95,7 +92,7 @@ Result<JobSnapshot> loadJobSnapshot(store::Store& history, const std::string& jo
     }
   }
   const double from = snapshot.job.submitted_at - 60;
-  const double to = snapshot.job.finished_at > 0 ? snapshot.job.finished_at + 60 : unixNow();
+  const double to = snapshot.job.finished_at > 0 ? snapshot.job.finished_at + 60 : unixSeconds();
   for (const auto& agent : agents) {
     RM_ASSIGN_OR_RETURN(auto rows, history.health(agent, from, to, max_health_rows));
     for (auto& row : rows) snapshot.health.push_back(std::move(row));
@@ -107,7 +104,7 @@ Result<JobSnapshot> loadJobSnapshot(store::Store& history, const std::string& jo
 }  // namespace
 
 ClusterSession::ClusterSession(ClientPaths paths, SessionSink* sink, SessionOptions options)
-    : paths_(std::move(paths)), sink_(sink), options_(options), started_at_(unixNow()) {}
+    : paths_(std::move(paths)), sink_(sink), options_(options), started_at_(unixSeconds()) {}
 
 ClusterSession::~ClusterSession() {
   history_worker_.reset();
@@ -321,7 +318,7 @@ void ClusterSession::reloadAgents() {
     agent->status.name = endpoint.name;
     agent->status.endpoint = endpoint.endpoint;
     agent->status.server_key = endpoint.server_key;
-    agent->status.time = unixNow();
+    agent->status.time = unixSeconds();
     auto health = AgentConnection::connect(*context_, endpoint, client_->keys());
     auto journal = AgentConnection::connect(*context_, endpoint, client_->keys());
     if (!health.isOk() || !journal.isOk()) {
@@ -344,7 +341,7 @@ void ClusterSession::reloadAgents() {
 void ClusterSession::report(Agent& agent, AgentState state, std::string reason) {
   agent.status.state = state;
   agent.status.reason = std::move(reason);
-  agent.status.time = unixNow();
+  agent.status.time = unixSeconds();
   sink_->agentStatus(agent.status);
 }
 
@@ -442,7 +439,7 @@ void ClusterSession::receiveInventory(Agent& agent) {
     agent.last_recorded = now;
   }
   agent.answered_once = true;
-  agent.status.answered_at = unixNow();
+  agent.status.answered_at = unixSeconds();
   agent.status.inventory = std::move(inventory);
   report(agent, AgentState::kOnline, "");
 }
@@ -456,7 +453,7 @@ void ClusterSession::receiveJournal(Agent& agent) {
   }
   // A journal answer proves the agent answers as well as an inventory does; saying so now keeps
   // "answers again" ahead of the records it brings (the next inventory may come much later).
-  agent.status.answered_at = unixNow();
+  agent.status.answered_at = unixSeconds();
   if (agent.answered_once && agent.status.state != AgentState::kOnline) {
     report(agent, AgentState::kOnline, "");
   }

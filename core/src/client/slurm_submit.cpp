@@ -1,21 +1,17 @@
 #include "ringmaster/client/slurm_submit.h"
 
-#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 
 #include "ringmaster/security/keys.h"
 #include "ringmaster/slurm/command.h"
+#include "ringmaster/util/wall_clock.h"
 
 namespace ringmaster::client {
 namespace {
 
 constexpr int kSbatchTimeoutMs = 60000;
-
-double unixNow() {
-  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-}
 
 // How long before the time limit Slurm signals the ranks: the job's stop grace, with room to
 // checkpoint and exit.
@@ -216,7 +212,7 @@ Result<SlurmSubmission> submitToSlurm(ClusterClient& client, const job::JobSpec&
   row.spec_yaml = spec.text;
   row.world_size = effective.world_size;
   row.attempt = 1;
-  row.submitted_at = unixNow();
+  row.submitted_at = unixSeconds();
   history->enqueueWrite([row](store::Store& s) { return s.recordSubmission(row); });
   store::SlurmJobRow slurm_row;
   slurm_row.job_id = plan.job_id;
@@ -224,7 +220,7 @@ Result<SlurmSubmission> submitToSlurm(ClusterClient& client, const job::JobSpec&
   slurm_row.job_dir = plan.dir.root;
   slurm_row.slurm_job_id = plan.slurm_job_id;
   slurm_row.state = "PENDING";
-  slurm_row.updated_at = unixNow();
+  slurm_row.updated_at = unixSeconds();
   history->enqueueWrite([slurm_row](store::Store& s) { return s.recordSlurmJob(slurm_row); });
   RM_RETURN_IF_ERROR(history->flush());
   return plan;

@@ -1,19 +1,35 @@
 #include "ringmaster/client/slurm_sync.h"
 
 #include <algorithm>
-#include <chrono>
-#include <cstring>
 
+#include "ringmaster/protocol/journal_frame.h"
 #include "ringmaster/slurm/queries.h"
+#include "ringmaster/util/wall_clock.h"
 
 namespace ringmaster::client {
 namespace {
 
-constexpr size_t kHeaderBytes = 8;
 constexpr size_t kReadChunk = 4 << 20;
 
-double unixNow() {
-  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+// Placeholders for the records of seqs [first, end) that damage at bytes [from, to) of `path`
+// lost, as the agent's own repair writes them: the first one names the damage (the history shows
+// it as a problem), the others only keep the seqs dense.
+void markLost(const std::string& path, uint64_t from, uint64_t to, uint64_t first, uint64_t end,
+              std::vector<proto::JournalRecord>* out) {
+  for (uint64_t seq = first; seq < end; ++seq) {
+    proto::JournalRecord& marker = out->emplace_back();
+    marker.set_seq(seq);
+    marker.set_time(unixSeconds());
+    marker.set_source("journal");
+    proto::JournalDamage* damage = marker.mutable_journal_damage();
+    damage->set_first_lost_seq(first);
+    damage->set_lost_records(seq == first ? end - first : 1);
+    damage->set_kept_at(path);
+    if (seq == first) {
+      damage->set_detail("bytes " + std::to_string(from) + "-" + std::to_string(to) +
+                         " unreadable");
+    }
+  }
 }
 
 }  // namespace
@@ -22,25 +38,39 @@ SlurmJobSync::SlurmJobSync(slurm::JobDir dir, store::Store* store, store::BatchW
                            const slurm::Where& where)
     : dir_(std::move(dir)), store_(store), writer_(writer), files_(slurm::jobFilesAt(where)) {}
 
-Status SlurmJobSync::takeFrames(const std::string& path, const std::string& data, Reader& reader,
-                                std::vector<proto::JournalRecord>* out) {
+void SlurmJobSync::takeFrames(const std::string& path, std::string_view data, bool at_end,
+                              Reader& reader, std::vector<proto::JournalRecord>* out) {
   size_t at = 0;
-  while (at + kHeaderBytes <= data.size()) {
-    uint32_t header[2];
-    std::memcpy(header, data.data() + at, kHeaderBytes);
-    if (at + kHeaderBytes + header[0] > data.size()) break;  // still being written
-    proto::JournalRecord record;
-    if (!record.ParseFromArray(data.data() + at + kHeaderBytes, static_cast<int>(header[0]))) {
-      return protocolError(path + ": a record at byte " + std::to_string(reader.offset + at) +
-                           " does not parse");
+  reader.want = 0;
+  while (true) {
+    const std::optional<uint32_t> payload = protocol::framePayloadBytes(data, at);
+    if (!payload) break;  // not even a header left
+    const size_t frame_end = at + protocol::kFrameHeaderBytes + *payload;
+    if (*payload <= protocol::kMaxFramePayload && frame_end > data.size()) {
+      reader.want = frame_end - at;  // a frame longer than what was read, or being written
+      break;
     }
-    at += kHeaderBytes + header[0];
-    if (record.seq() >= reader.next_seq) out->push_back(std::move(record));
+    size_t frame_bytes = 0;
+    if (auto record = protocol::intactRecordAt(data, at, &frame_bytes)) {
+      reader.last_seq = record->seq();
+      if (record->seq() >= reader.next_seq) out->push_back(std::move(*record));
+      at += frame_bytes;
+      continue;
+    }
+    // A bad frame: damage when an intact record follows it, else a tail still being written.
+    const auto resume = protocol::nextIntactFrame(data, at + 1, reader.last_seq);
+    if (!resume) {
+      // Read more to find out (the damage may be longer than what was read).
+      if (!at_end) reader.want = 2 * (data.size() - at);
+      break;
+    }
+    const uint64_t from = std::max(reader.next_seq, reader.last_seq + 1);
+    markLost(path, reader.offset + at, reader.offset + resume->offset, from, resume->seq, out);
+    reader.last_seq = resume->seq - 1;
+    at = resume->offset;
   }
   reader.offset += at;
-  return Status::ok();
 }
-
 void SlurmJobSync::deliver(
     Reader& reader, std::vector<proto::JournalRecord> records,
     const std::function<void(const std::string&, const proto::JournalRecord&)>& on_record) {
@@ -62,32 +92,37 @@ Result<uint64_t> SlurmJobSync::poll(
     reader.journal_id = journal.journal_id;
     RM_ASSIGN_OR_RETURN(reader.next_seq, store_->cursor(reader.agent, reader.journal_id));
   }
-  // Every journal's new bytes, a chunk each at a time, until no whole frame is left to read.
+  // Every journal's new bytes, a chunk each at a time (or a whole frame, when one is longer),
+  // until no whole frame is left to read.
   uint64_t added = 0;
   while (true) {
     std::vector<slurm::FileRange> ranges;
     std::vector<Reader*> readers;
+    std::vector<bool> to_end;
     for (const auto& journal : journals) {
       Reader& reader = readers_[journal.node_dir];
       if (journal.size <= reader.offset) continue;
+      const uint64_t left = journal.size - reader.offset;
       ranges.push_back({journal.node_dir + "/journal/journal.log", reader.offset,
-                        std::min<uint64_t>(journal.size - reader.offset, kReadChunk)});
+                        std::min<uint64_t>(left, std::max<uint64_t>(kReadChunk, reader.want))});
       readers.push_back(&reader);
+      to_end.push_back(ranges.back().length == left);
     }
     if (ranges.empty()) return added;
     RM_ASSIGN_OR_RETURN(const std::vector<std::string> chunks, files_->read(ranges));
-    bool moved = false;
+    bool again = false;
     for (size_t i = 0; i < ranges.size(); ++i) {
       Reader& reader = *readers[i];
       const uint64_t before = reader.offset;
       std::vector<proto::JournalRecord> records;
-      RM_RETURN_IF_ERROR(takeFrames(ranges[i].path, chunks[i], reader, &records));
-      moved = moved || reader.offset != before;
+      takeFrames(ranges[i].path, chunks[i], to_end[i], reader, &records);
+      // Read again when frames were taken, or when what is wanted lies past what was read.
+      again = again || reader.offset != before || (!to_end[i] && reader.want > chunks[i].size());
       if (records.empty()) continue;
       added += records.size();
       deliver(reader, std::move(records), on_record);
     }
-    if (!moved) return added;  // only frames still being written are left
+    if (!again) return added;  // only frames still being written are left
   }
 }
 
@@ -102,13 +137,13 @@ Result<slurm::JobState> refreshSlurmState(store::BatchWriter* writer, const slur
   if (state.slurm_state != row->state || state.reason != row->reason) {
     row->state = state.slurm_state;
     row->reason = state.reason;
-    row->updated_at = unixNow();
+    row->updated_at = unixSeconds();
     writer->enqueueWrite([row = *row](store::Store& s) { return s.recordSlurmJob(row); });
   }
   if (const std::optional<job::JobPhase> ended = endedBySlurm(state.phase)) {
     // Slurm ended it, and its agents may not have lived to say so (a node that failed, scancel
     // before the ranks started, an agent that never came up).
-    writer->enqueueWrite([job_id = row->job_id, ended = job::phaseName(*ended), at = unixNow()](
+    writer->enqueueWrite([job_id = row->job_id, ended = job::phaseName(*ended), at = unixSeconds()](
                              store::Store& s) { return s.endUnfinishedJob(job_id, ended, at); });
   }
   return state;

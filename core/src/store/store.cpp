@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <array>
-#include <chrono>
 #include <cmath>
 #include <condition_variable>
 #include <cstring>
@@ -17,6 +16,7 @@
 #include <utility>
 
 #include "ringmaster/job/job_model.h"
+#include "ringmaster/util/wall_clock.h"
 #include "store/metric_batch.h"
 #include "store/schema.h"
 #include "store/sqlite_util.h"
@@ -55,11 +55,6 @@ const char* rankStateName(const proto::RankExited& exited) {
 const char* jobStateName(proto::RankState state) {
   const std::optional<job::JobPhase> phase = job::outcomePhaseOf(state);
   return phase ? job::phaseName(*phase) : "unknown";
-}
-
-double nowSeconds() {
-  using std::chrono::duration;
-  return duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
 // One agent's pulled records, borrowed for the length of one transaction.
@@ -890,7 +885,7 @@ Status Store::Impl::recordAgent(const std::string& name, const std::string& endp
   s.bindText(1, name);
   s.bindText(2, endpoint);
   s.bindBlob(3, inv.SerializeAsString());
-  s.bindDouble(4, nowSeconds());
+  s.bindDouble(4, unixSeconds());
   return s.run("storing agent " + name);
 }
 

@@ -5,7 +5,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <array>
 #include <cerrno>
 #include <cinttypes>
 #include <cstdio>
@@ -16,6 +15,7 @@
 #include <system_error>
 #include <utility>
 
+#include "ringmaster/util/crc32.h"
 #include "train/byte_io.h"
 
 namespace ringmaster::train {
@@ -30,16 +30,6 @@ constexpr size_t kHeaderSize = 8 + 4 + 4 + 8;
 constexpr size_t kTrailerSize = 4;
 constexpr const char* kPrefix = "ckpt-";
 constexpr const char* kSuffix = ".rmck";
-
-std::array<uint32_t, 256> makeCrcTable() {
-  std::array<uint32_t, 256> table{};
-  for (uint32_t i = 0; i < 256; ++i) {
-    uint32_t c = i;
-    for (int k = 0; k < 8; ++k) c = (c & 1) ? 0xedb88320u ^ (c >> 1) : c >> 1;
-    table[i] = c;
-  }
-  return table;
-}
 
 std::string errnoText(int err) { return std::strerror(err); }
 
@@ -105,14 +95,6 @@ std::string encodePayload(const CheckpointState& state) {
 }
 
 }  // namespace
-
-uint32_t crc32(const void* data, size_t size) {
-  static const std::array<uint32_t, 256> table = makeCrcTable();
-  uint32_t c = 0xffffffffu;
-  const auto* p = static_cast<const unsigned char*>(data);
-  for (size_t i = 0; i < size; ++i) c = table[(c ^ p[i]) & 0xff] ^ (c >> 8);
-  return c ^ 0xffffffffu;
-}
 
 uint64_t paramChecksum(std::span<const float> params) {
   uint64_t hash = 0xcbf29ce484222325ULL;

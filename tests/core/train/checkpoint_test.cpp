@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "ringmaster/util/crc32.h"
+
 namespace ringmaster::train {
 namespace {
 

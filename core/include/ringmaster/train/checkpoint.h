@@ -64,7 +64,4 @@ Result<LoadedCheckpoint> loadLatestCheckpoint(const std::string& dir);
 uint64_t paramChecksum(std::span<const float> params);
 std::string formatChecksum(uint64_t checksum);
 
-// CRC-32 (IEEE 802.3, as zlib's crc32()).
-uint32_t crc32(const void* data, size_t size);
-
 }  // namespace ringmaster::train
