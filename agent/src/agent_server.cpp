@@ -259,6 +259,7 @@ Status AgentServer::Impl::start() {
   supervisor_options.allow_loader_env = options.allow_loader_env;
   supervisor_options.metric_rate = options.rank_metric_rate;
   supervisor_options.sigterm_is_stop = options.exit_when_done;  // a per-job agent under Slurm
+  supervisor_options.log = [this](const std::string& line) { log(line); };
   if (options.rank_memory > 0) {
     // A limit that was asked for and cannot hold is an error, not a warning.
     RM_ASSIGN_OR_RETURN(cgroups, RankCgroups::prepare(options.rank_memory));
@@ -285,7 +286,11 @@ Status AgentServer::Impl::start() {
         const std::string d = job.path().string() + theirs;
         struct stat st {};
         if (::lstat(d.c_str(), &st) == 0 && st.st_uid >= range.first && st.st_uid <= range.last) {
-          static_cast<void>(chownTree(d, ::geteuid(), ::getegid()));
+          if (Status taken = chownTree(d, ::geteuid(), ::getegid()); !taken.isOk()) {
+            identities->quarantine(st.st_uid);
+            log("uid " + std::to_string(st.st_uid) + " is not given out again: " +
+                taken.message());
+          }
         }
       }
     }

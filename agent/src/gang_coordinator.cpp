@@ -875,9 +875,10 @@ GangCoordinator::Clock::time_point GangCoordinator::onTimer(Clock::time_point no
       ++it;
       continue;
     }
-    for (auto& [agent, peer] : gang.peers) {
+    for (auto& [name, peer] : gang.peers) {
       if (peer.lost || !peer.watched || now - peer.last_heard <= kLostAfter) continue;
       const auto silent = std::chrono::duration_cast<std::chrono::seconds>(now - peer.last_heard);
+      const std::string& agent = name;  // a lambda may not capture a structured binding (clang 14)
       auto member = std::find_if(gang.members.begin(), gang.members.end(),
                                  [&](const auto& m) { return m.agent() == agent; });
       const bool down =

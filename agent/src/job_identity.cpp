@@ -68,7 +68,7 @@ Result<RankConfinement> JobIdentities::take(const std::string& job_id, const std
     for (uint64_t tried = 0; tried < size && uid == 0; ++tried) {
       const uid_t candidate = next_;
       next_ = next_ == range_.last ? range_.first : next_ + 1;  // round robin: reuse comes late
-      bool busy = inPasswd(candidate);
+      bool busy = inPasswd(candidate) || quarantined_.count(candidate) > 0;
       for (const auto& [other, taken] : held_) busy = busy || taken == candidate;
       if (!busy) uid = candidate;
     }
@@ -89,11 +89,21 @@ Result<RankConfinement> JobIdentities::take(const std::string& job_id, const std
   return confinement;
 }
 
-void JobIdentities::release(const std::string& job_id) {
+Status JobIdentities::release(const std::string& job_id, const std::vector<std::string>& dirs) {
   auto held = held_.find(job_id);
-  if (held == held_.end()) return;
-  killEveryProcessOf(held->second);
+  if (held == held_.end()) return Status::ok();
+  const uid_t uid = held->second;
+  killEveryProcessOf(uid);
   held_.erase(held);
+  for (const std::string& dir : dirs) {
+    if (!std::filesystem::exists(dir)) continue;
+    if (Status taken = chownTree(dir, ::geteuid(), ::getegid()); !taken.isOk()) {
+      quarantined_.insert(uid);
+      return Status(taken.code(), "uid " + std::to_string(uid) + " of job " + job_id +
+                                      " is not given out again: " + taken.message());
+    }
+  }
+  return Status::ok();
 }
 
 void JobIdentities::endEveryProcess() const {

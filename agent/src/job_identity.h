@@ -11,7 +11,9 @@
 #include <sys/types.h>
 
 #include <map>
+#include <set>
 #include <string>
+#include <vector>
 
 #include "rank_confinement.h"
 #include "ringmaster/util/result.h"
@@ -35,8 +37,13 @@ class JobIdentities {
   // user of this host's passwd, not held by a running job). Its processes of an earlier holder
   // are ended first. RESOURCE_EXHAUSTED when every uid is held.
   Result<RankConfinement> take(const std::string& job_id, const std::string& home);
-  // The job's ranks are gone: its uid's processes are ended and the uid is free again.
-  void release(const std::string& job_id);
+  // The job's ranks are gone: its uid's processes are ended, `dirs` (those of them that exist)
+  // are given back to the agent, and the uid is free again. When a directory cannot be taken
+  // back the uid still owns files of the job: it is quarantined (never given out again by this
+  // agent) and the error says which uid and why.
+  [[nodiscard]] Status release(const std::string& job_id, const std::vector<std::string>& dirs = {});
+  // `uid` still owns files of an earlier job: it is never given out again by this agent.
+  void quarantine(uid_t uid) { quarantined_.insert(uid); }
   // Any process still running as a uid of the range (an agent restarted under running ranks).
   void endEveryProcess() const;
   const UidRange& range() const { return range_; }
@@ -46,6 +53,7 @@ class JobIdentities {
   RankConfinement base_;
   uid_t next_;
   std::map<std::string, uid_t> held_;  // job id -> uid
+  std::set<uid_t> quarantined_;        // whose files a release could not take back
 };
 
 // SIGKILL to every process running as `uid` (a child that becomes `uid` and kills -1, the only

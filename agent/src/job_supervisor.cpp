@@ -430,13 +430,13 @@ Result<std::vector<int>> JobSupervisor::launch(const proto::JobLaunch& launch) {
     RM_ASSIGN_OR_RETURN(job.confinement, options_.identities->take(id, files.workdir));
   }
   struct ReleaseUnlessStarted {
-    JobIdentities* identities;
+    JobSupervisor* supervisor;
     const std::string& id;
     bool started = false;
     ~ReleaseUnlessStarted() {
-      if (identities && !started) identities->release(id);
+      if (!started) supervisor->releaseIdentity(id);
     }
-  } release{options_.identities, id};
+  } release{this, id};
   RM_RETURN_IF_ERROR(writeAttemptFiles(launch, job.confinement, &files));
 
   // What runs a Python entry point, as found on the job's PATH where its ranks start: recorded
@@ -877,16 +877,18 @@ void JobSupervisor::finishIfDone(const std::string& job_id) {
   finished->set_ranks(job.launch.ranks_size());
   appendRecord(record);
   finished_attempts_[job_id] = {job.launch.attempt(), std::max(job.ranks_stopped, 0)};
-  if (options_.identities) {
-    // Nothing of the job stays its uid's: the next job given that uid finds none of it.
-    options_.identities->release(job_id);
-    for (const std::string& d : {jobDir(job_id) + "/checkpoints", jobDir(job_id) + "/work"}) {
-      if (std::filesystem::exists(d)) static_cast<void>(chownTree(d, ::geteuid(), ::getegid()));
-    }
-  }
+  releaseIdentity(job_id);
   AttemptEvent over{job_id, job.launch.attempt(), std::nullopt, finished->state()};
   events_.push_back(std::move(over));
   jobs_.erase(it);
+}
+
+void JobSupervisor::releaseIdentity(const std::string& job_id) {
+  if (!options_.identities) return;
+  // Nothing of the job stays its uid's: the next job given that uid finds none of it.
+  const Status released = options_.identities->release(
+      job_id, {jobDir(job_id) + "/checkpoints", jobDir(job_id) + "/work"});
+  if (!released.isOk()) options_.log(released.message());
 }
 
 JobSupervisor::Clock::time_point JobSupervisor::onTimer(Clock::time_point now) {

@@ -8,6 +8,7 @@
 #include <sys/types.h>
 
 #include <chrono>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -49,6 +50,8 @@ struct SupervisorOptions {
   // scancel, preemption and the time limit signal every process of the step at once, ranks
   // included, and a rank may die before its agent has read its own SIGTERM.
   bool sigterm_is_stop = false;
+  // The agent's log, for what only its operator can act on (a uid quarantined).
+  std::function<void(const std::string&)> log = [](const std::string&) {};
 };
 
 // What the gang coordinator hears from the supervisor (takeEvents()), in order.
@@ -184,6 +187,8 @@ class JobSupervisor {
   // journal's next flush. A record refused as too large is not written at all.
   Status journal(proto::JournalRecord& record);
   void appendRecord(proto::JournalRecord& record);  // a failure is not the caller's to handle
+  // With per-job uids: the job's uid is ended and freed, its directories taken back.
+  void releaseIdentity(const std::string& job_id);
   void handleOutput(Job& job, Rank& rank, const char* data, size_t size);
   void handleLine(Job& job, Rank& rank, std::string_view line);
   void drainOutput(Job& job, Rank& rank, bool final);

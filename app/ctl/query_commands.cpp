@@ -137,14 +137,13 @@ std::map<std::string, double> silentSince(store::Store& store,
   return since;
 }
 
-client::JobLiveness livenessOf(const store::JobRow& job, const std::vector<store::RankRow>& ranks,
-                               const std::map<std::string, double>& silent_since) {
-  if (job.finished_at > 0 || silent_since.empty()) return {};
+client::ShownJob shownJob(const store::JobRow& job, const std::vector<store::RankRow>& ranks,
+                          const std::map<std::string, double>& silent_since) {
   std::vector<client::RankLastKnown> known;
   for (const auto& r : ranks) {
     known.push_back({r.rank, r.agent, r.state == "running" || r.state == "pending"});
   }
-  return client::judgeLiveness(known, silent_since);
+  return client::showJob(job.state, job.finished_at, known, silent_since);
 }
 
 }  // namespace
@@ -292,13 +291,11 @@ int runStatus(const Globals& globals, const std::string& job_ref, bool as_json) 
     }
     // What the history last heard is not what is true now when the agents that would tell are
     // silent: their ranks are unknown, and so is the job when no agent of a going rank answers.
-    const client::JobLiveness liveness = livenessOf(j, *ranks, silent_since);
+    const client::ShownJob shown = shownJob(j, *ranks, silent_since);
+    const client::JobLiveness& liveness = shown.liveness;
     const std::string last_known_state = j.state;
-    if (liveness.job_unknown) {
-      j.state = "unknown";
-      // The elapsed time stops at the last evidence (when one is known).
-      if (liveness.evidence_until > 0) j.finished_at = liveness.evidence_until;
-    }
+    j.state = shown.state;
+    j.finished_at = shown.clock_stop;  // an unknown job's clock stops at the last evidence
     auto rankState = [&](const store::RankRow& r) {
       const bool unknown =
           std::binary_search(liveness.unknown_ranks.begin(), liveness.unknown_ranks.end(), r.rank);

@@ -297,7 +297,7 @@ TEST_F(RecoveryTest, AFailedJobRestartsFromItsCheckpointUnderTheSameId) {
 // left, never failed, and never drop the job; the same after a client's restart of a failed job.
 TEST_F(RecoveryTest, WhileItsAgentsRestartItTheJobIsRestartingNeverFailed) {
   const std::string job =
-      submit(interruptibleNativeSpec("restarting", "{max_restarts: 3, backoff_seconds: 0.5}"));
+      submit(interruptibleNativeSpec("restarting", "{max_restarts: 5, backoff_seconds: 0.5}"));
   waitForStep("a1", job, 1, 20);
   // Kills a rank of the running attempt and polls until the next one trains again.
   auto killAndWatch = [&](uint32_t attempt, int restarts_left) {
@@ -323,25 +323,32 @@ TEST_F(RecoveryTest, WhileItsAgentsRestartItTheJobIsRestartingNeverFailed) {
     EXPECT_TRUE(saw_restarting);
     EXPECT_EQ(status(job).value("attempt", 0u), attempt + 1);
   };
-  killAndWatch(1, 2);
-  if (HasFailure()) return;
-  ASSERT_TRUE(waitUntil([&] { return newestMetricStep(rankLog("a1", job, 2, 1)) >= 1; },
-                        std::chrono::seconds(60)));
-  killAndWatch(2, 1);
-  if (HasFailure()) return;
-  // A client's restart uses none of the policy's: the leader still counts 1 left, then 0.
+  auto waitTraining = [&](uint32_t attempt) {
+    ASSERT_TRUE(waitUntil([&] { return newestMetricStep(rankLog("a1", job, attempt, 1)) >= 1; },
+                          std::chrono::seconds(60)));
+  };
+  // Five kills in a row, each with restarts left.
+  for (uint32_t attempt = 1; attempt <= 5; ++attempt) {
+    if (attempt > 1) waitTraining(attempt);
+    killAndWatch(attempt, 5 - static_cast<int>(attempt));
+    if (HasFailure()) return;
+  }
+  // None left: the sixth kill fails the job, and says so.
+  waitTraining(6);
+  ASSERT_EQ(::kill(pidOf(job, 1), SIGKILL), 0);
+  ASSERT_EQ(waitForOutcome(job, std::chrono::seconds(60)), "failed");
+  EXPECT_EQ(status(job).value("restarts_left", -1), 0);
+  // A client's restart of the failed job: the agents count the policy's restarts from there.
   auto restarted = cluster_.ctl({"restart", job});
   ASSERT_EQ(restarted.exit_code, 0) << restarted.err;
   EXPECT_TRUE(waitUntil(
       [&] {
-        return status(job).value("attempt", 0u) == 4u &&
+        return status(job).value("attempt", 0u) == 7u &&
                status(job).value("state", "") == "running";
       },
       std::chrono::seconds(60)));
-  EXPECT_EQ(status(job).value("restarts_left", -1), 1);
-  ASSERT_TRUE(waitUntil([&] { return newestMetricStep(rankLog("a1", job, 4, 1)) >= 1; },
-                        std::chrono::seconds(60)));
-  killAndWatch(4, 0);
+  waitTraining(7);
+  killAndWatch(7, 4);
   (void)cluster_.ctl({"stop", job});
 }
 

@@ -340,7 +340,7 @@ DashboardView::DashboardView(SessionBridge* bridge, const QString& job_id, bool 
     menu.exec(rank_list_->viewport()->mapToGlobal(at));
   });
   connect(problem_, &QPushButton::clicked, this, [this] {
-    if (liveness().anyUnknown()) {
+    if (shown().liveness.anyUnknown()) {
       tabs_->setCurrentWidget(rank_table_);  // which ranks are unknown, and on which agent
     } else if (auto hang = job_->hangWatch()) {
       showEventLog(*hang);
@@ -388,7 +388,7 @@ DashboardView::DashboardView(SessionBridge* bridge, const QString& job_id, bool 
   clock_timer_->setInterval(1000);
   clock_timer_->setObjectName("dashboard-clock");
   connect(clock_timer_, &QTimer::timeout, this, [this] {
-    rank_model_->update(*job_, unixSeconds(), liveness().unknown_ranks);
+    rank_model_->update(*job_, unixSeconds(), shown().liveness.unknown_ranks);
     updateHeader();
   });
   clock_timer_->start();
@@ -713,7 +713,7 @@ void DashboardView::updateViews(bool all_charts) {
   }
   for (auto& [title, chart] : charts_) stale_charts_.insert(chart);
   if (heatmap_->isVisible()) heatmap_->refresh();
-  rank_model_->update(*job_, unixSeconds(), liveness().unknown_ranks);
+  rank_model_->update(*job_, unixSeconds(), shown().liveness.unknown_ranks);
   log_pane_->setRanks(job_->ranks());
   if (job_->events().size() != attempt_events_seen_) {
     attempt_events_seen_ = job_->events().size();
@@ -812,12 +812,12 @@ void DashboardView::setAgentStatus(const client::AgentStatus& status) {
     job_->addClientEvent(std::move(event));
     updateEvents();
   }
-  rank_model_->update(*job_, unixSeconds(), liveness().unknown_ranks);
+  rank_model_->update(*job_, unixSeconds(), shown().liveness.unknown_ranks);
   updateHeader();
 }
 
-client::JobLiveness DashboardView::liveness() const {
-  if (!live_ || job_->finished() || silent_agents_.empty()) return {};
+client::ShownJob DashboardView::shown() const {
+  if (!live_) return {job_->state(), job_->endTime(), {}};  // the history's word stands
   std::vector<client::RankLastKnown> ranks;
   // An agent that has not answered since the app started: the newest word of it is its ranks'
   // newest record.
@@ -829,7 +829,7 @@ client::JobLiveness DashboardView::liveness() const {
       silent->second = std::max({silent->second, info.last_update, info.started});
     }
   }
-  return client::judgeLiveness(ranks, since);
+  return client::showJob(job_->state(), job_->endTime(), ranks, since);
 }
 
 void DashboardView::showProblem(const QString& text, ProblemTone tone) {
@@ -865,14 +865,13 @@ void DashboardView::updateHeader() {
   if (!loaded_) return;
   // With every agent of its going ranks silent, the job's state is not known: say so, and stop
   // the clock at the last evidence instead of ticking on.
-  const client::JobLiveness liveness = this->liveness();
-  const std::string state = liveness.job_unknown ? "unknown" : job_->state();
+  const client::ShownJob shown = this->shown();
+  const client::JobLiveness& liveness = shown.liveness;
+  const std::string& state = shown.state;
   int running = 0;
   for (const auto& [rank, info] : job_->ranks()) running += info.state == "running";
   running -= static_cast<int>(liveness.unknown_ranks.size());
-  const double end = liveness.job_unknown && liveness.evidence_until > 0 ? liveness.evidence_until
-                     : job_->endTime() > 0                               ? job_->endTime()
-                                                                         : unixSeconds();
+  const double end = shown.clock_stop > 0 ? shown.clock_stop : unixSeconds();
   const double elapsed = job_->startTime() > 0 ? std::max(0.0, end - job_->startTime()) : 0;
   // A finished job's throughput is its run's mean; a live one's, the last 10 s (said so).
   QString throughput;

@@ -72,8 +72,9 @@ class DashboardView : public QWidget {
   // Whether an agent answers: the ranks of a silent one are "unknown since" its last answer,
   // never shown as what was last heard of them.
   void setAgentStatus(const client::AgentStatus& status);
-  // The job's ranks whose agents do not answer (empty when every agent answers).
-  client::JobLiveness liveness() const;
+  // The job as its header shows it (client::showJob): its state, or unknown when the agents of
+  // its going ranks are silent, and which ranks are unknown.
+  client::ShownJob shown() const;
 
   std::vector<MetricChart*> charts() const;
   MetricChart* chart(const QString& title) const;

@@ -61,14 +61,11 @@ void HistoryModel::setAgentStatus(const client::AgentStatus& status) {
   emit dataChanged(index(0, 0), index(static_cast<int>(runs_.size()) - 1, kColumns - 1));
 }
 
-client::JobLiveness HistoryModel::livenessOf(const RunSummary& run) const {
-  if (silent_agents_.empty() || run.job.finished_at > 0 || run.job.state != "running") return {};
-  return client::judgeLiveness(run.ranks, silent_agents_);
+client::ShownJob HistoryModel::shownOf(const RunSummary& run) const {
+  return client::showJob(run.job.state, run.job.finished_at, run.ranks, silent_agents_);
 }
 
-std::string HistoryModel::stateOf(const RunSummary& run) const {
-  return livenessOf(run).job_unknown ? "unknown" : run.job.state;
-}
+std::string HistoryModel::stateOf(const RunSummary& run) const { return shownOf(run).state; }
 
 int HistoryModel::rowOf(const QString& job_id) const {
   const std::string id = job_id.toStdString();
@@ -88,10 +85,10 @@ double HistoryModel::durationOf(const RunSummary& run) const {
   if (job.finished_at > 0) return std::max(0.0, job.finished_at - job.submitted_at);
   if (job.state != "running") return std::nan("");
   // Unknown: the clock stops at the silent agents' last answer (unknown when never seen).
-  const client::JobLiveness liveness = livenessOf(run);
-  if (liveness.job_unknown) {
-    return liveness.evidence_until > 0 ? std::max(0.0, liveness.evidence_until - job.submitted_at)
-                                       : std::nan("");
+  const client::ShownJob shown = shownOf(run);
+  if (shown.unknown()) {
+    return shown.clock_stop > 0 ? std::max(0.0, shown.clock_stop - job.submitted_at)
+                                : std::nan("");
   }
   return std::max(0.0, now_() - job.submitted_at);
 }
@@ -227,7 +224,7 @@ QVariant HistoryModel::data(const QModelIndex& index, int role) const {
       }
     case Qt::ToolTipRole:
       if (column == kState || column == kDuration) {
-        const client::JobLiveness liveness = livenessOf(run);
+        const client::JobLiveness liveness = shownOf(run).liveness;
         if (liveness.anyUnknown()) return qstr(liveness.describe());
       }
       if (column == kStarted && run.job.finished_at > 0)

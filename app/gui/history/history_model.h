@@ -81,7 +81,7 @@ class HistoryModel : public QAbstractTableModel {
                       int role = Qt::DisplayRole) const override;
 
  private:
-  client::JobLiveness livenessOf(const RunSummary& run) const;
+  client::ShownJob shownOf(const RunSummary& run) const;
   QVariant sortValue(const RunSummary& run, int column) const;
   QVariant displayValue(const RunSummary& run, int column) const;
 

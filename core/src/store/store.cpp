@@ -302,6 +302,18 @@ class Store::Impl {
   // Applies the chunks and advances their cursors in one transaction.
   Status applyChunks(const JournalChunk* chunks, size_t n);
   Result<uint64_t> cursor(const std::string& agent, const std::string& journal_id);
+  // Runs `write` with its commit synced to disk (synchronous=FULL): for rows that exist
+  // nowhere else (the client's submissions, Slurm rows, archive and delete edits), which a power
+  // cut right after the call returns must not lose. The journal's rows stay at NORMAL (a lost
+  // tail is read again from the agents' journals, past the cursor that was lost with it).
+  template <typename Write>
+  auto durably(Write&& write) -> decltype(write()) {
+    RM_RETURN_IF_ERROR(db_.exec("PRAGMA synchronous=FULL", "syncing a client's edit"));
+    auto written = write();
+    const Status normal = db_.exec("PRAGMA synchronous=NORMAL", "after a client's edit");
+    if (written.isOk() && !normal.isOk()) return normal;
+    return written;
+  }
   Status recordSubmission(const JobRow& job);
   Status recordAgent(const std::string& name, const std::string& endpoint,
                      const proto::Inventory& inv);
@@ -415,7 +427,10 @@ Result<std::unique_ptr<Store::Impl>> Store::Impl::open(const std::string& path) 
   }
   RM_RETURN_IF_ERROR(
       db.exec("PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=OFF; "
-              "PRAGMA temp_store=MEMORY; PRAGMA cache_size=-32768;",
+              "PRAGMA temp_store=MEMORY; PRAGMA cache_size=-32768; "
+              // After a burst the WAL is cut back to this at its next reset, not kept at its
+              // high-water size for good.
+              "PRAGMA journal_size_limit=16777216;",
               "configuring " + path));
   RM_RETURN_IF_ERROR(migrate(db, path));
 
@@ -1429,28 +1444,36 @@ Status Store::applyJournal(const std::string& agent, const std::string& journal_
 Result<uint64_t> Store::cursor(const std::string& agent, const std::string& journal_id) {
   return impl_->cursor(agent, journal_id);
 }
-Status Store::recordSubmission(const JobRow& job) { return impl_->recordSubmission(job); }
+Status Store::recordSubmission(const JobRow& job) {
+  return impl_->durably([&] { return impl_->recordSubmission(job); });
+}
 Status Store::recordAgent(const std::string& name, const std::string& endpoint,
                           const proto::Inventory& inv) {
   return impl_->recordAgent(name, endpoint, inv);
 }
-Status Store::recordSlurmJob(const SlurmJobRow& row) { return impl_->recordSlurmJob(row); }
+Status Store::recordSlurmJob(const SlurmJobRow& row) {
+  return impl_->durably([&] { return impl_->recordSlurmJob(row); });
+}
 Result<SlurmJobRow> Store::slurmJob(const std::string& job_id) { return impl_->slurmJob(job_id); }
 Result<std::vector<SlurmJobRow>> Store::slurmJobs() { return impl_->slurmJobs(); }
 Status Store::endUnfinishedJob(const std::string& job_id, const std::string& state, double at) {
-  return impl_->endUnfinishedJob(job_id, state, at);
+  return impl_->durably([&] { return impl_->endUnfinishedJob(job_id, state, at); });
 }
 Status Store::setArchived(const std::vector<std::string>& job_ids, bool archived) {
-  return impl_->setArchived(job_ids, archived);
+  return impl_->durably([&] { return impl_->setArchived(job_ids, archived); });
 }
 Status Store::markDeleted(const std::vector<std::string>& job_ids, double at) {
-  return impl_->markDeleted(job_ids, at);
+  return impl_->durably([&] { return impl_->markDeleted(job_ids, at); });
 }
-Status Store::undelete(const std::vector<std::string>& job_ids) { return impl_->undelete(job_ids); }
+Status Store::undelete(const std::vector<std::string>& job_ids) {
+  return impl_->durably([&] { return impl_->undelete(job_ids); });
+}
 Result<int> Store::purgeDeleted(const std::vector<std::string>& job_ids) {
-  return impl_->purgeDeleted(&job_ids);
+  return impl_->durably([&] { return impl_->purgeDeleted(&job_ids); });
 }
-Result<int> Store::purgeAllDeleted() { return impl_->purgeDeleted(nullptr); }
+Result<int> Store::purgeAllDeleted() {
+  return impl_->durably([&] { return impl_->purgeDeleted(nullptr); });
+}
 Result<std::vector<AgentRow>> Store::agents() { return impl_->agents(); }
 Result<std::vector<JobRow>> Store::jobs() { return impl_->jobs(); }
 Result<JobRow> Store::job(const std::string& id_or_unique_prefix) {

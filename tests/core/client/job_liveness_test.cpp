@@ -1,4 +1,5 @@
-// judgeLiveness: ranks last heard going on agents that do not answer are unknown, never running.
+// judgeLiveness: ranks last heard going on agents that do not answer are unknown, never running;
+// showJob: the one rule by which every front end shows a job's state.
 #include "ringmaster/client/job_liveness.h"
 
 #include <gtest/gtest.h>
@@ -43,6 +44,33 @@ TEST(JobLiveness, RanksThatAlreadyEndedAreKnownWhateverTheirAgent) {
   l = judgeLiveness(fourRanksOn("a1", "a2"), {{"a1", 70}, {"a2", 60}});
   EXPECT_TRUE(l.job_unknown);
   EXPECT_DOUBLE_EQ(l.evidence_until, 60);
+}
+
+// The one rule status, the History and the dashboard's header show a job by.
+TEST(ShowJob, AJobNotOverOnSilentAgentsIsUnknownItsClockStoppedAtTheirLastAnswer) {
+  for (const char* state : {"submitted", "running", "restarting"}) {
+    ShownJob shown = showJob(state, 0, fourRanksOn("a1", "a1"), {{"a1", 1000.5}});
+    EXPECT_EQ(shown.state, "unknown") << state;
+    EXPECT_TRUE(shown.unknown());
+    EXPECT_DOUBLE_EQ(shown.clock_stop, 1000.5);
+  }
+  // Half its ranks' agents silent: still running, those ranks unknown.
+  ShownJob half = showJob("running", 0, fourRanksOn("a1", "a2"), {{"a2", 50}});
+  EXPECT_EQ(half.state, "running");
+  EXPECT_EQ(half.clock_stop, 0);
+  EXPECT_EQ(half.liveness.unknown_ranks, (std::vector<int>{2, 3}));
+}
+
+TEST(ShowJob, AJobThatIsOverIsWhatItWasWhateverItsAgents) {
+  for (const char* state : {"succeeded", "failed", "stopped"}) {
+    ShownJob shown = showJob(state, 0, fourRanksOn("a1", "a1"), {{"a1", 1000.5}});
+    EXPECT_EQ(shown.state, state);
+    EXPECT_FALSE(shown.liveness.anyUnknown());
+  }
+  // Decided and ending (finished_at set by Slurm, the stop heard): over too.
+  ShownJob ended = showJob("running", 2000, fourRanksOn("a1", "a1"), {{"a1", 1000.5}});
+  EXPECT_EQ(ended.state, "running");
+  EXPECT_DOUBLE_EQ(ended.clock_stop, 2000);
 }
 
 TEST(JobLiveness, AgentStatusesKeepTheSilentAgentsWithTheirLastAnswer) {

@@ -43,4 +43,18 @@ bool noteAgentStatus(const AgentStatus& status, std::map<std::string, double>* s
 JobLiveness judgeLiveness(const std::vector<RankLastKnown>& ranks,
                           const std::map<std::string, double>& silent_since);
 
+// A job as every front end shows it (status, the History, the dashboard's header): one rule, so
+// that they never disagree. A job that is over (`finished_at` set, or a final state) is what it
+// was; one that is not, with every going rank on a silent agent, is "unknown", its clock stopped
+// at their last answer.
+struct ShownJob {
+  std::string state;     // the fold's word, or "unknown"
+  double clock_stop = 0;  // where its elapsed time ends: finished_at, the last answer, 0 = now
+  JobLiveness liveness;   // empty for a job that is over
+  bool unknown() const { return liveness.job_unknown; }
+};
+ShownJob showJob(const std::string& state, double finished_at,
+                 const std::vector<RankLastKnown>& ranks,
+                 const std::map<std::string, double>& silent_since);
+
 }  // namespace ringmaster::client
