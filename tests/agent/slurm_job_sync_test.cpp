@@ -57,15 +57,20 @@ class SlurmJobSyncTest : public ::testing::Test {
     return std::move(*journal);
   }
 
+  // A real history file and its one writer.
+  std::pair<std::unique_ptr<store::Store>, std::unique_ptr<store::BatchWriter>> history() {
+    auto store = store::Store::open(root_ + "/history.db");
+    auto writer = store::BatchWriter::open(root_ + "/history.db");
+    EXPECT_TRUE(store.isOk() && writer.isOk());
+    return {std::move(*store), std::move(*writer)};
+  }
+
   std::string root_;
   slurm::JobDir dir_;
 };
 
 TEST_F(SlurmJobSyncTest, EveryNodesJournalLandsOnceAcrossChunksAndPolls) {
-  auto store = store::Store::open(root_ + "/history.db");
-  ASSERT_TRUE(store.isOk());
-  auto writer = store::BatchWriter::open(root_ + "/history.db");
-  ASSERT_TRUE(writer.isOk());
+  auto [store, writer] = history();
   auto n1 = node(0, 0, "n1");
   auto n2 = node(0, 1, "n2");
   fs::create_directories(dir_.nodeDir(0, 2));  // node 2's agent has not started yet
@@ -82,7 +87,7 @@ TEST_F(SlurmJobSyncTest, EveryNodesJournalLandsOnceAcrossChunksAndPolls) {
   ASSERT_TRUE(n2->flush().isOk());
   ASSERT_GT(fs::file_size(dir_.nodeDir(0, 0) + "/journal/journal.log"), 4u << 20);
 
-  client::SlurmJobSync sync(dir_, store->get(), writer->get());
+  client::SlurmJobSync sync(dir_, store.get(), writer.get());
   std::map<std::string, int> seen;
   auto polled =
       sync.poll([&](const std::string& agent, const proto::JournalRecord&) { ++seen[agent]; });
@@ -90,8 +95,8 @@ TEST_F(SlurmJobSyncTest, EveryNodesJournalLandsOnceAcrossChunksAndPolls) {
   EXPECT_EQ(*polled, static_cast<uint64_t>(kSteps + 1));
   EXPECT_EQ(seen["n1"], kSteps);
   EXPECT_EQ(seen["n2"], 1);
-  ASSERT_TRUE((*writer)->flush().isOk());
-  EXPECT_EQ(*(*store)->countMetrics("j"), kSteps * 2 + 2);  // loss and padding per record
+  ASSERT_TRUE(writer->flush().isOk());
+  EXPECT_EQ(*store->countMetrics("j"), kSteps * 2 + 2);  // loss and padding per record
 
   // Half a frame at the end of n2's journal (its agent is writing it): left for the next poll.
   auto second = metric("j", 1, 1);
@@ -112,21 +117,18 @@ TEST_F(SlurmJobSyncTest, EveryNodesJournalLandsOnceAcrossChunksAndPolls) {
               static_cast<std::streamsize>(payload.size() - payload.size() / 2));
   }
   EXPECT_EQ(*sync.poll(), 1u);
-  ASSERT_TRUE((*writer)->flush().isOk());
+  ASSERT_TRUE(writer->flush().isOk());
 
   // Another client (a fresh reader) of the same history finds nothing new: the cursors hold.
-  client::SlurmJobSync again(dir_, store->get(), writer->get());
+  client::SlurmJobSync again(dir_, store.get(), writer.get());
   EXPECT_EQ(*again.poll(), 0u);
-  EXPECT_EQ(*(*store)->countMetrics("j"), (kSteps + 2) * 2);
+  EXPECT_EQ(*store->countMetrics("j"), (kSteps + 2) * 2);
 }
 
 // A 6 MiB record (a rank's huge log line, an agent's inventory) is longer than a read chunk: it
 // is read whole, and the records after it too, instead of waiting for it forever.
 TEST_F(SlurmJobSyncTest, ARecordLongerThanAReadChunkIsReadWhole) {
-  auto store = store::Store::open(root_ + "/history.db");
-  ASSERT_TRUE(store.isOk());
-  auto writer = store::BatchWriter::open(root_ + "/history.db");
-  ASSERT_TRUE(writer.isOk());
+  auto [store, writer] = history();
   auto n1 = node(0, 0, "n1");
   auto small = metric("j", 0, 0);
   auto huge = metric("j", 0, 1);
@@ -135,14 +137,14 @@ TEST_F(SlurmJobSyncTest, ARecordLongerThanAReadChunkIsReadWhole) {
   for (auto* record : {&small, &huge, &after}) ASSERT_TRUE(n1->append(*record).isOk());
   ASSERT_TRUE(n1->flush().isOk());
 
-  client::SlurmJobSync sync(dir_, store->get(), writer->get());
+  client::SlurmJobSync sync(dir_, store.get(), writer.get());
   std::vector<uint64_t> seqs;
   auto polled = sync.poll(
       [&](const std::string&, const proto::JournalRecord& record) { seqs.push_back(record.seq()); });
   ASSERT_TRUE(polled.isOk()) << polled.status().message();
   EXPECT_EQ(seqs, (std::vector<uint64_t>{1, 2, 3}));
-  ASSERT_TRUE((*writer)->flush().isOk());
-  EXPECT_EQ(*(*store)->countMetrics("j"), 6);
+  ASSERT_TRUE(writer->flush().isOk());
+  EXPECT_EQ(*store->countMetrics("j"), 6);
 }
 
 // A flipped byte in the middle of a running agent's journal (a bad sector, a torn NFS write):
@@ -150,10 +152,7 @@ TEST_F(SlurmJobSyncTest, ARecordLongerThanAReadChunkIsReadWhole) {
 // it land, in this poll and the next ones. A bad frame at the very end stays a frame being
 // written (nothing is lost until intact records follow it).
 TEST_F(SlurmJobSyncTest, DamageIsNamedAndReadPast) {
-  auto store = store::Store::open(root_ + "/history.db");
-  ASSERT_TRUE(store.isOk());
-  auto writer = store::BatchWriter::open(root_ + "/history.db");
-  ASSERT_TRUE(writer.isOk());
+  auto [store, writer] = history();
   auto n1 = node(0, 0, "n1");
   const std::string log = dir_.nodeDir(0, 0) + "/journal/journal.log";
   std::vector<uint64_t> ends;  // where each record's frame ends
@@ -173,7 +172,7 @@ TEST_F(SlurmJobSyncTest, DamageIsNamedAndReadPast) {
   };
   flipByteAt(ends[0] + 100);  // inside the second record's payload
 
-  client::SlurmJobSync sync(dir_, store->get(), writer->get());
+  client::SlurmJobSync sync(dir_, store.get(), writer.get());
   std::vector<proto::JournalRecord> seen;
   auto collect = [&](const std::string&, const proto::JournalRecord& r) { seen.push_back(r); };
   auto polled = sync.poll(collect);
@@ -198,9 +197,9 @@ TEST_F(SlurmJobSyncTest, DamageIsNamedAndReadPast) {
   EXPECT_TRUE(seen[3].has_journal_damage());
   EXPECT_EQ(seen[4].seq(), 5u);
 
-  ASSERT_TRUE((*writer)->flush().isOk());
-  EXPECT_EQ(*(*store)->countMetrics("j"), 3 * 2);
-  auto events = (*store)->events("");
+  ASSERT_TRUE(writer->flush().isOk());
+  EXPECT_EQ(*store->countMetrics("j"), 3 * 2);
+  auto events = store->events("");
   ASSERT_TRUE(events.isOk());
   int damage_events = 0;
   for (const auto& e : *events) damage_events += e.kind == "journal_damage" && e.problem ? 1 : 0;

@@ -17,6 +17,7 @@
 #include <map>
 #include <sstream>
 
+#include "ringmaster/util/yaml_node.h"
 #include "ringmaster/util/yaml_quote.h"
 
 namespace ringmaster::client {
@@ -357,23 +358,8 @@ Result<std::vector<AgentEndpoint>> loadClusterFile(const std::string& path) {
 
 namespace {
 
-std::string describeNode(const YAML::Node& node) {
-  switch (node.Type()) {
-    case YAML::NodeType::Null:
-      return "nothing";
-    case YAML::NodeType::Sequence:
-      return "a list";
-    case YAML::NodeType::Map:
-      return "a mapping";
-    default:
-      return "'" + node.Scalar() + "'";
-  }
-}
-
-int lineOf(const YAML::Node& node) {
-  const YAML::Mark mark = node.Mark();
-  return mark.is_null() || mark.line < 0 ? 0 : mark.line + 1;
-}
+using yaml::describe;
+using yaml::lineOf;
 
 // Reads one slurm: entry; appends "FILE:LINE: slurm[NAME].FIELD: problem" to `errors`.
 SlurmCluster parseSlurmEntry(const YAML::Node& node, size_t index, const std::string& file_name,
@@ -403,7 +389,7 @@ SlurmCluster parseSlurmEntry(const YAML::Node& node, size_t index, const std::st
     }
     key_lines[key] = line;
     if (!entry.second.IsScalar()) {
-      problems.push_back({line, key, "expected a string, got " + describeNode(entry.second)});
+      problems.push_back({line, key, "expected a string, got " + describe(entry.second)});
       continue;
     }
     values.emplace(key, entry.second);
@@ -487,7 +473,7 @@ Result<std::vector<SlurmCluster>> parseSlurmClusters(const std::string& text,
     if (!list.IsSequence()) {
       return invalidArgument(file_name + ":" + std::to_string(lineOf(list)) +
                              ": slurm: expected a list of {name, job_dir, ...} entries, got " +
-                             describeNode(list));
+                             describe(list));
     }
     std::vector<SlurmCluster> clusters;
     std::vector<std::string> errors;
@@ -498,7 +484,7 @@ Result<std::vector<SlurmCluster>> parseSlurmClusters(const std::string& text,
         errors.push_back(file_name + ":" +
                          std::to_string(lineOf(node) > 0 ? lineOf(node) : lineOf(list)) +
                          ": slurm[" + std::to_string(i) +
-                         "]: expected a mapping {name, job_dir, ...}, got " + describeNode(node));
+                         "]: expected a mapping {name, job_dir, ...}, got " + describe(node));
         continue;
       }
       SlurmCluster cluster = parseSlurmEntry(node, i, file_name, names, &errors);

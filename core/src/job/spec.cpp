@@ -18,6 +18,7 @@
 
 #include "ringmaster/metrics/line_parser.h"
 #include "ringmaster/util/closest_match.h"
+#include "ringmaster/util/yaml_node.h"
 
 namespace ringmaster::job {
 namespace {
@@ -36,7 +37,6 @@ constexpr std::string_view kReservedEnvNames[] = {"RANK",
 constexpr std::string_view kReservedEnvPrefixes[] = {"TORCHELASTIC_", "RINGMASTER_"};
 
 constexpr size_t kMaxNameLength = 64;
-constexpr size_t kMaxQuotedValue = 40;
 
 const std::map<std::string, std::string>& topLevelAliases() {
   static const auto* aliases = new std::map<std::string, std::string>{
@@ -67,16 +67,10 @@ const std::map<std::string, std::string>& topLevelAliases() {
   return *aliases;
 }
 
-struct Location {
-  int line = 0;
-  int column = 0;
-};
-
-Location locationOf(const YAML::Node& node) {
-  const YAML::Mark mark = node.Mark();
-  if (mark.is_null() || mark.line < 0) return {};
-  return {mark.line + 1, mark.column + 1};
-}
+using yaml::describe;
+using yaml::Location;
+using yaml::locationOf;
+using yaml::quotedValue;
 
 std::string join(const std::string& parent, const std::string& child) {
   return parent.empty() ? child : parent + "." + child;
@@ -86,12 +80,6 @@ std::string indexed(const std::string& field, size_t index) {
   return field + "[" + std::to_string(index) + "]";
 }
 
-std::string singleQuoted(std::string_view value) {
-  if (value.size() > kMaxQuotedValue)
-    return "'" + std::string(value.substr(0, kMaxQuotedValue)) + "...'";
-  return "'" + std::string(value) + "'";
-}
-
 std::string joinNames(const std::vector<std::string>& names) {
   std::string out;
   for (const std::string& name : names) {
@@ -99,23 +87,6 @@ std::string joinNames(const std::vector<std::string>& names) {
     out += name;
   }
   return out;
-}
-
-// How a node reads in "expected X, got Y".
-std::string describe(const YAML::Node& node) {
-  switch (node.Type()) {
-    case YAML::NodeType::Null:
-      return "nothing";
-    case YAML::NodeType::Scalar:
-      return node.Tag() == "!" ? "the quoted string " + singleQuoted(node.Scalar())
-                               : singleQuoted(node.Scalar());
-    case YAML::NodeType::Sequence:
-      return "a list";
-    case YAML::NodeType::Map:
-      return "a mapping";
-    default:
-      return "an undefined value";
-  }
 }
 
 bool isValidJobName(std::string_view name) {
@@ -201,7 +172,7 @@ class SpecParser {
         checkRequiredFields();
       }
     } catch (const YAML::Exception& e) {
-      report(markLocation(e.mark), "", std::string("cannot read the YAML: ") + e.msg);
+      report(locationOf(e.mark), "", std::string("cannot read the YAML: ") + e.msg);
     } catch (const std::exception& e) {
       report({}, "", std::string("internal error while reading the spec: ") + e.what());
     } catch (...) {
@@ -249,11 +220,6 @@ class SpecParser {
     return *fields;
   }
 
-  static Location markLocation(const YAML::Mark& mark) {
-    if (mark.is_null() || mark.line < 0) return {};
-    return {mark.line + 1, mark.column + 1};
-  }
-
   // Where to point for `value`; `owner` is its key in a mapping, or the list that holds it. An
   // empty value has no position of its own (yaml-cpp marks the token after it), so point at its
   // key, or at the '-' that opened the empty list item.
@@ -296,15 +262,15 @@ class SpecParser {
       if (const std::optional<YAML::Mark> stuck = stuckDocumentStart(text_)) {
         const size_t pos = static_cast<size_t>(std::max(stuck->pos, 0));
         const std::string token = pos < text_.size() ? text_.substr(pos, 1) : "";
-        report(markLocation(*stuck), "",
+        report(locationOf(*stuck), "",
                "YAML syntax error: unexpected " +
-                   (token.empty() ? std::string("end of file") : singleQuoted(token)),
+                   (token.empty() ? std::string("end of file") : quotedValue(token)),
                token == "," ? "a ',' separates items only inside [ ] or { }" : "");
         return false;
       }
       documents = YAML::LoadAll(std::string(text_));
     } catch (const YAML::ParserException& e) {
-      report(markLocation(e.mark), "", "YAML syntax error: " + e.msg,
+      report(locationOf(e.mark), "", "YAML syntax error: " + e.msg,
              "check the indentation and that each ':' is followed by a space");
       return false;
     }
@@ -347,7 +313,7 @@ class SpecParser {
       const auto [previous, inserted] = first_line.emplace(name, locationOf(key).line);
       if (!inserted) {
         report(locationOf(key), join(field, name),
-               "duplicate key " + singleQuoted(name) + " (first given on line " +
+               "duplicate key " + quotedValue(name) + " (first given on line " +
                    std::to_string(previous->second) + ")",
                "remove one of them");
         continue;
@@ -368,7 +334,7 @@ class SpecParser {
       if (!alias.empty()) suggestion = aliases->at(alias);
     }
     const std::string where_text = field.empty() ? "" : " in " + field;
-    report(locationOf(key), join(field, name), "unknown key " + singleQuoted(name) + where_text,
+    report(locationOf(key), join(field, name), "unknown key " + quotedValue(name) + where_text,
            suggestion.empty() ? "expected one of: " + joinNames(known)
                               : "did you mean '" + suggestion + "'?");
   }
@@ -470,7 +436,7 @@ class SpecParser {
     if (!name) return;
     if (!isValidJobName(*name)) {
       report(where(value, key), "name",
-             "expected 1-64 characters from A-Z a-z 0-9 . _ -, got " + singleQuoted(*name));
+             "expected 1-64 characters from A-Z a-z 0-9 . _ -, got " + quotedValue(*name));
       return;
     }
     spec_.name = *name;
@@ -484,7 +450,7 @@ class SpecParser {
     if (!launcher) {
       const std::string suggestion =
           closestMatch(*text, {"native", "torchrun", "command", "tensorflow", "deepspeed"});
-      report(where(value, key), "launcher", "expected " + expected + ", got " + singleQuoted(*text),
+      report(where(value, key), "launcher", "expected " + expected + ", got " + quotedValue(*text),
              suggestion.empty() ? "" : "did you mean '" + suggestion + "'?");
       return;
     }
@@ -519,7 +485,7 @@ class SpecParser {
     const auto path = readString(value, key, "workdir", "an absolute path");
     if (!path) return;
     if (path->empty() || (*path)[0] != '/') {
-      report(where(value, key), "workdir", "expected an absolute path, got " + singleQuoted(*path),
+      report(where(value, key), "workdir", "expected an absolute path, got " + quotedValue(*path),
              "ranks run on their agents' machines; give the full path there, starting with '/'");
       return;
     }
@@ -531,7 +497,7 @@ class SpecParser {
     if (!python) return;
     if (python->empty() || (python->find('/') != std::string::npos && (*python)[0] != '/')) {
       report(where(value, key), "python",
-             "expected an absolute path or a program name, got " + singleQuoted(*python),
+             "expected an absolute path or a program name, got " + quotedValue(*python),
              "e.g. python: /opt/conda/envs/train/bin/python, or python: python3.11 (found on "
              "the rank's PATH)");
       return;
@@ -551,11 +517,11 @@ class SpecParser {
           if (!isValidEnvName(name)) {
             report(locationOf(name_node), field,
                    "expected a variable name matching [A-Za-z_][A-Za-z0-9_]*, got " +
-                       singleQuoted(name));
+                       quotedValue(name));
             return;
           }
           if (isReservedEnvName(name)) {
-            report(locationOf(name_node), field, singleQuoted(name) + " is reserved",
+            report(locationOf(name_node), field, quotedValue(name) + " is reserved",
                    "Ringmaster sets RANK, LOCAL_RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT, "
                    "TORCHELASTIC_* and RINGMASTER_* for every rank itself; remove it");
             return;
@@ -588,7 +554,7 @@ class SpecParser {
       const auto [previous, inserted] = first_use.emplace(entry->agent, std::pair{i, entry->line});
       if (!inserted) {
         report({entry->line, locationOf(value[i]).column}, indexed("placement", i) + ".agent",
-               "agent " + singleQuoted(entry->agent) + " is listed twice (first at " +
+               "agent " + quotedValue(entry->agent) + " is listed twice (first at " +
                    indexed("placement", previous->second.first) + ", line " +
                    std::to_string(previous->second.second) + ")",
                "merge the two entries into one");
@@ -716,7 +682,7 @@ class SpecParser {
     const std::optional<Backend> backend = parseBackend(*text);
     if (!backend) {
       const std::string suggestion = closestMatch(*text, {"auto", "nccl", "gloo"});
-      report(where(value, key), "backend", "expected " + expected + ", got " + singleQuoted(*text),
+      report(where(value, key), "backend", "expected " + expected + ", got " + quotedValue(*text),
              suggestion.empty() ? "" : "did you mean '" + suggestion + "'?");
       return;
     }
@@ -783,7 +749,7 @@ class SpecParser {
     if (std::find(kActions.begin(), kActions.end(), *text) == kActions.end()) {
       const std::string suggestion = closestMatch(*text, kActions);
       report(where(value, key), "restart.on_hang",
-             "expected " + expected + ", got " + singleQuoted(*text),
+             "expected " + expected + ", got " + quotedValue(*text),
              suggestion.empty() ? "" : "did you mean '" + suggestion + "'?");
       return;
     }
@@ -815,7 +781,7 @@ class SpecParser {
           if (!isValidMetricName(name)) {
             report(locationOf(name_node), field,
                    "expected a metric name (a letter or '_', then letters, digits, _ . / -), got " +
-                       singleQuoted(name));
+                       quotedValue(name));
             return;
           }
           const auto regex = readString(regex_node, name_node, field, "a regular expression");
@@ -830,11 +796,11 @@ class SpecParser {
     const Status status = metrics::checkMetricPattern(text);
     if (status.isOk()) return true;
     if (status.message().find("capture group") != std::string::npos) {
-      report(at, field, "the regular expression " + singleQuoted(text) + " has no capture group",
+      report(at, field, "the regular expression " + quotedValue(text) + " has no capture group",
              "group 1 must capture the number, e.g. 'loss=([-+0-9.eE]+)'");
     } else {
       report(at, field,
-             "invalid regular expression " + singleQuoted(text) + ": " + status.message());
+             "invalid regular expression " + quotedValue(text) + ": " + status.message());
     }
     return false;
   }
@@ -880,7 +846,7 @@ class SpecParser {
     if (spec_.launcher != Launcher::kTensorflow) {
       report(keyLocation("tensorflow"), "tensorflow",
              "'tensorflow:' is only used with launcher 'tensorflow' (launcher is " +
-                 singleQuoted(launcherName(spec_.launcher)) + ")",
+                 quotedValue(launcherName(spec_.launcher)) + ")",
              "remove the tensorflow section or set launcher: tensorflow");
       return;
     }
@@ -898,7 +864,7 @@ class SpecParser {
   }
 
   void checkLauncherFields() {
-    const std::string launcher = singleQuoted(launcherName(spec_.launcher));
+    const std::string launcher = quotedValue(launcherName(spec_.launcher));
     if (spec_.launcher == Launcher::kNative) {
       if (!has("native")) {
         report(keyLocation("launcher"), "native",

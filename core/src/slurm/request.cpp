@@ -6,17 +6,15 @@
 #include <cctype>
 #include <charconv>
 #include <cstdint>
-#include <cstdlib>
 #include <map>
 #include <optional>
 #include <string_view>
 
 #include "ringmaster/util/closest_match.h"
+#include "ringmaster/util/yaml_node.h"
 
 namespace ringmaster::slurm {
 namespace {
-
-constexpr size_t kMaxShownValue = 40;
 
 struct IntRange {
   int min;
@@ -27,16 +25,10 @@ constexpr IntRange kNodes{1, 100000};
 constexpr IntRange kRanksPerNode{1, 1024};
 constexpr IntRange kGpusPerNode{0, 1024};
 
-struct Location {
-  int line = 0;
-  int column = 0;
-};
-
-Location locationOf(const YAML::Node& node) {
-  const YAML::Mark mark = node.Mark();
-  if (mark.is_null() || mark.line < 0) return {};
-  return {mark.line + 1, mark.column + 1};
-}
+using yaml::describe;
+using yaml::Location;
+using yaml::locationOf;
+using yaml::quotedValue;
 
 // An empty value has no position of its own (yaml-cpp marks the token after it): point at its
 // key, or at the list that holds it.
@@ -50,70 +42,7 @@ bool hasControl(std::string_view text) {
   return std::any_of(text.begin(), text.end(), [](unsigned char c) { return isControl(c); });
 }
 
-// 'value', with control characters written as escapes so that a diagnostic stays on one line,
-// and long values cut.
-std::string shown(std::string_view value) {
-  std::string out = "'";
-  const bool cut = value.size() > kMaxShownValue;
-  for (unsigned char c : value.substr(0, kMaxShownValue)) {
-    if (c == '\n') {
-      out += "\\n";
-    } else if (c == '\r') {
-      out += "\\r";
-    } else if (c == '\t') {
-      out += "\\t";
-    } else if (isControl(c)) {
-      static const char kHex[] = "0123456789abcdef";
-      out += "\\x";
-      out += kHex[c >> 4];
-      out += kHex[c & 0xf];
-    } else {
-      out += static_cast<char>(c);
-    }
-  }
-  return out + (cut ? "...'" : "'");
-}
-
 bool isPlain(const YAML::Node& node) { return node.Tag() == "?"; }
-
-bool looksLikeBool(const std::string& text) {
-  static const char* const kWords[] = {"true", "false", "yes", "no", "on", "off"};
-  std::string lower(text);
-  std::transform(lower.begin(), lower.end(), lower.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return std::find(std::begin(kWords), std::end(kWords), lower) != std::end(kWords);
-}
-
-// "4.5", "1e3": a number, but not an integer.
-bool looksLikeFraction(const std::string& text) {
-  if (text.empty() || text.find_first_of(".eE") == std::string::npos) return false;
-  if (text.find_first_of("xX") != std::string::npos) return false;
-  char* end = nullptr;
-  std::strtod(text.c_str(), &end);
-  return end == text.c_str() + text.size();
-}
-
-// How a node reads in "expected X, got Y".
-std::string describe(const YAML::Node& node) {
-  switch (node.Type()) {
-    case YAML::NodeType::Null:
-      return "nothing";
-    case YAML::NodeType::Sequence:
-      return "a list";
-    case YAML::NodeType::Map:
-      return "a mapping";
-    case YAML::NodeType::Scalar:
-      break;
-    default:
-      return "an undefined value";
-  }
-  const std::string& text = node.Scalar();
-  if (node.Tag() == "!") return "the quoted string " + shown(text);
-  if (!isPlain(node)) return shown(text) + " tagged " + node.Tag();
-  if (looksLikeBool(text)) return shown(text) + " (a boolean)";
-  if (looksLikeFraction(text)) return shown(text) + " (not a whole number)";
-  return shown(text);
-}
 
 // A base-10 integer, as YAML writes one unquoted; nullopt for anything else.
 std::optional<int64_t> parseInteger(std::string_view digits) {
@@ -175,7 +104,7 @@ class FieldReader {
       const auto [previous, inserted] = first_line.emplace(name, locationOf(key).line);
       if (!inserted) {
         report(locationOf(key), name,
-               "duplicate key " + shown(name) + " (first given on line " +
+               "duplicate key " + quotedValue(name) + " (first given on line " +
                    std::to_string(previous->second) + ")",
                "remove one of them");
         continue;
@@ -227,7 +156,7 @@ class FieldReader {
     std::string expected;
     for (const std::string& k : known) expected += (expected.empty() ? "" : ", ") + k;
     report(
-        locationOf(key), name, "unknown key " + shown(name),
+        locationOf(key), name, "unknown key " + quotedValue(name),
         suggestion.empty() ? "expected one of: " + expected : "did you mean '" + suggestion + "'?");
   }
 
@@ -274,12 +203,12 @@ class FieldReader {
     }
     if (hasControl(text)) {
       report(where(value, key), field,
-             shown(text) + " contains a line break or another control character; expected " + what,
+             quotedValue(text) + " contains a line break or another control character; expected " + what,
              "it becomes an #SBATCH line of the job's shell script, which must stay one line");
       return std::nullopt;
     }
     if (text.find(' ') != std::string::npos) {
-      report(where(value, key), field, shown(text) + " contains a space; expected " + what,
+      report(where(value, key), field, quotedValue(text) + " contains a space; expected " + what,
              "give one word, e.g. a comma-separated list without spaces");
       return std::nullopt;
     }
@@ -291,7 +220,7 @@ class FieldReader {
     const auto text = readWord(value, key, "time", what);
     if (!text) return;
     if (!isSlurmTimeLimit(*text)) {
-      report(where(value, key), "time", "expected " + what + ", got " + shown(*text),
+      report(where(value, key), "time", "expected " + what + ", got " + quotedValue(*text),
              "MINUTES, MINUTES:SECONDS, HOURS:MINUTES:SECONDS, DAYS-HOURS, DAYS-HOURS:MINUTES, "
              "DAYS-HOURS:MINUTES:SECONDS or UNLIMITED, e.g. 90, 4:00:00, 1-12:00:00");
       return;
@@ -321,13 +250,13 @@ class FieldReader {
       // Security, as in readWord: the options also reach a shell script's #SBATCH lines.
       if (hasControl(arg)) {
         report(where(item, value), field,
-               shown(arg) + " contains a line break or another control character",
+               quotedValue(arg) + " contains a line break or another control character",
                "each option must stay on one line of the job's shell script");
         continue;
       }
       if (arg.empty() || arg[0] != '-') {
         report(where(item, value), field,
-               "expected an sbatch option starting with '-', got " + shown(arg),
+               "expected an sbatch option starting with '-', got " + quotedValue(arg),
                "e.g. --exclusive or --mem=64G; write an option and its value as one item, "
                "--mem=64G");
         continue;

@@ -11,9 +11,12 @@
 #include <utility>
 
 #include "ringmaster/util/closest_match.h"
+#include "ringmaster/util/yaml_node.h"
 
 namespace ringmaster::train {
 namespace {
+
+using yaml::describe;
 
 // Walks the YAML tree and collects every problem; each names the dotted field and its line.
 class ConfigParser {
@@ -42,8 +45,8 @@ class ConfigParser {
 
  private:
   int lineOf(const YAML::Node& node) const {
-    const YAML::Mark mark = node.Mark();
-    return mark.line < 0 ? 0 : mark.line + 1 + line_offset_;
+    const int line = yaml::lineOf(node);
+    return line == 0 ? 0 : line + line_offset_;
   }
 
   void report(const YAML::Node& at, const std::string& field, const std::string& message) {
@@ -60,13 +63,6 @@ class ConfigParser {
     std::string all;
     for (const auto& [line, text] : errors_) all += (all.empty() ? "" : "\n") + text;
     return all;
-  }
-
-  static std::string describe(const YAML::Node& node) {
-    if (node.IsNull()) return "nothing";
-    if (node.IsSequence()) return "a list";
-    if (node.IsMap()) return "a mapping";
-    return "'" + node.Scalar() + "'";
   }
 
   // Checks `node` is a mapping with plain keys from `known`; records which keys it has.

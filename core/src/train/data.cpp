@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <cstring>
 #include <fstream>
 #include <numeric>
 #include <sstream>
@@ -305,6 +306,23 @@ void applyStandardizer(const Standardizer& standardizer, Dataset* data) {
       row[j] = (row[j] - standardizer.mean[j]) * standardizer.inv_std[j];
     }
   }
+}
+
+BatchBuffer::BatchBuffer(size_t batch_size, size_t features)
+    : x_(batch_size * features), y_(batch_size) {}
+
+Batch BatchBuffer::gather(const Dataset& data, const std::vector<uint32_t>& indices) {
+  const size_t f = data.features;
+  if (indices.size() > y_.size()) {
+    x_.resize(indices.size() * f);
+    y_.resize(indices.size());
+  }
+  for (size_t i = 0; i < indices.size(); ++i) {
+    std::memcpy(x_.data() + i * f, data.x.data() + static_cast<size_t>(indices[i]) * f,
+                f * sizeof(float));
+    y_[i] = data.y[indices[i]];
+  }
+  return Batch{x_.data(), y_.data(), indices.size()};
 }
 
 }  // namespace ringmaster::train

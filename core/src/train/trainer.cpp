@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cstring>
 #include <utility>
 
 #include "train/trainer_common.h"
@@ -70,61 +69,36 @@ Trainer::Trainer(const NativeConfig& config, Split data, TrainerOptions options,
       model_(std::move(model)),
       optimizer_(std::move(optimizer)),
       sampler_(std::move(sampler)),
-      total_steps_(total_steps) {
+      total_steps_(total_steps),
+      batch_(config_.batch_size, data_.train.features) {
   steps_per_epoch_ = internal::stepsPerEpoch(config_, sampler_);
   indices_.reserve(config_.batch_size);
-  batch_x_.resize(config_.batch_size * data_.train.features);
-  batch_y_.resize(config_.batch_size);
-}
-
-void Trainer::gather(const std::vector<uint32_t>& indices) {
-  const size_t f = data_.train.features;
-  const float* x = data_.train.x.data();
-  const float* y = data_.train.y.data();
-  for (size_t i = 0; i < indices.size(); ++i) {
-    std::memcpy(batch_x_.data() + i * f, x + static_cast<size_t>(indices[i]) * f,
-                f * sizeof(float));
-    batch_y_[i] = y[indices[i]];
-  }
 }
 
 Result<StepReport> Trainer::step() {
   const Clock::time_point start = Clock::now();
-  if (sampler_.batchesLeftInEpoch() == 0) sampler_.startEpoch(sampler_.position().epoch + 1);
-  const size_t micro_batches = std::min(config_.grad_accumulation, sampler_.batchesLeftInEpoch());
-  const float scale = options_.grad_prescale / static_cast<float>(micro_batches);
-
-  // Local SGD: each rank steps on its own gradient; the parameters are averaged below.
-  const bool local_sgd = config_.strategy.localSgd();
+  const internal::StepPlan plan = internal::planStep(config_, options_, sampler_);
   StepReport report;
   report.epoch = sampler_.position().epoch;
   double loss_sum = 0.0;
-  for (size_t k = 0; k < micro_batches; ++k) {
+  for (size_t k = 0; k < plan.micro_batches; ++k) {
     sampler_.nextBatch(&indices_);
-    gather(indices_);
-    const Batch batch{batch_x_.data(), batch_y_.data(), indices_.size()};
+    const Batch batch = batch_.gather(data_.train, indices_);
     loss_sum += model_.forward(batch);
-    const bool last = k + 1 == micro_batches && !local_sgd;
+    const bool last = k + 1 == plan.micro_batches && !plan.local_sgd;
     static const LayerGradReadyFn kNoHook;
     model_.backward(batch, last ? options_.on_layer_grad_ready : kNoHook,
-                    BackwardOptions{scale, k > 0});
+                    BackwardOptions{plan.scale, k > 0});
     report.samples += batch.size;
   }
   if (options_.remote_update) {
     report.grad_norm = globalNorm(model_.grads());
     Result<double> lr = options_.remote_update(model_.params(), model_.grads());
-    if (!lr.isOk()) {
-      return Status(lr.status().code(),
-                    "step " + std::to_string(step_ + 1) +
-                        ": parameter server update failed: " + lr.status().message());
-    }
+    if (!lr.isOk()) return internal::stepFailed(lr.status(), step_ + 1, "parameter server update");
     report.lr = *lr;
-  } else if (options_.reduce_gradients && !local_sgd) {
+  } else if (options_.reduce_gradients && !plan.local_sgd) {
     Status reduced = options_.reduce_gradients(model_.grads());
-    if (!reduced.isOk()) {
-      return Status(reduced.code(), "step " + std::to_string(step_ + 1) +
-                                        ": gradient reduction failed: " + reduced.message());
-    }
+    if (!reduced.isOk()) return internal::stepFailed(reduced, step_ + 1, "gradient reduction");
   }
   if (!options_.remote_update) {
     report.grad_norm = clipGradNorm(model_.grads(), config_.clip_norm);
@@ -133,20 +107,14 @@ Result<StepReport> Trainer::step() {
   ++step_;
   report.step = step_;
   report.epoch_end = sampler_.batchesLeftInEpoch() == 0;
-  // Also before an evaluation, so that what is evaluated is the ranks' common model, not one
-  // rank's drift (with by_label data that would be a model of its own labels).
-  if (local_sgd && options_.average_params &&
-      (step_ % config_.strategy.average_every == 0 || step_ >= total_steps_ ||
-       evaluationDue(report))) {
+  if (plan.local_sgd && options_.average_params &&
+      internal::averagingDue(config_, step_, total_steps_, evaluationDue(report))) {
     Status averaged = options_.average_params(model_.params());
-    if (!averaged.isOk()) {
-      return Status(averaged.code(), "step " + std::to_string(step_) +
-                                         ": parameter averaging failed: " + averaged.message());
-    }
+    if (!averaged.isOk()) return internal::stepFailed(averaged, step_, "parameter averaging");
     report.averaged = true;
   }
 
-  report.loss = loss_sum / static_cast<double>(micro_batches);
+  report.loss = loss_sum / static_cast<double>(plan.micro_batches);
   report.step_time_s = std::chrono::duration<double>(Clock::now() - start).count();
   report.samples_per_sec =
       report.step_time_s > 0.0 ? static_cast<double>(report.samples) / report.step_time_s : 0.0;

@@ -1,5 +1,6 @@
 #include "train/trainer_common.h"
 
+#include <algorithm>
 #include <string>
 
 namespace ringmaster::train::internal {
@@ -111,6 +112,26 @@ Status checkCheckpointShape(const CheckpointState& state, size_t num_params,
                            "; the data order cannot continue");
   }
   return Status::ok();
+}
+
+StepPlan planStep(const NativeConfig& config, const TrainerOptions& options,
+                  DistributedSampler& sampler) {
+  if (sampler.batchesLeftInEpoch() == 0) sampler.startEpoch(sampler.position().epoch + 1);
+  StepPlan plan;
+  plan.micro_batches = std::min(config.grad_accumulation, sampler.batchesLeftInEpoch());
+  plan.scale = options.grad_prescale / static_cast<float>(plan.micro_batches);
+  plan.local_sgd = config.strategy.localSgd();
+  return plan;
+}
+
+bool averagingDue(const NativeConfig& config, uint64_t step, uint64_t total_steps,
+                  bool evaluation_due) {
+  return step % config.strategy.average_every == 0 || step >= total_steps || evaluation_due;
+}
+
+Status stepFailed(const Status& cause, uint64_t step, const char* what) {
+  return Status(cause.code(), "step " + std::to_string(step) + ": " + what + " failed: " +
+                                  cause.message());
 }
 
 }  // namespace ringmaster::train::internal

@@ -30,6 +30,24 @@ uint64_t totalStepsAfterResume(const NativeConfig& config, const DistributedSamp
 EvalReport evalReport(const NativeConfig& config, const EvalTotals& totals, uint64_t step,
                       uint64_t epoch);
 bool evaluationDue(const NativeConfig& config, const StepReport& report, uint64_t total_steps);
+
+// The start of a step, alike on both trainers: a new epoch when the last one is used up, then
+// grad_accumulation micro-batches (fewer at an epoch's end), each gradient scaled by `scale`.
+struct StepPlan {
+  size_t micro_batches = 1;
+  float scale = 1.0f;
+  bool local_sgd = false;  // each rank steps on its own gradient; parameters averaged now and then
+};
+StepPlan planStep(const NativeConfig& config, const TrainerOptions& options,
+                  DistributedSampler& sampler);
+// Local SGD averages the parameters after `step` every average_every steps, after the last step,
+// and before an evaluation (so that what is evaluated is the ranks' common model, not one rank's
+// drift: with by_label data that would be a model of its own labels).
+bool averagingDue(const NativeConfig& config, uint64_t step, uint64_t total_steps,
+                  bool evaluation_due);
+// "step 12: gradient reduction failed: <cause>", with the cause's code.
+Status stepFailed(const Status& cause, uint64_t step, const char* what);
+
 // A checkpoint continues this run only with the same parameter count, ranks and batch size.
 Status checkCheckpointShape(const CheckpointState& state, size_t num_params,
                             const NativeConfig& config, const TrainerOptions& options);

@@ -27,6 +27,19 @@ struct Dataset {
   size_t size() const { return y.size(); }
 };
 
+// Rows of a dataset gathered into one contiguous batch, in buffers reused from batch to batch
+// (a training step allocates nothing). Both trainers (CPU and GPU) gather through it.
+class BatchBuffer {
+ public:
+  BatchBuffer(size_t batch_size, size_t features);
+  // The rows `indices` of `data`, valid until the next call.
+  Batch gather(const Dataset& data, const std::vector<uint32_t>& indices);
+
+ private:
+  std::vector<float> x_;
+  std::vector<float> y_;
+};
+
 struct SyntheticOptions {
   Task task = Task::kClassification;
   size_t samples = 20000;

@@ -199,7 +199,6 @@ class GpuTrainer {
   GpuTrainer(const NativeConfig& config, Split data, TrainerOptions options,
              std::unique_ptr<GpuMlp> model, std::unique_ptr<GpuOptimizer> optimizer,
              DistributedSampler sampler, uint64_t total_steps);
-  void gather(const std::vector<uint32_t>& indices);
 
   NativeConfig config_;
   Split data_;
@@ -216,8 +215,7 @@ class GpuTrainer {
   size_t unmeasured_samples_ = 0;
   std::chrono::steady_clock::time_point unmeasured_since_;
   std::vector<uint32_t> indices_;
-  std::vector<float> batch_x_;
-  std::vector<float> batch_y_;
+  BatchBuffer batch_;  // on the host-batch path
 };
 
 }  // namespace ringmaster::train

@@ -152,7 +152,6 @@ class Trainer {
  private:
   Trainer(const NativeConfig& config, Split data, TrainerOptions options, Mlp model,
           Optimizer optimizer, DistributedSampler sampler, uint64_t total_steps);
-  void gather(const std::vector<uint32_t>& indices);
 
   NativeConfig config_;
   Split data_;
@@ -165,8 +164,7 @@ class Trainer {
   size_t steps_per_epoch_ = 0;
   // Reused every step so that a step allocates nothing.
   std::vector<uint32_t> indices_;
-  std::vector<float> batch_x_;
-  std::vector<float> batch_y_;
+  BatchBuffer batch_;
 };
 
 }  // namespace ringmaster::train

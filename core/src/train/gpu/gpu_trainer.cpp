@@ -3,7 +3,6 @@
 // Keep the step in sync with Trainer::step(): both paths must draw, scale and report alike.
 #include <algorithm>
 #include <chrono>
-#include <cstring>
 #include <utility>
 
 #include "ringmaster/train/gpu_model.h"
@@ -64,22 +63,10 @@ GpuTrainer::GpuTrainer(const NativeConfig& config, Split data, TrainerOptions op
       model_(std::move(model)),
       optimizer_(std::move(optimizer)),
       sampler_(std::move(sampler)),
-      total_steps_(total_steps) {
+      total_steps_(total_steps),
+      batch_(config_.batch_size, data_.train.features) {
   steps_per_epoch_ = internal::stepsPerEpoch(config_, sampler_);
   indices_.reserve(config_.batch_size);
-  batch_x_.resize(config_.batch_size * data_.train.features);
-  batch_y_.resize(config_.batch_size);
-}
-
-void GpuTrainer::gather(const std::vector<uint32_t>& indices) {
-  const size_t f = data_.train.features;
-  const float* x = data_.train.x.data();
-  const float* y = data_.train.y.data();
-  for (size_t i = 0; i < indices.size(); ++i) {
-    std::memcpy(batch_x_.data() + i * f, x + static_cast<size_t>(indices[i]) * f,
-                f * sizeof(float));
-    batch_y_[i] = y[indices[i]];
-  }
 }
 
 // The step's device work is queued, not waited for (see gpu_model.h): the host draws the next
@@ -88,40 +75,30 @@ void GpuTrainer::gather(const std::vector<uint32_t>& indices) {
 Result<StepReport> GpuTrainer::step() {
   const auto start = std::chrono::steady_clock::now();
   if (unmeasured_steps_ == 0) unmeasured_since_ = start;
-  if (sampler_.batchesLeftInEpoch() == 0) sampler_.startEpoch(sampler_.position().epoch + 1);
-  const size_t micro_batches = std::min(config_.grad_accumulation, sampler_.batchesLeftInEpoch());
-  const float scale = options_.grad_prescale / static_cast<float>(micro_batches);
-
+  const internal::StepPlan plan = internal::planStep(config_, options_, sampler_);
   StepReport report;
   report.epoch = sampler_.position().epoch;
   double host_loss_sum = 0.0;  // forward()'s, on the host-batch path
-  // Local SGD, as the CPU trainer: each rank steps on its own gradient and the parameters are
-  // averaged every average_every steps (below).
-  const bool local_sgd = config_.strategy.localSgd();
-  for (size_t k = 0; k < micro_batches; ++k) {
+  for (size_t k = 0; k < plan.micro_batches; ++k) {
     sampler_.nextBatch(&indices_);
     Batch batch{nullptr, nullptr, indices_.size()};
     if (data_on_device_) {
       RM_RETURN_IF_ERROR(model_->forwardRows(indices_, k > 0));
     } else {
-      gather(indices_);
-      batch = Batch{batch_x_.data(), batch_y_.data(), indices_.size()};
+      batch = batch_.gather(data_.train, indices_);
       RM_ASSIGN_OR_RETURN(const float loss, model_->forward(batch));
       host_loss_sum += loss;
     }
-    const bool last = k + 1 == micro_batches && !local_sgd;
+    const bool last = k + 1 == plan.micro_batches && !plan.local_sgd;
     static const LayerGradReadyFn kNoHook;
     RM_RETURN_IF_ERROR(model_->backward(batch, last ? options_.on_layer_grad_ready : kNoHook,
-                                        BackwardOptions{scale, k > 0}));
+                                        BackwardOptions{plan.scale, k > 0}));
     report.samples += batch.size;
   }
-  if (options_.reduce_gradients && !local_sgd) {
+  if (options_.reduce_gradients && !plan.local_sgd) {
     RM_RETURN_IF_ERROR(model_->synchronize());  // the gradients are complete for another stream
     Status reduced = options_.reduce_gradients(model_->deviceGrads());
-    if (!reduced.isOk()) {
-      return Status(reduced.code(), "step " + std::to_string(step_ + 1) +
-                                        ": gradient reduction failed: " + reduced.message());
-    }
+    if (!reduced.isOk()) return internal::stepFailed(reduced, step_ + 1, "gradient reduction");
   }
   const uint64_t step = step_ + 1;
   report.measured =
@@ -135,15 +112,11 @@ Result<StepReport> GpuTrainer::step() {
 
   report.step = step_;
   report.epoch_end = sampler_.batchesLeftInEpoch() == 0;
-  if (local_sgd && options_.average_params &&
-      (step_ % config_.strategy.average_every == 0 || step_ >= total_steps_ ||
-       evaluationDue(report))) {
+  if (plan.local_sgd && options_.average_params &&
+      internal::averagingDue(config_, step_, total_steps_, evaluationDue(report))) {
     RM_RETURN_IF_ERROR(model_->synchronize());  // the update is done before another stream reads
     Status averaged = options_.average_params(model_->deviceParams());
-    if (!averaged.isOk()) {
-      return Status(averaged.code(), "step " + std::to_string(step_) +
-                                         ": parameter averaging failed: " + averaged.message());
-    }
+    if (!averaged.isOk()) return internal::stepFailed(averaged, step_, "parameter averaging");
     report.averaged = true;
   }
   ++unmeasured_steps_;
@@ -152,7 +125,7 @@ Result<StepReport> GpuTrainer::step() {
 
   RM_ASSIGN_OR_RETURN(const GpuMlp::Totals totals, model_->takeTotals());
   const double loss_sum = data_on_device_ ? totals.loss : host_loss_sum;
-  report.loss = loss_sum / static_cast<double>(micro_batches);
+  report.loss = loss_sum / static_cast<double>(plan.micro_batches);
   report.grad_norm = totals.grad_norm;
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - unmeasured_since_).count();
