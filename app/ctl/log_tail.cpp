@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "ringmaster/metrics/line_parser.h"
+#include "terminal_safe.h"
 
 namespace ringmaster::ctl {
 
@@ -54,7 +55,7 @@ void LogTail::printLine(int rank, RankLog& log, std::string_view line) {
       return;
     }
   }
-  std::printf("[rank %d] %.*s\n", rank, static_cast<int>(line.size()), line.data());
+  std::printf("[rank %d] %s\n", rank, terminalSafe(line).c_str());
 }
 
 void LogTail::showMetrics(int rank, RankLog& log, bool force) {
@@ -81,7 +82,7 @@ void LogTail::showMetrics(int rank, RankLog& log, bool force) {
     std::snprintf(value, sizeof value, " %s=%.4g", it->first.c_str(), it->second);
     text += value;
   }
-  std::printf("[rank %d] %s\n", rank, text.c_str());
+  std::printf("[rank %d] %s\n", rank, terminalSafe(text).c_str());  // names are the job's
   log.latest_metrics.clear();
   log.shown_at = now;
 }

@@ -7,6 +7,7 @@
 #include "log_tail.h"
 #include "ringmaster/client/slurm_submit.h"
 #include "session_loop.h"
+#include "terminal_safe.h"
 
 namespace ringmaster::ctl {
 
@@ -93,7 +94,8 @@ int runLogs(const Globals& globals, const LogsFlags& flags) {
     const std::string prefix = flags.rank ? "" : "[rank " + std::to_string(rank) + "] ";
     size_t start = 0;
     for (size_t end; (end = kept->second.find('\n', start)) != std::string::npos; start = end + 1) {
-      std::printf("%s%s\n", prefix.c_str(), kept->second.substr(start, end - start).c_str());
+      const std::string line = kept->second.substr(start, end - start);
+      std::printf("%s%s\n", prefix.c_str(), (flags.rank ? line : terminalSafe(line)).c_str());
     }
   }
   return tail.errors().empty() ? kExitOk : kExitFailure;

@@ -14,6 +14,7 @@
 #include "ringmaster/slurm/job_state.h"
 #include "ringmaster/util/wall_clock.h"
 #include "table.h"
+#include "terminal_safe.h"
 
 namespace ringmaster::ctl {
 namespace {
@@ -348,11 +349,14 @@ int runStatus(const Globals& globals, const std::string& job_ref, bool as_json) 
     if (slurm) std::printf("%s\n", slurmRowText(*slurm).c_str());
     if (liveness.anyUnknown()) std::printf("%s\n", liveness.describe().c_str());
     if (j.state == "submitted" || j.state == "running" || j.state == "restarting") {
-      for (const std::string& line : journalProblems()) std::printf("%s\n", line.c_str());
+      for (const std::string& line : journalProblems()) {
+        std::printf("%s\n", terminalSafe(line).c_str());
+      }
     }
     if (hang) {
       std::printf("%s %s\n",
-                  hang->stage == "hung" ? "hung:" : "suspected hang:", hang->cause.c_str());
+                  hang->stage == "hung" ? "hung:" : "suspected hang:",
+                  terminalSafe(hang->cause).c_str());
     }
     for (const auto& r : *ranks) {
       // Backend auto put the job on the CPU: say why, once.

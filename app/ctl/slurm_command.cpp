@@ -11,6 +11,7 @@
 #include "ringmaster/client/slurm_sync.h"
 #include "ringmaster/job/job_model.h"
 #include "slurm_logs.h"
+#include "terminal_safe.h"
 
 namespace ringmaster::ctl {
 namespace {
@@ -112,7 +113,7 @@ int waitForSlurmJob(client::ClusterClient& cluster, const client::SlurmSubmissio
   if (!progress.decided() && slurm_state) {
     std::printf("  slurm: %s; the job's agents reported no outcome. The end of %s:\n%s",
                 slurmStateText(*slurm_state).c_str(), job.dir.outputFile(job.slurm_job_id).c_str(),
-                outputTail(job.dir, job.slurm_job_id, where, 15).c_str());
+                terminalSafe(outputTail(job.dir, job.slurm_job_id, where, 15)).c_str());
   }
   return progress.succeeded() ? kExitOk : kExitFailure;
 }

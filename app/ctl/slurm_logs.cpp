@@ -9,6 +9,7 @@
 
 #include "ctl.h"
 #include "ringmaster/client/slurm_sync.h"
+#include "terminal_safe.h"
 
 namespace ringmaster::ctl {
 namespace {
@@ -87,7 +88,7 @@ void SlurmLogPrinter::print(int rank, const std::string& line) {
   if (only_rank_) {
     std::printf("%s\n", line.c_str());
   } else {
-    std::printf("[rank %d] %s\n", rank, line.c_str());
+    std::printf("[rank %d] %s\n", rank, terminalSafe(line).c_str());
   }
 }
 

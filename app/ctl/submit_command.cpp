@@ -14,6 +14,7 @@
 #include "ringmaster/job/job_model.h"
 #include "ringmaster/train/config.h"
 #include "session_loop.h"
+#include "terminal_safe.h"
 
 namespace ringmaster::ctl {
 namespace {
@@ -40,7 +41,7 @@ void printOutcome(const job::JobModel& job, const std::string& job_id, double se
     std::printf("  python on %s: %s\n", names.c_str(), interpreter.c_str());
   }
   for (const auto& [attempt, failure] : job.failures()) {
-    std::printf("  attempt %u: %s\n", attempt, failure.cause().c_str());
+    std::printf("  attempt %u: %s\n", attempt, terminalSafe(failure.cause()).c_str());
   }
   // The root cause's own words: the end of the failing rank's output (where a traceback is).
   if (!job.succeeded() && !job.failures().empty()) {
@@ -48,11 +49,13 @@ void printOutcome(const job::JobModel& job, const std::string& job_id, double se
     if (last.last_lines_size() > 0) {
       std::printf("  the end of rank %d's output%s:\n", last.rank(),
                   last.agent().empty() ? "" : (" on " + last.agent()).c_str());
-      for (const std::string& line : last.last_lines()) std::printf("    | %s\n", line.c_str());
+      for (const std::string& line : last.last_lines()) {
+        std::printf("    | %s\n", terminalSafe(line).c_str());
+      }
     }
   }
   if (job.outcome() && !job.outcome()->cause().empty() && !job.succeeded()) {
-    std::printf("  cause: %s\n", job.outcome()->cause().c_str());
+    std::printf("  cause: %s\n", terminalSafe(job.outcome()->cause()).c_str());
   }
   for (const auto& [rank, state] : job.ranks()) {
     if (state.going() || state.status == job::RankStatus::kSucceeded) continue;
@@ -61,7 +64,7 @@ void printOutcome(const job::JobModel& job, const std::string& job_id, double se
       std::printf(" (signal %d)", state.signal);
     else
       std::printf(" (exit code %d)", state.exit_code);
-    if (!state.error.empty()) std::printf(": %s", state.error.c_str());
+    if (!state.error.empty()) std::printf(": %s", terminalSafe(state.error).c_str());
     std::printf("\n");
   }
   std::fflush(stdout);

@@ -4,7 +4,14 @@
 #include <cstdio>
 #include <ctime>
 
+#include "terminal_safe.h"
+
 namespace ringmaster::ctl {
+
+void Table::add(std::vector<std::string> row) {
+  for (std::string& cell : row) cell = terminalSafe(cell);
+  rows_.push_back(std::move(row));
+}
 
 std::string Table::render() const {
   std::vector<size_t> widths;

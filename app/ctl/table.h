@@ -1,5 +1,6 @@
 #pragma once
-// Plain aligned text tables for terminal output.
+// Plain aligned text tables for terminal output. Cells are shown terminal-safe (a rank's error
+// text is a job's to write): see terminal_safe.h.
 
 #include <string>
 #include <vector>
@@ -9,7 +10,7 @@ namespace ringmaster::ctl {
 class Table {
  public:
   explicit Table(std::vector<std::string> header) : rows_{std::move(header)} {}
-  void add(std::vector<std::string> row) { rows_.push_back(std::move(row)); }
+  void add(std::vector<std::string> row);
   std::string render() const;
 
  private:

@@ -224,6 +224,35 @@ TEST_F(CommandJobTest, FailingRankMakesSubmitWaitExitNonZeroAndIsRecorded) {
   EXPECT_NE(logs.out.find("to stderr\n"), std::string::npos) << logs.out;
 }
 
+// On a shared cluster a job's output is a tenant's to write, and the terminal that shows it the
+// admin's: escape sequences (retitle the window, clear it, print a fake verdict a line up) reach
+// `submit --wait`, `submit --follow` and `status` as text, never as control.
+TEST_F(CommandJobTest, ARankPrintingEscapeSequencesLeavesTheTerminalUntouched) {
+  const json script = R"(printf '\033]0;pwned\007\033[2J\033[1Aok: job succeeded\n'
+printf '{"message": {"message": "\\u001b[2Jboom"}}' > "$TORCHELASTIC_ERROR_FILE"
+exit 4)";
+  const std::string spec = cluster_.writeSpec(
+      "escapes.yaml", "name: escapes\nlauncher: command\ncommand: [/bin/sh, -c, " + script.dump() +
+                          "]\nplacement:\n  - {agent: a1, ranks: 1}\n");
+  auto noControl = [](const std::string& text) {
+    return text.find('\x1b') == std::string::npos && text.find('\x07') == std::string::npos;
+  };
+  const std::string shown = "\\e]0;pwned\\x07\\e[2J\\e[1Aok: job succeeded";
+  auto waited = cluster_.ctl({"submit", spec, "--wait"});
+  EXPECT_EQ(waited.exit_code, 1) << waited.out << waited.err;
+  EXPECT_TRUE(noControl(waited.out + waited.err)) << waited.out;
+  EXPECT_NE(waited.out.find("    | " + shown), std::string::npos) << waited.out;
+  auto status = cluster_.ctl({"status", waited.firstLine()});
+  EXPECT_TRUE(noControl(status.out + status.err)) << status.out;
+  EXPECT_NE(status.out.find("\\e[2Jboom"), std::string::npos) << status.out;  // its error
+  auto followed = cluster_.ctl({"submit", spec, "--follow"});
+  EXPECT_TRUE(noControl(followed.out + followed.err)) << followed.out;
+  EXPECT_NE(followed.out.find("[rank 0] " + shown), std::string::npos) << followed.out;
+  // One rank's log asked for alone stays its own bytes, for a file or a pipe.
+  auto raw = cluster_.ctl({"logs", waited.firstLine(), "--rank", "0"});
+  EXPECT_NE(raw.out.find("\x1b]0;pwned\x07"), std::string::npos) << raw.out;
+}
+
 // A script that prints its environment (common while debugging) puts it into its log and the
 // history: the job's rendezvous secret is not there, but in a file only the rank's user reads.
 TEST_F(CommandJobTest, TheRendezvousSecretIsInAPrivateFileNotTheEnvironment) {
