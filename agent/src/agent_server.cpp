@@ -131,7 +131,7 @@ struct AgentServer::Impl {
   std::unique_ptr<Journal> journal;
   std::unique_ptr<HostSampler> sampler;
   std::optional<RankCgroups> cgroups;       // with --rank-memory
-  std::optional<JobIdentities> identities;  // with --job-uids
+  std::unique_ptr<JobIdentities> identities;  // with --job-uids
   std::unique_ptr<JobSupervisor> supervisor;
   JobOwners owners;
   proto::Inventory inventory;
@@ -276,25 +276,34 @@ Status AgentServer::Impl::start() {
                     "--job-uids needs the agent to run as root (only root can give each job a "
                     "user of its own); without it, every job's ranks share one user");
     }
-    identities.emplace(range, supervisor_options.confinement);
-    // Ranks of an earlier run of this agent, and the files their uids still own, are ended
-    // and taken back before any uid is given out again.
-    identities->endEveryProcess();
+    RM_ASSIGN_OR_RETURN(identities,
+                        JobIdentities::open(range, supervisor_options.confinement,
+                                            options.state_dir + "/job-uids"));
+    // The uids this agent gave out before it stopped (ranks it left running, their files) are
+    // ended, cleaned and taken back before any uid is given out again; nobody else's.
+    for (const std::string& problem : identities->recover([&](const std::string& job) {
+           const std::string dir = options.state_dir + "/jobs/" + job;
+           return std::vector<std::string>{dir + "/checkpoints", dir + "/work"};
+         })) {
+      log(problem);
+    }
+    // Job directories a uid of the range still owns that the ledger does not name (an agent of
+    // a version before it): taken back too.
     std::error_code walk;
     for (const auto& job : std::filesystem::directory_iterator(options.state_dir + "/jobs", walk)) {
       for (const char* theirs : {"/checkpoints", "/work"}) {
         const std::string d = job.path().string() + theirs;
         struct stat st {};
-        if (::lstat(d.c_str(), &st) == 0 && st.st_uid >= range.first && st.st_uid <= range.last) {
-          if (Status taken = chownTree(d, ::geteuid(), ::getegid()); !taken.isOk()) {
-            identities->quarantine(st.st_uid);
-            log("uid " + std::to_string(st.st_uid) + " is not given out again: " +
-                taken.message());
-          }
+        if (::lstat(d.c_str(), &st) != 0 || st.st_uid < range.first || st.st_uid > range.last) {
+          continue;
+        }
+        if (Status taken = chownTree(d, ::geteuid(), ::getegid()); !taken.isOk()) {
+          identities->quarantine(st.st_uid);
+          log("uid " + std::to_string(st.st_uid) + " is not given out again: " + taken.message());
         }
       }
     }
-    supervisor_options.identities = &*identities;
+    supervisor_options.identities = identities.get();
     supervisor_options.confinement.switch_user = true;  // the directories' layout below
   }
   if (supervisor_options.confinement.switch_user) {

@@ -1,17 +1,21 @@
 #include "job_identity.h"
 
-#include <dirent.h>
 #include <grp.h>
 #include <pwd.h>
-#include <signal.h>
+#include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <charconv>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "durable_file.h"
+#include "uid_cleanup.h"
 
 namespace ringmaster::agent {
 namespace {
@@ -23,19 +27,12 @@ bool inPasswd(uid_t uid) {
   return ::getpwuid_r(uid, &entry, buffer.data(), buffer.size(), &found) == 0 && found != nullptr;
 }
 
-// The uids of the processes running now, from /proc.
-std::vector<uid_t> runningUids() {
-  std::vector<uid_t> uids;
-  DIR* proc = ::opendir("/proc");
-  if (!proc) return uids;
-  while (const dirent* entry = ::readdir(proc)) {
-    if (entry->d_name[0] < '1' || entry->d_name[0] > '9') continue;
-    struct stat st {};
-    if (::stat((std::string("/proc/") + entry->d_name).c_str(), &st) == 0)
-      uids.push_back(st.st_uid);
-  }
-  ::closedir(proc);
-  return uids;
+bool inGroups(uid_t gid) {
+  std::vector<char> buffer(16384);
+  group entry{};
+  group* found = nullptr;
+  return ::getgrgid_r(static_cast<gid_t>(gid), &entry, buffer.data(), buffer.size(), &found) == 0 &&
+         found != nullptr;
 }
 
 }  // namespace
@@ -51,13 +48,82 @@ Result<UidRange> parseUidRange(const std::string& text) {
       !number(std::string_view(text).substr(dash + 1), &range.last) || range.first == 0 ||
       range.first > range.last) {
     return invalidArgument("--job-uids: '" + text +
-                           "' is not a range of uids FIRST-LAST (e.g. 61184-65519, not 0)");
+                           "' is not a range of uids FIRST-LAST (e.g. 1879048192-1879113727, not 0)");
   }
   return range;
 }
 
-JobIdentities::JobIdentities(UidRange range, RankConfinement base)
-    : range_(range), base_(std::move(base)), next_(range.first) {}
+JobIdentities::JobIdentities(UidRange range, RankConfinement base, std::string ledger_path,
+                             std::string lock_dir)
+    : range_(range),
+      base_(std::move(base)),
+      ledger_path_(std::move(ledger_path)),
+      lock_dir_(std::move(lock_dir)),
+      next_(range.first) {}
+
+JobIdentities::~JobIdentities() {
+  for (const auto& [uid, fd] : locks_) ::close(fd);
+}
+
+Result<std::unique_ptr<JobIdentities>> JobIdentities::open(UidRange range, RankConfinement base,
+                                                           std::string ledger_path,
+                                                           std::string lock_dir) {
+  std::error_code ec;
+  std::filesystem::create_directories(lock_dir, ec);
+  if (ec || ::chmod(lock_dir.c_str(), 0700) != 0) {
+    return ioError("cannot make the uid lock directory " + lock_dir + ": " +
+                   (ec ? ec.message() : std::strerror(errno)));
+  }
+  std::unique_ptr<JobIdentities> identities(
+      new JobIdentities(range, std::move(base), std::move(ledger_path), std::move(lock_dir)));
+  RM_RETURN_IF_ERROR(identities->loadLedger());
+  return identities;
+}
+
+// Lines "next UID", "held UID JOB", "quarantined UID".
+Status JobIdentities::loadLedger() {
+  std::ifstream in(ledger_path_);
+  if (!in) return Status::ok();  // nothing given out yet
+  std::string line;
+  while (std::getline(in, line)) {
+    std::istringstream fields(line);
+    std::string kind, job;
+    uint64_t uid = 0;
+    fields >> kind >> uid >> job;
+    if (uid < range_.first || uid > range_.last) continue;  // another range's: not ours now
+    if (kind == "next") next_ = static_cast<uid_t>(uid);
+    if (kind == "held" && !job.empty()) held_[job] = static_cast<uid_t>(uid);
+    if (kind == "quarantined") quarantined_.insert(static_cast<uid_t>(uid));
+  }
+  return Status::ok();
+}
+
+Status JobIdentities::saveLedger() {
+  std::string text = "next " + std::to_string(next_) + "\n";
+  for (const auto& [job, uid] : held_) text += "held " + std::to_string(uid) + " " + job + "\n";
+  for (uid_t uid : quarantined_) text += "quarantined " + std::to_string(uid) + "\n";
+  return writeFileDurably(ledger_path_, text);
+}
+
+bool JobIdentities::lock(uid_t uid) {
+  if (locks_.count(uid)) return true;
+  const std::string path = lock_dir_ + "/" + std::to_string(uid);
+  const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+  if (fd < 0) return false;
+  if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    ::close(fd);
+    return false;  // another agent of this host holds it
+  }
+  locks_[uid] = fd;
+  return true;
+}
+
+void JobIdentities::unlock(uid_t uid) {
+  auto held = locks_.find(uid);
+  if (held == locks_.end()) return;
+  ::close(held->second);
+  locks_.erase(held);
+}
 
 Result<RankConfinement> JobIdentities::take(const std::string& job_id, const std::string& home) {
   uid_t uid = 0;
@@ -65,20 +131,39 @@ Result<RankConfinement> JobIdentities::take(const std::string& job_id, const std
     uid = held->second;
   } else {
     const uint64_t size = uint64_t{range_.last} - range_.first + 1;
+    std::string last_busy;
     for (uint64_t tried = 0; tried < size && uid == 0; ++tried) {
       const uid_t candidate = next_;
-      next_ = next_ == range_.last ? range_.first : next_ + 1;  // round robin: reuse comes late
-      bool busy = inPasswd(candidate) || quarantined_.count(candidate) > 0;
-      for (const auto& [other, taken] : held_) busy = busy || taken == candidate;
-      if (!busy) uid = candidate;
+      next_ = next_ == range_.last ? range_.first : next_ + 1;
+      bool ours = false;
+      for (const auto& [other, taken] : held_) ours = ours || taken == candidate;
+      if (ours || quarantined_.count(candidate) || inPasswd(candidate) || inGroups(candidate) ||
+          !lock(candidate)) {
+        continue;
+      }
+      // Someone else's (a user started a process as it, an earlier agent's leftovers this
+      // agent has no record of): never touched, never given out.
+      if (std::string why = uidInUse(candidate); !why.empty()) {
+        last_busy = "uid " + std::to_string(candidate) + ": " + why;
+        unlock(candidate);
+        continue;
+      }
+      uid = candidate;
     }
     if (uid == 0) {
       return Status(ErrorCode::kResourceExhausted,
-                    "every uid of --job-uids " + std::to_string(range_.first) + "-" +
-                        std::to_string(range_.last) + " is held by a running job");
+                    "no uid of --job-uids " + std::to_string(range_.first) + "-" +
+                        std::to_string(range_.last) +
+                        " is free: each is held by a running job, quarantined, another agent's "
+                        "or in use" +
+                        (last_busy.empty() ? "" : " (" + last_busy + ")"));
     }
-    killEveryProcessOf(uid);  // whatever an earlier job of this uid left running
     held_[job_id] = uid;
+    if (Status saved = saveLedger(); !saved.isOk()) {
+      held_.erase(job_id);
+      unlock(uid);
+      return saved;
+    }
   }
   RankConfinement confinement = base_;
   confinement.switch_user = true;
@@ -89,43 +174,55 @@ Result<RankConfinement> JobIdentities::take(const std::string& job_id, const std
   return confinement;
 }
 
+Status JobIdentities::cleanUp(uid_t uid, const std::vector<std::string>& dirs) {
+  // Its processes first (they could write on), then its job directories back to the agent
+  // (before the sweep: a state dir may lie under /tmp), then everything else it owns.
+  killEveryProcessOf(uid);
+  Status cleaned = Status::ok();
+  for (const std::string& dir : dirs) {
+    if (!cleaned.isOk() || !std::filesystem::exists(dir)) continue;
+    cleaned = chownTree(dir, ::geteuid(), ::getegid());
+  }
+  if (cleaned.isOk()) cleaned = removeEverythingOf(uid);
+  if (cleaned.isOk()) {
+    unlock(uid);
+    return cleaned;
+  }
+  quarantined_.insert(uid);  // its lock stays held: no agent of this host gives it out
+  return Status(cleaned.code(),
+                "uid " + std::to_string(uid) + " is not given out again: " + cleaned.message());
+}
+
 Status JobIdentities::release(const std::string& job_id, const std::vector<std::string>& dirs) {
   auto held = held_.find(job_id);
   if (held == held_.end()) return Status::ok();
   const uid_t uid = held->second;
-  killEveryProcessOf(uid);
   held_.erase(held);
-  for (const std::string& dir : dirs) {
-    if (!std::filesystem::exists(dir)) continue;
-    if (Status taken = chownTree(dir, ::geteuid(), ::getegid()); !taken.isOk()) {
-      quarantined_.insert(uid);
-      return Status(taken.code(), "uid " + std::to_string(uid) + " of job " + job_id +
-                                      " is not given out again: " + taken.message());
-    }
-  }
-  return Status::ok();
+  const Status cleaned = cleanUp(uid, dirs);
+  const Status saved = saveLedger();
+  return cleaned.isOk() ? saved : cleaned;
 }
 
-void JobIdentities::endEveryProcess() const {
-  for (uid_t uid : runningUids()) {
-    if (uid >= range_.first && uid <= range_.last) killEveryProcessOf(uid);
+std::vector<std::string> JobIdentities::recover(
+    const std::function<std::vector<std::string>(const std::string&)>& dirs_of) {
+  std::vector<std::string> problems;
+  const std::map<std::string, uid_t> held = std::move(held_);
+  held_.clear();
+  for (const auto& [job, uid] : held) {
+    if (!lock(uid)) continue;  // another agent took it since: it found the uid clean
+    if (Status cleaned = cleanUp(uid, dirs_of(job)); !cleaned.isOk()) {
+      problems.push_back(cleaned.message());
+    }
   }
+  for (uid_t uid : quarantined_) lock(uid);
+  if (Status saved = saveLedger(); !saved.isOk()) problems.push_back(saved.message());
+  return problems;
 }
 
-void killEveryProcessOf(uid_t uid) {
-  const pid_t child = ::fork();
-  if (child == 0) {
-    // Only a process of that uid may signal all of them at once; kill(-1) spares the caller.
-    if (::setgroups(0, nullptr) == 0 && ::setgid(static_cast<gid_t>(uid)) == 0 &&
-        ::setuid(uid) == 0) {
-      ::kill(-1, SIGKILL);
-    }
-    ::_exit(0);
-  }
-  if (child > 0) {
-    while (::waitpid(child, nullptr, 0) < 0 && errno == EINTR) {
-    }
-  }
+void JobIdentities::quarantine(uid_t uid) {
+  quarantined_.insert(uid);
+  lock(uid);
+  (void)saveLedger();  // best effort: the uid stays out of use in this run either way
 }
 
 Status chownTree(const std::string& path, uid_t uid, gid_t gid) {

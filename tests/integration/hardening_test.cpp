@@ -520,7 +520,7 @@ TEST_F(HardeningTest, EachJobRunsAsAUserOfItsOwnAndCannotTouchAnother) {
   if (::geteuid() != 0) GTEST_SKIP() << "needs root: only a root agent switches user";
   letRanksThrough();
   std::string error;
-  ASSERT_TRUE(cluster_.addAgent("a2", 2, &error, {"--job-uids", "61184-61187"})) << error;
+  ASSERT_TRUE(cluster_.addAgent("a2", 2, &error, {"--job-uids", "1879048192-1879048195"})) << error;
   EXPECT_NE(cluster_.agent("a2").stderrText().find("each job's ranks run as a user of their own"),
             std::string::npos)
       << cluster_.agent("a2").stderrText();
@@ -545,8 +545,8 @@ TEST_F(HardeningTest, EachJobRunsAsAUserOfItsOwnAndCannotTouchAnother) {
       std::chrono::seconds(20)))
       << log;
   const std::string victim_uid = m[1], victim_pid = m[2], victim_dir = m[3];
-  EXPECT_GE(std::stoul(victim_uid), 61184u);
-  EXPECT_LE(std::stoul(victim_uid), 61187u);
+  EXPECT_GE(std::stoul(victim_uid), 1879048192u);
+  EXPECT_LE(std::stoul(victim_uid), 1879048195u);
 
   // Job A: tries to stop B's rank, read its secret, plant a checkpoint, list its directory.
   const std::string attacker =
@@ -572,7 +572,7 @@ TEST_F(HardeningTest, EachJobRunsAsAUserOfItsOwnAndCannotTouchAnother) {
   const std::string attack_log =
       runCommand({binPath("ringmasterctl"), "logs", attacked.firstLine()}, other).out;
   EXPECT_EQ(attack_log.find("uid " + victim_uid + "\n"), std::string::npos) << attack_log;
-  EXPECT_NE(attack_log.find("uid 6118"), std::string::npos) << attack_log;
+  EXPECT_NE(attack_log.find("uid 18790481"), std::string::npos) << attack_log;
   for (const char* done : {"KILLED-B", "READ-B", "WROTE-B", "LISTED-B"}) {
     EXPECT_EQ(attack_log.find(done), std::string::npos) << done << "\n" << attack_log;
   }
