@@ -130,7 +130,7 @@ struct AgentServer::Impl {
   std::unique_ptr<ConnectionMonitor> monitor;  // of `router`
   std::unique_ptr<Journal> journal;
   std::unique_ptr<HostSampler> sampler;
-  std::optional<RankCgroups> cgroups;       // with --rank-memory
+  std::optional<RankCgroups> cgroups;         // with --rank-memory
   std::unique_ptr<JobIdentities> identities;  // with --job-uids
   std::unique_ptr<JobSupervisor> supervisor;
   JobOwners owners;
@@ -276,9 +276,8 @@ Status AgentServer::Impl::start() {
                     "--job-uids needs the agent to run as root (only root can give each job a "
                     "user of its own); without it, every job's ranks share one user");
     }
-    RM_ASSIGN_OR_RETURN(identities,
-                        JobIdentities::open(range, supervisor_options.confinement,
-                                            options.state_dir + "/job-uids"));
+    RM_ASSIGN_OR_RETURN(identities, JobIdentities::open(range, supervisor_options.confinement,
+                                                        options.state_dir + "/job-uids"));
     // The uids this agent gave out before it stopped (ranks it left running, their files) are
     // ended, cleaned and taken back before any uid is given out again; nobody else's.
     for (const std::string& problem : identities->recover([&](const std::string& job) {

@@ -1,8 +1,8 @@
 #include "job_identity.h"
 
+#include <fcntl.h>
 #include <grp.h>
 #include <pwd.h>
-#include <fcntl.h>
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -47,8 +47,9 @@ Result<UidRange> parseUidRange(const std::string& text) {
   if (dash == std::string::npos || !number(std::string_view(text).substr(0, dash), &range.first) ||
       !number(std::string_view(text).substr(dash + 1), &range.last) || range.first == 0 ||
       range.first > range.last) {
-    return invalidArgument("--job-uids: '" + text +
-                           "' is not a range of uids FIRST-LAST (e.g. 1879048192-1879113727, not 0)");
+    return invalidArgument(
+        "--job-uids: '" + text +
+        "' is not a range of uids FIRST-LAST (e.g. 1879048192-1879113727, not 0)");
   }
   return range;
 }

@@ -64,7 +64,8 @@ std::vector<fs::path> filesOf(uid_t uid, size_t at_most) {
   std::vector<fs::path> found;
   for (const std::string& root : sharedTempDirs()) {
     std::error_code ec;
-    for (auto it = fs::recursive_directory_iterator(root, fs::directory_options::skip_permission_denied, ec);
+    for (auto it = fs::recursive_directory_iterator(
+             root, fs::directory_options::skip_permission_denied, ec);
          !ec && it != fs::recursive_directory_iterator() && found.size() < at_most;
          it.increment(ec)) {
       struct stat st {};
@@ -85,10 +86,9 @@ struct IpcObject {
 // column headed "uid".
 std::vector<IpcObject> ipcObjectsOf(uid_t uid) {
   std::vector<IpcObject> found;
-  const std::pair<const char*, IpcObject::Kind> tables[] = {
-      {"/proc/sysvipc/shm", IpcObject::kShm},
-      {"/proc/sysvipc/msg", IpcObject::kMsg},
-      {"/proc/sysvipc/sem", IpcObject::kSem}};
+  const std::pair<const char*, IpcObject::Kind> tables[] = {{"/proc/sysvipc/shm", IpcObject::kShm},
+                                                            {"/proc/sysvipc/msg", IpcObject::kMsg},
+                                                            {"/proc/sysvipc/sem", IpcObject::kSem}};
   for (const auto& [path, kind] : tables) {
     std::ifstream in(path);
     std::string line;
@@ -119,7 +119,8 @@ const std::vector<std::string>& sharedTempDirs() {
 }
 
 std::string uidInUse(uid_t uid) {
-  if (const pid_t pid = processOf(uid)) return "a process runs as it (pid " + std::to_string(pid) + ")";
+  if (const pid_t pid = processOf(uid))
+    return "a process runs as it (pid " + std::to_string(pid) + ")";
   if (auto files = filesOf(uid, 1); !files.empty()) return files[0].string() + " is its";
   if (!ipcObjectsOf(uid).empty()) return "it owns System V IPC objects";
   return "";

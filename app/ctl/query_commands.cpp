@@ -354,8 +354,7 @@ int runStatus(const Globals& globals, const std::string& job_ref, bool as_json) 
       }
     }
     if (hang) {
-      std::printf("%s %s\n",
-                  hang->stage == "hung" ? "hung:" : "suspected hang:",
+      std::printf("%s %s\n", hang->stage == "hung" ? "hung:" : "suspected hang:",
                   terminalSafe(hang->cause).c_str());
     }
     for (const auto& r : *ranks) {

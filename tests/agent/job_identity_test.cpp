@@ -80,8 +80,8 @@ class JobIdentitiesTest : public ::testing::Test {
   }
   // An agent's identities: its own ledger, the host's shared lock directory (here, the test's).
   std::unique_ptr<JobIdentities> open(UidRange range, const std::string& agent = "a") {
-    auto identities = JobIdentities::open(range, RankConfinement{}, dir_ + "/ledger-" + agent,
-                                          dir_ + "/locks");
+    auto identities =
+        JobIdentities::open(range, RankConfinement{}, dir_ + "/ledger-" + agent, dir_ + "/locks");
     EXPECT_TRUE(identities.isOk()) << identities.status().message();
     return identities.isOk() ? std::move(*identities) : nullptr;
   }
@@ -138,7 +138,8 @@ TEST_F(JobIdentitiesTest, AnAgentRestartedUnderItsRanksCleansItsUidsAndOnlyThose
     left_running = sleeperAs(given);
   }  // the agent dies without releasing: its ledger says what it gave out
   auto after = open({1800000300, 1800000302});
-  EXPECT_TRUE(after->recover([](const std::string&) { return std::vector<std::string>{}; }).empty());
+  EXPECT_TRUE(
+      after->recover([](const std::string&) { return std::vector<std::string>{}; }).empty());
   EXPECT_FALSE(alive(left_running));
   EXPECT_FALSE(fs::exists("/tmp/rm-identity-test-left"));
   EXPECT_TRUE(alive(someone_elses));

@@ -212,6 +212,5 @@ TEST_F(JournalTest, ReadRespectsRecordAndByteLimitsButReturnsAtLeastOne) {
   EXPECT_EQ(out.size(), 1u);
 }
 
-
 }  // namespace
 }  // namespace ringmaster::agent

@@ -139,8 +139,9 @@ TEST_F(SlurmJobSyncTest, ARecordLongerThanAReadChunkIsReadWhole) {
 
   client::SlurmJobSync sync(dir_, store.get(), writer.get());
   std::vector<uint64_t> seqs;
-  auto polled = sync.poll(
-      [&](const std::string&, const proto::JournalRecord& record) { seqs.push_back(record.seq()); });
+  auto polled = sync.poll([&](const std::string&, const proto::JournalRecord& record) {
+    seqs.push_back(record.seq());
+  });
   ASSERT_TRUE(polled.isOk()) << polled.status().message();
   EXPECT_EQ(seqs, (std::vector<uint64_t>{1, 2, 3}));
   ASSERT_TRUE(writer->flush().isOk());

@@ -87,8 +87,7 @@ double HistoryModel::durationOf(const RunSummary& run) const {
   // Unknown: the clock stops at the silent agents' last answer (unknown when never seen).
   const client::ShownJob shown = shownOf(run);
   if (shown.unknown()) {
-    return shown.clock_stop > 0 ? std::max(0.0, shown.clock_stop - job.submitted_at)
-                                : std::nan("");
+    return shown.clock_stop > 0 ? std::max(0.0, shown.clock_stop - job.submitted_at) : std::nan("");
   }
   return std::max(0.0, now_() - job.submitted_at);
 }

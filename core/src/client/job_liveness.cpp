@@ -38,8 +38,8 @@ ShownJob showJob(const std::string& state, double finished_at,
                  const std::vector<RankLastKnown>& ranks,
                  const std::map<std::string, double>& silent_since) {
   ShownJob shown{state, finished_at, {}};
-  const bool over = finished_at > 0 || state == "succeeded" || state == "failed" ||
-                    state == "stopped";
+  const bool over =
+      finished_at > 0 || state == "succeeded" || state == "failed" || state == "stopped";
   if (over || silent_since.empty()) return shown;
   shown.liveness = judgeLiveness(ranks, silent_since);
   if (shown.liveness.job_unknown) {

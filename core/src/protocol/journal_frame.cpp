@@ -40,8 +40,7 @@ std::optional<proto::JournalRecord> intactRecordAt(std::string_view data, size_t
   return record;
 }
 
-std::optional<IntactFrame> nextIntactFrame(std::string_view data, size_t from,
-                                           uint64_t after_seq) {
+std::optional<IntactFrame> nextIntactFrame(std::string_view data, size_t from, uint64_t after_seq) {
   size_t frame_bytes;
   for (size_t at = from; at + kFrameHeaderBytes <= data.size(); ++at) {
     auto record = intactRecordAt(data, at, &frame_bytes);

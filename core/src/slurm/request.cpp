@@ -203,7 +203,8 @@ class FieldReader {
     }
     if (hasControl(text)) {
       report(where(value, key), field,
-             quotedValue(text) + " contains a line break or another control character; expected " + what,
+             quotedValue(text) + " contains a line break or another control character; expected " +
+                 what,
              "it becomes an #SBATCH line of the job's shell script, which must stay one line");
       return std::nullopt;
     }

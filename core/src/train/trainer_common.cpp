@@ -130,8 +130,8 @@ bool averagingDue(const NativeConfig& config, uint64_t step, uint64_t total_step
 }
 
 Status stepFailed(const Status& cause, uint64_t step, const char* what) {
-  return Status(cause.code(), "step " + std::to_string(step) + ": " + what + " failed: " +
-                                  cause.message());
+  return Status(cause.code(),
+                "step " + std::to_string(step) + ": " + what + " failed: " + cause.message());
 }
 
 }  // namespace ringmaster::train::internal

@@ -15,13 +15,19 @@ TEST(TerminalSafe, EscapeSequencesReadAsText) {
 }
 
 TEST(TerminalSafe, C1ControlsAreShownWhetherEncodedOrStray) {
-  EXPECT_EQ(terminalSafe("\xc2\x9b" "2J"), "\\u009b2J");  // U+009B, CSI on some terminals
-  EXPECT_EQ(terminalSafe("\x9b" "2J"), "\\x9b2J");        // the raw byte, on 8-bit ones
-  EXPECT_EQ(terminalSafe("\xe2\x80"), "\\xe2\\x80");      // a cut sequence is not UTF-8
+  EXPECT_EQ(terminalSafe("\xc2\x9b"
+                         "2J"),
+            "\\u009b2J");  // U+009B, CSI on some terminals
+  EXPECT_EQ(terminalSafe("\x9b"
+                         "2J"),
+            "\\x9b2J");                               // the raw byte, on 8-bit ones
+  EXPECT_EQ(terminalSafe("\xe2\x80"), "\\xe2\\x80");  // a cut sequence is not UTF-8
 }
 
 TEST(TerminalSafe, Utf8TextIsKept) {
-  const std::string text = "loss \xe2\x80\x9c" "0.25\xe2\x80\x9d caf\xc3\xa9 \xf0\x9f\x94\xa5";
+  const std::string text =
+      "loss \xe2\x80\x9c"
+      "0.25\xe2\x80\x9d caf\xc3\xa9 \xf0\x9f\x94\xa5";
   EXPECT_EQ(terminalSafe(text), text);
   EXPECT_EQ(terminalSafe(""), "");
 }

@@ -48,7 +48,7 @@ JobLiveness judgeLiveness(const std::vector<RankLastKnown>& ranks,
 // was; one that is not, with every going rank on a silent agent, is "unknown", its clock stopped
 // at their last answer.
 struct ShownJob {
-  std::string state;     // the fold's word, or "unknown"
+  std::string state;      // the fold's word, or "unknown"
   double clock_stop = 0;  // where its elapsed time ends: finished_at, the last answer, 0 = now
   JobLiveness liveness;   // empty for a job that is over
   bool unknown() const { return liveness.job_unknown; }

@@ -5,8 +5,8 @@
 // A journal is read the way its agent writes it (protocol/journal_frame.h): a frame still being
 // written is left for the next read, a frame longer than a read chunk is read whole, and a frame
 // that fails its CRC with intact records after it is damage: its lost records are named in the
-// history (JournalDamage, as the agent's own repair names them) and reading goes on. Over ssh a poll is two ssh commands: the
-// journals' sizes, then every journal's new bytes.
+// history (JournalDamage, as the agent's own repair names them) and reading goes on. Over ssh a
+// poll is two ssh commands: the journals' sizes, then every journal's new bytes.
 //
 // Not thread-safe: one thread owns a SlurmJobSync.
 
