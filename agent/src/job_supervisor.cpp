@@ -22,6 +22,7 @@
 #include "leftovers.h"
 #include "rank_process.h"
 #include "rank_watch.h"
+#include "ringmaster/comm/shm_segments.h"
 #include "ringmaster/job/rank_phase.h"
 #include "torch_error_file.h"
 
@@ -789,6 +790,9 @@ void JobSupervisor::recordExit(Job& job, Rank& rank, int wait_status) {
     rank.log_fd = -1;
   }
   rank.exited = true;
+  // A native rank 0 killed between making its shared-memory segment and unlinking it (after
+  // every rank mapped it) leaves it in /dev/shm, RAM until reboot: gone with the rank.
+  comm::removeSegmentsOf(rank.pid);
   proto::JournalRecord record =
       journalRecord(job.launch.job_id(), job.launch.attempt(), "rank:" + std::to_string(rank.rank));
   auto* exited = record.mutable_rank_exited();

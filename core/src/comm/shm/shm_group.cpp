@@ -10,10 +10,12 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <random>
 #include <thread>
 
 #include "comm/shm/futex.h"
+#include "ringmaster/comm/shm_segments.h"
 
 namespace ringmaster::comm::shm {
 namespace {
@@ -46,8 +48,7 @@ Result<std::unique_ptr<ShmGroup>> ShmGroup::create(int rank, int size, const Sha
   int fd = -1;
   if (rank == 0) {
     std::random_device random;
-    name = "/ringmaster-" + std::to_string(getpid()) + "-" + std::to_string(random()) +
-           std::to_string(random());
+    name = segmentPrefix(getpid()) + std::to_string(random()) + std::to_string(random());
     fd = shm_open(name.c_str(), O_CREAT | O_EXCL | O_RDWR | O_CLOEXEC, 0600);
     if (fd < 0) {
       error = errnoText("creating shared memory " + name);
@@ -283,3 +284,22 @@ Status ShmGroup::allgather(const void* send, void* recv, size_t bytes, Clock::ti
 }
 
 }  // namespace ringmaster::comm::shm
+
+namespace ringmaster::comm {
+
+std::string segmentPrefix(pid_t creator) { return "/ringmaster-" + std::to_string(creator) + "-"; }
+
+int removeSegmentsOf(pid_t creator) {
+  const std::string prefix = segmentPrefix(creator).substr(1);  // as /dev/shm lists it
+  int removed = 0;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator("/dev/shm", ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.compare(0, prefix.size(), prefix) == 0 && shm_unlink(("/" + name).c_str()) == 0) {
+      ++removed;
+    }
+  }
+  return removed;
+}
+
+}  // namespace ringmaster::comm
