@@ -71,6 +71,7 @@ void SlurmJobSync::takeFrames(const std::string& path, std::string_view data, bo
   }
   reader.offset += at;
 }
+
 void SlurmJobSync::deliver(
     Reader& reader, std::vector<proto::JournalRecord> records,
     const std::function<void(const std::string&, const proto::JournalRecord&)>& on_record) {
