@@ -44,6 +44,7 @@ class RecordingSink : public SessionSink {
       if (!seen_.insert({agent, r.seq()}).second) ++duplicates_;
       if (r.has_metric()) metric_records_[r.job()]++;
       if (r.has_rank_exited()) exited_[r.job()]++;
+      if (r.has_job_outcome()) outcomes_[r.job()]++;
     }
     changed_.notify_all();
   }
@@ -90,7 +91,7 @@ class RecordingSink : public SessionSink {
   std::map<std::string, AgentStatus> statuses_;
   std::map<std::string, std::vector<AgentStatus>> history_;  // every status, in order
   std::set<std::pair<std::string, uint64_t>> seen_;
-  std::map<std::string, int> metric_records_, exited_;
+  std::map<std::string, int> metric_records_, exited_, outcomes_;
   int batches_ = 0, duplicates_ = 0;
   std::map<uint64_t, Result<SubmittedJob>> submitted_;
   std::map<uint64_t, Result<proto::LogChunk>> logs_;
@@ -167,9 +168,14 @@ TEST_F(ClusterSessionTest, WatchesEveryAgentAndStreamsAJobIntoTheHistory) {
     job_id = submitted->job_id;
     EXPECT_EQ(submitted->shares.size(), 2u);  // 2 slots each: both agents run ranks
   }
-  // Every rank's 500 metric lines and its exit reach the sink, once each.
+  // Every rank's 500 metric lines and its exit reach the sink, once each, and the leader's
+  // outcome after them (the job is over when the agents say so, not when its ranks have exited).
   ASSERT_TRUE(sink_.waitFor(
-      [&] { return sink_.exited_[job_id] == 4 && sink_.metric_records_[job_id] == 2000; }, 60000))
+      [&] {
+        return sink_.exited_[job_id] == 4 && sink_.metric_records_[job_id] == 2000 &&
+               sink_.outcomes_[job_id] > 0;
+      },
+      60000))
       << "metrics " << sink_.metric_records_[job_id] << ", exits " << sink_.exited_[job_id];
   EXPECT_EQ(sink_.duplicates_, 0);
 
