@@ -69,8 +69,10 @@ class Bench {
   }
 
   // Stops the job and waits until its ranks are gone, so that the next run finds free slots.
+  // Until every rank has ended and given its slot back (the job reads stopped as soon as its
+  // leader decides, while its ranks still end).
   void stop(const std::string& job) {
-    cluster_.ctl({"stop", job});
+    cluster_.ctl({"stop", job, "--wait"});
     waitUntil(
         [&] {
           const std::string state = status(job).value("state", "");
