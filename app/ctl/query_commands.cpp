@@ -222,6 +222,13 @@ int runAgents(const Globals& globals, const std::vector<std::string>& names, boo
     std::printf("%s\n", out.dump(2).c_str());
   } else {
     std::printf("%s", table.render().c_str());
+    if (inventories.empty()) {
+      printError("no agents in " + cluster->paths().cluster_file +
+                 ": add one with `ringmasterctl cluster add NAME tcp://HOST:PORT --key=KEY` (its "
+                 "key: `ringmaster-agent pubkey --state-dir DIR` on its host), or install one over "
+                 "ssh with "
+                 "installer/install-agent.sh; `ringmasterctl demo` starts a local one");
+    }
   }
   return all_ok ? kExitOk : kExitFailure;
 }

@@ -1,9 +1,11 @@
 // `ringmasterctl runs` over a real SQLite history: archived runs are left out unless --archived
-// asks for them, and then say so; the output without the flag is unchanged.
+// asks for them, and then say so; the output without the flag is unchanged. `agents` of an empty
+// cluster file says how to add one.
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
 #include <filesystem>
+#include <fstream>
 #include <string>
 
 #include "ctl.h"
@@ -69,6 +71,24 @@ TEST_F(RunsCommandTest, ListsArchivedRunsMarkedWithTheFlag) {
   const std::string json = runs(true, true);
   EXPECT_NE(json.find("\"archived\": true"), std::string::npos) << json;
   EXPECT_NE(json.find("\"archived\": false"), std::string::npos) << json;
+}
+
+// An empty cluster file (a first run, an agent removed) is not an empty table and a shrug: the
+// command says how to add an agent.
+TEST_F(RunsCommandTest, AgentsOfAnEmptyClusterFileSayHowToAddOne) {
+  const std::string empty = dir_ + "/empty-cluster.yaml";
+  std::ofstream(empty) << "agents: []\n";
+  Globals globals = globals_;
+  globals.cluster_file = empty;
+  ::testing::internal::CaptureStdout();
+  ::testing::internal::CaptureStderr();
+  const int rc = runAgents(globals, {}, false);
+  const std::string err = ::testing::internal::GetCapturedStderr();
+  const std::string out = ::testing::internal::GetCapturedStdout();
+  EXPECT_EQ(rc, kExitOk) << out << err;
+  EXPECT_NE(err.find("no agents in " + empty + ": add one with `ringmasterctl cluster add"),
+            std::string::npos)
+      << err;
 }
 
 }  // namespace
