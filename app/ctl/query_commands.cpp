@@ -263,9 +263,8 @@ int runStatus(const Globals& globals, const std::string& job_ref, bool as_json) 
   // A job the agents took but the history has heard nothing of: an agent that cannot write its
   // journal (a full disk) holds its records in memory, and says so in its inventory.
   std::map<std::string, std::string> journal_errors;
-  const bool any_unheard = std::any_of(jobs.begin(), jobs.end(), [](const store::JobRow& j) {
-    return j.state == "submitted" || j.state == "running" || j.state == "restarting";
-  });
+  const bool any_unheard = std::any_of(
+      jobs.begin(), jobs.end(), [](const store::JobRow& j) { return !job::isOverState(j.state); });
   if (h.cluster && any_unheard && h.silent_agents.size() < h.cluster->agents().size()) {
     std::vector<std::string> answering;
     for (const auto& a : h.cluster->agents()) {
@@ -355,7 +354,7 @@ int runStatus(const Globals& globals, const std::string& job_ref, bool as_json) 
                 j.world_size, jobDuration(j).c_str());
     if (slurm) std::printf("%s\n", slurmRowText(*slurm).c_str());
     if (liveness.anyUnknown()) std::printf("%s\n", liveness.describe().c_str());
-    if (j.state == "submitted" || j.state == "running" || j.state == "restarting") {
+    if (!job::isOverState(j.state)) {
       for (const std::string& line : journalProblems()) {
         std::printf("%s\n", terminalSafe(line).c_str());
       }

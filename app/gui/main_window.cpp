@@ -37,6 +37,7 @@
 #include "local_agent.h"
 #include "ringmaster/client/journal_sync.h"
 #include "ringmaster/client/local_agent.h"
+#include "ringmaster/job/job_model.h"
 #include "ringmaster/job/spec.h"
 #include "theme.h"
 
@@ -49,9 +50,7 @@ const char* const kComparisonsKey = "window/comparisons";  // each: its job ids,
 const char* const kConfigDiffsKey = "window/configDiffs";  // the same, of Compare configs tabs
 const char* const kHistorySelectionKey = "history/selected";
 
-bool terminal(const QString& state) {
-  return state == "succeeded" || state == "failed" || state == "stopped";
-}
+bool terminal(const QString& state) { return job::isOverState(state.toStdString()); }
 
 }  // namespace
 

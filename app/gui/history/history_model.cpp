@@ -22,8 +22,8 @@ QString qstr(const std::string& s) { return QString::fromStdString(s); }
 // Sorting by state groups what needs attention first: failed, unknown (its agents are silent),
 // then live, then the rest.
 int stateSeverity(const std::string& state) {
-  static const char* const kOrder[] = {"failed",    "unknown", "running",
-                                       "submitted", "stopped", "succeeded"};
+  static const char* const kOrder[] = {"failed",   "unknown",   "running", "restarting",
+                                       "stopping", "submitted", "stopped", "succeeded"};
   for (int i = 0; i < static_cast<int>(std::size(kOrder)); ++i) {
     if (state == kOrder[i]) return i;
   }

@@ -20,6 +20,7 @@
 #include <utility>
 
 #include "history/history_proxy.h"
+#include "ringmaster/job/job_model.h"
 #include "table_copy.h"
 
 namespace ringmaster::gui {
@@ -54,7 +55,8 @@ HistoryView::HistoryView(QWidget* parent)
   state_->setObjectName(QStringLiteral("historyState"));
   state_->setToolTip(tr("Only the runs in this state"));
   state_->addItem(tr("All states"), QStringList());
-  state_->addItem(tr("Not over"), QStringList{"submitted", "running", "restarting", "unknown"});
+  state_->addItem(tr("Not over"),
+                  QStringList{"submitted", "running", "restarting", "stopping", "unknown"});
   for (const char* state : {"succeeded", "failed", "stopped", "unknown"}) {
     state_->addItem(QString::fromLatin1(state), QStringList{QString::fromLatin1(state)});
   }
@@ -256,8 +258,7 @@ void HistoryView::updateActions() {
   for (const QModelIndex& index : table_->selectionModel()->selectedRows()) {
     all_archived = all_archived && index.data(HistoryModel::kArchivedRole).toBool();
     const QString state = index.data(HistoryModel::kStateRole).toString();
-    any_live = any_live || state == QLatin1String("running") ||
-               state == QLatin1String("restarting") || state == QLatin1String("unknown");
+    any_live = any_live || !job::isOverState(state.toStdString());
   }
   archive_->setEnabled(selected >= 1);
   archive_->setText(all_archived ? tr("Unarchive") : tr("Archive"));

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "ringmaster/client/agent_status.h"
+#include "ringmaster/job/job_model.h"
 
 namespace ringmaster::client {
 
@@ -38,8 +39,7 @@ ShownJob showJob(const std::string& state, double finished_at,
                  const std::vector<RankLastKnown>& ranks,
                  const std::map<std::string, double>& silent_since) {
   ShownJob shown{state, finished_at, {}};
-  const bool over =
-      finished_at > 0 || state == "succeeded" || state == "failed" || state == "stopped";
+  const bool over = finished_at > 0 || job::isOverState(state);
   if (over || silent_since.empty()) return shown;
   shown.liveness = judgeLiveness(ranks, silent_since);
   if (shown.liveness.job_unknown) {

@@ -7,10 +7,11 @@
 namespace ringmaster::job {
 namespace {
 
-constexpr std::array<std::pair<JobPhase, const char*>, 6> kJobPhases = {{
+constexpr std::array<std::pair<JobPhase, const char*>, 7> kJobPhases = {{
     {JobPhase::kSubmitted, "submitted"},
     {JobPhase::kRunning, "running"},
     {JobPhase::kRestarting, "restarting"},
+    {JobPhase::kStopping, "stopping"},
     {JobPhase::kSucceeded, "succeeded"},
     {JobPhase::kFailed, "failed"},
     {JobPhase::kStopped, "stopped"},
@@ -72,6 +73,15 @@ std::optional<JobPhase> jobPhaseNamed(std::string_view name) {
     if (name == word) return phase;
   }
   return std::nullopt;
+}
+
+bool isOver(JobPhase phase) {
+  return phase == JobPhase::kSucceeded || phase == JobPhase::kFailed || phase == JobPhase::kStopped;
+}
+
+bool isOverState(std::string_view word) {
+  const std::optional<JobPhase> phase = jobPhaseNamed(word);
+  return phase && isOver(*phase);
 }
 
 std::optional<RankStatus> rankStatusNamed(std::string_view name) {
@@ -238,7 +248,8 @@ JobPhase JobModel::phase() const {
     case proto::JobDecision::FAIL:
       return JobPhase::kFailed;
     case proto::JobDecision::STOP:
-      return JobPhase::kStopped;
+      // Stopped once every rank has ended: until then the job still holds its slots.
+      return finished() ? JobPhase::kStopped : JobPhase::kStopping;
     default:
       break;
   }

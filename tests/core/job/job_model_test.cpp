@@ -235,11 +235,33 @@ TEST(JobModel, TheHistorysFoldIsOverlaidByRecords) {
   EXPECT_EQ(early.phase(), JobPhase::kStopped);
 }
 
+// A stop is decided at once but takes the ranks' grace to happen: the job is stopping (not over,
+// its slots held) until every rank has ended, then stopped.
+TEST(JobModel, AStoppedJobIsStoppingUntilItsRanksHaveEnded) {
+  JobModel job("j1");
+  job.apply("a1", accepted(1, {0, 1}, 2));
+  job.apply("a1", started(1, 0));
+  job.apply("a1", started(1, 1));
+  job.apply("a1", decision(1, proto::JobDecision::STOP, 0));
+  EXPECT_EQ(job.phase(), JobPhase::kStopping);
+  EXPECT_FALSE(isOver(job.phase()));
+  job.apply("a1", exited(1, 0, proto::STOPPED, 0, 15));
+  EXPECT_EQ(job.phase(), JobPhase::kStopping);
+  job.apply("a1", exited(1, 1, proto::STOPPED, 0, 16));
+  EXPECT_EQ(job.phase(), JobPhase::kStopped);
+  EXPECT_TRUE(isOver(job.phase()));
+}
+
 TEST(JobModel, PhaseNamesAreTheHistorysWords) {
   for (JobPhase p : {JobPhase::kSubmitted, JobPhase::kRunning, JobPhase::kRestarting,
-                     JobPhase::kSucceeded, JobPhase::kFailed, JobPhase::kStopped}) {
+                     JobPhase::kStopping, JobPhase::kSucceeded, JobPhase::kFailed,
+                     JobPhase::kStopped}) {
     EXPECT_EQ(jobPhaseNamed(phaseName(p)), p);
+    EXPECT_EQ(isOverState(phaseName(p)), isOver(p));
   }
+  EXPECT_FALSE(isOverState("unknown"));
+  EXPECT_TRUE(isOverState("stopped"));
+  EXPECT_FALSE(isOverState("stopping"));
   for (RankStatus p : {RankStatus::kPending, RankStatus::kRunning, RankStatus::kSucceeded,
                        RankStatus::kFailed, RankStatus::kStopped}) {
     EXPECT_EQ(rankStatusNamed(statusName(p)), p);

@@ -24,6 +24,7 @@ enum class JobPhase {
   kSubmitted,   // accepted, no rank started yet
   kRunning,     // ranks run
   kRestarting,  // an attempt failed and the agents start the next one
+  kStopping,    // the agents decided to stop it; its ranks are still ending (and hold their slots)
   kSucceeded,
   kFailed,
   kStopped,
@@ -31,12 +32,18 @@ enum class JobPhase {
 
 enum class RankStatus { kPending, kRunning, kSucceeded, kFailed, kStopped };
 
-// The words of the history and of `status`: "submitted", "running", "restarting", "succeeded",
-// "failed", "stopped"; for ranks "pending", "running", "succeeded", "failed", "stopped".
+// The words of the history and of `status`: "submitted", "running", "restarting", "stopping",
+// "succeeded", "failed", "stopped"; for ranks "pending", "running", "succeeded", "failed",
+// "stopped".
 const char* phaseName(JobPhase phase);
 const char* statusName(RankStatus status);
 // The reverse, for rows of the history; nullopt for a word that is not a phase.
 std::optional<JobPhase> jobPhaseNamed(std::string_view name);
+// Over: succeeded, failed or stopped (its ranks have ended, or will not start again). The word
+// form is every front end's test of the history's state; "unknown" and any word that is not a
+// phase are not over.
+bool isOver(JobPhase phase);
+bool isOverState(std::string_view word);
 std::optional<RankStatus> rankStatusNamed(std::string_view name);
 
 // How a rank ended, as its agent said (judged by the exit status when it did not).
