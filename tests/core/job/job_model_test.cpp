@@ -253,9 +253,9 @@ TEST(JobModel, AStoppedJobIsStoppingUntilItsRanksHaveEnded) {
 }
 
 TEST(JobModel, PhaseNamesAreTheHistorysWords) {
-  for (JobPhase p : {JobPhase::kSubmitted, JobPhase::kRunning, JobPhase::kRestarting,
-                     JobPhase::kStopping, JobPhase::kSucceeded, JobPhase::kFailed,
-                     JobPhase::kStopped}) {
+  for (JobPhase p :
+       {JobPhase::kSubmitted, JobPhase::kRunning, JobPhase::kRestarting, JobPhase::kStopping,
+        JobPhase::kSucceeded, JobPhase::kFailed, JobPhase::kStopped}) {
     EXPECT_EQ(jobPhaseNamed(phaseName(p)), p);
     EXPECT_EQ(isOverState(phaseName(p)), isOver(p));
   }
