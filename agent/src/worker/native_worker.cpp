@@ -23,6 +23,7 @@
 #include "ringmaster/train/trainer.h"
 #include "strategy_sync.h"
 #include "worker/metric_line.h"
+#include "worker/stop_vote.h"
 
 namespace ringmaster::agent {
 namespace {
@@ -179,22 +180,6 @@ Status resume(AnyTrainer& trainer, const WorkerOptions& options, comm::KeyValueS
   std::fprintf(log, "resumed from %s (step %llu)\n", newest->path.c_str(),
                static_cast<unsigned long long>(common));
   return Status::ok();
-}
-
-// Whether the ranks stop after `step`: a rank asked to stop (options.stop) says so at the next
-// step that is a multiple of kStopVoteEvery, and all of them stop there when any one asked.
-Result<bool> stopVote(const WorkerOptions& options, comm::Communicator* comm,
-                      job::PhaseBoard& phase, uint64_t step, bool done) {
-  if (!options.stop || done || options.stop->load() == kStopKills) return false;
-  const bool asked = options.stop->load() == kStopAsked;
-  if (!comm) return asked;
-  if (step % kStopVoteEvery != 0) return false;
-  float vote = asked ? 1.0f : 0.0f;
-  // A collective like the gradients': a rank stopped just after its gradient allreduce holds
-  // the others here, and the hang verdict must say they wait, not that they compute.
-  phase.enter(job::RankPhase::kAllreduce);
-  RM_RETURN_IF_ERROR(comm->allreduce(&vote, 1, comm::DataType::kFloat32, comm::ReduceOp::kSum));
-  return vote > 0;
 }
 
 // One rank's run with either trainer (train::Trainer on the CPU, train::GpuTrainer): resume,

@@ -12,6 +12,7 @@
 #include "ringmaster/train/checkpoint.h"
 #include "ringmaster/train/compression.h"
 #include "worker/metric_line.h"
+#include "worker/stop_vote.h"
 
 namespace ringmaster::agent {
 namespace {
@@ -368,20 +369,6 @@ Status PipelineTrainer::restore(const train::CheckpointState& state) {
 }
 
 namespace {
-
-// The ranks stop together after a step that is a multiple of kStopVoteEvery when any one was
-// asked to (SIGTERM), as the data-parallel ranks do; a pipeline job has no checkpoint to write.
-Result<bool> stopVote(const WorkerOptions& options, comm::Communicator* world,
-                      job::PhaseBoard& phase, uint64_t step, bool done) {
-  if (!options.stop || done || options.stop->load() == kStopKills) return false;
-  const bool asked = options.stop->load() == kStopAsked;
-  if (!world) return asked;
-  if (step % kStopVoteEvery != 0) return false;
-  float vote = asked ? 1.0f : 0.0f;
-  phase.enter(job::RankPhase::kAllreduce);
-  RM_RETURN_IF_ERROR(world->allreduce(&vote, 1, comm::ReduceOp::kSum));
-  return vote > 0;
-}
 
 // Every rank continues from the newest step that all of them have checkpointed (each its own
 // stage, in its own dir); from the start when any has none.
