@@ -89,12 +89,12 @@ int runSlurmSubmit(const Globals& globals, const job::JobSpec& spec, const Submi
 // A job on Slurm: its job directory's journals into the history (through `writer`, flushed
 // before it returns), and Slurm's state now (stored with the job). nullopt for a job that is not
 // on Slurm.
-std::optional<store::SlurmJobRow> catchUpSlurmJob(const Globals& globals, store::Store& history,
+std::optional<store::SlurmJobRow> catchUpSlurmJob(const Globals& globals, store::Reader& history,
                                                   store::BatchWriter& writer,
                                                   const std::string& job_id);
 // The ranks' logs of a job on Slurm, from its job directory (here, or on `where`'s login node);
 // with flags.follow until the job is over.
-int printSlurmLogs(store::Store& history, store::BatchWriter& writer,
+int printSlurmLogs(store::Reader& history, store::BatchWriter& writer,
                    const store::SlurmJobRow& slurm, const slurm::Where& where,
                    const LogsFlags& flags);
 // "slurm job 123 on hpc: pending (Priority)".

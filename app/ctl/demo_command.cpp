@@ -19,7 +19,7 @@ std::string resourcesDir() { return client::resourcesDir(RINGMASTER_RESOURCES_DI
 
 // "rank 0: loss 8.316 -> 0.00312 over 2000 steps" for the newest job in the history.
 void printLossSummary(const std::string& db_file) {
-  auto store = store::Store::open(db_file);
+  auto store = store::Reader::open(db_file);
   if (!store.isOk()) return;
   auto jobs = (*store)->jobs();
   if (!jobs.isOk() || jobs->empty()) return;

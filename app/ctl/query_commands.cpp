@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <thread>
 
 #include "ctl.h"
@@ -77,9 +78,9 @@ std::string jobDuration(const store::JobRow& j) {
 // The cluster when it can be opened; otherwise the history alone is still useful.
 struct History {
   std::unique_ptr<client::ClusterClient> cluster;
-  std::unique_ptr<store::Store> local;
+  std::unique_ptr<store::Reader> local;
   std::unique_ptr<store::BatchWriter> local_writer;
-  store::Store* store = nullptr;
+  store::Reader* store = nullptr;
   store::BatchWriter* writer = nullptr;  // the process's one writer of the history
   std::set<std::string> silent_agents;   // did not answer the sync
 };
@@ -101,7 +102,7 @@ bool openHistory(const Globals& globals, History* h) {
     return true;
   }
   printError(cluster.status().message() + " (showing the history only)");
-  auto store = store::Store::open(paths.db_file);
+  auto store = store::Reader::open(paths.db_file);
   if (!store.isOk()) {
     printError(store.status().message());
     return false;
@@ -120,7 +121,7 @@ bool openHistory(const Globals& globals, History* h) {
 
 // Each silent agent with the time of the newest evidence from it in the history: its latest
 // health sample (1 Hz while it answered) or the last time a client recorded it.
-std::map<std::string, double> silentSince(store::Store& store,
+std::map<std::string, double> silentSince(store::Reader& store,
                                           const std::set<std::string>& silent) {
   std::map<std::string, double> since;
   if (silent.empty()) return since;
@@ -233,150 +234,191 @@ int runAgents(const Globals& globals, const std::vector<std::string>& names, boo
   return all_ok ? kExitOk : kExitFailure;
 }
 
-int runStatus(const Globals& globals, const std::string& job_ref, bool as_json) {
-  History h;
-  if (!openHistory(globals, &h)) return kExitFailure;
-  std::vector<store::JobRow> jobs;
+namespace {
+
+// The jobs `status` shows: the one named, or every job that is not over (submitted, running,
+// restarting, between attempts too, and one its leader decided to fail or stop whose ranks are
+// still ending), or else the most recent one. Prints why not and returns the exit code.
+std::optional<int> jobsToShow(History& h, const std::string& job_ref,
+                              std::vector<store::JobRow>* jobs) {
   if (!job_ref.empty()) {
     auto job = h.store->job(job_ref);
     if (!job.isOk()) {
       printError(job.status().message());
       return job.status().code() == ErrorCode::kNotFound ? kExitBadInput : kExitFailure;
     }
-    jobs.push_back(*job);
-  } else {
-    auto all = h.store->jobs();
-    if (!all.isOk()) {
-      printError(all.status().message());
-      return kExitFailure;
-    }
-    // Every job that is not over: submitted, running, restarting (between attempts too), and
-    // one its leader decided to fail or stop whose ranks are still ending.
-    for (const auto& j : *all) {
-      if (j.fold.outcome() == proto::RANK_STATE_UNSPECIFIED && j.finished_at == 0) {
-        jobs.push_back(j);
-      }
-    }
-    if (jobs.empty() && !all->empty()) jobs.push_back(all->front());  // the most recent one
+    jobs->push_back(*job);
+    return std::nullopt;
   }
-  const std::map<std::string, double> silent_since = silentSince(*h.store, h.silent_agents);
-  // A job the agents took but the history has heard nothing of: an agent that cannot write its
-  // journal (a full disk) holds its records in memory, and says so in its inventory.
-  std::map<std::string, std::string> journal_errors;
-  const bool any_unheard = std::any_of(
+  auto all = h.store->jobs();
+  if (!all.isOk()) {
+    printError(all.status().message());
+    return kExitFailure;
+  }
+  for (const auto& j : *all) {
+    if (j.fold.outcome() == proto::RANK_STATE_UNSPECIFIED && j.finished_at == 0) {
+      jobs->push_back(j);
+    }
+  }
+  if (jobs->empty() && !all->empty()) jobs->push_back(all->front());
+  return std::nullopt;
+}
+
+// Agents that answer but cannot write their journal (a full disk): they hold their jobs'
+// records in memory, and say so in their inventory. Asked only when a job is not over.
+std::map<std::string, std::string> journalErrors(History& h,
+                                                 const std::vector<store::JobRow>& jobs) {
+  std::map<std::string, std::string> errors;
+  const bool any_going = std::any_of(
       jobs.begin(), jobs.end(), [](const store::JobRow& j) { return !job::isOverState(j.state); });
-  if (h.cluster && any_unheard && h.silent_agents.size() < h.cluster->agents().size()) {
-    std::vector<std::string> answering;
-    for (const auto& a : h.cluster->agents()) {
-      if (!h.silent_agents.count(a.name)) answering.push_back(a.name);
-    }
-    for (const auto& [agent, inventory] : h.cluster->inventories(answering, 1500)) {
-      if (inventory.isOk() && !inventory->journal_error().empty()) {
-        journal_errors[agent] = inventory->journal_error();
-      }
+  if (!h.cluster || !any_going || h.silent_agents.size() >= h.cluster->agents().size()) {
+    return errors;
+  }
+  std::vector<std::string> answering;
+  for (const auto& a : h.cluster->agents()) {
+    if (!h.silent_agents.count(a.name)) answering.push_back(a.name);
+  }
+  for (const auto& [agent, inventory] : h.cluster->inventories(answering, 1500)) {
+    if (inventory.isOk() && !inventory->journal_error().empty()) {
+      errors[agent] = inventory->journal_error();
     }
   }
-  auto journalProblems = [&] {
-    std::vector<std::string> lines;
+  return errors;
+}
+
+// One job as `status` shows it: the history's row and ranks, with what the silence of their
+// agents makes unknown laid over them.
+struct JobStatus {
+  store::JobRow row;  // state and finished_at as shown
+  std::vector<store::RankRow> ranks;
+  std::string last_known_state;  // the history's state, before liveness
+  client::JobLiveness liveness;
+  std::optional<job::HangWatch> hang;
+  std::optional<store::SlurmJobRow> slurm;
+  int restarts_left = -1;
+
+  std::string rankState(const store::RankRow& r) const {
+    const bool unknown =
+        std::binary_search(liveness.unknown_ranks.begin(), liveness.unknown_ranks.end(), r.rank);
+    return unknown ? std::string("unknown") : r.state;
+  }
+};
+
+Result<JobStatus> jobStatus(const Globals& globals, History& h, store::JobRow row,
+                            const std::map<std::string, double>& silent_since) {
+  JobStatus status;
+  status.slurm = catchUpSlurmJob(globals, *h.store, *h.writer, row.job_id);
+  if (status.slurm) {
+    if (auto again = h.store->job(row.job_id); again.isOk()) row = *again;
+  }
+  RM_ASSIGN_OR_RETURN(status.ranks, h.store->ranks(row.job_id));
+  // What the history last heard is not what is true now when the agents that would tell are
+  // silent: their ranks are unknown, and so is the job when no agent of a going rank answers.
+  const client::ShownJob shown = shownJob(row, status.ranks, silent_since);
+  status.liveness = shown.liveness;
+  status.last_known_state = row.state;
+  row.state = shown.state;
+  row.finished_at = shown.clock_stop;  // an unknown job's clock stops at the last evidence
+  job::JobModel model(row.job_id);
+  model.applyStored(store::storedJobOf(row, status.ranks));
+  status.hang = model.hang();
+  status.restarts_left = model.restartsLeft();
+  status.row = std::move(row);
+  return status;
+}
+
+json statusJson(const JobStatus& s, const std::map<std::string, std::string>& journal_errors) {
+  json entry = jobJson(s.row);
+  if (s.liveness.job_unknown) entry["finished_at"] = 0;
+  if (s.hang) {
+    entry["hang"] = {{"stage", s.hang->stage},
+                     {"rank", s.hang->rank},
+                     {"agent", s.hang->agent},
+                     {"cause", s.hang->cause},
+                     {"since", s.hang->since}};
+  }
+  if (!journal_errors.empty()) entry["agent_journal_errors"] = journal_errors;
+  if (s.liveness.anyUnknown()) {
+    entry["last_known_state"] = s.last_known_state;
+    entry["reason"] = s.liveness.describe();
+    entry["silent_agents"] = s.liveness.silent;
+  }
+  if (s.slurm) {
+    entry["slurm"] = {{"cluster", s.slurm->cluster},
+                      {"job_id", s.slurm->slurm_job_id},
+                      {"state", s.slurm->state},
+                      {"reason", s.slurm->reason},
+                      {"job_dir", s.slurm->job_dir}};
+  }
+  entry["ranks"] = json::array();
+  for (const auto& r : s.ranks) {
+    json rank = rankJson(r);
+    if (s.rankState(r) != r.state) {
+      rank["state"] = s.rankState(r);
+      rank["last_known_state"] = r.state;
+    }
+    entry["ranks"].push_back(rank);
+  }
+  return entry;
+}
+
+void printStatus(const JobStatus& s, const std::map<std::string, std::string>& journal_errors) {
+  const store::JobRow& j = s.row;
+  const std::string restarts =
+      j.state == "restarting" ? " (" + std::to_string(s.restarts_left) + " restart(s) left)" : "";
+  std::printf("job %s (%s, %s) %s%s, attempt %u, %d rank(s), %s\n", j.job_id.c_str(),
+              j.name.c_str(), j.launcher.c_str(), j.state.c_str(), restarts.c_str(), j.attempt,
+              j.world_size, jobDuration(j).c_str());
+  if (s.slurm) std::printf("%s\n", slurmRowText(*s.slurm).c_str());
+  if (s.liveness.anyUnknown()) std::printf("%s\n", s.liveness.describe().c_str());
+  if (!job::isOverState(j.state)) {
     for (const auto& [agent, error] : journal_errors) {
-      lines.push_back("agent " + agent + " cannot write its journal: " + error +
-                      " (its jobs' records wait in its memory until it can)");
+      std::printf("%s\n", terminalSafe("agent " + agent + " cannot write its journal: " + error +
+                                       " (its jobs' records wait in its memory until it can)")
+                              .c_str());
     }
-    return lines;
-  };
+  }
+  if (s.hang) {
+    std::printf("%s %s\n", s.hang->stage == "hung" ? "hung:" : "suspected hang:",
+                terminalSafe(s.hang->cause).c_str());
+  }
+  for (const auto& r : s.ranks) {
+    // Backend auto put the job on the CPU: say why, once.
+    if (const std::string why = job::cpuReasonOf(r.device); !why.empty()) {
+      std::printf("on the CPU: %s\n", why.c_str());
+      break;
+    }
+  }
+  Table table({"RANK", "AGENT", "DEVICE", "PID", "STATE", "EXIT", "LAST STEP", "ERROR"});
+  for (const auto& r : s.ranks) {
+    table.add({std::to_string(r.rank), r.agent, deviceCell(r.device),
+               r.pid ? std::to_string(r.pid) : "-", s.rankState(r), exitText(r),
+               r.last_step >= 0 ? std::to_string(r.last_step) : "-", r.error});
+  }
+  std::printf("%s", table.render().c_str());
+}
+
+}  // namespace
+
+int runStatus(const Globals& globals, const std::string& job_ref, bool as_json) {
+  History h;
+  if (!openHistory(globals, &h)) return kExitFailure;
+  std::vector<store::JobRow> jobs;
+  if (const std::optional<int> failed = jobsToShow(h, job_ref, &jobs)) return *failed;
+  const std::map<std::string, double> silent_since = silentSince(*h.store, h.silent_agents);
+  const std::map<std::string, std::string> journal_errors = journalErrors(h, jobs);
   json out = json::array();
-  for (auto& j : jobs) {
-    std::optional<store::SlurmJobRow> slurm =
-        catchUpSlurmJob(globals, *h.store, *h.writer, j.job_id);
-    if (slurm) {
-      if (auto again = h.store->job(j.job_id); again.isOk()) j = *again;
-    }
-    auto ranks = h.store->ranks(j.job_id);
-    if (!ranks.isOk()) {
-      printError(ranks.status().message());
+  for (store::JobRow& row : jobs) {
+    auto status = jobStatus(globals, h, std::move(row), silent_since);
+    if (!status.isOk()) {
+      printError(status.status().message());
       return kExitFailure;
     }
-    // What the history last heard is not what is true now when the agents that would tell are
-    // silent: their ranks are unknown, and so is the job when no agent of a going rank answers.
-    const client::ShownJob shown = shownJob(j, *ranks, silent_since);
-    const client::JobLiveness& liveness = shown.liveness;
-    const std::string last_known_state = j.state;
-    j.state = shown.state;
-    j.finished_at = shown.clock_stop;  // an unknown job's clock stops at the last evidence
-    auto rankState = [&](const store::RankRow& r) {
-      const bool unknown =
-          std::binary_search(liveness.unknown_ranks.begin(), liveness.unknown_ranks.end(), r.rank);
-      return unknown ? std::string("unknown") : r.state;
-    };
-    job::JobModel model(j.job_id);
-    model.applyStored(store::storedJobOf(j, *ranks));
-    const std::optional<job::HangWatch> hang = model.hang();
     if (as_json) {
-      json entry = jobJson(j);
-      if (liveness.job_unknown) entry["finished_at"] = 0;
-      if (hang) {
-        entry["hang"] = {{"stage", hang->stage},
-                         {"rank", hang->rank},
-                         {"agent", hang->agent},
-                         {"cause", hang->cause},
-                         {"since", hang->since}};
-      }
-      if (!journal_errors.empty()) entry["agent_journal_errors"] = journal_errors;
-      if (liveness.anyUnknown()) {
-        entry["last_known_state"] = last_known_state;
-        entry["reason"] = liveness.describe();
-        entry["silent_agents"] = liveness.silent;
-      }
-      if (slurm) {
-        entry["slurm"] = {{"cluster", slurm->cluster},
-                          {"job_id", slurm->slurm_job_id},
-                          {"state", slurm->state},
-                          {"reason", slurm->reason},
-                          {"job_dir", slurm->job_dir}};
-      }
-      entry["ranks"] = json::array();
-      for (const auto& r : *ranks) {
-        json rank = rankJson(r);
-        if (rankState(r) != r.state) {
-          rank["state"] = rankState(r);
-          rank["last_known_state"] = r.state;
-        }
-        entry["ranks"].push_back(rank);
-      }
-      out.push_back(entry);
-      continue;
+      out.push_back(statusJson(*status, journal_errors));
+    } else {
+      printStatus(*status, journal_errors);
     }
-    const std::string restarts =
-        j.state == "restarting" ? " (" + std::to_string(model.restartsLeft()) + " restart(s) left)"
-                                : "";
-    std::printf("job %s (%s, %s) %s%s, attempt %u, %d rank(s), %s\n", j.job_id.c_str(),
-                j.name.c_str(), j.launcher.c_str(), j.state.c_str(), restarts.c_str(), j.attempt,
-                j.world_size, jobDuration(j).c_str());
-    if (slurm) std::printf("%s\n", slurmRowText(*slurm).c_str());
-    if (liveness.anyUnknown()) std::printf("%s\n", liveness.describe().c_str());
-    if (!job::isOverState(j.state)) {
-      for (const std::string& line : journalProblems()) {
-        std::printf("%s\n", terminalSafe(line).c_str());
-      }
-    }
-    if (hang) {
-      std::printf("%s %s\n", hang->stage == "hung" ? "hung:" : "suspected hang:",
-                  terminalSafe(hang->cause).c_str());
-    }
-    for (const auto& r : *ranks) {
-      // Backend auto put the job on the CPU: say why, once.
-      if (const std::string why = job::cpuReasonOf(r.device); !why.empty()) {
-        std::printf("on the CPU: %s\n", why.c_str());
-        break;
-      }
-    }
-    Table table({"RANK", "AGENT", "DEVICE", "PID", "STATE", "EXIT", "LAST STEP", "ERROR"});
-    for (const auto& r : *ranks) {
-      table.add({std::to_string(r.rank), r.agent, deviceCell(r.device),
-                 r.pid ? std::to_string(r.pid) : "-", rankState(r), exitText(r),
-                 r.last_step >= 0 ? std::to_string(r.last_step) : "-", r.error});
-    }
-    std::printf("%s", table.render().c_str());
   }
   if (as_json) std::printf("%s\n", (job_ref.empty() ? out : out.at(0)).dump(2).c_str());
   if (!as_json && jobs.empty()) std::printf("no jobs yet\n");

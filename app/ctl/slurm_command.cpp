@@ -120,7 +120,7 @@ int waitForSlurmJob(client::ClusterClient& cluster, const client::SlurmSubmissio
 
 }  // namespace
 
-std::optional<store::SlurmJobRow> catchUpSlurmJob(const Globals& globals, store::Store& history,
+std::optional<store::SlurmJobRow> catchUpSlurmJob(const Globals& globals, store::Reader& history,
                                                   store::BatchWriter& writer,
                                                   const std::string& job_id) {
   auto row = history.slurmJob(job_id);

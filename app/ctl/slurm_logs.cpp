@@ -92,7 +92,7 @@ void SlurmLogPrinter::print(int rank, const std::string& line) {
   }
 }
 
-int printSlurmLogs(store::Store& history, store::BatchWriter& writer,
+int printSlurmLogs(store::Reader& history, store::BatchWriter& writer,
                    const store::SlurmJobRow& slurm, const slurm::Where& where,
                    const LogsFlags& flags) {
   SlurmLogPrinter printer(slurm, where, flags.rank);

@@ -187,7 +187,7 @@ MainWindow::MainWindow(const AppOptions& options, QWidget* parent)
   // Archive, delete, undo: written by the session's one writer, then the runs are read again.
   connect(history_, &HistoryView::editRuns, this, [this](const RunEdit& edit) {
     const double now = QDateTime::currentMSecsSinceEpoch() / 1000.0;
-    bridge_.editHistory([edit, now](store::Store& s) { return applyRunEdit(s, edit, now); });
+    bridge_.editHistory([edit, now](store::Writer& s) { return applyRunEdit(s, edit, now); });
   });
   connect(&bridge_, &SessionBridge::historyEdited, this, [this](uint64_t, const QString& error) {
     if (!error.isEmpty()) statusBar()->showMessage("history: " + error, 8000);
@@ -217,7 +217,7 @@ bool MainWindow::start() {
   cluster_->setLocalAgentOffer(!std::filesystem::exists(paths_.cluster_file));
   // Runs deleted when the app last ran, whose Undo it could not finish offering (it closed or
   // crashed inside the window), are purged now.
-  bridge_.editHistory([](store::Store& s) {
+  bridge_.editHistory([](store::Writer& s) {
     return applyRunEdit(s, {RunEdit::Kind::kPurgeAll, {}}, 0);
   });
   restoreLayout();

@@ -58,8 +58,8 @@ class SlurmJobSyncTest : public ::testing::Test {
   }
 
   // A real history file and its one writer.
-  std::pair<std::unique_ptr<store::Store>, std::unique_ptr<store::BatchWriter>> history() {
-    auto store = store::Store::open(root_ + "/history.db");
+  std::pair<std::unique_ptr<store::Reader>, std::unique_ptr<store::BatchWriter>> history() {
+    auto store = store::Reader::open(root_ + "/history.db");
     auto writer = store::BatchWriter::open(root_ + "/history.db");
     EXPECT_TRUE(store.isOk() && writer.isOk());
     return {std::move(*store), std::move(*writer)};

@@ -82,7 +82,7 @@ class Bench {
   }
 
   std::vector<store::EventRow> events(const std::string& job) {
-    auto history = store::Store::open(cluster_.dbPath());
+    auto history = store::Reader::open(cluster_.dbPath());
     if (!history.isOk()) return {};
     auto rows = (*history)->events(job);
     return rows.isOk() ? *rows : std::vector<store::EventRow>{};

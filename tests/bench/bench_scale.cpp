@@ -65,7 +65,7 @@ double cpuSeconds(pid_t pid) {
 }
 
 long long countRows(const std::string& db_path, const std::string& job) {
-  auto history = ringmaster::store::Store::open(db_path);
+  auto history = ringmaster::store::Reader::open(db_path);
   if (!history.isOk()) return -1;
   ringmaster::store::MetricQuery query;
   query.job_id = job;

@@ -334,7 +334,7 @@ TEST_F(ClusterSessionTest, ASlowSlurmHoldsUpNeitherTheWatchOfTheAgentsNorTheHist
     file << "slurm:\n  - {name: hpc, job_dir: " << cluster_.dir() << "/jobs}\n";
   }
   {
-    auto history = store::Store::open(cluster_.dbPath());
+    auto history = store::Writer::open(cluster_.dbPath());
     ASSERT_TRUE(history.isOk()) << history.status().message();
     store::JobRow job;
     job.job_id = "j-on-slurm";
@@ -377,14 +377,14 @@ TEST_F(ClusterSessionTest, ASlowSlurmHoldsUpNeitherTheWatchOfTheAgentsNorTheHist
 
 TEST_F(ClusterSessionTest, EditsOfTheHistoryGoThroughItsWriterAndAreAnsweredOnceCommitted) {
   {
-    auto history = store::Store::open(cluster_.dbPath());
+    auto history = store::Writer::open(cluster_.dbPath());
     ASSERT_TRUE(history.isOk()) << history.status().message();
     for (const char* id : {"kept", "archived"}) {
       ASSERT_TRUE((*history)->recordSubmission({.job_id = id, .submitted_at = 1}).isOk());
     }
   }
   startSession();
-  auto edit = [&](std::function<Status(store::Store&)> change) {
+  auto edit = [&](std::function<Status(store::Writer&)> change) {
     const uint64_t token = session_->postEditHistory(std::move(change));
     EXPECT_TRUE(sink_.waitFor([&] { return sink_.edited_.count(token) > 0; }, 10000));
     std::lock_guard<std::mutex> lock(sink_.mutex_);
@@ -401,17 +401,17 @@ TEST_F(ClusterSessionTest, EditsOfTheHistoryGoThroughItsWriterAndAreAnsweredOnce
     }
     return archived;
   };
-  const Status archived = edit([](store::Store& s) { return s.setArchived({"archived"}, true); });
+  const Status archived = edit([](store::Writer& s) { return s.setArchived({"archived"}, true); });
   ASSERT_TRUE(archived.isOk()) << archived.toString();
   // A list posted after the answer sees the change.
   EXPECT_EQ(listed(), (std::map<std::string, bool>{{"archived", true}, {"kept", false}}));
 
   // A failed edit is answered with its error, and the writer takes edits again afterwards.
-  const Status refused = edit([](store::Store& s) { return s.markDeleted({"kept"}, 0); });
+  const Status refused = edit([](store::Writer& s) { return s.markDeleted({"kept"}, 0); });
   EXPECT_EQ(refused.code(), ErrorCode::kInvalidArgument) << refused.toString();
   Status later;
   for (int i = 0; i < 50; ++i) {
-    later = edit([](store::Store& s) { return s.markDeleted({"kept"}, 5); });
+    later = edit([](store::Writer& s) { return s.markDeleted({"kept"}, 5); });
     if (later.isOk()) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }

@@ -52,7 +52,7 @@ class GangStarTest : public ::testing::Test {
   }
   std::vector<store::EventRow> events(const std::string& job, const std::string& kind) {
     std::vector<store::EventRow> out;
-    auto history = store::Store::open(cluster_.dbPath());
+    auto history = store::Reader::open(cluster_.dbPath());
     if (!history.isOk()) return out;
     auto rows = (*history)->events(job);
     for (const auto& row : rows.isOk() ? *rows : std::vector<store::EventRow>{}) {
@@ -162,7 +162,7 @@ TEST_F(GangStarTest, ARankFailureReachesEveryAgentThroughTheHubsAtOnce) {
   ASSERT_EQ(::kill(victim, SIGKILL), 0);
 
   EXPECT_EQ(waitForOutcome(job), "succeeded") << logs();
-  auto history = store::Store::open(cluster_.dbPath());
+  auto history = store::Reader::open(cluster_.dbPath());
   ASSERT_TRUE(history.isOk());
   auto first = (*history)->ranks(job, 1);
   ASSERT_TRUE(first.isOk());

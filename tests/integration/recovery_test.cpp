@@ -70,7 +70,7 @@ class RecoveryTest : public ::testing::Test {
     return state;
   }
   std::vector<store::EventRow> events(const std::string& job, const std::string& kind) {
-    auto history = store::Store::open(cluster_.dbPath());
+    auto history = store::Reader::open(cluster_.dbPath());
     std::vector<store::EventRow> out;
     if (!history.isOk()) return out;
     auto rows = (*history)->events(job);
@@ -80,7 +80,7 @@ class RecoveryTest : public ::testing::Test {
     return out;
   }
   std::vector<store::RankRow> ranks(const std::string& job, uint32_t attempt) {
-    auto history = store::Store::open(cluster_.dbPath());
+    auto history = store::Reader::open(cluster_.dbPath());
     if (!history.isOk()) return {};
     auto rows = (*history)->ranks(job, attempt);
     return rows.isOk() ? *rows : std::vector<store::RankRow>{};

@@ -185,7 +185,7 @@ uint64_t SessionBridge::loadJob(const QString& job_id) {
 
 uint64_t SessionBridge::listRuns() { return session_ ? session_->postListRuns() : 0; }
 
-uint64_t SessionBridge::editHistory(std::function<Status(store::Store&)> edit) {
+uint64_t SessionBridge::editHistory(std::function<Status(store::Writer&)> edit) {
   return session_ ? session_->postEditHistory(std::move(edit)) : 0;
 }
 

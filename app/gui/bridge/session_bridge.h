@@ -53,7 +53,7 @@ class SessionBridge : public QObject {
   uint64_t loadJob(const QString& job_id);
   uint64_t listRuns();
   // ClusterSession::postEditHistory: runs on the session's writer, never on the GUI thread.
-  uint64_t editHistory(std::function<Status(store::Store&)> edit);
+  uint64_t editHistory(std::function<Status(store::Writer&)> edit);
   void reloadCluster();
 
   // Records handed to the GUI so far (tests and benchmarks).

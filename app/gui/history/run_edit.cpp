@@ -2,7 +2,7 @@
 
 namespace ringmaster::gui {
 
-Status applyRunEdit(store::Store& history, const RunEdit& edit, double now) {
+Status applyRunEdit(store::Writer& history, const RunEdit& edit, double now) {
   switch (edit.kind) {
     case RunEdit::Kind::kArchive:
       return history.setArchived(edit.job_ids, true);

@@ -29,6 +29,6 @@ struct RunEdit {
 };
 
 // Applies `edit` to the history; `now` (unix seconds) is when a delete is marked.
-Status applyRunEdit(store::Store& history, const RunEdit& edit, double now);
+Status applyRunEdit(store::Writer& history, const RunEdit& edit, double now);
 
 }  // namespace ringmaster::gui

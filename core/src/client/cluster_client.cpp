@@ -108,9 +108,9 @@ Result<std::unique_ptr<ClusterClient>> ClusterClient::open(const ClientPaths& pa
       new ClusterClient(paths, std::move(agents), std::move(keys)));
 }
 
-Result<store::Store*> ClusterClient::history() {
+Result<store::Reader*> ClusterClient::history() {
   if (!store_) {
-    RM_ASSIGN_OR_RETURN(store_, store::Store::open(paths_.db_file));
+    RM_ASSIGN_OR_RETURN(store_, store::Reader::open(paths_.db_file));
   }
   return store_.get();
 }
@@ -181,7 +181,7 @@ std::vector<std::pair<std::string, Result<proto::Inventory>>> ClusterClient::inv
       // The agents table caches the newest inventory (a failure is reported by the next flush).
       (*history_writer)
           ->enqueueWrite([name = entry.first, endpoint = reachable[i]->agent().endpoint,
-                          inventory = *entry.second](store::Store& s) {
+                          inventory = *entry.second](store::Writer& s) {
             return s.recordAgent(name, endpoint, inventory);
           });
     }
@@ -322,7 +322,7 @@ Result<SubmittedJob> ClusterClient::submit(const job::JobSpec& spec, const Submi
     row.submitted_at = unixSeconds();
     // Only the submission time is the client's own: the agents' records make the job's row
     // whether or not this one is written (a failure is reported by the writer's next flush).
-    (*w)->enqueueWrite([row](store::Store& s) { return s.recordSubmission(row); });
+    (*w)->enqueueWrite([row](store::Writer& s) { return s.recordSubmission(row); });
   }
   SubmittedJob submitted;
   submitted.job_id = job_id;
@@ -335,14 +335,14 @@ Result<SyncReport> ClusterClient::sync(std::vector<std::string> names, const Syn
     for (const auto& a : agents_) names.push_back(a.name);
   }
   RM_ASSIGN_OR_RETURN(auto conns, connections(names));
-  RM_ASSIGN_OR_RETURN(store::Store * store, history());
+  RM_ASSIGN_OR_RETURN(store::Reader * store, history());
   RM_ASSIGN_OR_RETURN(store::BatchWriter * batch_writer, writer());
   JournalSync puller(conns, store, batch_writer);
   return puller.run(options);
 }
 
 Result<std::vector<std::string>> ClusterClient::jobAgents(const std::string& job_id) {
-  RM_ASSIGN_OR_RETURN(store::Store * store, history());
+  RM_ASSIGN_OR_RETURN(store::Reader * store, history());
   RM_ASSIGN_OR_RETURN(auto ranks, store->ranks(job_id));
   std::vector<std::string> names;
   for (const auto& r : ranks) {
@@ -395,7 +395,7 @@ Result<int> ClusterClient::stop(const std::string& job_id, int grace_ms) {
 Result<RestartReport> ClusterClient::restart(const std::string& job_id,
                                              const std::string& exclude_agent,
                                              const std::string& reason) {
-  RM_ASSIGN_OR_RETURN(store::Store * store, history());
+  RM_ASSIGN_OR_RETURN(store::Reader * store, history());
   if (auto slurm = store->slurmJob(job_id); slurm.isOk()) {
     return invalidArgument(
         "job '" + job_id + "' runs on Slurm (job " + slurm->slurm_job_id + " on " + slurm->cluster +

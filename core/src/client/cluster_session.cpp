@@ -75,7 +75,7 @@ milliseconds nextBackoff(milliseconds& backoff) {
   return backoff;
 }
 
-Result<JobSnapshot> loadJobSnapshot(store::Store& history, const std::string& job_id,
+Result<JobSnapshot> loadJobSnapshot(store::Reader& history, const std::string& job_id,
                                     int max_health_rows) {
   JobSnapshot snapshot;
   RM_ASSIGN_OR_RETURN(snapshot.job, history.job(job_id));
@@ -125,7 +125,7 @@ Result<std::unique_ptr<ClusterSession>> ClusterSession::open(const ClientPaths& 
   std::unique_ptr<ClusterSession> session(new ClusterSession(paths, sink, options));
   RM_ASSIGN_OR_RETURN(security::KeyPair keys, loadClientKeys(paths));
   session->client_public_key_ = keys.public_key;
-  RM_ASSIGN_OR_RETURN(session->history_, store::Store::open(paths.db_file));
+  RM_ASSIGN_OR_RETURN(session->history_, store::Reader::open(paths.db_file));
   RM_ASSIGN_OR_RETURN(session->writer_, store::BatchWriter::open(paths.db_file));
   // Submissions, stops and restarts: their connections are up by the time they are posted.
   session->worker_ =
@@ -134,7 +134,7 @@ Result<std::unique_ptr<ClusterSession>> ClusterSession::open(const ClientPaths& 
   RM_ASSIGN_OR_RETURN(session->history_worker_, HistoryWorker::open(paths.db_file));
   ClusterSession* self = session.get();
   RM_ASSIGN_OR_RETURN(
-      session->slurm_worker_, HistoryWorker::open(paths.db_file, [self](store::Store& history) {
+      session->slurm_worker_, HistoryWorker::open(paths.db_file, [self](store::Reader& history) {
         self->slurmWatch(history).tick(
             [self](const std::string& agent, std::vector<proto::JournalRecord> records) {
               self->pending_flush_ = true;  // they went to the writer
@@ -238,7 +238,7 @@ uint64_t ClusterSession::postReadLog(std::string agent, std::string job_id, int 
 // those they already have.
 uint64_t ClusterSession::postLoadJob(std::string job_id) {
   const uint64_t token = next_token_++;
-  history_worker_->post([this, token, job_id = std::move(job_id)](store::Store& history) {
+  history_worker_->post([this, token, job_id = std::move(job_id)](store::Reader& history) {
     writer_->waitWritten();
     sink_->jobLoaded(token, loadJobSnapshot(history, job_id, options_.max_health_rows));
   });
@@ -247,20 +247,20 @@ uint64_t ClusterSession::postLoadJob(std::string job_id) {
 
 uint64_t ClusterSession::postListRuns() {
   const uint64_t token = next_token_++;
-  history_worker_->post([this, token](store::Store& history) {
+  history_worker_->post([this, token](store::Reader& history) {
     writer_->waitWritten();
     sink_->runsListed(token, loadRunSummaries(history));
   });
   return token;
 }
 
-uint64_t ClusterSession::postEditHistory(std::function<Status(store::Store&)> edit) {
+uint64_t ClusterSession::postEditHistory(std::function<Status(store::Writer&)> edit) {
   const uint64_t token = next_token_++;
   // On the history worker, which may wait: the write queues behind the journal's batches.
-  history_worker_->post([this, token, edit = std::move(edit)](store::Store&) {
+  history_worker_->post([this, token, edit = std::move(edit)](store::Reader&) {
     // Set on the writer's thread; read after waitWritten(), which orders the two.
     auto outcome = std::make_shared<std::optional<Status>>();
-    writer_->enqueueWrite([edit, outcome](store::Store& s) {
+    writer_->enqueueWrite([edit, outcome](store::Writer& s) {
       *outcome = edit(s);
       return **outcome;
     });
@@ -281,7 +281,7 @@ uint64_t ClusterSession::postReloadCluster() {
   });
 }
 
-SlurmWatch& ClusterSession::slurmWatch(store::Store& history) {
+SlurmWatch& ClusterSession::slurmWatch(store::Reader& history) {
   if (!slurm_watch_) slurm_watch_ = std::make_unique<SlurmWatch>(&history, writer_.get());
   return *slurm_watch_;
 }
@@ -302,7 +302,7 @@ void ClusterSession::reloadAgents() {
   agents_.clear();
   ++generation_;
   if (auto clusters = loadSlurmClusters(paths_.cluster_file); clusters.isOk()) {
-    slurm_worker_->post([this, clusters = std::move(*clusters)](store::Store& history) mutable {
+    slurm_worker_->post([this, clusters = std::move(*clusters)](store::Reader& history) mutable {
       slurmWatch(history).setClusters(std::move(clusters));
     });
   }
@@ -434,7 +434,7 @@ void ClusterSession::receiveInventory(Agent& agent) {
     // Through the session's one writer; a failure is reported by its next flush.
     writer_->enqueueWrite(
         [name = agent.endpoint.name, endpoint = agent.endpoint.endpoint,
-         inventory](store::Store& s) { return s.recordAgent(name, endpoint, inventory); });
+         inventory](store::Writer& s) { return s.recordAgent(name, endpoint, inventory); });
     pending_flush_ = true;
     agent.last_recorded = now;
   }

@@ -7,15 +7,12 @@
 // Thread safety: post() and reload() may be called from any thread; tasks run on the worker's
 // thread, which owns the client and its sockets.
 
-#include <condition_variable>
-#include <deque>
 #include <functional>
 #include <memory>
-#include <mutex>
-#include <thread>
 
 #include "ringmaster/client/cluster_client.h"
 #include "ringmaster/store/store.h"
+#include "ringmaster/util/task_thread.h"
 
 namespace ringmaster::client {
 
@@ -37,19 +34,14 @@ class CommandWorker {
   void reload();
 
  private:
-  struct Item {
-    Task task;  // empty: reload
-  };
-  void run();
+  void open();  // on the worker's thread
 
   const ClientPaths paths_;
   store::BatchWriter* const writer_;
   const bool connect_early_;
-  std::mutex mutex_;
-  std::condition_variable wake_;
-  std::deque<Item> items_;  // GUARDED_BY(mutex_)
-  bool stopping_ = false;   // GUARDED_BY(mutex_)
-  std::thread thread_;      // last: it starts once the members above exist
+  std::unique_ptr<ClusterClient> client_;  // the worker thread's; null: why_none_ says why
+  Status why_none_;                        // the worker thread's
+  TaskThread thread_;                      // last: joined before the client goes
 };
 
 }  // namespace ringmaster::client

@@ -9,20 +9,17 @@
 // thread, which owns the connection.
 
 #include <chrono>
-#include <condition_variable>
-#include <deque>
 #include <functional>
 #include <memory>
-#include <mutex>
-#include <thread>
 
 #include "ringmaster/store/store.h"
+#include "ringmaster/util/task_thread.h"
 
 namespace ringmaster::client {
 
 class HistoryWorker {
  public:
-  using Task = std::function<void(store::Store& history)>;
+  using Task = std::function<void(store::Reader& history)>;
 
   // `tick`, when given, runs on the worker's thread every `tick_every`, after the tasks.
   static Result<std::unique_ptr<HistoryWorker>> open(
@@ -36,18 +33,11 @@ class HistoryWorker {
   void post(Task task);
 
  private:
-  HistoryWorker(std::unique_ptr<store::Store> history, Task tick,
+  HistoryWorker(std::unique_ptr<store::Reader> history, Task tick,
                 std::chrono::milliseconds tick_every);
-  void run();
 
-  std::unique_ptr<store::Store> history_;  // the worker thread's
-  const Task tick_;
-  const std::chrono::milliseconds tick_every_;
-  std::mutex mutex_;
-  std::condition_variable wake_;
-  std::deque<Task> tasks_;  // GUARDED_BY(mutex_)
-  bool stopping_ = false;   // GUARDED_BY(mutex_)
-  std::thread thread_;      // last: it starts once the members above exist
+  std::unique_ptr<store::Reader> history_;  // the worker thread's
+  TaskThread thread_;                       // last: joined before history_ goes
 };
 
 }  // namespace ringmaster::client

@@ -37,7 +37,7 @@ std::optional<JournalDamageNote> damageReported(const std::string& agent,
   return JournalDamageNote{agent, d.first_lost_seq(), d.lost_records(), d.kept_at(), d.detail()};
 }
 
-JournalSync::JournalSync(std::vector<AgentConnection*> agents, store::Store* store,
+JournalSync::JournalSync(std::vector<AgentConnection*> agents, store::Reader* store,
                          store::BatchWriter* writer)
     : agents_(std::move(agents)), store_(store), writer_(writer) {}
 

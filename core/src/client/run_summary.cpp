@@ -4,7 +4,7 @@
 
 namespace ringmaster::client {
 
-Result<std::vector<RunSummary>> loadRunSummaries(store::Store& store,
+Result<std::vector<RunSummary>> loadRunSummaries(store::Reader& store,
                                                  const RunLoadOptions& options) {
   if (options.loss_metric.empty()) return invalidArgument("loadRunSummaries: loss_metric is empty");
   RM_ASSIGN_OR_RETURN(std::vector<store::JobRow> jobs, store.jobs());

@@ -213,7 +213,7 @@ Result<SlurmSubmission> submitToSlurm(ClusterClient& client, const job::JobSpec&
   row.world_size = effective.world_size;
   row.attempt = 1;
   row.submitted_at = unixSeconds();
-  history->enqueueWrite([row](store::Store& s) { return s.recordSubmission(row); });
+  history->enqueueWrite([row](store::Writer& s) { return s.recordSubmission(row); });
   store::SlurmJobRow slurm_row;
   slurm_row.job_id = plan.job_id;
   slurm_row.cluster = cluster.name;
@@ -221,7 +221,7 @@ Result<SlurmSubmission> submitToSlurm(ClusterClient& client, const job::JobSpec&
   slurm_row.slurm_job_id = plan.slurm_job_id;
   slurm_row.state = "PENDING";
   slurm_row.updated_at = unixSeconds();
-  history->enqueueWrite([slurm_row](store::Store& s) { return s.recordSlurmJob(slurm_row); });
+  history->enqueueWrite([slurm_row](store::Writer& s) { return s.recordSlurmJob(slurm_row); });
   RM_RETURN_IF_ERROR(history->flush());
   return plan;
 }

@@ -34,7 +34,7 @@ void markLost(const std::string& path, uint64_t from, uint64_t to, uint64_t firs
 
 }  // namespace
 
-SlurmJobSync::SlurmJobSync(slurm::JobDir dir, store::Store* store, store::BatchWriter* writer,
+SlurmJobSync::SlurmJobSync(slurm::JobDir dir, store::Reader* store, store::BatchWriter* writer,
                            const slurm::Where& where)
     : dir_(std::move(dir)), store_(store), writer_(writer), files_(slurm::jobFilesAt(where)) {}
 
@@ -139,13 +139,13 @@ Result<slurm::JobState> refreshSlurmState(store::BatchWriter* writer, const slur
     row->state = state.slurm_state;
     row->reason = state.reason;
     row->updated_at = unixSeconds();
-    writer->enqueueWrite([row = *row](store::Store& s) { return s.recordSlurmJob(row); });
+    writer->enqueueWrite([row = *row](store::Writer& s) { return s.recordSlurmJob(row); });
   }
   if (const std::optional<job::JobPhase> ended = endedBySlurm(state.phase)) {
     // Slurm ended it, and its agents may not have lived to say so (a node that failed, scancel
     // before the ranks started, an agent that never came up).
     writer->enqueueWrite([job_id = row->job_id, ended = job::phaseName(*ended), at = unixSeconds()](
-                             store::Store& s) { return s.endUnfinishedJob(job_id, ended, at); });
+                             store::Writer& s) { return s.endUnfinishedJob(job_id, ended, at); });
   }
   return state;
 }

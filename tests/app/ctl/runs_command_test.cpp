@@ -26,7 +26,7 @@ class RunsCommandTest : public ::testing::Test {
     ::setenv("RINGMASTER_CONFIG_DIR", (dir_ + "/config").c_str(), 1);
     globals_.cluster_file = dir_ + "/no-cluster.yaml";
     globals_.db_file = dir_ + "/history.db";
-    auto store = store::Store::open(globals_.db_file);
+    auto store = store::Writer::open(globals_.db_file);
     ASSERT_TRUE(store.isOk()) << store.status().toString();
     for (const char* id : {"shown-run-1", "archived-run-2"}) {
       ASSERT_TRUE(

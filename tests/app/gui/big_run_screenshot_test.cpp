@@ -141,7 +141,7 @@ void writeRun(const std::string& db, const std::string& job, int world, int slow
       o->set_attempts(1);
     }
   }
-  auto store = store::Store::open(db);
+  auto store = store::Writer::open(db);
   ASSERT_TRUE(store.isOk()) << store.status().message();
   for (int h = 0; h < hosts; ++h) {
     const Status applied = (*store)->applyJournal(

@@ -158,7 +158,7 @@ class HistoryViewTest : public ::testing::Test {
     // a sort left by an earlier test, or an earlier run, would reorder every later one.
     QSettings().clear();
     ASSERT_TRUE(dir_.isValid());
-    auto store = store::Store::open(dir_.filePath("history.db").toStdString());
+    auto store = store::Writer::open(dir_.filePath("history.db").toStdString());
     ASSERT_TRUE(store.isOk()) << store.status().toString();
     store_ = std::move(*store);
     Journal journal;
@@ -189,7 +189,7 @@ class HistoryViewTest : public ::testing::Test {
   }
 
   QTemporaryDir dir_;
-  std::unique_ptr<store::Store> store_;
+  std::unique_ptr<store::Writer> store_;
 };
 
 QString q(const std::string& s) { return QString::fromStdString(s); }
@@ -555,7 +555,7 @@ TEST(HistoryProxy, TheStateBoxKeepsOnlyRunsInThoseStates) {
 
 // The view asks, the history file changes, the runs are read again: as MainWindow does on the
 // session's threads, here on the test's, with the same applyRunEdit.
-void applyEditsTo(HistoryView& view, std::function<store::Store&()> store,
+void applyEditsTo(HistoryView& view, std::function<store::Writer&()> store,
                   std::function<std::vector<RunSummary>()> load) {
   QObject::connect(&view, &HistoryView::editRuns, &view, [&view, store, load](const RunEdit& edit) {
     const Status applied = applyRunEdit(store(), edit, kNow);
@@ -568,7 +568,7 @@ TEST_F(HistoryViewTest, ArchiveHidesRunsUntilShownAndStaysAfterReopening) {
   HistoryView view;
   view.model()->setClock([] { return kNow; });
   applyEditsTo(
-      view, [this]() -> store::Store& { return *store_; }, [this] { return load(); });
+      view, [this]() -> store::Writer& { return *store_; }, [this] { return load(); });
   view.setRuns(load());
   auto* archive = view.findChild<QPushButton*>("historyArchive");
   auto* show_archived = view.findChild<QCheckBox*>("historyShowArchived");
@@ -584,7 +584,7 @@ TEST_F(HistoryViewTest, ArchiveHidesRunsUntilShownAndStaysAfterReopening) {
 
   // Never lost: the file still has them whole, archived, after it is opened again.
   store_.reset();
-  auto reopened = store::Store::open(dir_.filePath("history.db").toStdString());
+  auto reopened = store::Writer::open(dir_.filePath("history.db").toStdString());
   ASSERT_TRUE(reopened.isOk());
   store_ = std::move(*reopened);
   EXPECT_TRUE(store_->job(kResnet.id)->archived);
@@ -620,7 +620,7 @@ TEST_F(HistoryViewTest, DeleteAsksNamingTheRunsAndUndoBringsThemBackWithTheirMet
   HistoryView view;
   view.model()->setClock([] { return kNow; });
   applyEditsTo(
-      view, [this]() -> store::Store& { return *store_; }, [this] { return load(); });
+      view, [this]() -> store::Writer& { return *store_; }, [this] { return load(); });
   view.setRuns(load());
   QStringList asked;
   bool answer = false;
@@ -669,7 +669,7 @@ TEST_F(HistoryViewTest, ADeleteNotUndoneIsGoneWhenTheUndoWindowEnds) {
   HistoryView view;
   view.model()->setClock([] { return kNow; });
   applyEditsTo(
-      view, [this]() -> store::Store& { return *store_; }, [this] { return load(); });
+      view, [this]() -> store::Writer& { return *store_; }, [this] { return load(); });
   view.setRuns(load());
   view.setDeleteConfirmation([](const QStringList&) { return true; });
   view.setUndoWindowMs(50);

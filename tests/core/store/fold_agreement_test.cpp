@@ -1,8 +1,8 @@
-// One fold: the history (Store) and a live view (job::JobModel) fed the same journals agree on
-// the job's state after every batch, whatever order the agents' journals arrive in. The
-// journals are generated: multi-attempt jobs on 1-3 agents, failures with and without restarts
-// left, a client's restart of a job that was over, a hang raised and cleared, agents lost,
-// elastic shrink, and records of an old attempt arriving late from another agent.
+// One fold: the history (store::Writer) and a live view (job::JobModel) fed the same journals agree
+// on the job's state after every batch, whatever order the agents' journals arrive in. The journals
+// are generated: multi-attempt jobs on 1-3 agents, failures with and without restarts left, a
+// client's restart of a job that was over, a hang raised and cleared, agents lost, elastic shrink,
+// and records of an old attempt arriving late from another agent.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -165,7 +165,7 @@ class FoldAgreementTest : public ::testing::TestWithParam<int> {
 };
 
 // The model read back from the history says what the live model says.
-void expectAgreement(Store& store, const job::JobModel& live, const std::string& where) {
+void expectAgreement(Writer& store, const job::JobModel& live, const std::string& where) {
   auto row = store.job(kJob);
   if (!row.isOk()) {
     ASSERT_EQ(row.status().code(), ErrorCode::kNotFound) << where;
@@ -188,7 +188,7 @@ void expectAgreement(Store& store, const job::JobModel& live, const std::string&
 TEST_P(FoldAgreementTest, HistoryAndLiveModelAgreeAfterEveryBatchInAnyArrivalOrder) {
   std::mt19937 rng(GetParam());
   const Journals journals = generateJob(rng);
-  auto store = Store::open((dir_ / "history.db").string());
+  auto store = Writer::open((dir_ / "history.db").string());
   ASSERT_TRUE(store.isOk()) << store.status().toString();
   job::JobModel live(kJob);
   std::map<std::string, size_t> cursor;

@@ -171,8 +171,13 @@ class StoreTest : public ::testing::Test {
     fs::remove_all(dir_, ec);
   }
 
-  std::unique_ptr<Store> open() {
-    auto store = Store::open(path_);
+  std::unique_ptr<Writer> open() {
+    auto store = Writer::open(path_);
+    EXPECT_TRUE(store.isOk()) << store.status().toString();
+    return store.isOk() ? std::move(*store) : nullptr;
+  }
+  std::unique_ptr<Reader> openReader() {
+    auto store = Reader::open(path_);
     EXPECT_TRUE(store.isOk()) << store.status().toString();
     return store.isOk() ? std::move(*store) : nullptr;
   }
@@ -194,7 +199,7 @@ TEST_F(StoreTest, OpenCreatesParentDirectoriesAndUsesWal) {
   EXPECT_TRUE(fs::exists(path_));
   RawDb raw(path_);
   EXPECT_EQ(raw.text("PRAGMA journal_mode"), "wal");
-  EXPECT_EQ(raw.text("PRAGMA user_version"), std::to_string(Store::schemaVersion()));
+  EXPECT_EQ(raw.text("PRAGMA user_version"), std::to_string(Writer::schemaVersion()));
 }
 
 // The last connection to close leaves its commits in the WAL (no checkpoint and its fsyncs at
@@ -777,7 +782,7 @@ TEST_F(StoreTest, JobsAreListedNewestFirst) {
 }
 
 // Two finished jobs with ranks, events, metrics and a Slurm row, for archive and delete.
-void storeTwoFinishedJobs(Store& store) {
+void storeTwoFinishedJobs(Writer& store) {
   ASSERT_OK(store.applyJournal(
       "a1", "jid",
       {accepted(1, "keep", 1, 1, {0}, "a1", 10), started(2, "keep", 1, 0, 11),
@@ -791,7 +796,7 @@ void storeTwoFinishedJobs(Store& store) {
   ASSERT_OK(store.recordSlurmJob({.job_id = "gone", .cluster = "c", .job_dir = "/d"}));
 }
 
-std::vector<std::string> jobIds(Store& store) {
+std::vector<std::string> jobIds(Writer& store) {
   std::vector<std::string> ids;
   const Result<std::vector<JobRow>> jobs = store.jobs();  // outlives the loop
   for (const JobRow& job : *jobs) ids.push_back(job.job_id);
@@ -984,7 +989,7 @@ TEST_F(StoreTest, MigratesAVersion1FileKeepingItsData) {
   }
   auto store = open();
   ASSERT_TRUE(store);
-  EXPECT_EQ(RawDb(path_).text("PRAGMA user_version"), std::to_string(Store::schemaVersion()));
+  EXPECT_EQ(RawDb(path_).text("PRAGMA user_version"), std::to_string(Writer::schemaVersion()));
 
   auto job = store->job("old");
   ASSERT_TRUE(job.isOk()) << job.status().toString();
@@ -1018,18 +1023,54 @@ TEST_F(StoreTest, RefusesAFileFromANewerSchemaVersion) {
     RawDb raw(path_);
     raw.exec("CREATE TABLE future(x); PRAGMA user_version = 99;");
   }
-  auto store = Store::open(path_);
+  auto store = Writer::open(path_);
   ASSERT_FALSE(store.isOk());
   EXPECT_EQ(store.status().code(), ErrorCode::kUnsupportedVersion);
   EXPECT_NE(store.status().message().find("99"), std::string::npos) << store.status().toString();
   EXPECT_EQ(RawDb(path_).text("PRAGMA user_version"), "99");  // untouched
 }
 
+TEST_F(StoreTest, OneWriterPerFileInAProcessAndReadersCannotWrite) {
+  auto writer = open();
+  auto second = Writer::open(path_);
+  ASSERT_FALSE(second.isOk()) << "two writers of one file in one process";
+  EXPECT_EQ(second.status().code(), ErrorCode::kAlreadyExists);
+  EXPECT_NE(second.status().message().find("already has a writer"), std::string::npos)
+      << second.status().message();
+  // The same file by another name is the same file.
+  EXPECT_FALSE(Writer::open(dir_ + "/history/./history.db").isOk());
+  EXPECT_FALSE(BatchWriter::open(path_).isOk()) << "it would be a second writer";
+  // Another file has a writer of its own.
+  EXPECT_TRUE(Writer::open(dir_ + "/other.db").isOk());
+
+  // Readers beside the writer read what it commits.
+  auto reader = openReader();
+  ASSERT_OK(writer->recordSubmission({.job_id = "j1", .submitted_at = 1}));
+  EXPECT_EQ(reader->jobs()->size(), 1u);
+  writer.reset();
+  EXPECT_TRUE(Writer::open(path_).isOk()) << "the claim ends with its writer";
+
+  // Two sessions in one process share the file's one BatchWriter: both write, neither waits on
+  // the other's lock, and it lives until the last handle goes.
+  auto first = BatchWriter::open(path_);
+  auto second_handle = BatchWriter::open(dir_ + "/history/./history.db");
+  ASSERT_TRUE(first.isOk() && second_handle.isOk());
+  (*first)->enqueueWrite([](Writer& w) { return w.recordSubmission({.job_id = "j2"}); });
+  first->reset();
+  (*second_handle)->enqueueWrite([](Writer& w) { return w.recordSubmission({.job_id = "j3"}); });
+  ASSERT_OK((*second_handle)->flush());
+  EXPECT_EQ(reader->jobs()->size(), 3u);
+  EXPECT_FALSE(Writer::open(path_).isOk()) << "the shared writer is still the file's writer";
+  second_handle->reset();
+  EXPECT_TRUE(Writer::open(path_).isOk());
+}
+
 TEST_F(StoreTest, WalReaderSeesCommittedDataWhileTheWriterIsActive) {
   auto writer = open();
-  auto reader = open();
+  auto reader = openReader();
   ASSERT_OK(writer->applyJournal("a1", "jid", {metric(1, "j1", 1, 0, 1, {{"loss", 1}})}, 2));
   EXPECT_EQ(*reader->countMetrics(), 1);
+  writer.reset();  // the BatchWriter below is the process's writer
 
   // Another writer holds the write lock with uncommitted rows: the reader neither blocks nor sees
   // them.
@@ -1087,7 +1128,7 @@ TEST_F(StoreTest, BatchWriterFlushWaitsUntilEverythingEnqueuedIsCommitted) {
   t2.join();
   ASSERT_OK((*writer)->flush());
 
-  auto store = open();
+  auto store = openReader();
   EXPECT_EQ(*store->countMetrics(), 2000);
   EXPECT_EQ(*store->cursor("a1", "jid-a1"), 1001u);
   EXPECT_EQ(*store->cursor("a2", "jid-a2"), 1001u);
@@ -1142,7 +1183,7 @@ TEST_F(StoreTest, BatchWriterCheckpointsBesideItAndKeepsTheWalBounded) {
   EXPECT_LT(walPages(path_), 5000);
   // Everything is in the history, and stays there once the writer is gone.
   writer->reset();
-  auto store = open();
+  auto store = openReader();
   EXPECT_EQ(*store->cursor("a1", "jid"), seq);
   auto rows = store->health("a1", 0, 1e9, 100000);
   ASSERT_TRUE(rows.isOk());
@@ -1194,7 +1235,7 @@ TEST_F(StoreTest, BatchWriterReportsAnErrorAndSkipsLaterBatchesUntilFlush) {
   EXPECT_NE(status.message().find("poisoned value"), std::string::npos) << status.toString();
 
   // The later batch must not have advanced the cursor past the failed one.
-  auto store = open();
+  auto store = openReader();
   EXPECT_EQ(*store->cursor("a1", "jid"), 1u);
   EXPECT_EQ(*store->countMetrics(), 0);
 
@@ -1216,16 +1257,16 @@ TEST_F(StoreTest, BatchWriterRunsOtherWritesInOrderAndReportsTheirFailure) {
   submitted.launcher = "command";
   submitted.world_size = 1;
   submitted.submitted_at = 42;
-  (*writer)->enqueueWrite([submitted](Store& s) { return s.recordSubmission(submitted); });
+  (*writer)->enqueueWrite([submitted](Writer& s) { return s.recordSubmission(submitted); });
   (*writer)->enqueue("a1", "jid", {metric(1, "j1", 1, 0, 1, {{"loss", 1}})}, 2);
   ASSERT_OK((*writer)->flush());
-  auto store = open();
+  auto store = openReader();
   auto job = store->job("j1");
   ASSERT_TRUE(job.isOk()) << job.status().toString();
   EXPECT_DOUBLE_EQ(job->submitted_at, 42);
   EXPECT_EQ(*store->countMetrics("j1"), 1);
 
-  (*writer)->enqueueWrite([](Store&) { return ioError("disk full (simulated)"); });
+  (*writer)->enqueueWrite([](Writer&) { return ioError("disk full (simulated)"); });
   const Status failed = (*writer)->flush();
   EXPECT_FALSE(failed.isOk());
   EXPECT_NE(failed.message().find("disk full"), std::string::npos) << failed.toString();

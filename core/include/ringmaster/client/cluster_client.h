@@ -51,7 +51,7 @@ class ClusterClient {
   const security::KeyPair& keys() const { return keys_; }
 
   // The history for reading. Writes go through writer().
-  Result<store::Store*> history();
+  Result<store::Reader*> history();
   // The one writer of the history in this process: the one shareWriter() gave (a session's), or
   // the client's own, opened on first use.
   Result<store::BatchWriter*> writer();
@@ -100,7 +100,7 @@ class ClusterClient {
   security::KeyPair keys_;
   ZmqContext context_;
   std::map<std::string, std::unique_ptr<AgentConnection>> connections_;
-  std::unique_ptr<store::Store> store_;
+  std::unique_ptr<store::Reader> store_;
   std::unique_ptr<store::BatchWriter> writer_;
   store::BatchWriter* shared_writer_ = nullptr;
 };

@@ -121,7 +121,7 @@ class ClusterSession {
   // A change a person made to the history (archive, delete, undo), run on the process's one
   // writer after what was queued before it; answered by historyEdited() once committed, so a
   // list of runs posted after that answer sees it.
-  uint64_t postEditHistory(std::function<Status(store::Store&)> edit);
+  uint64_t postEditHistory(std::function<Status(store::Writer&)> edit);
   // Re-reads the cluster file (after the GUI added or removed an agent).
   uint64_t postReloadCluster();
 
@@ -144,7 +144,7 @@ class ClusterSession {
   void report(Agent& agent, AgentState state, std::string reason);
   void flushHistory();
   // On the Slurm worker's thread only, with its connection.
-  SlurmWatch& slurmWatch(store::Store& history);
+  SlurmWatch& slurmWatch(store::Reader& history);
 
   ClientPaths paths_;
   SessionSink* sink_;
@@ -158,7 +158,7 @@ class ClusterSession {
   std::atomic<uint64_t> next_token_{1};
 
   // Owned by the run() thread (after open()).
-  std::unique_ptr<store::Store> history_;  // reads, cursors, agents
+  std::unique_ptr<store::Reader> history_;  // reads, cursors, agents
   std::unique_ptr<store::BatchWriter> writer_;
   std::unique_ptr<ClusterClient> client_;      // the cluster file's agents and the client's keys
   std::unique_ptr<CommandWorker> worker_;      // submit, stop, restart

@@ -56,7 +56,7 @@ struct SyncReport {
 
 class JournalSync {
  public:
-  JournalSync(std::vector<AgentConnection*> agents, store::Store* store,
+  JournalSync(std::vector<AgentConnection*> agents, store::Reader* store,
               store::BatchWriter* writer);
   // Pulls, then flushes the writer. Errors of single agents are in the report; the returned
   // status fails only when nothing could be done at all or the history could not be written.
@@ -64,7 +64,7 @@ class JournalSync {
 
  private:
   std::vector<AgentConnection*> agents_;
-  store::Store* store_;
+  store::Reader* store_;
   store::BatchWriter* writer_;
 };
 

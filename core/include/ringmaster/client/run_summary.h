@@ -29,7 +29,7 @@ struct RunLoadOptions {
   size_t limit = 1000;               // newest jobs listed
 };
 
-Result<std::vector<RunSummary>> loadRunSummaries(store::Store& store,
+Result<std::vector<RunSummary>> loadRunSummaries(store::Reader& store,
                                                  const RunLoadOptions& options = {});
 
 }  // namespace ringmaster::client

@@ -34,7 +34,7 @@ class SlurmJobSync {
   // Records go to the history through `writer`, the process's one writer (they are stored
   // when it flushes); cursors are read from `store`. The job directory is read where `where`
   // says: here, or on the cluster's login node over ssh.
-  SlurmJobSync(slurm::JobDir dir, store::Store* store, store::BatchWriter* writer,
+  SlurmJobSync(slurm::JobDir dir, store::Reader* store, store::BatchWriter* writer,
                const slurm::Where& where = {});
 
   // Reads what the job's agents journaled since the last call and hands it to the writer.
@@ -60,7 +60,7 @@ class SlurmJobSync {
       const std::function<void(const std::string&, const proto::JournalRecord&)>& on_record);
 
   slurm::JobDir dir_;
-  store::Store* store_;
+  store::Reader* store_;
   store::BatchWriter* writer_;
   std::unique_ptr<slurm::JobFiles> files_;
   std::map<std::string, Reader> readers_;  // by node dir

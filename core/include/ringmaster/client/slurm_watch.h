@@ -30,7 +30,7 @@ class SlurmWatch {
       std::function<void(const std::string& agent, std::vector<proto::JournalRecord> records)>;
   using ChangedFn = std::function<void(const store::SlurmJobRow& row)>;
 
-  SlurmWatch(store::Store* history, store::BatchWriter* writer)
+  SlurmWatch(store::Reader* history, store::BatchWriter* writer)
       : history_(history), writer_(writer) {}
 
   // The cluster file's Slurm clusters (their login nodes).
@@ -53,7 +53,7 @@ class SlurmWatch {
     std::chrono::seconds length{0};
   };
 
-  store::Store* history_;
+  store::Reader* history_;
   store::BatchWriter* writer_;
   std::vector<SlurmCluster> clusters_;
   std::map<std::string, Followed> jobs_;  // by job id
