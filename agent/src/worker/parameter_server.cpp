@@ -284,85 +284,100 @@ void printServerStep(std::FILE* out, uint64_t step, const ServerStep& s, double 
   line.print(out);
 }
 
-// async: one thread per worker, each on the pair communicator of the two, so that a worker that
-// is slow to send or to take its reply (descheduled, stopped) holds up its own thread only; the
-// shard and the figures are shared under a mutex.
-Status serveAsync(train::ShardServer& server, int shard, uint64_t budget,
-                  const train::ParameterServerConfig& ps,
-                  const std::vector<std::unique_ptr<comm::Communicator>>& pairs,
-                  const WorkerOptions& options, job::PhaseBoard& phase, std::FILE* out,
-                  std::FILE* log) {
-  const int workers = static_cast<int>(pairs.size());
-  const size_t shard_size = server.size();
-  const float scale = 1.0f / static_cast<float>(workers);
+// What the async server's threads share (see serveAsync), under one mutex.
+struct AsyncShard {
+  train::ShardServer& server;
+  const int shard;
+  const uint64_t budget;  // the job's pushes (server 0 counts them)
+  const int workers;
+  const train::ParameterServerConfig& ps;
+  const std::vector<std::unique_ptr<comm::Communicator>>& pairs;
+  const WorkerOptions& options;
+  job::PhaseBoard& phase;
+  std::FILE* out;
+
   std::mutex mutex;      // guards everything below, and `server`
   uint64_t served = 0;   // pushes applied or refused
   uint64_t handled = 0;  // served, and the pushes answered with done
-  int active = workers;
+  int active = 0;        // workers that have not left
   ServerStep figures;
   Status failure;
-  const auto fail = [&](const Status& status) {
+
+  // The first failure ends every thread's wait.
+  void fail(const Status& status) {
     std::lock_guard lock(mutex);
+    failLocked(status);
+  }
+  void failLocked(const Status& status) {
     if (failure.isOk()) failure = status;
-    for (const auto& pair : pairs) pair->abort();  // every other thread's wait ends too
-  };
-  const auto serve = [&](int w) {
+    for (const auto& pair : pairs) pair->abort();
+  }
+
+  // Applies worker `w`'s push (or takes its leave) and fills the reply; false when the push
+  // cannot be taken (the failure is set). `done`: the worker leaves after this reply.
+  bool answer(int w, const Message<PushHeader>& push, double waited_s, Message<ReplyHeader>* reply,
+              bool* done) {
+    std::lock_guard lock(mutex);
+    const PushHeader header = push.header();
+    figures.comm_s += waited_s;
+    figures.bytes_received += push.size();
+    if (header.pulled_version > server.version()) {
+      failLocked(protocolError("worker rank " + std::to_string(w) + " pushed step " +
+                               std::to_string(header.step) + " on version " +
+                               std::to_string(header.pulled_version) +
+                               ", newer than the server's " + std::to_string(server.version())));
+      return false;
+    }
+    ReplyHeader reply_header;
+    // Server 0 takes the job's pushes (workers x steps); each later one is answered with done,
+    // and a worker told so pushes `leaving` to the other servers.
+    if (header.leaving != 0 || (shard == 0 && served >= budget)) {
+      reply_header.done = 1;
+      *done = true;
+      --active;
+    } else {
+      const float scale = 1.0f / static_cast<float>(workers);
+      const train::PushVerdict verdict =
+          server.applyPush(push.floats(), header.pulled_version, ps.max_staleness, scale);
+      figures.staleness = std::max(figures.staleness, verdict.staleness);
+      figures.refused += verdict.accepted ? 0 : 1;
+      reply_header.refused = verdict.accepted ? 0 : 1;
+      reply_header.staleness = verdict.staleness;
+      ++served;
+    }
+    reply_header.version = server.version();
+    reply_header.lr = server.lastLr();
+    reply->setHeader(reply_header);
+    reply->setFloats(server.params());
+    ++handled;
+    figures.bytes_sent += reply->size();
+    const uint64_t per_round = static_cast<uint64_t>(workers);
+    phase.enter(job::RankPhase::kAllreduce, handled / per_round + 1);
+    // A step of a server: as many pushes as there are workers. The last one's line is printed
+    // after the final parameters went out (sendFinal).
+    if (handled % per_round == 0 && active > 0) {
+      const uint64_t round = handled / per_round;
+      if (round % options.metrics_every == 0) {
+        printServerStep(out, round, figures, server.lastLr(), true);
+      }
+      figures = ServerStep{};
+    }
+    return true;
+  }
+
+  // One worker's thread: its pushes, answered in turn, until it leaves or something fails.
+  void serve(int w) {
     comm::Communicator& link = *pairs[static_cast<size_t>(w)];
-    Message<PushHeader> push(shard_size);
-    Message<ReplyHeader> reply(shard_size);
+    Message<PushHeader> push(server.size());
+    Message<ReplyHeader> reply(server.size());
     for (;;) {
       const Clock::time_point wait = Clock::now();
       const Status received = link.recv(push.data(), push.size(), 1, kPushTag);
       if (!received.isOk()) {
         return fail(withContext(received, "push from worker rank " + std::to_string(w)));
       }
-      const PushHeader header = push.header();
       bool done = false;
-      {
-        std::lock_guard lock(mutex);
-        figures.comm_s += secondsSince(wait);
-        figures.bytes_received += push.size();
-        if (header.pulled_version > server.version()) {
-          failure = protocolError("worker rank " + std::to_string(w) + " pushed step " +
-                                  std::to_string(header.step) + " on version " +
-                                  std::to_string(header.pulled_version) +
-                                  ", newer than the server's " + std::to_string(server.version()));
-          for (const auto& pair : pairs) pair->abort();
-          return;
-        }
-        ReplyHeader reply_header;
-        // Server 0 takes the job's pushes (workers x steps); each later one is answered with
-        // done, and a worker told so pushes `leaving` to the other servers.
-        if (header.leaving != 0 || (shard == 0 && served >= budget)) {
-          reply_header.done = 1;
-          done = true;
-          --active;
-        } else {
-          const train::PushVerdict verdict =
-              server.applyPush(push.floats(), header.pulled_version, ps.max_staleness, scale);
-          figures.staleness = std::max(figures.staleness, verdict.staleness);
-          figures.refused += verdict.accepted ? 0 : 1;
-          reply_header.refused = verdict.accepted ? 0 : 1;
-          reply_header.staleness = verdict.staleness;
-          ++served;
-        }
-        reply_header.version = server.version();
-        reply_header.lr = server.lastLr();
-        reply.setHeader(reply_header);
-        reply.setFloats(server.params());
-        ++handled;
-        figures.bytes_sent += reply.size();
-        phase.enter(job::RankPhase::kAllreduce, handled / static_cast<uint64_t>(workers) + 1);
-        // A step of a server: as many pushes as there are workers. The last one's line is
-        // printed after the final parameters went out (below).
-        if (handled % static_cast<uint64_t>(workers) == 0 && active > 0) {
-          const uint64_t round = handled / static_cast<uint64_t>(workers);
-          if (round % options.metrics_every == 0) {
-            printServerStep(out, round, figures, server.lastLr(), true);
-          }
-          figures = ServerStep{};
-        }
-      }
+      if (!answer(w, push, secondsSince(wait), &reply, &done)) return;
       const Clock::time_point send = Clock::now();
       const Status sent = link.send(reply.data(), reply.size(), 1, kReplyTag);
       if (!sent.isOk()) return fail(withContext(sent, "reply to worker rank " + std::to_string(w)));
@@ -372,35 +387,52 @@ Status serveAsync(train::ShardServer& server, int shard, uint64_t budget,
       }
       if (done) return;
     }
-  };
-  std::vector<std::thread> threads;
-  for (int w = 0; w < workers; ++w) threads.emplace_back(serve, w);
-  for (std::thread& t : threads) t.join();
-  if (!failure.isOk()) return failure;
+  }
 
   // Every worker has left: the final parameters to each (it waits for them after its last
-  // push), counted in the last step's figures.
-  Message<ReplyHeader> final_shard(shard_size);
-  ReplyHeader header;
-  header.version = server.version();
-  header.done = 1;
-  header.lr = server.lastLr();
-  final_shard.setHeader(header);
-  final_shard.setFloats(server.params());
-  for (int w = 0; w < workers; ++w) {
-    const Clock::time_point start = Clock::now();
-    const Status sent =
-        pairs[static_cast<size_t>(w)]->send(final_shard.data(), final_shard.size(), 1, kFinalTag);
-    if (!sent.isOk())
-      return withContext(sent, "final parameters to worker rank " + std::to_string(w));
-    figures.comm_s += secondsSince(start);
-    figures.bytes_sent += final_shard.size();
+  // push), counted in the last step's figures. After the threads have ended.
+  Status sendFinal() {
+    Message<ReplyHeader> final_shard(server.size());
+    ReplyHeader header;
+    header.version = server.version();
+    header.done = 1;
+    header.lr = server.lastLr();
+    final_shard.setHeader(header);
+    final_shard.setFloats(server.params());
+    for (int w = 0; w < workers; ++w) {
+      const Clock::time_point start = Clock::now();
+      const Status sent =
+          pairs[static_cast<size_t>(w)]->send(final_shard.data(), final_shard.size(), 1, kFinalTag);
+      if (!sent.isOk()) {
+        return withContext(sent, "final parameters to worker rank " + std::to_string(w));
+      }
+      figures.comm_s += secondsSince(start);
+      figures.bytes_sent += final_shard.size();
+    }
+    const uint64_t per_round = static_cast<uint64_t>(workers);
+    printServerStep(out, (handled + per_round - 1) / per_round, figures, server.lastLr(), true);
+    return Status::ok();
   }
-  const uint64_t rounds =
-      (handled + static_cast<uint64_t>(workers) - 1) / static_cast<uint64_t>(workers);
-  printServerStep(out, rounds, figures, server.lastLr(), true);
+};
+
+// async: one thread per worker, each on the pair communicator of the two, so that a worker that
+// is slow to send or to take its reply (descheduled, stopped) holds up its own thread only; the
+// shard and the figures are shared under a mutex.
+Status serveAsync(train::ShardServer& server, int shard, uint64_t budget,
+                  const train::ParameterServerConfig& ps,
+                  const std::vector<std::unique_ptr<comm::Communicator>>& pairs,
+                  const WorkerOptions& options, job::PhaseBoard& phase, std::FILE* out,
+                  std::FILE* log) {
+  const int workers = static_cast<int>(pairs.size());
+  AsyncShard state{server, shard, budget, workers, ps, pairs, options, phase, out};
+  state.active = workers;
+  std::vector<std::thread> threads;
+  for (int w = 0; w < workers; ++w) threads.emplace_back([&state, w] { state.serve(w); });
+  for (std::thread& t : threads) t.join();
+  if (!state.failure.isOk()) return state.failure;
+  RM_RETURN_IF_ERROR(state.sendFinal());
   std::fprintf(log, "rank %d: served %llu pushes, applied %llu\n", options.rank,
-               static_cast<unsigned long long>(served),
+               static_cast<unsigned long long>(state.served),
                static_cast<unsigned long long>(server.version()));
   return Status::ok();
 }

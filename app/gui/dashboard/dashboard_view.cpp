@@ -122,11 +122,44 @@ DashboardView::DashboardView(SessionBridge* bridge, const QString& job_id, bool 
       live_(live),
       job_(std::make_unique<JobData>(job_id.toStdString())) {
   // The user's last smoothing and x axis, as TensorBoard keeps them.
-  const QSettings settings;
-  const double saved_smoothing = settings.value(kSmoothingKey, smoothing_).toDouble();
+  const double saved_smoothing = QSettings().value(kSmoothingKey, smoothing_).toDouble();
   if (std::isfinite(saved_smoothing)) smoothing_ = std::clamp(saved_smoothing, 0.0, 0.99);
-  // Header: what the job is, how it is doing, and the one thing that went wrong.
-  title_ = new QLabel(job_id);
+  QLayout* header = buildHeader();
+  QLayout* controls = buildControls();
+  QSplitter* charts_row = buildChartsRow();
+  QTabWidget* tables = buildTables();
+  auto* split = new QSplitter(Qt::Vertical);
+  split->addWidget(charts_row);
+  split->addWidget(tables);
+  split->setStretchFactor(0, 3);
+  split->setStretchFactor(1, 1);
+  split->setSizes({700, 220});
+  // How the user last divided a dashboard (charts against tables, rank list against charts):
+  // every dashboard opens so, on the next start too.
+  for (QSplitter* splitter : {split, charts_row}) {
+    const QString key = splitter == split ? kSplitKey : kChartsRowKey;
+    splitter->restoreState(QSettings().value(key).toByteArray());
+    connect(splitter, &QSplitter::splitterMoved, this,
+            [splitter, key] { QSettings().setValue(key, splitter->saveState()); });
+  }
+
+  auto* layout = new QVBoxLayout(this);
+  layout->addLayout(header);
+  layout->addWidget(problem_);
+  layout->addLayout(controls);
+  layout->addWidget(split, 1);
+
+  connectControls();
+  connectRankList();
+  connectActions();
+  startTimers();
+  load_token_ = bridge_->loadJob(job_id_);
+  loaded_ = load_token_ == 0;  // no session (yet): nothing to wait for
+}
+
+// Header: what the job is, how it is doing, and the one thing that went wrong.
+QLayout* DashboardView::buildHeader() {
+  title_ = new QLabel(job_id_);
   QFont title_font = title_->font();
   title_font.setPointSizeF(title_font.pointSizeF() * 1.35);
   title_font.setBold(true);
@@ -159,8 +192,11 @@ DashboardView::DashboardView(SessionBridge* bridge, const QString& job_id, bool 
   header->addLayout(header_text, 1);
   header->addWidget(restart_);
   header->addWidget(stop_);
+  return header;
+}
 
-  // Controls shared by every chart.
+// Controls shared by every chart.
+QLayout* DashboardView::buildControls() {
   axis_box_ = new QComboBox;
   axis_box_->setObjectName("xAxis");
   axis_box_->addItem("x: step");
@@ -197,8 +233,16 @@ DashboardView::DashboardView(SessionBridge* bridge, const QString& job_id, bool 
   hint->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
   hint->setAlignment(Qt::AlignRight | Qt::AlignVCenter);
   controls->addWidget(hint, 1);
+  connect(reset, &QPushButton::clicked, this, [this] {
+    for (auto& [title, chart] : charts_) chart->resetZoom();
+    heatmap_->resetXRange();
+    heatmap_->refresh();
+  });
+  return controls;
+}
 
-  // Rank toggles beside the charts.
+// The rank toggles beside the charts, the charts and the straggler heatmap.
+QSplitter* DashboardView::buildChartsRow() {
   rank_list_ = new QListWidget;
   rank_list_->setObjectName("rankList");
   rank_list_->setFixedWidth(150);
@@ -230,8 +274,11 @@ DashboardView::DashboardView(SessionBridge* bridge, const QString& job_id, bool 
   charts_row->addWidget(scroll_);
   charts_row->setStretchFactor(1, 1);
   charts_row->setSizes({150, 1250});
+  return charts_row;
+}
 
-  // Ranks, events, logs.
+// Ranks, events, logs.
+QTabWidget* DashboardView::buildTables() {
   rank_model_ = new RankTableModel(this);
   // Sorted through a proxy by each column's real value; rows update in place, so the selection
   // and the sort survive every refresh.
@@ -257,28 +304,11 @@ DashboardView::DashboardView(SessionBridge* bridge, const QString& job_id, bool 
   tabs_->addTab(rank_table_, "Ranks");
   tabs_->addTab(events_, "Events");
   tabs_->addTab(log_pane_, "Logs");
+  return tabs_;
+}
 
-  auto* split = new QSplitter(Qt::Vertical);
-  split->addWidget(charts_row);
-  split->addWidget(tabs_);
-  split->setStretchFactor(0, 3);
-  split->setStretchFactor(1, 1);
-  split->setSizes({700, 220});
-  // How the user last divided a dashboard (charts against tables, rank list against charts):
-  // every dashboard opens so, on the next start too.
-  for (QSplitter* splitter : {split, charts_row}) {
-    const QString key = splitter == split ? kSplitKey : kChartsRowKey;
-    splitter->restoreState(QSettings().value(key).toByteArray());
-    connect(splitter, &QSplitter::splitterMoved, this,
-            [splitter, key] { QSettings().setValue(key, splitter->saveState()); });
-  }
-
-  auto* layout = new QVBoxLayout(this);
-  layout->addLayout(header);
-  layout->addWidget(problem_);
-  layout->addLayout(controls);
-  layout->addWidget(split, 1);
-
+// The controls' changes, and their saved values (smoothing is read in the constructor).
+void DashboardView::connectControls() {
   connect(axis_box_, &QComboBox::currentIndexChanged, this, [this](int index) {
     setXChoice(static_cast<XChoice>(index));
     QSettings().setValue(kXAxisKey, index);
@@ -305,16 +335,15 @@ DashboardView::DashboardView(SessionBridge* bridge, const QString& job_id, bool 
     setShowSpread(index == 1);
     QSettings().setValue(kSpreadKey, index == 1);
   });
+  const QSettings settings;
   if (settings.value(kSpreadKey, false).toBool()) setShowSpread(true);
   const int saved_axis = settings.value(kXAxisKey, 0).toInt();
   if (saved_axis > 0 && saved_axis <= static_cast<int>(XChoice::kWallTime)) {
     setXChoice(static_cast<XChoice>(saved_axis));
   }
-  connect(reset, &QPushButton::clicked, this, [this] {
-    for (auto& [title, chart] : charts_) chart->resetZoom();
-    heatmap_->resetXRange();
-    heatmap_->refresh();
-  });
+}
+
+void DashboardView::connectRankList() {
   connect(rank_list_, &QListWidget::itemChanged, this, [this] { updateLines(/*all=*/true); });
   // As in Plotly's legends: isolate a line, and the same gesture on it again shows all.
   auto isolate = [this](QListWidgetItem* item) {
@@ -339,6 +368,10 @@ DashboardView::DashboardView(SessionBridge* bridge, const QString& job_id, bool 
     menu.addAction(tr("Show all"), [this] { showOnlyLines(nullptr); });
     menu.exec(rank_list_->viewport()->mapToGlobal(at));
   });
+}
+
+// The problem line, Stop and Restart, the ranks' and events' clicks, and the session's news.
+void DashboardView::connectActions() {
   connect(problem_, &QPushButton::clicked, this, [this] {
     if (shown().liveness.anyUnknown()) {
       tabs_->setCurrentWidget(rank_table_);  // which ranks are unknown, and on which agent
@@ -377,7 +410,9 @@ DashboardView::DashboardView(SessionBridge* bridge, const QString& job_id, bool 
     job_->setSlurm(row);
     updateHeader();
   });
+}
 
+void DashboardView::startTimers() {
   redraw_timer_ = new QTimer(this);
   redraw_timer_->setInterval(kRedrawMs);
   redraw_timer_->setObjectName("dashboard-redraw");
@@ -392,9 +427,6 @@ DashboardView::DashboardView(SessionBridge* bridge, const QString& job_id, bool 
     updateHeader();
   });
   clock_timer_->start();
-
-  load_token_ = bridge_->loadJob(job_id_);
-  loaded_ = load_token_ == 0;  // no session (yet): nothing to wait for
 }
 
 DashboardView::~DashboardView() = default;
@@ -867,6 +899,30 @@ void DashboardView::updateHeader() {
   // the clock at the last evidence instead of ticking on.
   const client::ShownJob shown = this->shown();
   const client::JobLiveness& liveness = shown.liveness;
+  summary_->setText(summaryText(shown));
+  // The charts say that what they show may be old; the clock of the job stopped with them.
+  const QString stale =
+      liveness.job_unknown && liveness.evidence_until > 0
+          ? tr("no data since %1")
+                .arg(QString::fromStdString(client::clockTime(liveness.evidence_until)))
+          : QString();
+  for (const auto& [title, chart] : charts_) chart->setStaleNote(stale);
+  updateProblemLine(shown);
+  stop_->setEnabled(live_ && !job_->finished());
+  // A job on Slurm restarts inside its allocation by itself, and Slurm requeues it.
+  restart_->setEnabled(live_ && !job_->slurm() &&
+                       (!job_->finished() || shown.state != "succeeded"));
+  if (job_->slurm()) {
+    restart_->setToolTip(
+        "A job on Slurm restarts failed ranks inside its allocation, as its restart policy says, "
+        "and Slurm runs it again from its checkpoints when a node fails or it is preempted");
+  }
+}
+
+// The line under the title: state, ranks and hosts, progress, throughput, the straggler, time,
+// where it runs.
+QString DashboardView::summaryText(const client::ShownJob& shown) const {
+  const client::JobLiveness& liveness = shown.liveness;
   const std::string& state = shown.state;
   int running = 0;
   for (const auto& [rank, info] : job_->ranks()) running += info.state == "running";
@@ -915,7 +971,16 @@ void DashboardView::updateHeader() {
   if (!job_->launcher().empty()) {
     text += " &nbsp;·&nbsp; " + QString::fromStdString(job_->launcher());
   }
-  // Which Python ran the entry point (the launch records it per agent): one, or how many.
+  text += whereText();
+  if (job_->attempt() > 1) text += QString(" &nbsp;·&nbsp; attempt %1").arg(job_->attempt());
+  if (!live_) text += " &nbsp;·&nbsp; from the history";
+  return text;
+}
+
+// Which Python ran the entry point (the launch records it per agent), and where the ranks
+// train: "8 GPUs", or why backend auto put them on the CPU.
+QString DashboardView::whereText() const {
+  QString text;
   std::set<std::string> interpreters;
   for (const auto& [rank, state] : job_->model().ranks()) {
     if (!state.interpreter.empty()) interpreters.insert(state.interpreter);
@@ -926,7 +991,6 @@ void DashboardView::updateHeader() {
     text += QString(" &nbsp;·&nbsp; %1 Python interpreters").arg(interpreters.size());
   }
   if (const auto& slurm = job_->slurm()) text += " &nbsp;·&nbsp; " + slurmText(*slurm);
-  // Where the ranks train: "8 GPUs", or why backend auto put them on the CPU.
   int on_gpu = 0;
   std::string cpu_reason;
   for (const auto& [rank, info] : job_->ranks()) {
@@ -939,17 +1003,13 @@ void DashboardView::updateHeader() {
     text += QString(" &nbsp;·&nbsp; <span style='color:#ffb030'>on the CPU: %1</span>")
                 .arg(QString::fromStdString(cpu_reason).toHtmlEscaped());
   }
-  if (job_->attempt() > 1) text += QString(" &nbsp;·&nbsp; attempt %1").arg(job_->attempt());
-  if (!live_) text += " &nbsp;·&nbsp; from the history";
-  summary_->setText(text);
+  return text;
+}
 
-  // The charts say that what they show may be old; the clock of the job stopped with them.
-  const QString stale =
-      liveness.job_unknown && liveness.evidence_until > 0
-          ? tr("no data since %1")
-                .arg(QString::fromStdString(client::clockTime(liveness.evidence_until)))
-          : QString();
-  for (const auto& [title, chart] : charts_) chart->setStaleNote(stale);
+// The one thing that went wrong, clickable: what is unknown, a hang, or the first failure.
+void DashboardView::updateProblemLine(const client::ShownJob& shown) {
+  const client::JobLiveness& liveness = shown.liveness;
+  const std::string& state = shown.state;
   if (liveness.anyUnknown()) {
     showProblem(QString("⚠  %1").arg(QString::fromStdString(liveness.describe())),
                 ProblemTone::kUnknown);
@@ -976,14 +1036,6 @@ void DashboardView::updateHeader() {
                 recovered ? ProblemTone::kWarning : ProblemTone::kFailure);
   } else {
     problem_->setVisible(false);
-  }
-  stop_->setEnabled(live_ && !job_->finished());
-  // A job on Slurm restarts inside its allocation by itself, and Slurm requeues it.
-  restart_->setEnabled(live_ && !job_->slurm() && (!job_->finished() || state != "succeeded"));
-  if (job_->slurm()) {
-    restart_->setToolTip(
-        "A job on Slurm restarts failed ranks inside its allocation, as its restart policy says, "
-        "and Slurm runs it again from its checkpoints when a node fails or it is preempted");
   }
 }
 

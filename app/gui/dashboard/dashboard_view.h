@@ -26,7 +26,9 @@ class QListWidget;
 class QListWidgetItem;
 class QMenu;
 class QPushButton;
+class QLayout;
 class QScrollArea;
+class QSplitter;
 class QSlider;
 class QTabWidget;
 class QTableView;
@@ -93,6 +95,15 @@ class DashboardView : public QWidget {
   void titleChanged(const QString& job_id, const QString& title);
 
  private:
+  // The constructor's parts: the widgets, then what they do.
+  QLayout* buildHeader();
+  QLayout* buildControls();
+  QSplitter* buildChartsRow();
+  QTabWidget* buildTables();
+  void connectControls();
+  void connectRankList();
+  void connectActions();
+  void startTimers();
   void onJobLoaded(uint64_t token, const Result<client::JobSnapshot>& snapshot);
   void apply(const std::vector<AgentRecords>& batch);
   void onRedrawTick();
@@ -105,6 +116,9 @@ class DashboardView : public QWidget {
   MetricChart* addChart(const QString& title, bool health);
   bool updateLines(bool all);  // true when every chart has its current lines
   void updateHeader();
+  QString summaryText(const client::ShownJob& shown) const;
+  QString whereText() const;
+  void updateProblemLine(const client::ShownJob& shown);
   enum class ProblemTone { kUnknown, kWarning, kFailure };
   void showProblem(const QString& text, ProblemTone tone);  // the line under the header
   void updateEvents();
