@@ -384,14 +384,18 @@ std::optional<JobEvent> JobData::firstProblem() const {
 bool JobData::isHangWatch(const JobEvent& event) { return event.kind.starts_with("hang_"); }
 
 std::optional<JobEvent> JobData::hangWatch() const {
-  for (auto it = events_.rbegin(); it != events_.rend(); ++it) {
-    if (!isHangWatch(*it)) continue;
-    if (it->attempt != model_.attempt() || it->kind == "hang_cleared" || finished()) {
-      return std::nullopt;
-    }
-    return *it;
-  }
-  return std::nullopt;
+  // The model's typed watch (the one fold), as an event the problem line can open the log of.
+  const std::optional<job::HangWatch> hang = model_.hang();
+  if (!hang) return std::nullopt;
+  JobEvent event;
+  event.time = hang->since;
+  event.kind = "hang_" + hang->stage;
+  event.agent = hang->agent;
+  event.detail = hang->cause;
+  event.attempt = model_.attempt();
+  event.rank = hang->rank;
+  event.problem = true;
+  return event;
 }
 
 std::vector<std::string> JobData::agents() const {
