@@ -18,6 +18,7 @@
 #include <mutex>
 
 #include "connection_monitor.h"
+#include "fair_queue.h"
 #include "gang_coordinator.h"
 #include "host_sampler.h"
 #include "interrupted_jobs.h"
@@ -57,6 +58,17 @@ const int kQueuedRepliesPerClient = ReplyBudget::kQueuedPerConnection;
 constexpr uint64_t kUnreadRepliesPerKey = 192ull << 20;
 constexpr uint64_t kUnreadRepliesInAll = 384ull << 20;
 constexpr auto kUnwritablePause = std::chrono::seconds(1);
+// Requests that take time, waiting per key (FairQueue), and how many are served in one turn of
+// the loop before rank output, signals and timers.
+constexpr size_t kSlowRequestsPerKey = 1024;
+constexpr int kSlowRequestsPerTurn = 16;
+
+// Requests whose answer takes time: journal and log reads (megabytes, read and encoded), and
+// preparing and launching a job (directories, clone and exec of every rank).
+bool takesTime(const proto::Envelope& request) {
+  return request.has_read_journal() || request.has_read_log() || request.has_launch_job() ||
+         request.has_prepare_job();
+}
 
 std::string hostName() {
   char buffer[256] = {};
@@ -195,6 +207,8 @@ struct AgentServer::Impl {
     int source_fd = -1;  // the connection's socket
   };
   bool receive(Request* request);
+  // Requests that take time to answer (see takesTime), queued by key and served in turn.
+  FairQueue<Request> slow_requests{kSlowRequestsPerKey};
   // Routes a request to what answers it; long polls that must wait are parked.
   void handle(const std::string& identity, const std::string& user, const proto::Envelope& request,
               int source_fd);
@@ -439,31 +453,33 @@ void AgentServer::Impl::replyError(const std::string& identity, uint64_t request
   reply(identity, envelope);
 }
 
-// Everything waiting is taken in first and the cheap requests answered at once; reads of
-// journals and logs (megabytes each) go last, one at a time, with the socket drained again
-// between them, so that a key flooding the agent with big reads delays another client's
-// inventory by one read at most, not by a round of them.
+// Everything waiting is taken in first and the cheap requests answered at once. Those that take
+// time (takesTime: reads of megabytes, launches) are queued by key and served one at a time,
+// each key in turn (FairQueue), with the socket drained again between them: a key flooding the
+// agent with reads or submits delays another key's request by one of its own at most, however
+// many connections it has. At most kSlowRequestsPerTurn are served before rank output, signals
+// and timers get their turn (the loop comes back at once while any wait).
 void AgentServer::Impl::onSocketReadable() {
-  std::deque<Request> reads;
   int received = 0;  // bounded, so that rank output and signals are served between bursts
-  for (;;) {
+  for (int served = 0;; ++served) {
     for (Request request; received < 256 && receive(&request); request = Request{}) {
       ++received;
       if (!request.envelope) continue;
-      if (request.envelope->has_read_log() || request.envelope->has_read_journal()) {
-        reads.push_back(std::move(request));
-      } else {
+      if (!takesTime(*request.envelope)) {
         handle(request.identity, request.user, *request.envelope, request.source_fd);
+      } else if (!slow_requests.push(request.user, std::move(request))) {
+        bad_requests.refused("refused a request: " + std::to_string(kSlowRequestsPerKey) +
+                             " of this key's wait already");
+        replyError(request.identity, request.envelope->request_id(),
+                   Status(ErrorCode::kResourceExhausted,
+                          std::to_string(kSlowRequestsPerKey) +
+                              " reads and launches of this key wait already: send fewer at once"));
       }
     }
-    if (reads.empty()) return;
-    const Request read = std::move(reads.front());
-    reads.pop_front();
-    handle(read.identity, read.user, *read.envelope, read.source_fd);
-    if (received >= 256) {
-      for (const Request& r : reads) handle(r.identity, r.user, *r.envelope, r.source_fd);
-      return;
-    }
+    if (served >= kSlowRequestsPerTurn) return;
+    std::optional<Request> next = slow_requests.pop();
+    if (!next) return;
+    handle(next->identity, next->user, *next->envelope, next->source_fd);
   }
 }
 
@@ -763,6 +779,7 @@ Status AgentServer::Impl::loop() {
     // the long polls at the end of this turn, not after a millisecond's poll (unless the journal
     // cannot be written: then the records wait, and so does the loop).
     if (journal->unflushed() && journal->writeError().empty()) timeout_ms = 0;
+    if (!slow_requests.empty()) timeout_ms = 0;  // their turn comes after the other work
     if (zmq_poll(items.data(), static_cast<int>(items.size()), timeout_ms) < 0 &&
         zmq_errno() != EINTR) {
       return ioError(std::string("zmq_poll: ") + zmq_strerror(zmq_errno()));
@@ -807,7 +824,7 @@ Status AgentServer::Impl::loop() {
       sampleHealth();
       closeRevokedConnections();
     }
-    if (items[0].revents & ZMQ_POLLIN) onSocketReadable();
+    if ((items[0].revents & ZMQ_POLLIN) || !slow_requests.empty()) onSocketReadable();
     gang->onSupervisorEvents(supervisor->takeEvents());
     // Everything appended this round becomes visible to readers before anyone is answered.
     if (Status flushed = journal->flush(); !flushed.isOk()) log(flushed.message());

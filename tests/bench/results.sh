@@ -30,6 +30,7 @@ all=(
   "bench_charts||chart redraw, 10^3 to 10^7 points vs a plain QLineSeries"
   "bench_log_search||a 200 MB log searched from the log pane vs grep"
   "bench_gui_stall||longest GUI event-loop gap while 50k samples/s stream in"
+  "bench_fair_service||an unrelated key's inventory while one key runs 32 following clients and 16 unread 16 MB log floods, vs the idle agent"
 )
 
 selected=("$@")
