@@ -19,9 +19,11 @@ in parallel, and adds it to this client's cluster file.
   --gpus LIST        GPUs its ranks may use: 0,1 (default: all)
   --rank-memory SIZE each rank's memory limit, e.g. 64G (needs cgroup v2)
   --user NAME        user the ranks run as (default ringmaster, created when missing)
-  --job-uids FIRST-LAST  each job's ranks run as a uid of their own from this range instead
-                     (e.g. 1800000000-1800065535: no user of the host may be in it), so jobs
-                     cannot signal each other's ranks or open each other's files
+  --job-uids FIRST-LAST  each job's ranks run as a uid of their own from this range (default
+                     1879048192-1879113727: above the host's own users; the agent refuses a
+                     range that holds a user or group of the host), so jobs cannot signal each
+                     other's ranks, open each other's files or find the last job's in /tmp;
+                     "off": every job's ranks run as --user (one person's hosts only)
   --prefix DIR       install everything (program, config, state) under DIR
   --method deb|bundle  the Debian package or the relocatable binaries (default: deb on a
                      host of this machine's Debian/Ubuntu release without --prefix, else
@@ -40,7 +42,7 @@ EOF
 
 here=$(cd "$(dirname "$0")" && pwd)
 port=7070 bind=0.0.0.0 name="" slots="" gpus="" rank_memory="" run_user=ringmaster prefix=""
-job_uids=""
+job_uids=1879048192-1879113727
 method="" systemd=yes uninstall=no hosts_file="" ssh_config=${RINGMASTER_SSH_CONFIG:-} cluster=""
 build_dir="" package=""
 targets=() options=()
@@ -87,7 +89,8 @@ done
 [[ -z $slots || $slots =~ ^[0-9]+$ ]] || bad "--slots must be a number, not '$slots'"
 [[ -z $gpus || $gpus =~ ^[0-9A-Za-z,-]+$ ]] || bad "--gpus is a list like 0,1 or GPU UUIDs, not '$gpus'"
 [[ -z $rank_memory || $rank_memory =~ ^[0-9]+[KMGTkmgt]?[Bb]?$ ]] || bad "--rank-memory is a size like 64G, not '$rank_memory'"
-[[ -z $job_uids || $job_uids =~ ^[1-9][0-9]*-[1-9][0-9]*$ ]] || bad "--job-uids is a range of uids like 1800000000-1800065535, not '$job_uids'"
+[[ $job_uids == off || $job_uids =~ ^[1-9][0-9]*-[1-9][0-9]*$ ]] || bad "--job-uids is a range of uids like 1879048192-1879113727, or off, not '$job_uids'"
+[[ $job_uids == off ]] && job_uids=""
 [[ -z $name || $name =~ ^[A-Za-z0-9][A-Za-z0-9._-]*$ ]] || bad "--name may hold letters, digits, . _ -, not '$name'"
 [[ $run_user =~ ^[a-z_][a-z0-9_-]*$ ]] || bad "--user is not a valid user name: '$run_user'"
 [[ $bind =~ ^[0-9A-Fa-f.:]+$ ]] || bad "--bind is an IP address, not '$bind'"

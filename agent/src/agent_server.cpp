@@ -62,6 +62,9 @@ constexpr auto kUnwritablePause = std::chrono::seconds(1);
 // the loop before rank output, signals and timers.
 constexpr size_t kSlowRequestsPerKey = 1024;
 constexpr int kSlowRequestsPerTurn = 16;
+constexpr int kMessagesPerTurn = 256;
+// Between two answers to long polls, at most this many messages are taken in.
+constexpr int kMessagesBetweenAnswers = 64;
 
 // Requests whose answer takes time: journal and log reads (megabytes, read and encoded), and
 // preparing and launching a job (directories, clone and exec of every rank).
@@ -198,6 +201,9 @@ struct AgentServer::Impl {
   Status loop();
   void sampleHealth();
   void onSocketReadable();
+  // Takes in at most `most` messages off the socket: cheap requests are answered at once, those
+  // that take time queued by key (slow_requests). Returns how many it took.
+  int takeIn(int most);
   // One request off the socket: false when none waits; a malformed one is refused here and
   // leaves *request empty.
   struct Request {
@@ -285,6 +291,7 @@ Status AgentServer::Impl::start() {
   supervisor_options.confinement.nice = options.rank_nice;
   if (!options.job_uids.empty()) {
     RM_ASSIGN_OR_RETURN(const UidRange range, parseUidRange(options.job_uids));
+    RM_RETURN_IF_ERROR(checkUidRangeIsFree(range, hostUsers(), hostGroups()));
     if (::geteuid() != 0) {
       return Status(ErrorCode::kInvalidArgument,
                     "--job-uids needs the agent to run as root (only root can give each job a "
@@ -462,25 +469,31 @@ void AgentServer::Impl::replyError(const std::string& identity, uint64_t request
 void AgentServer::Impl::onSocketReadable() {
   int received = 0;  // bounded, so that rank output and signals are served between bursts
   for (int served = 0;; ++served) {
-    for (Request request; received < 256 && receive(&request); request = Request{}) {
-      ++received;
-      if (!request.envelope) continue;
-      if (!takesTime(*request.envelope)) {
-        handle(request.identity, request.user, *request.envelope, request.source_fd);
-      } else if (!slow_requests.push(request.user, std::move(request))) {
-        bad_requests.refused("refused a request: " + std::to_string(kSlowRequestsPerKey) +
-                             " of this key's wait already");
-        replyError(request.identity, request.envelope->request_id(),
-                   Status(ErrorCode::kResourceExhausted,
-                          std::to_string(kSlowRequestsPerKey) +
-                              " reads and launches of this key wait already: send fewer at once"));
-      }
-    }
+    received += takeIn(kMessagesPerTurn - received);
     if (served >= kSlowRequestsPerTurn) return;
     std::optional<Request> next = slow_requests.pop();
     if (!next) return;
     handle(next->identity, next->user, *next->envelope, next->source_fd);
   }
+}
+
+int AgentServer::Impl::takeIn(int most) {
+  int received = 0;
+  for (Request request; received < most && receive(&request); request = Request{}) {
+    ++received;
+    if (!request.envelope) continue;
+    if (!takesTime(*request.envelope)) {
+      handle(request.identity, request.user, *request.envelope, request.source_fd);
+    } else if (!slow_requests.push(request.user, std::move(request))) {
+      bad_requests.refused("refused a request: " + std::to_string(kSlowRequestsPerKey) +
+                           " of this key's wait already");
+      replyError(request.identity, request.envelope->request_id(),
+                 Status(ErrorCode::kResourceExhausted,
+                        std::to_string(kSlowRequestsPerKey) +
+                            " reads and launches of this key wait already: send fewer at once"));
+    }
+  }
+  return received;
 }
 
 bool AgentServer::Impl::receive(Request* request) {
@@ -838,7 +851,9 @@ Status AgentServer::Impl::loop() {
         [this](const std::string& user, const proto::Envelope& request, bool final) {
           return answerWaiting(user, request, final);
         },
-        [this](const std::string& identity, proto::Envelope& answer) { reply(identity, answer); });
+        [this](const std::string& identity, proto::Envelope& answer) { reply(identity, answer); },
+        // 32 followers' long polls answered in one pass held another key's request behind them.
+        [this] { takeIn(kMessagesBetweenAnswers); });
     rendezvous->endAttempts([this](const std::string& job) { return supervisor->isActive(job); });
     rendezvous->dropInactive(
         [this](const std::string& job) { return supervisor->isActive(job) || gang->manages(job); });

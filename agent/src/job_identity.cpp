@@ -54,6 +54,57 @@ Result<UidRange> parseUidRange(const std::string& text) {
   return range;
 }
 
+std::vector<HostId> hostUsers() {
+  std::vector<HostId> users;
+  std::vector<char> buffer(16384);
+  passwd entry{};
+  passwd* found = nullptr;
+  ::setpwent();
+  while (::getpwent_r(&entry, buffer.data(), buffer.size(), &found) == 0 && found != nullptr) {
+    users.push_back({found->pw_name, found->pw_uid});
+  }
+  ::endpwent();
+  return users;
+}
+
+std::vector<HostId> hostGroups() {
+  std::vector<HostId> groups;
+  std::vector<char> buffer(65536);  // a group lists its members
+  group entry{};
+  group* found = nullptr;
+  ::setgrent();
+  while (::getgrent_r(&entry, buffer.data(), buffer.size(), &found) == 0 && found != nullptr) {
+    groups.push_back({found->gr_name, found->gr_gid});
+  }
+  ::endgrent();
+  return groups;
+}
+
+Status checkUidRangeIsFree(UidRange range, const std::vector<HostId>& users,
+                           const std::vector<HostId>& groups) {
+  const std::string text = std::to_string(range.first) + "-" + std::to_string(range.last);
+  const std::string way_out =
+      std::string(": choose a range no user or group of the host is in, e.g. ") + kDefaultJobUids +
+      " (the installers' default)";
+  if (range.first < kLowestJobUid) {
+    return invalidArgument("--job-uids " + text + " reaches below " +
+                           std::to_string(kLowestJobUid) +
+                           ", where the host's own users are (system accounts, logins, systemd's "
+                           "DynamicUser services at 61184-65519, nobody)" +
+                           way_out);
+  }
+  for (const auto& [ids, what] : {std::pair{&users, "user"}, std::pair{&groups, "group"}}) {
+    for (const HostId& id : *ids) {
+      if (id.id >= range.first && id.id <= range.last) {
+        return invalidArgument("--job-uids " + text + " holds " + what + " " + id.name + " (" +
+                               std::to_string(id.id) + "): a job given that id would act as it" +
+                               way_out);
+      }
+    }
+  }
+  return Status::ok();
+}
+
 JobIdentities::JobIdentities(UidRange range, RankConfinement base, std::string ledger_path,
                              std::string lock_dir)
     : range_(range),

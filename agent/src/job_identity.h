@@ -39,6 +39,26 @@ struct UidRange {
 // the text.
 Result<UidRange> parseUidRange(const std::string& text);
 
+// The range the installers give the agent (the .deb's agent.toml, install-agent.sh): above every
+// range a host uses for its own users (system accounts, logins, systemd's DynamicUser 61184-65519,
+// nobody), below 2^31 (what some tools take for a signed number).
+inline constexpr const char* kDefaultJobUids = "1879048192-1879113727";
+// No uid of --job-uids may be below this: the host's own users live there.
+inline constexpr uid_t kLowestJobUid = 65536;
+
+// A user or group of the host, as passwd or group names it.
+struct HostId {
+  std::string name;
+  uint32_t id = 0;
+};
+std::vector<HostId> hostUsers();   // every passwd entry (getpwent)
+std::vector<HostId> hostGroups();  // every group entry (getgrent)
+// Whether the range is safe to give jobs: above kLowestJobUid, and no user or group of the host
+// in it (its ranks would run as that user, or with that group's files). The error names the
+// first one found and the way out.
+Status checkUidRangeIsFree(UidRange range, const std::vector<HostId>& users,
+                           const std::vector<HostId>& groups);
+
 // Where every agent of a host locks the uids it holds.
 inline constexpr const char* kUidLockDir = "/run/ringmaster/uids";
 

@@ -1,6 +1,7 @@
 #include "parked_requests.h"
 
 #include <algorithm>
+#include <iterator>
 
 namespace ringmaster::agent {
 namespace {
@@ -13,19 +14,27 @@ void ParkedRequests::park(std::string identity, std::string user, proto::Envelop
   parked_.push_back({std::move(identity), std::move(user), std::move(request), deadline});
 }
 
-void ParkedRequests::retry(bool expire_only, const Answer& answer, const Send& send) {
+void ParkedRequests::retry(bool expire_only, const Answer& answer, const Send& send,
+                           const std::function<void()>& between) {
   const auto now = Clock::now();
-  for (auto it = parked_.begin(); it != parked_.end();) {
-    const bool expired = it->deadline <= now;
+  // Taken out first: `between` may park requests (appended to parked_ meanwhile).
+  std::deque<Parked> asked;
+  asked.swap(parked_);
+  std::deque<Parked> still_waiting;
+  for (Parked& p : asked) {
+    const bool expired = p.deadline <= now;
     std::optional<proto::Envelope> reply;
-    if (expired || !expire_only) reply = answer(it->user, it->request, expired);
+    if (expired || !expire_only) reply = answer(p.user, p.request, expired);
     if (!reply) {
-      ++it;
+      still_waiting.push_back(std::move(p));
       continue;
     }
-    send(it->identity, *reply);
-    it = parked_.erase(it);
+    send(p.identity, *reply);
+    if (between) between();
   }
+  // The older requests keep their place before those parked meanwhile.
+  parked_.insert(parked_.begin(), std::make_move_iterator(still_waiting.begin()),
+                 std::make_move_iterator(still_waiting.end()));
 }
 
 ParkedRequests::Clock::time_point ParkedRequests::nextDeadline(Clock::time_point otherwise) const {

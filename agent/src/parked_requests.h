@@ -25,8 +25,11 @@ class ParkedRequests {
   // wait_ms is capped at a minute.
   void park(std::string identity, std::string user, proto::Envelope request, uint32_t wait_ms);
   // Answers every request that can be answered now (with expire_only, only those whose
-  // deadline has passed) and forgets them.
-  void retry(bool expire_only, const Answer& answer, const Send& send);
+  // deadline has passed) and forgets them; `between`, when given, runs after each answer sent
+  // (the agent takes in cheap requests there, so that they do not wait for a round of answers).
+  // It may park more requests.
+  void retry(bool expire_only, const Answer& answer, const Send& send,
+             const std::function<void()>& between = {});
   // The earliest deadline, or `otherwise` when nothing waits or it is earlier.
   Clock::time_point nextDeadline(Clock::time_point otherwise) const;
 

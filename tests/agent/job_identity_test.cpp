@@ -11,6 +11,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 
@@ -29,6 +30,28 @@ TEST(UidRange, IsParsedStrictly) {
   for (const char* bad : {"", "5", "0-10", "10-5", "1-x", "-3", "1--3"}) {
     EXPECT_FALSE(parseUidRange(bad).isOk()) << bad;
   }
+}
+
+// A range is refused when the host's own users could be in it: below 65536, or holding any user
+// or group of passwd and group; the error names it and the way out.
+TEST(UidRange, OneThatHoldsAUserOrGroupOfTheHostIsRefused) {
+  const std::vector<HostId> users = {{"root", 0}, {"alice", 1000}, {"svc", 1879050000}};
+  const std::vector<HostId> groups = {{"root", 0}, {"gpu", 1879100000}};
+  EXPECT_TRUE(checkUidRangeIsFree({1879048192, 1879049999}, users, groups).isOk());
+  const Status low = checkUidRangeIsFree({61184, 65519}, users, groups);
+  EXPECT_FALSE(low.isOk());
+  EXPECT_NE(low.message().find("DynamicUser"), std::string::npos) << low.message();
+  EXPECT_NE(low.message().find(kDefaultJobUids), std::string::npos) << low.message();
+  const Status user = checkUidRangeIsFree({1879048192, 1879113727}, users, groups);
+  EXPECT_NE(user.message().find("user svc (1879050000)"), std::string::npos) << user.message();
+  const Status group = checkUidRangeIsFree({1879090000, 1879113727}, users, groups);
+  EXPECT_NE(group.message().find("group gpu (1879100000)"), std::string::npos) << group.message();
+  // This host's own passwd and group: root is there, and the default range is free.
+  const std::vector<HostId> host_users = hostUsers();
+  EXPECT_TRUE(std::any_of(host_users.begin(), host_users.end(),
+                          [](const HostId& u) { return u.name == "root" && u.id == 0; }));
+  EXPECT_TRUE(
+      checkUidRangeIsFree(*parseUidRange(kDefaultJobUids), host_users, hostGroups()).isOk());
 }
 
 // A process running as `uid` (as a user of the host would start one), until killed; returns

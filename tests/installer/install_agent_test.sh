@@ -82,8 +82,9 @@ agent_pid_before=$(cat "$prefix/var/lib/ringmaster-agent/agent.pid")
 
 check "a job trains on the installed agent" bash -c "'$ctl' --cluster '$cluster' submit '$source_dir/tests/installer/small_job.yaml' --wait >'$work/job.out'"
 job_id=$(head -1 "$work/job.out")
-check "its ranks ran as the ranks' user" \
-  grep -q "ranks run as user $run_user" "$prefix/var/lib/ringmaster-agent/agent.log"
+check "jobs are apart by default: its ranks ran as a uid of their own" \
+  grep -q "each job's ranks run as a user of their own, uids 1879048192-1879113727" "$prefix/var/lib/ringmaster-agent/agent.log"
+check "the config has the default range" grep -qx 'job-uids = "1879048192-1879113727"' "$prefix/etc/agent.toml"
 
 "$installer" "${common[@]}" --prefix "$prefix" --no-systemd --port "$agent_port" --name loop1 root@testhost >"$work/upgrade.log"
 check "an upgrade keeps the agent's key" test "$(grep -o 'server_key: .*' "$cluster")" = "$key_before"
@@ -100,6 +101,13 @@ check "--job-uids: a job trains" bash -c "'$ctl' --cluster '$cluster' submit '$s
 check "--job-uids: its ranks ran as a uid of their own" \
   grep -q "each job's ranks run as a user of their own, uids 1800000000-1800000063" "$prefix/var/lib/ringmaster-agent/agent.log"
 expect_failure "--job-uids must be a range" "--job-uids is a range of uids" --prefix "$work/x" --no-systemd --job-uids 5 root@testhost
+# One person's hosts: every job's ranks as the ranks' user.
+"$installer" "${common[@]}" --prefix "$prefix" --no-systemd --port "$agent_port" --name loop1 \
+  --job-uids off root@testhost >"$work/shared.log" 2>&1
+check "--job-uids off: the config has no range" bash -c "! grep -q job-uids '$prefix/etc/agent.toml'"
+check "--job-uids off: a job trains" bash -c "'$ctl' --cluster '$cluster' submit '$source_dir/tests/installer/small_job.yaml' --wait >/dev/null"
+check "--job-uids off: its ranks ran as the ranks' user" \
+  grep -q "ranks run as user $run_user" "$prefix/var/lib/ringmaster-agent/agent.log"
 
 # ---- Each failure, caused for real. ----
 closed_port=$(free_port)

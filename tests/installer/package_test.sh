@@ -102,7 +102,8 @@ chroot "$root" env PATH=/usr/bin:/bin /usr/bin/ringmaster-agent --config /etc/ri
 agent=$!
 for _ in $(seq 100); do grep -q '^public-key' "$packages/agent.log" && break; sleep 0.1; done
 check "the packaged agent starts from the default config" grep -q '^public-key' "$packages/agent.log"
-check "... and hands ranks to the ranks' user" grep -q 'ranks run as user ringmaster' "$packages/agent.log"
+check "... and gives each job a uid of its own" \
+  grep -q "each job's ranks run as a user of their own, uids 1879048192-1879113727" "$packages/agent.log"
 kill "$agent" 2>/dev/null || true
 wait "$agent" 2>/dev/null || true
 check "pubkey reads its key" bash -c "[[ \$(chroot '$root' /usr/bin/ringmaster-agent pubkey --state-dir /var/lib/ringmaster-agent 2>/dev/null | wc -c) -eq 41 ]]"
