@@ -37,9 +37,14 @@ int main(int argc, char** argv) {
                  "user the ranks run as (for an agent run as root; default: the agent's user)");
   app.add_option("--job-uids", options.job_uids,
                  "FIRST-LAST: each job's ranks run as a uid of their own from this range, which "
-                 "no user, group or process of the host uses (e.g. 1879048192-1879113727, a "
-                 "range systemd leaves unused; an agent run as root): jobs cannot signal each "
-                 "other's ranks or open each other's files");
+                 "no user, group or process of the host uses (e.g. 1879048192-1879113727, the "
+                 "installers' default; an agent run as root): jobs cannot signal each other's "
+                 "ranks, open each other's files or find the last job's in /tmp");
+  app.add_option("--job-processes", options.job_processes,
+                 "with --job-uids: the processes and threads one job may have at once on this "
+                 "host (its uid's RLIMIT_NPROC)")
+      ->check(CLI::Range(16, 1 << 22))
+      ->capture_default_str();
   app.add_option("--rank-open-files", options.rank_open_files, "the ranks' open-file limit")
       ->check(CLI::Range(64, 1 << 24))
       ->capture_default_str();

@@ -297,8 +297,10 @@ Status AgentServer::Impl::start() {
                     "--job-uids needs the agent to run as root (only root can give each job a "
                     "user of its own); without it, every job's ranks share one user");
     }
-    RM_ASSIGN_OR_RETURN(identities, JobIdentities::open(range, supervisor_options.confinement,
-                                                        options.state_dir + "/job-uids"));
+    RankConfinement per_job = supervisor_options.confinement;
+    per_job.processes = options.job_processes;
+    RM_ASSIGN_OR_RETURN(identities,
+                        JobIdentities::open(range, per_job, options.state_dir + "/job-uids"));
     // The uids this agent gave out before it stopped (ranks it left running, their files) are
     // ended, cleaned and taken back before any uid is given out again; nobody else's.
     for (const std::string& problem : identities->recover([&](const std::string& job) {
@@ -335,7 +337,9 @@ Status AgentServer::Impl::start() {
     fs::permissions(options.state_dir, pass_through, ec);
     fs::permissions(options.state_dir + "/jobs", pass_through, ec);
     fs::permissions(options.state_dir + "/journal", fs::perms::owner_all, ec);
-    log(identities ? "each job's ranks run as a user of their own, uids " + options.job_uids
+    log(identities ? "each job's ranks run as a user of their own, uids " + options.job_uids +
+                         ", at most " + std::to_string(options.job_processes) +
+                         " processes and threads a job"
                    : "ranks run as user " + options.run_as +
                          " (every job's: jobs can signal each other's ranks and open each "
                          "other's files; --job-uids gives each job a user of its own)");

@@ -32,11 +32,13 @@ struct AgentOptions {
   // needs root. Empty: every job's ranks run as run_as (or the agent's user).
   std::string job_uids;
   uint64_t rank_open_files = 65536;  // ranks' open-file limit
-  bool allow_loader_env = false;     // jobs may set LD_PRELOAD, LD_AUDIT, LD_LIBRARY_PATH
-  double rank_metric_rate = 1000;    // metric records a rank may journal a second
-  uint64_t rank_memory = 0;          // each rank's memory limit in bytes (cgroup v2); 0: none
-  int rank_nice = 0;                 // the ranks' nice value (see RankConfinement::nice)
-  bool quiet = false;                // no log lines on stderr
+  // With job_uids: the processes and threads a job's uid may have at once (RLIMIT_NPROC).
+  uint64_t job_processes = 4096;
+  bool allow_loader_env = false;   // jobs may set LD_PRELOAD, LD_AUDIT, LD_LIBRARY_PATH
+  double rank_metric_rate = 1000;  // metric records a rank may journal a second
+  uint64_t rank_memory = 0;        // each rank's memory limit in bytes (cgroup v2); 0: none
+  int rank_nice = 0;               // the ranks' nice value (see RankConfinement::nice)
+  bool quiet = false;              // no log lines on stderr
   // Serve only the jobs launched through launch() and exit once they are over (the per-job
   // agents of a Slurm allocation, agent/src/slurm_node.h).
   bool exit_when_done = false;

@@ -133,7 +133,23 @@ Result<uint32_t> reserveFreePort(uint32_t count) {
       if (ok == count) return first;
     }
   }
-  // No room below the ephemeral range: any port the kernel calls free (a block only by chance).
+  // The random tries all met a taken port: every block below the ephemeral range, in order.
+  for (uint32_t first = kLowest; first + count <= high; ++first) {
+    uint32_t ok = 0;
+    while (ok < count && portIsFree(first + ok)) ++ok;
+    if (ok == count) return first;
+    first += ok;  // past the taken port
+  }
+  // A block in the ephemeral range would collide with the kernel's own choices for outgoing
+  // connections sooner or later: refused, naming the way out.
+  if (count > 1) {
+    return Status(ErrorCode::kResourceExhausted,
+                  "no " + std::to_string(count) + " consecutive free ports between " +
+                      std::to_string(kLowest) + " and " + std::to_string(high - 1) +
+                      " (the kernel's ephemeral ports start at " + std::to_string(high) +
+                      "): free some, or lower net.ipv4.ip_local_port_range's start");
+  }
+  // One port: any the kernel calls free.
   int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd < 0) return ioError(std::string("socket: ") + std::strerror(errno));
   sockaddr_in address{};

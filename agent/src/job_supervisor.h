@@ -209,6 +209,8 @@ class JobSupervisor {
 // job; a tensorflow job's tasks take MASTER_PORT + rank). Taken below the kernel's ephemeral
 // range (ip_local_port_range): outgoing connections are given ports from there, so one picked
 // there (bind to port 0) could be taken by a connection before the job binds it, and was, in CI.
+// With every block below it taken, one port comes from the kernel; a block is refused
+// (RESOURCE_EXHAUSTED, naming the range and the way out), not placed there silently.
 Result<uint32_t> reserveFreePort(uint32_t count = 1);
 
 // [A-Za-z0-9._-]{1,128}, not "." or "..": safe as a directory name.

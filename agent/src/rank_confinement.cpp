@@ -68,6 +68,8 @@ int applyConfinement(const RankConfinement& confinement) {
   const rlimit files{confinement.open_files, confinement.open_files};
   if (::setrlimit(RLIMIT_CORE, &no_core) != 0) return errno;
   if (confinement.open_files > 0 && ::setrlimit(RLIMIT_NOFILE, &files) != 0) return errno;
+  const rlimit processes{confinement.processes, confinement.processes};
+  if (confinement.processes > 0 && ::setrlimit(RLIMIT_NPROC, &processes) != 0) return errno;
   if (confinement.nice > 0 && ::setpriority(PRIO_PROCESS, 0, confinement.nice) != 0) return errno;
   // Raw system calls: the child shares the agent's memory until it execs (rank_process.cpp),
   // and glibc's setgroups/setgid/setuid would signal every thread of the agent to change its

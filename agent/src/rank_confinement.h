@@ -24,6 +24,10 @@ struct RankConfinement {
   // The ranks' nice value (0..19): on a workstation whose desktop app started this agent, ranks
   // that use every core then still leave the app's GUI thread its turn.
   int nice = 0;
+  // The processes and threads the ranks' uid may have at once (RLIMIT_NPROC, counted over every
+  // process of the uid: a job's own with --job-uids); 0: no limit. A fork bomb in one job then
+  // ends in EAGAIN inside that job, not in a host nobody can log in to.
+  rlim_t processes = 0;
 };
 
 // The confinement for ranks run as `run_as` (empty: as the agent's user), with at most

@@ -605,6 +605,39 @@ TEST_F(HardeningTest, EachJobRunsAsAUserOfItsOwnAndCannotTouchAnother) {
   EXPECT_EQ(st.st_mode & 0777, 0711u);
 }
 
+// --job-processes: a job's uid may have so many processes and threads at once; a rank that forks
+// without end gets EAGAIN inside its own job (it used to fork 1,500 children freely, NPROC 96,364
+// a uid), and the next job on that uid starts as usual.
+TEST_F(HardeningTest, AJobCannotForkPastItsProcessLimit) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root: the limit is the job uid's";
+  letRanksThrough();
+  std::string error;
+  ASSERT_TRUE(cluster_.addAgent("a2", 2, &error,
+                                {"--job-uids", "1879048192-1879048192", "--job-processes", "24"}))
+      << error;
+  EXPECT_NE(cluster_.agent("a2").stderrText().find("at most 24 processes and threads a job"),
+            std::string::npos)
+      << cluster_.agent("a2").stderrText();
+  const std::string forker = cluster_.writeSpec(
+      "forker.yaml",
+      "name: forker\nlauncher: command\n"
+      "command: [/bin/sh, -c, 'for i in $(seq 1 100); do sleep 30 & done; echo all started']\n"
+      "placement: [{agent: a2, ranks: 1}]\n");
+  auto run = cluster_.ctl({"submit", forker, "--wait"}, 120000);
+  const std::string log = cluster_.ctl({"logs", run.firstLine()}).out;
+  // dash says "Cannot fork" and gives up: the 25th process was refused.
+  EXPECT_NE(log.find("Cannot fork"), std::string::npos) << log;
+  EXPECT_EQ(log.find("all started"), std::string::npos) << log;
+  EXPECT_NE(run.exit_code, 0) << run.out;
+  // The uid is clean again for the next job, which starts.
+  const std::string next =
+      cluster_.writeSpec("next.yaml",
+                         "name: next\nlauncher: command\ncommand: [/bin/echo, fine]\n"
+                         "placement: [{agent: a2, ranks: 1}]\n");
+  auto second = cluster_.ctl({"submit", next, "--wait"}, 60000);
+  EXPECT_EQ(second.exit_code, 0) << second.out << second.err;
+}
+
 // Disk full: an agent that cannot write its journal keeps the job's records in memory, and
 // `status` says why nothing of the job shows; once there is room, the job goes on and its
 // records come through.

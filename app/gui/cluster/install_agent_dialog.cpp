@@ -75,6 +75,13 @@ InstallAgentDialog::InstallAgentDialog(const QString& installer, const QString& 
   user_ = new QLineEdit("ringmaster");
   prefix_ = new QLineEdit;
   prefix_->setPlaceholderText("/usr (Debian package) or /opt/ringmaster");
+  apart_ = new QCheckBox("Keep jobs apart: each job's ranks run as a user of their own");
+  apart_->setObjectName("jobs-apart");
+  apart_->setChecked(true);
+  apart_->setToolTip(
+      "A uid and group per job from 1879048192-1879113727: one job cannot signal another's "
+      "ranks, read its files or find the last job's in /tmp. Clear it only on hosts one person "
+      "uses: every job's ranks then run as the user above.");
   systemd_ = new QCheckBox("Run it as a systemd service (restarted on failure and at boot)");
   systemd_->setChecked(true);
   uninstall_ =
@@ -85,6 +92,7 @@ InstallAgentDialog::InstallAgentDialog(const QString& installer, const QString& 
   form->addRow("Slots", slots_);
   form->addRow("Ranks run as", user_);
   form->addRow("Install under", prefix_);
+  form->addRow("", apart_);
   form->addRow("", systemd_);
   form->addRow("", uninstall_);
   layout->addLayout(form);
@@ -165,6 +173,9 @@ QStringList InstallAgentDialog::arguments() const {
   if (slots_->value() > 0) args << "--slots" << QString::number(slots_->value());
   if (!user_->text().trimmed().isEmpty()) args << "--user" << user_->text().trimmed();
   if (!prefix_->text().trimmed().isEmpty()) args << "--prefix" << prefix_->text().trimmed();
+  if (!apart_->isChecked())
+    args << "--job-uids"
+         << "off";
   if (!systemd_->isChecked()) args << "--no-systemd";
   return args + hosts;
 }

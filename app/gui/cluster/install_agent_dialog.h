@@ -46,6 +46,7 @@ class InstallAgentDialog : public QDialog {
   QLineEdit* userEdit() const { return user_; }
   QLineEdit* prefixEdit() const { return prefix_; }
   QCheckBox* systemdBox() const { return systemd_; }
+  QCheckBox* apartBox() const { return apart_; }  // jobs apart (--job-uids), on by default
   QCheckBox* uninstallBox() const { return uninstall_; }
   QProgressBar* progressBar() const { return progress_; }
   QPlainTextEdit* logView() const { return log_; }
@@ -73,6 +74,7 @@ class InstallAgentDialog : public QDialog {
   QSpinBox* slots_;
   QLineEdit* user_;
   QLineEdit* prefix_;
+  QCheckBox* apart_;
   QCheckBox* systemd_;
   QCheckBox* uninstall_;
   QProgressBar* progress_;

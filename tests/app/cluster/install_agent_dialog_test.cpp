@@ -114,6 +114,10 @@ TEST_F(InstallAgentDialogTest, TheFormBecomesTheInstallersArguments) {
             QStringList({"--cluster", cluster_file_, "--build-dir", "/opt/build", "--port", "7171",
                          "--slots", "4", "--user", "ringmaster", "--prefix", "/srv/rm",
                          "--no-systemd", "alice@gpu01", "root@gpu02:2222"}));
+  // Jobs are apart unless the user says the hosts are one person's.
+  EXPECT_TRUE(dialog.apartBox()->isChecked());
+  dialog.apartBox()->setChecked(false);
+  EXPECT_EQ(dialog.arguments().mid(12, 3), QStringList({"--job-uids", "off", "--no-systemd"}));
   dialog.uninstallBox()->setChecked(true);
   EXPECT_EQ(dialog.runButton()->text(), "Uninstall");
   EXPECT_TRUE(dialog.arguments().contains("--uninstall"));
