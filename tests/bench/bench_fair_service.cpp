@@ -1,10 +1,13 @@
 // Fair service between keys on one agent: 32 clients of one key run short `submit --follow` jobs
 // (50 log lines each) while 16 connections of the same key ask for 16 MB log reads and read
-// nothing; meanwhile an unrelated key (role user) asks for the agent's inventory every 100 ms.
-// The peer is the same key's inventory on the idle agent, measured first in the same run.
+// nothing, and 8 more read that 20 MB log over and over, 16 MiB a request; meanwhile an
+// unrelated key (role user) asks every 100 ms for the agent's inventory (a cheap request) and for
+// 1 MiB of its own job's log (a read, queued like the busy key's). The peer is the same requests
+// on the idle agent, measured first in the same run.
 //
-// RESULT: the unrelated key's p50/p99/max under load against idle, and what the busy key got:
-// follows run and complete (every line printed), submits refused, history rows lost or doubled.
+// RESULT: the unrelated key's p50/p99/max under load against idle, for each kind of request, and
+// what the busy key got: follows run and complete (every line printed), submits refused,
+// history rows lost or doubled.
 //
 // bench_fair_service [SECONDS [follows|floods]]   (default 30 s, both loads; the issue measured
 // 60 s). One load alone says which one a delay comes from.
@@ -12,7 +15,9 @@
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
+#include <functional>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <set>
 #include <string>
@@ -32,6 +37,8 @@ namespace {
 constexpr int kFollowers = 32;
 constexpr int kFloodConnections = 16;
 constexpr int kLinesPerJob = 50;
+constexpr int kBusyReaders = 8;
+constexpr uint32_t kBusyReadBytes = 16u << 20;
 
 struct Latencies {
   std::vector<double> ms;
@@ -44,24 +51,54 @@ struct Latencies {
   }
 };
 
-// The unrelated key's inventory every 100 ms until `stop`.
-Latencies pollInventory(client::AgentConnection& connection, const std::atomic<bool>& stop) {
+// Times one call into `into`.
+void timeCall(client::AgentConnection& connection, const proto::Envelope& request,
+              Latencies* into) {
+  const auto asked = std::chrono::steady_clock::now();
+  const bool ok = connection.call(request, 10000).isOk();
+  const double ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - asked).count();
+  if (ok) {
+    into->ms.push_back(ms);
+  } else {
+    ++into->failed;
+  }
+}
+
+// The unrelated key's inventory and a 1 MiB read of its own job's log, every 100 ms until `stop`.
+std::pair<Latencies, Latencies> pollOther(client::AgentConnection& connection,
+                                          const std::string& own_job,
+                                          const std::atomic<bool>& stop) {
   proto::Envelope inventory;
   inventory.mutable_inventory_request();
-  Latencies out;
+  proto::Envelope read;
+  read.mutable_read_log()->set_job_id(own_job);
+  read.mutable_read_log()->set_max_bytes(1u << 20);
+  Latencies inventories, reads;
   while (!stop) {
-    const auto asked = std::chrono::steady_clock::now();
-    const bool ok = connection.call(inventory, 10000).isOk();
-    const double ms =
-        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - asked).count();
-    if (ok) {
-      out.ms.push_back(ms);
-    } else {
-      ++out.failed;
-    }
+    timeCall(connection, inventory, &inventories);
+    timeCall(connection, read, &reads);
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
-  return out;
+  return {inventories, reads};
+}
+
+// The busy key reading `job`'s log from the start, 16 MiB a request, over and over until `stop`.
+void readOverAndOver(client::AgentConnection& connection, const std::string& job,
+                     const std::atomic<bool>& stop) {
+  proto::Envelope read;
+  read.mutable_read_log()->set_job_id(job);
+  read.mutable_read_log()->set_max_bytes(kBusyReadBytes);
+  uint64_t offset = 0;
+  while (!stop) {
+    read.mutable_read_log()->set_offset(offset);
+    auto chunk = connection.call(read, 10000);
+    if (!chunk.isOk() || !chunk->has_log_chunk() || chunk->log_chunk().data().empty()) {
+      offset = 0;
+      continue;
+    }
+    offset = chunk->log_chunk().offset() + chunk->log_chunk().data().size();
+  }
 }
 
 int countLines(const std::string& text) {
@@ -108,6 +145,16 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "second key: cannot connect\n");
     return 1;
   }
+  const std::string own_spec =
+      cluster.writeSpec("own.yaml",
+                        "name: own\nlauncher: command\ncommand: [/bin/sh, -c, 'seq 1 200000']\n"
+                        "placement: [{agent: a1, ranks: 1}]\n");
+  const CommandResult own =
+      runCommand({binPath("ringmasterctl"), "submit", own_spec, "--wait"}, other_env);
+  if (own.exit_code != 0) {
+    std::fprintf(stderr, "the second key's job: %s\n", own.err.c_str());
+    return 1;
+  }
 
   // The peer: the same requests on the idle agent.
   std::atomic<bool> stop{false};
@@ -115,7 +162,7 @@ int main(int argc, char** argv) {
     std::this_thread::sleep_for(std::chrono::seconds(5));
     stop = true;
   });
-  const Latencies idle = pollInventory(**other, stop);
+  const auto [idle, idle_reads] = pollOther(**other, own.firstLine(), stop);
   idle_timer.join();
 
   // The busy key's flood reads the log of a job that wrote 20 MB.
@@ -170,13 +217,28 @@ int main(int argc, char** argv) {
          cluster.configDir() + "/client.key", big_run.firstLine(), "8", std::to_string(flood_n)},
         {}, seconds * 1000);
   });
+  // The busy key's readers on a context (I/O thread) of their own, as another process would
+  // be: their 16 MiB replies must not queue before the other key's in this process's decryption.
+  auto busy_keys = security::loadOrCreateKeyPair(cluster.configDir() + "/client.key");
+  client::ZmqContext busy_context;
+  std::vector<std::unique_ptr<client::AgentConnection>> busy_connections;
+  std::vector<std::thread> readers;
+  for (int r = 0; r < (only == "follows" ? 0 : kBusyReaders) && busy_keys.isOk(); ++r) {
+    auto connection = client::AgentConnection::connect(
+        busy_context, {"a1", agent.endpoint(), agent.publicKey()}, *busy_keys);
+    if (!connection.isOk()) break;
+    busy_connections.push_back(std::move(*connection));
+    readers.emplace_back(readOverAndOver, std::ref(*busy_connections.back()), big_run.firstLine(),
+                         std::cref(stop));
+  }
   std::thread load_timer([&] {
     std::this_thread::sleep_until(deadline);
     stop = true;
   });
-  const Latencies loaded = pollInventory(**other, stop);
+  const auto [loaded, loaded_reads] = pollOther(**other, own.firstLine(), stop);
   load_timer.join();
   for (std::thread& t : followers) t.join();
+  for (std::thread& t : readers) t.join();
   flood.join();
 
   // Every job the followers submitted is in the history once.
@@ -195,11 +257,15 @@ int main(int argc, char** argv) {
   }
   std::printf(
       "RESULT bench_fair_service seconds=%d followers=%d flood_connections=%d "
-      "other_key_p50_ms=%.1f other_key_p99_ms=%.1f other_key_max_ms=%.1f other_key_failed=%d "
-      "idle_p50_ms=%.1f idle_max_ms=%.1f p99_vs_idle=%.1f follows=%d complete=%d refused=%d "
-      "rows_lost=%d rows_doubled=%d agent_alive=%d\n",
-      seconds, followers_n, flood_n, loaded.at(0.5), loaded.at(0.99), loaded.at(1.0), loaded.failed,
-      idle.at(0.5), idle.at(1.0), idle.at(0.5) > 0 ? loaded.at(0.99) / idle.at(0.5) : 0.0, follows,
-      complete, refused, lost, doubled ? 1 : 0, agent.alive() ? 1 : 0);
+      "busy_readers=%d other_key_p50_ms=%.1f other_key_p99_ms=%.1f other_key_max_ms=%.1f "
+      "other_key_failed=%d other_read_p50_ms=%.1f other_read_p99_ms=%.1f other_read_max_ms=%.1f "
+      "other_read_failed=%d idle_p50_ms=%.1f idle_max_ms=%.1f idle_read_p50_ms=%.1f "
+      "p99_vs_idle=%.1f follows=%d complete=%d refused=%d rows_lost=%d rows_doubled=%d "
+      "agent_alive=%d\n",
+      seconds, followers_n, flood_n, static_cast<int>(readers.size()), loaded.at(0.5),
+      loaded.at(0.99), loaded.at(1.0), loaded.failed, loaded_reads.at(0.5), loaded_reads.at(0.99),
+      loaded_reads.at(1.0), loaded_reads.failed, idle.at(0.5), idle.at(1.0), idle_reads.at(0.5),
+      idle.at(0.5) > 0 ? loaded.at(0.99) / idle.at(0.5) : 0.0, follows, complete, refused, lost,
+      doubled ? 1 : 0, agent.alive() ? 1 : 0);
   return 0;
 }
