@@ -109,6 +109,14 @@ void ZapHandler::reload() {
        std::to_string(users) + " with role user");
 }
 
+bool ZapHandler::changedWithin(std::chrono::milliseconds window) const {
+  timespec now{};
+  ::clock_gettime(CLOCK_REALTIME, &now);
+  const auto age = std::chrono::seconds(now.tv_sec - loaded_mtime_.tv_sec) +
+                   std::chrono::nanoseconds(now.tv_nsec - loaded_mtime_.tv_nsec);
+  return age < window;
+}
+
 void ZapHandler::allowKey(const std::string& public_key, const std::string& user_id) {
   std::lock_guard<std::mutex> lock(allowed_mutex_);
   allowed_[public_key] = user_id;
@@ -131,9 +139,20 @@ std::string ZapHandler::userFor(const std::string& z85_key) {
   {
     // A handshake always looks at the file: a key authorized a moment ago must get in, since
     // a client is not retried once refused.
-    std::lock_guard<std::mutex> lock(keys_mutex_);
+    std::unique_lock<std::mutex> lock(keys_mutex_);
     reload();
     if (keys_.count(z85_key) > 0) return "client:" + z85_key;
+    // A file rewritten in place (truncated, then written: `echo KEY > authorized_keys`) can be
+    // read half-written, without keys that are there a moment later. An unknown key is looked
+    // for once more, kRewriteSettle later, while the file changed that recently; refused
+    // handshakes are for good.
+    if (changedWithin(kRewriteSettle)) {
+      lock.unlock();
+      std::this_thread::sleep_for(kRewriteSettle);
+      lock.lock();
+      reload();
+      if (keys_.count(z85_key) > 0) return "client:" + z85_key;
+    }
   }
   std::lock_guard<std::mutex> lock(allowed_mutex_);
   auto it = allowed_.find(z85_key);

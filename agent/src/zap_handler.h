@@ -50,6 +50,9 @@ class ZapHandler {
   void run();
   void reloadIfChanged();  // REQUIRES: keys_mutex_ held
   void reload();           // REQUIRES: keys_mutex_ held
+  // Whether the file loaded last was written less than `window` ago. REQUIRES: keys_mutex_ held
+  bool changedWithin(std::chrono::milliseconds window) const;
+  static constexpr std::chrono::milliseconds kRewriteSettle{50};
 
   void* context_;
   std::string path_;
