@@ -489,12 +489,11 @@ int AgentServer::Impl::takeIn(int most) {
     if (!takesTime(*request.envelope)) {
       handle(request.identity, request.user, *request.envelope, request.source_fd);
     } else if (!slow_requests.push(request.user, std::move(request))) {
-      bad_requests.refused("refused a request: " + std::to_string(kSlowRequestsPerKey) +
-                           " of this key's wait already");
+      const std::string why = std::to_string(kSlowRequestsPerKey) +
+                              " reads and launches of this key wait already: send fewer at once";
+      bad_requests.refused("refused a request: " + why);
       replyError(request.identity, request.envelope->request_id(),
-                 Status(ErrorCode::kResourceExhausted,
-                        std::to_string(kSlowRequestsPerKey) +
-                            " reads and launches of this key wait already: send fewer at once"));
+                 Status(ErrorCode::kResourceExhausted, why));
     }
   }
   return received;

@@ -296,12 +296,12 @@ struct AsyncShard {
   job::PhaseBoard& phase;
   std::FILE* out;
 
-  std::mutex mutex;      // guards everything below, and `server`
+  std::mutex mutex{};    // guards everything below, and `server`
   uint64_t served = 0;   // pushes applied or refused
   uint64_t handled = 0;  // served, and the pushes answered with done
-  int active = 0;        // workers that have not left
-  ServerStep figures;
-  Status failure;
+  int active = workers;  // workers that have not left
+  ServerStep figures{};
+  Status failure{};
 
   // The first failure ends every thread's wait.
   void fail(const Status& status) {
@@ -425,7 +425,6 @@ Status serveAsync(train::ShardServer& server, int shard, uint64_t budget,
                   std::FILE* log) {
   const int workers = static_cast<int>(pairs.size());
   AsyncShard state{server, shard, budget, workers, ps, pairs, options, phase, out};
-  state.active = workers;
   std::vector<std::thread> threads;
   for (int w = 0; w < workers; ++w) threads.emplace_back([&state, w] { state.serve(w); });
   for (std::thread& t : threads) t.join();
