@@ -1,6 +1,7 @@
 // An authorized but careless or hostile client cannot make the agent run what it did not check,
 // run out of descriptors, or guess job ids (issue 8). A real agent on loopback.
 #include <arpa/inet.h>
+#include <grp.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <pwd.h>
@@ -8,6 +9,7 @@
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <zmq.h>
 
@@ -18,6 +20,7 @@
 #include <fstream>
 #include <regex>
 #include <set>
+#include <sstream>
 #include <thread>
 
 #include "harness.h"
@@ -636,6 +639,171 @@ TEST_F(HardeningTest, AJobCannotForkPastItsProcessLimit) {
                          "placement: [{agent: a2, ranks: 1}]\n");
   auto second = cluster_.ctl({"submit", next, "--wait"}, 60000);
   EXPECT_EQ(second.exit_code, 0) << second.out << second.err;
+}
+
+// A process of `uid` that nobody's agent started (a user's own, a service's): sleeps until killed.
+pid_t startProcessAs(uid_t uid) {
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    if (::setgroups(0, nullptr) != 0 || ::setgid(uid) != 0 || ::setuid(uid) != 0) ::_exit(126);
+    ::execl("/bin/sleep", "sleep", "600", static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  return pid;
+}
+// Whether the process `pid` (our child) still runs: not ended, not a zombie.
+bool stillRuns(pid_t pid) {
+  int status = 0;
+  return ::waitpid(pid, &status, WNOHANG) == 0;
+}
+// Whether any System V IPC object (shared memory, queue, semaphore set) names `uid`.
+bool ipcObjectOf(uid_t uid) {
+  for (const char* table : {"/proc/sysvipc/shm", "/proc/sysvipc/msg", "/proc/sysvipc/sem"}) {
+    std::istringstream lines(readFile(table));
+    std::string line, word;
+    std::getline(lines, line);  // the header
+    while (std::getline(lines, line)) {
+      std::istringstream words(line);
+      while (words >> word) {
+        if (word == std::to_string(uid)) return true;
+      }
+    }
+  }
+  return false;
+}
+
+// Issue 34's reuse attack, with an agent restart between the jobs and three jobs over two uids:
+// job A leaves files in /tmp, /var/tmp and /dev/shm (mode 0600) and System V IPC objects; job B
+// and job C, another person's, find none of it although one of them runs as A's uid. A process
+// of a uid of the range that the agent did not start (started before it) is neither used nor
+// killed, through the jobs and the restart.
+TEST_F(HardeningTest, AUidCarriesNothingToTheNextJobAndAProcessOfTheRangeIsLeftAlone) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root: only a root agent switches user";
+  letRanksThrough();
+  constexpr uid_t kFirst = 1879048300;
+  const pid_t bystander = startProcessAs(kFirst + 1);
+  ASSERT_GT(bystander, 0);
+  ASSERT_TRUE(waitUntil(
+      [&] {
+        return readFile("/proc/" + std::to_string(bystander) + "/status")
+                   .find(std::to_string(kFirst + 1)) != std::string::npos;
+      },
+      std::chrono::seconds(5)));
+  std::string error;
+  ASSERT_TRUE(cluster_.addAgent(
+      "a2", 2, &error, {"--job-uids", std::to_string(kFirst) + "-" + std::to_string(kFirst + 2)}))
+      << error;
+  const std::string tag = std::to_string(::getpid());
+  const std::string a_files =
+      "/tmp/rm-a-" + tag + " /var/tmp/rm-a-" + tag + " /dev/shm/rm-a-" + tag;
+  const std::string job_a = cluster_.writeSpec(
+      "a.yaml",
+      "name: a\nlauncher: command\n"
+      "command: [/bin/sh, -c, 'echo uid $(id -u); for f in " +
+          a_files +
+          "; do echo secret > $f && chmod 600 $f; done; ipcmk -M 4096 && ipcmk -Q && "
+          "ipcmk -S 1 && echo LEFT-IPC']\n"
+          "placement: [{agent: a2, ranks: 1}]\n");
+  auto a = cluster_.ctl({"submit", job_a, "--wait"});
+  ASSERT_EQ(a.exit_code, 0) << a.out << a.err;
+  const std::string a_log = cluster_.ctl({"logs", a.firstLine()}).out;
+  ASSERT_NE(a_log.find("LEFT-IPC"), std::string::npos) << a_log;
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(a_log, m, std::regex("uid (\\d+)"))) << a_log;
+  const uid_t a_uid = std::stoul(m[1]);
+  // Released with its job: nothing of A is left under its uid.
+  for (const char* dir : {"/tmp", "/var/tmp", "/dev/shm"}) {
+    EXPECT_FALSE(std::filesystem::exists(std::string(dir) + "/rm-a-" + tag)) << dir;
+  }
+  EXPECT_FALSE(ipcObjectOf(a_uid));
+
+  ASSERT_TRUE(cluster_.crashAndRestartAgent("a2", &error)) << error;
+
+  // B and C: another key's jobs look for A's files; each says its uid.
+  std::map<std::string, std::string> other = cluster_.env();
+  other["RINGMASTER_CONFIG_DIR"] = cluster_.dir() + "/other-config";
+  other["RINGMASTER_DB"] = cluster_.dir() + "/other.db";
+  const std::string other_key = runCommand({binPath("ringmasterctl"), "keys"}, other).firstLine();
+  ASSERT_EQ(runCommand({binPath("ringmaster-agent"), "authorize", "--role", "user", "--state-dir",
+                        cluster_.agent("a2").stateDir(), "--", other_key})
+                .exit_code,
+            0);
+  std::set<uid_t> uids = {a_uid};
+  bool reused = false;
+  for (const char* name : {"b", "c"}) {
+    const std::string spec = cluster_.writeSpec(
+        std::string(name) + ".yaml",
+        std::string("name: ") + name +
+            "\nlauncher: command\n"
+            "command: [/bin/sh, -c, 'echo uid $(id -u); for f in " +
+            a_files +
+            "; do cat $f && echo FOUND-A; done; ipcs | grep -c $(id -u) | sed s/^/IPC-OF-UID-/']\n"
+            "placement: [{agent: a2, ranks: 1}]\n");
+    auto run = runCommand({binPath("ringmasterctl"), "submit", spec, "--wait"}, other);
+    ASSERT_EQ(run.exit_code, 0) << name << run.out << run.err;
+    const std::string log =
+        runCommand({binPath("ringmasterctl"), "logs", run.firstLine()}, other).out;
+    EXPECT_EQ(log.find("FOUND-A"), std::string::npos) << name << "\n" << log;
+    EXPECT_NE(log.find("IPC-OF-UID-0"), std::string::npos) << name << "\n" << log;
+    ASSERT_TRUE(std::regex_search(log, m, std::regex("uid (\\d+)"))) << log;
+    const uid_t uid = std::stoul(m[1]);
+    EXPECT_NE(uid, kFirst + 1) << "a job was given the uid a process of the host runs as";
+    EXPECT_TRUE(uid == kFirst || uid == kFirst + 2) << uid;
+    reused = reused || !uids.insert(uid).second;
+  }
+  EXPECT_TRUE(reused) << "three jobs over two free uids: one uid must have served twice";
+  EXPECT_TRUE(stillRuns(bystander)) << "the agent killed a process it did not start";
+  ::kill(bystander, SIGKILL);
+  ::waitpid(bystander, nullptr, 0);
+}
+
+// Two root agents on one host with one --job-uids range (issue 34: the second killed the first's
+// running job): each holds the uids it gives out in the host-wide lock directory, so two jobs,
+// one on each, run side by side as different uids and both succeed.
+TEST_F(HardeningTest, TwoAgentsWithOneRangeRunJobsSideBySide) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root: only a root agent switches user";
+  letRanksThrough();
+  const std::vector<std::string> range = {"--job-uids", "1879048310-1879048311"};
+  std::string error;
+  ASSERT_TRUE(cluster_.addAgent("a2", 1, &error, range)) << error;
+  ASSERT_TRUE(cluster_.addAgent("a3", 1, &error, range)) << error;
+  std::vector<std::string> jobs;
+  for (const char* agent : {"a2", "a3"}) {
+    const std::string spec = cluster_.writeSpec(
+        std::string(agent) + ".yaml",
+        std::string("name: side-") + agent +
+            "\nlauncher: command\ncommand: [/bin/sh, -c, 'echo uid $(id -u); sleep 4; echo "
+            "still here']\nplacement: [{agent: " +
+            agent + ", ranks: 1}]\n");
+    auto submitted = cluster_.ctl({"submit", spec});
+    ASSERT_EQ(submitted.exit_code, 0) << submitted.err;
+    jobs.push_back(submitted.firstLine());
+  }
+  std::set<std::string> uids;
+  for (const std::string& job : jobs) {
+    std::string log;
+    ASSERT_TRUE(waitUntil(
+        [&] {
+          log = cluster_.ctl({"logs", job}).out;
+          return log.find("still here") != std::string::npos;
+        },
+        std::chrono::seconds(30)))
+        << log;
+    std::smatch m;
+    ASSERT_TRUE(std::regex_search(log, m, std::regex("uid (\\d+)"))) << log;
+    uids.insert(m[1]);
+  }
+  EXPECT_EQ(uids.size(), 2u) << "two agents gave out one uid";
+  for (const std::string& job : jobs) {
+    std::string status;
+    EXPECT_TRUE(waitUntil(
+        [&] {
+          status = cluster_.ctl({"status", job}).out;
+          return status.find("succeeded") != std::string::npos;
+        },
+        std::chrono::seconds(30)))
+        << status;
+  }
 }
 
 // Disk full: an agent that cannot write its journal keeps the job's records in memory, and

@@ -147,6 +147,7 @@ AgentProcess::AgentProcess(AgentProcess&& other) noexcept
       state_dir_(std::move(other.state_dir_)),
       stderr_path_(std::move(other.stderr_path_)),
       slots_(other.slots_),
+      extra_args_(std::move(other.extra_args_)),
       network_(std::move(other.network_)) {
   other.pid_ = -1;
 }
@@ -161,6 +162,7 @@ AgentProcess& AgentProcess::operator=(AgentProcess&& other) noexcept {
     state_dir_ = std::move(other.state_dir_);
     stderr_path_ = std::move(other.stderr_path_);
     slots_ = other.slots_;
+    extra_args_ = std::move(other.extra_args_);
     network_ = std::move(other.network_);
     other.pid_ = -1;
   }
@@ -175,6 +177,7 @@ bool AgentProcess::start(const std::string& name, const std::string& state_dir, 
   name_ = name;
   state_dir_ = state_dir;
   slots_ = slots;
+  extra_args_ = extra_args;
   network_ = network;
   std::filesystem::create_directories(state_dir);
   stderr_path_ = state_dir + "/../" + name + ".stderr";
@@ -312,9 +315,10 @@ bool Cluster::crashAndRestartAgent(const std::string& name, std::string* error) 
   const int slots = old.slots();
   const std::string state_dir = old.stateDir();
   const AgentNetwork network = old.network();
+  const std::vector<std::string> extra_args = old.extraArgs();
   old.kill();
   AgentProcess restarted;
-  if (!restarted.start(name, state_dir, slots, error, {}, network)) return false;
+  if (!restarted.start(name, state_dir, slots, error, extra_args, network)) return false;
   old = std::move(restarted);
   writeClusterFile();
   return true;

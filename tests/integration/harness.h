@@ -84,6 +84,7 @@ class AgentProcess {
   const std::string& stateDir() const { return state_dir_; }
   pid_t pid() const { return pid_; }
   int slots() const { return slots_; }
+  const std::vector<std::string>& extraArgs() const { return extra_args_; }
   const AgentNetwork& network() const { return network_; }
   std::string stderrText() const;
 
@@ -91,6 +92,7 @@ class AgentProcess {
   pid_t pid_ = -1;
   std::string name_, endpoint_, public_key_, state_dir_, stderr_path_;
   int slots_ = 0;
+  std::vector<std::string> extra_args_;
   AgentNetwork network_;
 };
 
@@ -103,7 +105,8 @@ class Cluster {
   bool addAgent(const std::string& name, int slots, std::string* error,
                 const std::vector<std::string>& extra_args = {}, const AgentNetwork& network = {});
   AgentProcess& agent(const std::string& name);
-  // SIGKILLs the agent (a crash) and starts it again on the same state dir (a new port).
+  // SIGKILLs the agent (a crash) and starts it again on the same state dir and arguments (a new
+  // port).
   bool crashAndRestartAgent(const std::string& name, std::string* error);
   // ringmasterctl with this cluster's environment.
   CommandResult ctl(const std::vector<std::string>& args, int timeout_ms = 60000);
