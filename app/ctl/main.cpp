@@ -2,6 +2,7 @@
 #include <CLI/CLI.hpp>
 
 #include "ctl.h"
+#include "ringmaster/store/reader.h"
 
 using namespace ringmaster::ctl;
 
@@ -107,18 +108,25 @@ int main(int argc, char** argv) {
 
   CLI11_PARSE(app, argc, argv);
 
-  if (*cluster_add) return runClusterAdd(globals, add_flags);
-  if (*cluster_remove) return runClusterRemove(globals, remove_name);
-  if (*keys) return runKeys(globals);
-  if (*agents) return runAgents(globals, agent_names, json);
-  if (*submit) return runSubmit(globals, submit_flags);
-  if (*status) return runStatus(globals, job, json);
-  if (*logs) return runLogs(globals, logs_flags);
-  if (*metrics) return runMetrics(globals, metrics_flags);
-  if (*stop) return runStop(globals, stop_flags);
-  if (*restart) return runRestart(globals, restart_flags);
-  if (*runs) return runRuns(globals, json, with_archived);
-  if (*sync) return runSync(globals);
-  if (*demo) return runDemo(globals, demo_spec);
-  return kExitBadInput;
+  const int rc = [&] {
+    if (*cluster_add) return runClusterAdd(globals, add_flags);
+    if (*cluster_remove) return runClusterRemove(globals, remove_name);
+    if (*keys) return runKeys(globals);
+    if (*agents) return runAgents(globals, agent_names, json);
+    if (*submit) return runSubmit(globals, submit_flags);
+    if (*status) return runStatus(globals, job, json);
+    if (*logs) return runLogs(globals, logs_flags);
+    if (*metrics) return runMetrics(globals, metrics_flags);
+    if (*stop) return runStop(globals, stop_flags);
+    if (*restart) return runRestart(globals, restart_flags);
+    if (*runs) return runRuns(globals, json, with_archived);
+    if (*sync) return runSync(globals);
+    if (*demo) return runDemo(globals, demo_spec);
+    return kExitBadInput;
+  }();
+  // Whatever the command read from a damaged history may be incomplete: said last, where it is
+  // seen, and not exit 0.
+  const std::vector<std::string> damaged = ringmaster::store::damagedHistories();
+  for (const std::string& damage : damaged) printError("warning: " + damage);
+  return rc == kExitOk && !damaged.empty() ? kExitFailure : rc;
 }

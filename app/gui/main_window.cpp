@@ -39,6 +39,7 @@
 #include "ringmaster/client/local_agent.h"
 #include "ringmaster/job/job_model.h"
 #include "ringmaster/job/spec.h"
+#include "ringmaster/store/reader.h"
 #include "theme.h"
 
 namespace ringmaster::gui {
@@ -73,6 +74,7 @@ MainWindow::MainWindow(const AppOptions& options, QWidget* parent)
   banner_->setAutoFillBackground(true);
   banner_text_ = new QLabel;
   banner_text_->setTextFormat(Qt::RichText);
+  banner_text_->setWordWrap(true);  // a long message wraps rather than widening the window
   auto* banner_open = new QPushButton("Open");
   banner_open->setObjectName("bannerOpen");
   auto* banner_close = new QPushButton("Dismiss");
@@ -506,6 +508,15 @@ void MainWindow::onRunsListed(uint64_t token, const Result<std::vector<client::R
     return;
   }
   history_->setRuns(*runs);
+  // Said once: the runs listed from a damaged history may be incomplete.
+  if (!history_damage_said_) {
+    const std::vector<std::string> damaged = store::damagedHistories();
+    if (!damaged.empty()) {
+      history_damage_said_ = true;
+      notify("History damaged", QString::fromStdString(damaged.front()), true,
+             [this] { tabs_->setCurrentIndex(kHistoryTab); });
+    }
+  }
   // The runs selected when the app last closed, once they are listed.
   if (!restoring_history_selection_.isEmpty()) {
     history_->selectJobIds(std::exchange(restoring_history_selection_, {}));

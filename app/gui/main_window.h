@@ -110,6 +110,7 @@ class MainWindow : public QMainWindow {
   std::map<QString, QString> job_states_;  // last state seen per open dashboard
   std::map<std::string, client::AgentStatus> agents_;
   std::set<QString> announced_;  // jobs whose start the banner told about
+  bool history_damage_said_ = false;
   uint64_t submit_token_ = 0;
   uint64_t runs_token_ = 0;
   // A run started or ended (by any client): the history list is read again once the session's

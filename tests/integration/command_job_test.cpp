@@ -637,6 +637,60 @@ TEST_F(CommandJobTest, RegexPatternsTurnPlainLinesIntoMetrics) {
   EXPECT_EQ(acc[2]["value"], 93.0);
 }
 
+// Issue 34: a history whose pages are damaged was used by `runs`, `metrics` and `sync` with exit
+// 0 and no word. The query that meets the damage fails naming it, and from then on every command
+// that reads the file names it (exit 1) with the way to recover, still showing what is readable.
+TEST_F(CommandJobTest, ADamagedHistoryIsNamedByEveryCommandThatReadsIt) {
+  auto spec =
+      cluster_.writeSpec("many.yaml",
+                         "name: many\nlauncher: command\nworld_size: 1\n"
+                         "command: [/bin/sh, -c, 'seq 1 3000 | sed \"s/.*/epoch & loss=0.5/\"']\n"
+                         "metrics:\n  patterns: {step: 'epoch (\\d+)', loss: 'loss=([0-9.]+)'}\n");
+  auto submitted = cluster_.ctl({"submit", spec, "--wait"});
+  ASSERT_EQ(submitted.exit_code, 0) << submitted.err;
+  const std::string job = submitted.firstLine();
+  const std::string db = cluster_.dbPath();
+  ASSERT_EQ(cluster_.ctl({"sync"}).exit_code, 0);
+  ASSERT_EQ(sqliteCount(db,
+                        "SELECT count(*) FROM metrics JOIN series ON series.id = series_id "
+                        "WHERE series.job_id = '" +
+                            job + "' AND series.name = 'loss'"),
+            3000);
+  // The rows into the file itself, then garbage over the metrics' last leaf page.
+  int64_t page = 0;
+  {
+    sqlite3* handle = nullptr;
+    ASSERT_EQ(sqlite3_open(db.c_str(), &handle), SQLITE_OK);
+    ASSERT_EQ(sqlite3_exec(handle, "PRAGMA wal_checkpoint(TRUNCATE)", nullptr, nullptr, nullptr),
+              SQLITE_OK);
+    sqlite3_close(handle);
+    page = sqliteCount(
+        db, "SELECT max(pageno) FROM dbstat WHERE name LIKE 'metrics%' AND pagetype = 'leaf'");
+  }
+  ASSERT_GT(page, 1);
+  {
+    std::fstream file(db, std::ios::in | std::ios::out | std::ios::binary);
+    file.seekp((page - 1) * 4096);
+    const std::string garbage(64, '\xff');
+    file.write(garbage.data(), static_cast<std::streamsize>(garbage.size()));
+  }
+  auto metrics = cluster_.ctl({"metrics", job});
+  EXPECT_NE(metrics.exit_code, 0) << metrics.out;
+  EXPECT_NE(metrics.err.find("malformed"), std::string::npos) << metrics.err;
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"metrics", job}, {"runs"}, {"sync"}, {"status", job}}) {
+    auto run = cluster_.ctl(args);
+    EXPECT_EQ(run.exit_code, 1) << args[0] << "\n" << run.out << run.err;
+    EXPECT_NE(run.err.find("the history file " + db + " is damaged"), std::string::npos)
+        << args[0] << "\n"
+        << run.err;
+    EXPECT_NE(run.err.find(".recover"), std::string::npos) << run.err;
+    if (args[0] == "runs") {
+      EXPECT_NE(run.out.find(job), std::string::npos) << run.out;
+    }
+  }
+}
+
 // Regression (issue 21): a NaN or infinite loss, as Python's json.dumps prints it, was dropped
 // everywhere. It is stored and exported: strings in JSON (which has no NaN), nan/inf in CSV.
 TEST_F(CommandJobTest, NaNAndInfinityLossesAreKeptAndExported) {

@@ -3,6 +3,7 @@
 #include <filesystem>
 #include <system_error>
 
+#include "store/integrity.h"
 #include "store/schema.h"
 
 namespace ringmaster::store {
@@ -35,6 +36,8 @@ Result<std::unique_ptr<Database>> Database::open(const std::string& path, bool r
               // high-water size for good.
               "PRAGMA journal_size_limit=16777216;",
               "configuring " + path));
+  // Named, not refused: what is readable is still worth reading (damagedHistories()).
+  checkedDamage(db.get(), path);
   RM_RETURN_IF_ERROR(migrate(db, path));
   if (read_only)
     RM_RETURN_IF_ERROR(db.exec("PRAGMA query_only=ON", "opening " + path + " to read"));

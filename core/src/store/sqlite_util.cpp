@@ -2,16 +2,29 @@
 
 #include <utility>
 
+#include "store/integrity.h"
+
 namespace ringmaster::store {
+namespace {
+
+// BUSY and LOCKED are worth a retry; damage is noted for every later opener (integrity.h).
+Status classified(sqlite3* db, int rc, std::string message) {
+  const int primary = rc & 0xff;
+  if (db != nullptr && (primary == SQLITE_CORRUPT || primary == SQLITE_NOTADB)) {
+    noteDamage(db, sqlite3_errstr(rc));
+  }
+  if (primary == SQLITE_BUSY || primary == SQLITE_LOCKED) return unavailable(std::move(message));
+  return ioError(std::move(message));
+}
+
+}  // namespace
 
 Status sqliteError(sqlite3* db, int rc, std::string_view what) {
   std::string message(what);
   message += ": ";
   message += db != nullptr ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
   message += " (sqlite code " + std::to_string(rc) + ")";
-  const int primary = rc & 0xff;
-  if (primary == SQLITE_BUSY || primary == SQLITE_LOCKED) return unavailable(std::move(message));
-  return ioError(std::move(message));
+  return classified(db, rc, std::move(message));
 }
 
 Statement::~Statement() { sqlite3_finalize(stmt_); }
@@ -97,9 +110,7 @@ Status Connection::exec(const char* sql, std::string_view what) {
   message += err != nullptr ? err : sqlite3_errstr(rc);
   message += " (sqlite code " + std::to_string(rc) + ")";
   sqlite3_free(err);
-  const int primary = rc & 0xff;
-  if (primary == SQLITE_BUSY || primary == SQLITE_LOCKED) return unavailable(std::move(message));
-  return ioError(std::move(message));
+  return classified(db_, rc, std::move(message));
 }
 
 }  // namespace ringmaster::store

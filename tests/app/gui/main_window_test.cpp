@@ -5,6 +5,7 @@
 #include "main_window.h"
 
 #include <gtest/gtest.h>
+#include <sqlite3.h>
 #include <unistd.h>
 
 #include <QApplication>
@@ -20,6 +21,7 @@
 #include <QTreeWidget>
 #include <csignal>
 #include <filesystem>
+#include <fstream>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -39,6 +41,7 @@
 #include "ringmaster/client/cluster_config.h"
 #include "ringmaster/client/local_agent.h"
 #include "ringmaster/security/keys.h"
+#include "ringmaster/store/writer.h"
 
 namespace ringmaster::gui {
 namespace {
@@ -419,6 +422,47 @@ TEST_F(MainWindowTest, AnAgentWhoseKeyChangedIsNamedInTheBanner) {
   EXPECT_EQ(window.clusterView()->selectedAgent(), "local");
   EXPECT_TRUE(window.clusterView()->detailPanel()->updateKeyButton()->isVisible());
   save(&window, "cluster-key-changed");
+}
+
+// A history file with damaged pages is named in the banner (what it shows may be incomplete),
+// the runs it can still read are listed, and Open shows the History.
+TEST_F(MainWindowTest, ADamagedHistoryIsNamedInTheBanner) {
+  const std::string db = root_ + "/data/history.db", made = root_ + "/made.db";
+  {
+    auto store = store::Writer::open(made);  // another path: this process checks `db` itself
+    ASSERT_TRUE(store.isOk()) << store.status().toString();
+    ASSERT_TRUE((*store)->recordSubmission({.job_id = "readable-run", .name = "readable"}).isOk());
+  }
+  sqlite3* handle = nullptr;
+  ASSERT_EQ(sqlite3_open(made.c_str(), &handle), SQLITE_OK);
+  sqlite3_exec(handle, "PRAGMA wal_checkpoint(TRUNCATE)", nullptr, nullptr, nullptr);
+  sqlite3_stmt* stmt = nullptr;
+  sqlite3_prepare_v2(handle, "SELECT pageno FROM dbstat WHERE name = 'health'", -1, &stmt, nullptr);
+  ASSERT_EQ(sqlite3_step(stmt), SQLITE_ROW);
+  const int64_t page = sqlite3_column_int64(stmt, 0);  // a table `runs` never reads
+  sqlite3_finalize(stmt);
+  sqlite3_close(handle);
+  std::filesystem::create_directories(root_ + "/data");
+  std::filesystem::copy_file(made, db);
+  {
+    std::fstream file(db, std::ios::in | std::ios::out | std::ios::binary);
+    file.seekp((page - 1) * 4096);
+    const std::string garbage(64, '\xff');
+    file.write(garbage.data(), static_cast<std::streamsize>(garbage.size()));
+  }
+  auto opened = openWindow(1500, 1000);
+  ASSERT_TRUE(opened);
+  MainWindow& window = *opened;
+  window.tabs()->setCurrentIndex(2);
+  ASSERT_TRUE(waitFor([&] { return window.bannerText().contains("History damaged"); }, 30000))
+      << window.bannerText().toStdString();
+  EXPECT_TRUE(window.bannerText().contains(QString::fromStdString(db)))
+      << window.bannerText().toStdString();
+  EXPECT_EQ(window.history()->model()->rowCount(), 1);
+  save(&window, "history-damaged");
+  window.tabs()->setCurrentIndex(0);
+  window.findChild<QPushButton*>("bannerOpen")->click();
+  EXPECT_EQ(window.tabs()->currentIndex(), 2);
 }
 
 }  // namespace

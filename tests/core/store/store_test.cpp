@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <fstream>
 #include <limits>
 #include <string>
 #include <thread>
@@ -1271,6 +1272,57 @@ TEST_F(StoreTest, BatchWriterRunsOtherWritesInOrderAndReportsTheirFailure) {
   EXPECT_FALSE(failed.isOk());
   EXPECT_NE(failed.message().find("disk full"), std::string::npos) << failed.toString();
   ASSERT_OK((*writer)->flush());  // reported once
+}
+
+// Pages SQLite cannot read fail only the queries that touch them (issue 34: `runs`, `metrics`
+// and `sync` used a damaged file with exit 0). The file is named by damagedHistories() once
+// opened, what is readable is still read, and the verdict is kept beside the file
+// (history.db-checked) for the next opener; a sound file's verdict says sound.
+TEST_F(StoreTest, ADamagedFileIsNamedWhileWhatIsReadableIsStillRead) {
+  {
+    auto store = open();
+    ASSERT_OK(store->applyJournal("a1", "jid", {accepted(1, "j1", 1, 1, {0})}, 2));
+    std::vector<proto::JournalRecord> batch;
+    uint64_t seq = 2;
+    for (int64_t step = 0; step < 5000; ++step) {
+      batch.push_back(metric(seq++, "j1", 1, 0, step, {{"loss", 1.0 / (step + 1)}}));
+    }
+    ASSERT_OK(store->applyJournal("a1", "jid", batch, seq));
+  }
+  const std::string sound = dir_ + "/sound.db", damaged = dir_ + "/damaged.db";
+  int64_t page = 0;
+  {
+    RawDb raw(path_);
+    raw.exec("PRAGMA wal_checkpoint(TRUNCATE)");
+    page = std::stoll(raw.text(
+        "SELECT max(pageno) FROM dbstat WHERE name LIKE 'metrics%' AND pagetype = 'leaf'"));
+  }
+  ASSERT_GT(page, 1);
+  // Files this process never opened, so that each is checked here.
+  fs::copy_file(path_, sound);
+  fs::copy_file(path_, damaged);
+  {
+    std::fstream file(damaged, std::ios::in | std::ios::out | std::ios::binary);
+    file.seekp((page - 1) * 4096);
+    const std::string garbage(64, '\xff');
+    file.write(garbage.data(), static_cast<std::streamsize>(garbage.size()));
+  }
+  for (const std::string& path : {sound, damaged}) {
+    auto reader = Reader::open(path);
+    ASSERT_TRUE(reader.isOk()) << reader.status().toString();
+    auto jobs = (*reader)->jobs();  // the jobs' pages are sound in both
+    ASSERT_TRUE(jobs.isOk()) << jobs.status().toString();
+    EXPECT_EQ(jobs->size(), 1u);
+  }
+  const std::vector<std::string> found = damagedHistories();
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_NE(found[0].find(damaged + " is damaged"), std::string::npos) << found[0];
+  EXPECT_NE(found[0].find(".recover"), std::string::npos) << found[0];
+  std::ifstream kept_damaged(damaged + "-checked"), kept_sound(sound + "-checked");
+  const std::string damaged_verdict((std::istreambuf_iterator<char>(kept_damaged)), {});
+  const std::string sound_verdict((std::istreambuf_iterator<char>(kept_sound)), {});
+  EXPECT_NE(damaged_verdict.find(" damaged "), std::string::npos) << damaged_verdict;
+  EXPECT_NE(sound_verdict.find(" sound"), std::string::npos) << sound_verdict;
 }
 
 TEST_F(StoreTest, RecordsOfUnknownKindAreSkippedAndTheCursorStillAdvances) {

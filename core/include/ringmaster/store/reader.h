@@ -23,6 +23,11 @@ namespace ringmaster::store {
 
 class Database;
 
+// The history files this process opened whose pages SQLite found damaged (PRAGMA quick_check,
+// at most hourly per file): one sentence each, naming the file and how to recover what is
+// readable. Every front end says them: a damaged file is still opened and read.
+std::vector<std::string> damagedHistories();
+
 // Not thread-safe: one Reader per thread. Readers in other threads or processes see each
 // committed batch as a whole (WAL).
 class Reader {
