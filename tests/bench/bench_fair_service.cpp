@@ -9,8 +9,9 @@
 // what the busy key got: follows run and complete (every line printed), submits refused,
 // history rows lost or doubled.
 //
-// bench_fair_service [SECONDS [follows|floods]]   (default 30 s, both loads; the issue measured
-// 60 s). One load alone says which one a delay comes from.
+// bench_fair_service [SECONDS [follows|floods|issue]]   (default 30 s, every load; the issue
+// measured 60 s). One load alone says which one a delay comes from; `issue` is issue 34's load
+// (the follows and the unread floods, without the busy readers).
 #include <algorithm>
 #include <atomic>
 #include <cstdio>
@@ -117,6 +118,7 @@ int main(int argc, char** argv) {
   const std::string only = argc > 2 ? argv[2] : "";
   const int followers_n = only == "floods" ? 0 : kFollowers;
   const int flood_n = only == "follows" ? 0 : kFloodConnections;
+  const int busy_n = only == "follows" || only == "issue" ? 0 : kBusyReaders;
   Cluster cluster;
   std::string error;
   if (!cluster.addAgent("a1", kFollowers + 8, &error)) {
@@ -223,7 +225,7 @@ int main(int argc, char** argv) {
   client::ZmqContext busy_context;
   std::vector<std::unique_ptr<client::AgentConnection>> busy_connections;
   std::vector<std::thread> readers;
-  for (int r = 0; r < (only == "follows" ? 0 : kBusyReaders) && busy_keys.isOk(); ++r) {
+  for (int r = 0; r < busy_n && busy_keys.isOk(); ++r) {
     auto connection = client::AgentConnection::connect(
         busy_context, {"a1", agent.endpoint(), agent.publicKey()}, *busy_keys);
     if (!connection.isOk()) break;
