@@ -1,22 +1,44 @@
 #!/usr/bin/env bash
-# Installs Ringmaster's build dependencies from Debian 12's archive and builds it into ./build.
-# Executables land in build/bin. Run as root (or with sudo available). Idempotent.
+# Installs what Ringmaster needs from Debian 12's archive and builds it into ./build (executables
+# in build/bin). Run as root (or with sudo available).
+#
+#   bootstrap.sh          what `ringmaster --demo` runs: the app, the agent, the worker and the CLI
+#   bootstrap.sh --tests  everything: the tests and benchmarks too, and what they run besides
+#                         (PyTorch, Open MPI, Slurm, sshd, Xvfb, debootstrap...)
+#
+# Idempotent and quick to repeat: apt is asked only for packages that are missing, CMake
+# configures only a new build tree (or for --tests, which looks again for what the tests use),
+# and make rebuilds nothing that is up to date.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+tests=0
+case "${1:-}" in
+  "") ;;
+  --tests) tests=1 ;;
+  *) echo "usage: $0 [--tests]" >&2; exit 2 ;;
+esac
+
+# What the build needs (GoogleTest and Google Benchmark too: CMake finds them when it
+# configures) and what the app runs: the demo trains with Ringmaster's own trainer, no Python.
 packages=(
   cmake g++ make pkg-config git
   qt6-base-dev qt6-charts-dev libqt6opengl6-dev libqt6sql6-sqlite
-  libzmq3-dev cppzmq-dev libsodium-dev libsqlite3-dev sqlite3
+  libzmq3-dev cppzmq-dev libsodium-dev libsqlite3-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   libgloo-dev libopenblas-dev libprotobuf-dev protobuf-compiler
   libyaml-cpp-dev nlohmann-json3-dev libcli11-dev libre2-dev
-  openmpi-bin libopenmpi-dev python3 python3-torch python3-numpy
+)
+# What the tests and benchmarks run or compare against besides.
+test_packages=(
+  sqlite3 openmpi-bin libopenmpi-dev python3 python3-torch python3-numpy
   xvfb xauth x11-apps imagemagick xdotool
   binutils debootstrap xz-utils
   openssh-client openssh-server desktop-file-utils sudo
   slurm-wlm munge bc
 )
+((tests)) && packages+=("${test_packages[@]}")
+
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -28,5 +50,13 @@ if ((${#missing[@]})); then
 fi
 
 build_type="${RINGMASTER_BUILD_TYPE:-RelWithDebInfo}"
-cmake -S . -B build -DCMAKE_BUILD_TYPE="$build_type" ${RINGMASTER_CMAKE_ARGS:-}
-cmake --build build -j"${RINGMASTER_JOBS:-2}"
+if [[ ! -f build/CMakeCache.txt || $tests == 1 || -n ${RINGMASTER_CMAKE_ARGS:-} ]]; then
+  cmake -S . -B build -DCMAKE_BUILD_TYPE="$build_type" ${RINGMASTER_CMAKE_ARGS:-}
+fi
+if ((tests)); then
+  cmake --build build -j"${RINGMASTER_JOBS:-2}"
+else
+  # The app first: the tests and benchmarks (most of a full build) wait for --tests.
+  cmake --build build -j"${RINGMASTER_JOBS:-2}" \
+    --target ringmaster ringmaster-agent ringmaster-worker ringmasterctl
+fi

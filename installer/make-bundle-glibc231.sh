@@ -18,7 +18,8 @@
 #                pieces that GCC 10 and glibc 2.31 lack
 # With the CUDA toolkit at $CUDA_HOME or /usr/local/cuda (mounted into the root read-only) the
 # bundle has the GPU paths as the main build does; NCCL and cuBLAS are still opened at run time.
-# RINGMASTER_BUNDLE_CUDA=OFF builds without them.
+# RINGMASTER_BUNDLE_CUDA=OFF builds without them. Its GPU kernels are built for every generation
+# (RINGMASTER_BUNDLE_CUDA_ARCHITECTURES, default all: see core/src/train/CMakeLists.txt).
 #
 # The cache ($RINGMASTER_BULLSEYE_CACHE, default /var/cache/ringmaster-bullseye) keeps the root,
 # its packages, Gloo and the build tree, each redone only when what made it changed, so a second
@@ -171,7 +172,7 @@ in_root cmake -S /src -B /build/ringmaster -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -DNDEBUG" -DCMAKE_CUDA_FLAGS_RELWITHDEBINFO="-O2 -DNDEBUG" \
   -DCMAKE_CXX_FLAGS="-include /src/installer/glibc231/compat.h" \
   -DRINGMASTER_BUILD_APP=OFF -DRINGMASTER_BUILD_TESTS=OFF -DRINGMASTER_BUILD_BENCHMARKS=OFF \
-  -DRINGMASTER_WITH_CUDA=$cuda_option \
+  -DRINGMASTER_WITH_CUDA=$cuda_option -DRINGMASTER_CUDA_ARCHITECTURES="${RINGMASTER_BUNDLE_CUDA_ARCHITECTURES:-all}" \
   -DSQLite3_INCLUDE_DIR=/usr/local/include -DSQLite3_LIBRARY=/usr/local/lib/libsqlite3.a \
   -DCMAKE_CXX_STANDARD_LIBRARIES="-ldl -lpthread -lm" \
   >"$cache/configure.log" 2>&1 || die "cmake failed: $(tail -5 "$cache/configure.log")"

@@ -25,6 +25,13 @@ for tool in strip ldd objdump readelf; do
 done
 
 programs=(ringmaster-agent ringmaster-worker ringmasterctl "$@")
+# A bundle goes to other hosts: a build for this machine's GPU alone (the default) leaves other
+# GPUs the PTX to compile at their first run, or no kernel for them at all (`native`).
+archs=$(sed -n 's/^RINGMASTER_CUDA_ARCHITECTURES:STRING=//p' "$build_dir/CMakeCache.txt" 2>/dev/null)
+if grep -q '^RINGMASTER_CUDA_ARCHITECTURES:' "$build_dir/CMakeCache.txt" 2>/dev/null && [[ $archs != all ]]; then
+  echo "$0: note: GPU kernels built for '${archs:-this machine}' only; configure with" \
+    "-DRINGMASTER_CUDA_ARCHITECTURES=all for every GPU generation" >&2
+fi
 rm -rf "$out_dir"
 mkdir -p "$out_dir/bin" "$out_dir/lib" "$out_dir/share/ringmaster"
 

@@ -50,6 +50,11 @@ double hangTimeout(const proto::RestartPolicy& policy,
   return std::max(floor_seconds, 10 * slowest);
 }
 
+double slowestAfter(double slowest, double gap, double floor_seconds) {
+  const double suspicion = std::max(floor_seconds, 10 * slowest) / 2;
+  return gap < suspicion ? std::max(slowest, gap) : slowest;
+}
+
 namespace {
 
 // A rank idle for `idle_limit` makes the verdict; its cause says "<rank> <verb>: ...".

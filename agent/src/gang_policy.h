@@ -20,11 +20,21 @@ namespace ringmaster::agent {
 // ranks' reaction to a peer that vanished from a collective.
 size_t rootCause(const std::vector<proto::JobFailure>& failures);
 
+// The least hang timeout a job without one of its own gets, seconds.
+inline constexpr double kHangFloorSeconds = 60;
+
 // The hang timeout of a job: the policy's, or (0 there) ten times the slowest step seen on any
 // rank, at least `floor_seconds`.
 double hangTimeout(const proto::RestartPolicy& policy,
                    const std::vector<std::pair<std::string, proto::RankProgress>>& ranks,
-                   double floor_seconds = 60);
+                   double floor_seconds = kHangFloorSeconds);
+
+// A rank's longest wait for a new step after one more wait of `gap` seconds. A wait that reached
+// the hang suspicion of its time (half the timeout `slowest` gives) is a stall that ended, a
+// stopped rank let go or a debugger, not a step: taken as one it raised the timeout tenfold for
+// the rest of the attempt and hid the next hang (issue 35: a rank stopped 90 s in an 18-minute
+// job raised no suspicion; one stop of 18 s before had set the timeout to 180 s).
+double slowestAfter(double slowest, double gap, double floor_seconds = kHangFloorSeconds);
 
 // `ranks` are every running rank of the attempt with its agent. The job is hung when some rank
 // has made no new step for `timeout` seconds; ranks that have not made their first step yet are

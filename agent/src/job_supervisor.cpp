@@ -17,6 +17,7 @@
 #include <set>
 
 #include "env_contract.h"
+#include "gang_policy.h"
 #include "launchers/launcher.h"
 #include "launchers/python_entry.h"
 #include "leftovers.h"
@@ -272,14 +273,20 @@ std::vector<proto::RankProgress> JobSupervisor::progress(const std::string& job_
     p.set_idle_seconds(std::chrono::duration<double>(now - rank.last_progress).count());
     p.set_activity(activityOf(sample, rank.cpu_ticks,
                               std::chrono::duration<double>(now - rank.cpu_sampled).count()));
-    p.set_slowest_step_seconds(rank.slowest_step);
+    // Pauses (evaluations, checkpoints) set the timeout only while the rank may be in one: a
+    // native rank says its phase; of another nothing is known.
+    bool may_pause = true;
     if (!rank.phase_file.empty()) {
       if (auto phase = job::readPhase(rank.phase_file); phase.isOk()) {
         p.set_phase(job::phaseName(phase->phase));
         p.set_phase_seconds(phase->seconds);
         p.set_phase_step(static_cast<int64_t>(phase->step));
+        may_pause = phase->phase == job::RankPhase::kEvaluation ||
+                    phase->phase == job::RankPhase::kCheckpoint;
       }
     }
+    p.set_slowest_step_seconds(may_pause ? std::max(rank.slowest_step, rank.slowest_pause)
+                                         : rank.slowest_step);
     rank.cpu_ticks = sample.cpu_ticks;
     rank.cpu_sampled = now;
     out.push_back(std::move(p));
@@ -758,12 +765,15 @@ void JobSupervisor::handleLine(Job& job, Rank& rank, std::string_view line) {
   sample->set_rank(rank.rank);
   int64_t step = parsed->step ? *parsed->step : rank.next_step;
   rank.next_step = step + 1;
+  const double waited = std::chrono::duration<double>(now - rank.last_progress).count();
   if (step > rank.last_step) {
-    if (rank.last_step >= 0) {
-      rank.slowest_step = std::max(rank.slowest_step,
-                                   std::chrono::duration<double>(now - rank.last_progress).count());
-    }
+    if (rank.last_step >= 0) rank.slowest_step = slowestAfter(rank.slowest_step, waited);
     rank.last_step = step;
+    rank.last_progress = now;
+  } else if (step == rank.last_step) {
+    // A line of the step already made (an evaluation's, a checkpoint's) ends a pause: the rank
+    // is alive, and its wait was not a step's (see the progress report).
+    rank.slowest_pause = slowestAfter(rank.slowest_pause, waited);
     rank.last_progress = now;
   }
   sample->set_step(step);

@@ -126,12 +126,14 @@ class JobSupervisor {
     int64_t next_step = 0;            // per-rank counter for metric lines without "step"
     int64_t last_step = -1;           // newest step seen; progress is a step above it
     Clock::time_point last_progress;  // when it started, or reached last_step
-    double slowest_step = 0;          // the longest wait for a new step so far, seconds
-    double metric_tokens = 0;         // metric records it may journal now (see handleLine)
-    Clock::time_point tokens_at;      // when metric_tokens was last refilled
-    uint64_t lines_not_parsed = 0;    // lines past the metric rate, kept in the log only
-    std::string cgroup;               // its cgroup's name (SupervisorOptions::cgroups)
-    uint64_t cpu_ticks = 0;           // at cpu_sampled (for "computing" or "waiting")
+    double slowest_step = 0;      // the longest wait for a new step so far, seconds (slowestAfter)
+    double slowest_pause = 0;     // the longest that ended in a line of the same step (an
+                                  // evaluation's, a checkpoint's): a pause, not a step
+    double metric_tokens = 0;     // metric records it may journal now (see handleLine)
+    Clock::time_point tokens_at;  // when metric_tokens was last refilled
+    uint64_t lines_not_parsed = 0;  // lines past the metric rate, kept in the log only
+    std::string cgroup;             // its cgroup's name (SupervisorOptions::cgroups)
+    uint64_t cpu_ticks = 0;         // at cpu_sampled (for "computing" or "waiting")
     Clock::time_point cpu_sampled;
     bool stop_requested = false;
     bool exited = false;

@@ -126,6 +126,25 @@ TEST(HangTimeout, ThePolicysOrTenSlowestStepsWithAFloor) {
                    120);
 }
 
+// Issue 35: a rank stopped for 90 s in an 18-minute job raised no suspicion, because an earlier
+// stall that ended had been taken as a step: ten times it was the timeout for good. A wait that
+// reached the suspicion of its time is not a step; any shorter one is.
+TEST(HangTimeout, AStallThatEndedIsNotAStepTime) {
+  double slowest = 0;
+  for (double step : {0.2, 0.3, 0.25}) slowest = slowestAfter(slowest, step);
+  EXPECT_DOUBLE_EQ(slowest, 0.3);
+  EXPECT_DOUBLE_EQ(slowestAfter(slowest, 90), 0.3);     // a stop of 90 s, let go
+  EXPECT_DOUBLE_EQ(slowestAfter(slowest, 29.9), 29.9);  // under the 30 s suspicion: a slow step
+  EXPECT_DOUBLE_EQ(slowestAfter(slowest, 30), 0.3);
+  EXPECT_DOUBLE_EQ(slowestAfter(8, 39), 39);  // slow steps raise the bar with them (40 s)
+  EXPECT_DOUBLE_EQ(slowestAfter(8, 40), 8);
+  // After the stop the job's timeout is still the floor, and a second stop is suspected at 30 s.
+  const double after_stop = slowestAfter(slowest, 90);
+  EXPECT_DOUBLE_EQ(hangTimeout({}, {{"a1", rank(0, 500, 0, "", after_stop)}}), 60);
+  EXPECT_TRUE(hangSuspicion({{"a1", rank(0, 500, 31, "stopped (SIGSTOP)", after_stop)}},
+                            hangTimeout({}, {{"a1", rank(0, 500, 31, "", after_stop)}})));
+}
+
 // Issue 21: hangs come in two stages; the first names the culprit at half the timeout.
 TEST(HangSuspicion, NamesTheCulpritAtHalfTheTimeout) {
   EXPECT_FALSE(hangSuspicion({{"a1", rank(0, 10, 14, "waiting")}}, 30));

@@ -43,7 +43,10 @@ fi
 # another test beside this one. ----
 bundle=$build/bundle-glibc231
 started=$SECONDS
-if ! RINGMASTER_JOBS=1 "$source_dir/installer/make-bundle-glibc231.sh" "$bundle" >"$scratch/bundle.log" 2>&1; then
+# What is checked is the glibc 2.31 build: one PTX target keeps its CUDA compile to one pass of
+# the seven a bundle for other hosts makes.
+if ! RINGMASTER_JOBS=1 RINGMASTER_BUNDLE_CUDA_ARCHITECTURES=75-virtual \
+  "$source_dir/installer/make-bundle-glibc231.sh" "$bundle" >"$scratch/bundle.log" 2>&1; then
   cat "$scratch/bundle.log" >&2
   echo "bundle_bullseye_test: make-bundle-glibc231.sh failed" >&2
   exit 1
