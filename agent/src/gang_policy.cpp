@@ -52,7 +52,8 @@ double hangTimeout(const proto::RestartPolicy& policy,
 
 double slowestAfter(double slowest, double gap, double floor_seconds) {
   const double suspicion = std::max(floor_seconds, 10 * slowest) / 2;
-  return gap < suspicion ? std::max(slowest, gap) : slowest;
+  if (gap >= suspicion) return slowest;
+  return std::max(gap, slowest * kSlowestStepKeptPerStep);
 }
 
 namespace {

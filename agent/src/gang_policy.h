@@ -29,11 +29,14 @@ double hangTimeout(const proto::RestartPolicy& policy,
                    const std::vector<std::pair<std::string, proto::RankProgress>>& ranks,
                    double floor_seconds = kHangFloorSeconds);
 
-// A rank's longest wait for a new step after one more wait of `gap` seconds. A wait that reached
-// the hang suspicion of its time (half the timeout `slowest` gives) is a stall that ended, a
-// stopped rank let go or a debugger, not a step: taken as one it raised the timeout tenfold for
-// the rest of the attempt and hid the next hang (issue 35: a rank stopped 90 s in an 18-minute
-// job raised no suspicion; one stop of 18 s before had set the timeout to 180 s).
+// A rank's slowest wait for a new step, after one more wait of `gap` seconds: the longest of the
+// recent ones, an older one weighing less with every step (half after 138 steps), so that one
+// slow moment does not set the hang timeout for the rest of the attempt. A wait that reached the
+// hang suspicion of its time (half the timeout `slowest` gives) is a stall that ended (a stopped
+// rank let go, a debugger), not a step. Taken as the longest for good, one stop of 18 s had set
+// the timeout to 180 s, and a rank stopped 90 s later in an 18-minute job raised no suspicion
+// (issue 35).
+inline constexpr double kSlowestStepKeptPerStep = 0.995;
 double slowestAfter(double slowest, double gap, double floor_seconds = kHangFloorSeconds);
 
 // `ranks` are every running rank of the attempt with its agent. The job is hung when some rank

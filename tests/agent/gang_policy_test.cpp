@@ -126,23 +126,27 @@ TEST(HangTimeout, ThePolicysOrTenSlowestStepsWithAFloor) {
                    120);
 }
 
-// Issue 35: a rank stopped for 90 s in an 18-minute job raised no suspicion, because an earlier
-// stall that ended had been taken as a step: ten times it was the timeout for good. A wait that
-// reached the suspicion of its time is not a step; any shorter one is.
-TEST(HangTimeout, AStallThatEndedIsNotAStepTime) {
+// Issue 35: a rank stopped for 90 s in an 18-minute job raised no suspicion: the longest wait
+// ever seen, ten times, was the timeout for good. A wait that reached the suspicion of its time
+// is not a step; a slow step is, and weighs less with every step after it.
+TEST(HangTimeout, AStallThatEndedIsNotAStepTimeAndASlowStepFades) {
   double slowest = 0;
   for (double step : {0.2, 0.3, 0.25}) slowest = slowestAfter(slowest, step);
-  EXPECT_DOUBLE_EQ(slowest, 0.3);
-  EXPECT_DOUBLE_EQ(slowestAfter(slowest, 90), 0.3);     // a stop of 90 s, let go
-  EXPECT_DOUBLE_EQ(slowestAfter(slowest, 29.9), 29.9);  // under the 30 s suspicion: a slow step
-  EXPECT_DOUBLE_EQ(slowestAfter(slowest, 30), 0.3);
-  EXPECT_DOUBLE_EQ(slowestAfter(8, 39), 39);  // slow steps raise the bar with them (40 s)
+  EXPECT_NEAR(slowest, 0.3, 0.01);
+  EXPECT_DOUBLE_EQ(slowestAfter(slowest, 90), slowest);  // a stop of 90 s, let go
+  EXPECT_DOUBLE_EQ(slowestAfter(slowest, 30), slowest);  // the suspicion of a 60 s timeout
+  EXPECT_DOUBLE_EQ(slowestAfter(slowest, 29.9), 29.9);   // under it: a slow step
+  EXPECT_DOUBLE_EQ(slowestAfter(8, 39), 39);             // slow steps raise the bar (40 s)
   EXPECT_DOUBLE_EQ(slowestAfter(8, 40), 8);
-  // After the stop the job's timeout is still the floor, and a second stop is suspected at 30 s.
-  const double after_stop = slowestAfter(slowest, 90);
-  EXPECT_DOUBLE_EQ(hangTimeout({}, {{"a1", rank(0, 500, 0, "", after_stop)}}), 60);
-  EXPECT_TRUE(hangSuspicion({{"a1", rank(0, 500, 31, "stopped (SIGSTOP)", after_stop)}},
-                            hangTimeout({}, {{"a1", rank(0, 500, 31, "", after_stop)}})));
+  // An 18 s step, then 1,000 steps of 0.1 s: the timeout is back at its floor, and a rank
+  // stopped 31 s is suspected.
+  slowest = slowestAfter(slowest, 18);
+  EXPECT_DOUBLE_EQ(hangTimeout({}, {{"a1", rank(0, 500, 0, "", slowest)}}), 180);
+  for (int step = 0; step < 1000; ++step) slowest = slowestAfter(slowest, 0.1);
+  EXPECT_LT(slowest, 0.2);
+  const double timeout = hangTimeout({}, {{"a1", rank(0, 1500, 0, "", slowest)}});
+  EXPECT_DOUBLE_EQ(timeout, 60);
+  EXPECT_TRUE(hangSuspicion({{"a1", rank(0, 1500, 31, "stopped (SIGSTOP)", slowest)}}, timeout));
 }
 
 // Issue 21: hangs come in two stages; the first names the culprit at half the timeout.
