@@ -1,6 +1,7 @@
 #include "uid_cleanup.h"
 
 #include <dirent.h>
+#include <fcntl.h>
 #include <grp.h>
 #include <signal.h>
 #include <sys/ipc.h>
@@ -18,6 +19,7 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <string_view>
 #include <thread>
 
 namespace ringmaster::agent {
@@ -58,21 +60,46 @@ uint64_t number(const std::string& text) {
   return value;
 }
 
-// Every entry under the shared temporary directories that `uid` owns, outermost first (links are
-// not followed; a directory of its is listed, not what is in it).
+// What `uid` owns under the directory open as `dir_fd` (named `dir`), into `found` (links are not
+// followed; a directory of its is listed, not what is in it). Only directories it could write in
+// are entered: one all may write in (/tmp itself, a drop directory) or its group may; a
+// directory another user keeps to themselves holds nothing the uid made, and a host's /tmp
+// may hold whole build trees. An entry that vanishes or cannot be read while walking (a busy
+// /tmp) is passed over: it ended the whole walk, and a job's files beyond it were left behind.
+void collectFilesOf(int dir_fd, const fs::path& dir, uid_t uid, size_t at_most, int depth,
+                    std::vector<fs::path>* found) {
+  DIR* listing = ::fdopendir(dir_fd);
+  if (listing == nullptr) {
+    ::close(dir_fd);
+    return;
+  }
+  while (found->size() < at_most) {
+    const dirent* entry = ::readdir(listing);
+    if (entry == nullptr) break;
+    const std::string_view name = entry->d_name;
+    if (name == "." || name == "..") continue;
+    struct stat st {};
+    if (::fstatat(dir_fd, entry->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
+    if (st.st_uid == uid) {
+      found->push_back(dir / name);
+      continue;
+    }
+    const bool writable_to_it =
+        (st.st_mode & S_IWOTH) || ((st.st_mode & S_IWGRP) && st.st_gid == uid);
+    if (!S_ISDIR(st.st_mode) || !writable_to_it || depth >= 32) continue;
+    const int child =
+        ::openat(dir_fd, entry->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (child >= 0) collectFilesOf(child, dir / name, uid, at_most, depth + 1, found);
+  }
+  ::closedir(listing);
+}
+
+// Every entry under the shared temporary directories that `uid` owns, at most `at_most`.
 std::vector<fs::path> filesOf(uid_t uid, size_t at_most) {
   std::vector<fs::path> found;
   for (const std::string& root : sharedTempDirs()) {
-    std::error_code ec;
-    for (auto it = fs::recursive_directory_iterator(
-             root, fs::directory_options::skip_permission_denied, ec);
-         !ec && it != fs::recursive_directory_iterator() && found.size() < at_most;
-         it.increment(ec)) {
-      struct stat st {};
-      if (::lstat(it->path().c_str(), &st) != 0 || st.st_uid != uid) continue;
-      found.push_back(it->path());
-      if (S_ISDIR(st.st_mode)) it.disable_recursion_pending();
-    }
+    const int fd = ::open(root.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd >= 0) collectFilesOf(fd, root, uid, at_most, 0, &found);
   }
   return found;
 }

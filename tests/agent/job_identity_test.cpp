@@ -137,7 +137,8 @@ TEST_F(JobIdentitiesTest, TheNextJobOfAUidFindsNothingOfTheLastOne) {
   fileOf(tmp_file, a->uid);
   fileOf(shm_file, a->uid);
   const pid_t left_running = sleeperAs(a->uid);
-  ASSERT_TRUE(identities->release("a", {dir_ + "/job/work", dir_ + "/not-there"}).isOk());
+  const Status released = identities->release("a", {dir_ + "/job/work", dir_ + "/not-there"});
+  ASSERT_TRUE(released.isOk()) << released.message();
   EXPECT_FALSE(alive(left_running));
   EXPECT_FALSE(fs::exists(tmp_file));
   EXPECT_FALSE(fs::exists(shm_file));
