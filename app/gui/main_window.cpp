@@ -203,7 +203,9 @@ MainWindow::MainWindow(const AppOptions& options, QWidget* parent)
 }
 
 MainWindow::~MainWindow() {
-  // Dashboards hold connections to the bridge: they go before it stops.
+  // Dashboards hold connections to the bridge: they go before it stops. Taking the tabs down is
+  // not a layout to keep: saved, it emptied the one the window was closed with (issue 35).
+  restored_ = false;
   tabs_->clear();
   bridge_.stop();
 }

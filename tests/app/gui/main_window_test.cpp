@@ -424,6 +424,23 @@ TEST_F(MainWindowTest, AnAgentWhoseKeyChangedIsNamedInTheBanner) {
   save(&window, "cluster-key-changed");
 }
 
+// Issue 35: a window closed cleanly (Alt+F4, the app quitting) came back with none of its tabs:
+// taking them down in the destructor saved an empty layout over the one it was closed with.
+TEST_F(MainWindowTest, AWindowClosedCleanlyComesBackAsItWasLeft) {
+  {
+    auto first = openWindow(1500, 1000);
+    ASSERT_TRUE(first);
+    first->openComparison({"job-a", "job-b"});
+    first->tabs()->setCurrentIndex(first->tabs()->count() - 1);
+    ASSERT_TRUE(first->close());
+  }  // destroyed, as when the app quits
+  auto again = openWindow(1500, 1000);
+  ASSERT_TRUE(again);
+  auto* compare = qobject_cast<CompareView*>(again->tabs()->currentWidget());
+  ASSERT_NE(compare, nullptr) << "the comparison, as the active tab";
+  EXPECT_EQ(again->tabs()->tabToolTip(again->tabs()->currentIndex()), "job-a\njob-b");
+}
+
 // A history file with damaged pages is named in the banner (what it shows may be incomplete),
 // the runs it can still read are listed, and Open shows the History.
 TEST_F(MainWindowTest, ADamagedHistoryIsNamedInTheBanner) {
