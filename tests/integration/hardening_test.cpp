@@ -85,6 +85,31 @@ class HardeningTest : public ::testing::Test {
     for (int rank : {0, 1}) job->add_ranks()->set_rank(rank);
     return request;
   }
+  // The environment of another person's ringmasterctl (a key of its own and a history of its
+  // own), authorized on `agent` with role user; empty when it could not be authorized.
+  std::map<std::string, std::string> anotherPersonOn(const std::string& agent) {
+    std::map<std::string, std::string> other = cluster_.env();
+    other["RINGMASTER_CONFIG_DIR"] = cluster_.dir() + "/other-config";
+    other["RINGMASTER_DB"] = cluster_.dir() + "/other.db";
+    const std::string key = runCommand({binPath("ringmasterctl"), "keys"}, other).firstLine();
+    const int authorized = runCommand({binPath("ringmaster-agent"), "authorize", "--role", "user",
+                                       "--state-dir", cluster_.agent(agent).stateDir(), "--", key})
+                               .exit_code;
+    return authorized == 0 ? other : std::map<std::string, std::string>{};
+  }
+  // The output of `ringmasterctl args` once it holds `text` (within `timeout`), else the last.
+  std::string ctlOutputWith(const std::vector<std::string>& args, const std::string& text,
+                            std::chrono::seconds timeout) {
+    std::string out;
+    waitUntil(
+        [&] {
+          out = cluster_.ctl(args).out;
+          return out.find(text) != std::string::npos;
+        },
+        timeout);
+    return out;
+  }
+
   // The agent's error for `request`; "" when it was accepted.
   std::string refusal(const proto::Envelope& request) {
     auto reply = connection_->call(request, 5000);
@@ -562,14 +587,8 @@ TEST_F(HardeningTest, EachJobRunsAsAUserOfItsOwnAndCannotTouchAnother) {
                              " && echo LISTED-B; true']\n"
                              "placement: [{agent: a2, ranks: 1}]\n");
   // Submitted by another person: a second key, authorized on a2 with role user.
-  std::map<std::string, std::string> other = cluster_.env();
-  other["RINGMASTER_CONFIG_DIR"] = cluster_.dir() + "/other-config";
-  other["RINGMASTER_DB"] = cluster_.dir() + "/other.db";
-  const std::string other_key = runCommand({binPath("ringmasterctl"), "keys"}, other).firstLine();
-  ASSERT_EQ(runCommand({binPath("ringmaster-agent"), "authorize", "--role", "user", "--state-dir",
-                        cluster_.agent("a2").stateDir(), "--", other_key})
-                .exit_code,
-            0);
+  const std::map<std::string, std::string> other = anotherPersonOn("a2");
+  ASSERT_FALSE(other.empty());
   auto attacked = runCommand({binPath("ringmasterctl"), "submit", attacker, "--wait"}, other);
   ASSERT_EQ(attacked.exit_code, 0) << attacked.err;
   const std::string attack_log =
@@ -720,14 +739,8 @@ TEST_F(HardeningTest, AUidCarriesNothingToTheNextJobAndAProcessOfTheRangeIsLeftA
   ASSERT_TRUE(cluster_.crashAndRestartAgent("a2", &error)) << error;
 
   // B and C: another key's jobs look for A's files; each says its uid.
-  std::map<std::string, std::string> other = cluster_.env();
-  other["RINGMASTER_CONFIG_DIR"] = cluster_.dir() + "/other-config";
-  other["RINGMASTER_DB"] = cluster_.dir() + "/other.db";
-  const std::string other_key = runCommand({binPath("ringmasterctl"), "keys"}, other).firstLine();
-  ASSERT_EQ(runCommand({binPath("ringmaster-agent"), "authorize", "--role", "user", "--state-dir",
-                        cluster_.agent("a2").stateDir(), "--", other_key})
-                .exit_code,
-            0);
+  const std::map<std::string, std::string> other = anotherPersonOn("a2");
+  ASSERT_FALSE(other.empty());
   std::set<uid_t> uids = {a_uid};
   bool reused = false;
   for (const char* name : {"b", "c"}) {
@@ -781,28 +794,16 @@ TEST_F(HardeningTest, TwoAgentsWithOneRangeRunJobsSideBySide) {
   }
   std::set<std::string> uids;
   for (const std::string& job : jobs) {
-    std::string log;
-    ASSERT_TRUE(waitUntil(
-        [&] {
-          log = cluster_.ctl({"logs", job}).out;
-          return log.find("still here") != std::string::npos;
-        },
-        std::chrono::seconds(30)))
-        << log;
+    const std::string log = ctlOutputWith({"logs", job}, "still here", std::chrono::seconds(30));
     std::smatch m;
     ASSERT_TRUE(std::regex_search(log, m, std::regex("uid (\\d+)"))) << log;
     uids.insert(m[1]);
   }
   EXPECT_EQ(uids.size(), 2u) << "two agents gave out one uid";
   for (const std::string& job : jobs) {
-    std::string status;
-    EXPECT_TRUE(waitUntil(
-        [&] {
-          status = cluster_.ctl({"status", job}).out;
-          return status.find("succeeded") != std::string::npos;
-        },
-        std::chrono::seconds(30)))
-        << status;
+    const std::string status =
+        ctlOutputWith({"status", job}, "succeeded", std::chrono::seconds(30));
+    EXPECT_NE(status.find("succeeded"), std::string::npos) << status;
   }
 }
 

@@ -929,13 +929,18 @@ QString DashboardView::summaryText(const client::ShownJob& shown) const {
   running -= static_cast<int>(liveness.unknown_ranks.size());
   const double end = shown.clock_stop > 0 ? shown.clock_stop : unixSeconds();
   const double elapsed = job_->startTime() > 0 ? std::max(0.0, end - job_->startTime()) : 0;
-  // A finished job's throughput is its run's mean; a live one's, the last 10 s (said so).
+  // A finished job's throughput is its run's mean; a live one's, the last 10 s (said so), or
+  // how long no rank has made a step: measured back from the last sample, the rate stood still
+  // while every rank was stopped (issue 35). The rank table's "ago" uses the same clocks.
   QString throughput;
   if (const auto* sps = job_->metric("samples_per_sec"); sps && sps->count(kJobTotal)) {
     const metrics::Series& total = sps->at(kJobTotal);
     const bool over = job_->finished();
+    const double quiet = unixSeconds() - total.back().time;
     const double rate = over ? meanRate(total) : meanRate(total, total.back().time - 10);
-    if (rate > 0) {
+    if (!over && quiet > 10) {
+      throughput = "no new step for " + formatDuration(quiet);
+    } else if (rate > 0) {
       throughput = QString(over ? "%1 samples/s on average" : "%1 samples/s (last 10 s)")
                        .arg(QLocale(QLocale::English).toString(rate, 'f', 0));
     }
