@@ -387,6 +387,7 @@ TEST_F(MainWindowTest, AQuietRankIsASuspectedHangUntilItGoesOn) {
   // of the rate it had when they stopped (issue 35).
   ASSERT_TRUE(waitFor([&] { return view->headline().contains("no new step for 1"); }, 20000))
       << view->headline().toStdString();
+  save(window.get(), "dashboard-no-new-step");
   // Progress resumes: the line goes, and the job ends well.
   ASSERT_TRUE(waitFor([&] { return !view->problemText().contains("hang"); }, 20000))
       << view->problemText().toStdString();
