@@ -72,6 +72,14 @@ QString stateAdvice(const client::AgentStatus& status, const QString& client_key
     case AgentState::kConnecting:
       return QString("Waiting for the first answer from %1.").arg(endpoint);
     case AgentState::kUnreachable:
+      // Silent after answering: a stopped, hung or overloaded agent still accepts connections,
+      // and "Nothing answers" contradicted the reason under it (issue 35).
+      if (status.answered_at > 0) {
+        return QString(
+                   "%1 stopped answering at %2. Is ringmaster-agent still running on %3, and "
+                   "not stopped, hung or overloaded?")
+            .arg(name, QString::fromStdString(client::clockTime(status.answered_at)), host);
+      }
       return QString(
                  "Nothing answers at %1. Is ringmaster-agent running on %2, and is the port "
                  "open from this machine?")

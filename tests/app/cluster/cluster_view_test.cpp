@@ -263,6 +263,16 @@ TEST_F(ClusterViewTest, AgentThatStopsAnsweringKeepsItsLastNumbersGreyed) {
             kStaleColor);
   EXPECT_TRUE(text(model, 0, Model::kCpu, Qt::ToolTipRole).contains("Last known values, 1 min"))
       << text(model, 0, Model::kCpu, Qt::ToolTipRole).toStdString();
+  // It answered before: stopped answering, not "nothing answers" (a stopped agent still accepts
+  // connections, as the reason under the advice says).
+  AgentStatus silent = failedStatus(agents_[0], AgentState::kUnreachable, "gone", kT0 + 90);
+  silent.answered_at = kT0;
+  model.updateAgent(silent);
+  const QString advice = text(model, 0, Model::kState, Qt::ToolTipRole);
+  EXPECT_TRUE(
+      advice.contains("stopped answering at " + QString::fromStdString(client::clockTime(kT0))))
+      << advice.toStdString();
+  EXPECT_FALSE(advice.contains("Nothing answers")) << advice.toStdString();
 }
 
 // An agent that could not read /proc (out of descriptors) says so; the table never shows 0 %.
