@@ -1,6 +1,7 @@
 #include "leftovers.h"
 
 #include <signal.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -8,7 +9,9 @@
 #include <fstream>
 #include <iterator>
 #include <map>
+#include <optional>
 #include <thread>
+#include <utility>
 
 namespace ringmaster::agent {
 namespace {
@@ -50,17 +53,32 @@ bool matches(const std::map<std::string, std::string>& env, const LeftoverFilter
   return true;
 }
 
+// The root directory `pid` sees, as (device, inode); nullopt when it cannot be read.
+std::optional<std::pair<dev_t, ino_t>> rootOf(const std::string& pid) {
+  struct stat st {};
+  if (::stat(("/proc/" + pid + "/root").c_str(), &st) != 0) return std::nullopt;
+  return std::make_pair(st.st_dev, st.st_ino);
+}
+
 }  // namespace
 
 std::vector<pid_t> findLeftovers(const LeftoverFilter& filter) {
   std::vector<pid_t> found;
   const pid_t self = ::getpid();
+  // A state dir's path is unique only within one root: two agents in two chroots (or containers
+  // that share the host's processes) may both be /root/.local/share/ringmaster/local-agent, and
+  // an agent starting in one ended the other's running ranks (bundle_minroot_test's demo lost a
+  // rank to bundle_bullseye_test's agent starting beside it). Only processes that see this
+  // agent's root are its.
+  const auto our_root = rootOf("self");
   std::error_code ec;
   for (const auto& entry : std::filesystem::directory_iterator("/proc", ec)) {
     const std::string name = entry.path().filename().string();
     if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
     const pid_t pid = static_cast<pid_t>(std::atol(name.c_str()));
-    if (pid != self && matches(environmentOf(pid), filter)) found.push_back(pid);
+    if (pid != self && matches(environmentOf(pid), filter) && rootOf(name) == our_root) {
+      found.push_back(pid);
+    }
   }
   return found;
 }

@@ -2,7 +2,7 @@
 // Processes that ranks left behind: their children and grandchildren, in the rank's process
 // group or not (a double fork, setsid), found by the environment every rank starts with and its
 // descendants inherit: RINGMASTER_AGENT_DIR (the state dir of the agent that started it: unique
-// on a host, unlike agent names), RINGMASTER_JOB_ID and RINGMASTER_ATTEMPT. A rank's own process
+// within one root, unlike agent names), RINGMASTER_JOB_ID and RINGMASTER_ATTEMPT. A rank's own process
 // dies with the agent (PR_SET_PDEATHSIG); what it started does not, so an agent ends these when an
 // attempt finishes and when it starts again.
 
@@ -22,8 +22,9 @@ struct LeftoverFilter {
   std::optional<uint32_t> attempt;  // any attempt when unset
 };
 
-// Processes (other than this one) whose environment matches. Processes of other users cannot
-// be read and are not found: the agent only ends what it may.
+// Processes (other than this one) whose environment matches and that see this process's root
+// directory (not another chroot's or container's agent with the same state dir path). Processes
+// of other users cannot be read and are not found: the agent only ends what it may.
 std::vector<pid_t> findLeftovers(const LeftoverFilter& filter);
 
 // SIGKILLs the matching processes and waits up to `wait` for them to be gone. Returns how many
