@@ -41,3 +41,28 @@ out=$(chroot "$root" /usr/bin/env -i HOME=/root PATH=/usr/bin:/bin \
 }
 echo "$out" | tail -8
 grep -q "succeeded" <<<"$out" || { echo "minroot_test: the demo job did not succeed" >&2; exit 1; }
+
+# Two agents in two roots with one state dir path (the root's /root/.local/share/ringmaster/
+# local-agent, and the same path on the host in a mount namespace of its own): the host's agent,
+# starting while the root's demo trains, must not end its ranks. Found by their environment
+# alone, they were ended (bundle_bullseye_test's agent did it to this test's demo).
+chroot "$root" /usr/bin/env -i HOME=/root PATH=/usr/bin:/bin \
+  /opt/ringmaster/bin/ringmasterctl demo >"$build/minroot-demo-beside.log" 2>&1 &
+demo=$!
+for _ in $(seq 200); do
+  pgrep -af ringmaster-worker | grep -q "/root/.local/share/ringmaster/local-agent" && break
+  sleep 0.05
+done
+unshare -m sh -c 'mount -t tmpfs none /root && exec "$0" --listen tcp://127.0.0.1:0 \
+  --state-dir /root/.local/share/ringmaster/local-agent --name beside --slots 1' \
+  "$build/bin/ringmaster-agent" >/dev/null 2>&1 &
+beside=$!
+sleep 2
+kill "$beside" 2>/dev/null
+wait "$beside" 2>/dev/null
+if ! wait "$demo" || ! grep -q "succeeded" "$build/minroot-demo-beside.log"; then
+  tail -8 "$build/minroot-demo-beside.log"
+  echo "minroot_test: an agent with the same state dir path in another root ended the demo's ranks" >&2
+  exit 1
+fi
+echo "minroot_test: the demo trained through an agent of the same state dir path starting beside it"
