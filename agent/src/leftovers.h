@@ -2,9 +2,9 @@
 // Processes that ranks left behind: their children and grandchildren, in the rank's process
 // group or not (a double fork, setsid), found by the environment every rank starts with and its
 // descendants inherit: RINGMASTER_AGENT_DIR (the state dir of the agent that started it: unique
-// within one root, unlike agent names), RINGMASTER_JOB_ID and RINGMASTER_ATTEMPT. A rank's own process
-// dies with the agent (PR_SET_PDEATHSIG); what it started does not, so an agent ends these when an
-// attempt finishes and when it starts again.
+// within one root, unlike agent names), RINGMASTER_JOB_ID and RINGMASTER_ATTEMPT. A rank's own
+// process dies with the agent (PR_SET_PDEATHSIG); what it started does not, so an agent ends these
+// when an attempt finishes and when it starts again.
 
 #include <sys/types.h>
 
