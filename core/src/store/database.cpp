@@ -37,7 +37,7 @@ Result<std::unique_ptr<Database>> Database::open(const std::string& path, bool r
               "PRAGMA journal_size_limit=16777216;",
               "configuring " + path));
   // Named, not refused: what is readable is still worth reading (damagedHistories()).
-  checkedDamage(db.get(), path);
+  checkedDamage(db.get());
   RM_RETURN_IF_ERROR(migrate(db, path));
   if (read_only)
     RM_RETURN_IF_ERROR(db.exec("PRAGMA query_only=ON", "opening " + path + " to read"));

@@ -100,6 +100,12 @@ std::string damageSentence(const std::string& path, const std::string& detail) {
          "`ringmasterctl sync` pulls again what the agents still have";
 }
 
+// The file `db` has open, as SQLite names it (absolute): one key per file, however it was opened.
+std::string fileOf(sqlite3* db) {
+  const char* file = sqlite3_db_filename(db, "main");
+  return file == nullptr ? "" : file;
+}
+
 // Per file, this process's answer: checked once.
 std::mutex verdicts_mutex;
 std::map<std::string, std::string>& verdicts() {
@@ -109,7 +115,9 @@ std::map<std::string, std::string>& verdicts() {
 
 }  // namespace
 
-std::string checkedDamage(sqlite3* db, const std::string& path) {
+std::string checkedDamage(sqlite3* db) {
+  const std::string path = fileOf(db);
+  if (path.empty()) return "";
   std::lock_guard lock(verdicts_mutex);
   if (auto it = verdicts().find(path); it != verdicts().end()) return it->second;
   const std::optional<FileState> now = stateOf(path);
@@ -132,9 +140,8 @@ std::string checkedDamage(sqlite3* db, const std::string& path) {
 }
 
 void noteDamage(sqlite3* db, const std::string& detail) {
-  const char* file = sqlite3_db_filename(db, "main");
-  if (file == nullptr || *file == '\0') return;
-  const std::string path = file;
+  const std::string path = fileOf(db);
+  if (path.empty()) return;
   std::lock_guard lock(verdicts_mutex);
   verdicts()[path] = damageSentence(path, detail);
   if (const std::optional<FileState> now = stateOf(path)) {

@@ -14,10 +14,10 @@
 
 namespace ringmaster::store {
 
-// The damage of the history file `db` has open at `path`: one sentence naming the file, what
-// SQLite found and how to recover what is readable; "" when it is sound. Checked (or the kept
-// verdict read) once per file in a process; damagedHistories() (reader.h) lists what it found.
-std::string checkedDamage(sqlite3* db, const std::string& path);
+// The damage of the history file `db` has open: one sentence naming the file, what SQLite found
+// and how to recover what is readable; "" when it is sound. Checked (or the kept verdict read)
+// once per file in a process; damagedHistories() (reader.h) lists what it found.
+std::string checkedDamage(sqlite3* db);
 
 // A statement of `db` met damage (SQLITE_CORRUPT, SQLITE_NOTADB): the file is damaged from now
 // on, in this process and (kept beside it) for the next, without waiting for the next check.
