@@ -20,14 +20,16 @@ case "${1:-}" in
 esac
 
 # What the build needs (GoogleTest and Google Benchmark too: CMake finds them when it
-# configures) and what the app runs: the demo trains with Ringmaster's own trainer, no Python.
+# configures) and what the app runs: the demo trains Fashion-MNIST (Debian's 30 MB package) with
+# Ringmaster's own trainer, no Python.
 packages=(
   cmake g++ make pkg-config git
   qt6-base-dev qt6-charts-dev libqt6opengl6-dev libqt6sql6-sqlite
   libzmq3-dev cppzmq-dev libsodium-dev libsqlite3-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   libgloo-dev libopenblas-dev libprotobuf-dev protobuf-compiler
-  libyaml-cpp-dev nlohmann-json3-dev libcli11-dev libre2-dev
+  libyaml-cpp-dev nlohmann-json3-dev libcli11-dev libre2-dev zlib1g-dev
+  dataset-fashion-mnist
 )
 # What the tests and benchmarks run or compare against besides.
 test_packages=(

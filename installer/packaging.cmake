@@ -46,6 +46,8 @@ string(CONCAT CPACK_COMPONENT_APP_DESCRIPTION
     "loss, throughput and node health live, keep every run in a SQLite history.")
 set(CPACK_DEBIAN_AGENT_PACKAGE_NAME ringmaster-agent)
 set(CPACK_DEBIAN_AGENT_PACKAGE_DEPENDS "adduser")
+# The demo and `kind: fashion_mnist` jobs read it on the host that runs the ranks.
+set(CPACK_DEBIAN_AGENT_PACKAGE_RECOMMENDS "dataset-fashion-mnist")
 set(CPACK_DEBIAN_AGENT_PACKAGE_CONTROL_EXTRA ${RM_PACKAGING_DIR}/agent/conffiles
     ${RM_PACKAGING_DIR}/agent/postinst ${RM_PACKAGING_DIR}/agent/prerm
     ${RM_PACKAGING_DIR}/agent/postrm)

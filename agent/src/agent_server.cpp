@@ -654,6 +654,19 @@ void AgentServer::Impl::handle(const std::string& identity, const std::string& u
       break;
     }
     case proto::Envelope::kStopJob: {
+      if (request.stop_job().kill_one_rank()) {
+        const proto::StopJob& drill = request.stop_job();
+        const std::string by = ownerKey(user).substr(0, 8);
+        Status killed =
+            supervisor->killRank(drill.job_id(), static_cast<int>(drill.rank()),
+                                 "a crash drill asked for by client key " + by +
+                                     "... (ringmasterctl kill, or the app's rank menu)");
+        if (!killed.isOk()) return replyError(identity, request.request_id(), killed);
+        log("job " + drill.job_id() + ": rank " + std::to_string(drill.rank()) +
+            " killed on request of client key " + by + "...");
+        response.mutable_stop_reply()->set_ranks_signalled(1);
+        break;
+      }
       // A job between attempts has no ranks here, but its gang still stops the next one.
       const bool in_gang = gang->stopRequested(request.stop_job().job_id());
       auto signalled = supervisor->stop(request.stop_job().job_id(),

@@ -662,6 +662,21 @@ Result<int> JobSupervisor::stop(const std::string& job_id, std::chrono::millisec
   return job.ranks_stopped;
 }
 
+Status JobSupervisor::killRank(const std::string& job_id, int rank, const std::string& why) {
+  auto it = jobs_.find(job_id);
+  if (it == jobs_.end()) {
+    return notFound("job '" + job_id + "' is not running on agent '" + options_.agent_name + "'");
+  }
+  for (Rank& r : it->second.ranks) {
+    if (r.rank != rank || r.exited) continue;
+    r.killed_because = why;
+    ::kill(-r.pid, SIGKILL);
+    return Status::ok();
+  }
+  return notFound("rank " + std::to_string(rank) + " of job '" + job_id +
+                  "' is not running on agent '" + options_.agent_name + "'");
+}
+
 void JobSupervisor::stopAll(std::chrono::milliseconds grace) {
   for (auto& [id, job] : jobs_) signalJob(job, SIGTERM);
   const auto deadline = Clock::now() + grace;
@@ -855,6 +870,9 @@ void JobSupervisor::recordExit(Job& job, Rank& rank, int wait_status) {
   exited->set_state(state);
   for (auto& line : lastLines(logPath(job.launch.job_id(), job.launch.attempt(), rank.rank), 100)) {
     exited->add_tail(std::move(line));
+  }
+  if (state == proto::FAILED && exited->error().empty() && !rank.killed_because.empty()) {
+    exited->set_error(rank.killed_because);
   }
   // What PyTorch's @record wrote: the exception, the root cause torchrun would print.
   if (state == proto::FAILED && exited->error().empty() && !rank.error_file.empty()) {

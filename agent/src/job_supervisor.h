@@ -76,6 +76,10 @@ class JobSupervisor {
   Result<std::vector<int>> launch(const proto::JobLaunch& launch);
   // SIGTERM to every running rank's process group; SIGKILL after `grace` (0: the job's own).
   Result<int> stop(const std::string& job_id, std::chrono::milliseconds grace);
+  // A crash drill: SIGKILL to the process group of running rank `rank` of the job here, which
+  // then fails as a crash would, with `why` as its error. NOT_FOUND when the job or the rank
+  // does not run here.
+  Status killRank(const std::string& job_id, int rank, const std::string& why);
   // SIGTERM/SIGKILL everything and wait for it (agent shutdown).
   void stopAll(std::chrono::milliseconds grace);
 
@@ -136,6 +140,7 @@ class JobSupervisor {
     uint64_t cpu_ticks = 0;         // at cpu_sampled (for "computing" or "waiting")
     Clock::time_point cpu_sampled;
     bool stop_requested = false;
+    std::string killed_because;  // killRank's reason: the error its exit is recorded with
     bool exited = false;
   };
   struct Job {

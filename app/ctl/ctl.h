@@ -74,6 +74,8 @@ struct StopFlags {
 };
 int runStop(const Globals& globals, const StopFlags& flags);
 int runRestart(const Globals& globals, const RestartFlags& flags);
+// A crash drill: SIGKILL to one rank of a running job (ClusterClient::killRank).
+int runKill(const Globals& globals, const std::string& job_ref, int rank);
 // Archived runs are listed only with `with_archived` (--archived), marked as archived.
 int runRuns(const Globals& globals, bool json, bool with_archived = false);
 int runSync(const Globals& globals);

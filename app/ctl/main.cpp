@@ -95,6 +95,17 @@ int main(int argc, char** argv) {
   restart->add_flag("--exclude", restart_flags.exclude,
                     "leave that rank's or agent's host out of the next attempt");
 
+  std::string kill_job;
+  int kill_rank = 0;
+  auto* kill = app.add_subcommand(
+      "kill",
+      "a crash drill: SIGKILL to one rank of a running job, which fails as a crash would "
+      "(and restarts from its checkpoint if restart.max_restarts allows)");
+  kill->add_option("JOB", kill_job, "job id or unique prefix")->required();
+  kill->add_option("--rank", kill_rank, "the rank to kill")
+      ->required()
+      ->check(CLI::NonNegativeNumber);
+
   bool with_archived = false;
   auto* runs = app.add_subcommand("runs", "every job in the history");
   runs->add_flag("--json", json, "JSON output");
@@ -119,6 +130,7 @@ int main(int argc, char** argv) {
     if (*metrics) return runMetrics(globals, metrics_flags);
     if (*stop) return runStop(globals, stop_flags);
     if (*restart) return runRestart(globals, restart_flags);
+    if (*kill) return runKill(globals, kill_job, kill_rank);
     if (*runs) return runRuns(globals, json, with_archived);
     if (*sync) return runSync(globals);
     if (*demo) return runDemo(globals, demo_spec);

@@ -600,6 +600,23 @@ int runRestart(const Globals& globals, const RestartFlags& flags) {
   return kExitOk;
 }
 
+int runKill(const Globals& globals, const std::string& job_ref, int rank) {
+  auto cluster = openCluster(globals);
+  if (!cluster) return kExitFailure;
+  syncQuietly(*cluster);
+  auto job = findJob(*cluster, job_ref);
+  if (!job) return kExitBadInput;
+  if (Status killed = cluster->killRank(job->job_id, rank); !killed.isOk()) {
+    printError(killed.message());
+    return kExitFailure;
+  }
+  std::printf(
+      "rank %d of %s killed (SIGKILL): it fails as a crash would; with restarts left the job "
+      "comes back from its newest checkpoint\n",
+      rank, job->job_id.c_str());
+  return kExitOk;
+}
+
 int runRuns(const Globals& globals, bool as_json, bool with_archived) {
   History h;
   if (!openHistory(globals, &h)) return kExitFailure;

@@ -1,4 +1,5 @@
-// ringmaster: the desktop app. `ringmaster [--cluster FILE] [--db FILE] [--demo]`.
+// ringmaster: the desktop app. `ringmaster [--cluster FILE] [--db FILE] [--demo] [--demo-spec
+// FILE]`.
 #include <QApplication>
 #include <QCommandLineParser>
 #include <QIcon>
@@ -54,13 +55,18 @@ int main(int argc, char** argv) {
   QCommandLineOption demo("demo",
                           "Start the local agent if needed, run the demo job and open "
                           "its dashboard.");
-  parser.addOptions({cluster, db, demo});
+  QCommandLineOption demo_spec("demo-spec",
+                               "The job --demo runs (default: the bundled jobs/demo.yaml, "
+                               "Fashion-MNIST on 2 ranks for about a minute).",
+                               "FILE");
+  parser.addOptions({cluster, db, demo, demo_spec});
   parser.process(app);
 
   ringmaster::gui::AppOptions options;
   options.cluster_file = parser.value(cluster);
   options.db_file = parser.value(db);
-  options.demo = parser.isSet(demo);
+  options.demo = parser.isSet(demo) || parser.isSet(demo_spec);
+  options.demo_spec = parser.value(demo_spec);
   ringmaster::gui::MainWindow window(options);
   window.show();
   if (!window.start()) return 1;

@@ -564,7 +564,8 @@ void MainWindow::onLocalAgentReady(bool ok, const QString& message, bool then_de
 }
 
 void MainWindow::submitDemo() {
-  const QString path = options_.resources_dir + "/jobs/demo.yaml";
+  const QString path = options_.demo_spec.isEmpty() ? options_.resources_dir + "/jobs/demo.yaml"
+                                                    : options_.demo_spec;
   job::SpecParseResult parsed = job::loadJobSpec(path.toStdString());
   if (!parsed.ok()) {
     QMessageBox::warning(this, "Demo",

@@ -32,6 +32,7 @@ struct AppOptions {
   QString cluster_file{};  // --cluster
   QString db_file{};       // --db
   bool demo = false;       // --demo: local agent, demo job, its dashboard
+  QString demo_spec{};     // --demo-spec: the demo job; empty: resources_dir/jobs/demo.yaml
   QString resources_dir{};
 };
 

@@ -24,6 +24,7 @@ all=(
   "bench_allreduce||comm layer vs raw Gloo over TCP, 2 and 4 ranks, 1-64 MB"
   "bench_allreduce|--shared-memory|ranks on one host in shared memory vs Open MPI's MPI_Allreduce"
   "bench_trainer||native trainer vs PyTorch CPU; 1 to 2 ranks scaling"
+  "bench_time_to_accuracy||Fashion-MNIST to 0.87 test accuracy, 2 ranks on 2 agents: native vs PyTorch DDP under torchrun"
   "bench_strategies||each spec of resources/jobs/strategies, plain and with rank 0 at a third of its speed"
   "bench_scale|8:64 32:256 128:1024|N agents, one job of R ranks vs mpirun -np R"
   "bench_gpu_trainer||GPU trainer vs PyTorch CUDA (skips without a GPU)"

@@ -300,10 +300,17 @@ TEST_F(RecoveryTest, WhileItsAgentsRestartItTheJobIsRestartingNeverFailed) {
       submit(interruptibleNativeSpec("restarting", "{max_restarts: 5, backoff_seconds: 0.5}"));
   waitForStep("a1", job, 1, 20);
   // Kills a rank of the running attempt and polls until the next one trains again.
+  // Attempt 3's kill is `ringmasterctl kill`, the crash drill (the app's rank menu sends the same).
   auto killAndWatch = [&](uint32_t attempt, int restarts_left) {
-    const pid_t victim = pidOf(job, 1);
-    ASSERT_GT(victim, 0);
-    ASSERT_EQ(::kill(victim, SIGKILL), 0);
+    if (attempt == 3) {
+      auto drill = cluster_.ctl({"kill", job, "--rank", "1"});
+      ASSERT_EQ(drill.exit_code, 0) << drill.err;
+      EXPECT_NE(drill.out.find("rank 1 of " + job + " killed"), std::string::npos) << drill.out;
+    } else {
+      const pid_t victim = pidOf(job, 1);
+      ASSERT_GT(victim, 0);
+      ASSERT_EQ(::kill(victim, SIGKILL), 0);
+    }
     bool saw_restarting = false;
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
     while (std::chrono::steady_clock::now() < deadline) {
@@ -333,6 +340,17 @@ TEST_F(RecoveryTest, WhileItsAgentsRestartItTheJobIsRestartingNeverFailed) {
     killAndWatch(attempt, 5 - static_cast<int>(attempt));
     if (HasFailure()) return;
   }
+  // The drill's failure says what it was; a rank no agent runs is named as such.
+  bool drill_named = false;
+  for (const auto& failure : events(job, "job_failure")) {
+    drill_named |= failure.detail.find("a crash drill") != std::string::npos;
+  }
+  EXPECT_TRUE(drill_named);
+  auto no_rank = cluster_.ctl({"kill", job, "--rank", "9"});
+  EXPECT_EQ(no_rank.exit_code, 1);
+  EXPECT_NE(no_rank.err.find("rank 9 of job '" + job + "' is not running on any agent"),
+            std::string::npos)
+      << no_rank.err;
   // None left: the sixth kill fails the job, and says so.
   waitTraining(6);
   ASSERT_EQ(::kill(pidOf(job, 1), SIGKILL), 0);

@@ -63,6 +63,13 @@ class SessionBridge::Inbox : public client::SessionSink {
       emit b.restarted(token, id, error);
     });
   }
+  void rankKilled(uint64_t token, const std::string& job_id, int rank,
+                  const Status& result) override {
+    answer([token, id = QString::fromStdString(job_id), rank,
+            error = QString::fromStdString(result.message())](SessionBridge& b) {
+      emit b.rankKilled(token, id, rank, error);
+    });
+  }
   void logChunk(uint64_t token, const std::string& job_id, int rank,
                 const Result<proto::LogChunk>& chunk) override {
     // A reader pages through a log one chunk after another: each waits for the last.
@@ -170,6 +177,10 @@ uint64_t SessionBridge::restartJob(const QString& job_id, const QString& exclude
   return session_ ? session_->postRestart(job_id.toStdString(), exclude_agent.toStdString(),
                                           reason.toStdString())
                   : 0;
+}
+
+uint64_t SessionBridge::killRank(const QString& job_id, int rank) {
+  return session_ ? session_->postKillRank(job_id.toStdString(), rank) : 0;
 }
 
 uint64_t SessionBridge::readLog(const QString& agent, const QString& job_id, int rank,

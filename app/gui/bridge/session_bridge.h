@@ -48,6 +48,7 @@ class SessionBridge : public QObject {
   uint64_t submit(job::JobSpec spec);
   uint64_t stopJob(const QString& job_id);
   uint64_t restartJob(const QString& job_id, const QString& exclude_agent, const QString& reason);
+  uint64_t killRank(const QString& job_id, int rank);
   uint64_t readLog(const QString& agent, const QString& job_id, int rank, uint64_t offset,
                    uint32_t attempt = 0, uint32_t max_bytes = 0);
   uint64_t loadJob(const QString& job_id);
@@ -66,6 +67,8 @@ class SessionBridge : public QObject {
   void stopped(uint64_t token, const QString& job_id, const Result<int>& result);
   // error: empty when the restart is under way.
   void restarted(uint64_t token, const QString& job_id, const QString& error);
+  // error: empty when the rank was killed.
+  void rankKilled(uint64_t token, const QString& job_id, int rank, const QString& error);
   void logChunk(uint64_t token, const QString& job_id, int rank,
                 const Result<proto::LogChunk>& chunk);
   void jobLoaded(uint64_t token, const Result<client::JobSnapshot>& snapshot);

@@ -172,6 +172,14 @@ QLayout* DashboardView::buildHeader() {
   title_->setMinimumWidth(1);
   summary_->setMinimumWidth(1);
   summary_->setWordWrap(true);
+  // The spec's description: what the job is and what to look at (the demo's says what to try).
+  about_ = new QLabel;
+  about_->setObjectName("about");
+  about_->setWordWrap(true);
+  about_->setMinimumWidth(1);
+  about_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  about_->setForegroundRole(QPalette::PlaceholderText);
+  about_->setVisible(false);
   problem_ = new ElidingButton;
   problem_->setVisible(false);
   stop_ = new QPushButton("Stop job");
@@ -188,6 +196,7 @@ QLayout* DashboardView::buildHeader() {
   auto* header_text = new QVBoxLayout;
   header_text->addWidget(title_);
   header_text->addWidget(summary_);
+  header_text->addWidget(about_);
   auto* header = new QHBoxLayout;
   header->addLayout(header_text, 1);
   header->addWidget(restart_);
@@ -389,6 +398,12 @@ void DashboardView::connectActions() {
             if (job_id != job_id_) return;
             restart_->setText("Restart");
             if (!error.isEmpty()) QMessageBox::warning(this, "Restart failed", error);
+          });
+  connect(bridge_, &SessionBridge::rankKilled, this,
+          [this](uint64_t, const QString& job_id, int rank, const QString& error) {
+            if (job_id == job_id_ && !error.isEmpty()) {
+              QMessageBox::warning(this, "Kill rank", QString("rank %1: %2").arg(rank).arg(error));
+            }
           });
   connect(heatmap_, &StragglerHeatmap::rankClicked, this, &DashboardView::showRankLog);
   connect(rank_table_, &QTableView::doubleClicked, this, [this](const QModelIndex& index) {
@@ -894,6 +909,11 @@ void DashboardView::updateHeader() {
     title_->setText(title);
     emit titleChanged(job_id_, name.isEmpty() ? job_id_ : name);
   }
+  const QString about = QString::fromStdString(job_->description()).simplified();
+  if (about_->text() != about) {
+    about_->setText(about);
+    about_->setVisible(!about.isEmpty());
+  }
   if (!loaded_) return;
   // With every agent of its going ranks silent, the job's state is not known: say so, and stop
   // the clock at the last evidence instead of ticking on.
@@ -1177,6 +1197,10 @@ void DashboardView::showRankMenu(const QPoint& at) {
     menu.addAction(QString("Exclude its host %1 and restart").arg(agent), this,
                    [this, agent, reason] { confirmRestart(agent, reason); });
   }
+  menu.addSeparator();
+  QAction* kill = menu.addAction(QString("Kill rank %1 (a crash drill)").arg(rank), this,
+                                 [this, rank] { confirmKill(rank); });
+  kill->setObjectName("kill-rank");
   menu.exec(rank_table_->viewport()->mapToGlobal(at));
 }
 
@@ -1190,6 +1214,23 @@ void DashboardView::confirmRestart(const QString& exclude_agent, const QString& 
   if (QMessageBox::question(this, "Restart job", text) != QMessageBox::Yes) return;
   restart_->setText("Restarting…");
   bridge_->restartJob(job_id_, exclude_agent, reason);
+}
+
+void DashboardView::confirmKill(int rank) {
+  const uint32_t left = job_->model().restartsLeft();
+  const QString then =
+      left > 0 ? QString(
+                     "The job has %1 restart(s) left: its agents restart every rank from the "
+                     "newest checkpoint, and the charts go on from there.")
+                     .arg(left)
+               : QString("The job has no restarts left (restart.max_restarts): it fails.");
+  if (QMessageBox::question(this, "Kill rank",
+                            QString("Kill rank %1 of %2 with SIGKILL, as a crash would?\n\n%3")
+                                .arg(rank)
+                                .arg(job_id_, then)) != QMessageBox::Yes) {
+    return;
+  }
+  bridge_->killRank(job_id_, rank);
 }
 
 void DashboardView::confirmStop() {

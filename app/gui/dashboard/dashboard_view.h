@@ -133,6 +133,7 @@ class DashboardView : public QWidget {
   void focusOnEvent(const JobEvent& event);
   void showEventLog(const JobEvent& event);  // its rank's log of its attempt
   void confirmStop();
+  void confirmKill(int rank);
   // Restart from the newest checkpoint, without `exclude_agent` when not empty; asks first.
   void confirmRestart(const QString& exclude_agent, const QString& reason);
   void fillRestartMenu();
@@ -157,6 +158,7 @@ class DashboardView : public QWidget {
 
   QLabel* title_;
   QLabel* summary_;
+  QLabel* about_;
   ElidingButton* problem_;
   QPushButton* stop_;
   QPushButton* restart_;

@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "ringmaster/client/slurm_sync.h"
+#include "ringmaster/job/spec.h"
 
 namespace ringmaster::gui {
 namespace {
@@ -36,6 +37,7 @@ void JobData::ingest(const std::string& agent, const proto::JournalRecord& r) {
       if (!current) break;
       name_ = r.job_accepted().name();
       launcher_ = store::launcherNameOf(r.job_accepted().launcher());
+      readDescription(r.job_accepted().spec_yaml());
       for (const auto& assignment : r.job_accepted().ranks()) copyRank(assignment.rank());
       break;
     case proto::JournalRecord::kRankStarted:
@@ -116,10 +118,17 @@ void JobData::setSlurm(const store::SlurmJobRow& row) {
   ++version_;
 }
 
+void JobData::readDescription(const std::string& spec_yaml) {
+  if (spec_yaml.empty() || !description_.empty()) return;
+  const job::SpecParseResult spec = job::parseJobSpec(spec_yaml, "the job's spec");
+  if (spec.ok()) description_ = spec.spec->description;
+}
+
 void JobData::ingestSnapshot(const client::JobSnapshot& s) {
   if (s.slurm) slurm_ = s.slurm;
   name_ = s.job.name;
   launcher_ = s.job.launcher;
+  readDescription(s.job.spec_yaml);
   if (start_time_ == 0 || (s.job.submitted_at > 0 && s.job.submitted_at < start_time_)) {
     start_time_ = s.job.submitted_at;
   }

@@ -92,6 +92,8 @@ class JobData {
 
   const std::string& jobId() const { return job_id_; }
   const std::string& name() const { return name_; }
+  // The spec's `description:` (known once the history's snapshot came); "" when it has none.
+  const std::string& description() const { return description_; }
   const std::string& launcher() const { return launcher_; }
   int worldSize() const { return model_.worldSize(); }
   uint32_t attempt() const { return model_.attempt(); }
@@ -146,9 +148,10 @@ class JobData {
   void deriveBusyTime();  // after a snapshot, whose metrics arrive one name at a time
   void deriveJobTotal();  // after a snapshot, whose points arrive one rank at a time
   void deriveSpreads();   // likewise
+  void readDescription(const std::string& spec_yaml);
   void addToSpread(const std::string& name, double step, double time, double value);
 
-  std::string job_id_, name_, launcher_;
+  std::string job_id_, name_, launcher_, description_;
   job::JobModel model_;
   double start_time_ = 0;
   int64_t max_step_ = -1;

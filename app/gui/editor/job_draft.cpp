@@ -71,6 +71,10 @@ void readNative(const YAML::Node& native, NativeDraft* d) {
   readScalar(dataset, "seed", &d->dataset_seed);
   readScalar(dataset, "path", &d->csv_path);
   readScalar(dataset, "label_column", &d->label_column);
+  readScalar(dataset, "images", &d->images);
+  readScalar(dataset, "labels", &d->labels);
+  readScalar(dataset, "test_images", &d->test_images);
+  readScalar(dataset, "test_labels", &d->test_labels);
   readScalar(dataset, "standardize", &d->standardize);
   readScalar(dataset, "eval_fraction", &d->eval_fraction);
 
@@ -202,13 +206,25 @@ void writeNative(const NativeDraft& d, std::string* out) {
         .add("standardize", value(d.standardize));
   } else if (d.dataset_kind == "digits") {  // built in: only the split's seed and scaling
     dataset.add("seed", value(d.dataset_seed)).add("standardize", value(d.standardize));
+  } else if (d.dataset_kind == "idx") {
+    dataset.add("images", d.images.empty() ? "" : yamlString(d.images))
+        .add("labels", d.labels.empty() ? "" : yamlString(d.labels));
+    if (!d.test_images.empty() || !d.test_labels.empty()) {
+      dataset.add("test_images", d.test_images.empty() ? "" : yamlString(d.test_images))
+          .add("test_labels", d.test_labels.empty() ? "" : yamlString(d.test_labels));
+    }
+    dataset.add("standardize", value(d.standardize));
+  } else if (d.dataset_kind == "fashion_mnist") {  // Debian's files, its own test set
+    dataset.add("standardize", value(d.standardize));
   } else {
     dataset.add("samples", value(d.samples))
         .add("features", value(d.features))
         .add("classes", value(d.classes))
         .add("seed", value(d.dataset_seed));
   }
-  dataset.add("eval_fraction", value(d.eval_fraction));
+  const bool test_set =
+      d.dataset_kind == "fashion_mnist" || (d.dataset_kind == "idx" && !d.test_images.empty());
+  if (!test_set) dataset.add("eval_fraction", value(d.eval_fraction));
   o += "  dataset: " + dataset.str() + "\n";
   if (!d.batch_size.empty()) o += "  batch_size: " + value(d.batch_size) + "\n";
   if (!d.length.empty()) {
@@ -282,6 +298,7 @@ std::optional<JobDraft> readJobDraft(std::string_view text) {
   try {
     d.header_comment = leadingComment(text);
     readScalar(root, "name", &d.name);
+    readScalar(root, "description", &d.description);
     readScalar(root, "launcher", &d.launcher);
     const YAML::Node command = child(root, "command");
     if (command.IsSequence()) {
@@ -330,6 +347,7 @@ std::optional<JobDraft> readJobDraft(std::string_view text) {
 std::string writeJobDraft(const JobDraft& d) {
   std::string o = d.header_comment;
   if (!d.name.empty()) o += "name: " + yamlString(d.name) + "\n";
+  if (!d.description.empty()) o += "description: " + yamlString(d.description) + "\n";
   o += "launcher: " + (d.launcher.empty() ? std::string("''") : yamlValue(d.launcher)) + "\n";
   const bool native = d.launcher == "native";
   const bool known = job::parseLauncher(d.launcher).has_value();

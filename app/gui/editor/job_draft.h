@@ -30,6 +30,7 @@ struct NativeDraft {
   std::string dataset_seed = "1";  // the top-level seed when the spec gives none
   std::string csv_path;
   std::string label_column = "label";
+  std::string images, labels, test_images, test_labels;  // idx
   std::string standardize = "true";
   std::string eval_fraction;  // empty: omitted (the trainer holds out 0.1)
 
@@ -77,6 +78,7 @@ struct PlacementDraft {
 struct JobDraft {
   std::string header_comment;  // the '#' lines that open the file, kept when the form rewrites it
   std::string name;
+  std::string description;
   std::string launcher = "native";
   std::vector<std::string> command;
   std::string workdir;

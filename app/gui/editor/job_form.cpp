@@ -135,6 +135,8 @@ QGroupBox* JobForm::buildJobGroup() {
   auto* group = new QGroupBox(tr("Job"), this);
   auto* form = newFormLayout(group);
   name_ = lineEdit("name", tr("e.g. resnet-ddp"), tr("1-64 characters from A-Z a-z 0-9 . _ -"));
+  description_ = lineEdit("description", tr("optional"),
+                          tr("What the job is and what to look at: shown on its dashboard"));
   launcher_ = choiceField(
       "launcher", {"native", "torchrun", "command", "tensorflow", "deepspeed"},
       tr("native: Ringmaster's built-in trainer; torchrun: a PyTorch script with torchrun's "
@@ -151,6 +153,7 @@ QGroupBox* JobForm::buildJobGroup() {
                          tr("Seconds between SIGTERM and SIGKILL when the job is stopped"));
   stop_grace_->setSuffix(tr(" s"));
   form->addRow(tr("Name"), name_);
+  form->addRow(tr("Description"), description_);
   form->addRow(tr("Launcher"), launcher_);
   form->addRow(tr("Backend"), backend_);
   form->addRow(tr("Working directory"), workdir_);
@@ -239,10 +242,14 @@ QGroupBox* JobForm::buildNativeGroup() {
   auto* dataset = new QGroupBox(tr("Dataset"), native_group_);
   dataset->setObjectName(QStringLiteral("native.dataset"));
   dataset_layout_ = newFormLayout(dataset);
-  dataset_kind_ = choiceField("native.dataset.kind", {"synthetic", "csv", "digits"},
-                              tr("synthetic: generated from a seed on every rank; csv: a file with "
-                                 "a label column, read by every rank; digits: the 8x8 handwritten "
-                                 "digits built into the worker (1797 samples, 10 classes)"));
+  dataset_kind_ =
+      choiceField("native.dataset.kind", {"synthetic", "csv", "digits", "idx", "fashion_mnist"},
+                  tr("synthetic: generated from a seed on every rank; csv: a file with a label "
+                     "column, read by every rank; digits: the 8x8 handwritten digits built into "
+                     "the worker (1797 samples, 10 classes); idx: image and label files in the "
+                     "MNIST format (gzipped or not) on every agent; fashion_mnist: Debian's "
+                     "dataset-fashion-mnist (60,000 28x28 images, 10 classes, evaluated on its "
+                     "10,000 test images)"));
   samples_ = intField("native.dataset.samples", 1, tr("Samples generated"));
   features_ = intField("native.dataset.features", 1, tr("Features per sample"));
   classes_ = intField("native.dataset.classes", 2, tr("Classes (classification)"));
@@ -251,6 +258,14 @@ QGroupBox* JobForm::buildNativeGroup() {
   csv_path_ = lineEdit("native.dataset.path", tr("/data/train.csv"),
                        tr("Path of the CSV file on every agent"));
   label_column_ = lineEdit("native.dataset.label_column", tr("label"), tr("Column of the label"));
+  images_ = lineEdit("native.dataset.images", tr("/data/train-images-idx3-ubyte.gz"),
+                     tr("IDX file of the training images on every agent"));
+  labels_ = lineEdit("native.dataset.labels", tr("/data/train-labels-idx1-ubyte.gz"),
+                     tr("IDX file of the training labels on every agent"));
+  test_images_ = lineEdit("native.dataset.test_images", tr("none: hold some out"),
+                          tr("IDX file of the test images; with it the job is evaluated on them"));
+  test_labels_ = lineEdit("native.dataset.test_labels", tr("none: hold some out"),
+                          tr("IDX file of the test labels"));
   standardize_ = choiceField("native.dataset.standardize", {"true", "false"},
                              tr("Standardize features with the training split's statistics"));
   eval_fraction_ = lineEdit("native.dataset.eval_fraction", tr("0.1 (default)"),
@@ -262,6 +277,10 @@ QGroupBox* JobForm::buildNativeGroup() {
   dataset_layout_->addRow(tr("Data seed"), dataset_seed_);
   dataset_layout_->addRow(tr("CSV path"), csv_path_);
   dataset_layout_->addRow(tr("Label column"), label_column_);
+  dataset_layout_->addRow(tr("Images"), images_);
+  dataset_layout_->addRow(tr("Labels"), labels_);
+  dataset_layout_->addRow(tr("Test images"), test_images_);
+  dataset_layout_->addRow(tr("Test labels"), test_labels_);
   dataset_layout_->addRow(tr("Standardize"), standardize_);
   dataset_layout_->addRow(tr("Eval fraction"), eval_fraction_);
 
@@ -423,6 +442,7 @@ void JobForm::setDraft(const JobDraft& d) {
   filling_ = true;
   loaded_ = d;
   setTextIfChanged(name_, d.name);
+  setTextIfChanged(description_, d.description);
   setIfChanged(launcher_, d.launcher);
   setIfChanged(backend_, d.backend);
   setTextIfChanged(workdir_, d.workdir);
@@ -448,6 +468,10 @@ void JobForm::setDraft(const JobDraft& d) {
   setIfChanged(dataset_seed_, n.dataset_seed);
   setTextIfChanged(csv_path_, n.csv_path);
   setTextIfChanged(label_column_, n.label_column);
+  setTextIfChanged(images_, n.images);
+  setTextIfChanged(labels_, n.labels);
+  setTextIfChanged(test_images_, n.test_images);
+  setTextIfChanged(test_labels_, n.test_labels);
   setIfChanged(standardize_, n.standardize);
   setTextIfChanged(eval_fraction_, n.eval_fraction);
   setIfChanged(batch_size_, n.batch_size);
@@ -501,6 +525,7 @@ JobDraft JobForm::draft() const {
   d.slurm_yaml = loaded_.slurm_yaml;
   d.tensorflow_yaml = loaded_.tensorflow_yaml;
   d.name = ss(name_->text());
+  d.description = ss(description_->text());
   d.launcher = ss(launcher_->yamlText());
   d.backend = ss(backend_->yamlText());
   d.workdir = ss(workdir_->text());
@@ -526,6 +551,10 @@ JobDraft JobForm::draft() const {
   n.dataset_seed = ss(dataset_seed_->yamlText());
   n.csv_path = ss(csv_path_->text());
   n.label_column = ss(label_column_->text());
+  n.images = ss(images_->text());
+  n.labels = ss(labels_->text());
+  n.test_images = ss(test_images_->text());
+  n.test_labels = ss(test_labels_->text());
   n.standardize = ss(standardize_->yamlText());
   n.eval_fraction = ss(eval_fraction_->text().trimmed());
   n.batch_size = ss(batch_size_->yamlText());
@@ -601,16 +630,25 @@ void JobForm::updateVisibility() {
   command_group_->setVisible(!native);
   native_group_->setVisible(native ||
                             (!job::parseLauncher(launcher.toStdString()) && loaded_.has_native));
-  const bool csv = dataset_kind_->yamlText() == QLatin1String("csv");
-  const bool synthetic = dataset_kind_->yamlText() == QLatin1String("synthetic");
+  const QString kind = dataset_kind_->yamlText();
+  const bool csv = kind == QLatin1String("csv");
+  const bool synthetic = kind == QLatin1String("synthetic");
+  const bool idx = kind == QLatin1String("idx");
+  const bool fashion = kind == QLatin1String("fashion_mnist");
   for (QWidget* w : std::initializer_list<QWidget*>{samples_, features_, classes_}) {
     dataset_layout_->setRowVisible(w, synthetic);
   }
-  dataset_layout_->setRowVisible(dataset_seed_, !csv);
+  dataset_layout_->setRowVisible(dataset_seed_, !csv && !fashion);
   for (QWidget* w : std::initializer_list<QWidget*>{csv_path_, label_column_}) {
     dataset_layout_->setRowVisible(w, csv);
   }
-  dataset_layout_->setRowVisible(standardize_, !synthetic);  // csv and digits
+  for (QWidget* w : std::initializer_list<QWidget*>{images_, labels_, test_images_, test_labels_}) {
+    dataset_layout_->setRowVisible(w, idx);
+  }
+  dataset_layout_->setRowVisible(standardize_, !synthetic);
+  // Evaluated on a test set, nothing is held out.
+  dataset_layout_->setRowVisible(eval_fraction_,
+                                 !fashion && !(idx && !test_images_->text().trimmed().isEmpty()));
   strategy_layout_->setRowVisible(topk_ratio_, compression_->yamlText() == QLatin1String("topk"));
   strategy_layout_->setRowVisible(powersgd_rank_,
                                   compression_->yamlText() == QLatin1String("powersgd"));

@@ -69,6 +69,7 @@ class JobForm : public QWidget {
 
   // Job
   QLineEdit* name_;
+  QLineEdit* description_;
   ChoiceField* launcher_;
   ChoiceField* backend_;
   QLineEdit* workdir_;
@@ -99,6 +100,10 @@ class JobForm : public QWidget {
   IntField* classes_;
   IntField* dataset_seed_;
   QLineEdit* csv_path_;
+  QLineEdit* images_;
+  QLineEdit* labels_;
+  QLineEdit* test_images_;
+  QLineEdit* test_labels_;
   QLineEdit* label_column_;
   ChoiceField* standardize_;
   QLineEdit* eval_fraction_;

@@ -392,6 +392,31 @@ Result<int> ClusterClient::stop(const std::string& job_id, int grace_ms) {
   return signalled;
 }
 
+Status ClusterClient::killRank(const std::string& job_id, int rank) {
+  auto names = jobAgents(job_id);
+  std::vector<std::string> targets = names.isOk() ? *names : std::vector<std::string>{};
+  if (targets.empty()) {
+    for (const auto& a : agents_) targets.push_back(a.name);
+  }
+  RM_ASSIGN_OR_RETURN(auto conns, connections(targets));
+  std::vector<proto::Envelope> requests(conns.size());
+  for (auto& r : requests) {
+    r.mutable_stop_job()->set_job_id(job_id);
+    r.mutable_stop_job()->set_kill_one_rank(true);
+    r.mutable_stop_job()->set_rank(static_cast<uint32_t>(rank));
+  }
+  Status first_error;
+  for (auto& reply : callAll(conns, std::move(requests), 10000)) {
+    if (reply.isOk()) return Status::ok();
+    if (reply.status().code() != ErrorCode::kNotFound && first_error.isOk()) {
+      first_error = reply.status();
+    }
+  }
+  if (!first_error.isOk()) return first_error;
+  return notFound("rank " + std::to_string(rank) + " of job '" + job_id +
+                  "' is not running on any agent");
+}
+
 Result<RestartReport> ClusterClient::restart(const std::string& job_id,
                                              const std::string& exclude_agent,
                                              const std::string& reason) {

@@ -222,6 +222,13 @@ uint64_t ClusterSession::postRestart(std::string job_id, std::string exclude_age
                       });
 }
 
+uint64_t ClusterSession::postKillRank(std::string job_id, int rank) {
+  return postToWorker(
+      *worker_, [=, this](uint64_t token, ClusterClient* client, const Status& why_none) {
+        sink_->rankKilled(token, job_id, rank, client ? client->killRank(job_id, rank) : why_none);
+      });
+}
+
 uint64_t ClusterSession::postReadLog(std::string agent, std::string job_id, int rank,
                                      uint64_t offset, uint32_t attempt, uint32_t max_bytes) {
   // Their own worker: a pane polling a frozen agent's log never queues a stop behind its reads.

@@ -202,6 +202,7 @@ class SpecParser {
   static const std::vector<TopLevelField>& topLevelFields() {
     static const auto* fields = new std::vector<TopLevelField>{
         {"name", &SpecParser::parseName},
+        {"description", &SpecParser::parseDescription},
         {"launcher", &SpecParser::parseLauncherField},
         {"command", &SpecParser::parseCommand},
         {"workdir", &SpecParser::parseWorkdir},
@@ -440,6 +441,19 @@ class SpecParser {
       return;
     }
     spec_.name = *name;
+  }
+
+  void parseDescription(const YAML::Node& key, const YAML::Node& value) {
+    const auto text = readString(value, key, "description", "a text");
+    if (!text) return;
+    if (text->size() > kMaxDescriptionBytes) {
+      report(where(value, key), "description",
+             "expected at most " + std::to_string(kMaxDescriptionBytes) + " bytes, got " +
+                 std::to_string(text->size()),
+             "the dashboard shows it above the charts: say what the job is and what to look at");
+      return;
+    }
+    spec_.description = *text;
   }
 
   void parseLauncherField(const YAML::Node& key, const YAML::Node& value) {

@@ -481,29 +481,33 @@ class ConfigParser {
   void parseDataset(const YAML::Node& node) {
     std::set<std::string> keys;
     const std::string f = "native.dataset";
-    if (!checkMapping(node, f,
-                      {"kind", "samples", "features", "classes", "seed", "path", "label_column",
-                       "standardize", "eval_fraction"},
-                      &keys)) {
+    if (!checkMapping(
+            node, f,
+            {"kind", "samples", "features", "classes", "seed", "path", "label_column",
+             "standardize", "eval_fraction", "images", "labels", "test_images", "test_labels"},
+            &keys)) {
       return;
     }
     DatasetConfig& d = config_.dataset;
     if (keys.count("kind")) {
       readChoice(
-          node["kind"], f + ".kind", {"synthetic", "csv", "digits"},
+          node["kind"], f + ".kind", {"synthetic", "csv", "digits", "idx", "fashion_mnist"},
           [](std::string_view s) -> std::optional<DatasetKind> {
             if (s == "synthetic") return DatasetKind::kSynthetic;
             if (s == "csv") return DatasetKind::kCsv;
             if (s == "digits") return DatasetKind::kDigits;
+            if (s == "idx") return DatasetKind::kIdx;
+            if (s == "fashion_mnist") return DatasetKind::kFashionMnist;
             return std::nullopt;
           },
           &d.kind);
     } else {
-      report(node, f + ".kind", "missing; expected synthetic, csv or digits");
+      report(node, f + ".kind", "missing; expected synthetic, csv, digits, idx or fashion_mnist");
       return;
     }
     const bool csv = d.kind == DatasetKind::kCsv;
     const bool synthetic = d.kind == DatasetKind::kSynthetic;
+    const bool idx = d.kind == DatasetKind::kIdx;
     const auto onlyFor = [&](const char* key, bool allowed, const char* kind) {
       if (keys.count(key) && !allowed) {
         report(node[key], f + "." + key, std::string("only used with kind: ") + kind);
@@ -520,19 +524,42 @@ class ConfigParser {
     if (onlyFor("classes", synthetic, "synthetic")) {
       readSize(node["classes"], f + ".classes", 2, &d.classes);
     }
-    if (onlyFor("seed", !csv, "synthetic or digits"))
+    if (onlyFor("seed", !csv, "synthetic, digits, idx or fashion_mnist"))
       readU64(node["seed"], f + ".seed", 0, &d.seed);
     if (onlyFor("path", csv, "csv")) readString(node["path"], f + ".path", &d.path);
     if (onlyFor("label_column", csv, "csv")) {
       readString(node["label_column"], f + ".label_column", &d.label_column);
     }
-    if (onlyFor("standardize", !synthetic, "csv or digits")) {
+    if (onlyFor("standardize", !synthetic, "csv, digits, idx or fashion_mnist")) {
       readBool(node["standardize"], f + ".standardize", &d.standardize);
     }
     if (csv && !keys.count("path")) {
       report(node, f + ".path", "missing; kind csv needs the path of the CSV file");
     }
-    if (keys.count("eval_fraction")) {
+    for (const auto& [key, value] :
+         {std::pair{"images", &d.images}, std::pair{"labels", &d.labels},
+          std::pair{"test_images", &d.test_images}, std::pair{"test_labels", &d.test_labels}}) {
+      if (onlyFor(key, idx, "idx")) readString(node[key], f + "." + key, value);
+    }
+    if (idx) {
+      for (const char* key : {"images", "labels"}) {
+        if (!keys.count(key)) {
+          report(node, f + "." + key,
+                 std::string("missing; kind idx needs the path of the ") + key + " file");
+        }
+      }
+      if (keys.count("test_images") != keys.count("test_labels")) {
+        const char* missing = keys.count("test_images") ? "test_labels" : "test_images";
+        report(node, f + "." + missing,
+               "missing; a test set needs both test_images and test_labels");
+      }
+    }
+    if (keys.count("eval_fraction") && d.hasTestSet()) {
+      report(node["eval_fraction"], f + ".eval_fraction",
+             d.kind == DatasetKind::kFashionMnist
+                 ? "not used: fashion_mnist is evaluated on its 10,000 test images"
+                 : "not used: the job is evaluated on test_images");
+    } else if (keys.count("eval_fraction")) {
       readDouble(node["eval_fraction"], f + ".eval_fraction", 0.0, 1.0, false,
                  "a fraction in [0, 1)", &d.eval_fraction);
     }

@@ -298,6 +298,20 @@ Standardizer fitStandardizer(const Dataset& train) {
   return s;
 }
 
+Standardizer fitGlobalStandardizer(const Dataset& train) {
+  double sum = 0.0;
+  for (const float v : train.x) sum += v;
+  const double n = std::max<double>(static_cast<double>(train.x.size()), 1.0);
+  const double mean = sum / n;
+  double sum_sq = 0.0;
+  for (const float v : train.x) sum_sq += (v - mean) * (v - mean);
+  const double stddev = std::sqrt(sum_sq / n);
+  Standardizer s;
+  s.mean.assign(train.features, static_cast<float>(mean));
+  s.inv_std.assign(train.features, stddev > 1e-12 ? static_cast<float>(1.0 / stddev) : 1.0f);
+  return s;
+}
+
 void applyStandardizer(const Standardizer& standardizer, Dataset* data) {
   const size_t f = data->features;
   for (size_t i = 0; i < data->size(); ++i) {

@@ -13,29 +13,67 @@ using Clock = std::chrono::steady_clock;
 
 }  // namespace
 
+namespace {
+
+// The data set the config names, whole (the held-out part not yet split off).
+Result<Dataset> loadAll(const NativeConfig& config) {
+  const DatasetConfig& d = config.dataset;
+  switch (d.kind) {
+    case DatasetKind::kSynthetic: {
+      SyntheticOptions options;
+      options.task = config.model.task;
+      options.samples = d.samples;
+      options.features = d.features;
+      options.classes = d.classes;
+      options.seed = d.seed;
+      return makeSynthetic(options);
+    }
+    case DatasetKind::kDigits:
+      return loadDigits();
+    case DatasetKind::kIdx:
+      return loadIdx({d.images, d.labels});
+    case DatasetKind::kFashionMnist: {
+      RM_ASSIGN_OR_RETURN(IdxSplitFiles files, fashionMnistFiles());
+      return loadIdx(files.train);
+    }
+    case DatasetKind::kCsv:
+      break;
+  }
+  CsvOptions options;
+  options.path = d.path;
+  options.label_column = d.label_column;
+  options.task = config.model.task;
+  return loadCsv(options);
+}
+
+Result<Dataset> loadTestSet(const DatasetConfig& d) {
+  if (d.kind == DatasetKind::kIdx) return loadIdx({d.test_images, d.test_labels});
+  RM_ASSIGN_OR_RETURN(IdxSplitFiles files, fashionMnistFiles());
+  return loadIdx(files.test);
+}
+
+}  // namespace
+
 Result<Split> loadData(const NativeConfig& config) {
   const DatasetConfig& d = config.dataset;
-  Dataset all;
-  if (d.kind == DatasetKind::kSynthetic) {
-    SyntheticOptions options;
-    options.task = config.model.task;
-    options.samples = d.samples;
-    options.features = d.features;
-    options.classes = d.classes;
-    options.seed = d.seed;
-    RM_ASSIGN_OR_RETURN(all, makeSynthetic(options));
-  } else if (d.kind == DatasetKind::kDigits) {
-    RM_ASSIGN_OR_RETURN(all, loadDigits());
+  RM_ASSIGN_OR_RETURN(Dataset all, loadAll(config));
+  Split split;
+  if (d.hasTestSet()) {
+    RM_ASSIGN_OR_RETURN(split.eval, loadTestSet(d));
+    if (split.eval.features != all.features) {
+      return invalidArgument("dataset: the test images have " +
+                             std::to_string(split.eval.features) +
+                             " pixels each, the training images " + std::to_string(all.features));
+    }
+    all.classes = split.eval.classes = std::max(all.classes, split.eval.classes);
+    split.train = std::move(all);
   } else {
-    CsvOptions options;
-    options.path = d.path;
-    options.label_column = d.label_column;
-    options.task = config.model.task;
-    RM_ASSIGN_OR_RETURN(all, loadCsv(options));
+    RM_ASSIGN_OR_RETURN(split, splitTrainEval(all, d.eval_fraction, d.seed));
   }
-  RM_ASSIGN_OR_RETURN(Split split, splitTrainEval(all, d.eval_fraction, d.seed));
   if (d.kind != DatasetKind::kSynthetic && d.standardize) {
-    const Standardizer standardizer = fitStandardizer(split.train);
+    const bool images = d.kind == DatasetKind::kIdx || d.kind == DatasetKind::kFashionMnist;
+    const Standardizer standardizer =
+        images ? fitGlobalStandardizer(split.train) : fitStandardizer(split.train);
     applyStandardizer(standardizer, &split.train);
     applyStandardizer(standardizer, &split.eval);
   }

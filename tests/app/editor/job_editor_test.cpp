@@ -331,12 +331,15 @@ TEST_F(JobEditorTest, EveryFieldHasATooltip) {
 
 TEST_F(JobEditorTest, EveryFormFieldChangesTheSpec) {
   JobEditor editor(kResources);
-  ASSERT_TRUE(editor.newFromTemplate(kResources + "/jobs/demo.yaml"));
+  // The quick demo's synthetic data set has the most fields.
+  ASSERT_TRUE(editor.newFromTemplate(kResources + "/jobs/examples/quick_demo.yaml"));
   const auto spec = [&] { return parseOk(editor.yaml()); };
   const auto native = [&] { return nativeOk(spec()); };
 
   typeInto(field<QLineEdit>(editor, "name"), "renamed.job");
   EXPECT_EQ(spec().name, "renamed.job");
+  typeInto(field<QLineEdit>(editor, "description"), "what it is: a test's job");
+  EXPECT_EQ(spec().description, "what it is: a test's job");
   typeInto(field<QLineEdit>(editor, "workdir"), "/srv/run dir");
   EXPECT_EQ(spec().workdir, "/srv/run dir");
   choose(field<ChoiceField>(editor, "backend"), "gloo");
@@ -423,6 +426,23 @@ TEST_F(JobEditorTest, EveryFormFieldChangesTheSpec) {
   EXPECT_EQ(native().dataset.path, "/data/train.csv");
   EXPECT_EQ(native().dataset.label_column, "y");
   EXPECT_FALSE(native().dataset.standardize);
+  // native: IDX files with a test set (nothing held out), then Fashion-MNIST
+  choose(field<ChoiceField>(editor, "native.dataset.kind"), "idx");
+  EXPECT_FALSE(editor.isValid());  // images and labels are needed
+  typeInto(field<QLineEdit>(editor, "native.dataset.images"), "/d/train-img.gz");
+  typeInto(field<QLineEdit>(editor, "native.dataset.labels"), "/d/train-lab.gz");
+  typeInto(field<QLineEdit>(editor, "native.dataset.test_images"), "/d/test-img.gz");
+  typeInto(field<QLineEdit>(editor, "native.dataset.test_labels"), "/d/test-lab.gz");
+  EXPECT_EQ(native().dataset.kind, train::DatasetKind::kIdx);
+  EXPECT_EQ(native().dataset.images, "/d/train-img.gz");
+  EXPECT_EQ(native().dataset.labels, "/d/train-lab.gz");
+  EXPECT_EQ(native().dataset.test_images, "/d/test-img.gz");
+  EXPECT_EQ(native().dataset.test_labels, "/d/test-lab.gz");
+  EXPECT_FALSE(field<QLineEdit>(editor, "native.dataset.eval_fraction")->isVisibleTo(&editor));
+  choose(field<ChoiceField>(editor, "native.dataset.kind"), "fashion_mnist");
+  EXPECT_EQ(native().dataset.kind, train::DatasetKind::kFashionMnist);
+  EXPECT_FALSE(field<QLineEdit>(editor, "native.dataset.images")->isVisibleTo(&editor));
+  choose(field<ChoiceField>(editor, "native.dataset.kind"), "csv");
 
   // env and metric patterns: rows typed into the tables
   auto* env = field<QTableWidget>(editor, "env");

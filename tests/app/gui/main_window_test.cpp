@@ -116,6 +116,8 @@ TEST_F(MainWindowTest, DemoTrainsLiveAndLandsInHistory) {
   AppOptions options;
   options.demo = true;
   options.resources_dir = QString(RM_SOURCE_DIR) + "/resources";
+  // The demo of seconds (the real one trains Fashion-MNIST for a minute, twice here).
+  options.demo_spec = options.resources_dir + "/jobs/examples/quick_demo.yaml";
   MainWindow window(options);
   window.resize(1500, 1000);
   window.show();

@@ -178,9 +178,29 @@ env:
   EXPECT_EQ(result.spec->env[0].second, "");
 }
 
+TEST(JobSpec, ADescriptionIsKeptAndBounded) {
+  const SpecParseResult result = parse(R"(name: a
+description: >-
+  what it is,
+  and what to try
+launcher: command
+command: [x]
+world_size: 1
+)");
+  ASSERT_TRUE(result.ok()) << formatDiagnostics(result.errors);
+  EXPECT_EQ(result.spec->description, "what it is, and what to try");
+  const SpecParseResult long_one =
+      parse("name: a\ndescription: " + std::string(kMaxDescriptionBytes + 1, 'x') +
+            "\nlauncher: command\ncommand: [x]\nworld_size: 1\n");
+  ASSERT_FALSE(long_one.ok());
+  EXPECT_EQ(long_one.errors[0].field, "description");
+  EXPECT_EQ(long_one.errors[0].line, 2);
+  EXPECT_NE(long_one.errors[0].message.find("at most 1000 bytes, got 1001"), std::string::npos);
+}
+
 TEST(JobSpec, ExampleSpecsLoadAndParse) {
   for (const char* name : {"torchrun_ddp.yaml", "native_mlp.yaml", "command_script.yaml",
-                           "tensorflow_ps.yaml", "deepspeed_train.yaml"}) {
+                           "tensorflow_ps.yaml", "deepspeed_train.yaml", "quick_demo.yaml"}) {
     const SpecParseResult result = loadJobSpec(examplePath(name));
     EXPECT_TRUE(result.ok()) << name << ":\n" << formatDiagnostics(result.errors);
     if (result.ok()) {

@@ -360,6 +360,48 @@ TEST(NativeConfig, DatasetKindDecidesWhichKeysApply) {
   expectError("steps: 10\n", {"native.dataset", "missing"});
 }
 
+TEST(NativeConfig, ParsesIdxFilesAndFashionMnist) {
+  Result<NativeConfig> idx = parseNativeConfig(
+      "dataset: {kind: idx, images: /d/train-img.gz, labels: /d/train-lab.gz,\n"
+      "          test_images: /d/test-img, test_labels: /d/test-lab}\nsteps: 10\n");
+  ASSERT_TRUE(idx.isOk()) << idx.status().toString();
+  EXPECT_EQ(idx->dataset.kind, DatasetKind::kIdx);
+  EXPECT_EQ(idx->dataset.images, "/d/train-img.gz");
+  EXPECT_EQ(idx->dataset.labels, "/d/train-lab.gz");
+  EXPECT_EQ(idx->dataset.test_images, "/d/test-img");
+  EXPECT_EQ(idx->dataset.test_labels, "/d/test-lab");
+  EXPECT_TRUE(idx->dataset.hasTestSet());
+
+  Result<NativeConfig> held_out = parseNativeConfig(
+      "dataset: {kind: idx, images: i, labels: l, eval_fraction: 0.2}\nsteps: 10\n");
+  ASSERT_TRUE(held_out.isOk()) << held_out.status().toString();
+  EXPECT_FALSE(held_out->dataset.hasTestSet());
+  EXPECT_DOUBLE_EQ(held_out->dataset.eval_fraction, 0.2);
+
+  Result<NativeConfig> fashion =
+      parseNativeConfig("dataset: {kind: fashion_mnist, standardize: false}\nepochs: 1\n");
+  ASSERT_TRUE(fashion.isOk()) << fashion.status().toString();
+  EXPECT_EQ(fashion->dataset.kind, DatasetKind::kFashionMnist);
+  EXPECT_TRUE(fashion->dataset.hasTestSet());
+  EXPECT_FALSE(fashion->dataset.standardize);
+}
+
+TEST(NativeConfig, IdxKeysNameWhatIsMissingOrMisplaced) {
+  expectError("dataset: {kind: idx}\nsteps: 10\n",
+              {"native.dataset.images", "native.dataset.labels", "missing"});
+  expectError("dataset: {kind: idx, images: i, labels: l, test_images: t}\nsteps: 10\n",
+              {"native.dataset.test_labels", "needs both test_images and test_labels"});
+  expectError("dataset: {kind: csv, path: a.csv, images: i}\nsteps: 10\n",
+              {"native.dataset.images", "only used with kind: idx"});
+  expectError("dataset: {kind: fashion_mnist, eval_fraction: 0.1}\nsteps: 10\n",
+              {"native.dataset.eval_fraction", "10,000 test images"});
+  expectError(
+      "dataset: {kind: idx, images: i, labels: l, test_images: t, test_labels: u,\n"
+      "          eval_fraction: 0.1}\nsteps: 10\n",
+      {"native.dataset.eval_fraction", "evaluated on test_images"});
+  expectError("dataset: {kind: mnist}\nsteps: 10\n", {"fashion_mnist"});
+}
+
 TEST(NativeConfig, OptimizerKeysOfTheOtherOptimizerAreErrors) {
   expectError("dataset: {kind: synthetic}\nsteps: 10\noptimizer: {name: adam, momentum: 0.9}\n",
               {"native.optimizer.momentum", "only used with name: sgd"});

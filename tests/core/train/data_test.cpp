@@ -2,11 +2,13 @@
 
 #include <gtest/gtest.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <set>
 #include <string>
 #include <vector>
@@ -222,6 +224,119 @@ TEST(Standardizer, UsesTrainingStatisticsForBothSplits) {
   EXPECT_NEAR(train.x[0] + train.x[2] + train.x[4], 0.0f, 1e-6f);
   EXPECT_FLOAT_EQ(eval.x[0], 0.0f);
   EXPECT_FLOAT_EQ(eval.x[1], 1.0f);
+}
+
+// IDX files written by the test: `count` images of rows x cols pixels (pixel value = image index
+// + pixel index, mod 256) and their labels (image index mod classes).
+class IdxTest : public CsvTest {
+ protected:
+  static std::string header(uint8_t type, const std::vector<uint32_t>& dims) {
+    std::string out = {'\0', '\0', static_cast<char>(type), static_cast<char>(dims.size())};
+    for (uint32_t d : dims) {
+      for (int shift = 24; shift >= 0; shift -= 8) out += static_cast<char>((d >> shift) & 0xff);
+    }
+    return out;
+  }
+  static std::string images(uint32_t count, uint32_t rows, uint32_t cols) {
+    std::string out = header(0x08, {count, rows, cols});
+    for (uint32_t i = 0; i < count; ++i) {
+      for (uint32_t p = 0; p < rows * cols; ++p) out += static_cast<char>((i + p) & 0xff);
+    }
+    return out;
+  }
+  static std::string labels(uint32_t count, uint32_t classes) {
+    std::string out = header(0x08, {count});
+    for (uint32_t i = 0; i < count; ++i) out += static_cast<char>(i % classes);
+    return out;
+  }
+  std::string writeGz(const std::string& name, const std::string& bytes) {
+    const std::string path = (dir_ / name).string();
+    gzFile file = gzopen(path.c_str(), "wb");
+    EXPECT_NE(file, nullptr);
+    EXPECT_EQ(gzwrite(file, bytes.data(), static_cast<unsigned>(bytes.size())),
+              static_cast<int>(bytes.size()));
+    gzclose(file);
+    return path;
+  }
+  void expectError(const IdxFiles& files, const std::vector<std::string>& fragments) {
+    Result<Dataset> data = loadIdx(files);
+    ASSERT_FALSE(data.isOk());
+    for (const std::string& f : fragments) {
+      EXPECT_NE(data.status().message().find(f), std::string::npos)
+          << "'" << f << "' not in: " << data.status().message();
+    }
+  }
+};
+
+TEST_F(IdxTest, ReadsGzippedAndPlainFilesAlike) {
+  const IdxFiles gz{writeGz("img.gz", images(30, 3, 4)), writeGz("lab.gz", labels(30, 3))};
+  const IdxFiles plain{write("img", images(30, 3, 4)), write("lab", labels(30, 3))};
+  for (const IdxFiles& files : {gz, plain}) {
+    Result<Dataset> data = loadIdx(files);
+    ASSERT_TRUE(data.isOk()) << data.status().toString();
+    EXPECT_EQ(data->size(), 30u);
+    EXPECT_EQ(data->features, 12u);
+    EXPECT_EQ(data->classes, 3u);
+    EXPECT_EQ(data->task, Task::kClassification);
+    EXPECT_EQ(data->x[0], 0.0f);
+    EXPECT_EQ(data->x[12 * 7 + 5], 12.0f);  // image 7, pixel 5
+    EXPECT_EQ(data->y[7], 1.0f);
+    EXPECT_EQ(data->y[29], 2.0f);
+  }
+}
+
+TEST_F(IdxTest, NamesTheFileAndWhatIsWrongWithIt) {
+  const std::string good_images = write("img", images(10, 2, 2));
+  const std::string good_labels = write("lab", labels(10, 2));
+  expectError({dir_.string() + "/nothing", good_labels}, {"nothing", "cannot open"});
+  expectError({write("csv", "a,label\n1,0\n"), good_labels}, {"csv", "not an IDX file"});
+  expectError({write("float", header(0x0d, {1, 1, 1}) + "abcd"), good_labels},
+              {"float", "float values (type 0x0d)", "only unsigned bytes"});
+  expectError({good_labels, good_labels}, {"lab", "1 dimension(s); images have 2 or more"});
+  expectError({good_images, good_images}, {"img", "3 dimension(s); labels have 1"});
+  std::string short_images = images(10, 2, 2);
+  short_images.pop_back();
+  expectError({write("short", short_images), good_labels},
+              {"short", "the file ends early", "expected 40 values"});
+  expectError({write("long", images(10, 2, 2) + "x"), good_labels},
+              {"long", "data past the 40 values"});
+  expectError({good_images, write("nine", labels(9, 2))},
+              {"holds 10 images but", "nine holds 9 labels"});
+  expectError({good_images, write("zeros", labels(10, 1))}, {"zeros", "every label is 0"});
+}
+
+TEST_F(IdxTest, ATruncatedGzipIsAnErrorNotShortData) {
+  const std::string path = writeGz("img.gz", images(200, 8, 8));
+  std::string bytes;
+  {
+    std::ifstream in(path, std::ios::binary);
+    bytes.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  const std::string cut = write("cut.gz", bytes.substr(0, bytes.size() / 2));
+  Result<Dataset> data = loadIdx({cut, write("lab", labels(200, 2))});
+  ASSERT_FALSE(data.isOk());
+  EXPECT_NE(data.status().message().find("cut.gz"), std::string::npos) << data.status().message();
+}
+
+TEST_F(IdxTest, FashionMnistMissingNamesTheDebianPackage) {
+  Result<IdxSplitFiles> files = fashionMnistFiles(dir_.string());
+  ASSERT_FALSE(files.isOk());
+  EXPECT_EQ(files.status().code(), ErrorCode::kNotFound);
+  EXPECT_NE(files.status().message().find("dataset-fashion-mnist"), std::string::npos);
+  EXPECT_NE(files.status().message().find("train-images-idx3-ubyte.gz"), std::string::npos);
+}
+
+TEST(Standardizer, TheGlobalOneScalesEveryPixelAlike) {
+  Dataset train;
+  train.features = 2;
+  train.x = {0, 0, 0, 4};  // mean 1, population std sqrt(3)
+  train.y = {0, 1};
+  const Standardizer s = fitGlobalStandardizer(train);
+  ASSERT_EQ(s.mean.size(), 2u);
+  EXPECT_FLOAT_EQ(s.mean[0], 1.0f);
+  EXPECT_FLOAT_EQ(s.mean[1], 1.0f);
+  EXPECT_FLOAT_EQ(s.inv_std[0], static_cast<float>(1.0 / std::sqrt(3.0)));
+  EXPECT_FLOAT_EQ(s.inv_std[1], s.inv_std[0]);
 }
 
 }  // namespace

@@ -76,6 +76,10 @@ class ClusterClient {
   // Slurm, which is cancelled with scancel).
   Result<int> stop(const std::string& job_id, int grace_ms = 0);
 
+  // A crash drill: SIGKILL to one running rank, which fails as a crash would (the job restarts
+  // from its checkpoint when it has restarts left). NOT_FOUND when no agent runs that rank.
+  Status killRank(const std::string& job_id, int rank);
+
   // A new attempt of the job from its newest checkpoint, without `exclude_agent` when set. A
   // running job's agents do it themselves; a job that is over is launched again from the spec in
   // the history, under the same id (so its agents find its checkpoints).

@@ -68,6 +68,8 @@ class SessionSink {
   virtual void stopped(uint64_t token, const std::string& job_id, const Result<int>& result) = 0;
   virtual void restarted(uint64_t /*token*/, const std::string& /*job_id*/,
                          const Result<RestartReport>& /*result*/) {}
+  virtual void rankKilled(uint64_t /*token*/, const std::string& /*job_id*/, int /*rank*/,
+                          const Status& /*result*/) {}
   virtual void logChunk(uint64_t token, const std::string& job_id, int rank,
                         const Result<proto::LogChunk>& chunk) = 0;
   virtual void jobLoaded(uint64_t token, const Result<JobSnapshot>& snapshot) = 0;
@@ -112,6 +114,8 @@ class ClusterSession {
   uint64_t postStop(std::string job_id, int grace_ms = 0);
   // ClusterClient::restart: a new attempt from the newest checkpoint, perhaps without an agent.
   uint64_t postRestart(std::string job_id, std::string exclude_agent, std::string reason);
+  // ClusterClient::killRank: a crash drill on one rank.
+  uint64_t postKillRank(std::string job_id, int rank);
   // One chunk of a rank's log from `offset` (no waiting: callers poll while following), at most
   // max_bytes (0: the agent's default). LogCursor keeps a reader's place.
   uint64_t postReadLog(std::string agent, std::string job_id, int rank, uint64_t offset,

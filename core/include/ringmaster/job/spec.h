@@ -19,6 +19,8 @@ enum class Backend { kAuto, kNccl, kGloo };
 
 // The spelling used in spec files: "native", "torchrun", "command", "tensorflow", "deepspeed" /
 // "auto", "nccl", "gloo".
+inline constexpr size_t kMaxDescriptionBytes = 1000;
+
 const char* launcherName(Launcher launcher);
 const char* backendName(Backend backend);
 // The inverse of launcherName() / backendName(); nullopt for anything else (case-sensitive).
@@ -58,7 +60,8 @@ struct TensorflowRoles {
 };
 
 struct JobSpec {
-  std::string name;                        // required, [A-Za-z0-9._-]{1,64}
+  std::string name;         // required, [A-Za-z0-9._-]{1,64}
+  std::string description;  // optional: what the job is, shown on its dashboard (<= 1000 bytes)
   Launcher launcher = Launcher::kCommand;  // required
   std::vector<std::string> command;        // argv; required (non-empty) but for native
   std::string workdir;                     // optional; an absolute path when given

@@ -44,11 +44,13 @@ struct ModelConfig {
 };
 
 // digits: the 8x8 handwritten digits built into the trainer (1797 samples, 64 features, 10 classes,
-// as scikit-learn's load_digits; resources/datasets/digits.csv).
-enum class DatasetKind { kSynthetic, kCsv, kDigits };
+// as scikit-learn's load_digits; resources/datasets/digits.csv). idx: image and label files in
+// the MNIST format (data.h's loadIdx). fashion_mnist: Debian's dataset-fashion-mnist, trained on
+// its 60,000 images and evaluated on its 10,000 test images.
+enum class DatasetKind { kSynthetic, kCsv, kDigits, kIdx, kFashionMnist };
 
 struct DatasetConfig {
-  DatasetKind kind = DatasetKind::kSynthetic;  // kind: synthetic|csv
+  DatasetKind kind = DatasetKind::kSynthetic;  // kind: synthetic|csv|digits|idx|fashion_mnist
   // synthetic
   size_t samples = 20000;  // > 0
   size_t features = 32;    // > 0
@@ -57,9 +59,16 @@ struct DatasetConfig {
   // csv
   std::string path;                    // required for csv
   std::string label_column = "label";  // label_column
-  bool standardize = true;             // with training-split statistics (csv and digits)
-  // all
+  bool standardize = true;             // with training-split statistics (all but synthetic)
+  // idx: images and labels required; test_images and test_labels both or neither
+  std::string images;
+  std::string labels;
+  std::string test_images;
+  std::string test_labels;
+  // all without a test set (synthetic, csv, digits, idx without test files)
   double eval_fraction = 0.1;  // held out for evaluation, in [0, 1)
+
+  bool hasTestSet() const { return kind == DatasetKind::kFashionMnist || !test_images.empty(); }
 };
 
 struct CheckpointConfig {

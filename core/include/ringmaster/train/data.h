@@ -1,6 +1,6 @@
 #pragma once
-// Data sets for the native trainer: seeded synthetic data, numeric CSV files, the held-out split
-// and standardisation with training-split statistics.
+// Data sets for the native trainer: seeded synthetic data, numeric CSV files, IDX image files
+// (MNIST, Fashion-MNIST), the held-out split and standardisation with training-split statistics.
 //
 // Thread safety: all functions are pure (no shared state) and may be called from any thread.
 
@@ -78,6 +78,28 @@ Result<Dataset> parseCsv(std::string_view text, const std::string& file, const C
 // resources/datasets/digits.csv, compiled in, so a rank needs no file on its host.
 Result<Dataset> loadDigits();
 
+// IDX files, the format of MNIST and Fashion-MNIST: images are an array of unsigned bytes of 2 or
+// more dimensions (count x rows x cols), labels one of 1 (count), both big-endian headed, gzipped
+// or not (zlib tells by the content, not the name). A sample's features are its pixels in file
+// order as floats 0..255; classes is the largest label + 1. Errors name the file and what is
+// wrong: unreadable, not IDX, not unsigned bytes, too short or too long for its header, and image
+// and label counts that differ.
+struct IdxFiles {
+  std::string images;
+  std::string labels;
+};
+Result<Dataset> loadIdx(const IdxFiles& files);
+
+// Fashion-MNIST (Zalando: 60,000 training and 10,000 test images of clothes, 28x28, 10 classes)
+// where Debian's dataset-fashion-mnist installs it.
+inline constexpr char kFashionMnistDir[] = "/usr/share/datasets/fashion-mnist";
+struct IdxSplitFiles {
+  IdxFiles train;
+  IdxFiles test;
+};
+// The four files under `dir`; NOT_FOUND naming the missing file and the package to install.
+Result<IdxSplitFiles> fashionMnistFiles(const std::string& dir = kFashionMnistDir);
+
 struct Split {
   Dataset train;
   Dataset eval;
@@ -94,6 +116,9 @@ struct Standardizer {
   std::vector<float> inv_std;
 };
 Standardizer fitStandardizer(const Dataset& train);
+// One mean and 1/stddev over every value of every feature, as images are scaled (a per-pixel
+// scale would blow up the near-constant border pixels of the held-out images).
+Standardizer fitGlobalStandardizer(const Dataset& train);
 // x = (x - mean) * inv_std for every sample. REQUIRES: matching feature count.
 void applyStandardizer(const Standardizer& standardizer, Dataset* data);
 

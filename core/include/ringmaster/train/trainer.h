@@ -103,8 +103,10 @@ struct EvalReport {
   double mse = 0.0;       // regression only (= loss)
 };
 
-// The data a config describes: synthetic or CSV, split by the dataset seed (the top-level seed
-// unless dataset.seed is given), CSV standardised with the training split's statistics.
+// The data a config describes: its training part, and its test set (fashion_mnist, idx with test
+// files) or else a part held out by the dataset seed (the top-level seed unless dataset.seed is
+// given); all but synthetic data standardised with the training part's statistics (one scale for
+// every pixel of images).
 Result<Split> loadData(const NativeConfig& config);
 
 class Trainer {

@@ -1,0 +1,170 @@
+// IDX files (the MNIST family's format) as a Dataset; see data.h.
+#include <unistd.h>
+#include <zlib.h>
+
+#include <algorithm>
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "ringmaster/train/data.h"
+
+namespace ringmaster::train {
+namespace {
+
+constexpr uint8_t kUnsignedByte = 0x08;
+constexpr size_t kMaxDims = 8;
+constexpr size_t kGzBuffer = 1 << 20;
+
+std::string hex(unsigned value) {
+  static const char kDigits[] = "0123456789abcdef";
+  std::string out = "0x";
+  out += kDigits[(value >> 4) & 0xf];
+  out += kDigits[value & 0xf];
+  return out;
+}
+
+const char* typeName(uint8_t type) {
+  switch (type) {
+    case 0x08:
+      return "unsigned byte";
+    case 0x09:
+      return "signed byte";
+    case 0x0b:
+      return "short";
+    case 0x0c:
+      return "int";
+    case 0x0d:
+      return "float";
+    case 0x0e:
+      return "double";
+    default:
+      return "unknown";
+  }
+}
+
+struct GzCloser {
+  void operator()(gzFile f) const { gzclose(f); }
+};
+using GzFile = std::unique_ptr<gzFile_s, GzCloser>;
+
+// One IDX array of unsigned bytes: its dimensions and its values, in file order.
+struct IdxArray {
+  std::vector<uint32_t> dims;
+  std::vector<uint8_t> values;
+};
+
+// Reads exactly `size` bytes; false at the end of the data or on an error (`why` says which).
+bool readExactly(gzFile file, void* out, size_t size, std::string* why) {
+  auto* bytes = static_cast<uint8_t*>(out);
+  while (size > 0) {
+    const unsigned chunk = static_cast<unsigned>(std::min<size_t>(size, 1u << 30));
+    const int got = gzread(file, bytes, chunk);
+    if (got < 0) {
+      int code = 0;
+      *why = gzerror(file, &code);
+      return false;
+    }
+    if (got == 0) {
+      *why = "the file ends early";
+      return false;
+    }
+    bytes += got;
+    size -= static_cast<size_t>(got);
+  }
+  return true;
+}
+
+// gzread reads a plain file as it is, so one path serves `.gz` and uncompressed files alike.
+Result<IdxArray> readIdx(const std::string& path, size_t want_dims) {
+  GzFile file(gzopen(path.c_str(), "rb"));
+  if (!file) return ioError(path + ": cannot open the IDX file");
+  gzbuffer(file.get(), kGzBuffer);
+  std::string why;
+  std::array<uint8_t, 4> magic{};
+  if (!readExactly(file.get(), magic.data(), magic.size(), &why)) {
+    return invalidArgument(path + ": not an IDX file (" + why + " in its 4-byte header)");
+  }
+  if (magic[0] != 0 || magic[1] != 0 || magic[3] == 0 || magic[3] > kMaxDims) {
+    return invalidArgument(path + ": not an IDX file (its first bytes are " + hex(magic[0]) + " " +
+                           hex(magic[1]) + " " + hex(magic[2]) + " " + hex(magic[3]) +
+                           "; an IDX file starts 0x00 0x00, a type, a dimension count)");
+  }
+  if (magic[2] != kUnsignedByte) {
+    return invalidArgument(path + ": holds " + typeName(magic[2]) + " values (type " +
+                           hex(magic[2]) + "); only unsigned bytes (0x08) are read");
+  }
+  if (want_dims == 1 ? magic[3] != 1 : magic[3] < 2) {
+    return invalidArgument(path + ": has " + std::to_string(magic[3]) + " dimension(s); " +
+                           (want_dims == 1 ? "labels have 1" : "images have 2 or more"));
+  }
+  IdxArray array;
+  array.dims.resize(magic[3]);
+  uint64_t total = 1;
+  for (uint32_t& dim : array.dims) {
+    std::array<uint8_t, 4> be{};
+    if (!readExactly(file.get(), be.data(), be.size(), &why)) {
+      return invalidArgument(path + ": " + why + " in the dimension sizes");
+    }
+    dim = (uint32_t{be[0]} << 24) | (uint32_t{be[1]} << 16) | (uint32_t{be[2]} << 8) | be[3];
+    total *= dim;
+    if (total > (uint64_t{1} << 34)) {
+      return invalidArgument(path + ": dimensions too large (over 16 GiB of values)");
+    }
+  }
+  if (total == 0) return invalidArgument(path + ": holds no values (a dimension is 0)");
+  array.values.resize(total);
+  if (!readExactly(file.get(), array.values.data(), total, &why)) {
+    return invalidArgument(path + ": " + why + " (expected " + std::to_string(total) +
+                           " values after the header)");
+  }
+  uint8_t extra = 0;
+  if (gzread(file.get(), &extra, 1) != 0) {
+    return invalidArgument(path + ": has data past the " + std::to_string(total) +
+                           " values its header announces");
+  }
+  return array;
+}
+
+}  // namespace
+
+Result<Dataset> loadIdx(const IdxFiles& files) {
+  RM_ASSIGN_OR_RETURN(IdxArray images, readIdx(files.images, 2));
+  RM_ASSIGN_OR_RETURN(IdxArray labels, readIdx(files.labels, 1));
+  const size_t count = images.dims[0];
+  if (labels.dims[0] != count) {
+    return invalidArgument(files.images + " holds " + std::to_string(count) + " images but " +
+                           files.labels + " holds " + std::to_string(labels.dims[0]) + " labels");
+  }
+  Dataset data;
+  data.task = Task::kClassification;
+  data.features = images.values.size() / count;
+  data.x.assign(images.values.begin(), images.values.end());
+  data.y.assign(labels.values.begin(), labels.values.end());
+  const uint8_t max_label = *std::max_element(labels.values.begin(), labels.values.end());
+  data.classes = size_t{max_label} + 1;
+  if (data.classes < 2) {
+    return invalidArgument(files.labels + ": every label is 0; classification needs 2 classes");
+  }
+  return data;
+}
+
+Result<IdxSplitFiles> fashionMnistFiles(const std::string& dir) {
+  IdxSplitFiles files;
+  files.train = {dir + "/train-images-idx3-ubyte.gz", dir + "/train-labels-idx1-ubyte.gz"};
+  files.test = {dir + "/t10k-images-idx3-ubyte.gz", dir + "/t10k-labels-idx1-ubyte.gz"};
+  for (const std::string* path :
+       {&files.train.images, &files.train.labels, &files.test.images, &files.test.labels}) {
+    if (::access(path->c_str(), R_OK) != 0) {
+      return notFound(*path +
+                      ": Fashion-MNIST is not installed on this host (install the Debian "
+                      "package dataset-fashion-mnist: apt-get install dataset-fashion-mnist)");
+    }
+  }
+  return files;
+}
+
+}  // namespace ringmaster::train
