@@ -80,7 +80,27 @@ std::string readFile(const std::string& path) {
 }
 
 std::string strategySpec(const std::string& name) {
-  return readFile(sourcePath("resources/jobs/strategies/" + name + ".yaml"));
+  const std::string written = readFile(sourcePath("resources/jobs/strategies/" + name + ".yaml"));
+  std::istringstream lines(written);
+  std::string spec;
+  const std::regex batch(R"(^  batch_size: (\d+).*)");
+  std::smatch match;
+  for (std::string line; std::getline(lines, line);) {
+    if (line.rfind("  model:", 0) == 0) {
+      line = "  model: {kind: mlp, hidden: [128, 64], activation: relu, task: classification}";
+    } else if (line.rfind("  dataset:", 0) == 0) {
+      line = "  dataset: {kind: digits}";
+    } else if (line.rfind("  epochs:", 0) == 0) {
+      line = "  epochs: 10";
+    } else if (std::regex_match(line, match, batch)) {
+      line = "  batch_size: " + std::to_string(std::stoi(match[1]) * 13 / 32);
+    } else if (line.rfind("  optimizer:", 0) == 0) {
+      line = std::regex_replace(line, std::regex(R"(lr: [0-9.e-]+)"), "lr: 0.05");
+      line = std::regex_replace(line, std::regex(R"(warmup_steps: \d+)"), "warmup_steps: 10");
+    }
+    spec += line + "\n";
+  }
+  return spec;
 }
 
 void writeFile(const std::string& path, const std::string& text) {

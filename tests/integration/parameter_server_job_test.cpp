@@ -1,5 +1,6 @@
 // native.strategy.parameter_server end to end: resources/jobs/strategies/parameter_server_sync
-// and parameter_server_async (digits, 3 workers and 1 server) trained by ringmaster-worker ranks on
+// and parameter_server_async (on digits as strategySpec rewrites them for the test suite, 3 workers
+// and 1 server) trained by ringmaster-worker ranks on
 // two real agents, metrics through the agents into SQLite. Each job must succeed and reach the
 // issue's 0.93 held-out accuracy; the workers end with identical parameters; every rank reports
 // its role (rank 3 the server) and the bytes it sent and received every step, exactly what the

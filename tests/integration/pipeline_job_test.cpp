@@ -1,5 +1,6 @@
 // native.strategy.pipeline end to end: resources/jobs/strategies/pipeline.yaml (2 stages, 1
-// replica) and pipeline_hybrid.yaml (2 stages x 2 replicas) trained by ringmaster-worker ranks on
+// replica) and pipeline_hybrid.yaml (2 stages x 2 replicas), on digits as strategySpec rewrites
+// them for the test suite, trained by ringmaster-worker ranks on
 // two real agents, metrics through the agents into SQLite. Each job must succeed and reach 0.93
 // held-out accuracy (reported by the last stage only); the ranks of one stage end with the same
 // parameters; every rank reports its stage, bytes sent and received and its bubble every step,

@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "harness.h"
+#include "namespace_network.h"
 #include "ringmaster/store/store.h"
 
 namespace ringmaster::testing {
@@ -446,64 +447,21 @@ restart: {max_restarts: 2, backoff_seconds: 0.1}
 // the client at once, and both keep running: a network partition, not a crash.
 class PartitionTest : public RecoveryTest {
  protected:
-  struct Link {
-    std::string netns, outside, inside, outside_ip, inside_ip;
-  };
-
   void SetUp() override {
-    if (::geteuid() != 0) GTEST_SKIP() << "network namespaces need root";
-    removeLinks();  // what a killed run left behind
-    for (const Link& link : links_) {
-      if (std::string why; !ip({"netns", "add", link.netns}, &why)) {
-        GTEST_SKIP() << "cannot make a network namespace here: " << why;
-      }
-      ASSERT_TRUE(ip({"link", "add", link.outside, "type", "veth", "peer", "name", link.inside}));
-      ASSERT_TRUE(ip({"link", "set", link.inside, "netns", link.netns}));
-      ASSERT_TRUE(ip({"addr", "add", link.outside_ip + "/24", "dev", link.outside}));
-      ASSERT_TRUE(ip({"link", "set", link.outside, "up"}));
-      ASSERT_TRUE(
-          ip({"-n", link.netns, "addr", "add", link.inside_ip + "/24", "dev", link.inside}));
-      ASSERT_TRUE(ip({"-n", link.netns, "link", "set", link.inside, "up"}));
-      ASSERT_TRUE(ip({"-n", link.netns, "link", "set", "lo", "up"}));
-      ASSERT_TRUE(ip({"-n", link.netns, "route", "add", "default", "via", link.outside_ip}));
+    if (std::string why; !network_.create("rmpart", 2, 0, "", &why)) {
+      GTEST_SKIP() << "cannot make network namespaces here: " << why;
     }
-    forwarding_ = readFile(kForwarding);
-    writeFile(kForwarding, "1\n");
     std::string error;
-    ASSERT_TRUE(cluster_.addAgent("a1", 2, &error, {}, {links_[0].netns, links_[0].inside_ip}))
-        << error;
-    ASSERT_TRUE(cluster_.addAgent("a2", 2, &error, {}, {links_[1].netns, links_[1].inside_ip}))
-        << error;
-  }
-  void TearDown() override {
-    removeLinks();
-    if (!forwarding_.empty()) writeFile(kForwarding, forwarding_);
+    ASSERT_TRUE(cluster_.addAgent("a1", 2, &error, {}, network_.host(0))) << error;
+    ASSERT_TRUE(cluster_.addAgent("a2", 2, &error, {}, network_.host(1))) << error;
   }
 
-  // Runs ip(8); a failure is the test's unless the caller takes the reason in *why.
-  bool ip(std::vector<std::string> args, std::string* why = nullptr) {
-    args.insert(args.begin(), kIp);
-    auto result = runCommand(args);
-    if (result.exit_code == 0) return true;
-    const std::string reason = std::string(kIp) + " " + args[1] + " ...: " + result.err;
-    if (why) {
-      *why = reason;
-    } else {
-      ADD_FAILURE() << reason;
-    }
-    return false;
-  }
-  void removeLinks() {
-    for (const Link& link : links_) {  // deleting one end of a veth pair deletes both
-      runCommand({kIp, "link", "delete", link.outside});
-      runCommand({kIp, "netns", "delete", link.netns});
-    }
-  }
   // a2 unreachable for `how_long`, then back.
   void cutA2For(std::chrono::seconds how_long) {
-    ASSERT_TRUE(ip({"link", "set", links_[1].outside, "down"}));
+    std::string why;
+    ASSERT_TRUE(network_.setConnected(1, false, &why)) << why;
     std::this_thread::sleep_for(how_long);
-    ASSERT_TRUE(ip({"link", "set", links_[1].outside, "up"}));
+    ASSERT_TRUE(network_.setConnected(1, true, &why)) << why;
   }
   // Each rank of each attempt stored every loss line it logged, none twice.
   void expectEveryLoggedMetricStoredOnce(const std::string& job) {
@@ -528,12 +486,7 @@ class PartitionTest : public RecoveryTest {
     }
   }
 
-  static constexpr const char* kIp = "/usr/sbin/ip";  // iproute2, in Debian's base system
-  static constexpr const char* kForwarding = "/proc/sys/net/ipv4/ip_forward";
-  const std::vector<Link> links_ = {
-      {"rm-part-a1", "rmpart1", "rmpart1i", "10.231.1.1", "10.231.1.2"},
-      {"rm-part-a2", "rmpart2", "rmpart2i", "10.231.2.1", "10.231.2.2"}};
-  std::string forwarding_;
+  NamespaceNetwork network_;
 };
 
 // The job needs both agents (no min_nodes): each side declares the other lost, stops its ranks and

@@ -1,4 +1,5 @@
-// native.strategy end to end: the specs of resources/jobs/strategies (digits, 4 ranks) trained by
+// native.strategy end to end: the specs of resources/jobs/strategies (on digits, as strategySpec
+// rewrites them for the test suite; 4 ranks) trained by
 // ringmaster-worker ranks on two real agents, metrics through the agents into SQLite. Each job
 // must succeed, reach its held-out accuracy, keep the ranks' final parameters identical, and
 // report bytes_sent (and compression_error for top-k) every step with the figures the strategy

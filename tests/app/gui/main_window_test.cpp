@@ -12,6 +12,7 @@
 #include <QComboBox>
 #include <QDir>
 #include <QElapsedTimer>
+#include <QLabel>
 #include <QLayout>
 #include <QListWidget>
 #include <QPushButton>
@@ -240,6 +241,11 @@ TEST_F(MainWindowTest, DemoTrainsLiveAndLandsInHistory) {
               "local");
   }
   EXPECT_TRUE(view->headline().contains("SUCCEEDED")) << view->headline().toStdString();
+  // The spec's description, under the header.
+  auto* about = view->findChild<QLabel*>("about");
+  ASSERT_NE(about, nullptr);
+  EXPECT_EQ(about->text(), "A synthetic 4-class problem on 2 ranks, over in seconds.");
+  EXPECT_TRUE(about->isVisibleTo(view));
   // The finish was announced.
   EXPECT_TRUE(window.bannerText().contains("succeeded")) << window.bannerText().toStdString();
   save(&window, "dashboard");

@@ -1,0 +1,73 @@
+#include "namespace_network.h"
+
+#include <unistd.h>
+
+namespace ringmaster::testing {
+namespace {
+
+constexpr const char* kIp = "/usr/sbin/ip";  // iproute2, in Debian's base system
+constexpr const char* kTc = "/usr/sbin/tc";
+constexpr const char* kForwarding = "/proc/sys/net/ipv4/ip_forward";
+
+bool run(std::vector<std::string> args, std::string* why) {
+  auto result = runCommand(args);
+  if (result.exit_code == 0) return true;
+  if (why) *why = args[0] + " " + args[1] + " " + args[2] + " ...: " + result.err;
+  return false;
+}
+
+}  // namespace
+
+bool NamespaceNetwork::create(const std::string& prefix, int count, int subnet,
+                              const std::string& rate, std::string* why) {
+  if (::geteuid() != 0) {
+    *why = "network namespaces need root";
+    return false;
+  }
+  for (int i = 1; i <= count; ++i) {
+    const std::string net = "10.231." + std::to_string(subnet + i) + ".";
+    links_.push_back({"rm-" + prefix + std::to_string(i), prefix + std::to_string(i),
+                      prefix + std::to_string(i) + "i", net + "1", net + "2"});
+  }
+  remove();  // what a killed run left behind
+  forwarding_ = readFile(kForwarding);
+  for (const Link& l : links_) {
+    const bool made =
+        run({kIp, "netns", "add", l.netns}, why) &&
+        run({kIp, "link", "add", l.outside, "type", "veth", "peer", "name", l.inside}, why) &&
+        run({kIp, "link", "set", l.inside, "netns", l.netns}, why) &&
+        run({kIp, "addr", "add", l.outside_ip + "/24", "dev", l.outside}, why) &&
+        run({kIp, "link", "set", l.outside, "up"}, why) &&
+        run({kIp, "-n", l.netns, "addr", "add", l.inside_ip + "/24", "dev", l.inside}, why) &&
+        run({kIp, "-n", l.netns, "link", "set", l.inside, "up"}, why) &&
+        run({kIp, "-n", l.netns, "link", "set", "lo", "up"}, why) &&
+        run({kIp, "-n", l.netns, "route", "add", "default", "via", l.outside_ip}, why) &&
+        // Bursts of 1 ms at the rate, and at most 20 ms of queue: a switch port, not a bufferbloat.
+        (rate.empty() || run({kTc, "qdisc", "add", "dev", l.outside, "root", "tbf", "rate", rate,
+                              "burst", "256kb", "latency", "20ms"},
+                             why));
+    if (!made) return false;
+  }
+  writeFile(kForwarding, "1\n");
+  return true;
+}
+
+NamespaceNetwork::~NamespaceNetwork() {
+  remove();
+  if (!forwarding_.empty()) writeFile(kForwarding, forwarding_);
+}
+
+void NamespaceNetwork::remove() {
+  for (const Link& l : links_) {  // deleting one end of a veth pair deletes both
+    runCommand({kIp, "link", "delete", l.outside});
+    runCommand({kIp, "netns", "delete", l.netns});
+  }
+}
+
+AgentNetwork NamespaceNetwork::host(int i) const { return {links_[i].netns, links_[i].inside_ip}; }
+
+bool NamespaceNetwork::setConnected(int i, bool connected, std::string* why) {
+  return run({kIp, "link", "set", links_[i].outside, connected ? "up" : "down"}, why);
+}
+
+}  // namespace ringmaster::testing
