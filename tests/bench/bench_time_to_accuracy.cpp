@@ -5,13 +5,13 @@
 // every epoch), optimizer (SGD, lr 0.05, momentum 0.9, weight decay 1e-4, 100 warm-up steps then
 // cosine), batch (64 per rank) and epochs (8). The ratio compares them as on two hosts (Gloo over
 // TCP for both); ratio_one_host is the native job again with its ranks averaging in shared
-// memory, as it does on one host (PyTorch's Gloo has no such path: its figure is the same). The native job is resources/jobs/demo.yaml; the
-// PyTorch one is resources/examples/fashion_mnist_ddp.py, written as a PyTorch user would
-// (TensorDataset, DistributedSampler, DataLoader). Both average gradients over Gloo's TCP (the
-// native ranks' shared-memory path is turned off: two agents stand for two hosts), with one
-// thread per rank. Both run through the agents, so both are
-// timed alike, from the records' own clocks: from the job's first rank start to the first
-// evaluation at or above 0.87 (rank 0), and to the end.
+// memory, as it does on one host (PyTorch's Gloo has no such path: its figure is the same). The
+// native job is resources/jobs/demo.yaml; the PyTorch one is
+// resources/examples/fashion_mnist_ddp.py, written as a PyTorch user would (TensorDataset,
+// DistributedSampler, DataLoader). Both average gradients over Gloo's TCP (the native ranks'
+// shared-memory path is turned off: two agents stand for two hosts), with one thread per rank. Both
+// run through the agents, so both are timed alike, from the records' own clocks: from the job's
+// first rank start to the first evaluation at or above 0.87 (rank 0), and to the end.
 //
 // Usage: bench_time_to_accuracy [EPOCHS]  (default 8; fewer for a quick look)
 // Exit 77 without dataset-fashion-mnist or python3-torch.

@@ -263,6 +263,11 @@ void ChartView::drawValueFlags(QPainter* painter, const QRectF& p) {
   }
 }
 
+int ChartView::readoutRowsPerColumn(double plot_height, int line_height) {
+  constexpr int kPad = 6;  // drawReadout's
+  return std::max(1, static_cast<int>((plot_height - 2 * kPad) / std::max(1, line_height)) - 1);
+}
+
 void ChartView::drawReadout(QPainter* painter, const QRectF& p) {
   const double x = hover_->x();
   const Readout r = callbacks_.readoutAt ? callbacks_.readoutAt(x) : Readout{};
@@ -277,17 +282,26 @@ void ChartView::drawReadout(QPainter* painter, const QRectF& p) {
   bold.setBold(true);
   const QFontMetrics fm(font()), fmb(bold);
   const int pad = 6, swatch = fm.height() / 2 + 2, gap = 6, lh = fm.height();
-  int width = fmb.horizontalAdvance(r.header);
+  // Rows past one column's height go into more columns, as many as the plot's width holds.
+  const int per_column = readoutRowsPerColumn(p.height(), lh);
+  const int columns_fit = std::max(1, static_cast<int>(p.width() - 2 * pad) / kReadoutColumnWidth);
+  const int count = static_cast<int>(r.rows.size());
+  const int columns = std::clamp((count + per_column - 1) / per_column, 1, columns_fit);
+  const int rows = std::min(count, per_column * columns);
+  const int column_rows = std::min(rows, per_column);
+  int column_width = 0;
   for (const auto& row : r.rows) {
     // + 4: elidedText() cuts a text whose width only just equals the room it is given.
-    width = std::max(width, swatch + gap + fm.horizontalAdvance(row.text) + 4);
+    column_width = std::max(column_width, swatch + gap + fm.horizontalAdvance(row.text) + 4);
   }
   // A long row (a failure's cause) is cut to the plot's width rather than past the chart's edge.
-  width = std::min(width, std::max(40, static_cast<int>(p.width()) - 2 * pad - 4));
-  const int text_width = width - swatch - gap;
-  const int rows_fit = std::max(0, static_cast<int>((p.height() - 2 * pad) / lh) - 1);
-  const int rows = std::min(static_cast<int>(r.rows.size()), rows_fit);
-  QRectF box(0, 0, width + 2 * pad, (rows + 1) * lh + 2 * pad);
+  const int room = std::max(40, static_cast<int>(p.width()) - 2 * pad - 4);
+  column_width = std::min(column_width, room / columns - (columns > 1 ? gap : 0));
+  const int width = std::min(
+      std::max(fmb.horizontalAdvance(r.header), columns * column_width + (columns - 1) * gap),
+      room);
+  const int text_width = column_width - swatch - gap;
+  QRectF box(0, 0, width + 2 * pad, (column_rows + 1) * lh + 2 * pad);
   // Beside the cursor, flipped to its left near the right edge, always inside the plot.
   double left = x + 12;
   if (left + box.width() > p.right()) left = x - 12 - box.width();
@@ -307,15 +321,15 @@ void ChartView::drawReadout(QPainter* painter, const QRectF& p) {
   painter->drawText(QRectF(box.left() + pad, y, width, lh), Qt::AlignVCenter | Qt::AlignLeft,
                     r.header);
   painter->setFont(font());
-  for (int i = 0; i < rows; ++i) {
-    y += lh;
+  for (int i = 0; i < rows; ++i) {  // down the first column, then the next
+    const double row_y = y + (i % per_column + 1) * lh;
+    const double left = box.left() + pad + (i / per_column) * (column_width + gap);
     const auto& row = r.rows[i];
     if (row.color.isValid()) {
-      painter->fillRect(QRectF(box.left() + pad, y + (lh - swatch) / 2.0, swatch, swatch),
-                        row.color);
+      painter->fillRect(QRectF(left, row_y + (lh - swatch) / 2.0, swatch, swatch), row.color);
     }
     painter->setPen(palette().color(QPalette::ToolTipText));
-    painter->drawText(QRectF(box.left() + pad + swatch + gap, y, text_width, lh),
+    painter->drawText(QRectF(left + swatch + gap, row_y, text_width, lh),
                       Qt::AlignVCenter | Qt::AlignLeft,
                       fm.elidedText(row.text, Qt::ElideRight, text_width));
   }

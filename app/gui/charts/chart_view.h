@@ -37,6 +37,11 @@ class ChartView : public QChartView {
     std::vector<ReadoutRow> rows;
     std::optional<double> snap_px;  // the crosshair stands here (a real point), not at the cursor
   };
+  // The readout box lays its rows out in as many columns of this width as the plot's height
+  // needs and its width holds (8 ranks and the job total in a short chart: two columns).
+  static constexpr int kReadoutColumnWidth = 190;
+  // Rows of `line_height` a readout column holds in a plot of `plot_height` (under its header).
+  static int readoutRowsPerColumn(double plot_height, int line_height);
   // Every callback may be empty. Pixel positions are scene x, which is also viewport x.
   struct Callbacks {
     std::function<void(double px0, double px1)> zoomToPixels;  // rubber band released

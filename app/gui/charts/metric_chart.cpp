@@ -840,10 +840,14 @@ ChartView::Readout MetricChart::readoutAt(double px) const {
   auto color = [this](int i) {
     return lines_[i].color.isValid() ? lines_[i].color : seriesColor(i);
   };
-  // As many rows as the plot's height holds (the box never runs past it), at most kMaxReadoutRows.
-  const int line_height = QFontMetrics(view_->font()).height();
-  const int fit = static_cast<int>((chart_->plotArea().height() - 12) / std::max(1, line_height)) -
-                  1 - static_cast<int>(r.rows.size());
+  // As many rows as the box's columns hold in the plot (it never runs past it), at most
+  // kMaxReadoutRows.
+  const QRectF plot = chart_->plotArea();
+  const int per_column =
+      ChartView::readoutRowsPerColumn(plot.height(), QFontMetrics(view_->font()).height());
+  const int columns =
+      std::max(1, static_cast<int>(plot.width() - 12) / ChartView::kReadoutColumnWidth);
+  const int fit = per_column * columns - static_cast<int>(r.rows.size());
   const int limit = std::clamp(fit, 3, kMaxReadoutRows);
   if (static_cast<int>(rows.size()) > limit) {
     // Many ranks: the extremes are what matters (a straggler, a diverging rank).

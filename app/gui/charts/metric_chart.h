@@ -58,7 +58,7 @@ class MetricChart : public QWidget {
   // More lines than this hide the legend (the dashboard offers rank toggles instead), and the
   // hover readout lists only the highest and lowest values.
   static constexpr int kMaxLegendLines = 8;
-  static constexpr int kMaxReadoutRows = 10;
+  static constexpr int kMaxReadoutRows = 16;
 
   explicit MetricChart(const QString& title, QWidget* parent = nullptr);
   ~MetricChart() override;

@@ -306,7 +306,7 @@ QTabWidget* DashboardView::buildTables() {
   events_ = new QTreeWidget;
   events_->setObjectName("events");
   events_->setHeaderLabels({"Time", "Event", "Detail"});
-  events_->setRootIsDecorated(false);
+  events_->setRootIsDecorated(true);  // a run of checkpoints opens to show each
   events_->setAlternatingRowColors(true);
   log_pane_ = new LogPane(bridge_, job_id_);
   tabs_ = new QTabWidget;
@@ -791,24 +791,52 @@ void DashboardView::updateEvents() {
   if (events.size() == events_shown_) return;
   // Events only grow, except when a snapshot arrives after live ones: then rebuild.
   if (events.size() < events_shown_) events_shown_ = 0;
-  if (events_shown_ == 0) events_->clear();
+  if (events_shown_ == 0) {
+    events_->clear();
+    checkpoint_run_ = nullptr;
+  }
   for (size_t i = events_shown_; i < events.size(); ++i) {
-    const JobEvent& e = events[i];
-    auto* item = new QTreeWidgetItem(
-        {QDateTime::fromMSecsSinceEpoch(static_cast<qint64>(e.time * 1000))
-             .toString("HH:mm:ss.zzz"),
-         QString::fromStdString(e.kind).replace('_', ' '), QString::fromStdString(e.detail)});
-    item->setData(0, Qt::UserRole, static_cast<qulonglong>(i));
-    if (e.problem || e.kind == "agent_silent") {
-      const QColor color =
-          e.problem && !JobData::isHangWatch(e) ? stateColor("failed") : stateColor("pending");
-      for (int c = 0; c < 3; ++c) item->setForeground(c, color);
+    // A checkpoint every few hundred steps would bury everything else: consecutive ones are one
+    // row that shows the newest and how many, each of them under it.
+    const bool folds = events[i].kind == "checkpoint" && checkpoint_run_ &&
+                       events_->topLevelItem(events_->topLevelItemCount() - 1) == checkpoint_run_;
+    if (!folds) {
+      QTreeWidgetItem* item = eventItem(i);
+      events_->addTopLevelItem(item);
+      checkpoint_run_ = events[i].kind == "checkpoint" ? item : nullptr;
+      continue;
     }
-    events_->addTopLevelItem(item);
+    if (checkpoint_run_->childCount() == 0) {
+      checkpoint_run_->addChild(eventItem(checkpoint_run_->data(0, Qt::UserRole).toULongLong()));
+    }
+    QTreeWidgetItem* newest = eventItem(i);
+    checkpoint_run_->addChild(newest);
+    for (int c : {0, 2}) {
+      checkpoint_run_->setText(c, newest->text(c));
+      checkpoint_run_->setToolTip(c, newest->toolTip(c));
+    }
+    checkpoint_run_->setText(1, QString("checkpoint ×%1").arg(checkpoint_run_->childCount()));
+    checkpoint_run_->setData(0, Qt::UserRole, static_cast<qulonglong>(i));
   }
   events_shown_ = events.size();
   events_->resizeColumnToContents(0);
   events_->resizeColumnToContents(1);
+}
+
+QTreeWidgetItem* DashboardView::eventItem(size_t index) const {
+  const JobEvent& e = job_->events()[index];
+  auto* item = new QTreeWidgetItem({formatEventTime(e.time),
+                                    QString::fromStdString(e.kind).replace('_', ' '),
+                                    QString::fromStdString(e.detail)});
+  item->setToolTip(0, formatFullTime(e.time));
+  item->setToolTip(2, QString::fromStdString(e.detail));
+  item->setData(0, Qt::UserRole, static_cast<qulonglong>(index));
+  if (e.problem || e.kind == "agent_silent") {
+    const QColor color =
+        e.problem && !JobData::isHangWatch(e) ? stateColor("failed") : stateColor("pending");
+    for (int c = 0; c < 3; ++c) item->setForeground(c, color);
+  }
+  return item;
 }
 
 void DashboardView::updateMarkers() {

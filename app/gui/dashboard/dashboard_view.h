@@ -34,6 +34,7 @@ class QTabWidget;
 class QTableView;
 class QTimer;
 class QTreeWidget;
+class QTreeWidgetItem;
 
 namespace ringmaster::gui {
 
@@ -122,6 +123,8 @@ class DashboardView : public QWidget {
   enum class ProblemTone { kUnknown, kWarning, kFailure };
   void showProblem(const QString& text, ProblemTone tone);  // the line under the header
   void updateEvents();
+  // The events list's row of job_->events()[index] (its time in full and its detail as tooltips).
+  QTreeWidgetItem* eventItem(size_t index) const;
   void updateMarkers();
   void updateRankList();
   // Checks only `only` in the rank list (null: every entry) and redraws every chart's lines.
@@ -180,7 +183,8 @@ class DashboardView : public QWidget {
   QTableView* rank_table_;
   QTreeWidget* events_;
   size_t events_shown_ = 0;
-  std::vector<ChartMarker> markers_;  // the job's failures, on every chart
+  QTreeWidgetItem* checkpoint_run_ = nullptr;  // the row of the newest run of checkpoints
+  std::vector<ChartMarker> markers_;           // the job's failures, on every chart
   LogPane* log_pane_;
   QTimer* redraw_timer_;
   QTimer* clock_timer_;

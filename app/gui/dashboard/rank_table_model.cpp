@@ -201,10 +201,12 @@ QVariant RankTableModel::data(const QModelIndex& index, int role) const {
   if (role == Qt::ToolTipRole && index.column() == kDevice && !r.device.empty()) {
     return QString::fromStdString(r.device);  // the GPU's UUID, or why the job is on the CPU
   }
-  if (role == Qt::ToolTipRole && index.column() == kLastUpdate && stale) {
-    return QString("No record from rank %1 for %2: is it hung?")
-        .arg(r.rank)
-        .arg(formatDuration(age));
+  if (role == Qt::ToolTipRole && index.column() == kLastUpdate && r.last_update > 0) {
+    const QString at = QString("Last record at %1").arg(formatFullTime(r.last_update));
+    return stale ? at + QString("\nNo record from rank %1 for %2: is it hung?")
+                            .arg(r.rank)
+                            .arg(formatDuration(age))
+                 : at;
   }
   return {};
 }

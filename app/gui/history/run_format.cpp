@@ -30,6 +30,21 @@ QString formatLocalTime(double unix_seconds) {
       QStringLiteral("yyyy-MM-dd HH:mm:ss"));
 }
 
+QString formatFullTime(double unix_seconds) {
+  if (!std::isfinite(unix_seconds) || unix_seconds <= 0) return kNone;
+  const QDateTime at =
+      QDateTime::fromMSecsSinceEpoch(static_cast<qint64>(std::floor(unix_seconds * 1000.0)));
+  return at.toString(QStringLiteral("yyyy-MM-dd HH:mm:ss.zzz ")) + at.timeZoneAbbreviation();
+}
+
+QString formatEventTime(double unix_seconds) {
+  if (!std::isfinite(unix_seconds) || unix_seconds <= 0) return kNone;
+  const QDateTime at =
+      QDateTime::fromMSecsSinceEpoch(static_cast<qint64>(std::floor(unix_seconds * 1000.0)));
+  const bool today = at.date() == QDate::currentDate();
+  return at.toString(today ? QStringLiteral("HH:mm:ss.zzz") : QStringLiteral("MM-dd HH:mm:ss.zzz"));
+}
+
 QString formatLoss(double loss) {
   if (std::isnan(loss)) return kNone;
   return QString::number(loss, 'g', 4);

@@ -12,6 +12,10 @@ namespace ringmaster::gui {
 QString formatDuration(double seconds);
 // Local time "2026-11-23 14:05:31"; "—" for 0 (never set) or NaN.
 QString formatLocalTime(double unix_seconds);
+// The same with milliseconds and the zone, "2026-11-23 14:05:31.042 CET": a tooltip's full time.
+QString formatFullTime(double unix_seconds);
+// An event's time in a list: "14:05:31.042" today, "11-22 14:05:31.042" before.
+QString formatEventTime(double unix_seconds);
 // Four significant digits ("0.2315", "1.204e-05"); "—" for NaN.
 QString formatLoss(double loss);
 

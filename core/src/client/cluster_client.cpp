@@ -351,6 +351,14 @@ Result<std::vector<std::string>> ClusterClient::jobAgents(const std::string& job
   return names;
 }
 
+std::vector<std::string> ClusterClient::jobAgentsOrAll(const std::string& job_id) {
+  auto names = jobAgents(job_id);
+  if (names.isOk() && !names->empty()) return *names;
+  std::vector<std::string> all;
+  for (const auto& a : agents_) all.push_back(a.name);
+  return all;
+}
+
 Result<int> ClusterClient::stop(const std::string& job_id, int grace_ms) {
   // A job on Slurm ends with scancel: Slurm stops every node's agent, which stops its ranks.
   if (auto h = history(); h.isOk()) {
@@ -360,13 +368,7 @@ Result<int> ClusterClient::stop(const std::string& job_id, int grace_ms) {
       return 0;
     }
   }
-  auto names = jobAgents(job_id);
-  std::vector<std::string> targets =
-      names.isOk() && !names->empty() ? *names : std::vector<std::string>{};
-  if (targets.empty()) {
-    for (const auto& a : agents_) targets.push_back(a.name);
-  }
-  RM_ASSIGN_OR_RETURN(auto conns, connections(targets));
+  RM_ASSIGN_OR_RETURN(auto conns, connections(jobAgentsOrAll(job_id)));
   std::vector<proto::Envelope> requests(conns.size());
   for (auto& r : requests) {
     r.mutable_stop_job()->set_job_id(job_id);
@@ -393,12 +395,7 @@ Result<int> ClusterClient::stop(const std::string& job_id, int grace_ms) {
 }
 
 Status ClusterClient::killRank(const std::string& job_id, int rank) {
-  auto names = jobAgents(job_id);
-  std::vector<std::string> targets = names.isOk() ? *names : std::vector<std::string>{};
-  if (targets.empty()) {
-    for (const auto& a : agents_) targets.push_back(a.name);
-  }
-  RM_ASSIGN_OR_RETURN(auto conns, connections(targets));
+  RM_ASSIGN_OR_RETURN(auto conns, connections(jobAgentsOrAll(job_id)));
   std::vector<proto::Envelope> requests(conns.size());
   for (auto& r : requests) {
     r.mutable_stop_job()->set_job_id(job_id);

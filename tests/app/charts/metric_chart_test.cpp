@@ -676,14 +676,37 @@ TEST_F(MetricChartTest, ManyRanksInAShortChartKeepTheExtremesInsideThePlot) {
   chart->setLines(lines);
   const ChartView::Readout r = chart->readoutAt(chart->xToPixel(10));
   const int line_height = QFontMetrics(chart->findChild<QChartView*>()->font()).height();
-  EXPECT_LE(static_cast<int>(r.rows.size() + 1) * line_height,
-            static_cast<int>(plotArea(chart.get()).height()));
+  const QRectF plot = plotArea(chart.get());
+  const int columns =
+      static_cast<int>(plot.width() - 12) / ChartView::kReadoutColumnWidth;  // as drawn
+  EXPECT_LE(static_cast<int>(r.rows.size()),
+            ChartView::readoutRowsPerColumn(plot.height(), line_height) * columns);
   ASSERT_GE(r.rows.size(), 3u);
   EXPECT_TRUE(r.rows.front().text.startsWith("rank 15 ")) << r.rows.front().text.toStdString();
   EXPECT_TRUE(r.rows.back().text.startsWith("rank 0 ")) << r.rows.back().text.toStdString();
   const bool more = std::any_of(r.rows.begin(), r.rows.end(),
                                 [](const auto& row) { return row.text.contains(" more"); });
   EXPECT_TRUE(more);
+}
+
+// Issue 35: a short chart of 8 ranks and their total listed 4 of them ("… 4 more"); its box now
+// takes a second column instead.
+TEST_F(MetricChartTest, EightRanksAndTheirTotalAllShowInAShortChart) {
+  std::vector<Series> ranks(9);
+  std::vector<ChartLine> lines;
+  for (int r = 0; r < 9; ++r) {
+    for (int step = 0; step < 20; ++step) ranks[r].append(step, 1.7e9 + step, r + step * 0.001);
+    lines.push_back({r == 8 ? QStringLiteral("job total") : QStringLiteral("rank %1").arg(r),
+                     seriesColor(r), &ranks[r]});
+  }
+  auto chart = makeChart("samples/s", 700, 200);
+  chart->setLines(lines);
+  const int line_height = QFontMetrics(chart->findChild<QChartView*>()->font()).height();
+  ASSERT_LT(ChartView::readoutRowsPerColumn(plotArea(chart.get()).height(), line_height), 9)
+      << "the chart is not short enough to need a second column";
+  const ChartView::Readout r = chart->readoutAt(chart->xToPixel(10));
+  EXPECT_EQ(r.rows.size(), 9u);
+  for (const auto& row : r.rows) EXPECT_FALSE(row.text.contains(" more")) << row.text.toStdString();
 }
 
 TEST_F(MetricChartTest, StepTicksAreWholeNumbers) {

@@ -180,6 +180,21 @@ TEST_F(MainWindowTest, DemoTrainsLiveAndLandsInHistory) {
   for (const JobEvent& e : view->job().events()) checkpoints += e.kind == "checkpoint" ? 1 : 0;
   EXPECT_GE(checkpoints, last_step >= 200 ? 1u : 0u);
   EXPECT_EQ(view->chart("checkpoint"), nullptr);
+  // Consecutive checkpoints are one row of the list (the newest, and how many), each under it.
+  int checkpoint_rows = 0;
+  size_t listed = 0;
+  for (int i = 0; i < events->topLevelItemCount(); ++i) {
+    const QTreeWidgetItem* row = events->topLevelItem(i);
+    if (!row->text(1).startsWith("checkpoint")) continue;
+    ++checkpoint_rows;
+    listed += row->childCount() > 0 ? static_cast<size_t>(row->childCount()) : 1u;
+    if (row->childCount() > 0) {
+      EXPECT_EQ(row->text(1), QString("checkpoint ×%1").arg(row->childCount()));
+      EXPECT_EQ(row->text(0), row->child(row->childCount() - 1)->text(0));  // the newest
+    }
+  }
+  EXPECT_EQ(listed, checkpoints);
+  EXPECT_LE(checkpoint_rows, 2) << "checkpoints interleaved with other events";
   // Units on the y axes; the smoothing the bold lines have.
   EXPECT_TRUE(view->chart("samples/s")->yTitle().startsWith("samples/s"))
       << view->chart("samples/s")->yTitle().toStdString();

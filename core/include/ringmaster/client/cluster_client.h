@@ -94,6 +94,8 @@ class ClusterClient {
 
   // Agents a job runs on (from the history), in rank order, without repeats.
   Result<std::vector<std::string>> jobAgents(const std::string& job_id);
+  // jobAgents, or every agent of the cluster file when the history knows none.
+  std::vector<std::string> jobAgentsOrAll(const std::string& job_id);
 
  private:
   ClusterClient(ClientPaths paths, std::vector<AgentEndpoint> agents, security::KeyPair keys);
