@@ -188,6 +188,16 @@ MainWindow::MainWindow(const AppOptions& options, QWidget* parent)
   connect(history_, &HistoryView::compareConfigs, this, &MainWindow::openConfigDiff);
   // Archive, delete, undo: written by the session's one writer, then the runs are read again.
   connect(history_, &HistoryView::editRuns, this, [this](const RunEdit& edit) {
+    // An open comparison stops drawing the runs deleted, and draws them again on Undo.
+    if (edit.kind == RunEdit::Kind::kDelete || edit.kind == RunEdit::Kind::kUndelete) {
+      QStringList ids;
+      for (const std::string& id : edit.job_ids) ids << QString::fromStdString(id);
+      for (int i = kFixedTabs; i < tabs_->count(); ++i) {
+        if (auto* compare = qobject_cast<CompareView*>(tabs_->widget(i))) {
+          compare->setRunsDeleted(ids, edit.kind == RunEdit::Kind::kDelete);
+        }
+      }
+    }
     const double now = QDateTime::currentMSecsSinceEpoch() / 1000.0;
     bridge_.editHistory([edit, now](store::Writer& s) { return applyRunEdit(s, edit, now); });
   });
@@ -393,6 +403,7 @@ void MainWindow::closeTab(int index) {
   for (auto it = dashboards_.begin(); it != dashboards_.end(); ++it) {
     if (it->second == widget) {
       job_states_.erase(it->first);
+      DashboardView::forgetState(it->first);  // its hidden lines, sort and y axes
       dashboards_.erase(it);
       break;
     }

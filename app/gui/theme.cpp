@@ -1,5 +1,6 @@
 #include "theme.h"
 
+#include <QDir>
 #include <QProcess>
 #include <QSettings>
 #include <QStyle>
@@ -69,9 +70,32 @@ const QPalette& desktopPalette() {
   return palette;
 }
 
+namespace {
+
+Theme themeOfName(const QString& gtk_theme_name) {
+  return gtk_theme_name.contains("dark", Qt::CaseInsensitive) ? Theme::kDark : Theme::kLight;
+}
+
+// GTK 3's settings file, for a bare X session: gtk-application-prefer-dark-theme, then
+// gtk-theme-name ("Adwaita-dark"). Nothing when it says neither.
+std::optional<Theme> gtkSettingsTheme() {
+  const QString config = qEnvironmentVariable("XDG_CONFIG_HOME", QDir::homePath() + "/.config");
+  QSettings ini(config + "/gtk-3.0/settings.ini", QSettings::IniFormat);
+  if (ini.value("Settings/gtk-application-prefer-dark-theme").toString() == "1") {
+    return Theme::kDark;
+  }
+  const QString name = ini.value("Settings/gtk-theme-name").toString();
+  if (name.isEmpty()) return std::nullopt;
+  return themeOfName(name);
+}
+
+}  // namespace
+
 Theme desktopTheme() {
-  // GTK themes name their dark variant "Adwaita:dark".
-  if (qEnvironmentVariable("GTK_THEME").endsWith(":dark")) return Theme::kDark;
+  // GTK_THEME names the theme and its variant: "Adwaita:dark", "Adwaita-dark", "Adwaita".
+  if (const QString gtk = qEnvironmentVariable("GTK_THEME"); !gtk.isEmpty()) {
+    return themeOfName(gtk);
+  }
   const QString desktop = qEnvironmentVariable("XDG_CURRENT_DESKTOP");
   if (desktop.contains("GNOME", Qt::CaseInsensitive)) {
     // GNOME 42+ keeps the choice of its Appearance panel here; Qt 6.4 does not read it.
@@ -83,6 +107,7 @@ Theme desktopTheme() {
   }
   // Other desktops (KDE, Xfce through their Qt platform themes) hand Qt their palette.
   if (!desktop.isEmpty()) return isDark(desktopPalette()) ? Theme::kDark : Theme::kLight;
+  if (auto gtk = gtkSettingsTheme()) return *gtk;
   return Theme::kDark;
 }
 
@@ -97,6 +122,14 @@ void applyTheme(QApplication& app, Theme theme) {
   app.setStyle(new FocusRingStyle);  // Fusion, with a visible keyboard focus
   const QPalette fusion = app.style()->standardPalette();
   app.setPalette(themePalette(fusion, theme));
+  // A widget with a style sheet of its own (the History table's padding) keeps the palette it
+  // was polished with: set its sheet again so that it takes the new one.
+  for (QWidget* widget : QApplication::allWidgets()) {
+    const QString sheet = widget->styleSheet();
+    if (sheet.isEmpty()) continue;
+    widget->setStyleSheet(QString());
+    widget->setStyleSheet(sheet);
+  }
 }
 
 bool isDark(const QPalette& palette) { return palette.color(QPalette::Base).lightness() < 128; }

@@ -470,6 +470,7 @@ void MetricChart::askYRange() {
     return;
   }
   setYRange(std::make_pair(a, b));
+  emit yAxisChosen();
 }
 
 int MetricChart::plotColumns() const {
@@ -1022,21 +1023,33 @@ void MetricChart::showContextMenu(QPoint global_pos) {
   });
   menu.addSeparator();
   menu.addSeparator();
-  QAction* log = menu.addAction(
-      tr("Log scale"), this, [this](bool on) { setYScale(on ? YScale::kLog : YScale::kLinear); });
+  QAction* log = menu.addAction(tr("Log scale"), this, [this](bool on) {
+    setYScale(on ? YScale::kLog : YScale::kLinear);
+    emit yAxisChosen();
+  });
   log->setCheckable(true);
   log->setChecked(y_scale_ == YScale::kLog);
-  QAction* zero = menu.addAction(tr("Include zero"), this, [this](bool on) { setIncludeZero(on); });
+  QAction* zero = menu.addAction(tr("Include zero"), this, [this](bool on) {
+    setIncludeZero(on);
+    emit yAxisChosen();
+  });
   zero->setCheckable(true);
   zero->setChecked(include_zero_);
   zero->setEnabled(y_scale_ == YScale::kLinear && !manual_y_);
-  QAction* clip =
-      menu.addAction(tr("Clip outliers"), this, [this](bool on) { setClipOutliers(on); });
+  QAction* clip = menu.addAction(tr("Clip outliers"), this, [this](bool on) {
+    setClipOutliers(on);
+    emit yAxisChosen();
+  });
   clip->setCheckable(true);
   clip->setChecked(clip_outliers_);
   clip->setEnabled(y_scale_ == YScale::kLinear && !manual_y_);
   menu.addAction(tr("Set y range…"), this, [this] { askYRange(); });
-  if (manual_y_) menu.addAction(tr("Y range from the data"), this, [this] { setYRange({}); });
+  if (manual_y_) {
+    menu.addAction(tr("Y range from the data"), this, [this] {
+      setYRange({});
+      emit yAxisChosen();
+    });
+  }
   menu.addSeparator();
   QAction* reset = menu.addAction(tr("Reset zoom"), this, [this] { userReset(); });
   reset->setEnabled(zoomed_);

@@ -95,6 +95,8 @@ class MetricChart : public QWidget {
   bool clipsOutliers() const { return clip_outliers_; }
   void setYRange(std::optional<std::pair<double, double>> range);
   std::pair<double, double> yRange() const;  // the y axis's range now (log10 values on a log axis)
+  // The range set by hand (setYRange), in the data's values; nullopt while it follows the data.
+  const std::optional<std::pair<double, double>>& manualYRange() const { return manual_y_; }
   QString yTitle() const;
   QString chartTitle() const;                         // as drawn (rich text)
   void setMarkers(std::vector<ChartMarker> markers);  // replaces them; drawn on the next refresh
@@ -135,6 +137,7 @@ class MetricChart : public QWidget {
   void xRangeChanged(double x0, double x1);  // the user zoomed or panned (to link other charts)
   void zoomReset();                          // the user went back to following the data
   void lineVisibilityToggled(int index, bool visible);  // the user clicked a legend entry
+  void yAxisChosen();  // the user changed the y axis from the menu (scale, zero, clip, range)
   // The cursor is over `step` (NaN on a time axis) at `time` (unix seconds) of this chart; both
   // NaN: it left the plot. For linked charts' showEcho(), so every chart shows the same moment
   // (steps and health alike).

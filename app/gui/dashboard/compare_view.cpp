@@ -109,20 +109,13 @@ void CompareView::build() {
     const std::string& name = runs_[id]->name();
     return QString::fromStdString(name) + (name_count[name] > 1 ? " · " + id : QString());
   };
-  QString legend, tooltip;
-  std::map<QString, QColor> colors;
   int index = 0;
   for (const QString& id : job_ids_) {
     if (!runs_.count(id)) continue;
-    const QColor color = seriesColor(index++);
-    colors[id] = color;
-    legend += QString("<span style='color:%1'>■ %2</span> &nbsp; ")
-                  .arg(color.name(), runLabel(id).toHtmlEscaped());
-    tooltip += (tooltip.isEmpty() ? "" : "\n") + id;
+    colors_[id] = seriesColor(index++);
+    labels_[id] = runLabel(id);
   }
-  if (!errors_.isEmpty()) legend += "<br>could not load: " + errors_.join("; ");
-  legend_->setText(legend);
-  legend_->setToolTip(tooltip);
+  updateLegend();
   for (const char* name : kCompared) {
     std::vector<std::pair<QString, ChartLine>> lines;
     for (const QString& id : job_ids_) {
@@ -136,7 +129,7 @@ void CompareView::build() {
       if (pick == series->end()) pick = series->begin();
       ChartLine line;
       line.label = runLabel(id);
-      line.color = colors[id];
+      line.color = colors_[id];
       line.series = &pick->second;
       lines.emplace_back(id, line);
     }
@@ -145,10 +138,64 @@ void CompareView::build() {
     chart->setMinimumHeight(260);
     chart->setSmoothing(0.6);
     const int at = static_cast<int>(charts_.size());
+    // A run hidden in one chart's legend is hidden in every chart, and stays hidden when this
+    // comparison opens again.
+    connect(chart, &MetricChart::lineVisibilityToggled, this, [this, at](int line, bool visible) {
+      if (line < static_cast<int>(drawn_ids_[at].size()))
+        setRunHidden(drawn_ids_[at][line], !visible);
+    });
     grid_->addWidget(chart, at / 2, at % 2);
     charts_.push_back(chart);
     chart_lines_.push_back(std::move(lines));
   }
+  drawn_ids_.resize(charts_.size());
+  const QStringList hidden = QSettings().value(hiddenKey()).toStringList();
+  hidden_ = std::set<QString>(hidden.begin(), hidden.end());
+  applyXChoice();
+}
+
+void CompareView::updateLegend() {
+  QString legend, tooltip, deleted;
+  for (const QString& id : job_ids_) {
+    if (!runs_.count(id)) continue;
+    tooltip += (tooltip.isEmpty() ? "" : "\n") + id;
+    if (deleted_.contains(id)) {
+      deleted += (deleted.isEmpty() ? "" : ", ") + labels_[id].toHtmlEscaped();
+      continue;
+    }
+    legend += QString("<span style='color:%1'>■ %2</span> &nbsp; ")
+                  .arg(colors_[id].name(), labels_[id].toHtmlEscaped());
+  }
+  if (!deleted.isEmpty()) legend += "<br>deleted, not drawn: " + deleted + " (Undo in History)";
+  if (!errors_.isEmpty()) legend += "<br>could not load: " + errors_.join("; ");
+  legend_->setText(legend);
+  legend_->setToolTip(tooltip);
+}
+
+QString CompareView::hiddenKey() const {
+  QStringList ids = job_ids_;
+  ids.sort();
+  return QStringLiteral("compare/hidden/") + ids.join(',');
+}
+
+void CompareView::setRunHidden(const QString& job_id, bool hidden) {
+  if (hidden ? !hidden_.insert(job_id).second : hidden_.erase(job_id) == 0) return;
+  QSettings().setValue(hiddenKey(), QStringList(hidden_.begin(), hidden_.end()));
+  for (size_t c = 0; c < charts_.size(); ++c) {
+    for (size_t i = 0; i < drawn_ids_[c].size(); ++i) {
+      if (drawn_ids_[c][i] == job_id) charts_[c]->setLineVisible(static_cast<int>(i), !hidden);
+    }
+  }
+}
+
+void CompareView::setRunsDeleted(const QStringList& job_ids, bool deleted) {
+  bool changed = false;
+  for (const QString& id : job_ids) {
+    if (!job_ids_.contains(id)) continue;
+    changed |= deleted ? deleted_.insert(id).second : deleted_.erase(id) > 0;
+  }
+  if (!changed || !loaded()) return;
+  updateLegend();
   applyXChoice();
 }
 
@@ -205,10 +252,14 @@ void CompareView::applyXChoice() {
   }
   for (size_t c = 0; c < charts_.size(); ++c) {
     std::vector<ChartLine> lines;
+    drawn_ids_[c].clear();
     for (const auto& [id, line] : chart_lines_[c]) {
+      if (deleted_.contains(id)) continue;
       ChartLine drawn = line;
       if (origin && startOf(id) > 0) drawn.series = shifted(id, line.series, *origin);
+      drawn.visible = !hidden_.contains(id);
       lines.push_back(drawn);
+      drawn_ids_[c].push_back(id);
     }
     charts_[c]->setLines(std::move(lines));
     charts_[c]->setXAxis(axis);

@@ -10,6 +10,7 @@
 #include <QWidget>
 #include <map>
 #include <memory>
+#include <set>
 #include <utility>
 #include <vector>
 
@@ -40,11 +41,18 @@ class CompareView : public QWidget {
   static constexpr const char* kXAxisKey = "compare/xAxis";
   void setXChoice(XChoice choice);  // redraws every chart; kept in QSettings
   XChoice xChoice() const { return x_choice_; }
+  // Runs deleted in the History are not drawn (the legend says so) until their delete is undone.
+  void setRunsDeleted(const QStringList& job_ids, bool deleted);
+  // A run's lines hidden on every chart (as a click on its legend entry does), kept in QSettings
+  // for this set of runs.
+  void setRunHidden(const QString& job_id, bool hidden);
 
  private:
   explicit CompareView(QWidget* parent);  // the widgets, no runs yet
   void onJobLoaded(uint64_t token, const Result<client::JobSnapshot>& snapshot);
   void build();
+  QString hiddenKey() const;  // where this set of runs keeps its hidden ones
+  void updateLegend();
   void applyXChoice();
   // The run's start (its submission; else its first point in any series), in unix seconds.
   double startOf(const QString& id) const;
@@ -56,6 +64,11 @@ class CompareView : public QWidget {
   std::map<uint64_t, QString> pending_;  // load token -> job id
   std::map<QString, std::unique_ptr<JobData>> runs_;
   QStringList errors_;
+  std::map<QString, QColor> colors_;  // each run's, in the legend and its lines
+  std::map<QString, QString> labels_;
+  std::set<QString> deleted_;
+  std::set<QString> hidden_;
+  std::vector<std::vector<QString>> drawn_ids_;  // per chart: the run of each line drawn
   QLabel* legend_;
   QComboBox* axis_box_;
   QGridLayout* grid_;

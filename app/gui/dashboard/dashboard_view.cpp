@@ -124,6 +124,9 @@ DashboardView::DashboardView(SessionBridge* bridge, const QString& job_id, bool 
   // The user's last smoothing and x axis, as TensorBoard keeps them.
   const double saved_smoothing = QSettings().value(kSmoothingKey, smoothing_).toDouble();
   if (std::isfinite(saved_smoothing)) smoothing_ = std::clamp(saved_smoothing, 0.0, 0.99);
+  for (const QString& key : QSettings().value(stateKey("hiddenLines")).toStringList()) {
+    hidden_lines_.insert(key.toInt());
+  }
   QLayout* header = buildHeader();
   QLayout* controls = buildControls();
   QSplitter* charts_row = buildChartsRow();
@@ -297,7 +300,18 @@ QTabWidget* DashboardView::buildTables() {
   rank_table_ = new QTableView;
   rank_table_->setModel(sorted_ranks);
   rank_table_->setSortingEnabled(true);
-  rank_table_->sortByColumn(RankTableModel::kRank, Qt::AscendingOrder);
+  // This job's sort as it was left (its state is kept per job, see stateKey()).
+  const QStringList sort = QSettings().value(stateKey("rankSort")).toStringList();
+  rank_table_->sortByColumn(
+      sort.size() == 2 ? sort[0].toInt() : RankTableModel::kRank,
+      sort.size() == 2 && sort[1] == "desc" ? Qt::DescendingOrder : Qt::AscendingOrder);
+  connect(rank_table_->horizontalHeader(), &QHeaderView::sortIndicatorChanged, this,
+          [this](int column, Qt::SortOrder order) {
+            QSettings().setValue(
+                stateKey("rankSort"),
+                QStringList{QString::number(column),
+                            order == Qt::DescendingOrder ? QString("desc") : QString("asc")});
+          });
   rank_table_->setSelectionBehavior(QAbstractItemView::SelectRows);
   installTableCopy(rank_table_);
   rank_table_->verticalHeader()->setVisible(false);
@@ -353,7 +367,10 @@ void DashboardView::connectControls() {
 }
 
 void DashboardView::connectRankList() {
-  connect(rank_list_, &QListWidget::itemChanged, this, [this] { updateLines(/*all=*/true); });
+  connect(rank_list_, &QListWidget::itemChanged, this, [this] {
+    saveHiddenLines();
+    updateLines(/*all=*/true);
+  });
   // As in Plotly's legends: isolate a line, and the same gesture on it again shows all.
   auto isolate = [this](QListWidgetItem* item) {
     bool only = item->checkState() == Qt::Checked;
@@ -508,6 +525,9 @@ MetricChart* DashboardView::addChart(const QString& title, bool health) {
   chart->setYLabel(unitOf(title));
   chart->setTimeOrigin(timeOrigin());
   chart->setMarkers(markers_);
+  restoreYAxis(chart, title);
+  connect(chart, &MetricChart::yAxisChosen, this,
+          [this, chart, title] { saveYAxis(chart, title); });
   charts_[title] = chart;
   connect(chart, &MetricChart::xRangeChanged, this,
           [this, chart](double x0, double x1) { linkRange(chart, x0, x1); });
@@ -575,7 +595,7 @@ void DashboardView::updateRankList() {
     }
     auto* item = new QListWidgetItem(text);
     item->setData(Qt::UserRole, key);
-    item->setCheckState(Qt::Checked);
+    item->setCheckState(hidden_lines_.count(key) ? Qt::Unchecked : Qt::Checked);
     if (key != kJobTotal) item->setForeground(seriesColor(key));  // the total: the text colour
     int row = 0;  // in key order: the job total (-1) first, then the ranks
     while (row < rank_list_->count() && rank_list_->item(row)->data(Qt::UserRole).toInt() < key) {
@@ -621,7 +641,50 @@ void DashboardView::showOnlyLines(QListWidgetItem* only) {
       item->setCheckState(!only || item == only ? Qt::Checked : Qt::Unchecked);
     }
   }
+  saveHiddenLines();
   updateLines(/*all=*/true);
+}
+
+QString DashboardView::stateKey(const char* what) const {
+  return QStringLiteral("dashboards/") + job_id_ + '/' + QLatin1String(what);
+}
+
+void DashboardView::forgetState(const QString& job_id) {
+  QSettings().remove(QStringLiteral("dashboards/") + job_id);
+}
+
+void DashboardView::saveHiddenLines() {
+  hidden_lines_.clear();
+  QStringList keys;
+  for (int i = 0; i < rank_list_->count(); ++i) {
+    const QListWidgetItem* item = rank_list_->item(i);
+    if (item->checkState() == Qt::Checked) continue;
+    hidden_lines_.insert(item->data(Qt::UserRole).toInt());
+    keys << QString::number(item->data(Qt::UserRole).toInt());
+  }
+  QSettings().setValue(stateKey("hiddenLines"), keys);
+}
+
+void DashboardView::saveYAxis(const MetricChart* chart, const QString& title) {
+  QVariantMap y;
+  y["log"] = chart->yScale() == MetricChart::YScale::kLog;
+  y["zero"] = chart->includesZero();
+  y["clip"] = chart->clipsOutliers();
+  if (const auto& range = chart->manualYRange())
+    y["range"] = QVariantList{range->first, range->second};
+  QSettings().setValue(stateKey("yAxis/") + QString(title).replace('/', '_'), y);
+}
+
+void DashboardView::restoreYAxis(MetricChart* chart, const QString& title) {
+  const QVariantMap y =
+      QSettings().value(stateKey("yAxis/") + QString(title).replace('/', '_')).toMap();
+  if (y.isEmpty()) return;
+  chart->setYScale(y.value("log").toBool() ? MetricChart::YScale::kLog
+                                           : MetricChart::YScale::kLinear);
+  chart->setIncludeZero(y.value("zero").toBool());
+  chart->setClipOutliers(y.value("clip").toBool());
+  const QVariantList range = y.value("range").toList();
+  if (range.size() == 2) chart->setYRange(std::make_pair(range[0].toDouble(), range[1].toDouble()));
 }
 
 bool DashboardView::updateLines(bool all) {

@@ -52,6 +52,8 @@ class DashboardView : public QWidget {
 
   QString jobId() const { return job_id_; }
   const JobData& job() const { return *job_; }
+  // Drops what a dashboard of `job_id` kept of its view (closing its tab for good).
+  static void forgetState(const QString& job_id);
   // The x axis of every chart, as the axis box lists them; kept across restarts (QSettings).
   enum class XChoice { kStep, kRelativeTime, kWallTime };
   void setXChoice(XChoice choice);
@@ -135,6 +137,12 @@ class DashboardView : public QWidget {
   // Marks the event on every chart and zooms them to a tenth of the run around it.
   void focusOnEvent(const JobEvent& event);
   void showEventLog(const JobEvent& event);  // its rank's log of its attempt
+  // This job's view state kept across restarts (QSettings "dashboards/<job id>/<what>"): the
+  // lines hidden in the rank list, the rank table's sort, each chart's y axis set by hand.
+  QString stateKey(const char* what) const;
+  void saveHiddenLines();
+  void saveYAxis(const MetricChart* chart, const QString& title);
+  void restoreYAxis(MetricChart* chart, const QString& title);
   void confirmStop();
   void confirmKill(int rank);
   // Restart from the newest checkpoint, without `exclude_agent` when not empty; asks first.
@@ -183,6 +191,7 @@ class DashboardView : public QWidget {
   QTableView* rank_table_;
   QTreeWidget* events_;
   size_t events_shown_ = 0;
+  std::set<int> hidden_lines_;                 // rank-list keys unchecked (kept: see stateKey())
   QTreeWidgetItem* checkpoint_run_ = nullptr;  // the row of the newest run of checkpoints
   std::vector<ChartMarker> markers_;           // the job's failures, on every chart
   LogPane* log_pane_;

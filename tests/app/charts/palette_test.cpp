@@ -4,6 +4,10 @@
 
 #include <QApplication>
 #include <QChart>
+#include <QDir>
+#include <QFile>
+#include <QTableView>
+#include <QTemporaryDir>
 #include <QValueAxis>
 #include <algorithm>
 #include <array>
@@ -119,6 +123,53 @@ TEST(Theme, TheChosenThemeSetsThePaletteAndTheLineColours) {
   applyTheme(*app, Theme::kDark);
   EXPECT_TRUE(isDark(QApplication::palette()));
   EXPECT_EQ(seriesColor(6), seriesColor(6, /*dark=*/true));
+}
+
+// "Follow the desktop" outside GNOME, KDE and Xfce: GTK's own setting decides (a light GTK theme
+// stayed dark, issue 35).
+TEST(Theme, FollowingTheDesktopReadsGtksSetting) {
+  const QByteArray desktop = qgetenv("XDG_CURRENT_DESKTOP");
+  qunsetenv("XDG_CURRENT_DESKTOP");
+  qputenv("GTK_THEME", "Adwaita");
+  EXPECT_EQ(desktopTheme(), Theme::kLight);
+  qputenv("GTK_THEME", "Adwaita:dark");
+  EXPECT_EQ(desktopTheme(), Theme::kDark);
+  qunsetenv("GTK_THEME");
+  QTemporaryDir config;
+  ASSERT_TRUE(QDir().mkpath(config.filePath("gtk-3.0")));
+  const QByteArray old_config = qgetenv("XDG_CONFIG_HOME");
+  qputenv("XDG_CONFIG_HOME", config.path().toUtf8());
+  {
+    QFile ini(config.filePath("gtk-3.0/settings.ini"));
+    ASSERT_TRUE(ini.open(QIODevice::WriteOnly));
+    ini.write("[Settings]\ngtk-theme-name=Adwaita\n");
+  }
+  EXPECT_EQ(desktopTheme(), Theme::kLight);
+  {
+    QFile ini(config.filePath("gtk-3.0/settings.ini"));
+    ASSERT_TRUE(ini.open(QIODevice::WriteOnly | QIODevice::Truncate));
+    ini.write("[Settings]\ngtk-theme-name=Adwaita\ngtk-application-prefer-dark-theme=1\n");
+  }
+  EXPECT_EQ(desktopTheme(), Theme::kDark);
+  if (old_config.isEmpty()) {
+    qunsetenv("XDG_CONFIG_HOME");
+  } else {
+    qputenv("XDG_CONFIG_HOME", old_config);
+  }
+  if (!desktop.isEmpty()) qputenv("XDG_CURRENT_DESKTOP", desktop);
+}
+
+// A widget with a style sheet of its own (the History table's padding) follows a theme change.
+TEST(Theme, AWidgetWithAStyleSheetTakesTheNewPalette) {
+  auto* app = qobject_cast<QApplication*>(QCoreApplication::instance());
+  ASSERT_NE(app, nullptr);
+  QTableView table;
+  table.setStyleSheet("QTableView::item { padding-left: 6px; }");
+  table.ensurePolished();
+  applyTheme(*app, Theme::kLight);
+  EXPECT_FALSE(isDark(table.palette()));
+  applyTheme(*app, Theme::kDark);
+  EXPECT_TRUE(isDark(table.palette()));
 }
 
 TEST(ApplyChartTheme, TakesColoursFromThePalette) {

@@ -39,7 +39,10 @@ client::JobSnapshot run(const std::string& id, const std::string& name, double s
 
 class CompareViewTest : public ::testing::Test {
  protected:
-  void SetUp() override { QSettings().remove(CompareView::kXAxisKey); }
+  void SetUp() override {
+    QSettings().remove(CompareView::kXAxisKey);
+    QSettings().remove("compare/hidden");
+  }
 };
 
 // Run b started an hour after run a and stopped after 5 of a's 10 steps.
@@ -143,6 +146,51 @@ TEST_F(CompareViewTest, TheLegendAddsJobIdsOnlyWhereNamesRepeat) {
   legend = same.findChild<QLabel*>("compare.legend");
   EXPECT_TRUE(legend->text().contains("tiny · run-a-0001")) << legend->text().toStdString();
   EXPECT_TRUE(legend->text().contains("tiny · run-a-0002")) << legend->text().toStdString();
+}
+
+// Issue 35: a run deleted in the History stayed drawn in an open comparison.
+TEST_F(CompareViewTest, ADeletedRunIsNotDrawnUntilItsDeleteIsUndone) {
+  CompareView view(twoRuns());
+  ASSERT_FALSE(view.charts().empty());
+  MetricChart* loss = view.charts().front();
+  ASSERT_EQ(loss->lines().size(), 2u);
+  view.setRunsDeleted({"run-b-0002", "not-compared"}, true);
+  ASSERT_EQ(loss->lines().size(), 1u);
+  EXPECT_EQ(loss->lines()[0].label, "run-a");
+  auto* legend = view.findChild<QLabel*>("compare.legend");
+  EXPECT_TRUE(legend->text().contains("deleted, not drawn: run-b")) << legend->text().toStdString();
+  view.setRunsDeleted({"run-b-0002"}, false);
+  EXPECT_EQ(loss->lines().size(), 2u);
+  EXPECT_FALSE(legend->text().contains("deleted")) << legend->text().toStdString();
+}
+
+// Issue 35: a run hidden in a comparison's legend came back when the comparison was reopened.
+TEST_F(CompareViewTest, ARunHiddenInTheLegendStaysHiddenOnEveryChartAndWhenReopened) {
+  const auto visibleLabels = [](const CompareView& view) {
+    QStringList shown;
+    for (MetricChart* chart : view.charts()) {
+      for (const ChartLine& line : chart->lines()) {
+        if (line.visible) shown << line.label;
+      }
+    }
+    return shown;
+  };
+  {
+    CompareView view(twoRuns());
+    ASSERT_FALSE(view.charts().empty());
+    // A click on run-b's legend entry in one chart.
+    MetricChart* loss = view.charts().front();
+    loss->setLineVisible(1, false);
+    emit loss->lineVisibilityToggled(1, false);
+    EXPECT_FALSE(visibleLabels(view).contains("run-b"));
+    EXPECT_TRUE(visibleLabels(view).contains("run-a"));
+  }
+  CompareView again(twoRuns());
+  EXPECT_FALSE(visibleLabels(again).contains("run-b"));
+  again.setRunHidden("run-b-0002", false);
+  EXPECT_TRUE(visibleLabels(again).contains("run-b"));
+  CompareView third(twoRuns());
+  EXPECT_TRUE(visibleLabels(third).contains("run-b"));
 }
 
 }  // namespace

@@ -5,6 +5,10 @@
 #include <gtest/gtest.h>
 
 #include <QApplication>
+#include <QHeaderView>
+#include <QListWidget>
+#include <QSettings>
+#include <QTabWidget>
 #include <QTableView>
 #include <cmath>
 #include <cstdlib>
@@ -256,6 +260,57 @@ class BigRunScreenshotTest : public ::testing::Test {
 };
 
 TEST_F(BigRunScreenshotTest, EightRanks) { shoot(8, 5); }
+
+// Issue 35: what a person set on a dashboard comes back with it in the next window: the lines
+// hidden in the rank list, the rank table's sort, a chart's y range set by hand.
+TEST_F(BigRunScreenshotTest, ADashboardComesBackWithItsLinesSortAndYRange) {
+  writeRun(root_ + "/history.db", "run-8", 8, 5);
+  const AppOptions options{.resources_dir = QString(RM_SOURCE_DIR) + "/resources"};
+  {
+    MainWindow window(options);
+    window.show();
+    ASSERT_TRUE(window.start());
+    DashboardView* view = window.openDashboard("run-8", /*live=*/false);
+    ASSERT_NE(view, nullptr);
+    ASSERT_TRUE(waitFor([&] { return view->loaded(); }, 30000));
+    view->refreshNow();
+    auto* ranks = view->findChild<QListWidget*>("rankList");
+    ASSERT_NE(ranks, nullptr);
+    for (int i = 0; i < ranks->count(); ++i) {
+      if (ranks->item(i)->data(Qt::UserRole).toInt() == 3)
+        ranks->item(i)->setCheckState(Qt::Unchecked);
+    }
+    view->findChild<QTableView*>()->sortByColumn(RankTableModel::kStep, Qt::DescendingOrder);
+    MetricChart* loss = view->chart("loss");
+    ASSERT_NE(loss, nullptr);
+    loss->setYRange(std::make_pair(0.0, 3.0));  // as "Set y range…" does
+    emit loss->yAxisChosen();
+    ASSERT_TRUE(window.close());
+  }
+  MainWindow again(options);
+  again.show();
+  ASSERT_TRUE(again.start());
+  DashboardView* view = again.dashboard("run-8");
+  ASSERT_NE(view, nullptr);
+  ASSERT_TRUE(waitFor([&] { return view->loaded() && view->chart("loss"); }, 30000));
+  view->refreshNow();
+  auto* ranks = view->findChild<QListWidget*>("rankList");
+  int hidden = 0;
+  for (int i = 0; i < ranks->count(); ++i) {
+    const bool off = ranks->item(i)->checkState() == Qt::Unchecked;
+    hidden += off;
+    if (off) EXPECT_EQ(ranks->item(i)->data(Qt::UserRole).toInt(), 3);
+  }
+  EXPECT_EQ(hidden, 1);
+  const QHeaderView* header = view->findChild<QTableView*>()->horizontalHeader();
+  EXPECT_EQ(header->sortIndicatorSection(), RankTableModel::kStep);
+  EXPECT_EQ(header->sortIndicatorOrder(), Qt::DescendingOrder);
+  ASSERT_TRUE(view->chart("loss")->manualYRange());
+  EXPECT_EQ(*view->chart("loss")->manualYRange(), std::make_pair(0.0, 3.0));
+  // Closing the tab forgets them.
+  emit again.tabs()->tabCloseRequested(again.tabs()->indexOf(view));
+  EXPECT_FALSE(QSettings().contains("dashboards/run-8/hiddenLines"));
+}
 
 TEST_F(BigRunScreenshotTest, SixtyFourRanksOnEightHosts) { shoot(64, 37); }
 
