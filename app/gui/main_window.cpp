@@ -503,7 +503,10 @@ void MainWindow::onSubmitted(uint64_t token, const Result<client::SubmittedJob>&
       message += "\n\nStart the local agent (or add one) in the Cluster tab, then launch again.";
       tabs_->setCurrentWidget(cluster_);
     }
-    QMessageBox::warning(this, "Launch failed", message);
+    // Selectable, so that the reason can be copied into a ticket or a search.
+    QMessageBox box(QMessageBox::Warning, "Launch failed", message, QMessageBox::Ok, this);
+    box.setTextInteractionFlags(Qt::TextSelectableByMouse | Qt::TextSelectableByKeyboard);
+    box.exec();
     return;
   }
   const QString id = QString::fromStdString(result->job_id);

@@ -64,7 +64,7 @@ QString selectedRowsAsTsv(const QAbstractItemView& view) {
   QStringList lines;
   QStringList header;
   for (int c : columns) header << model->headerData(c, Qt::Horizontal, Qt::DisplayRole).toString();
-  lines << header.join('\t');
+  if (table) lines << header.join('\t');  // a list has no header to copy
   for (int row : rows) {
     QStringList cells;
     for (int c : columns) cells << cellText(model->index(row, c));

@@ -1,5 +1,6 @@
 #pragma once
-// Ctrl+C in a table of the app copies the selected rows as tab-separated text with a header line,
+// Ctrl+C in a table of the app copies the selected rows as tab-separated text with a header line
+// (a list: its selected lines),
 // numbers at full precision (a model's kCopyRole where it gives one, else what is shown), in the
 // order the view shows them, so that they paste into a spreadsheet as they are. Qt's default
 // copied the current cell alone.

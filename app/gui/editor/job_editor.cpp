@@ -29,6 +29,7 @@
 #include "editor/spec_check.h"
 #include "editor/yaml_text_edit.h"
 #include "ringmaster/client/agent_status.h"
+#include "table_copy.h"
 
 namespace ringmaster::gui {
 namespace {
@@ -119,6 +120,8 @@ JobEditor::JobEditor(const QString& resources_dir, QWidget* parent)
   problem_list_->setIconSize(QSize(16, 16));
   problem_list_->setToolTip(tr("Click a problem to go to its line and field"));
   problem_list_->setObjectName(QStringLiteral("problems"));
+  problem_list_->setSelectionMode(QAbstractItemView::ExtendedSelection);
+  installTableCopy(problem_list_);  // Ctrl+C: the selected problems' lines
   auto* problems_panel = new QWidget(this);
   auto* problems_layout = new QVBoxLayout(problems_panel);
   problems_layout->setContentsMargins(8, 4, 8, 8);

@@ -32,6 +32,7 @@
 #include "ringmaster/client/agent_status.h"
 #include "ringmaster/job/spec.h"
 #include "ringmaster/train/config.h"
+#include "table_copy.h"
 
 namespace ringmaster::gui {
 namespace {
@@ -694,6 +695,19 @@ TEST_F(JobEditorTest, ClickingAProblemGoesToItsLine) {
   Q_EMIT list->itemClicked(list->item(0));
   EXPECT_EQ(tabs->currentIndex(), 0);
   EXPECT_EQ(QApplication::focusWidget(), editor.fieldWidget("native.optimizer.lr"));
+}
+
+// Ctrl+C in the problem list copies the selected problems, a line each (it copied nothing).
+TEST_F(JobEditorTest, TheProblemsCanBeCopied) {
+  JobEditor editor(kResources);
+  editor.setYaml(nativeSpec("  optimizer: {name: sgd, lr: -1}\n  clip_norm: -3\n"), "x.yaml");
+  auto* list = editor.findChild<QListWidget*>(QStringLiteral("problems"));
+  ASSERT_NE(list, nullptr);
+  ASSERT_GE(list->count(), 2);
+  list->selectAll();
+  const QStringList copied = selectedRowsAsTsv(*list).split('\n', Qt::SkipEmptyParts);
+  ASSERT_EQ(copied.size(), list->count());
+  for (int i = 0; i < list->count(); ++i) EXPECT_EQ(copied[i], list->item(i)->text().simplified());
 }
 
 TEST_F(JobEditorTest, LaunchSendsTheYamlOnlyWhenValid) {
