@@ -21,6 +21,7 @@
 #include <QToolButton>
 #include <QTreeWidget>
 #include <QVBoxLayout>
+#include <algorithm>
 #include <set>
 
 #include "editor/job_draft.h"
@@ -286,6 +287,18 @@ void JobEditor::validate() {
   if (problems_.empty()) {
     preview = previewLaunch(text, diagnosticFileName().toStdString(), agents_, agents_known_);
     problems_ = preview.problems;
+  } else if (agents_known_) {
+    // The cluster's check needs a spec without problems; an unknown agent is worth naming now.
+    std::vector<std::string> names;
+    for (const client::AgentStatus& agent : agents_) names.push_back(agent.name);
+    for (job::SpecDiagnostic& d :
+         unknownPlacementAgents(text, diagnosticFileName().toStdString(), names)) {
+      const bool listed = std::any_of(problems_.begin(), problems_.end(),
+                                      [&](const auto& p) { return p.field == d.field; });
+      if (!listed) problems_.push_back(std::move(d));
+    }
+    std::stable_sort(problems_.begin(), problems_.end(),
+                     [](const auto& a, const auto& b) { return a.line < b.line; });
   }
   showPreview(preview);
   form_->showProblems(problems_);

@@ -1,5 +1,8 @@
 #include "editor/spec_check.h"
 
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
 #include <regex>
 #include <sstream>
 
@@ -25,6 +28,36 @@ job::SpecDiagnostic nativeDiagnostic(const std::string& line, const std::string&
 }
 
 }  // namespace
+
+std::vector<job::SpecDiagnostic> unknownPlacementAgents(std::string_view text,
+                                                        const std::string& file,
+                                                        const std::vector<std::string>& agents) {
+  std::vector<job::SpecDiagnostic> out;
+  YAML::Node placement;
+  try {
+    const YAML::Node root = YAML::Load(std::string(text));
+    if (root.IsMap()) placement = root["placement"];
+  } catch (const YAML::Exception&) {
+    return out;
+  }
+  if (!placement.IsSequence()) return out;
+  std::string known;
+  for (const std::string& a : agents) known += (known.empty() ? "" : ", ") + a;
+  for (size_t i = 0; i < placement.size(); ++i) {
+    const YAML::Node agent = placement[i].IsMap() ? placement[i]["agent"] : YAML::Node();
+    if (!agent.IsScalar() || agent.Scalar().empty()) continue;
+    if (std::find(agents.begin(), agents.end(), agent.Scalar()) != agents.end()) continue;
+    job::SpecDiagnostic d;
+    d.file = file;
+    d.line = agent.Mark().line + 1;
+    d.column = agent.Mark().column + 1;
+    d.field = "placement[" + std::to_string(i) + "].agent";
+    d.message = "unknown agent '" + agent.Scalar() + "'";
+    d.hint = known.empty() ? "the cluster file has no agents" : "the cluster file has " + known;
+    out.push_back(std::move(d));
+  }
+  return out;
+}
 
 std::vector<job::SpecDiagnostic> checkSpecText(std::string_view text, const std::string& file) {
   job::SpecParseResult parsed = job::parseJobSpec(text, file);

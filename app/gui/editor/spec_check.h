@@ -17,6 +17,13 @@ namespace ringmaster::gui {
 
 std::vector<job::SpecDiagnostic> checkSpecText(std::string_view text, const std::string& file);
 
+// The placement entries of `text` whose agent is not one of `agents` (the cluster file's), read
+// leniently: they are named even while the spec has other problems, which hide the cluster's
+// own check until they are fixed. Nothing when the text is not YAML.
+std::vector<job::SpecDiagnostic> unknownPlacementAgents(std::string_view text,
+                                                        const std::string& file,
+                                                        const std::vector<std::string>& agents);
+
 // "line 12: native.optimizer.lr: expected a positive number, got -1 (did you mean ...)": how the
 // editor lists a problem (the file is the one being edited, so it is left out).
 std::string problemLine(const job::SpecDiagnostic& diagnostic);

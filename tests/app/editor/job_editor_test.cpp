@@ -697,6 +697,31 @@ TEST_F(JobEditorTest, ClickingAProblemGoesToItsLine) {
   EXPECT_EQ(QApplication::focusWidget(), editor.fieldWidget("native.optimizer.lr"));
 }
 
+// Issue 35: of three problems at once, the unknown agent joined the list only after the other two
+// were fixed.
+TEST_F(JobEditorTest, AnUnknownAgentIsListedWithTheSpecsOtherProblems) {
+  JobEditor editor(kResources);
+  client::AgentStatus node;
+  node.name = "gpu-node-1";
+  node.state = client::AgentState::kOnline;
+  node.inventory.emplace();
+  node.inventory->set_slots(4);
+  node.inventory->set_slots_free(4);
+  editor.setAgents({node});
+  editor.setYaml(
+      "name: t\nlauncher: native\nplacement:\n  - {agent: gpu-node-9, ranks: 1}\nnative:\n"
+      "  model: {kind: mlp, hidden: [8], activation: relu, task: classification}\n"
+      "  dataset: {kind: synthetic, samples: 100, features: 4, classes: 2, seed: 1}\n"
+      "  batch_size: 8\n  epochs: 1\n  optimizer: {name: sgd, lr: -1}\n  clip_norm: -3\n",
+      "x.yaml");
+  std::vector<std::string> fields;
+  for (const job::SpecDiagnostic& d : editor.problems()) fields.push_back(d.field);
+  ASSERT_EQ(fields.size(), 3u) << ::testing::PrintToString(fields);
+  EXPECT_EQ(fields[0], "placement[0].agent");
+  EXPECT_EQ(editor.problems()[0].line, 4);
+  EXPECT_NE(editor.problems()[0].message.find("unknown agent 'gpu-node-9'"), std::string::npos);
+}
+
 // Ctrl+C in the problem list copies the selected problems, a line each (it copied nothing).
 TEST_F(JobEditorTest, TheProblemsCanBeCopied) {
   JobEditor editor(kResources);
