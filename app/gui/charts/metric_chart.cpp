@@ -454,11 +454,14 @@ void MetricChart::askYRange() {
   const bool log = y_scale_ == YScale::kLog;
   const QString now =
       QStringLiteral("%1, %2").arg(log ? std::pow(10, lo) : lo).arg(log ? std::pow(10, hi) : hi);
-  bool ok = false;
-  const QString text =
-      QInputDialog::getText(this, tr("Y range of %1").arg(title_), tr("From, to (e.g. 0, 2.5):"),
-                            QLineEdit::Normal, now, &ok);
-  if (!ok) return;
+  // Wide enough for its title, which the window manager cut ("Y range of step ti…").
+  QInputDialog dialog(this);
+  dialog.setWindowTitle(tr("Y range of %1").arg(title_));
+  dialog.setLabelText(tr("From, to (e.g. 0, 2.5):"));
+  dialog.setTextValue(now);
+  dialog.setMinimumWidth(fontMetrics().horizontalAdvance(dialog.windowTitle()) + 160);
+  if (dialog.exec() != QDialog::Accepted) return;
+  const QString text = dialog.textValue();
   const QStringList parts = text.split(',');
   bool a_ok = false, b_ok = false;
   const double a = parts.size() == 2 ? parts[0].trimmed().toDouble(&a_ok) : 0;

@@ -316,6 +316,13 @@ QTabWidget* DashboardView::buildTables() {
   installTableCopy(rank_table_);
   rank_table_->verticalHeader()->setVisible(false);
   rank_table_->horizontalHeader()->setStretchLastSection(true);
+  // Every header whole beside its sort arrow ("Step time (s)" was cut at the default width).
+  QHeaderView* header = rank_table_->horizontalHeader();
+  for (int c = 0; c < rank_model_->columnCount(); ++c) {
+    const QString text = rank_model_->headerData(c, Qt::Horizontal).toString();
+    header->resizeSection(c, std::max(header->defaultSectionSize(),
+                                      header->fontMetrics().horizontalAdvance(text) + 36));
+  }
   rank_table_->setAlternatingRowColors(true);
   events_ = new QTreeWidget;
   events_->setObjectName("events");

@@ -326,9 +326,11 @@ void JobEditor::validate() {
   }
   // As tall as its problems (up to a few), so that the form keeps the room when all is well.
   if (!valid) {
+    // Row by row: a long problem wraps onto a second line, which a height of one row each cut.
     const int rows = std::min<int>(problems_.size(), kMaxVisibleProblems);
-    problem_list_->setFixedHeight(rows * std::max(problem_list_->sizeHintForRow(0), 20) +
-                                  2 * problem_list_->frameWidth() + 4);
+    int height = 0;
+    for (int i = 0; i < rows; ++i) height += std::max(problem_list_->sizeHintForRow(i), 20);
+    problem_list_->setFixedHeight(height + 2 * problem_list_->frameWidth() + 4);
   }
   problem_list_->setVisible(!valid);
   launch_->setEnabled(valid);
