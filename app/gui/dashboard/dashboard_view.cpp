@@ -162,6 +162,7 @@ DashboardView::DashboardView(SessionBridge* bridge, const QString& job_id, bool 
 
 // Header: what the job is, how it is doing, and the one thing that went wrong.
 QLayout* DashboardView::buildHeader() {
+  title_full_ = job_id_;
   title_ = new QLabel(job_id_);
   QFont title_font = title_->font();
   title_font.setPointSizeF(title_font.pointSizeF() * 1.35);
@@ -994,7 +995,20 @@ void DashboardView::showProblem(const QString& text, ProblemTone tone) {
   problem_->setVisible(true);
 }
 
-QString DashboardView::headline() const { return title_->text() + " — " + summary_->text(); }
+QString DashboardView::headline() const { return title_full_ + " — " + summary_->text(); }
+
+void DashboardView::resizeEvent(QResizeEvent* event) {
+  QWidget::resizeEvent(event);
+  elideTitle();
+}
+
+// The name and id cut in the middle with "…" where the header is narrow (the whole in the tooltip).
+void DashboardView::elideTitle() {
+  const QString shown =
+      title_->fontMetrics().elidedText(title_full_, Qt::ElideMiddle, std::max(1, title_->width()));
+  if (title_->text() != shown) title_->setText(shown);
+  title_->setToolTip(shown == title_full_ ? QString() : title_full_);
+}
 
 QString DashboardView::problemText() const {
   return problem_->isVisible() ? problem_->fullText() : "";
@@ -1003,8 +1017,9 @@ QString DashboardView::problemText() const {
 void DashboardView::updateHeader() {
   const QString name = QString::fromStdString(job_->name());
   const QString title = name.isEmpty() ? job_id_ : name + "  ·  " + job_id_;
-  if (title_->text() != title) {
-    title_->setText(title);
+  if (title_full_ != title) {
+    title_full_ = title;
+    elideTitle();
     emit titleChanged(job_id_, name.isEmpty() ? job_id_ : name);
   }
   const QString about = QString::fromStdString(job_->description()).simplified();

@@ -91,6 +91,7 @@ class DashboardView : public QWidget {
  protected:
   // A new palette (View > Appearance): the job total's line takes the new text colour.
   void changeEvent(QEvent* event) override;
+  void resizeEvent(QResizeEvent* event) override;  // the title, elided to the new width
 
  public:
  signals:
@@ -118,6 +119,7 @@ class DashboardView : public QWidget {
   std::vector<QString> wantedCharts() const;
   MetricChart* addChart(const QString& title, bool health);
   bool updateLines(bool all);  // true when every chart has its current lines
+  void elideTitle();
   void updateHeader();
   QString summaryText(const client::ShownJob& shown) const;
   QString whereText() const;
@@ -168,6 +170,7 @@ class DashboardView : public QWidget {
   double smoothing_ = 0.6;
 
   QLabel* title_;
+  QString title_full_;  // "name  ·  job id", which title_ shows elided where it does not fit
   QLabel* summary_;
   QLabel* about_;
   ElidingButton* problem_;
