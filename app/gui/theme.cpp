@@ -5,6 +5,7 @@
 #include <QSettings>
 #include <QStyle>
 #include <QStyleFactory>
+#include <QWidget>
 #include <optional>
 
 #include "focus_ring_style.h"
