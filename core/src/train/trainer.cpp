@@ -11,10 +11,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-}  // namespace
-
-namespace {
-
 // The data set the config names, whole (the held-out part not yet split off).
 Result<Dataset> loadAll(const NativeConfig& config) {
   const DatasetConfig& d = config.dataset;
