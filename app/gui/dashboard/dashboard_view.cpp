@@ -320,7 +320,7 @@ QTabWidget* DashboardView::buildTables() {
   // Every header whole beside its sort arrow ("Step time (s)" was cut at the default width).
   QHeaderView* header = rank_table_->horizontalHeader();
   for (int c = 0; c < rank_model_->columnCount(); ++c) {
-    const QString text = rank_model_->headerData(c, Qt::Horizontal).toString();
+    const QString text = rank_model_->headerData(c, Qt::Horizontal, Qt::DisplayRole).toString();
     header->resizeSection(c, std::max(header->defaultSectionSize(),
                                       header->fontMetrics().horizontalAdvance(text) + 36));
   }
