@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 
 #include <QApplication>
+#include <QChartView>
+#include <QMouseEvent>
 #include <QHeaderView>
 #include <QListWidget>
 #include <QSettings>
@@ -217,6 +219,19 @@ class BigRunScreenshotTest : public ::testing::Test {
     Q_EMIT loss->hoverMoved(std::numeric_limits<double>::quiet_NaN(),
                             std::numeric_limits<double>::quiet_NaN());
     EXPECT_FALSE(gpus->echoPixel());
+    // A chart's hover with every rank and the job total (issue 35: it listed 4 of 8).
+    if (MetricChart* samples = view->chart("samples/s"); samples && world == 8) {
+      auto* chart_view = samples->findChild<QChartView*>();
+      ASSERT_NE(chart_view, nullptr);
+      const QPoint at = chart_view->mapFromScene(chart_view->chart()->plotArea().center());
+      QMouseEvent move(QEvent::MouseMove, QPointF(at), chart_view->viewport()->mapToGlobal(at),
+                       Qt::NoButton, Qt::NoButton, Qt::NoModifier);
+      QApplication::sendEvent(chart_view->viewport(), &move);
+      const auto readout = samples->readoutAt(at.x());
+      EXPECT_EQ(readout.rows.size(), static_cast<size_t>(world + 1));  // the ranks and the total
+      EXPECT_TRUE(samples->grab().save(
+          QString("%1/../screenshots/big-run-8-ranks-hover.png").arg(RM_BIN_DIR)));
+    }
     // The ranks' mean with their min-max band instead of 64 lines.
     view->setShowSpread(true);
     view->refreshNow();
