@@ -223,6 +223,7 @@ class BigRunScreenshotTest : public ::testing::Test {
     if (MetricChart* samples = view->chart("samples/s"); samples && world == 8) {
       auto* chart_view = samples->findChild<QChartView*>();
       ASSERT_NE(chart_view, nullptr);
+      samples->grab();  // laid out, though scrolled out of sight: its plot area is known
       const QPoint at = chart_view->mapFromScene(chart_view->chart()->plotArea().center());
       QMouseEvent move(QEvent::MouseMove, QPointF(at), chart_view->viewport()->mapToGlobal(at),
                        Qt::NoButton, Qt::NoButton, Qt::NoModifier);
