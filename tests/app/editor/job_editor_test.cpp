@@ -197,6 +197,17 @@ QString nativeSpec(const QString& native_tail) {
          native_tail;
 }
 
+// An agent that answers, with 4 free slots of 4.
+client::AgentStatus onlineAgent(const std::string& name) {
+  client::AgentStatus agent;
+  agent.name = name;
+  agent.state = client::AgentState::kOnline;
+  agent.inventory.emplace();
+  agent.inventory->set_slots(4);
+  agent.inventory->set_slots_free(4);
+  return agent;
+}
+
 class JobEditorTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -701,13 +712,7 @@ TEST_F(JobEditorTest, ClickingAProblemGoesToItsLine) {
 // were fixed.
 TEST_F(JobEditorTest, AnUnknownAgentIsListedWithTheSpecsOtherProblems) {
   JobEditor editor(kResources);
-  client::AgentStatus node;
-  node.name = "gpu-node-1";
-  node.state = client::AgentState::kOnline;
-  node.inventory.emplace();
-  node.inventory->set_slots(4);
-  node.inventory->set_slots_free(4);
-  editor.setAgents({node});
+  editor.setAgents({onlineAgent("gpu-node-1")});
   editor.setYaml(
       "name: t\nlauncher: native\nplacement:\n  - {agent: gpu-node-9, ranks: 1}\nnative:\n"
       "  model: {kind: mlp, hidden: [8], activation: relu, task: classification}\n"
@@ -776,13 +781,7 @@ TEST_F(JobEditorTest, Screenshots) {
   const QString dir = QStringLiteral(RM_BIN_DIR "/../screenshots");
   ASSERT_TRUE(QDir().mkpath(dir));
   JobEditor editor(kResources);
-  client::AgentStatus node;
-  node.name = "local";
-  node.state = client::AgentState::kOnline;
-  node.inventory.emplace();
-  node.inventory->set_slots(4);
-  node.inventory->set_slots_free(4);
-  editor.setAgents({node});
+  editor.setAgents({onlineAgent("local")});
   ASSERT_TRUE(editor.openFile(kResources + "/jobs/demo.yaml"));
   editor.resize(1280, 900);
   editor.show();

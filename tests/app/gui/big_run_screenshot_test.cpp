@@ -6,9 +6,9 @@
 
 #include <QApplication>
 #include <QChartView>
-#include <QMouseEvent>
 #include <QHeaderView>
 #include <QListWidget>
+#include <QMouseEvent>
 #include <QSettings>
 #include <QTabWidget>
 #include <QTableView>
