@@ -781,7 +781,8 @@ TEST_F(JobEditorTest, Screenshots) {
   const QString dir = QStringLiteral(RM_BIN_DIR "/../screenshots");
   ASSERT_TRUE(QDir().mkpath(dir));
   JobEditor editor(kResources);
-  editor.setAgents({onlineAgent("local")});
+  client::AgentStatus node = onlineAgent("local");
+  editor.setAgents({node});
   ASSERT_TRUE(editor.openFile(kResources + "/jobs/demo.yaml"));
   editor.resize(1280, 900);
   editor.show();
