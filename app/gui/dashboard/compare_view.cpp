@@ -163,7 +163,8 @@ void CompareView::updateLegend() {
       deleted += (deleted.isEmpty() ? "" : ", ") + labels_[id].toHtmlEscaped();
       continue;
     }
-    legend += QString("<span style='color:%1'>■ %2</span> &nbsp; ")
+    // An entry never breaks inside ("fashion-\npipeline_hybrid"): the legend wraps between them.
+    legend += QString("<span style='color:%1; white-space:nowrap'>■ %2</span> &nbsp; ")
                   .arg(colors_[id].name(), labels_[id].toHtmlEscaped());
   }
   if (!deleted.isEmpty()) legend += "<br>deleted, not drawn: " + deleted + " (Undo in History)";
