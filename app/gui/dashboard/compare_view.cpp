@@ -163,8 +163,8 @@ void CompareView::updateLegend() {
       deleted += (deleted.isEmpty() ? "" : ", ") + labels_[id].toHtmlEscaped();
       continue;
     }
-    // An entry never breaks at its hyphens ("fashion-\npipeline_hybrid"): non-breaking ones.
-    legend += QString("<span style='color:%1'>■ %2</span> &nbsp; ")
+    // An entry never breaks inside ("fashion-\npipeline_hybrid"): non-breaking space, hyphens.
+    legend += QString("<span style='color:%1'>■&nbsp;%2</span> &nbsp; ")
                   .arg(colors_[id].name(), labels_[id].toHtmlEscaped().replace('-', QChar(0x2011)));
   }
   if (!deleted.isEmpty()) legend += "<br>deleted, not drawn: " + deleted + " (Undo in History)";
