@@ -657,6 +657,11 @@ QString DashboardView::stateKey(const char* what) const {
   return QStringLiteral("dashboards/") + job_id_ + '/' + QLatin1String(what);
 }
 
+QString DashboardView::yAxisKey(const QString& title) const {
+  return stateKey("yAxis/") +
+         QString(title).replace('/', '_');  // "samples/s": one key, not a group
+}
+
 void DashboardView::forgetState(const QString& job_id) {
   QSettings().remove(QStringLiteral("dashboards/") + job_id);
 }
@@ -680,12 +685,11 @@ void DashboardView::saveYAxis(const MetricChart* chart, const QString& title) {
   y["clip"] = chart->clipsOutliers();
   if (const auto& range = chart->manualYRange())
     y["range"] = QVariantList{range->first, range->second};
-  QSettings().setValue(stateKey("yAxis/") + QString(title).replace('/', '_'), y);
+  QSettings().setValue(yAxisKey(title), y);
 }
 
 void DashboardView::restoreYAxis(MetricChart* chart, const QString& title) {
-  const QVariantMap y =
-      QSettings().value(stateKey("yAxis/") + QString(title).replace('/', '_')).toMap();
+  const QVariantMap y = QSettings().value(yAxisKey(title)).toMap();
   if (y.isEmpty()) return;
   chart->setYScale(y.value("log").toBool() ? MetricChart::YScale::kLog
                                            : MetricChart::YScale::kLinear);

@@ -142,6 +142,7 @@ class DashboardView : public QWidget {
   // This job's view state kept across restarts (QSettings "dashboards/<job id>/<what>"): the
   // lines hidden in the rank list, the rank table's sort, each chart's y axis set by hand.
   QString stateKey(const char* what) const;
+  QString yAxisKey(const QString& chart_title) const;
   void saveHiddenLines();
   void saveYAxis(const MetricChart* chart, const QString& title);
   void restoreYAxis(MetricChart* chart, const QString& title);

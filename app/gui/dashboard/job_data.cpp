@@ -119,7 +119,8 @@ void JobData::setSlurm(const store::SlurmJobRow& row) {
 }
 
 void JobData::readDescription(const std::string& spec_yaml) {
-  if (spec_yaml.empty() || !description_.empty()) return;
+  if (spec_yaml.empty() || description_read_) return;  // every agent journals the same spec
+  description_read_ = true;
   const job::SpecParseResult spec = job::parseJobSpec(spec_yaml, "the job's spec");
   if (spec.ok()) description_ = spec.spec->description;
 }

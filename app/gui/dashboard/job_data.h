@@ -152,6 +152,7 @@ class JobData {
   void addToSpread(const std::string& name, double step, double time, double value);
 
   std::string job_id_, name_, launcher_, description_;
+  bool description_read_ = false;
   job::JobModel model_;
   double start_time_ = 0;
   int64_t max_step_ = -1;

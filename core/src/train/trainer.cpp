@@ -11,8 +11,9 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// The data set the config names, whole (the held-out part not yet split off).
-Result<Dataset> loadAll(const NativeConfig& config) {
+// The data set the config names, whole (the held-out part not yet split off). `idx`: the IDX
+// files of kind idx (the spec's) or fashion_mnist (the package's).
+Result<Dataset> loadAll(const NativeConfig& config, const IdxSplitFiles& idx) {
   const DatasetConfig& d = config.dataset;
   switch (d.kind) {
     case DatasetKind::kSynthetic: {
@@ -27,11 +28,8 @@ Result<Dataset> loadAll(const NativeConfig& config) {
     case DatasetKind::kDigits:
       return loadDigits();
     case DatasetKind::kIdx:
-      return loadIdx({d.images, d.labels});
-    case DatasetKind::kFashionMnist: {
-      RM_ASSIGN_OR_RETURN(IdxSplitFiles files, fashionMnistFiles());
-      return loadIdx(files.train);
-    }
+    case DatasetKind::kFashionMnist:
+      return loadIdx(idx.train);
     case DatasetKind::kCsv:
       break;
   }
@@ -42,20 +40,18 @@ Result<Dataset> loadAll(const NativeConfig& config) {
   return loadCsv(options);
 }
 
-Result<Dataset> loadTestSet(const DatasetConfig& d) {
-  if (d.kind == DatasetKind::kIdx) return loadIdx({d.test_images, d.test_labels});
-  RM_ASSIGN_OR_RETURN(IdxSplitFiles files, fashionMnistFiles());
-  return loadIdx(files.test);
-}
-
 }  // namespace
 
 Result<Split> loadData(const NativeConfig& config) {
   const DatasetConfig& d = config.dataset;
-  RM_ASSIGN_OR_RETURN(Dataset all, loadAll(config));
+  IdxSplitFiles files{{d.images, d.labels}, {d.test_images, d.test_labels}};
+  if (d.kind == DatasetKind::kFashionMnist) {
+    RM_ASSIGN_OR_RETURN(files, fashionMnistFiles());
+  }
+  RM_ASSIGN_OR_RETURN(Dataset all, loadAll(config, files));
   Split split;
   if (d.hasTestSet()) {
-    RM_ASSIGN_OR_RETURN(split.eval, loadTestSet(d));
+    RM_ASSIGN_OR_RETURN(split.eval, loadIdx(files.test));
     if (split.eval.features != all.features) {
       return invalidArgument("dataset: the test images have " +
                              std::to_string(split.eval.features) +
