@@ -20,6 +20,7 @@
 #include "connection_monitor.h"
 #include "fair_queue.h"
 #include "gang_coordinator.h"
+#include "gpu_fault_watch.h"
 #include "host_sampler.h"
 #include "interrupted_jobs.h"
 #include "job_identity.h"
@@ -151,6 +152,7 @@ struct AgentServer::Impl {
   JobOwners owners;
   proto::Inventory inventory;
   proto::HealthSample last_health;
+  std::unique_ptr<GpuFaultWatch> gpu_faults;  // journals faults of GPUs under running ranks
   double last_health_time = 0;
   double started_at = 0;
   Clock::time_point next_health;
@@ -257,6 +259,7 @@ Status AgentServer::Impl::start() {
 
   HostSamplerOptions sampler_options;
   sampler = std::make_unique<HostSampler>(sampler_options);
+  gpu_faults = std::make_unique<GpuFaultWatch>(options.name);
   const char* inherited = std::getenv("CUDA_VISIBLE_DEVICES");
   if (options.gpus) {
     RM_RETURN_IF_ERROR(sampler->limitGpus({*options.gpus, "--gpus"}));
@@ -421,6 +424,10 @@ void AgentServer::Impl::sampleHealth() {
   *record.mutable_health() = last_health;
   // A write failure keeps the sample pending; the loop logs every failed flush.
   (void)journal->append(record);
+  for (proto::JournalRecord& fault : gpu_faults->records(
+           last_health, sampler->gpus(), supervisor->runningRanks(), last_health_time)) {
+    (void)journal->append(fault);
+  }
   next_health = Clock::now() + std::chrono::milliseconds(options.health_interval_ms);
 }
 

@@ -42,6 +42,7 @@ Status Database::applyInTransaction(const JournalChunk* chunks, size_t n) {
         case proto::JournalRecord::kJobOutcome:
         case proto::JournalRecord::kJobDecision:
         case proto::JournalRecord::kHangSuspicion:
+        case proto::JournalRecord::kGpuFault:
           RM_RETURN_IF_ERROR(applyLifecycle(*chunk.agent, r));
           break;
         case proto::JournalRecord::kJournalDamage:

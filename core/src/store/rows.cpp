@@ -123,6 +123,14 @@ std::string summarize(const std::string& agent, const proto::JournalRecord& r) {
       return r.hang_suspicion().cause();
     case proto::JournalRecord::kJobDecision:
       return decisionText(r.attempt(), r.job_decision());
+    case proto::JournalRecord::kGpuFault: {
+      const auto& f = r.gpu_fault();
+      std::string ranks;
+      for (int rank : f.ranks()) ranks += (ranks.empty() ? "" : ", ") + std::to_string(rank);
+      return "GPU " + std::to_string(f.gpu_index()) + " on " + agent +
+             (f.gpu_uuid().empty() ? "" : " (" + f.gpu_uuid() + ")") + " under rank" +
+             (f.ranks_size() == 1 ? " " : "s ") + ranks + ": " + f.text();
+    }
     default:
       return {};
   }
@@ -149,6 +157,8 @@ std::string eventKind(const proto::JournalRecord& r) {
       return "job_outcome";
     case proto::JournalRecord::kJobDecision:
       return "job_decision";
+    case proto::JournalRecord::kGpuFault:
+      return "gpu_fault";
     default:
       return "";
   }
@@ -242,6 +252,12 @@ EventRow eventOf(const std::string& agent, const proto::JournalRecord& r) {
     e.rank_agent = h.agent();
     e.problem = h.stage() != "cleared";
     e.cause_kind = h.stage();
+  } else if (r.has_gpu_fault()) {
+    const proto::GpuFaultSeen& f = r.gpu_fault();
+    e.rank = f.ranks().empty() ? -1 : f.ranks(0);
+    e.rank_agent = agent;
+    e.problem = f.severity() == "critical";  // a warning slows the job; it is not its failure
+    e.cause_kind = f.kind();
   }
   return e;
 }

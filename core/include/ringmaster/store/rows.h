@@ -89,8 +89,9 @@ struct SlurmJobRow {
   double updated_at = 0;
 };
 
-// A job lifecycle record as stored: kind is "job_accepted", "rank_started", "rank_exited" or
-// "job_finished"; detail is a human-readable summary.
+// A job lifecycle record as stored: kind is "job_accepted", "rank_started", "rank_exited",
+// "job_finished", "job_failure", "job_restart", "job_outcome", "job_decision", "hang_<stage>" or
+// "gpu_fault" (cause_kind: the fault's kind; problem: a critical one); detail is for people.
 struct EventRow {
   std::string job_id{};
   uint32_t attempt = 0;
