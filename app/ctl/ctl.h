@@ -79,6 +79,9 @@ int runKill(const Globals& globals, const std::string& job_ref, int rank);
 // Archived runs are listed only with `with_archived` (--archived), marked as archived.
 int runRuns(const Globals& globals, bool json, bool with_archived = false);
 int runSync(const Globals& globals);
+// Per host and GPU over the history's runs (the last `since_days`, or all): runs, failures, who
+// failed first, hangs, GPU faults, and the outliers named (ringmaster/hardware/hardware_report.h).
+int runHardware(const Globals& globals, bool json, std::optional<double> since_days);
 int runDemo(const Globals& globals, const std::string& spec_path);
 
 // Shared by submit and demo: submits and, as asked, follows logs live and/or waits for the end.

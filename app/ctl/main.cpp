@@ -113,6 +113,15 @@ int main(int argc, char** argv) {
 
   auto* sync = app.add_subcommand("sync", "pull everything the agents have that the history lacks");
 
+  std::optional<double> since_days;
+  auto* hardware = app.add_subcommand(
+      "hardware",
+      "every host and GPU over the history's runs: failures, who failed first, hangs, GPU "
+      "faults, and the hosts or GPUs that stand out");
+  hardware->add_flag("--json", json, "JSON output");
+  hardware->add_option("--since", since_days, "only runs submitted in the last DAYS days")
+      ->check(CLI::PositiveNumber);
+
   std::string demo_spec;
   auto* demo = app.add_subcommand("demo", "run the demo job on an embedded local agent, live");
   demo->add_option("--spec", demo_spec, "another job spec to run instead of the bundled demo");
@@ -133,6 +142,7 @@ int main(int argc, char** argv) {
     if (*kill) return runKill(globals, kill_job, kill_rank);
     if (*runs) return runRuns(globals, json, with_archived);
     if (*sync) return runSync(globals);
+    if (*hardware) return runHardware(globals, json, since_days);
     if (*demo) return runDemo(globals, demo_spec);
     return kExitBadInput;
   }();

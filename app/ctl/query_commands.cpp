@@ -10,6 +10,7 @@
 
 #include "ctl.h"
 #include "ringmaster/client/job_liveness.h"
+#include "ringmaster/hardware/hardware_report.h"
 #include "ringmaster/job/device_plan.h"
 #include "ringmaster/job/job_model.h"
 #include "ringmaster/slurm/job_state.h"
@@ -658,6 +659,88 @@ int runRuns(const Globals& globals, bool as_json, bool with_archived) {
     table.add(row);
   }
   std::printf("%s", table.render().c_str());
+  return kExitOk;
+}
+
+namespace {
+
+json entityJson(const hardware::HardwareEntity& e) {
+  return {{"kind", e.kind},
+          {"id", e.id},
+          {"host", e.host},
+          {"gpu_index", e.gpu_index},
+          {"gpu_name", e.gpu_name},
+          {"runs", e.runs},
+          {"failed", e.failed},
+          {"succeeded", e.succeeded},
+          {"hangs", e.hangs},
+          {"failed_first", e.failed_first},
+          {"critical_faults", e.critical_faults},
+          {"xids", e.xids},
+          {"memory_faults", e.memory_faults},
+          {"last_fault", e.last_fault},
+          {"failed_jobs", e.failed_jobs},
+          {"p_value", e.p_value},
+          {"outlier", e.outlier}};
+}
+
+std::string countCell(int n) { return n == 0 ? "" : std::to_string(n); }
+
+}  // namespace
+
+int runHardware(const Globals& globals, bool as_json, std::optional<double> since_days) {
+  History h;
+  if (!openHistory(globals, &h)) return kExitFailure;
+  const double since = since_days ? unixSeconds() - *since_days * 86400.0 : 0;
+  auto runs = hardware::hardwareRuns(*h.store, since);
+  if (!runs.isOk()) {
+    printError(runs.status().message());
+    return kExitFailure;
+  }
+  const hardware::HardwareReport report = hardware::hardwareReport(*runs);
+  if (as_json) {
+    json entities = json::array();
+    for (const auto& e : report.entities) entities.push_back(entityJson(e));
+    json out = {{"since", since},          {"runs", report.runs},
+                {"failed", report.failed}, {"succeeded", report.succeeded},
+                {"entities", entities},    {"outliers", report.outliers}};
+    std::printf("%s\n", out.dump(2).c_str());
+    return kExitOk;
+  }
+  if (report.runs == 0) {
+    std::printf("no runs in the history%s: the hardware report reads the runs' hosts and GPUs\n",
+                since_days ? " in that time" : "");
+    return kExitOk;
+  }
+  Table table({"HOST / GPU", "RUNS", "FAILED", "FAILED FIRST", "HUNG", "GPU FAULTS", ""});
+  for (const auto& e : report.entities) {
+    const std::string name =
+        e.kind == "host" ? e.id
+                         : "  GPU " + std::to_string(e.gpu_index) + " " + e.gpu_name + " " +
+                               (e.id.starts_with(e.host + "/") ? "" : hardware::shortGpuUuid(e.id));
+    const std::string faults =
+        e.kind == "host" ? ""
+                         : countCell(e.critical_faults) +
+                               (e.xids > 0 ? " (" + std::to_string(e.xids) + " XID)" : "");
+    table.add({name, std::to_string(e.runs), countCell(e.failed), countCell(e.failed_first),
+               countCell(e.hangs), faults, e.outlier ? "<- outlier" : ""});
+  }
+  std::printf("%s", table.render().c_str());
+  std::printf("\n%d runs, %d failed, %d succeeded%s\n", report.runs, report.failed,
+              report.succeeded, since_days ? " (in that time)" : "");
+  if (report.outliers.empty()) {
+    std::printf("no host or GPU stands out\n");
+    return kExitOk;
+  }
+  for (const auto& line : report.outliers) std::printf("%s\n", terminalSafe(line).c_str());
+  for (const auto& e : report.entities) {
+    if (!e.outlier || e.failed_jobs.empty()) continue;
+    std::string jobs;
+    for (const auto& id : e.failed_jobs) jobs += " " + id;
+    std::printf("  failed runs on %s:%s\n",
+                e.kind == "host" ? e.id.c_str() : hardware::shortGpuUuid(e.id).c_str(),
+                jobs.c_str());
+  }
   return kExitOk;
 }
 

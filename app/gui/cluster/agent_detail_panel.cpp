@@ -8,6 +8,7 @@
 #include <QHeaderView>
 #include <QLabel>
 #include <QPushButton>
+#include <QTextDocumentFragment>
 #include <QTimer>
 #include <QTreeWidget>
 #include <QVBoxLayout>
@@ -381,9 +382,11 @@ void AgentDetailPanel::setGpuRowCount(int count) {
     gpu_rows_.pop_back();
     delete row.title;
     for (MetricCell* cell : row.cells) delete cell;
+    delete row.faults;
   }
   while (static_cast<int>(gpu_rows_.size()) < count) {
-    const int grid_row = static_cast<int>(gpu_rows_.size()) + 1;
+    // Two grid rows per GPU: its readings, then its faults across the whole width.
+    const int grid_row = 2 * static_cast<int>(gpu_rows_.size()) + 1;
     GpuRow row;
     row.title = new QLabel;
     row.title->setTextInteractionFlags(Qt::TextSelectableByMouse);
@@ -392,6 +395,11 @@ void AgentDetailPanel::setGpuRowCount(int count) {
       row.cells[metric] = new MetricCell;
       gpu_grid_->addWidget(row.cells[metric], grid_row, metric + 1);
     }
+    row.faults = new QLabel;
+    row.faults->setWordWrap(true);
+    row.faults->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    row.faults->setVisible(false);
+    gpu_grid_->addWidget(row.faults, grid_row + 1, 0, 1, 5);
     gpu_rows_.push_back(row);
   }
 }
@@ -424,9 +432,11 @@ void AgentDetailPanel::showGpus(const AgentEntry& entry) {
     row.title->setToolTip(info ? QString::fromStdString(info->uuid()) : QString());
     if (i >= health.gpus_size()) {
       for (MetricCell* cell : row.cells) cell->setValue(-1, {}, QString::fromUtf8("—"));
+      row.faults->setVisible(false);
       continue;
     }
     const proto::GpuHealth& g = health.gpus(i);
+    showGpuFaults(row.faults, g, stale);
     auto color = [&](const QColor& c) { return stale ? kStaleColor : c; };
     row.cells[0]->setValue(g.utilization_percent() / 100, color(kGpuColor),
                            formatPercent(g.utilization_percent()));
@@ -468,6 +478,44 @@ void AgentDetailPanel::showGpus(const AgentEntry& entry) {
             end, scale),
         color(kPowerColor));
   }
+}
+
+void AgentDetailPanel::showGpuFaults(QLabel* label, const proto::GpuHealth& gpu, bool stale) {
+  // One line per fault, most serious first, coloured by how serious; a stale sample's in grey.
+  QStringList lines;
+  for (const hardware::GpuFault& fault : hardware::gpuFaults(gpu)) {
+    const QColor color = stale ? kStaleColor : faultColor(fault.severity);
+    lines << QString("<span style='color:%1'>%2 %3</span>")
+                 .arg(color.name(), QString::fromUtf8("\u25CF"),
+                      QString::fromStdString(fault.text).toHtmlEscaped());
+  }
+  label->setText(lines.join("<br>"));
+  label->setVisible(!lines.isEmpty());
+  // Clocks against their maximum and the PCIe link, for whoever asks, fault or not.
+  QStringList facts;
+  if (gpu.has_sm_clock_mhz()) {
+    facts << QString("SM clock %1 of %2 MHz").arg(gpu.sm_clock_mhz()).arg(gpu.sm_clock_max_mhz());
+  }
+  if (gpu.has_memory_clock_mhz()) {
+    facts << QString("memory clock %1 of %2 MHz")
+                 .arg(gpu.memory_clock_mhz())
+                 .arg(gpu.memory_clock_max_mhz());
+  }
+  if (gpu.has_pcie_generation()) {
+    facts << QString("PCIe Gen %1 x%2 (up to Gen %3 x%4)")
+                 .arg(gpu.pcie_generation())
+                 .arg(gpu.pcie_width())
+                 .arg(gpu.pcie_generation_max())
+                 .arg(gpu.pcie_width_max());
+  }
+  label->setToolTip(facts.join("\n"));
+}
+
+QString AgentDetailPanel::gpuFaultsText(int gpu) const {
+  if (gpu < 0 || gpu >= gpuRowCount()) return {};
+  const QLabel* label = gpu_rows_[static_cast<size_t>(gpu)].faults;
+  return label->isVisibleTo(this) ? QTextDocumentFragment::fromHtml(label->text()).toPlainText()
+                                  : QString();
 }
 
 void AgentDetailPanel::setPlaceholderText(const QString& text) { placeholder_->setText(text); }

@@ -37,6 +37,8 @@ class AgentDetailPanel : public QWidget {
   QPushButton* updateKeyButton() const { return update_key_; }
   int gpuRowCount() const { return static_cast<int>(gpu_rows_.size()); }
   QString gpuText(int gpu, int metric) const;  // metric: 0 util, 1 memory, 2 temp, 3 power
+  // The faults under GPU `gpu` as shown, one per line ("" when it has none).
+  QString gpuFaultsText(int gpu) const;
   QString lastAnswerText() const;
   QTreeWidget* rankList() const { return ranks_; }
 
@@ -50,11 +52,13 @@ class AgentDetailPanel : public QWidget {
   struct GpuRow {
     QLabel* title;
     MetricCell* cells[4];
+    QLabel* faults;  // under the row, across it: the GPU's faults in words; hidden when none
   };
   void setGpuRowCount(int count);
   void showInventory(const AgentEntry& entry);
   void showHealth(const AgentEntry& entry);
   void showGpus(const AgentEntry& entry);
+  static void showGpuFaults(QLabel* label, const proto::GpuHealth& gpu, bool stale);
   void showRanks(const AgentEntry& entry);
   void updateLastAnswer();  // also each second: the age goes on while nothing arrives
 

@@ -36,6 +36,18 @@ QColor levelColor(double value, double warn, double critical, const QColor& norm
   return normal;
 }
 
+QColor faultColor(hardware::FaultSeverity severity) {
+  switch (severity) {
+    case hardware::FaultSeverity::kCritical:
+      return QColor(0xe5, 0x39, 0x35);
+    case hardware::FaultSeverity::kWarning:
+      return QColor(0xf5, 0xa6, 0x23);
+    case hardware::FaultSeverity::kNotice:
+      break;
+  }
+  return QColor(0x9e, 0xa7, 0xb3);
+}
+
 QIcon dotIcon(const QColor& color) {
   QPixmap pixmap(32, 32);
   pixmap.fill(Qt::transparent);

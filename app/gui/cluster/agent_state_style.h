@@ -11,6 +11,7 @@
 #pragma push_macro("slots")
 #undef slots
 #include "ringmaster/client/agent_status.h"
+#include "ringmaster/hardware/gpu_faults.h"
 #pragma pop_macro("slots")
 
 namespace ringmaster::gui {
@@ -31,6 +32,8 @@ inline const QColor kNetworkRxColor{0x42, 0x8b, 0xd9};
 inline const QColor kNetworkTxColor{0xe0, 0xb0, 0x4c};
 inline const QColor kStaleColor{0x70, 0x70, 0x70};
 QColor levelColor(double value, double warn, double critical, const QColor& normal);
+// A GPU fault's colour: critical red, warning amber, notice grey (the levelColor hues).
+QColor faultColor(hardware::FaultSeverity severity);
 
 // A filled circle of stateColor, for the table's state column.
 // A filled dot of `color`, as the state column draws it.

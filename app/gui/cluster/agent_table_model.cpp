@@ -4,6 +4,7 @@
 #include <QFont>
 #include <QIcon>
 #include <algorithm>
+#include <optional>
 
 #include "cluster/agent_state_style.h"
 #include "cluster/format.h"
@@ -31,6 +32,35 @@ bool isUnmeasured(const AgentEntry& entry, const char* what) {
   if (!inventory) return false;
   const auto& names = inventory->health().unmeasured();
   return std::find(names.begin(), names.end(), what) != names.end();
+}
+
+// The GPU fault to name in the table: the most serious warning or critical one of any GPU (the
+// first GPU of the worst); notices are left to the detail panel.
+struct NamedGpuFault {
+  uint32_t gpu = 0;
+  hardware::GpuFault fault;
+  int count = 0;  // every warning and critical fault of every GPU
+};
+std::optional<NamedGpuFault> worstGpuFault(const AgentEntry& entry) {
+  if (!hasHealth(entry)) return std::nullopt;
+  std::optional<NamedGpuFault> worst;
+  int count = 0;
+  for (const auto& gpu : inventoryOf(entry)->health().gpus()) {
+    for (const hardware::GpuFault& fault : hardware::gpuFaults(gpu)) {
+      if (fault.severity == hardware::FaultSeverity::kNotice) continue;
+      ++count;
+      if (!worst || fault.severity > worst->fault.severity)
+        worst = NamedGpuFault{gpu.index(), fault};
+    }
+  }
+  if (worst) worst->count = count;
+  return worst;
+}
+
+QString gpuFaultText(const NamedGpuFault& named) {
+  QString text = QString("GPU %1: %2").arg(named.gpu).arg(QString::fromStdString(named.fault.text));
+  if (named.count > 1) text += QString(" (+%1 more)").arg(named.count - 1);
+  return text;
 }
 
 const char* measuredName(int column) {
@@ -224,8 +254,12 @@ QVariant AgentTableModel::data(const QModelIndex& index, int role) const {
         return stateColor(entry.status.state).lighter(115);
       }
       if (column >= kSlots && column <= kGpus && isStale(entry)) return kStaleColor.lighter(140);
+      if (column == kGpus) {
+        if (const auto fault = worstGpuFault(entry)) return faultColor(fault->fault.severity);
+      }
       return {};
     case Qt::TextAlignmentRole:
+      if (column == kGpus && worstGpuFault(entry)) return int(Qt::AlignLeft | Qt::AlignVCenter);
       if (column == kSlots || column == kGpus) return int(Qt::AlignRight | Qt::AlignVCenter);
       return int(Qt::AlignLeft | Qt::AlignVCenter);
     case kBarFractionRole:
@@ -290,6 +324,8 @@ QVariant AgentTableModel::display(const AgentEntry& entry, int column) const {
       const int count = gpuCount(*inventory);
       if (count == 0) return tr("CPU only");
       if (inventory->health().gpus_size() == 0) return QString::number(count);
+      // A faulty GPU is named here, where the person watching the cluster looks.
+      if (const auto fault = worstGpuFault(entry)) return gpuFaultText(*fault);
       return QString("%1  (%2)")
           .arg(count)
           .arg(formatPercent(averageGpuUtilization(inventory->health())));
@@ -354,6 +390,16 @@ QVariant AgentTableModel::toolTip(const AgentEntry& entry, int column) const {
       QStringList lines;
       for (const auto& gpu : inventory->gpus()) {
         lines << QString("GPU %1: %2").arg(gpu.index()).arg(QString::fromStdString(gpu.name()));
+      }
+      if (hasHealth(entry)) {
+        for (const auto& gpu : inventory->health().gpus()) {
+          for (const hardware::GpuFault& fault : hardware::gpuFaults(gpu)) {
+            lines << QString("GPU %1 %2: %3")
+                         .arg(gpu.index())
+                         .arg(hardware::severityName(fault.severity))
+                         .arg(QString::fromStdString(fault.text));
+          }
+        }
       }
       return lines.join('\n');
     }

@@ -98,6 +98,7 @@ Result<JobSnapshot> loadJobSnapshot(store::Reader& history, const std::string& j
     for (auto& row : rows) snapshot.health.push_back(std::move(row));
   }
   if (auto slurm = history.slurmJob(id); slurm.isOk()) snapshot.slurm = std::move(*slurm);
+  RM_ASSIGN_OR_RETURN(snapshot.host_records, history.hostRecords());
   return snapshot;
 }
 

@@ -168,6 +168,21 @@ Status Database::prepareAll() {
        "SELECT job_id, attempt, source, seq, agent, time, kind, detail, rank, rank_agent, "
        "problem, exit_code, signal, cause_kind FROM events WHERE job_id = ?1 ORDER BY time, seq"},
       {&count_all_metrics_, "SELECT count(*) FROM metrics"},
+      // Per agent: the seconds its ranks ran (those that ended), and the failed attempts whose
+      // first failing rank was on it, once per attempt (a launch failure is the spec's, a
+      // restart someone asked for nobody's).
+      {&host_records_,
+       "SELECT agent, sum(seconds), sum(failures) FROM ("
+       " SELECT r.agent AS agent, r.finished_at - r.started_at AS seconds, 0 AS failures"
+       " FROM ranks r JOIN jobs j ON j.job_id = r.job_id"
+       " WHERE j.deleted_at = 0 AND j.submitted_at >= ?1 AND r.started_at > 0"
+       " AND r.finished_at > r.started_at"
+       " UNION ALL"
+       " SELECT min(e.rank_agent), 0, 1 FROM events e JOIN jobs j ON j.job_id = e.job_id"
+       " WHERE j.deleted_at = 0 AND j.submitted_at >= ?1 AND e.kind = 'job_failure'"
+       " AND e.problem = 1 AND e.rank_agent != '' AND e.cause_kind != 'launch'"
+       " GROUP BY e.job_id, e.attempt"
+       ") GROUP BY agent ORDER BY agent"},
       {&count_job_metrics_,
        "SELECT count(*) FROM series s JOIN metrics m ON m.series_id = s.id WHERE s.job_id = ?1"},
   };

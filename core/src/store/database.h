@@ -92,6 +92,7 @@ class Database {
                                         int limit);
   Result<std::vector<EventRow>> events(const std::string& job_id);
   Result<int64_t> countMetrics(const std::string& job_id);
+  Result<std::vector<HostRecord>> hostRecords(double since);
 
   sqlite3* connection() const { return db_.get(); }  // for BatchWriter's WalCheckpointer
   const std::string& path() const { return path_; }
@@ -146,7 +147,7 @@ class Database {
       record_agent_, select_agents_, select_jobs_, select_job_exact_, select_job_prefix_,
       select_job_attempt_, select_max_rank_attempt_, select_ranks_, series_extent_, series_points_,
       next_health_agent_, latest_health_, health_range_, select_events_, count_all_metrics_,
-      count_job_metrics_;
+      count_job_metrics_, host_records_;
   // The metric values of the open write transaction, inserted at its end (insertAll()).
   MetricBatch metric_batch_;
   // metrics() statements by which filters are set (bit 0 job, 1 rank, 2 name, 3 attempt).

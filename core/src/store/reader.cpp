@@ -43,6 +43,10 @@ Result<std::vector<HealthRow>> Reader::health(const std::string& agent, double f
 Result<std::vector<EventRow>> Reader::events(const std::string& job_id) {
   return db_->events(job_id);
 }
+Result<std::vector<HostRecord>> Reader::hostRecords(double since) {
+  return db_->hostRecords(since);
+}
+
 Result<int64_t> Reader::countMetrics(const std::string& job_id) {
   return db_->countMetrics(job_id);
 }

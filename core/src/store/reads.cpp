@@ -381,6 +381,19 @@ Result<std::vector<EventRow>> Database::events(const std::string& job_id) {
   return rows;
 }
 
+Result<std::vector<HostRecord>> Database::hostRecords(double since) {
+  Statement& s = host_records_;
+  ScopedReset reset(s);
+  s.bindDouble(1, since);
+  std::vector<HostRecord> rows;
+  int rc;
+  while ((rc = s.step()) == SQLITE_ROW) {
+    rows.push_back({s.columnText(0), s.columnDouble(1), static_cast<int>(s.columnInt64(2))});
+  }
+  if (rc != SQLITE_DONE) return error(rc, "reading the hosts' record");
+  return rows;
+}
+
 Result<int64_t> Database::countMetrics(const std::string& job_id) {
   Statement& s = job_id.empty() ? count_all_metrics_ : count_job_metrics_;
   ScopedReset reset(s);

@@ -349,6 +349,53 @@ TEST_F(ClusterViewTest, HistoryIsBoundedAndIgnoresRepeatedSamples) {
   EXPECT_EQ(small.points().size(), 10u);
 }
 
+// A throttling GPU is flagged with the reason in words: in the agent's row, where the person
+// watching the cluster looks, and under that GPU in the detail panel, with every fault it has.
+TEST_F(ClusterViewTest, AFaultyGpuIsNamedInTheTableAndTheDetailPanel) {
+  ASSERT_TRUE(client::writeClusterFile(path_, agents_).isOk());
+  ClusterView view(QString::fromStdString(path_), client_key_);
+  AgentStatus status = onlineStatus(agents_[0], kT0);
+  proto::GpuHealth& hot = *status.inventory->mutable_health()->mutable_gpus(1);
+  hot.set_throttle_reasons(0x40 | 0x4);  // thermal slowdown (hardware), power cap
+  hot.set_sm_clock_mhz(705);
+  hot.set_sm_clock_max_mhz(1980);
+  hot.set_pcie_generation(4);
+  hot.set_pcie_generation_max(5);
+  hot.set_pcie_width(8);
+  hot.set_pcie_width_max(16);
+  view.updateAgent(status);
+  AgentTableModel* model = view.model();
+  const int row = 0;
+  ASSERT_EQ(text(*model, row, Model::kName), "gpu01");
+  EXPECT_EQ(text(*model, row, Model::kGpus),
+            "GPU 1: clocks held at 705 of 1980 MHz: thermal slowdown (hardware), power cap "
+            "(+1 more)");
+  EXPECT_EQ(model->data(model->index(row, Model::kGpus), Qt::ForegroundRole).value<QColor>(),
+            faultColor(hardware::FaultSeverity::kCritical));
+  EXPECT_TRUE(text(*model, row, Model::kGpus, Qt::ToolTipRole)
+                  .contains("GPU 1 warning: PCIe link Gen 4 x8, capable of Gen 5 x16"))
+      << text(*model, row, Model::kGpus, Qt::ToolTipRole).toStdString();
+
+  view.selectAgent("gpu01");
+  AgentDetailPanel* panel = view.detailPanel();
+  EXPECT_EQ(panel->gpuFaultsText(0), "");
+  EXPECT_EQ(panel->gpuFaultsText(1),
+            QString::fromUtf8("\u25CF clocks held at 705 of 1980 MHz: thermal slowdown (hardware), "
+                              "power cap\n\u25CF PCIe link Gen 4 x8, capable of Gen 5 x16"));
+
+  // Cooled down: the fault is gone from both.
+  hot.clear_throttle_reasons();
+  hot.set_sm_clock_mhz(1900);
+  hot.set_pcie_width(16);
+  hot.set_pcie_generation(5);
+  status.time = status.answered_at = kT0 + 1;
+  status.inventory->set_health_time(kT0 + 1);
+  view.updateAgent(status);
+  EXPECT_TRUE(text(*model, row, Model::kGpus).startsWith("2  ("))
+      << text(*model, row, Model::kGpus).toStdString();
+  EXPECT_EQ(panel->gpuFaultsText(1), "");
+}
+
 TEST_F(ClusterViewTest, DetailPanelShowsInventoryAndEveryGpu) {
   ASSERT_TRUE(client::writeClusterFile(path_, agents_).isOk());
   ClusterView view(QString::fromStdString(path_), client_key_);

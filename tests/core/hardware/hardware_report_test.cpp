@@ -56,6 +56,16 @@ class Cluster {
         s.mutable_rank_started()->set_device(deviceOf(run.hosts[h], local));
       }
     }
+    for (size_t h = 0; h < run.hosts.size(); ++h) {
+      const std::string agent = host(run.hosts[h]);
+      for (int local = 0; local < 2; ++local) {
+        const int rank = static_cast<int>(h) * 2 + local;
+        proto::JournalRecord& x = next(agent, job, time + 5, "rank:" + std::to_string(rank));
+        x.mutable_rank_exited()->set_rank(rank);
+        x.mutable_rank_exited()->set_state(
+            run.fails && rank == run.culprit_rank ? proto::FAILED : proto::SUCCEEDED);
+      }
+    }
     for (const auto& [rank, fault] : run.faults) {
       const std::string agent = host(run.hosts[static_cast<size_t>(rank / 2)]);
       *next(agent, job, time + 2, "host:" + agent).mutable_gpu_fault() = fault;
@@ -230,6 +240,27 @@ TEST_F(HardwareReportTest, GpuFaultEventsAreStoredAndCountedUnderTheirGpu) {
   ASSERT_NE(gpu, report.entities.end());
   EXPECT_EQ(gpu->xids, 1);
   EXPECT_EQ(gpu->critical_faults, 1);
+}
+
+// Each host's record for checkpoint economics: 4 s of each of its 2 ranks per run, and the
+// failures that began on it.
+TEST_F(HardwareReportTest, HostRecordsCountRankTimeAndFirstFailures) {
+  Cluster cluster;
+  plant(cluster, true);
+  cluster.applyTo(*history_);
+  auto records = history_->hostRecords();
+  ASSERT_TRUE(records.isOk()) << records.status().message();
+  ASSERT_EQ(records->size(), 4u);
+  EXPECT_EQ((*records)[0].agent, "gpu00");
+  EXPECT_EQ((*records)[0].failures, 1);  // the bad-luck run
+  EXPECT_EQ((*records)[2].failures, 4);  // the flaky GPU's host
+  EXPECT_EQ((*records)[1].failures + (*records)[3].failures, 0);
+  for (const auto& record : *records) EXPECT_DOUBLE_EQ(record.rank_seconds, 18 * 2 * 4.0);
+  auto recent = history_->hostRecords(1000 + 100.0 * 30);
+  ASSERT_TRUE(recent.isOk());
+  double seconds = 0;
+  for (const auto& record : *recent) seconds += record.rank_seconds;
+  EXPECT_DOUBLE_EQ(seconds, 6 * 4 * 4.0);  // 6 runs of 4 ranks
 }
 
 TEST_F(HardwareReportTest, SinceLeavesOutOlderRuns) {

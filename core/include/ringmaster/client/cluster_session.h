@@ -51,6 +51,9 @@ struct JobSnapshot {
   std::vector<store::MetricRow> metrics;    // every point, by attempt, rank, name, step
   std::vector<store::HealthRow> health;     // of the job's agents, over the job's lifetime
   std::optional<store::SlurmJobRow> slurm;  // a job on Slurm: its id there and Slurm's state
+  // Every host's record in the whole history (store::Reader::hostRecords), for the dashboard's
+  // checkpoint economics: how often the job's hosts fail.
+  std::vector<store::HostRecord> host_records;
 };
 
 // Called on the session's thread and on its workers' (submitted, stopped, restarted and logChunk

@@ -71,6 +71,9 @@ class Reader {
                                         int limit);
   Result<std::vector<EventRow>> events(const std::string& job_id);  // by time, then seq
   Result<int64_t> countMetrics(const std::string& job_id = "");     // for tests/benchmarks
+  // Every agent's record over the jobs submitted at or after `since` (0: all), by agent: how
+  // long its ranks ran and how many failed attempts began with one of them.
+  Result<std::vector<HostRecord>> hostRecords(double since = 0);
 
  protected:
   explicit Reader(std::unique_ptr<Database> db);

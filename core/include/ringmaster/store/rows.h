@@ -108,6 +108,15 @@ struct EventRow {
                              // | client_restart; a hang watch's stage
 };
 
+// A host's record in the history: the rank-seconds its ranks ran (ranks that ended), and the
+// failed attempts whose first failing rank was on it (launch failures left out). Their ratio is
+// the host's failure rate, for checkpoint economics (ringmaster/hardware/checkpoint_economics.h).
+struct HostRecord {
+  std::string agent{};
+  double rank_seconds = 0;
+  int failures = 0;
+};
+
 // The model of a job as the history has it (its row and its newest attempt's ranks).
 job::StoredJob storedJobOf(const JobRow& job, const std::vector<RankRow>& ranks);
 
