@@ -5,6 +5,7 @@
 #include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 #include <zmq.h>
 
@@ -773,6 +774,13 @@ proto::Envelope AgentServer::Impl::answerInventory(const proto::Envelope& reques
   inv->set_journal_error(journal->writeError());
   inv->set_version(RINGMASTER_VERSION);
   inv->set_started_at(started_at);
+  inv->set_state_dir(options.state_dir);
+  struct statvfs disk {};
+  if (::statvfs(options.state_dir.c_str(), &disk) == 0) {
+    inv->set_state_dir_free_bytes(static_cast<uint64_t>(disk.f_bavail) * disk.f_frsize);
+    inv->set_state_dir_total_bytes(static_cast<uint64_t>(disk.f_blocks) * disk.f_frsize);
+  }
+  inv->set_agent_time(unixSeconds());
   for (const auto& id : supervisor->runningJobs()) {
     if (!visible || visible(id)) inv->add_running_jobs(id);
   }

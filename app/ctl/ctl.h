@@ -82,6 +82,14 @@ int runSync(const Globals& globals);
 // Per host and GPU over the history's runs (the last `since_days`, or all): runs, failures, who
 // failed first, hangs, GPU faults, and the outliers named (ringmaster/hardware/hardware_report.h).
 int runHardware(const Globals& globals, bool json, std::optional<double> since_days);
+
+struct PreflightFlags {
+  std::vector<std::string> agents;  // empty: every agent of the cluster file
+  bool json = false;
+  bool no_links = false;  // the agents' own checks only
+};
+// The cluster preflight (client::runPreflight): exit 0 all clear, 1 when a problem is named.
+int runPreflightCommand(const Globals& globals, const PreflightFlags& flags);
 int runDemo(const Globals& globals, const std::string& spec_path);
 
 // Shared by submit and demo: submits and, as asked, follows logs live and/or waits for the end.

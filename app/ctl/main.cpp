@@ -113,6 +113,16 @@ int main(int argc, char** argv) {
 
   auto* sync = app.add_subcommand("sync", "pull everything the agents have that the history lacks");
 
+  PreflightFlags preflight_flags;
+  auto* preflight = app.add_subcommand(
+      "preflight",
+      "check the cluster before a job meets a bad host: CPU, memory, free disk, clock offset and "
+      "GPU faults of each agent, and the link between every pair (a 2-rank Gloo test each, in "
+      "rounds); exit 1 when a problem is named");
+  preflight->add_option("AGENTS", preflight_flags.agents, "the agents to check (default: all)");
+  preflight->add_flag("--json", preflight_flags.json, "JSON output");
+  preflight->add_flag("--no-links", preflight_flags.no_links, "skip the link tests");
+
   std::optional<double> since_days;
   auto* hardware = app.add_subcommand(
       "hardware",
@@ -143,6 +153,7 @@ int main(int argc, char** argv) {
     if (*runs) return runRuns(globals, json, with_archived);
     if (*sync) return runSync(globals);
     if (*hardware) return runHardware(globals, json, since_days);
+    if (*preflight) return runPreflightCommand(globals, preflight_flags);
     if (*demo) return runDemo(globals, demo_spec);
     return kExitBadInput;
   }();

@@ -701,9 +701,13 @@ int runHardware(const Globals& globals, bool as_json, std::optional<double> sinc
   if (as_json) {
     json entities = json::array();
     for (const auto& e : report.entities) entities.push_back(entityJson(e));
+    json outliers = json::array();
+    for (const auto& outlier : report.outliers) {
+      outliers.push_back({{"text", outlier.text}, {"id", report.entities[outlier.entity].id}});
+    }
     json out = {{"since", since},          {"runs", report.runs},
                 {"failed", report.failed}, {"succeeded", report.succeeded},
-                {"entities", entities},    {"outliers", report.outliers}};
+                {"entities", entities},    {"outliers", outliers}};
     std::printf("%s\n", out.dump(2).c_str());
     return kExitOk;
   }
@@ -713,7 +717,17 @@ int runHardware(const Globals& globals, bool as_json, std::optional<double> sinc
     return kExitOk;
   }
   Table table({"HOST / GPU", "RUNS", "FAILED", "FAILED FIRST", "HUNG", "GPU FAULTS", ""});
-  for (const auto& e : report.entities) {
+  // Each host, then its GPUs under it.
+  std::vector<const hardware::HardwareEntity*> rows;
+  for (const auto& host : report.entities) {
+    if (host.kind != "host") continue;
+    rows.push_back(&host);
+    for (const auto& gpu : report.entities) {
+      if (gpu.kind == "gpu" && gpu.host == host.id) rows.push_back(&gpu);
+    }
+  }
+  for (const hardware::HardwareEntity* row : rows) {
+    const hardware::HardwareEntity& e = *row;
     const std::string name =
         e.kind == "host" ? e.id
                          : "  GPU " + std::to_string(e.gpu_index) + " " + e.gpu_name + " " +
@@ -732,7 +746,9 @@ int runHardware(const Globals& globals, bool as_json, std::optional<double> sinc
     std::printf("no host or GPU stands out\n");
     return kExitOk;
   }
-  for (const auto& line : report.outliers) std::printf("%s\n", terminalSafe(line).c_str());
+  for (const auto& outlier : report.outliers) {
+    std::printf("%s\n", terminalSafe(outlier.text).c_str());
+  }
   for (const auto& e : report.entities) {
     if (!e.outlier || e.failed_jobs.empty()) continue;
     std::string jobs;

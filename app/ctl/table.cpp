@@ -7,6 +7,16 @@
 #include "terminal_safe.h"
 
 namespace ringmaster::ctl {
+namespace {
+
+// Columns a cell takes on a terminal: one per character, not per byte ("…" is 3 bytes of UTF-8).
+size_t columns(const std::string& cell) {
+  return static_cast<size_t>(std::count_if(cell.begin(), cell.end(), [](char c) {
+    return (static_cast<unsigned char>(c) & 0xC0) != 0x80;
+  }));
+}
+
+}  // namespace
 
 void Table::add(std::vector<std::string> row) {
   for (std::string& cell : row) cell = terminalSafe(cell);
@@ -17,14 +27,14 @@ std::string Table::render() const {
   std::vector<size_t> widths;
   for (const auto& row : rows_) {
     if (widths.size() < row.size()) widths.resize(row.size(), 0);
-    for (size_t i = 0; i < row.size(); ++i) widths[i] = std::max(widths[i], row[i].size());
+    for (size_t i = 0; i < row.size(); ++i) widths[i] = std::max(widths[i], columns(row[i]));
   }
   std::string out;
   for (const auto& row : rows_) {
     std::string line;
     for (size_t i = 0; i < row.size(); ++i) {
       line += row[i];
-      if (i + 1 < row.size()) line += std::string(widths[i] - row[i].size() + 2, ' ');
+      if (i + 1 < row.size()) line += std::string(widths[i] - columns(row[i]) + 2, ' ');
     }
     out += line + "\n";
   }

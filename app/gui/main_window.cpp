@@ -27,10 +27,12 @@
 
 #include "cluster/agent_table_model.h"
 #include "cluster/cluster_view.h"
+#include "cluster/preflight_dialog.h"
 #include "dashboard/compare_view.h"
 #include "dashboard/dashboard_view.h"
 #include "editor/job_draft.h"
 #include "editor/job_editor.h"
+#include "hardware/hardware_view.h"
 #include "history/config_diff_view.h"
 #include "history/history_view.h"
 #include "history/run_edit.h"
@@ -45,7 +47,7 @@
 namespace ringmaster::gui {
 namespace {
 
-constexpr int kClusterTab = 0, kEditorTab = 1, kHistoryTab = 2, kFixedTabs = 3;
+constexpr int kClusterTab = 0, kEditorTab = 1, kHistoryTab = 2, kHardwareTab = 3, kFixedTabs = 4;
 const char* const kOpenJobsKey = "window/openJobs";
 const char* const kComparisonsKey = "window/comparisons";  // each: its job ids, one a line
 const char* const kConfigDiffsKey = "window/configDiffs";  // the same, of Compare configs tabs
@@ -99,15 +101,18 @@ MainWindow::MainWindow(const AppOptions& options, QWidget* parent)
                              keys.isOk() ? QString::fromStdString(keys->public_key) : QString());
   editor_ = new JobEditor(options_.resources_dir);
   history_ = new HistoryView;
+  hardware_ = new HardwareView;
   tabs_->addTab(cluster_, "Cluster");
   tabs_->addTab(editor_, "New job");
   tabs_->addTab(history_, "History");
+  tabs_->addTab(hardware_, "Hardware");
   for (int i = 0; i < kFixedTabs; ++i) {
     tabs_->tabBar()->setTabButton(i, QTabBar::RightSide, nullptr);
   }
   connect(tabs_, &QTabWidget::tabCloseRequested, this, &MainWindow::closeTab);
   connect(tabs_, &QTabWidget::currentChanged, this, [this](int index) {
     if (index == kHistoryTab) runs_token_ = bridge_.listRuns();
+    if (index == kHardwareTab) hardware_token_ = bridge_.hardwareReport(hardware_->since());
     if (restored_) saveLayout();
   });
 
@@ -166,7 +171,9 @@ MainWindow::MainWindow(const AppOptions& options, QWidget* parent)
           [this] { startLocalAgent(false); });
   connect(cluster_, &ClusterView::openJobRequested, this,
           [this](const QString& id) { openDashboard(id, /*live=*/true); });
+  connect(cluster_, &ClusterView::checkClusterRequested, this, [this] { checkCluster({}); });
   connect(editor_, &JobEditor::launchRequested, this, &MainWindow::submitYaml);
+  connect(editor_, &JobEditor::checkAgentsRequested, this, &MainWindow::checkCluster);
   connect(history_, &HistoryView::openRun, this,
           [this](const QString& id) { openDashboard(id, /*live=*/true); });
   connect(history_, &HistoryView::compareRuns, this, &MainWindow::openComparison);
@@ -185,6 +192,7 @@ MainWindow::MainWindow(const AppOptions& options, QWidget* parent)
   });
   connect(history_, &HistoryView::refreshRequested, this,
           [this] { runs_token_ = bridge_.listRuns(); });
+  connectHardware();
   connect(history_, &HistoryView::compareConfigs, this, &MainWindow::openConfigDiff);
   // Archive, delete, undo: written by the session's one writer, then the runs are read again.
   connect(history_, &HistoryView::editRuns, this, [this](const RunEdit& edit) {
@@ -367,6 +375,56 @@ void MainWindow::onRecords(const std::vector<AgentRecords>& batch) {
 DashboardView* MainWindow::dashboard(const QString& job_id) const {
   auto found = dashboards_.find(job_id);
   return found == dashboards_.end() ? nullptr : found->second;
+}
+
+void MainWindow::checkCluster(const QStringList& agents) {
+  if (!preflight_) {
+    preflight_ = new PreflightDialog(this);
+    connect(preflight_, &PreflightDialog::runAgainRequested, this,
+            [this] { checkCluster(preflight_agents_); });
+    connect(&bridge_, &SessionBridge::preflightProgress, this,
+            [this](uint64_t token, const QString& what) {
+              if (token == preflight_token_) preflight_->setProgress(what);
+            });
+    connect(&bridge_, &SessionBridge::preflightDone, this,
+            [this](uint64_t token, const Result<client::PreflightReport>& report) {
+              if (token != preflight_token_) return;
+              if (report.isOk()) {
+                preflight_->setReport(*report);
+              } else {
+                preflight_->setError(QString::fromStdString(report.status().message()));
+              }
+            });
+  }
+  preflight_agents_ = agents;
+  preflight_token_ = bridge_.preflight(agents);
+  if (preflight_token_ == 0) preflight_->setError("no session: the cluster file could not be read");
+  preflight_->show();
+  preflight_->raise();
+}
+
+void MainWindow::connectHardware() {
+  connect(hardware_, &HardwareView::refreshRequested, this,
+          [this](double since) { hardware_token_ = bridge_.hardwareReport(since); });
+  connect(&bridge_, &SessionBridge::hardwareReported, this,
+          [this](uint64_t token, const Result<hardware::HardwareReport>& report) {
+            if (token != hardware_token_) return;
+            if (report.isOk()) {
+              hardware_->setReport(*report);
+            } else {
+              hardware_->setError(QString::fromStdString(report.status().message()));
+            }
+          });
+  connect(hardware_, &HardwareView::openRun, this,
+          [this](const QString& id) { openDashboard(id, /*live=*/true); });
+  // The run's dashboard shows the restart as it goes (or why it could not).
+  connect(hardware_, &HardwareView::restartWithout, this,
+          [this](const QString& job_id, const QString& agent) {
+            openDashboard(job_id, /*live=*/true);
+            bridge_.restartJob(job_id, agent,
+                               tr("restarted without %1 from the Hardware view").arg(agent));
+            statusBar()->showMessage(tr("Restarting %1 without %2").arg(job_id, agent), 8000);
+          });
 }
 
 DashboardView* MainWindow::openDashboard(const QString& job_id, bool live) {

@@ -26,6 +26,8 @@ namespace ringmaster::gui {
 class ClusterView;
 class DashboardView;
 class HistoryView;
+class HardwareView;
+class PreflightDialog;
 class JobEditor;
 
 struct AppOptions {
@@ -54,6 +56,10 @@ class MainWindow : public QMainWindow {
   void submitYaml(const QString& yaml, const QString& file_name);
 
   DashboardView* openDashboard(const QString& job_id, bool live = true);
+  // The Hardware tab: its report read off the GUI thread, its runs opened, restarts without a host.
+  void connectHardware();
+  // Check cluster: a preflight of these agents (all when empty), shown in its dialog as it goes.
+  void checkCluster(const QStringList& agents);
   DashboardView* dashboard(const QString& job_id) const;
   void openComparison(const QStringList& job_ids);
   // The selected runs' specs side by side (ConfigDiffView), kept across restarts.
@@ -64,6 +70,7 @@ class MainWindow : public QMainWindow {
   ClusterView* clusterView() const { return cluster_; }
   JobEditor* editor() const { return editor_; }
   HistoryView* history() const { return history_; }
+  HardwareView* hardware() const { return hardware_; }
   QString bannerText() const;
   // The job the demo (or the last Launch) submitted; empty until the agents accepted it.
   QString lastSubmittedJob() const { return last_submitted_; }
@@ -100,6 +107,11 @@ class MainWindow : public QMainWindow {
   ClusterView* cluster_;
   JobEditor* editor_;
   HistoryView* history_;
+  HardwareView* hardware_;
+  uint64_t hardware_token_ = 0;
+  PreflightDialog* preflight_ = nullptr;  // made at the first Check cluster
+  uint64_t preflight_token_ = 0;
+  QStringList preflight_agents_;  // of the newest preflight, for Run again
   QWidget* banner_;
   QLabel* banner_text_;
   std::function<void()> banner_open_;

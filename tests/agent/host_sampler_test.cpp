@@ -4,12 +4,14 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <string>
 #include <vector>
 
 #include "nvml.h"
+#include "ringmaster/hardware/gpu_faults.h"
 
 namespace ringmaster::agent {
 namespace {
@@ -220,6 +222,27 @@ TEST(Nvml, LoadIsNullWithoutDriverAndDescribesDevicesWithOne) {
   for (const auto& gpu : health) {
     EXPECT_LE(gpu.utilization_percent(), 100.0);
     EXPECT_LE(gpu.memory_used_bytes(), gpu.memory_total_bytes());
+    // What names a fault, as a datacenter GPU reports it (tests/gpu/run.sh runs this there):
+    // clocks under their maximum, a PCIe link within its own, and every fault in words.
+    ASSERT_TRUE(gpu.has_sm_clock_mhz() && gpu.has_sm_clock_max_mhz());
+    EXPECT_GT(gpu.sm_clock_max_mhz(), 0u);
+    EXPECT_LE(gpu.sm_clock_mhz(), gpu.sm_clock_max_mhz());
+    EXPECT_TRUE(gpu.has_throttle_reasons());
+    if (gpu.has_pcie_width()) EXPECT_LE(gpu.pcie_width(), gpu.pcie_width_max());
+    std::printf(
+        "GPU %u: SM %u/%u MHz, memory %u/%u MHz, PCIe Gen %u x%u (max Gen %u x%u), "
+        "throttle 0x%llx, ECC uncorrectable %llu (volatile) %llu (lifetime), "
+        "remapped rows %u%s\n",
+        gpu.index(), gpu.sm_clock_mhz(), gpu.sm_clock_max_mhz(), gpu.memory_clock_mhz(),
+        gpu.memory_clock_max_mhz(), gpu.pcie_generation(), gpu.pcie_width(),
+        gpu.pcie_generation_max(), gpu.pcie_width_max(),
+        static_cast<unsigned long long>(gpu.throttle_reasons()),
+        static_cast<unsigned long long>(gpu.ecc_volatile_uncorrected()),
+        static_cast<unsigned long long>(gpu.ecc_aggregate_uncorrected()),
+        gpu.remapped_rows_uncorrectable(), gpu.row_remap_pending() ? ", remap pending" : "");
+    for (const auto& fault : hardware::gpuFaults(gpu)) {
+      std::printf("  %s: %s\n", hardware::severityName(fault.severity), fault.text.c_str());
+    }
   }
 }
 

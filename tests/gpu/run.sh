@@ -3,9 +3,10 @@
 # (a driver, nvcc's tools and PyTorch; no Qt, ZeroMQ, SQLite or protobuf packages, no network).
 # It runs the programs of a relocatable bundle made on the build machine with
 #   installer/make-bundle.sh build build/gpu-bundle train_gpu_model_test nccl_communicator_test \
-#     gradient_sync_test native_job_test gpu_placement_test bench_gpu_trainer
+#     gradient_sync_test native_job_test gpu_placement_test bench_gpu_trainer host_sampler_test
 # (BUNDLE_DIR defaults to build/gpu-bundle) beside a copy of this source tree. Steps:
 #   unit       the device unit tests (GPU model, optimizer and trainer vs the CPU; NCCL)
+#   health     NVML's fault fields (clocks, throttle reasons, ECC, PCIe) and their words
 #   job        a 1-rank native job, backend nccl, through a real agent (ringmasterctl demo)
 #   torchrun   a 1-rank PyTorch DDP script on CUDA with NCCL through a real agent
 #   auto-cpu   2 native ranks with backend auto on a 1-GPU host: CPU, and status says why
@@ -144,6 +145,7 @@ gtest_args=(--gtest_brief=1)
 step unit 300 bash -c "'$bundle/bin/train_gpu_model_test' ${gtest_args[*]} &&
   '$bundle/bin/nccl_communicator_test' ${gtest_args[*]} &&
   '$bundle/bin/gradient_sync_test' ${gtest_args[*]}"
+step health 60 "$bundle/bin/host_sampler_test" --gtest_filter='Nvml.*'
 gpu0=$(nvidia-smi --query-gpu=uuid --format=csv,noheader | head -1)
 step job 180 bash -c 'run_job "$@"' _ "$work/native_gpu.yaml" "native trainer on CUDA device" \
   "GPU 0 $(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)"

@@ -70,4 +70,29 @@ bool NamespaceNetwork::setConnected(int i, bool connected, std::string* why) {
   return run({kIp, "link", "set", links_[i].outside, connected ? "up" : "down"}, why);
 }
 
+bool NamespaceNetwork::shapePath(int i, int j, const std::string& rate, std::string* why) {
+  // htb only sorts (prio and its kin are not in every kernel here); the tbf does the shaping.
+  for (const auto& [to, from] : {std::pair{i, j}, std::pair{j, i}}) {
+    const std::string& dev = links_[static_cast<size_t>(to)].outside;
+    const std::string source = links_[static_cast<size_t>(from)].inside_ip + "/32";
+    const bool shaped =
+        run({kTc, "qdisc", "add", "dev", dev, "root", "handle", "1:", "htb", "default", "10"},
+            why) &&
+        run({kTc, "class", "add", "dev", dev, "parent", "1:", "classid", "1:10", "htb", "rate",
+             "40gbit", "quantum", "60000"},
+            why) &&
+        run({kTc, "class", "add", "dev", dev, "parent", "1:", "classid", "1:20", "htb", "rate",
+             "40gbit", "quantum", "60000"},
+            why) &&
+        run({kTc, "qdisc", "add", "dev", dev, "parent", "1:20", "handle", "20:", "tbf", "rate",
+             rate, "burst", "64kb", "latency", "50ms"},
+            why) &&
+        run({kTc, "filter", "add", "dev", dev, "parent", "1:", "protocol", "ip", "prio", "1", "u32",
+             "match", "ip", "src", source, "flowid", "1:20"},
+            why);
+    if (!shaped) return false;
+  }
+  return true;
+}
+
 }  // namespace ringmaster::testing

@@ -27,6 +27,10 @@ class NamespaceNetwork {
   AgentNetwork host(int i) const;
   // Host i cut off from every other host and from the client (its link down), or back.
   bool setConnected(int i, bool connected, std::string* why = nullptr);
+  // The path between hosts i and j alone limited to `rate`, both ways: on each one's root-side
+  // veth, what comes from the other goes through a tbf (an htb class chosen by source address).
+  // One shaped path per host, on a network created without a rate.
+  bool shapePath(int i, int j, const std::string& rate, std::string* why);
 
  private:
   struct Link {

@@ -22,6 +22,7 @@
 #include "ringmaster/train/gpu_model.h"
 #include "ringmaster/train/trainer.h"
 #include "strategy_sync.h"
+#include "worker/link_test.h"
 #include "worker/metric_line.h"
 #include "worker/stop_vote.h"
 
@@ -230,11 +231,16 @@ Status runRank(AnyTrainer& trainer, const train::NativeConfig& config, const Wor
         (checkpoint_every > 0 && report.step % checkpoint_every == 0) || trainer.done() || stopping;
     if (!options.checkpoint_dir.empty() && checkpoint_due) {
       phase.enter(job::RankPhase::kCheckpoint);
+      const auto save_start = std::chrono::steady_clock::now();
       RM_ASSIGN_OR_RETURN(train::CheckpointState state,
                           Result<train::CheckpointState>(trainer.checkpointState()));
       RM_RETURN_IF_ERROR(
           train::saveCheckpoint(options.checkpoint_dir, state, config.checkpoint.keep));
-      MetricLine(report.step).add(metrics::kCheckpointMetric, 1).print(out);
+      MetricLine(report.step)
+          .add(metrics::kCheckpointMetric, 1)
+          .add(metrics::kCheckpointSecondsMetric,
+               std::chrono::duration<double>(std::chrono::steady_clock::now() - save_start).count())
+          .print(out);
     }
     if (stopping) {
       std::fprintf(log, "rank %d stopped at step %llu, as asked (SIGTERM)%s\n", options.rank,
@@ -305,8 +311,10 @@ Status runNativeWorker(const WorkerOptions& options, comm::KeyValueStore* store,
   // them): auto picks Gloo for them on every rank alike (they all read the same config). Local SGD
   // runs on both.
   const train::StrategyConfig& strategy = config.strategy;
+  // A link test measures the network between hosts: Gloo over TCP, host buffers.
   const bool cpu_strategy = strategy.compression != train::Compression::kNone ||
-                            strategy.pipelined() || strategy.parameterServer();
+                            strategy.pipelined() || strategy.parameterServer() ||
+                            config.link_test.has_value();
   WorkerOptions placed = options;
   if (cpu_strategy && placed.backend == "auto") placed.backend = "gloo";
   RM_ASSIGN_OR_RETURN(const Placement placement, choosePlacement(placed, store, log));
@@ -321,6 +329,8 @@ Status runNativeWorker(const WorkerOptions& options, comm::KeyValueStore* store,
     std::fprintf(log, "rank %d/%d connected (%s)\n", options.rank, options.world_size,
                  std::string(comm->backend()).c_str());
   }
+  // A preflight's link test trains nothing (link_test.h).
+  if (config.link_test) return runLinkTest(*config.link_test, comm.get(), out, log);
   // Pipeline stages run a loop of their own (pipeline_worker.h).
   if (strategy.pipelined()) {
     return runPipelineRank(config, options, store, comm.get(), phase, out, log);

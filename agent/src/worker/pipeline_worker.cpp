@@ -480,9 +480,14 @@ Status runPipelineRank(const train::NativeConfig& config, const WorkerOptions& o
     if (!options.checkpoint_dir.empty() &&
         ((every > 0 && step.step % every == 0) || trainer.done() || stopping)) {
       phase.enter(job::RankPhase::kCheckpoint);
+      const Clock::time_point save_start = Clock::now();
       RM_RETURN_IF_ERROR(train::saveCheckpoint(options.checkpoint_dir, trainer.checkpointState(),
                                                config.checkpoint.keep));
-      MetricLine(step.step).add(metrics::kCheckpointMetric, 1).print(out);
+      MetricLine(step.step)
+          .add(metrics::kCheckpointMetric, 1)
+          .add(metrics::kCheckpointSecondsMetric,
+               std::chrono::duration<double>(Clock::now() - save_start).count())
+          .print(out);
     }
     if (stopping) {
       std::fprintf(log, "rank %d stopped at step %llu, as asked (SIGTERM)%s\n", options.rank,

@@ -88,6 +88,17 @@ class SessionBridge::Inbox : public client::SessionSink {
     const QString error = status.isOk() ? QString() : QString::fromStdString(status.message());
     answer([token, error](SessionBridge& b) { emit b.historyEdited(token, error); });
   }
+  void hardwareReported(uint64_t token, const Result<hardware::HardwareReport>& report) override {
+    answer([token, report](SessionBridge& b) { emit b.hardwareReported(token, report); });
+  }
+  void preflightProgress(uint64_t token, const std::string& what) override {
+    answer([token, text = QString::fromStdString(what)](SessionBridge& b) {
+      emit b.preflightProgress(token, text);
+    });
+  }
+  void preflightDone(uint64_t token, const Result<client::PreflightReport>& report) override {
+    answer([token, report](SessionBridge& b) { emit b.preflightDone(token, report); });
+  }
   void slurmJobChanged(const store::SlurmJobRow& row) override {
     answer([row](SessionBridge& b) { emit b.slurmJobChanged(row); });
   }
@@ -195,6 +206,17 @@ uint64_t SessionBridge::loadJob(const QString& job_id) {
 }
 
 uint64_t SessionBridge::listRuns() { return session_ ? session_->postListRuns() : 0; }
+
+uint64_t SessionBridge::preflight(const QStringList& agents) {
+  if (!session_) return 0;
+  client::PreflightOptions options;
+  for (const QString& agent : agents) options.agents.push_back(agent.toStdString());
+  return session_->postPreflight(std::move(options));
+}
+
+uint64_t SessionBridge::hardwareReport(double since) {
+  return session_ ? session_->postHardwareReport(since) : 0;
+}
 
 uint64_t SessionBridge::editHistory(std::function<Status(store::Writer&)> edit) {
   return session_ ? session_->postEditHistory(std::move(edit)) : 0;

@@ -53,6 +53,9 @@ class SessionBridge : public QObject {
                    uint32_t attempt = 0, uint32_t max_bytes = 0);
   uint64_t loadJob(const QString& job_id);
   uint64_t listRuns();
+  uint64_t hardwareReport(double since = 0);  // every run submitted at or after `since`
+  // The cluster preflight of these agents (all when empty): progress, then the report.
+  uint64_t preflight(const QStringList& agents = {});
   // ClusterSession::postEditHistory: runs on the session's writer, never on the GUI thread.
   uint64_t editHistory(std::function<Status(store::Writer&)> edit);
   void reloadCluster();
@@ -73,6 +76,9 @@ class SessionBridge : public QObject {
                 const Result<proto::LogChunk>& chunk);
   void jobLoaded(uint64_t token, const Result<client::JobSnapshot>& snapshot);
   void runsListed(uint64_t token, const Result<std::vector<client::RunSummary>>& runs);
+  void hardwareReported(uint64_t token, const Result<hardware::HardwareReport>& report);
+  void preflightProgress(uint64_t token, const QString& what);
+  void preflightDone(uint64_t token, const Result<client::PreflightReport>& report);
   void historyEdited(uint64_t token, const QString& error);  // error: empty once committed
   void slurmJobChanged(const store::SlurmJobRow& row);
   void sessionError(const QString& message);  // the history could not be written, ...

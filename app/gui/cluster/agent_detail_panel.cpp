@@ -404,6 +404,42 @@ void AgentDetailPanel::setGpuRowCount(int count) {
   }
 }
 
+namespace {
+
+// Under a GPU's row: its faults in words, most serious first, coloured by how serious (grey when
+// the sample is stale); its clocks and PCIe link in the tooltip.
+void showGpuFaults(QLabel* label, const proto::GpuHealth& gpu, bool stale) {
+  QStringList lines;
+  for (const hardware::GpuFault& fault : hardware::gpuFaults(gpu)) {
+    const QColor color = stale ? kStaleColor : faultColor(fault.severity);
+    lines << QString("<span style='color:%1'>%2 %3</span>")
+                 .arg(color.name(), QString::fromUtf8("\u25CF"),
+                      QString::fromStdString(fault.text).toHtmlEscaped());
+  }
+  label->setText(lines.join("<br>"));
+  label->setVisible(!lines.isEmpty());
+  // Clocks against their maximum and the PCIe link, for whoever asks, fault or not.
+  QStringList facts;
+  if (gpu.has_sm_clock_mhz()) {
+    facts << QString("SM clock %1 of %2 MHz").arg(gpu.sm_clock_mhz()).arg(gpu.sm_clock_max_mhz());
+  }
+  if (gpu.has_memory_clock_mhz()) {
+    facts << QString("memory clock %1 of %2 MHz")
+                 .arg(gpu.memory_clock_mhz())
+                 .arg(gpu.memory_clock_max_mhz());
+  }
+  if (gpu.has_pcie_generation()) {
+    facts << QString("PCIe Gen %1 x%2 (up to Gen %3 x%4)")
+                 .arg(gpu.pcie_generation())
+                 .arg(gpu.pcie_width())
+                 .arg(gpu.pcie_generation_max())
+                 .arg(gpu.pcie_width_max());
+  }
+  label->setToolTip(facts.join("\n"));
+}
+
+}  // namespace
+
 void AgentDetailPanel::showGpus(const AgentEntry& entry) {
   const auto& status = entry.status;
   // Nothing known yet (the agent never answered this app): no empty boxes.
@@ -478,37 +514,6 @@ void AgentDetailPanel::showGpus(const AgentEntry& entry) {
             end, scale),
         color(kPowerColor));
   }
-}
-
-void AgentDetailPanel::showGpuFaults(QLabel* label, const proto::GpuHealth& gpu, bool stale) {
-  // One line per fault, most serious first, coloured by how serious; a stale sample's in grey.
-  QStringList lines;
-  for (const hardware::GpuFault& fault : hardware::gpuFaults(gpu)) {
-    const QColor color = stale ? kStaleColor : faultColor(fault.severity);
-    lines << QString("<span style='color:%1'>%2 %3</span>")
-                 .arg(color.name(), QString::fromUtf8("\u25CF"),
-                      QString::fromStdString(fault.text).toHtmlEscaped());
-  }
-  label->setText(lines.join("<br>"));
-  label->setVisible(!lines.isEmpty());
-  // Clocks against their maximum and the PCIe link, for whoever asks, fault or not.
-  QStringList facts;
-  if (gpu.has_sm_clock_mhz()) {
-    facts << QString("SM clock %1 of %2 MHz").arg(gpu.sm_clock_mhz()).arg(gpu.sm_clock_max_mhz());
-  }
-  if (gpu.has_memory_clock_mhz()) {
-    facts << QString("memory clock %1 of %2 MHz")
-                 .arg(gpu.memory_clock_mhz())
-                 .arg(gpu.memory_clock_max_mhz());
-  }
-  if (gpu.has_pcie_generation()) {
-    facts << QString("PCIe Gen %1 x%2 (up to Gen %3 x%4)")
-                 .arg(gpu.pcie_generation())
-                 .arg(gpu.pcie_width())
-                 .arg(gpu.pcie_generation_max())
-                 .arg(gpu.pcie_width_max());
-  }
-  label->setToolTip(facts.join("\n"));
 }
 
 QString AgentDetailPanel::gpuFaultsText(int gpu) const {

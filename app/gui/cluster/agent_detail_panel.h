@@ -58,7 +58,6 @@ class AgentDetailPanel : public QWidget {
   void showInventory(const AgentEntry& entry);
   void showHealth(const AgentEntry& entry);
   void showGpus(const AgentEntry& entry);
-  static void showGpuFaults(QLabel* label, const proto::GpuHealth& gpu, bool stale);
   void showRanks(const AgentEntry& entry);
   void updateLastAnswer();  // also each second: the age goes on while nothing arrives
 

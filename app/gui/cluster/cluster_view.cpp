@@ -105,6 +105,12 @@ ClusterView::ClusterView(const QString& cluster_file, const QString& client_publ
   edit_button_ = roomyButton("Edit…");
   remove_button_ = roomyButton("Remove");
   auto* authorize_button = roomyButton("Authorize this app on an agent…");
+  auto* check_button = roomyButton("Check cluster");
+  check_button->setObjectName("checkCluster");
+  check_button->setToolTip(
+      "A preflight of every agent: CPU, memory, free disk, clock and GPU faults, and the link "
+      "between every pair (a short test job each), with the outliers named");
+  connect(check_button, &QPushButton::clicked, this, &ClusterView::checkClusterRequested);
   summary_ = new QLabel;
   summary_->setTextInteractionFlags(Qt::TextSelectableByMouse);
   summary_->setWordWrap(true);  // on a narrow screen it wraps rather than widening the window
@@ -114,6 +120,7 @@ ClusterView::ClusterView(const QString& cluster_file, const QString& client_publ
   actions->addWidget(remove_button_);
   actions->addSpacing(16);
   actions->addWidget(summary_, 1);
+  actions->addWidget(check_button);
   actions->addWidget(authorize_button);
   layout->addLayout(actions);
 

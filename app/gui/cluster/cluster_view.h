@@ -75,6 +75,7 @@ class ClusterView : public QWidget {
   void startLocalAgentRequested();
   void agentSelected(const QString& name);
   void openJobRequested(const QString& job_id);  // from a rank in the agent's detail
+  void checkClusterRequested();                  // "Check cluster": a preflight of every agent
 
  private:
   void reload();

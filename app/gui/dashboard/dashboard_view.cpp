@@ -184,6 +184,17 @@ QLayout* DashboardView::buildHeader() {
   about_->setTextInteractionFlags(Qt::TextSelectableByMouse);
   about_->setForegroundRole(QPalette::PlaceholderText);
   about_->setVisible(false);
+  // What a failure now would cost and what checkpoints cost: only while the job runs.
+  checkpoint_ = new QLabel;
+  checkpoint_->setObjectName("checkpoint-economics");
+  checkpoint_->setWordWrap(true);
+  checkpoint_->setMinimumWidth(1);
+  checkpoint_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  checkpoint_->setToolTip(
+      "Checkpoint economics: the work a failure now would lose (since the newest checkpoint), "
+      "what writing one costs (measured), how often these hosts failed in the history, and the "
+      "interval that loses least (Young: sqrt(2 x cost x MTBF)).");
+  checkpoint_->setVisible(false);
   problem_ = new ElidingButton;
   problem_->setVisible(false);
   stop_ = new QPushButton("Stop job");
@@ -200,6 +211,7 @@ QLayout* DashboardView::buildHeader() {
   auto* header_text = new QVBoxLayout;
   header_text->addWidget(title_);
   header_text->addWidget(summary_);
+  header_text->addWidget(checkpoint_);
   header_text->addWidget(about_);
   auto* header = new QHBoxLayout;
   header->addLayout(header_text, 1);
@@ -906,7 +918,8 @@ QTreeWidgetItem* DashboardView::eventItem(size_t index) const {
   item->setToolTip(0, formatFullTime(e.time));
   item->setToolTip(2, QString::fromStdString(e.detail));
   item->setData(0, Qt::UserRole, static_cast<qulonglong>(index));
-  if (e.problem || e.kind == "agent_silent") {
+  // A GPU fault's warning is amber like a silent agent: it slows the job, it did not fail it.
+  if (e.problem || e.kind == "agent_silent" || e.kind == "gpu_fault") {
     const QColor color =
         e.problem && !JobData::isHangWatch(e) ? stateColor("failed") : stateColor("pending");
     for (int c = 0; c < 3; ++c) item->setForeground(c, color);
@@ -1014,6 +1027,22 @@ void DashboardView::elideTitle() {
   title_->setToolTip(shown == title_full_ ? QString() : title_full_);
 }
 
+void DashboardView::updateCheckpointLine() {
+  const bool running = live_ && job_->state() == "running" && !job_->ranks().empty();
+  QString text;
+  if (running) {
+    const hardware::CheckpointInputs in = job_->checkpointInputs(unixSeconds());
+    text =
+        QString::fromStdString(hardware::checkpointSummary(in, hardware::checkpointEconomics(in)));
+  }
+  if (checkpoint_->text() != text) checkpoint_->setText(text);
+  checkpoint_->setVisible(!text.isEmpty());
+}
+
+QString DashboardView::checkpointText() const {
+  return checkpoint_->isVisibleTo(this) ? checkpoint_->text() : QString();
+}
+
 QString DashboardView::problemText() const {
   return problem_->isVisible() ? problem_->fullText() : "";
 }
@@ -1045,6 +1074,7 @@ void DashboardView::updateHeader() {
           : QString();
   for (const auto& [title, chart] : charts_) chart->setStaleNote(stale);
   updateProblemLine(shown);
+  updateCheckpointLine();
   stop_->setEnabled(live_ && !job_->finished());
   // A job on Slurm restarts inside its allocation by itself, and Slurm requeues it.
   restart_->setEnabled(live_ && !job_->slurm() &&

@@ -87,6 +87,8 @@ class DashboardView : public QWidget {
   StragglerHeatmap* heatmap() const { return heatmap_; }
   QString headline() const;
   QString problemText() const;
+  // The checkpoint economics line of a running job ("" when hidden).
+  QString checkpointText() const;
 
  protected:
   // A new palette (View > Appearance): the job total's line takes the new text colour.
@@ -121,6 +123,7 @@ class DashboardView : public QWidget {
   bool updateLines(bool all);  // true when every chart has its current lines
   void elideTitle();
   void updateHeader();
+  void updateCheckpointLine();
   QString summaryText(const client::ShownJob& shown) const;
   QString whereText() const;
   void updateProblemLine(const client::ShownJob& shown);
@@ -174,6 +177,7 @@ class DashboardView : public QWidget {
   QString title_full_;  // "name  ·  job id", which title_ shows elided where it does not fit
   QLabel* summary_;
   QLabel* about_;
+  QLabel* checkpoint_;  // checkpoint economics, while the job runs
   ElidingButton* problem_;
   QPushButton* stop_;
   QPushButton* restart_;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <tuple>
 
 #include "ringmaster/client/slurm_sync.h"
 #include "ringmaster/job/spec.h"
@@ -68,6 +69,10 @@ void JobData::ingest(const std::string& agent, const proto::JournalRecord& r) {
           addCheckpoint(step, time, r.attempt());
           continue;
         }
+        if (v.name() == metrics::kCheckpointSecondsMetric) {
+          addCheckpoint(step, time, r.attempt(), v.value());
+          continue;
+        }
         addPoint(v.name(), m.rank(), step, time, v.value());
       }
       if (timing == 3) addPoint(kBusyTime, m.rank(), step, time, step_time - comm_wait);
@@ -127,6 +132,7 @@ void JobData::readDescription(const std::string& spec_yaml) {
 
 void JobData::ingestSnapshot(const client::JobSnapshot& s) {
   if (s.slurm) slurm_ = s.slurm;
+  host_records_ = s.host_records;
   name_ = s.job.name;
   launcher_ = s.job.launcher;
   readDescription(s.job.spec_yaml);
@@ -148,8 +154,9 @@ void JobData::ingestSnapshot(const client::JobSnapshot& s) {
   std::sort(events_.begin(), events_.end(),
             [](const JobEvent& a, const JobEvent& b) { return a.time < b.time; });
   for (const auto& row : s.metrics) {
-    if (row.name == metrics::kCheckpointMetric) {
-      addCheckpoint(static_cast<double>(row.step), row.time, row.attempt);
+    if (row.name == metrics::kCheckpointMetric || row.name == metrics::kCheckpointSecondsMetric) {
+      addCheckpoint(static_cast<double>(row.step), row.time, row.attempt,
+                    row.name == metrics::kCheckpointSecondsMetric ? row.value : 0);
       continue;
     }
     addPoint(row.name, row.rank, static_cast<double>(row.step), row.time, row.value);
@@ -330,8 +337,20 @@ void JobData::addEvent(const std::string& key, JobEvent event) {
   events_.push_back(std::move(event));
 }
 
-// Every rank saves its own checkpoint of the same step: one event for them all, at the first.
-void JobData::addCheckpoint(double step, double time, uint32_t attempt) {
+// Every rank saves its own checkpoint of the same step: one event for them all, at the first, and
+// one mark with the longest write (the job waits for the slowest rank).
+void JobData::addCheckpoint(double step, double time, uint32_t attempt, double seconds) {
+  const CheckpointMark mark{attempt, static_cast<int64_t>(step), time, seconds};
+  const auto before = [](const CheckpointMark& a, const CheckpointMark& b) {
+    return std::tie(a.attempt, a.step) < std::tie(b.attempt, b.step);
+  };
+  auto at = std::lower_bound(checkpoints_.begin(), checkpoints_.end(), mark, before);
+  if (at != checkpoints_.end() && !before(mark, *at)) {
+    at->time = std::min(at->time, time);
+    at->seconds = std::max(at->seconds, std::isfinite(seconds) ? seconds : 0);
+  } else {
+    checkpoints_.insert(at, mark);
+  }
   const std::string key =
       "checkpoint#" + std::to_string(attempt) + "#" + std::to_string(static_cast<int64_t>(step));
   JobEvent event;
@@ -340,6 +359,41 @@ void JobData::addCheckpoint(double step, double time, uint32_t attempt) {
   event.detail = "step " + std::to_string(static_cast<int64_t>(step)) + " saved";
   event.attempt = attempt;
   addEvent(key, std::move(event));
+}
+
+hardware::CheckpointInputs JobData::checkpointInputs(double now) const {
+  hardware::CheckpointInputs in;
+  in.now = now;
+  std::vector<std::string> hosts;  // one per rank of the running attempt
+  for (const auto& [rank, info] : ranks_) {
+    hosts.push_back(info.agent);
+    in.on_gpus = in.on_gpus && info.device.starts_with("GPU");
+    if (info.started > 0 && (in.started == 0 || info.started < in.started)) {
+      in.started = info.started;
+    }
+  }
+  if (in.started == 0) in.started = start_time_;
+  in.devices = static_cast<int>(hosts.size());
+  in.failures_per_hour = hardware::jobFailuresPerHour(hosts, host_records_);
+  std::vector<double> costs;
+  const CheckpointMark* last = nullptr;  // the running attempt's newest, and the one before
+  const CheckpointMark* previous = nullptr;
+  for (const CheckpointMark& mark : checkpoints_) {
+    if (mark.seconds > 0) costs.push_back(mark.seconds);
+    if (mark.attempt != model_.attempt()) continue;
+    previous = last;
+    last = &mark;
+  }
+  if (!costs.empty()) {
+    std::nth_element(costs.begin(), costs.begin() + costs.size() / 2, costs.end());
+    in.checkpoint_seconds = costs[costs.size() / 2];
+  }
+  if (last) in.last_checkpoint = last->time;
+  if (last && previous && last->step > previous->step && last->time > previous->time) {
+    in.interval_seconds = last->time - previous->time;
+    in.seconds_per_step = in.interval_seconds / static_cast<double>(last->step - previous->step);
+  }
+  return in;
 }
 
 void JobData::addClientEvent(JobEvent event) {

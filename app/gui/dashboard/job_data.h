@@ -22,6 +22,7 @@
 #pragma push_macro("slots")
 #undef slots
 #include "ringmaster/client/cluster_session.h"
+#include "ringmaster/hardware/checkpoint_economics.h"
 #pragma pop_macro("slots")
 #include "ringmaster/job/job_model.h"
 #include "ringmaster/metrics/line_parser.h"
@@ -49,7 +50,8 @@ struct RankInfo {
 struct JobEvent {
   double time = 0;
   // job_accepted | rank_started | rank_exited | job_finished | job_failure | job_restart |
-  // job_outcome | hang_suspected | hang_hung | hang_cleared | checkpoint (a "checkpoint" metric) |
+  // job_outcome | hang_suspected | hang_hung | hang_cleared | gpu_fault (a fault of a GPU under
+  // one of its ranks) | checkpoint (a "checkpoint" metric) |
   // agent_silent | agent_back (what this client saw: addClientEvent)
   std::string kind;
   std::string agent;
@@ -75,6 +77,15 @@ inline constexpr const char* kBusyTime = "busy_time";
 // lowest and highest value (the band around the mean).
 struct RankSpread {
   metrics::Series mean, min, max;
+};
+
+// A checkpoint every rank of an attempt saved at one step: when the first said so, and the
+// longest any rank took to write it ("checkpoint_seconds"; 0 when no rank said).
+struct CheckpointMark {
+  uint32_t attempt = 0;
+  int64_t step = 0;
+  double time = 0;
+  double seconds = 0;
 };
 
 class JobData {
@@ -134,6 +145,15 @@ class JobData {
     return health_;
   }
 
+  // Every checkpoint, by attempt and step.
+  const std::vector<CheckpointMark>& checkpoints() const { return checkpoints_; }
+  // Every host's record in the history (from the snapshot), for checkpoint economics.
+  const std::vector<store::HostRecord>& hostRecords() const { return host_records_; }
+  // What checkpoint economics needs of this job at `now`: its ranks, the newest checkpoint of the
+  // running attempt (or its start), the median write time, the time and steps between the
+  // attempt's last two checkpoints, and its hosts' failure rate from the history.
+  hardware::CheckpointInputs checkpointInputs(double now) const;
+
   // Bumped on every change, so views redraw only when something happened.
   uint64_t version() const { return version_; }
   uint64_t points() const { return points_; }
@@ -143,7 +163,7 @@ class JobData {
   static JobEvent eventFrom(const store::EventRow& row);
   void copyRank(int rank);  // the model's view of the rank into ranks_
   void addEvent(const std::string& key, JobEvent event);
-  void addCheckpoint(double step, double time, uint32_t attempt);
+  void addCheckpoint(double step, double time, uint32_t attempt, double seconds = 0);
   void addHealth(const std::string& agent, double time, const proto::HealthSample& sample);
   void deriveBusyTime();  // after a snapshot, whose metrics arrive one name at a time
   void deriveJobTotal();  // after a snapshot, whose points arrive one rank at a time
@@ -174,6 +194,8 @@ class JobData {
   std::map<std::string, std::map<int64_t, StepValues>> pending_spreads_;
   std::map<std::string, RankSpread> spreads_;
   std::map<std::string, std::map<std::string, metrics::Series>> health_;
+  std::vector<CheckpointMark> checkpoints_;
+  std::vector<store::HostRecord> host_records_;
   uint64_t version_ = 0;
   uint64_t points_ = 0;
 };

@@ -109,7 +109,19 @@ JobEditor::JobEditor(const QString& resources_dir, QWidget* parent)
   auto* preview_tab = new QWidget(this);
   auto* preview_layout = new QVBoxLayout(preview_tab);
   preview_layout->setContentsMargins(0, 0, 0, 0);
-  preview_layout->addWidget(preview_summary_);
+  // The preflight of the agents this launch would use: offered, one click, never in the way.
+  check_agents_ = new QPushButton(tr("Check these agents first"), preview_tab);
+  check_agents_->setObjectName(QStringLiteral("checkAgents"));
+  check_agents_->setToolTip(
+      tr("A preflight of the agents this launch would use: free disk, clock, GPU faults and the "
+         "links between them"));
+  check_agents_->setVisible(false);
+  connect(check_agents_, &QPushButton::clicked, this,
+          [this] { Q_EMIT checkAgentsRequested(preview_agents_); });
+  auto* summary_row = new QHBoxLayout;
+  summary_row->addWidget(preview_summary_, 1);
+  summary_row->addWidget(check_agents_, 0, Qt::AlignTop);
+  preview_layout->addLayout(summary_row);
   preview_layout->addWidget(preview_, 1);
   tabs_->addTab(preview_tab, tr("Launch preview"));
   tabs_->setDocumentMode(true);
@@ -344,6 +356,12 @@ void JobEditor::validate() {
 
 void JobEditor::showPreview(const LaunchPreview& preview) {
   preview_->clear();
+  preview_agents_.clear();
+  for (const LaunchPreview::Rank& r : preview.ranks) {
+    const QString agent = QString::fromStdString(r.agent);
+    if (!preview_agents_.contains(agent)) preview_agents_ << agent;
+  }
+  check_agents_->setVisible(!preview_agents_.isEmpty());
   if (preview.ranks.empty()) {
     preview_summary_->setText(preview.problems.empty()
                                   ? tr("No preview: %1.").arg(QString::fromStdString(preview.note))

@@ -84,6 +84,8 @@ class JobEditor : public QWidget {
 
  Q_SIGNALS:
   void launchRequested(const QString& yaml, const QString& file_name);  // only when valid
+  // A preflight of the agents the launch preview would use (client::runPreflight).
+  void checkAgentsRequested(const QStringList& agents);
   void validityChanged(bool valid);
   void modificationChanged(bool modified);
 
@@ -133,7 +135,9 @@ class JobEditor : public QWidget {
   QTimer* debounce_;
   QTimer* draft_timer_;
   QLabel* preview_summary_;
-  QTreeWidget* preview_;  // objectName "launchPreview": one row per rank
+  QPushButton* check_agents_;   // "Check these agents first"
+  QStringList preview_agents_;  // the agents of the launch preview, rank order
+  QTreeWidget* preview_;        // objectName "launchPreview": one row per rank
 };
 
 }  // namespace ringmaster::gui

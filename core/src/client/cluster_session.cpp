@@ -112,6 +112,7 @@ ClusterSession::~ClusterSession() {
   slurm_worker_.reset();
   slurm_watch_.reset();
   log_worker_.reset();
+  preflight_worker_.reset();
   worker_.reset();  // its client writes through writer_
   agents_.clear();  // sockets close before their context
   context_.reset();
@@ -132,6 +133,7 @@ Result<std::unique_ptr<ClusterSession>> ClusterSession::open(const ClientPaths& 
   session->worker_ =
       std::make_unique<CommandWorker>(paths, session->writer_.get(), /*connect_early=*/true);
   session->log_worker_ = std::make_unique<CommandWorker>(paths, session->writer_.get());
+  session->preflight_worker_ = std::make_unique<CommandWorker>(paths, session->writer_.get());
   RM_ASSIGN_OR_RETURN(session->history_worker_, HistoryWorker::open(paths.db_file));
   ClusterSession* self = session.get();
   RM_ASSIGN_OR_RETURN(
@@ -262,6 +264,30 @@ uint64_t ClusterSession::postListRuns() {
   return token;
 }
 
+uint64_t ClusterSession::postHardwareReport(double since) {
+  const uint64_t token = next_token_++;
+  history_worker_->post([this, token, since](store::Reader& history) {
+    writer_->waitWritten();
+    auto runs = hardware::hardwareRuns(history, since);
+    sink_->hardwareReported(
+        token, runs.isOk() ? Result<hardware::HardwareReport>(hardware::hardwareReport(*runs))
+                           : Result<hardware::HardwareReport>(runs.status()));
+  });
+  return token;
+}
+
+uint64_t ClusterSession::postPreflight(PreflightOptions options) {
+  return postToWorker(*preflight_worker_,
+                      [options = std::move(options), this](uint64_t token, ClusterClient* client,
+                                                           const Status& why_none) mutable {
+                        options.progress = [this, token](const std::string& what) {
+                          sink_->preflightProgress(token, what);
+                        };
+                        sink_->preflightDone(token, client ? runPreflight(*client, options)
+                                                           : Result<PreflightReport>(why_none));
+                      });
+}
+
 uint64_t ClusterSession::postEditHistory(std::function<Status(store::Writer&)> edit) {
   const uint64_t token = next_token_++;
   // On the history worker, which may wait: the write queues behind the journal's batches.
@@ -286,6 +312,7 @@ uint64_t ClusterSession::postReloadCluster() {
     reloadAgents();
     worker_->reload();
     log_worker_->reload();
+    preflight_worker_->reload();
   });
 }
 

@@ -75,6 +75,25 @@ CheckpointEconomics checkpointEconomics(const CheckpointInputs& in) {
   return out;
 }
 
+std::string checkpointSummary(const CheckpointInputs& in, const CheckpointEconomics& e) {
+  std::string out = hoursText(e.hours_at_risk) + " " + e.unit + " at risk (" +
+                    minutesText(e.seconds_since) +
+                    (in.last_checkpoint > 0 ? " since the last checkpoint, "
+                                            : " since the start, no checkpoint yet, ") +
+                    std::to_string(in.devices) + (in.on_gpus ? " GPU" : " rank") +
+                    (in.devices == 1 ? "" : "s") + ")";
+  if (in.checkpoint_seconds > 0) {
+    char cost[32];
+    std::snprintf(cost, sizeof cost, in.checkpoint_seconds < 10 ? "%.2g s" : "%.0f s",
+                  in.checkpoint_seconds);
+    out += std::string("; a checkpoint takes ") + cost;
+  }
+  if (e.mtbf_hours) {
+    out += "; these hosts fail once every " + minutesText(*e.mtbf_hours * 3600) + " of this job";
+  }
+  return out + "; " + e.advice;
+}
+
 double jobFailuresPerHour(const std::vector<std::string>& rank_hosts,
                           const std::vector<store::HostRecord>& records) {
   std::map<std::string, const store::HostRecord*> by_host;

@@ -244,15 +244,20 @@ HardwareReport hardwareReport(const std::vector<HardwareRun>& runs) {
     e.outlier = unlikely || (e.kind == "gpu" && e.critical_faults > 0);
     if (e.kind == "gpu" && e.outlier) hosts_explained.insert(e.host);
   }
-  std::vector<const HardwareEntity*> named;
   for (auto& [key, e] : entities) {
     if (e.kind == "host" && hosts_explained.contains(e.id)) e.outlier = false;
-    if (e.outlier) named.push_back(&e);
     report.entities.push_back(e);
   }
-  std::stable_sort(named.begin(), named.end(),
-                   [](const auto* a, const auto* b) { return a->p_value < b->p_value; });
-  for (const HardwareEntity* e : named) report.outliers.push_back(outlierText(*e, report));
+  for (size_t i = 0; i < report.entities.size(); ++i) {
+    if (report.entities[i].outlier) report.outliers.push_back({"", i});
+  }
+  std::stable_sort(report.outliers.begin(), report.outliers.end(),
+                   [&](const auto& a, const auto& b) {
+                     return report.entities[a.entity].p_value < report.entities[b.entity].p_value;
+                   });
+  for (HardwareOutlier& outlier : report.outliers) {
+    outlier.text = outlierText(report.entities[outlier.entity], report);
+  }
   return report;
 }
 

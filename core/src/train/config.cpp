@@ -169,6 +169,10 @@ class ConfigParser {
   }
 
   void parseRoot(const YAML::Node& root) {
+    if (root.IsMap() && root["link_test"]) {
+      parseLinkTest(root);
+      return;
+    }
     std::set<std::string> keys;
     if (!checkMapping(
             root, "native",
@@ -210,6 +214,22 @@ class ConfigParser {
       readU64(root["eval_every"], "native.eval_every", 0, &c.eval_every);
     }
     if (keys.count("strategy")) parseStrategy(root["strategy"]);
+  }
+
+  void parseLinkTest(const YAML::Node& root) {
+    std::set<std::string> keys;
+    if (!checkMapping(root, "native", {"link_test"}, &keys)) return;
+    LinkTestConfig test;
+    const YAML::Node node = root["link_test"];
+    std::set<std::string> test_keys;
+    if (checkMapping(node, "native.link_test", {"bytes", "repeats"}, &test_keys)) {
+      if (test_keys.count("bytes"))
+        readSize(node["bytes"], "native.link_test.bytes", 4, &test.bytes);
+      if (test_keys.count("repeats")) {
+        readU64(node["repeats"], "native.link_test.repeats", 1, &test.repeats);
+      }
+    }
+    config_.link_test = test;
   }
 
   void parseStrategy(const YAML::Node& node) {

@@ -16,6 +16,7 @@
 #include <QLineEdit>
 #include <QPushButton>
 #include <QTableView>
+#include <QTableWidget>
 #include <QTimer>
 #include <QTreeWidget>
 #include <cmath>
@@ -30,6 +31,7 @@
 #include "cluster/agent_table_model.h"
 #include "cluster/authorize_dialog.h"
 #include "cluster/format.h"
+#include "cluster/preflight_dialog.h"
 #include "cluster/sparkline.h"
 #include "ringmaster/client/cluster_config.h"
 #include "ringmaster/security/keys.h"
@@ -394,6 +396,65 @@ TEST_F(ClusterViewTest, AFaultyGpuIsNamedInTheTableAndTheDetailPanel) {
   EXPECT_TRUE(text(*model, row, Model::kGpus).startsWith("2  ("))
       << text(*model, row, Model::kGpus).toStdString();
   EXPECT_EQ(panel->gpuFaultsText(1), "");
+}
+
+// Check cluster's dialog on a report as the preflight makes it (the real run: preflight_test): the
+// verdict on top, one row per agent, and the links as a heat map where the slow pair is red.
+TEST_F(ClusterViewTest, PreflightDialogShowsTheVerdictAgentsAndTheLinkHeatMap) {
+  client::PreflightReport report;
+  const char* names[] = {"gpu01", "gpu02", "gpu03", "gpu04"};
+  for (const char* name : names) {
+    client::AgentCheck& a = report.agents.emplace_back();
+    a.agent = name;
+    a.cpus = 64;
+    a.load1 = 3.5;
+    a.memory_total = static_cast<uint64_t>(503 * kGiB);
+    a.memory_used = static_cast<uint64_t>(120 * kGiB);
+    a.state_dir = "/var/lib/ringmaster-agent";
+    a.disk_free = static_cast<uint64_t>(812 * kGiB);
+    a.disk_total = static_cast<uint64_t>(1800 * kGiB);
+    a.gpus = 8;
+  }
+  report.agents[3].disk_free = static_cast<uint64_t>(0.3 * kGiB);
+  report.agents[1].gpu_faults.push_back(
+      {2,
+       {hardware::FaultSeverity::kCritical, "clocks",
+        "clocks held at 705 of 1980 MHz: thermal slowdown (hardware)"}});
+  for (const auto& rounds : client::pairRounds(4)) {
+    for (const auto& [i, j] : rounds) {
+      client::LinkCheck& link = report.links.emplace_back();
+      link.a = names[i];
+      link.b = names[j];
+      link.gbps = (i == 0 && j == 2) ? 0.11 : 1.1 + 0.01 * (i + j);
+      link.latency_us = 40;
+    }
+  }
+  report.median_gbps = 1.13;
+  report.problems = client::preflightVerdict(report, {});
+  report.seconds = 14.2;
+  ASSERT_EQ(report.problems.size(), 3u) << testing::PrintToString(report.problems);
+
+  PreflightDialog dialog;
+  dialog.setProgress("link tests, round 2 of 3: gpu01 <-> gpu03, gpu02 <-> gpu04");
+  EXPECT_EQ(dialog.statusText(),
+            QString::fromUtf8("link tests, round 2 of 3: gpu01 <-> gpu03, gpu02 <-> gpu04…"));
+  dialog.setReport(report);
+  EXPECT_EQ(dialog.statusText(), "4 agent(s) and 6 link(s) checked in 14.2 s.");
+  const QString verdict = dialog.verdictText();
+  EXPECT_TRUE(verdict.contains("gpu02 GPU 2: clocks held at 705 of 1980 MHz"))
+      << verdict.toStdString();
+  EXPECT_TRUE(verdict.contains("gpu04: 307.2 MiB free of 1800.0 GiB in /var/lib/ringmaster-agent"))
+      << verdict.toStdString();
+  EXPECT_TRUE(verdict.contains("link gpu01 <-> gpu03: 0.11 GB/s, the median pair 1.13 GB/s"))
+      << verdict.toStdString();
+  ASSERT_EQ(dialog.agentTable()->rowCount(), 4);
+  ASSERT_EQ(dialog.linkMatrix()->rowCount(), 4);
+  EXPECT_EQ(dialog.linkMatrix()->item(0, 2)->text(), "0.11");
+  EXPECT_EQ(dialog.linkMatrix()->item(2, 0)->background().color(), QColor(0xc6, 0x28, 0x28));
+  EXPECT_EQ(dialog.linkMatrix()->item(0, 1)->background().color(), QColor(0x2e, 0x7d, 0x32));
+  dialog.resize(1000, 640);
+  EXPECT_TRUE(
+      dialog.grab().save(QString::fromStdString(screenshotDir() + "/preflight_dialog.png")));
 }
 
 TEST_F(ClusterViewTest, DetailPanelShowsInventoryAndEveryGpu) {

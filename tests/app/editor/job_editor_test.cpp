@@ -515,6 +515,14 @@ TEST_F(JobEditorTest, EveryFormFieldChangesTheSpec) {
   EXPECT_EQ(preview->topLevelItem(1)->text(0), "1");  // rank
   EXPECT_EQ(preview->topLevelItem(1)->text(1), "gpu-node-1");
   EXPECT_EQ(preview->topLevelItem(1)->text(3), "1");  // LOCAL_RANK
+  // A preflight of those agents is one click away, never in the launch's way.
+  auto* check = editor.findChild<QPushButton*>(QStringLiteral("checkAgents"));
+  ASSERT_NE(check, nullptr);
+  QStringList checked;
+  QObject::connect(&editor, &JobEditor::checkAgentsRequested,
+                   [&](const QStringList& agents) { checked = agents; });
+  check->click();
+  EXPECT_EQ(checked, QStringList{"gpu-node-1"});
   // More ranks than free slots, or an agent the cluster does not have: refused here, on the
   // placement's line, not by a modal at launch.
   ranks->setValue(4);

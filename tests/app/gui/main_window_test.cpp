@@ -34,6 +34,7 @@
 #include "dashboard/dashboard_view.h"
 #include "dashboard/rank_table_model.h"
 #include "editor/job_editor.h"
+#include "hardware/hardware_view.h"
 #include "history/config_diff_view.h"
 #include "history/history_model.h"
 #include "history/history_view.h"
@@ -282,6 +283,14 @@ TEST_F(MainWindowTest, DemoTrainsLiveAndLandsInHistory) {
   history->selectJobIds({job_id, second});
   ASSERT_EQ(history->selectedJobIds().size(), 2);
   save(&window, "history");
+
+  // The Hardware tab reads the same runs per host: the local agent took part in both.
+  window.tabs()->setCurrentWidget(window.hardware());
+  ASSERT_TRUE(waitFor([&] { return window.hardware()->table()->topLevelItemCount() > 0; }, 30000));
+  EXPECT_TRUE(window.hardware()->summaryText().contains(" runs: "))
+      << window.hardware()->summaryText().toStdString();
+  EXPECT_EQ(window.hardware()->table()->topLevelItemCount(), 1);  // the one local agent
+  save(&window, "hardware");
 
   window.openComparison({job_id, second});
   auto* compare = qobject_cast<CompareView*>(window.tabs()->currentWidget());

@@ -44,6 +44,10 @@ TEST(CheckpointEconomics, MatchesAHandCalculation) {
   EXPECT_EQ(e.advice,
             "your interval (every 10.0 min) wastes about 9.73 GPU-hours a day; every 1732 "
             "steps (86.6 min) would waste 2.22");
+  EXPECT_EQ(checkpointSummary(in, e),
+            "1.33 GPU-hours at risk (10.0 min since the last checkpoint, 8 GPUs); a checkpoint "
+            "takes 30 s; these hosts fail once every 125.0 h of this job; " +
+                e.advice);
 }
 
 TEST(CheckpointEconomics, SaysWhyThereIsNoSuggestion) {
@@ -57,6 +61,9 @@ TEST(CheckpointEconomics, SaysWhyThereIsNoSuggestion) {
   EXPECT_EQ(e.unit, "rank-hours");
   EXPECT_FALSE(e.mtbf_hours);
   EXPECT_EQ(e.advice, "no failure of these hosts in the history yet: no interval to suggest");
+  EXPECT_EQ(checkpointSummary(in, e),
+            "2.00 rank-hours at risk (60.0 min since the start, no checkpoint yet, 2 ranks); no "
+            "failure of these hosts in the history yet: no interval to suggest");
 
   in.failures_per_hour = 0.01;
   e = checkpointEconomics(in);

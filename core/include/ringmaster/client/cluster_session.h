@@ -32,7 +32,9 @@
 #include "ringmaster/client/agent_status.h"
 #include "ringmaster/client/cluster_client.h"
 #include "ringmaster/client/cluster_config.h"
+#include "ringmaster/client/preflight.h"
 #include "ringmaster/client/run_summary.h"
+#include "ringmaster/hardware/hardware_report.h"
 #include "ringmaster/store/store.h"
 #include "ringmaster/util/result.h"
 
@@ -79,6 +81,12 @@ class SessionSink {
   virtual void runsListed(uint64_t token, const Result<std::vector<RunSummary>>& runs) = 0;
   // An edit posted with postEditHistory() is committed (ok) or was not (why).
   virtual void historyEdited(uint64_t /*token*/, const Status& /*status*/) {}
+  // The history read per host and GPU (postHardwareReport), on the history worker.
+  virtual void hardwareReported(uint64_t /*token*/,
+                                const Result<hardware::HardwareReport>& /*report*/) {}
+  // A preflight (postPreflight) says what it is doing, then what it found.
+  virtual void preflightProgress(uint64_t /*token*/, const std::string& /*what*/) {}
+  virtual void preflightDone(uint64_t /*token*/, const Result<PreflightReport>& /*report*/) {}
   // Slurm's state of a job on Slurm changed (pending with a new reason, running, finished...).
   virtual void slurmJobChanged(const store::SlurmJobRow& /*row*/) {}
   // Something the session could not do that a person must hear of: the history could not be
@@ -125,6 +133,10 @@ class ClusterSession {
                        uint32_t attempt = 0, uint32_t max_bytes = 0);
   uint64_t postLoadJob(std::string job_id);
   uint64_t postListRuns();
+  // hardware::hardwareReport over the runs submitted at or after `since` (0: every run).
+  uint64_t postHardwareReport(double since = 0);
+  // runPreflight on a worker of its own (its link tests take seconds; commands do not wait).
+  uint64_t postPreflight(PreflightOptions options);
   // A change a person made to the history (archive, delete, undo), run on the process's one
   // writer after what was queued before it; answered by historyEdited() once committed, so a
   // list of runs posted after that answer sees it.
@@ -170,10 +182,11 @@ class ClusterSession {
   std::unique_ptr<ClusterClient> client_;      // the cluster file's agents and the client's keys
   std::unique_ptr<CommandWorker> worker_;      // submit, stop, restart
   std::unique_ptr<CommandWorker> log_worker_;  // log reads
-  std::unique_ptr<HistoryWorker> history_worker_;  // snapshots and the list of runs
-  std::unique_ptr<HistoryWorker> slurm_worker_;    // runs slurm_watch_
-  std::unique_ptr<SlurmWatch> slurm_watch_;        // the jobs on Slurm that are not over
-  std::unique_ptr<ZmqContext> context_;            // the watch connections, apart from client_'s
+  std::unique_ptr<CommandWorker> preflight_worker_;  // cluster preflights
+  std::unique_ptr<HistoryWorker> history_worker_;    // snapshots and the list of runs
+  std::unique_ptr<HistoryWorker> slurm_worker_;      // runs slurm_watch_
+  std::unique_ptr<SlurmWatch> slurm_watch_;          // the jobs on Slurm that are not over
+  std::unique_ptr<ZmqContext> context_;              // the watch connections, apart from client_'s
   std::vector<std::unique_ptr<Agent>> agents_;
   struct DeferredSubmit {
     uint64_t token;

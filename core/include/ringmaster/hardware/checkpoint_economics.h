@@ -44,6 +44,10 @@ struct CheckpointEconomics {
 
 CheckpointEconomics checkpointEconomics(const CheckpointInputs& in);
 
+// One line for the dashboard: "1.33 GPU-hours at risk (10.0 min since the last checkpoint, 8
+// GPUs); a checkpoint takes 30 s; these hosts fail once every 125 h of this job; <advice>".
+std::string checkpointSummary(const CheckpointInputs& in, const CheckpointEconomics& e);
+
 // The job's expected failures per hour: each rank contributes its host's failures per
 // rank-hour (HostRecord), hosts the history does not know contribute nothing. `rank_hosts`: the
 // agent of each of the job's ranks.

@@ -56,10 +56,15 @@ struct HardwareEntity {
   bool outlier = false;
 };
 
+struct HardwareOutlier {
+  std::string text;   // one line: what stands out and why
+  size_t entity = 0;  // index into HardwareReport::entities
+};
+
 struct HardwareReport {
   int runs = 0, failed = 0, succeeded = 0;
-  std::vector<HardwareEntity> entities;  // hosts by name, then GPUs by host and index
-  std::vector<std::string> outliers;     // one line each, most suspicious first
+  std::vector<HardwareEntity> entities;   // hosts by name, then GPUs by host and index
+  std::vector<HardwareOutlier> outliers;  // most suspicious first
 };
 
 // Runs out of the history: every attempt of every job submitted at or after `since` (unix

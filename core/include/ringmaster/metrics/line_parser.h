@@ -28,6 +28,9 @@ inline constexpr size_t kMaxPatternLineBytes = 4096;
 // worker prints {"step": N, "checkpoint": 1} after each save, and a script may do the same.
 // Dashboards show it as an event, not as a chart.
 inline constexpr const char* kCheckpointMetric = "checkpoint";
+// On the same line, how long that save took, in seconds (the native worker prints it): the
+// dashboard's checkpoint economics read it, and no chart shows it.
+inline constexpr const char* kCheckpointSecondsMetric = "checkpoint_seconds";
 
 struct ParsedMetrics {
   std::optional<int64_t> step;

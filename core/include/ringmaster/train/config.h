@@ -26,6 +26,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -131,7 +132,17 @@ struct StrategyConfig {
   }
 };
 
+// `native: {link_test: {bytes: N, repeats: R}}`: no training. The ranks measure the link
+// between them through the communicator jobs use (allreduce of one float for the latency, of
+// `bytes` for the bandwidth, best of `repeats`) and print {"step": 1, "link_latency_us": ...,
+// "link_gbps": ...}. The cluster preflight runs it for each pair of agents.
+struct LinkTestConfig {
+  size_t bytes = size_t{16} << 20;
+  uint64_t repeats = 5;
+};
+
 struct NativeConfig {
+  std::optional<LinkTestConfig> link_test;  // set: a link test, nothing else is read
   ModelConfig model;
   DatasetConfig dataset;
   size_t batch_size = 64;  // per rank

@@ -1,0 +1,217 @@
+#include "cluster/preflight_dialog.h"
+
+#include <QDialogButtonBox>
+#include <QHeaderView>
+#include <QLabel>
+#include <QProgressBar>
+#include <QPushButton>
+#include <QTableWidget>
+#include <QTextDocumentFragment>
+#include <QVBoxLayout>
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include "cluster/agent_state_style.h"
+#include "cluster/format.h"
+#include "table_copy.h"
+
+namespace ringmaster::gui {
+namespace {
+
+// A link's colour by its share of the median pair's bandwidth: the verdict's threshold (0.5) is
+// where red begins.
+QColor linkColor(double gbps, double median) {
+  if (median <= 0) return QColor(0x60, 0x60, 0x60);
+  const double share = gbps / median;
+  if (share < 0.5) return QColor(0xc6, 0x28, 0x28);
+  if (share < 0.8) return QColor(0xb2, 0x7a, 0x12);
+  return QColor(0x2e, 0x7d, 0x32);
+}
+
+QTableWidgetItem* item(const QString& text) {
+  auto* cell = new QTableWidgetItem(text);
+  cell->setFlags(Qt::ItemIsEnabled | Qt::ItemIsSelectable);
+  return cell;
+}
+
+}  // namespace
+
+PreflightDialog::PreflightDialog(QWidget* parent) : QDialog(parent) {
+  setWindowTitle("Check cluster");
+  setModal(false);
+  resize(900, 620);
+  status_ = new QLabel("starting…");
+  status_->setWordWrap(true);
+  busy_ = new QProgressBar;
+  busy_->setRange(0, 0);  // busy until the report comes
+  busy_->setTextVisible(false);
+  busy_->setMaximumHeight(8);
+
+  agents_ = new QTableWidget(0, 7);
+  agents_->setObjectName("preflight-agents");
+  agents_->setHorizontalHeaderLabels(
+      {"Agent", "CPUs", "Load", "Memory used", "Disk free (state dir)", "Clock", "GPU faults"});
+  agents_->verticalHeader()->setVisible(false);
+  agents_->horizontalHeader()->setStretchLastSection(true);
+  agents_->setEditTriggers(QAbstractItemView::NoEditTriggers);
+  installTableCopy(agents_);
+
+  links_ = new QTableWidget(0, 0);
+  links_->setObjectName("preflight-links");
+  links_->setEditTriggers(QAbstractItemView::NoEditTriggers);
+  links_->setToolTip("GB/s between each pair: a 2-rank Gloo allreduce over TCP, as jobs use");
+  installTableCopy(links_);
+
+  verdict_ = new QLabel;
+  verdict_->setObjectName("preflight-verdict");
+  verdict_->setWordWrap(true);
+  verdict_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+
+  again_ = new QPushButton("Run again");
+  again_->setEnabled(false);
+  auto* buttons = new QDialogButtonBox(QDialogButtonBox::Close);
+  buttons->addButton(again_, QDialogButtonBox::ActionRole);
+  connect(buttons, &QDialogButtonBox::rejected, this, &QDialog::close);
+  connect(again_, &QPushButton::clicked, this, [this] {
+    again_->setEnabled(false);
+    busy_->setVisible(true);
+    Q_EMIT runAgainRequested();
+  });
+
+  auto* layout = new QVBoxLayout(this);
+  layout->addWidget(status_);
+  layout->addWidget(busy_);
+  layout->addWidget(verdict_);
+  layout->addWidget(new QLabel("<b>Agents</b>"));
+  layout->addWidget(agents_, 1);
+  layout->addWidget(new QLabel("<b>Links</b> (GB/s; red: under half the median pair)"));
+  layout->addWidget(links_, 1);
+  layout->addWidget(buttons);
+}
+
+void PreflightDialog::setProgress(const QString& what) { status_->setText(what + "…"); }
+
+void PreflightDialog::setError(const QString& message) {
+  busy_->setVisible(false);
+  again_->setEnabled(true);
+  status_->setText("The preflight could not run: " + message);
+}
+
+void PreflightDialog::setReport(const client::PreflightReport& report) {
+  busy_->setVisible(false);
+  again_->setEnabled(true);
+  status_->setText(QString("%1 agent(s) and %2 link(s) checked in %3 s.")
+                       .arg(report.agents.size())
+                       .arg(report.links.size())
+                       .arg(report.seconds, 0, 'f', 1));
+  QStringList lines;
+  for (const std::string& problem : report.problems) {
+    lines << QString("<span style='color:#ef5350'>%1 %2</span>")
+                 .arg(QString::fromUtf8("\u25CF"), QString::fromStdString(problem).toHtmlEscaped());
+  }
+  verdict_->setText(lines.isEmpty()
+                        ? QString("<span style='color:#4cc25a'>All clear: no host, disk, clock, "
+                                  "GPU or link stands out.</span>")
+                        : lines.join("<br>"));
+  showAgents(report);
+  showLinks(report);
+}
+
+void PreflightDialog::showAgents(const client::PreflightReport& report) {
+  agents_->setRowCount(static_cast<int>(report.agents.size()));
+  int row = 0;
+  for (const client::AgentCheck& a : report.agents) {
+    agents_->setItem(row, 0, item(QString::fromStdString(a.agent)));
+    if (!a.error.empty()) {
+      auto* why = item(QString::fromStdString(a.error));
+      why->setForeground(QColor(0xef, 0x53, 0x50));
+      agents_->setItem(row, 1, why);
+      agents_->setSpan(row, 1, 1, 6);
+      ++row;
+      continue;
+    }
+    agents_->setItem(row, 1, item(QString::number(a.cpus)));
+    agents_->setItem(row, 2, item(QString::number(a.load1, 'f', 1)));
+    agents_->setItem(
+        row, 3,
+        item(QString("%1 / %2").arg(formatBytes(static_cast<double>(a.memory_used)),
+                                    formatBytes(static_cast<double>(a.memory_total)))));
+    auto* disk = item(QString("%1 of %2")
+                          .arg(formatBytes(static_cast<double>(a.disk_free)),
+                               formatBytes(static_cast<double>(a.disk_total))));
+    disk->setToolTip(QString::fromStdString(a.state_dir));
+    agents_->setItem(row, 4, disk);
+    agents_->setItem(row, 5, item(QString("%1 s").arg(a.clock_offset_s, 0, 'f', 3)));
+    QStringList faults;
+    hardware::FaultSeverity worst = hardware::FaultSeverity::kNotice;
+    for (const auto& f : a.gpu_faults) {
+      faults << QString("GPU %1: %2").arg(f.gpu).arg(QString::fromStdString(f.fault.text));
+      worst = std::max(worst, f.fault.severity);
+    }
+    auto* gpus =
+        item(faults.isEmpty() ? QString("%1 GPU(s), no fault").arg(a.gpus) : faults.join("; "));
+    if (!faults.isEmpty()) gpus->setForeground(faultColor(worst));
+    agents_->setItem(row, 6, gpus);
+    ++row;
+  }
+  // The verdict names the rows to look at; colour them too.
+  for (int r = 0; r < agents_->rowCount(); ++r) {
+    const QString name = agents_->item(r, 0)->text();
+    for (const std::string& problem : report.problems) {
+      if (QString::fromStdString(problem).startsWith(name + ":") ||
+          QString::fromStdString(problem).startsWith(name + " GPU")) {
+        agents_->item(r, 0)->setForeground(QColor(0xef, 0x53, 0x50));
+      }
+    }
+  }
+  agents_->resizeColumnsToContents();
+}
+
+void PreflightDialog::showLinks(const client::PreflightReport& report) {
+  QStringList names;
+  for (const client::AgentCheck& a : report.agents) {
+    if (a.error.empty()) names << QString::fromStdString(a.agent);
+  }
+  links_->clear();
+  links_->setRowCount(static_cast<int>(names.size()));
+  links_->setColumnCount(static_cast<int>(names.size()));
+  links_->setHorizontalHeaderLabels(names);
+  links_->setVerticalHeaderLabels(names);
+  std::map<QString, int> index;
+  for (int i = 0; i < names.size(); ++i) index[names[i]] = i;
+  for (int i = 0; i < names.size(); ++i) links_->setItem(i, i, item(QString::fromUtf8("—")));
+  for (const client::LinkCheck& link : report.links) {
+    const QString a = QString::fromStdString(link.a), b = QString::fromStdString(link.b);
+    if (!index.contains(a) || !index.contains(b)) continue;
+    for (const auto& [row, column] :
+         {std::pair{index[a], index[b]}, std::pair{index[b], index[a]}}) {
+      QTableWidgetItem* cell;
+      if (!link.error.empty()) {
+        cell = item("failed");
+        cell->setBackground(QColor(0xc6, 0x28, 0x28));
+        cell->setToolTip(QString::fromStdString(link.error));
+      } else {
+        cell = item(QString::number(link.gbps, 'g', 3));
+        cell->setBackground(linkColor(link.gbps, report.median_gbps));
+        cell->setToolTip(QString("%1 <-> %2: %3 GB/s, %4 us latency (median pair %5 GB/s)")
+                             .arg(a, b)
+                             .arg(link.gbps, 0, 'g', 3)
+                             .arg(link.latency_us, 0, 'f', 0)
+                             .arg(report.median_gbps, 0, 'g', 3));
+      }
+      cell->setForeground(Qt::white);
+      cell->setTextAlignment(Qt::AlignCenter);
+      links_->setItem(row, column, cell);
+    }
+  }
+  links_->resizeColumnsToContents();
+}
+
+QString PreflightDialog::verdictText() const {
+  return QTextDocumentFragment::fromHtml(verdict_->text()).toPlainText();
+}
+
+QString PreflightDialog::statusText() const { return status_->text(); }
+
+}  // namespace ringmaster::gui
