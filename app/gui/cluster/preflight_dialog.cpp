@@ -85,7 +85,8 @@ PreflightDialog::PreflightDialog(QWidget* parent) : QDialog(parent) {
   layout->addWidget(verdict_);
   layout->addWidget(new QLabel("<b>Agents</b>"));
   layout->addWidget(agents_, 1);
-  layout->addWidget(new QLabel("<b>Links</b> (GB/s; red: under half the median pair)"));
+  links_title_ = new QLabel("<b>Links</b> (GB/s; red: under half the median pair)");
+  layout->addWidget(links_title_);
   layout->addWidget(links_, 1);
   layout->addWidget(buttons);
 }
@@ -149,8 +150,9 @@ void PreflightDialog::showAgents(const client::PreflightReport& report) {
       faults << QString("GPU %1: %2").arg(f.gpu).arg(QString::fromStdString(f.fault.text));
       worst = std::max(worst, f.fault.severity);
     }
-    auto* gpus =
-        item(faults.isEmpty() ? QString("%1 GPU(s), no fault").arg(a.gpus) : faults.join("; "));
+    auto* gpus = item(!faults.isEmpty() ? faults.join("; ")
+                      : a.gpus == 0     ? QString("CPU only")
+                                        : QString("%1 GPU(s), no fault").arg(a.gpus));
     if (!faults.isEmpty()) gpus->setForeground(faultColor(worst));
     agents_->setItem(row, 6, gpus);
     ++row;
@@ -173,6 +175,11 @@ void PreflightDialog::showLinks(const client::PreflightReport& report) {
   for (const client::AgentCheck& a : report.agents) {
     if (a.error.empty()) names << QString::fromStdString(a.agent);
   }
+  // A link needs two agents: with fewer there is nothing to draw.
+  links_title_->setText(names.size() < 2 ? "<b>Links</b>: none to test (a link needs two agents "
+                                           "that answer)"
+                                         : "<b>Links</b> (GB/s; red: under half the median pair)");
+  links_->setVisible(names.size() >= 2);
   links_->clear();
   links_->setRowCount(static_cast<int>(names.size()));
   links_->setColumnCount(static_cast<int>(names.size()));

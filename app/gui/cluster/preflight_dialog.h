@@ -45,6 +45,7 @@ class PreflightDialog : public QDialog {
   QLabel* status_;
   QProgressBar* busy_;
   QTableWidget* agents_;
+  QLabel* links_title_;
   QTableWidget* links_;
   QLabel* verdict_;
   QPushButton* again_;

@@ -69,6 +69,14 @@ CheckpointEconomics checkpointEconomics(const CheckpointInputs& in) {
   }
   out.waste_per_day_now =
       wastePerDay(in.interval_seconds, in.checkpoint_seconds, mtbf_seconds, in.devices);
+  // Within 5% of the least loss, a change is not worth anyone's time.
+  if (*out.waste_per_day_now <= 1.05 * *out.waste_per_day_optimal) {
+    out.advice = "your interval (every " + minutesText(in.interval_seconds) +
+                 ") is about the best (" + suggestion + "): about " +
+                 hoursText(*out.waste_per_day_now) + " " + out.unit +
+                 " a day go to checkpoints and redone work";
+    return out;
+  }
   out.advice = "your interval (every " + minutesText(in.interval_seconds) + ") wastes about " +
                hoursText(*out.waste_per_day_now) + " " + out.unit + " a day; " + suggestion +
                " would waste " + hoursText(*out.waste_per_day_optimal);

@@ -77,6 +77,14 @@ TEST(CheckpointEconomics, SaysWhyThereIsNoSuggestion) {
   e = checkpointEconomics(in);
   EXPECT_EQ(e.advice, "checkpoints every 20.0 min would waste about 0.16 rank-hours a day");
   EXPECT_EQ(jobFailuresPerHour({"unknown"}, kRecords), 0);
+
+  // Already near Young's interval: said so, not "change 1200 s to 1200 s".
+  in.interval_seconds = 1150;
+  in.seconds_per_step = 2;
+  e = checkpointEconomics(in);
+  EXPECT_EQ(e.advice,
+            "your interval (every 19.2 min) is about the best (every 600 steps (20.0 min)): about "
+            "0.16 rank-hours a day go to checkpoints and redone work");
 }
 
 }  // namespace

@@ -38,7 +38,7 @@ struct CheckpointEconomics {
   std::optional<int64_t> optimal_every_steps;      // Young's interval in steps
   std::string unit;                                // "GPU-hours" | "rank-hours"
   // "your interval (every 4.0 min) wastes about 0.90 GPU-hours a day; every 530 steps (7.1 min)
-  // would waste 0.64"; or why there is no suggestion yet.
+  // would waste 0.64", or that it is about the best already; or why there is no suggestion yet.
   std::string advice;
 };
 
