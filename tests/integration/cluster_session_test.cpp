@@ -79,6 +79,20 @@ class RecordingSink : public SessionSink {
     edited_.emplace(token, status);
     changed_.notify_all();
   }
+  void hardwareReported(uint64_t token, const Result<hardware::HardwareReport>& report) override {
+    std::lock_guard<std::mutex> lock(mutex_);
+    hardware_.emplace(token, report);
+    changed_.notify_all();
+  }
+  void preflightProgress(uint64_t token, const std::string& what) override {
+    std::lock_guard<std::mutex> lock(mutex_);
+    preflight_progress_[token].push_back(what);
+  }
+  void preflightDone(uint64_t token, const Result<PreflightReport>& report) override {
+    std::lock_guard<std::mutex> lock(mutex_);
+    preflights_.emplace(token, report);
+    changed_.notify_all();
+  }
 
   // Waits until `done` (called under the lock) is true; false after timeout_ms.
   bool waitFor(const std::function<bool()>& done, int timeout_ms = 30000) {
@@ -99,6 +113,9 @@ class RecordingSink : public SessionSink {
   std::map<uint64_t, Result<JobSnapshot>> snapshots_;
   std::map<uint64_t, Result<std::vector<RunSummary>>> runs_;
   std::map<uint64_t, Status> edited_;
+  std::map<uint64_t, Result<hardware::HardwareReport>> hardware_;
+  std::map<uint64_t, std::vector<std::string>> preflight_progress_;
+  std::map<uint64_t, Result<PreflightReport>> preflights_;
 };
 
 class ClusterSessionTest : public ::testing::Test {
@@ -190,6 +207,48 @@ TEST_F(ClusterSessionTest, WatchesEveryAgentAndStreamsAJobIntoTheHistory) {
   EXPECT_EQ(snapshot->metrics.size(), 2000u);
   EXPECT_FALSE(snapshot->events.empty());
   EXPECT_FALSE(snapshot->health.empty());
+}
+
+// Check cluster and the Hardware tab through the session: the preflight on its own worker (its
+// progress first, then the report with the one link measured), the watch going on meanwhile,
+// and the hardware report reading that link test back as a run of both agents.
+TEST_F(ClusterSessionTest, APreflightAndTheHardwareReportComeBackThroughTheSink) {
+  std::string error;
+  ASSERT_TRUE(cluster_.addAgent("a1", 2, &error)) << error;
+  ASSERT_TRUE(cluster_.addAgent("a2", 2, &error)) << error;
+  startSession();
+  ASSERT_TRUE(sink_.waitFor([&] { return online("a1") && online("a2"); }));
+
+  PreflightOptions options;
+  options.link_bytes = 1 << 20;
+  const uint64_t token = session_->postPreflight(options);
+  ASSERT_TRUE(sink_.waitFor([&] { return sink_.preflights_.count(token) > 0; }, 60000));
+  {
+    std::lock_guard<std::mutex> lock(sink_.mutex_);
+    const auto& report = sink_.preflights_.at(token);
+    ASSERT_TRUE(report.isOk()) << report.status().toString();
+    ASSERT_EQ(report->agents.size(), 2u);
+    EXPECT_EQ(report->agents[0].error, "");
+    EXPECT_GT(report->agents[0].disk_total, 0u);
+    ASSERT_EQ(report->links.size(), 1u);
+    EXPECT_EQ(report->links[0].error, "");
+    EXPECT_GT(report->links[0].gbps, 0);
+    EXPECT_TRUE(report->problems.empty()) << ::testing::PrintToString(report->problems);
+    EXPECT_EQ(
+        sink_.preflight_progress_[token],
+        (std::vector<std::string>{"checking 2 agent(s)", "link tests, round 1 of 1: a1 <-> a2"}));
+  }
+
+  const uint64_t hardware = session_->postHardwareReport();
+  ASSERT_TRUE(sink_.waitFor([&] { return sink_.hardware_.count(hardware) > 0; }));
+  std::lock_guard<std::mutex> lock(sink_.mutex_);
+  const auto& report = sink_.hardware_.at(hardware);
+  ASSERT_TRUE(report.isOk()) << report.status().toString();
+  EXPECT_EQ(report->runs, 1);
+  EXPECT_EQ(report->succeeded, 1);
+  ASSERT_EQ(report->entities.size(), 2u);  // two CPU hosts, no GPU
+  EXPECT_EQ(report->entities[0].id, "a1");
+  EXPECT_TRUE(report->outliers.empty());
 }
 
 TEST_F(ClusterSessionTest, ReadsARankLogWithoutBlockingTheWatch) {

@@ -29,12 +29,17 @@ class PreflightTest : public ::testing::Test {
     if (std::string why; !network_.create("rmpf", 4, 60, "", &why)) {
       GTEST_SKIP() << "cannot make network namespaces here: " << why;
     }
-    std::string why;
-    ASSERT_TRUE(network_.shapePath(0, 2, "100mbit", &why)) << why;
+    // A kernel without htb, u32 or tbf, or a container that may not mount: the same as no netns.
+    if (std::string why; !network_.shapePath(0, 2, "100mbit", &why)) {
+      GTEST_SKIP() << "cannot shape one path with tc here: " << why;
+    }
     tmpfs_ = cluster_.dir() + "/agents/a4";
     std::filesystem::create_directories(tmpfs_);
-    ASSERT_EQ(::mount("tmpfs", tmpfs_.c_str(), "tmpfs", 0, "size=64m,mode=0700"), 0)
-        << "mount tmpfs: " << std::strerror(errno);
+    if (::mount("tmpfs", tmpfs_.c_str(), "tmpfs", 0, "size=64m,mode=0700") != 0) {
+      const std::string why = std::strerror(errno);
+      tmpfs_.clear();
+      GTEST_SKIP() << "cannot mount a tmpfs here: " << why;
+    }
     std::string error;
     for (int i = 0; i < 4; ++i) {
       const std::string name = "a" + std::to_string(i + 1);
