@@ -364,6 +364,8 @@ void MainWindow::onRecords(const std::vector<AgentRecords>& batch) {
         continue;
       }
       if (!record.has_job_accepted() || now - record.time() > 60) continue;
+      // A preflight's link tests are the preflight dialog's to show, not new jobs to announce.
+      if (client::isPreflightJob(record.job_accepted().name())) continue;
       const QString id = QString::fromStdString(record.job());
       if (dashboards_.count(id) || !announced_.insert(id).second) continue;
       notify("New job " + QString::fromStdString(record.job_accepted().name()),

@@ -33,7 +33,7 @@ std::string number(const char* format, double value) {
 
 // A job name from agent names: [A-Za-z0-9._-] only, at most 64 characters.
 std::string linkJobName(const std::string& a, const std::string& b) {
-  std::string name = "preflight-link-" + a + "-" + b;
+  std::string name = kPreflightJobPrefix + a + "-" + b;
   for (char& c : name) {
     if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '_' && c != '-') c = '_';
   }
