@@ -10,6 +10,7 @@
 
 #include "ctl.h"
 #include "ringmaster/client/job_liveness.h"
+#include "ringmaster/hardware/gpu_faults.h"
 #include "ringmaster/hardware/hardware_report.h"
 #include "ringmaster/job/device_plan.h"
 #include "ringmaster/job/job_model.h"
@@ -170,6 +171,7 @@ int runAgents(const Globals& globals, const std::vector<std::string>& names, boo
                "MEM USED", "LOAD", "NET RX/TX", "JOBS"});
   json out = json::array();
   bool all_ok = true;
+  std::vector<std::string> faults;  // "gpu01 GPU 2 critical: clocks held at ...", under the table
   for (const auto& [name, inventory] : inventories) {
     std::string endpoint;
     for (const auto& a : cluster->agents()) {
@@ -195,11 +197,21 @@ int runAgents(const Globals& globals, const std::vector<std::string>& names, boo
          std::to_string(inv.running_jobs_size())});
     json gpu_health = json::array();
     for (const auto& g : h.gpus()) {
+      json gpu_faults = json::array();
+      for (const hardware::GpuFault& fault : hardware::gpuFaults(g)) {
+        gpu_faults.push_back({{"severity", hardware::severityName(fault.severity)},
+                              {"kind", fault.kind},
+                              {"text", fault.text}});
+        if (fault.severity == hardware::FaultSeverity::kNotice) continue;
+        faults.push_back(name + " GPU " + std::to_string(g.index()) + " " +
+                         hardware::severityName(fault.severity) + ": " + fault.text);
+      }
       gpu_health.push_back({{"index", g.index()},
                             {"utilization_percent", g.utilization_percent()},
                             {"memory_used_bytes", g.memory_used_bytes()},
                             {"temperature_c", g.temperature_c()},
-                            {"power_w", g.power_w()}});
+                            {"power_w", g.power_w()},
+                            {"faults", gpu_faults}});
     }
     out.push_back({{"agent", name},
                    {"endpoint", endpoint},
@@ -224,6 +236,7 @@ int runAgents(const Globals& globals, const std::vector<std::string>& names, boo
     std::printf("%s\n", out.dump(2).c_str());
   } else {
     std::printf("%s", table.render().c_str());
+    for (const std::string& fault : faults) std::printf("%s\n", terminalSafe(fault).c_str());
     if (inventories.empty()) {
       printError("no agents in " + cluster->paths().cluster_file +
                  ": add one with `ringmasterctl cluster add NAME tcp://HOST:PORT --key=KEY` (its "
