@@ -201,8 +201,8 @@ uint64_t SessionBridge::readLog(const QString& agent, const QString& job_id, int
                   : 0;
 }
 
-uint64_t SessionBridge::loadJob(const QString& job_id) {
-  return session_ ? session_->postLoadJob(job_id.toStdString()) : 0;
+uint64_t SessionBridge::loadJob(const QString& job_id, bool with_host_records) {
+  return session_ ? session_->postLoadJob(job_id.toStdString(), with_host_records) : 0;
 }
 
 uint64_t SessionBridge::listRuns() { return session_ ? session_->postListRuns() : 0; }

@@ -51,7 +51,8 @@ class SessionBridge : public QObject {
   uint64_t killRank(const QString& job_id, int rank);
   uint64_t readLog(const QString& agent, const QString& job_id, int rank, uint64_t offset,
                    uint32_t attempt = 0, uint32_t max_bytes = 0);
-  uint64_t loadJob(const QString& job_id);
+  // with_host_records: ClusterSession::postLoadJob's (a live dashboard's checkpoint economics).
+  uint64_t loadJob(const QString& job_id, bool with_host_records = false);
   uint64_t listRuns();
   uint64_t hardwareReport(double since = 0);  // every run submitted at or after `since`
   // The cluster preflight of these agents (all when empty): progress, then the report.

@@ -156,7 +156,7 @@ DashboardView::DashboardView(SessionBridge* bridge, const QString& job_id, bool 
   connectRankList();
   connectActions();
   startTimers();
-  load_token_ = bridge_->loadJob(job_id_);
+  load_token_ = bridge_->loadJob(job_id_, /*with_host_records=*/live_);
   loaded_ = load_token_ == 0;  // no session (yet): nothing to wait for
 }
 

@@ -76,7 +76,7 @@ milliseconds nextBackoff(milliseconds& backoff) {
 }
 
 Result<JobSnapshot> loadJobSnapshot(store::Reader& history, const std::string& job_id,
-                                    int max_health_rows) {
+                                    int max_health_rows, bool with_host_records) {
   JobSnapshot snapshot;
   RM_ASSIGN_OR_RETURN(snapshot.job, history.job(job_id));
   const std::string& id = snapshot.job.job_id;
@@ -98,7 +98,9 @@ Result<JobSnapshot> loadJobSnapshot(store::Reader& history, const std::string& j
     for (auto& row : rows) snapshot.health.push_back(std::move(row));
   }
   if (auto slurm = history.slurmJob(id); slurm.isOk()) snapshot.slurm = std::move(*slurm);
-  RM_ASSIGN_OR_RETURN(snapshot.host_records, history.hostRecords());
+  if (with_host_records) {
+    RM_ASSIGN_OR_RETURN(snapshot.host_records, history.hostRecords());
+  }
   return snapshot;
 }
 
@@ -246,12 +248,14 @@ uint64_t ClusterSession::postReadLog(std::string agent, std::string job_id, int 
 // A snapshot holds every record handed to the sink before the load was posted (they were queued
 // for the writer first); records handed out while it loads may be in it too, and views skip
 // those they already have.
-uint64_t ClusterSession::postLoadJob(std::string job_id) {
+uint64_t ClusterSession::postLoadJob(std::string job_id, bool with_host_records) {
   const uint64_t token = next_token_++;
-  history_worker_->post([this, token, job_id = std::move(job_id)](store::Reader& history) {
-    writer_->waitWritten();
-    sink_->jobLoaded(token, loadJobSnapshot(history, job_id, options_.max_health_rows));
-  });
+  history_worker_->post(
+      [this, token, job_id = std::move(job_id), with_host_records](store::Reader& history) {
+        writer_->waitWritten();
+        sink_->jobLoaded(
+            token, loadJobSnapshot(history, job_id, options_.max_health_rows, with_host_records));
+      });
   return token;
 }
 

@@ -53,8 +53,8 @@ struct JobSnapshot {
   std::vector<store::MetricRow> metrics;    // every point, by attempt, rank, name, step
   std::vector<store::HealthRow> health;     // of the job's agents, over the job's lifetime
   std::optional<store::SlurmJobRow> slurm;  // a job on Slurm: its id there and Slurm's state
-  // Every host's record in the whole history (store::Reader::hostRecords), for the dashboard's
-  // checkpoint economics: how often the job's hosts fail.
+  // Every host's record in the whole history (store::Reader::hostRecords), for a live dashboard's
+  // checkpoint economics: how often the job's hosts fail. Empty unless asked for (postLoadJob).
   std::vector<store::HostRecord> host_records;
 };
 
@@ -131,7 +131,9 @@ class ClusterSession {
   // max_bytes (0: the agent's default). LogCursor keeps a reader's place.
   uint64_t postReadLog(std::string agent, std::string job_id, int rank, uint64_t offset,
                        uint32_t attempt = 0, uint32_t max_bytes = 0);
-  uint64_t postLoadJob(std::string job_id);
+  // with_host_records: read JobSnapshot::host_records too (a scan of the whole history, which
+  // only a live dashboard needs; a comparison of ten runs would read it ten times).
+  uint64_t postLoadJob(std::string job_id, bool with_host_records = false);
   uint64_t postListRuns();
   // hardware::hardwareReport over the runs submitted at or after `since` (0: every run).
   uint64_t postHardwareReport(double since = 0);
