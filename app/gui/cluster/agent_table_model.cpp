@@ -34,18 +34,11 @@ bool isUnmeasured(const AgentEntry& entry, const char* what) {
   return std::find(names.begin(), names.end(), what) != names.end();
 }
 
-// The GPU fault to name in the table: the most serious warning or critical one of any GPU (the
-// first GPU of the worst); notices are left to the detail panel.
-struct NamedGpuFault {
-  uint32_t gpu = 0;
-  hardware::GpuFault fault;
-  int count = 0;  // every warning and critical fault of every GPU
-};
-std::optional<NamedGpuFault> worstGpuFault(const AgentEntry& entry) {
-  if (!hasHealth(entry)) return std::nullopt;
+// The GPU fault to name in the table: notices are left to the detail panel.
+std::optional<NamedGpuFault> worstGpuFault(const proto::HealthSample& health) {
   std::optional<NamedGpuFault> worst;
   int count = 0;
-  for (const auto& gpu : inventoryOf(entry)->health().gpus()) {
+  for (const auto& gpu : health.gpus()) {
     for (const hardware::GpuFault& fault : hardware::gpuFaults(gpu)) {
       if (fault.severity == hardware::FaultSeverity::kNotice) continue;
       ++count;
@@ -153,6 +146,8 @@ int AgentTableModel::updateAgent(const client::AgentStatus& status) {
   // was running there.
   if (!entry.status.inventory) entry.status.inventory = std::move(previous);
   if (status.inventory) entry.history.add(*status.inventory, status.time);
+  entry.gpu_fault =
+      hasHealth(entry) ? worstGpuFault(entry.status.inventory->health()) : std::nullopt;
   Q_EMIT dataChanged(index(row, 0), index(row, kColumnCount - 1));
   return row;
 }
@@ -254,12 +249,10 @@ QVariant AgentTableModel::data(const QModelIndex& index, int role) const {
         return stateColor(entry.status.state).lighter(115);
       }
       if (column >= kSlots && column <= kGpus && isStale(entry)) return kStaleColor.lighter(140);
-      if (column == kGpus) {
-        if (const auto fault = worstGpuFault(entry)) return faultColor(fault->fault.severity);
-      }
+      if (column == kGpus && entry.gpu_fault) return faultColor(entry.gpu_fault->fault.severity);
       return {};
     case Qt::TextAlignmentRole:
-      if (column == kGpus && worstGpuFault(entry)) return int(Qt::AlignLeft | Qt::AlignVCenter);
+      if (column == kGpus && entry.gpu_fault) return int(Qt::AlignLeft | Qt::AlignVCenter);
       if (column == kSlots || column == kGpus) return int(Qt::AlignRight | Qt::AlignVCenter);
       return int(Qt::AlignLeft | Qt::AlignVCenter);
     case kBarFractionRole:
@@ -325,7 +318,7 @@ QVariant AgentTableModel::display(const AgentEntry& entry, int column) const {
       if (count == 0) return tr("CPU only");
       if (inventory->health().gpus_size() == 0) return QString::number(count);
       // A faulty GPU is named here, where the person watching the cluster looks.
-      if (const auto fault = worstGpuFault(entry)) return gpuFaultText(*fault);
+      if (entry.gpu_fault) return gpuFaultText(*entry.gpu_fault);
       return QString("%1  (%2)")
           .arg(count)
           .arg(formatPercent(averageGpuUtilization(inventory->health())));

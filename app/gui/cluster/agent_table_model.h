@@ -6,6 +6,7 @@
 
 #include <QAbstractTableModel>
 #include <QString>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -16,13 +17,24 @@
 #undef slots
 #include "ringmaster/client/agent_connection.h"
 #include "ringmaster/client/agent_status.h"
+#include "ringmaster/hardware/gpu_faults.h"
 #pragma pop_macro("slots")
 
 namespace ringmaster::gui {
 
+// The GPU fault the table names for an agent: its most serious warning or critical one (the
+// first GPU's of the worst), and how many such faults its GPUs have in all.
+struct NamedGpuFault {
+  uint32_t gpu = 0;
+  hardware::GpuFault fault;
+  int count = 0;
+};
+
 struct AgentEntry {
   client::AgentStatus status;  // name, endpoint and key from the file until a status arrives
   AgentHistory history;
+  // Worked out once per status (the table asks for it at every paint of the row).
+  std::optional<NamedGpuFault> gpu_fault;
 };
 
 class AgentTableModel : public QAbstractTableModel {
