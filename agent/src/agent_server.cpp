@@ -425,9 +425,11 @@ void AgentServer::Impl::sampleHealth() {
   *record.mutable_health() = last_health;
   // A write failure keeps the sample pending; the loop logs every failed flush.
   (void)journal->append(record);
-  for (proto::JournalRecord& fault : gpu_faults->records(
-           last_health, sampler->gpus(), supervisor->runningRanks(), last_health_time)) {
-    (void)journal->append(fault);
+  if (last_health.gpus_size() > 0) {  // a CPU host has no GPU fault to tell its jobs of
+    for (proto::JournalRecord& fault : gpu_faults->records(
+             last_health, sampler->gpus(), supervisor->runningRanks(), last_health_time)) {
+      (void)journal->append(fault);
+    }
   }
   next_health = Clock::now() + std::chrono::milliseconds(options.health_interval_ms);
 }

@@ -741,10 +741,7 @@ int runHardware(const Globals& globals, bool as_json, std::optional<double> sinc
   }
   for (const hardware::HardwareEntity* row : rows) {
     const hardware::HardwareEntity& e = *row;
-    const std::string name =
-        e.kind == "host" ? e.id
-                         : "  GPU " + std::to_string(e.gpu_index) + " " + e.gpu_name + " " +
-                               (e.id.starts_with(e.host + "/") ? "" : hardware::shortGpuUuid(e.id));
+    const std::string name = (e.kind == "host" ? "" : "  ") + hardware::entityLabel(e);
     const std::string faults =
         e.kind == "host" ? ""
                          : countCell(e.critical_faults) +

@@ -23,17 +23,6 @@ constexpr int kJobsRole = Qt::UserRole;  // an entity's failed runs, newest firs
 
 QString count(int n) { return n == 0 ? QString() : QString::number(n); }
 
-QString entityName(const hardware::HardwareEntity& e) {
-  if (e.kind == "host") return QString::fromStdString(e.id);
-  QString name = QString("GPU %1").arg(e.gpu_index);
-  if (!e.gpu_name.empty()) name += " " + QString::fromStdString(e.gpu_name);
-  // A GPU known by its UUID shows it short (the whole in the tooltip).
-  if (!e.id.starts_with(e.host + "/")) {
-    name += "  " + QString::fromStdString(hardware::shortGpuUuid(e.id));
-  }
-  return name;
-}
-
 }  // namespace
 
 HardwareView::HardwareView(QWidget* parent) : QWidget(parent) {
@@ -165,7 +154,7 @@ void HardwareView::showTable(const hardware::HardwareReport& report) {
     QTreeWidgetItem* parent = e.kind == "host" ? nullptr : hosts[e.host];
     auto* item = parent ? new QTreeWidgetItem(parent) : new QTreeWidgetItem(table_);
     if (e.kind == "host") hosts[e.id] = item;
-    item->setText(kName, entityName(e));
+    item->setText(kName, QString::fromStdString(hardware::entityLabel(e)));
     item->setToolTip(kName, QString::fromStdString(e.id));
     item->setText(kRuns, QString::number(e.runs));
     item->setText(kFailed, count(e.failed));

@@ -84,6 +84,14 @@ std::string shortGpuUuid(const std::string& uuid) {
   return uuid.size() <= kShown + 1 ? uuid : uuid.substr(0, kShown) + "\u2026";
 }
 
+std::string entityLabel(const HardwareEntity& e) {
+  if (e.kind == "host") return e.id;
+  std::string label = "GPU " + std::to_string(e.gpu_index);
+  if (!e.gpu_name.empty()) label += " " + e.gpu_name;
+  if (!e.id.starts_with(e.host + "/")) label += " " + shortGpuUuid(e.id);
+  return label;
+}
+
 HardwareRun::Place placeOf(const std::string& host, const std::string& device) {
   HardwareRun::Place place;
   place.host = host;

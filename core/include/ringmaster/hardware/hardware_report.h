@@ -76,6 +76,10 @@ Result<std::vector<HardwareRun>> hardwareRuns(store::Reader& history, double sin
 // failures one of its GPUs explains is not named again.
 HardwareReport hardwareReport(const std::vector<HardwareRun>& runs);
 
+// An entity as a table row names it: the host's name, or "GPU 2 NVIDIA H100 80GB HBM3
+// GPU-3f2c1a9e…" (a GPU known by index alone has no UUID to show).
+std::string entityLabel(const HardwareEntity& entity);
+
 // "GPU-3f2c1a9e…": a UUID short enough for a sentence, long enough to tell GPUs apart.
 std::string shortGpuUuid(const std::string& uuid);
 
