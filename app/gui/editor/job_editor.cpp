@@ -119,6 +119,7 @@ JobEditor::JobEditor(const QString& resources_dir, QWidget* parent)
   connect(check_agents_, &QPushButton::clicked, this,
           [this] { Q_EMIT checkAgentsRequested(preview_agents_); });
   auto* summary_row = new QHBoxLayout;
+  summary_row->setContentsMargins(0, 4, 8, 0);  // the button off the window's edge
   summary_row->addWidget(preview_summary_, 1);
   summary_row->addWidget(check_agents_, 0, Qt::AlignTop);
   preview_layout->addLayout(summary_row);
