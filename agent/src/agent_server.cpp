@@ -373,7 +373,9 @@ Status AgentServer::Impl::start() {
       GangCoordinator::Parts{options.name, zap.get(), supervisor.get(), rendezvous.get(),
                              journal.get(), [this](const std::string& line) { log(line); }});
   router = zmq_socket(context, ZMQ_ROUTER);
-  RM_RETURN_IF_ERROR(net::applyCommonOptions(router));
+  // Its pings are rarer than a client's: the leader of a job on N agents has N connections in,
+  // and pinged each of them every second.
+  RM_RETURN_IF_ERROR(net::applyCommonOptions(router, net::kServerHeartbeatMs));
   RM_RETURN_IF_ERROR(net::makeCurveServer(router, keys));
   // A larger frame closes the connection as soon as its header arrives, before it is held.
   // libzmq 4.3 cannot bound the frames of one message, which it holds whole before the agent

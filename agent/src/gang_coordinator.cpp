@@ -123,6 +123,7 @@ void GangCoordinator::connectEarly(const proto::JobLaunch& launch) {
 void GangCoordinator::join(const proto::JobLaunch& launch) {
   if (!security::isValidKey(launch.rendezvous_public_key())) return;  // no job key: no gang
   const std::string& job_id = launch.job_id();
+  pass_due_ = true;
   gangs_.erase(job_id);
   Gang& gang = gangs_[job_id];
   gang.launch = launch;
@@ -200,8 +201,9 @@ void GangCoordinator::openConnection(const Gang& gang, Peer& peer,
 std::unique_ptr<client::AgentConnection> GangCoordinator::connectTo(
     const proto::JobLaunch& launch, const proto::GangMember& member) {
   security::KeyPair job_keys{launch.rendezvous_public_key(), launch.rendezvous_secret_key()};
+  // No ZMTP pings: the gang's own beats say whether a peer is there (see gang_coordinator.h).
   auto connection = client::AgentConnection::connect(
-      context_, {member.agent(), member.endpoint(), member.server_key()}, job_keys);
+      context_, {member.agent(), member.endpoint(), member.server_key()}, job_keys, 0);
   if (connection.isOk()) return std::move(*connection);
   parts_.log("job " + launch.job_id() + ": " + connection.status().message());
   return nullptr;
@@ -327,6 +329,13 @@ proto::Envelope GangCoordinator::handle(const proto::Envelope& request) {
   }
   Peer& from = peer->second;
   from.last_heard = Clock::now();
+  // Only progress is news to nobody: the hang check looks at it on the next pass.
+  const bool only_progress = message.has_heartbeat() && !from.lost &&
+                             message.attempt() == from.attempt &&
+                             message.heartbeat().attempt_over() == from.attempt_over &&
+                             message.heartbeat().state() == from.state &&
+                             !message.heartbeat().has_failure() && !message.heartbeat().stopping();
+  if (!only_progress) pass_due_ = true;
   if (from.lost) {
     from.lost = false;
     const auto away =
@@ -368,7 +377,7 @@ std::vector<zmq_pollitem_t> GangCoordinator::pollItems() const {
   std::vector<zmq_pollitem_t> out;
   for (const auto& [job_id, gang] : gangs_) {
     for (const auto& [agent, peer] : gang.peers) {
-      if (!peer.connection || gang.left) continue;
+      if (!peer.awaitsReply() || gang.left) continue;
       const short events = ZMQ_POLLIN | (peer.missed ? ZMQ_POLLOUT : 0);
       out.push_back({peer.connection->socket(), 0, events, 0});
     }
@@ -386,6 +395,7 @@ void GangCoordinator::onWritable(const std::vector<void*>& sockets) {
       }
       peer.missed = false;  // polled for POLLOUT again only after another missed message
       gang.next_heartbeat = std::min(gang.next_heartbeat, now);
+      pass_due_ = true;
     }
   }
 }
@@ -395,7 +405,7 @@ void GangCoordinator::onReadable() {
   for (auto& [job_id, gang] : gangs_) {
     for (auto& [agent, peer] : gang.peers) {
       // markLost() below may close this very connection (watchContacts): test it each time.
-      while (peer.connection && !gang.left) {
+      while (peer.awaitsReply() && !gang.left) {
         char buffer[4096];
         const int size = zmq_recv(peer.connection->socket(), buffer, sizeof buffer, ZMQ_DONTWAIT);
         if (size < 0) break;
@@ -403,6 +413,7 @@ void GangCoordinator::onReadable() {
         ++peer.replies;
         if (gang.outcome) {
           if (peer.outcome_message != 0 && peer.replies >= peer.outcome_message) {
+            pass_due_ = pass_due_ || !peer.knows_outcome;  // the leader may go now
             peer.knows_outcome = true;
           }
           continue;
@@ -416,6 +427,7 @@ void GangCoordinator::onReadable() {
           continue;
         }
         const proto::Error& error = reply->error();
+        pass_due_ = true;
         if (error.code() == proto::CANCELLED) {
           // Lost or left out in its view: it went on without this agent (split brain avoided).
           left.emplace_back(job_id, error.message());
@@ -435,6 +447,7 @@ void GangCoordinator::onSupervisorEvents(const std::vector<AttemptEvent>& events
     auto it = gangs_.find(event.job_id);
     if (it == gangs_.end() || event.attempt != attemptOf(it->second)) continue;
     Gang& gang = it->second;
+    pass_due_ = true;
     if (event.failure) onFailure(gang, *event.failure, true);
     if (event.over) {
       gang.over_here = true;
@@ -448,6 +461,7 @@ void GangCoordinator::onSupervisorEvents(const std::vector<AttemptEvent>& events
 bool GangCoordinator::stopRequested(const std::string& job_id) {
   auto it = gangs_.find(job_id);
   if (it == gangs_.end()) return false;
+  pass_due_ = true;
   it->second.stopping = true;
   sendHeartbeats(it->second);
   return true;
@@ -488,6 +502,7 @@ Status GangCoordinator::restartRequested(const proto::RestartJob& request) {
   if (!request.exclude_agent().empty()) cause += ", without agent " + request.exclude_agent();
   failure.set_cause(cause);
   // It outranks whatever failure this attempt already had (rootCause): it decides the layout.
+  pass_due_ = true;
   const bool first = gang.failures.empty();
   onFailure(gang, failure, true);
   if (!first) sendHeartbeats(gang);
@@ -821,12 +836,12 @@ void GangCoordinator::leave(const std::string& job_id, const std::string& why) {
   parts_.log("job " + job_id + ": " + why + "; this agent leaves the job");
   (void)parts_.supervisor->stop(job_id, std::chrono::milliseconds(0));
   it->second.left = true;
+  pass_due_ = true;  // erased on the next pass
 }
 
 GangCoordinator::Clock::time_point GangCoordinator::onTimer(Clock::time_point now) {
-  Clock::time_point wake = now + std::chrono::seconds(1);
   // A prepared job that was not launched: its key goes with its slots (unless a gang of the
-  // job holds the same key).
+  // job holds the same key). Cheap, and due the moment a client stops the job: every call.
   for (auto it = expected_.begin(); it != expected_.end();) {
     if (parts_.supervisor->isActive(it->first)) {
       ++it;
@@ -838,6 +853,14 @@ GangCoordinator::Clock::time_point GangCoordinator::onTimer(Clock::time_point no
     }
     it = expected_.erase(it);
   }
+  if (!pass_due_ && now < next_pass_) return next_pass_;
+  pass_due_ = false;  // what the pass itself does may set it again: then the next call passes too
+  next_pass_ = passOverGangs(now);
+  return next_pass_;
+}
+
+GangCoordinator::Clock::time_point GangCoordinator::passOverGangs(Clock::time_point now) {
+  Clock::time_point wake = now + std::chrono::seconds(1);
   for (auto it = gangs_.begin(); it != gangs_.end();) {
     Gang& gang = it->second;
     if (gang.left) {

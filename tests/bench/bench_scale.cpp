@@ -2,7 +2,7 @@
 // and port), one `command` job of R ranks of /bin/sh printing 100 metric lines each, submitted
 // with `ringmasterctl submit --wait`: submit-to-done time, metric rows stored (every one
 // expected), and the agents' resident memory, beside `mpirun -np R` of the same command in the
-// same run. Usage: bench_scale [AGENTS:RANKS ...] (default 8:64 32:256 128:1024).
+// same run. Usage: bench_scale [--no-mpirun] [AGENTS:RANKS ...] (default 8:64 32:256 128:1024).
 // Needs about 8 open files per rank and 40 per agent (ulimit -n), and R + 10 N processes.
 #include <unistd.h>
 
@@ -78,7 +78,7 @@ struct Point {
   int ranks = 0;
 };
 
-bool runPoint(const Point& point) {
+bool runPoint(const Point& point, bool with_mpirun) {
   const int slots = (point.ranks + point.agents - 1) / point.agents;
   Cluster cluster;
   std::string error;
@@ -155,7 +155,7 @@ bool runPoint(const Point& point) {
   // 4 at 128 ranks here): the best of three runs, each given 30 s.
   double mpirun_ms = 0;
   int mpirun_hung = 0;
-  for (int run = 0; run < 3; ++run) {
+  for (int run = 0; with_mpirun && run < 3; ++run) {
     const auto mpirun_started = std::chrono::steady_clock::now();
     CommandResult mpirun =
         runCommand({"/usr/bin/mpirun", "--allow-run-as-root", "--oversubscribe", "-np",
@@ -196,7 +196,12 @@ bool runPoint(const Point& point) {
 
 int main(int argc, char** argv) {
   std::vector<Point> points;
+  bool with_mpirun = true;
   for (int i = 1; i < argc; ++i) {
+    if (std::string(argv[i]) == "--no-mpirun") {  // the agents' figures alone, sooner
+      with_mpirun = false;
+      continue;
+    }
     Point point;
     if (std::sscanf(argv[i], "%d:%d", &point.agents, &point.ranks) != 2 || point.agents < 1 ||
         point.ranks < point.agents) {
@@ -208,6 +213,6 @@ int main(int argc, char** argv) {
   }
   if (points.empty()) points = {{8, 64}, {32, 256}, {128, 1024}};
   bool all_ok = true;
-  for (const Point& point : points) all_ok = runPoint(point) && all_ok;
+  for (const Point& point : points) all_ok = runPoint(point, with_mpirun) && all_ok;
   return all_ok ? 0 : 1;
 }

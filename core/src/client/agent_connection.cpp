@@ -48,14 +48,15 @@ AgentConnection::~AgentConnection() {
 }
 
 Result<std::unique_ptr<AgentConnection>> AgentConnection::connect(
-    const ZmqContext& context, const AgentEndpoint& agent, const security::KeyPair& client_keys) {
+    const ZmqContext& context, const AgentEndpoint& agent, const security::KeyPair& client_keys,
+    int heartbeat_ms) {
   void* socket = zmq_socket(context.get(), ZMQ_DEALER);
   if (!socket) return net::zmqError("zmq_socket(DEALER)");
   auto fail = [&](Status status) {
     zmq_close(socket);
     return Status(status.code(), "agent '" + agent.name + "': " + status.message());
   };
-  if (Status s = net::applyCommonOptions(socket); !s.isOk()) return fail(s);
+  if (Status s = net::applyCommonOptions(socket, heartbeat_ms); !s.isOk()) return fail(s);
   if (Status s = net::makeCurveClient(socket, client_keys, agent.server_key); !s.isOk()) {
     return fail(s);
   }

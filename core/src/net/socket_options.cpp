@@ -53,15 +53,18 @@ std::optional<MonitorEvent> readMonitorEvent(void* monitor) {
   return event;
 }
 
-Status applyCommonOptions(void* socket) {
+Status applyCommonOptions(void* socket, int heartbeat_ms) {
   RM_RETURN_IF_ERROR(setInt(socket, ZMQ_LINGER, 0, "ZMQ_LINGER"));
   int64_t max_size = protocol::kMaxFrameBytes;
   if (zmq_setsockopt(socket, ZMQ_MAXMSGSIZE, &max_size, sizeof max_size) != 0) {
     return zmqError("zmq_setsockopt(ZMQ_MAXMSGSIZE)");
   }
-  RM_RETURN_IF_ERROR(setInt(socket, ZMQ_HEARTBEAT_IVL, 1000, "ZMQ_HEARTBEAT_IVL"));
-  RM_RETURN_IF_ERROR(setInt(socket, ZMQ_HEARTBEAT_TIMEOUT, 3000, "ZMQ_HEARTBEAT_TIMEOUT"));
-  RM_RETURN_IF_ERROR(setInt(socket, ZMQ_HEARTBEAT_TTL, 5000, "ZMQ_HEARTBEAT_TTL"));
+  if (heartbeat_ms > 0) {
+    RM_RETURN_IF_ERROR(setInt(socket, ZMQ_HEARTBEAT_IVL, heartbeat_ms, "ZMQ_HEARTBEAT_IVL"));
+    RM_RETURN_IF_ERROR(
+        setInt(socket, ZMQ_HEARTBEAT_TIMEOUT, 3 * heartbeat_ms, "ZMQ_HEARTBEAT_TIMEOUT"));
+    RM_RETURN_IF_ERROR(setInt(socket, ZMQ_HEARTBEAT_TTL, 5 * heartbeat_ms, "ZMQ_HEARTBEAT_TTL"));
+  }
   RM_RETURN_IF_ERROR(setInt(socket, ZMQ_HANDSHAKE_IVL, kHandshakeIntervalMs, "ZMQ_HANDSHAKE_IVL"));
   RM_RETURN_IF_ERROR(setInt(socket, ZMQ_RECONNECT_IVL, 1000, "ZMQ_RECONNECT_IVL"));
   RM_RETURN_IF_ERROR(setInt(socket, ZMQ_RECONNECT_IVL_MAX, 30000, "ZMQ_RECONNECT_IVL_MAX"));

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "ringmaster/net/socket_options.h"
 #include "ringmaster/protocol/ringmaster.pb.h"
 #include "ringmaster/security/keys.h"
 #include "ringmaster/util/result.h"
@@ -35,9 +36,11 @@ class ZmqContext {
 
 class AgentConnection {
  public:
-  static Result<std::unique_ptr<AgentConnection>> connect(const ZmqContext& context,
-                                                          const AgentEndpoint& agent,
-                                                          const security::KeyPair& client_keys);
+  // `heartbeat_ms`: ZMTP pings (see applyCommonOptions); 0 for a connection whose user sends
+  // its own beats (an agent's to the other agents of a job, see gang_coordinator.h).
+  static Result<std::unique_ptr<AgentConnection>> connect(
+      const ZmqContext& context, const AgentEndpoint& agent, const security::KeyPair& client_keys,
+      int heartbeat_ms = net::kClientHeartbeatMs);
   ~AgentConnection();
 
   // Sends `request` (request id and version filled in) and waits for its reply. A reply that is

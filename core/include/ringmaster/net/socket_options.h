@@ -19,8 +19,15 @@ inline constexpr int kZapEnforceDomainOption = 93;
 // How long a connection may take to complete its ZMTP/CURVE handshake before it is dropped.
 inline constexpr int kHandshakeIntervalMs = 5000;
 
-// LINGER 0, MAXMSGSIZE, ZMTP heartbeats, HANDSHAKE_IVL, RECONNECT_IVL/MAX.
-Status applyCommonOptions(void* socket);
+// ZMTP heartbeats: a PING every interval, a connection silent for 3 intervals after one (or for
+// 5 of the peer's intervals, its TTL) is dropped. A client's pings let the agent drop a dead
+// client within 5 s; the agent's own, rarer, cover peers that send none.
+inline constexpr int kClientHeartbeatMs = 1000;
+inline constexpr int kServerHeartbeatMs = 5000;
+
+// LINGER 0, MAXMSGSIZE, ZMTP heartbeats every `heartbeat_ms` (0: none), HANDSHAKE_IVL,
+// RECONNECT_IVL/MAX.
+Status applyCommonOptions(void* socket, int heartbeat_ms = kClientHeartbeatMs);
 
 // CURVE server with the agent's key pair, ZAP domain set and enforced.
 Status makeCurveServer(void* socket, const security::KeyPair& server);
