@@ -26,9 +26,11 @@ struct SubmitFlags {
   std::string spec_path;
   bool wait = false;
   bool follow = false;
-  std::string slurm;         // --slurm NAME: run on that Slurm cluster of the cluster file
-  std::optional<int> nodes;  // --nodes N (with --slurm)
-  bool dry_run = false;      // print the batch script, submit nothing
+  std::string slurm;            // --slurm NAME: run on that Slurm cluster of the cluster file
+  std::optional<int> nodes;     // --nodes N (with --slurm)
+  bool dry_run = false;         // print the batch script, submit nothing
+  double agent_timeout_s = 10;  // --agent-timeout: then say which agents a step waits for
+  double agent_wait_s = 120;    // --agent-wait: the most a step waits for an agent alive but busy
 };
 
 struct LogsFlags {
@@ -95,7 +97,7 @@ int runDemo(const Globals& globals, const std::string& spec_path);
 // Shared by submit and demo: submits and, as asked, follows logs live and/or waits for the end.
 // compact_metrics: see LogTail.
 int submitAndWatch(const client::ClientPaths& paths, const job::JobSpec& spec, bool wait,
-                   bool follow, bool compact_metrics = false);
+                   bool follow, bool compact_metrics = false, client::SubmitOptions options = {});
 
 // A job whose spec has a slurm: section (useSlurm applied): sbatch, or with --dry-run the script.
 int runSlurmSubmit(const Globals& globals, const job::JobSpec& spec, const SubmitFlags& flags);

@@ -51,6 +51,16 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(1, 100000));
   submit->add_flag("--dry-run", submit_flags.dry_run,
                    "print the Slurm batch script and submit nothing");
+  submit
+      ->add_option("--agent-timeout", submit_flags.agent_timeout_s,
+                   "seconds an agent has to answer each step (capacity, prepare, launch); past it "
+                   "the agents still awaited are named every 2 s (default 10)")
+      ->check(CLI::Range(0.1, 3600.0));
+  submit
+      ->add_option("--agent-wait", submit_flags.agent_wait_s,
+                   "seconds a step waits in all for an agent that is alive but busy (its "
+                   "connection stays up) before the submit fails naming it (default 120)")
+      ->check(CLI::Range(0.0, 86400.0));
 
   std::string job;
   auto* status = app.add_subcommand("status", "per-rank state of a job (default: running jobs)");

@@ -85,6 +85,12 @@ void SessionLoop::submitted(uint64_t, const Result<client::SubmittedJob>& result
   });
 }
 
+void SessionLoop::submitWaiting(uint64_t, const std::string& line) {
+  push([this, line] {
+    if (on_submit_waiting) on_submit_waiting(line);
+  });
+}
+
 void SessionLoop::logChunk(uint64_t token, const std::string&, int rank,
                            const Result<proto::LogChunk>& chunk) {
   push([this, token, rank, chunk] {

@@ -30,6 +30,7 @@ class SessionLoop : public client::SessionSink {
   std::function<void(const std::string& agent, const std::vector<proto::JournalRecord>&)>
       on_records;
   std::function<void(const Result<client::SubmittedJob>&)> on_submitted;
+  std::function<void(const std::string& line)> on_submit_waiting;
   std::function<void(uint64_t token, int rank, const Result<proto::LogChunk>&)> on_log_chunk;
 
   // Sets on_status to say on stderr when one of these agents stops answering, and when it answers
@@ -45,6 +46,7 @@ class SessionLoop : public client::SessionSink {
   void agentStatus(const client::AgentStatus& status) override;
   void records(const std::string& agent, std::vector<proto::JournalRecord> records) override;
   void submitted(uint64_t token, const Result<client::SubmittedJob>& result) override;
+  void submitWaiting(uint64_t token, const std::string& line) override;
   void stopped(uint64_t, const std::string&, const Result<int>&) override {}
   void logChunk(uint64_t token, const std::string& job_id, int rank,
                 const Result<proto::LogChunk>& chunk) override;

@@ -71,7 +71,7 @@ void printOutcome(const job::JobModel& job, const std::string& job_id, double se
 }
 
 int submitAndWatch(const client::ClientPaths& paths, const job::JobSpec& spec, bool wait,
-                   bool follow, bool compact_metrics) {
+                   bool follow, bool compact_metrics, client::SubmitOptions options) {
   const auto started = Clock::now();
   auto loop = SessionLoop::start(paths);
   if (!loop.isOk()) {
@@ -100,8 +100,9 @@ int submitAndWatch(const client::ClientPaths& paths, const job::JobSpec& spec, b
       }
     }
   };
+  (*loop)->on_submit_waiting = [](const std::string& line) { printError(line); };
   client::ClusterSession& session = (*loop)->session();
-  session.postSubmit(spec);
+  session.postSubmit(spec, std::move(options));
   while (!submitted) (*loop)->runFor(100);
   if (!submitted->isOk()) {
     const Status& error = submitted->status();
@@ -185,8 +186,12 @@ int runSubmit(const Globals& globals, const SubmitFlags& flags) {
         "with a slurm: section");
     return kExitBadInput;
   }
+  client::SubmitOptions options;
+  options.timeout_ms = static_cast<int>(flags.agent_timeout_s * 1000);
+  options.busy_agent_bound_ms = static_cast<int>(flags.agent_wait_s * 1000);
   return submitAndWatch(client::ClientPaths::resolve(globals.cluster_file, globals.db_file),
-                        *parsed.spec, flags.wait, flags.follow);
+                        *parsed.spec, flags.wait, flags.follow, /*compact_metrics=*/false,
+                        std::move(options));
 }
 
 }  // namespace ringmaster::ctl

@@ -146,6 +146,10 @@ MainWindow::MainWindow(const AppOptions& options, QWidget* parent)
   connect(&bridge_, &SessionBridge::agentStatus, this, &MainWindow::onAgentStatus);
   connect(&bridge_, &SessionBridge::records, this, &MainWindow::onRecords);
   connect(&bridge_, &SessionBridge::submitted, this, &MainWindow::onSubmitted);
+  connect(&bridge_, &SessionBridge::submitWaiting, this,
+          [this](uint64_t token, const QString& line) {
+            if (token == submit_token_) busy(line);
+          });
   connect(&bridge_, &SessionBridge::runsListed, this, &MainWindow::onRunsListed);
   connect(&bridge_, &SessionBridge::sessionError, this,
           [this](const QString& message) { notify("Session problem", message, true, {}); });

@@ -2,17 +2,24 @@
 // and port), one `command` job of R ranks of /bin/sh printing 100 metric lines each, submitted
 // with `ringmasterctl submit --wait`: submit-to-done time, metric rows stored (every one
 // expected), and the agents' resident memory, beside `mpirun -np R` of the same command in the
-// same run. Usage: bench_scale [--no-mpirun] [AGENTS:RANKS ...] (default 8:64 32:256 128:1024).
+// same run. Usage: bench_scale [--no-mpirun] [--slow K] [AGENTS:RANKS ...] (default 8:64 32:256
+// 128:1024).
+// With --slow K, K agents are stopped in bursts (2.5 s stopped, 50 ms running: alive, their
+// connections up, but their loops far behind) while the first job runs, submitted with
+// --agent-timeout 1: it must still succeed with every row, and its progress lines name them.
 // Needs about 8 open files per rank and 40 per agent (ulimit -n), and R + 10 N processes.
+#include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
 #include <iterator>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "harness.h"
@@ -78,7 +85,66 @@ struct Point {
   int ranks = 0;
 };
 
-bool runPoint(const Point& point, bool with_mpirun) {
+struct Options {
+  bool with_mpirun = true;
+  int slowed = 0;  // --slow K
+};
+
+// Stops `pids` in bursts until destroyed: 2.5 s stopped (under libzmq's 3 s heartbeat timeout,
+// so their connections stay up), 50 ms running.
+class StopBursts {
+ public:
+  explicit StopBursts(std::vector<pid_t> pids) : pids_(std::move(pids)) {
+    if (pids_.empty()) return;
+    thread_ = std::thread([this] {
+      while (!done_) {
+        for (pid_t pid : pids_) ::kill(pid, SIGSTOP);
+        for (int i = 0; i < 25 && !done_; ++i) {
+          std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        }
+        for (pid_t pid : pids_) ::kill(pid, SIGCONT);
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      }
+    });
+  }
+  ~StopBursts() {
+    done_ = true;
+    if (thread_.joinable()) thread_.join();
+    for (pid_t pid : pids_) ::kill(pid, SIGCONT);
+  }
+
+ private:
+  std::vector<pid_t> pids_;
+  std::atomic<bool> done_{false};
+  std::thread thread_;
+};
+
+// The line of `text` holding `needle`, the first one; "" when none does.
+std::string lineWith(const std::string& text, const std::string& needle) {
+  const size_t at = text.find(needle);
+  if (at == std::string::npos) return "";
+  const size_t begin = text.rfind('\n', at) == std::string::npos ? 0 : text.rfind('\n', at) + 1;
+  return text.substr(begin, text.find('\n', at) - begin);
+}
+
+// Of the `slowed` agents, how many the submit's "waiting for" lines named.
+int namedInWaitingLines(const std::string& err, const std::vector<std::string>& slowed) {
+  int named = 0;
+  for (const std::string& agent : slowed) {
+    for (size_t at = err.find("waiting for "); at != std::string::npos;
+         at = err.find("waiting for ", at + 1)) {
+      const std::string line = lineWith(err.substr(at), "waiting for ");
+      if (line.find(" " + agent + ",") != std::string::npos ||
+          line.find(" " + agent + " ") != std::string::npos) {
+        ++named;
+        break;
+      }
+    }
+  }
+  return named;
+}
+
+bool runPoint(const Point& point, const Options& options) {
   const int slots = (point.ranks + point.agents - 1) / point.agents;
   Cluster cluster;
   std::string error;
@@ -98,9 +164,29 @@ bool runPoint(const Point& point, bool with_mpirun) {
   for (int i = 0; i < point.agents; ++i) {
     cpu_before.push_back(cpuSeconds(cluster.agent("s" + std::to_string(i)).pid()));
   }
+  // The slowed agents: spread over the line, never the leader (s0).
+  std::vector<std::string> slowed;
+  std::vector<pid_t> slowed_pids;
+  for (int k = 0; k < std::min(options.slowed, point.agents - 1); ++k) {
+    const int i = point.agents - 1 - k * (point.agents - 1) / std::max(1, options.slowed);
+    slowed.push_back("s" + std::to_string(i));
+    slowed_pids.push_back(cluster.agent(slowed.back()).pid());
+  }
+  std::vector<std::string> submit_args = {"submit", spec, "--wait"};
+  if (!slowed.empty()) submit_args.insert(submit_args.end(), {"--agent-timeout", "1"});
   const auto submitted = std::chrono::steady_clock::now();
-  CommandResult result = cluster.ctl({"submit", spec, "--wait"}, 600000);
+  CommandResult result;
+  {
+    StopBursts bursts(slowed_pids);
+    result = cluster.ctl(submit_args, 600000);
+  }
   const double submit_ms = msSince(submitted);
+  const int named = namedInWaitingLines(result.err, slowed);
+  if (!slowed.empty()) {
+    const std::string first = lineWith(result.err, "waiting for");
+    std::printf("%zu agents slowed; the submit's first waiting line: %s\n", slowed.size(),
+                first.empty() ? "(none)" : first.c_str());
+  }
   if (result.exit_code != 0) {
     std::fprintf(stderr, "bench_scale: %d ranks on %d agents: submit failed (exit %d): %s%s\n",
                  point.ranks, point.agents, result.exit_code, result.out.c_str(),
@@ -155,7 +241,7 @@ bool runPoint(const Point& point, bool with_mpirun) {
   // 4 at 128 ranks here): the best of three runs, each given 30 s.
   double mpirun_ms = 0;
   int mpirun_hung = 0;
-  for (int run = 0; with_mpirun && run < 3; ++run) {
+  for (int run = 0; options.with_mpirun && run < 3; ++run) {
     const auto mpirun_started = std::chrono::steady_clock::now();
     CommandResult mpirun =
         runCommand({"/usr/bin/mpirun", "--allow-run-as-root", "--oversubscribe", "-np",
@@ -184,10 +270,12 @@ bool runPoint(const Point& point, bool with_mpirun) {
       "RESULT agents=%d ranks=%d submit_ms=%.0f rows=%lld expected_rows=%lld "
       "agent_rss_max_mib=%.1f "
       "leader_cpu_ms=%.0f median_agent_cpu_ms=%.0f hold_leader_cpu_ms_per_s=%.1f "
-      "hold_median_cpu_ms_per_s=%.1f mpirun_ms=%.0f ratio_vs_mpirun=%.3f ok=%d\n",
+      "hold_median_cpu_ms_per_s=%.1f mpirun_ms=%.0f ratio_vs_mpirun=%.3f slowed=%zu "
+      "slowed_named=%d ok=%d\n",
       point.agents, point.ranks, submit_ms, rows, expected, rss_max, leader_cpu_ms, median_cpu_ms,
       leader_hold, median_hold, have_mpirun ? mpirun_ms : 0.0,
-      have_mpirun ? mpirun_ms / submit_ms : 0.0, result.exit_code == 0 && rows == expected ? 1 : 0);
+      have_mpirun ? mpirun_ms / submit_ms : 0.0, slowed.size(), named,
+      result.exit_code == 0 && rows == expected ? 1 : 0);
   std::fflush(stdout);
   return result.exit_code == 0 && rows == expected;
 }
@@ -196,10 +284,14 @@ bool runPoint(const Point& point, bool with_mpirun) {
 
 int main(int argc, char** argv) {
   std::vector<Point> points;
-  bool with_mpirun = true;
+  Options options;
   for (int i = 1; i < argc; ++i) {
     if (std::string(argv[i]) == "--no-mpirun") {  // the agents' figures alone, sooner
-      with_mpirun = false;
+      options.with_mpirun = false;
+      continue;
+    }
+    if (std::string(argv[i]) == "--slow" && i + 1 < argc) {
+      options.slowed = std::atoi(argv[++i]);
       continue;
     }
     Point point;
@@ -213,6 +305,6 @@ int main(int argc, char** argv) {
   }
   if (points.empty()) points = {{8, 64}, {32, 256}, {128, 1024}};
   bool all_ok = true;
-  for (const Point& point : points) all_ok = runPoint(point, with_mpirun) && all_ok;
+  for (const Point& point : points) all_ok = runPoint(point, options) && all_ok;
   return all_ok ? 0 : 1;
 }

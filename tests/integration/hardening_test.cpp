@@ -14,6 +14,7 @@
 #include <zmq.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -34,6 +35,12 @@ namespace {
 
 using client::AgentConnection;
 using client::AgentEndpoint;
+using client::callAll;
+using client::Patience;
+
+double secondsSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
 
 class HardeningTest : public ::testing::Test {
  protected:
@@ -423,6 +430,55 @@ TEST_F(HardeningTest, IdleUnauthenticatedConnectionsLeaveAnAuthorizedSubmitWorki
   std::printf("%zu refusal line(s) logged for 1,100 idle connections\n", lines);
   EXPECT_GE(lines, 1u);
   EXPECT_LE(lines, 40u);
+}
+
+// A client waits for an agent that is alive but too busy to answer in time (its connection stays
+// up: libzmq's heartbeats are answered), saying which one it waits for; an agent that stops for
+// good drops the connection within seconds and is named as such, not waited for to the bound.
+TEST_F(HardeningTest, ABusyAgentIsWaitedForAndAStoppedOneIsNamedSoon) {
+  std::vector<proto::Envelope> requests(1);
+  requests[0].mutable_inventory_request();
+  ASSERT_TRUE(connection_->call(requests[0], 5000).isOk());  // the connection is up
+  const pid_t agent = cluster_.agent("a1").pid();
+  std::atomic<bool> slowing{true};
+  ASSERT_EQ(::kill(agent, SIGSTOP), 0);
+  std::thread bursts([&] {  // stopped 2 s, running 30 ms: its main loop gets little time
+    while (slowing) {
+      std::this_thread::sleep_for(std::chrono::seconds(2));
+      ::kill(agent, SIGCONT);
+      std::this_thread::sleep_for(std::chrono::milliseconds(30));
+      if (slowing) ::kill(agent, SIGSTOP);
+    }
+  });
+  Patience patience;
+  patience.bound_ms = 20000;
+  patience.report_every_ms = 200;
+  std::vector<std::string> waited_for;
+  patience.waiting = [&](const std::vector<std::string>& agents, size_t of, int64_t) {
+    EXPECT_EQ(of, 1u);
+    waited_for = agents;
+  };
+  const auto asked = std::chrono::steady_clock::now();
+  auto busy = callAll({connection_.get()}, requests, 500, patience);
+  const double busy_s = secondsSince(asked);
+  slowing = false;
+  bursts.join();
+  ::kill(agent, SIGCONT);
+  ASSERT_TRUE(busy[0].isOk()) << busy[0].status().toString();
+  EXPECT_GT(busy_s, 0.5);
+  EXPECT_EQ(waited_for, std::vector<std::string>{"a1"});
+
+  ASSERT_EQ(::kill(agent, SIGSTOP), 0);
+  const auto stopped_at = std::chrono::steady_clock::now();
+  auto stopped = callAll({connection_.get()}, requests, 500, patience);
+  const double stopped_s = secondsSince(stopped_at);
+  ::kill(agent, SIGCONT);
+  ASSERT_FALSE(stopped[0].isOk());
+  EXPECT_NE(stopped[0].status().message().find("dropped the connection"), std::string::npos)
+      << stopped[0].status().toString();
+  EXPECT_LT(stopped_s, 8.0) << "waited for a stopped agent as if it were busy";
+  std::printf("busy agent answered after %.1f s; stopped agent named after %.1f s\n", busy_s,
+              stopped_s);
 }
 
 // The ranks' rendezvous credential is their attempt's: once the attempt is over it opens

@@ -91,6 +91,11 @@ class SessionBridge::Inbox : public client::SessionSink {
   void hardwareReported(uint64_t token, const Result<hardware::HardwareReport>& report) override {
     answer([token, report](SessionBridge& b) { emit b.hardwareReported(token, report); });
   }
+  void submitWaiting(uint64_t token, const std::string& line) override {
+    answer([token, text = QString::fromStdString(line)](SessionBridge& b) {
+      emit b.submitWaiting(token, text);
+    });
+  }
   void preflightProgress(uint64_t token, const std::string& what) override {
     answer([token, text = QString::fromStdString(what)](SessionBridge& b) {
       emit b.preflightProgress(token, text);

@@ -68,6 +68,7 @@ class SessionBridge : public QObject {
   void agentStatus(const client::AgentStatus& status);
   void records(const std::vector<ringmaster::gui::AgentRecords>& batch);
   void submitted(uint64_t token, const Result<client::SubmittedJob>& result);
+  void submitWaiting(uint64_t token, const QString& line);  // agents alive but busy
   void stopped(uint64_t token, const QString& job_id, const Result<int>& result);
   // error: empty when the restart is under way.
   void restarted(uint64_t token, const QString& job_id, const QString& error);

@@ -2,6 +2,7 @@
 
 #include <zmq.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <chrono>
@@ -90,6 +91,11 @@ void AgentConnection::drainMonitor() {
     // connection, and after a refused one. Two in a row with no connection between them mean
     // that nothing listens now, whatever the last handshake said.
     if (event->event == ZMQ_EVENT_CONNECTED) connected_since_retry_ = true;
+    if (event->event == ZMQ_EVENT_HANDSHAKE_SUCCEEDED) up_ = true;
+    if (event->event == ZMQ_EVENT_DISCONNECTED) {
+      ++drops_;
+      up_ = false;
+    }
     if (event->event == ZMQ_EVENT_CONNECT_RETRIED) {
       if (!connected_since_retry_) handshake_failure_ = 0;
       connected_since_retry_ = false;
@@ -101,6 +107,16 @@ void AgentConnection::drainMonitor() {
       handshake_errno_ = event->value;
     }
   }
+}
+
+uint64_t AgentConnection::drops() {
+  drainMonitor();
+  return drops_;
+}
+
+bool AgentConnection::handshaking() {
+  drainMonitor();
+  return connected_since_retry_ && !up_ && handshake_failure_ == 0;
 }
 
 bool AgentConnection::handshakeRefused() {
@@ -140,6 +156,13 @@ Status AgentConnection::explainSilence(int timeout_ms) const {
                        " ms (is ringmaster-agent running and listening there?)");
   }
   return timeoutError(who + " did not answer within " + std::to_string(timeout_ms) + " ms");
+}
+
+Status AgentConnection::explainDrop() const {
+  return unavailable("agent '" + agent_.name + "' at " + agent_.endpoint +
+                     " dropped the connection before it answered (it stopped answering " +
+                     "heartbeats for " + std::to_string(3 * net::kClientHeartbeatMs / 1000) +
+                     " s: restarted, stopped or overloaded?)");
 }
 
 Status AgentConnection::send(proto::Envelope& request, int timeout_ms) {
@@ -201,8 +224,8 @@ Result<proto::Envelope> AgentConnection::call(proto::Envelope request, int timeo
 }
 
 std::vector<Result<proto::Envelope>> callAll(const std::vector<AgentConnection*>& connections,
-                                             std::vector<proto::Envelope> requests,
-                                             int timeout_ms) {
+                                             std::vector<proto::Envelope> requests, int timeout_ms,
+                                             const Patience& patience) {
   // Every agent is handled at its own pace: a request goes out as soon as that agent's
   // connection is up (POLLOUT; ZMQ_IMMEDIATE queues nothing for a peer that is not connected),
   // and one unreachable agent never delays the others' replies.
@@ -211,12 +234,39 @@ std::vector<Result<proto::Envelope>> callAll(const std::vector<AgentConnection*>
   const size_t n = connections.size();
   std::vector<Result<proto::Envelope>> results(n, Result<proto::Envelope>(timeoutError("pending")));
   std::vector<Phase> phase(n, Phase::kUnsent);
+  std::vector<uint64_t> drops_at_send(n, 0);
   size_t open = n;
   std::vector<zmq_pollitem_t> items;
   std::vector<size_t> owner;
+  int64_t next_report = timeout_ms;
   while (open > 0) {
-    int64_t remaining = timeout_ms - msSince(start);
-    if (remaining <= 0) break;
+    const int64_t elapsed = msSince(start);
+    int64_t remaining = timeout_ms - elapsed;
+    if (remaining <= 0) {
+      // Past the timeout only a busy agent is waited for (see Patience).
+      if (elapsed >= patience.bound_ms) break;
+      std::vector<std::string> busy;
+      for (size_t i = 0; i < n; ++i) {
+        if (phase[i] == Phase::kDone) continue;
+        const bool busy_here = phase[i] == Phase::kSent
+                                   ? connections[i]->drops() == drops_at_send[i]
+                                   : connections[i]->handshaking();
+        if (busy_here) {
+          busy.push_back(connections[i]->agent().name);
+          continue;
+        }
+        results[i] = phase[i] == Phase::kSent ? connections[i]->explainDrop()
+                                              : connections[i]->explainSilence(timeout_ms);
+        phase[i] = Phase::kDone;
+        --open;
+      }
+      if (open == 0) break;
+      if (patience.waiting && elapsed >= next_report) {
+        patience.waiting(busy, n, elapsed);
+        next_report = elapsed + patience.report_every_ms;
+      }
+      remaining = std::min<int64_t>(patience.bound_ms - elapsed, next_report - elapsed);
+    }
     items.clear();
     owner.clear();
     for (size_t i = 0; i < n; ++i) {
@@ -235,6 +285,7 @@ std::vector<Result<proto::Envelope>> callAll(const std::vector<AgentConnection*>
         Status sent = connections[i]->send(requests[i], 0);
         if (sent.isOk()) {
           phase[i] = Phase::kSent;
+          drops_at_send[i] = connections[i]->drops();
         } else if (sent.code() != ErrorCode::kUnavailable) {
           results[i] = sent;
           phase[i] = Phase::kDone;
@@ -249,10 +300,16 @@ std::vector<Result<proto::Envelope>> callAll(const std::vector<AgentConnection*>
       }
     }
   }
+  const int waited_ms = std::max(timeout_ms, patience.bound_ms);
   for (size_t i = 0; i < n; ++i) {
     if (phase[i] == Phase::kDone) continue;
     connections[i]->drainMonitor();
-    results[i] = connections[i]->explainSilence(timeout_ms);
+    results[i] = connections[i]->explainSilence(waited_ms);
+    if (waited_ms > timeout_ms && phase[i] == Phase::kSent) {
+      results[i] = Status(results[i].status().code(),
+                          results[i].status().message() +
+                              " (its connection stayed up: it is alive but too busy to answer)");
+    }
   }
   return results;
 }

@@ -39,6 +39,30 @@ proto::Launcher toProto(job::Launcher launcher) {
   return proto::LAUNCHER_UNSPECIFIED;
 }
 
+// "launching: waiting for 3 of 128 agents: h2, h17, h90 (alive but busy; 12 s of at most 120 s)"
+std::string waitingLine(const std::string& step, const std::vector<std::string>& agents, size_t of,
+                        int64_t waited_ms, int bound_ms) {
+  constexpr size_t kNamed = 8;
+  std::string names;
+  for (size_t i = 0; i < agents.size() && i < kNamed; ++i) names += (i ? ", " : "") + agents[i];
+  if (agents.size() > kNamed) names += " (+" + std::to_string(agents.size() - kNamed) + " more)";
+  return step + ": waiting for " + std::to_string(agents.size()) + " of " + std::to_string(of) +
+         " agents: " + names + " (alive but busy; " + std::to_string(waited_ms / 1000) +
+         " s of at most " + std::to_string(bound_ms / 1000) + " s)";
+}
+
+Patience submitPatience(const std::string& step, const SubmitOptions& options) {
+  Patience patience;
+  patience.bound_ms = options.busy_agent_bound_ms;
+  if (options.waiting) {
+    patience.waiting = [step, &options](const std::vector<std::string>& agents, size_t of,
+                                        int64_t waited_ms) {
+      options.waiting(waitingLine(step, agents, of, waited_ms, options.busy_agent_bound_ms));
+    };
+  }
+  return patience;
+}
+
 }  // namespace
 
 proto::JobLaunch baseLaunch(const job::JobSpec& spec, const std::string& job_id) {
@@ -150,7 +174,7 @@ Result<std::vector<AgentConnection*>> ClusterClient::connections(
 }
 
 std::vector<std::pair<std::string, Result<proto::Inventory>>> ClusterClient::inventories(
-    std::vector<std::string> names, int timeout_ms) {
+    std::vector<std::string> names, int timeout_ms, const Patience& patience) {
   if (names.empty()) {
     for (const auto& a : agents_) names.push_back(a.name);
   }
@@ -168,7 +192,7 @@ std::vector<std::pair<std::string, Result<proto::Inventory>>> ClusterClient::inv
   }
   std::vector<proto::Envelope> requests(reachable.size());
   for (auto& r : requests) r.mutable_inventory_request();
-  auto replies = callAll(reachable, std::move(requests), timeout_ms);
+  auto replies = callAll(reachable, std::move(requests), timeout_ms, patience);
   auto history_writer = writer();
   for (size_t i = 0; i < replies.size(); ++i) {
     auto& entry = out[slot[i]];
@@ -196,6 +220,7 @@ std::vector<std::string> SubmittedJob::agentNames() const {
 }
 
 Result<SubmittedJob> ClusterClient::submit(const job::JobSpec& spec, const SubmitOptions& options) {
+  auto patient = [&](const std::string& step) { return submitPatience(step, options); };
   // 1. Capacity of the candidate agents.
   std::vector<std::string> candidates;
   if (!spec.placement.empty()) {
@@ -212,7 +237,8 @@ Result<SubmittedJob> ClusterClient::submit(const job::JobSpec& spec, const Submi
            options.exclude_agents.end();
   });
   std::vector<job::AgentOffer> offers;
-  for (auto& [name, inventory] : inventories(candidates, options.timeout_ms)) {
+  for (auto& [name, inventory] :
+       inventories(candidates, options.timeout_ms, patient("asking for capacity"))) {
     if (!inventory.isOk()) return inventory.status();
     offers.push_back(job::offerOf(name, *inventory));
   }
@@ -287,7 +313,7 @@ Result<SubmittedJob> ClusterClient::submit(const job::JobSpec& spec, const Submi
     *prepares[g].mutable_prepare_job()->mutable_launch() = launches[g];
     prepares[g].mutable_prepare_job()->set_reserve_master_port(g == 0);
   }
-  auto prepared = callAll(conns, std::move(prepares), options.timeout_ms);
+  auto prepared = callAll(conns, std::move(prepares), options.timeout_ms, patient("preparing"));
   for (auto& reply : prepared) {
     if (!reply.isOk()) {
       release(conns.size());
@@ -301,7 +327,7 @@ Result<SubmittedJob> ClusterClient::submit(const job::JobSpec& spec, const Submi
     launches[g].set_master_port(master_port);
     *starts[g].mutable_launch_job()->mutable_launch() = launches[g];
   }
-  auto started = callAll(conns, std::move(starts), options.timeout_ms);
+  auto started = callAll(conns, std::move(starts), options.timeout_ms, patient("launching"));
   for (auto& reply : started) {
     if (!reply.isOk()) {
       release(conns.size());

@@ -171,9 +171,9 @@ void ClusterSession::stop() {
   [[maybe_unused]] ssize_t n = ::write(wake_fd_, &one, sizeof one);
 }
 
-uint64_t ClusterSession::postSubmit(job::JobSpec spec) {
-  return post([this, spec = std::move(spec)](uint64_t token) mutable {
-    deferred_submits_.push_back({token, std::move(spec), Clock::now()});
+uint64_t ClusterSession::postSubmit(job::JobSpec spec, SubmitOptions options) {
+  return post([this, spec = std::move(spec), options = std::move(options)](uint64_t token) mutable {
+    deferred_submits_.push_back({token, std::move(spec), std::move(options), Clock::now()});
   });
 }
 
@@ -192,8 +192,12 @@ void ClusterSession::runDeferredSubmits() {
          (cursors_known || Clock::now() - deferred_submits_.front().posted > timeout)) {
     worker_->post([this, submit = std::move(deferred_submits_.front())](ClusterClient* client,
                                                                         const Status& why_none) {
+      SubmitOptions options = submit.options;
+      options.waiting = [this, token = submit.token](const std::string& line) {
+        sink_->submitWaiting(token, line);
+      };
       const Result<SubmittedJob> result =
-          client ? client->submit(submit.spec) : Result<SubmittedJob>(why_none);
+          client ? client->submit(submit.spec, options) : Result<SubmittedJob>(why_none);
       pending_flush_ = true;  // its submission row went to the writer
       sink_->submitted(submit.token, result);
     });

@@ -3,6 +3,7 @@
 // time out and explain why (unreachable, key rejected, wrong server key, no answer).
 // Not thread-safe: one thread owns a connection (and its socket), as ZeroMQ requires.
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -62,10 +63,19 @@ class AgentConnection {
   void drainMonitor();
   // The Status explaining why no reply came within `timeout_ms`.
   Status explainSilence(int timeout_ms) const;
+  // The Status of a request whose connection dropped before its reply came.
+  Status explainDrop() const;
   // Whether the agent's ZAP refused this connection's handshake and none succeeded since
   // (drains the monitor). libzmq never retries a refused handshake: the connection is dead until
   // it is opened again. A gang peer refuses until it has admitted the job's key.
   bool handshakeRefused();
+  // How often the connection has dropped since it was made (drains the monitor): a request sent
+  // before a drop is lost with it, its reply routed to a peer that is gone.
+  uint64_t drops();
+  // Whether the agent's host accepted the connection and its handshake is under way, none having
+  // failed (drains the monitor): the agent is there but slow to complete it. A stopped agent
+  // fails it within net::kHandshakeIntervalMs.
+  bool handshaking();
 
  private:
   AgentConnection(AgentEndpoint agent, std::string client_key, void* socket, void* monitor);
@@ -81,11 +91,26 @@ class AgentConnection {
   uint32_t handshake_errno_ = 0;
   bool handshake_ok_ = false;
   bool connected_since_retry_ = false;  // a CONNECTED event since the last CONNECT_RETRIED
+  uint64_t drops_ = 0;                  // DISCONNECTED events
+  bool up_ = false;                     // a handshake succeeded and no drop since
+};
+
+// How callAll waits past its timeout for an agent that is alive but busy: its request went out
+// and its connection has stayed up since (libzmq's heartbeats would have dropped it within 3 s
+// of silence from its I/O threads), so its main loop is only behind, e.g. on a host loaded with
+// a thousand ranks starting; or its handshake is under way (handshaking()). It is waited for up to
+// `bound_ms` in all, and `waiting` hears, every `report_every_ms` from the timeout on, which agents
+// are still awaited.
+struct Patience {
+  int bound_ms = 0;  // at most timeout_ms: no waiting past it
+  int report_every_ms = 2000;
+  std::function<void(const std::vector<std::string>& agents, size_t of, int64_t waited_ms)> waiting;
 };
 
 // One request per connection, sent together, replies gathered until `timeout_ms`. Result i
 // answers request i.
 std::vector<Result<proto::Envelope>> callAll(const std::vector<AgentConnection*>& connections,
-                                             std::vector<proto::Envelope> requests, int timeout_ms);
+                                             std::vector<proto::Envelope> requests, int timeout_ms,
+                                             const Patience& patience = {});
 
 }  // namespace ringmaster::client

@@ -5,6 +5,7 @@
 // Not thread-safe: one thread owns a ClusterClient (its sockets and DB connections). The GUI runs
 // one on its I/O thread.
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -20,6 +21,11 @@ namespace ringmaster::client {
 
 struct SubmitOptions {
   int timeout_ms = 10000;
+  // An agent alive but busy (see Patience) is waited for past timeout_ms, up to this long in
+  // all for each step (inventory, prepare, launch); `waiting` hears, every 2 s from timeout_ms
+  // on, a line naming the agents a step waits for.
+  int busy_agent_bound_ms = 120000;
+  std::function<void(const std::string&)> waiting;
   // A new attempt of an existing job (restart): its id and attempt number. Empty: a new job.
   std::string job_id;
   uint32_t attempt = 1;
@@ -62,7 +68,7 @@ class ClusterClient {
 
   // Inventory of each named agent (all when empty), in that order; recorded in the history.
   std::vector<std::pair<std::string, Result<proto::Inventory>>> inventories(
-      std::vector<std::string> names, int timeout_ms);
+      std::vector<std::string> names, int timeout_ms, const Patience& patience = {});
 
   // Places, prepares and launches the job on its agents; returns the job id. A placement error
   // is kInvalidArgument with compiler-style diagnostics; an agent's refusal names the agent.

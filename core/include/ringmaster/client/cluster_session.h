@@ -70,6 +70,8 @@ class SessionSink {
   virtual void records(const std::string& agent, std::vector<proto::JournalRecord> records) = 0;
   // token: what post*() returned.
   virtual void submitted(uint64_t token, const Result<SubmittedJob>& result) = 0;
+  // A submission waits past its timeout for agents alive but busy: which (SubmitOptions).
+  virtual void submitWaiting(uint64_t /*token*/, const std::string& /*line*/) {}
   virtual void stopped(uint64_t token, const std::string& job_id, const Result<int>& result) = 0;
   virtual void restarted(uint64_t /*token*/, const std::string& /*job_id*/,
                          const Result<RestartReport>& /*result*/) {}
@@ -121,7 +123,8 @@ class ClusterSession {
   void stop();
 
   // Commands; each returns a token that the sink's answer carries.
-  uint64_t postSubmit(job::JobSpec spec);
+  // `options.waiting` is the session's own (the sink's submitWaiting).
+  uint64_t postSubmit(job::JobSpec spec, SubmitOptions options = {});
   uint64_t postStop(std::string job_id, int grace_ms = 0);
   // ClusterClient::restart: a new attempt from the newest checkpoint, perhaps without an agent.
   uint64_t postRestart(std::string job_id, std::string exclude_agent, std::string reason);
@@ -193,6 +196,7 @@ class ClusterSession {
   struct DeferredSubmit {
     uint64_t token;
     job::JobSpec spec;
+    SubmitOptions options;
     std::chrono::steady_clock::time_point posted;
   };
   std::deque<DeferredSubmit> deferred_submits_;
