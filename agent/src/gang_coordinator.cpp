@@ -20,6 +20,12 @@ namespace {
 constexpr auto kHeartbeatEvery = std::chrono::milliseconds(500);
 constexpr auto kFirstResend = std::chrono::milliseconds(5);  // doubling up to kHeartbeatEvery
 constexpr auto kLostAfter = std::chrono::seconds(4);
+// A peer silent for kLostAfter whose connection is up (its process answers libzmq's heartbeats:
+// not stopped, not gone, not cut off) or still in a handshake its host accepted is only busy,
+// e.g. on a host where a thousand ranks start: it is lost after this long. At 256 agents on 2 cores
+// the leader, starved for 4 s while its ranks started, was declared lost and the job failed with
+// every rank succeeded.
+constexpr auto kBusyFor = std::chrono::seconds(30);
 constexpr auto kReopenAfter = std::chrono::milliseconds(1500);  // see reopenUnansweredConnections
 // Ranks on other agents often fail a moment after the real culprit (a peer vanished from their
 // collective): the leader waits this long for the first cause before journaling one.
@@ -201,9 +207,10 @@ void GangCoordinator::openConnection(const Gang& gang, Peer& peer,
 std::unique_ptr<client::AgentConnection> GangCoordinator::connectTo(
     const proto::JobLaunch& launch, const proto::GangMember& member) {
   security::KeyPair job_keys{launch.rendezvous_public_key(), launch.rendezvous_secret_key()};
-  // No ZMTP pings: the gang's own beats say whether a peer is there (see gang_coordinator.h).
+  // With ZMTP pings, which the peer's I/O threads answer however busy its main loop is: a
+  // silent peer whose connection stays up is busy, not lost (see kBusyFor).
   auto connection = client::AgentConnection::connect(
-      context_, {member.agent(), member.endpoint(), member.server_key()}, job_keys, 0);
+      context_, {member.agent(), member.endpoint(), member.server_key()}, job_keys);
   if (connection.isOk()) return std::move(*connection);
   parts_.log("job " + launch.job_id() + ": " + connection.status().message());
   return nullptr;
@@ -901,6 +908,17 @@ GangCoordinator::Clock::time_point GangCoordinator::passOverGangs(Clock::time_po
     for (auto& [name, peer] : gang.peers) {
       if (peer.lost || !peer.watched || now - peer.last_heard <= kLostAfter) continue;
       const auto silent = std::chrono::duration_cast<std::chrono::seconds>(now - peer.last_heard);
+      if (now - peer.last_heard <= kBusyFor && peer.connection &&
+          (peer.connection->up() || peer.connection->handshaking())) {
+        if (!peer.busy_noted) {
+          parts_.log("job " + gang.launch.job_id() + ": agent " + name + " has not answered for " +
+                     std::to_string(silent.count()) +
+                     " s but its connection is up (busy): waiting up to " +
+                     std::to_string(kBusyFor.count()) + " s");
+        }
+        peer.busy_noted = true;
+        continue;
+      }
       const std::string& agent = name;  // a lambda may not capture a structured binding (clang 14)
       auto member = std::find_if(gang.members.begin(), gang.members.end(),
                                  [&](const auto& m) { return m.agent() == agent; });

@@ -3,7 +3,9 @@
 // (DESIGN.md §3 "Failure"). Each agent keeps one Gang per job it runs: the job's other agents,
 // reached with the job's own key pair (ZAP admits it as "job:<id>"), and the attempt's state.
 // - Heartbeats every 500 ms carry each agent's ranks' progress, whether its share of the attempt
-//   is over, and the attempt's failure once known. An agent not heard from for 4 s is lost.
+//   is over, and the attempt's failure once known. An agent not heard from for 4 s is lost,
+//   unless its connection is up (its I/O threads answer libzmq's heartbeats): then it is busy,
+//   and lost after 30 s.
 // - The gang is a star with two hubs, the first two agents in line that are not lost: the leader
 //   and its standby. Each other agent talks to the hubs only, the hubs to every agent, so a job
 //   of N agents has O(N) connections and messages, not N². The standby hears everything the
@@ -123,7 +125,8 @@ class GangCoordinator {
     bool awaitsReply() const { return connection && (sent > replies || missed); }
     bool knows_outcome = false;
     bool lost = false;
-    bool down = false;  // lost, and known not to come back (see peer_probe.h)
+    bool busy_noted = false;  // silent past kLostAfter with its connection up: logged once
+    bool down = false;        // lost, and known not to come back (see peer_probe.h)
     Clock::time_point lost_at;
     uint32_t attempt = 0;       // the newest attempt it spoke of
     bool attempt_over = false;  // its ranks of `attempt` are gone

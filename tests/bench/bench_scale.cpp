@@ -187,12 +187,21 @@ bool runPoint(const Point& point, const Options& options) {
     std::printf("%zu agents slowed; the submit's first waiting line: %s\n", slowed.size(),
                 first.empty() ? "(none)" : first.c_str());
   }
-  if (result.exit_code != 0) {
-    std::fprintf(stderr, "bench_scale: %d ranks on %d agents: submit failed (exit %d): %s%s\n",
-                 point.ranks, point.agents, result.exit_code, result.out.c_str(),
-                 result.err.c_str());
-  }
   const std::string job = result.firstLine();
+  if (result.exit_code != 0) {
+    // What the agents said of losses and slow peers: a failed job at scale is mostly one of them.
+    for (int i = 0; i < point.agents; ++i) {
+      std::istringstream log(cluster.agent("s" + std::to_string(i)).stderrText());
+      for (std::string line; std::getline(log, line);) {
+        if (line.find(" lost") != std::string::npos || line.find("busy") != std::string::npos) {
+          std::fprintf(stderr, "s%d: %s\n", i, line.c_str());
+        }
+      }
+    }
+    std::fprintf(stderr, "bench_scale: %d ranks on %d agents: submit failed (exit %d): %s%s%s\n",
+                 point.ranks, point.agents, result.exit_code, result.out.c_str(),
+                 result.err.c_str(), cluster.ctl({"status", job}).out.substr(0, 3000).c_str());
+  }
   const long long expected = static_cast<long long>(point.ranks) * kLinesPerRank;
   const long long rows = countRows(cluster.dbPath(), job);
 
@@ -226,8 +235,9 @@ bool runPoint(const Point& point, const Options& options) {
   const CommandResult hold = cluster.ctl({"submit", hold_spec, "--wait"}, 600000);
   const double hold_s = msSince(hold_started) / 1000;
   if (hold.exit_code != 0) {
-    std::fprintf(stderr, "bench_scale: the sleep job failed: %s%s\n", hold.out.c_str(),
-                 hold.err.substr(0, 2000).c_str());
+    std::fprintf(stderr, "bench_scale: the sleep job failed: %s%s%s\n", hold.out.c_str(),
+                 hold.err.substr(0, 2000).c_str(),
+                 cluster.ctl({"status", hold.firstLine()}).out.substr(0, 3000).c_str());
   }
   std::vector<double> hold_cpu;
   for (int i = 0; i < point.agents; ++i) {

@@ -114,6 +114,11 @@ uint64_t AgentConnection::drops() {
   return drops_;
 }
 
+bool AgentConnection::up() {
+  drainMonitor();
+  return up_;
+}
+
 bool AgentConnection::handshaking() {
   drainMonitor();
   return connected_since_retry_ && !up_ && handshake_failure_ == 0;

@@ -37,8 +37,7 @@ class ZmqContext {
 
 class AgentConnection {
  public:
-  // `heartbeat_ms`: ZMTP pings (see applyCommonOptions); 0 for a connection whose user sends
-  // its own beats (an agent's to the other agents of a job, see gang_coordinator.h).
+  // `heartbeat_ms`: ZMTP pings (see applyCommonOptions); 0: none.
   static Result<std::unique_ptr<AgentConnection>> connect(
       const ZmqContext& context, const AgentEndpoint& agent, const security::KeyPair& client_keys,
       int heartbeat_ms = net::kClientHeartbeatMs);
@@ -76,6 +75,10 @@ class AgentConnection {
   // failed (drains the monitor): the agent is there but slow to complete it. A stopped agent
   // fails it within net::kHandshakeIntervalMs.
   bool handshaking();
+  // Whether a handshake succeeded and the connection has not dropped since (drains the monitor).
+  // With ZMTP heartbeats on, an agent whose process is stopped or gone drops it within
+  // 3 heartbeat intervals; one whose main loop is only busy keeps it (its I/O threads answer).
+  bool up();
 
  private:
   AgentConnection(AgentEndpoint agent, std::string client_key, void* socket, void* monitor);
