@@ -924,10 +924,11 @@ GangCoordinator::Clock::time_point GangCoordinator::passOverGangs(Clock::time_po
                                  [&](const auto& m) { return m.agent() == agent; });
       const bool down =
           member != gang.members.end() && refusesConnections(member->endpoint(), kProbeTimeout);
+      const std::string state = down ? "its host refuses connections on its port: the agent is down"
+                                : peer.connection ? peer.connection->describeState()
+                                                  : "no connection to it";
       markLost(gang, agent,
-               "not heard from for " + std::to_string(silent.count()) + " s" +
-                   (down ? " (its host refuses connections on its port: the agent is down)" : ""),
-               down);
+               "not heard from for " + std::to_string(silent.count()) + " s (" + state + ")", down);
     }
     if (now >= gang.next_heartbeat) sendHeartbeats(gang);
     if (leads(gang)) {

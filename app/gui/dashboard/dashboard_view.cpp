@@ -30,6 +30,7 @@
 #include "charts/metric_chart.h"
 #include "charts/palette.h"
 #include "dashboard/eliding_button.h"
+#include "dashboard/fitting_label.h"
 #include "dashboard/log_pane.h"
 #include "dashboard/rank_table_model.h"
 #include "history/run_format.h"
@@ -253,9 +254,10 @@ QLayout* DashboardView::buildControls() {
   controls->addWidget(smoothing_slider_);
   controls->addSpacing(12);
   controls->addWidget(reset);
-  // A hint, not a control: it gives way (cut at the window's edge) before anything else does.
-  auto* hint = new QLabel("Drag: zoom · right-drag: pan · double-click: reset");
-  hint->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
+  // A hint, not a control: it gives way, shorter and then not at all, before anything else does.
+  auto* hint = new FittingLabel({"Drag: zoom · right-drag: pan · double-click: reset",
+                                 "drag: zoom · double-click: reset", "drag: zoom"});
+  hint->setObjectName("zoomHint");
   hint->setAlignment(Qt::AlignRight | Qt::AlignVCenter);
   controls->addWidget(hint, 1);
   connect(reset, &QPushButton::clicked, this, [this] {

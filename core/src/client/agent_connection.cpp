@@ -119,6 +119,18 @@ bool AgentConnection::up() {
   return up_;
 }
 
+std::string AgentConnection::describeState() {
+  drainMonitor();
+  if (up_) return "its connection is up";
+  if (handshaking()) return "its connection is in its handshake";
+  if (handshake_failure_ != 0) return "its handshake failed (" + explainSilence(0).message() + ")";
+  if (drops_ > 0) {
+    return "its connection dropped " + std::to_string(drops_) +
+           " time(s): no answer to heartbeats, or closed";
+  }
+  return "its connection never came up";
+}
+
 bool AgentConnection::handshaking() {
   drainMonitor();
   return connected_since_retry_ && !up_ && handshake_failure_ == 0;

@@ -1,5 +1,6 @@
 // The dashboard's failure line (issue 22): a 1,900-character cause pinned the window's minimum
-// width at 1,342 px. The button shows what fits, with "…", and keeps the whole text.
+// width at 1,342 px. The button shows what fits, with "…", and keeps the whole text. And the
+// controls' hint (issue 35): the longest of its versions that fits, or nothing, never cut.
 #include "dashboard/eliding_button.h"
 
 #include <gtest/gtest.h>
@@ -7,6 +8,8 @@
 #include <QApplication>
 #include <QHBoxLayout>
 #include <QWidget>
+
+#include "dashboard/fitting_label.h"
 
 namespace ringmaster::gui {
 namespace {
@@ -35,6 +38,28 @@ TEST(ElidingButton, ALongMessageNeverWidensItsWindow) {
   button->setFullText("agent a1 not answering since 14:02:11");
   QApplication::processEvents();
   EXPECT_EQ(button->text(), "agent a1 not answering since 14:02:11");
+}
+
+TEST(FittingLabel, ShowsTheLongestVersionThatFitsOrNothing) {
+  QWidget window;
+  auto* layout = new QHBoxLayout(&window);
+  layout->setContentsMargins(0, 0, 0, 0);
+  auto* label = new FittingLabel({"Drag: zoom · right-drag: pan · double-click: reset",
+                                  "drag: zoom · double-click: reset", "drag: zoom"});
+  layout->addWidget(label);
+  EXPECT_EQ(window.minimumSizeHint().width(), 0);
+  const QFontMetrics metrics = label->fontMetrics();
+  window.show();
+  for (int width : {1000, metrics.horizontalAdvance("drag: zoom · double-click: reset") + 2,
+                    metrics.horizontalAdvance("drag: zoom") + 2, 10}) {
+    window.resize(width, 40);
+    QApplication::processEvents();
+    const QString shown = label->text();
+    EXPECT_LE(metrics.horizontalAdvance(shown), label->width()) << width;
+    if (width == 1000) EXPECT_EQ(shown, "Drag: zoom · right-drag: pan · double-click: reset");
+    if (width == 10) EXPECT_EQ(shown, "");
+    if (width != 1000 && width != 10) EXPECT_FALSE(shown.isEmpty()) << width;
+  }
 }
 
 }  // namespace
