@@ -384,6 +384,12 @@ Status AgentServer::Impl::start() {
                  sizeof protocol::kMaxRequestBytes);
   int mandatory = 1;
   zmq_setsockopt(router, ZMQ_ROUTER_MANDATORY, &mandatory, sizeof mandatory);
+  // The hubs of a job on N agents take N connections at once when it starts: with libzmq's
+  // backlog of 100, 256 agents overflowed it, the dropped SYNs were retried 1-3 s later, and
+  // connections that never came up within 4 s had their agents declared lost. The kernel caps
+  // it at net.core.somaxconn (4096 by default).
+  int backlog = 4096;
+  zmq_setsockopt(router, ZMQ_BACKLOG, &backlog, sizeof backlog);
   // Replies a client has not read yet stay queued here: at most kQueuedRepliesPerClient of them
   // (each at most protocol::kMaxReplyBytes), beyond that reply() drops them.
   zmq_setsockopt(router, ZMQ_SNDHWM, &kQueuedRepliesPerClient, sizeof kQueuedRepliesPerClient);

@@ -228,11 +228,14 @@ void GangCoordinator::reopenUnansweredConnections(Gang& gang, Clock::time_point 
     if (!peer.watched || lostForGood(gang, peer)) continue;
     // Only a connection that never answered can be waiting on a refused handshake: the hub's
     // tick does not read the monitors of the others.
-    const bool refused =
-        peer.connection && peer.replies == 0 && peer.connection->handshakeRefused();
-    if (peer.connection && !refused &&
-        (!peer.unanswered_since || now - *peer.unanswered_since < kReopenAfter)) {
-      continue;
+    if (peer.connection) {
+      const bool refused = peer.replies == 0 && peer.connection->handshakeRefused();
+      // One that is up or in its handshake is only slow: opened again, a handshake that took
+      // over kReopenAfter on a loaded host (256 agents on 2 cores) never finished.
+      const bool unanswered = peer.unanswered_since &&
+                              now - *peer.unanswered_since >= kReopenAfter &&
+                              !peer.connection->up() && !peer.connection->handshaking();
+      if (!refused && !unanswered) continue;
     }
     openConnection(gang, peer, member);
   }

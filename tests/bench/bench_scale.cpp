@@ -87,7 +87,8 @@ struct Point {
 
 struct Options {
   bool with_mpirun = true;
-  int slowed = 0;  // --slow K
+  int slowed = 0;                       // --slow K
+  std::vector<std::string> agent_args;  // --agent-arg ARG, repeated: given to every agent
 };
 
 // Stops `pids` in bursts until destroyed: 2.5 s stopped (under libzmq's 3 s heartbeat timeout,
@@ -150,7 +151,7 @@ bool runPoint(const Point& point, const Options& options) {
   std::string error;
   const auto started = std::chrono::steady_clock::now();
   for (int i = 0; i < point.agents; ++i) {
-    if (!cluster.addAgent("s" + std::to_string(i), slots, &error)) {
+    if (!cluster.addAgent("s" + std::to_string(i), slots, &error, options.agent_args)) {
       std::fprintf(stderr, "bench_scale: agent %d: %s\n", i, error.c_str());
       return false;
     }
@@ -298,6 +299,10 @@ int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     if (std::string(argv[i]) == "--no-mpirun") {  // the agents' figures alone, sooner
       options.with_mpirun = false;
+      continue;
+    }
+    if (std::string(argv[i]) == "--agent-arg" && i + 1 < argc) {
+      options.agent_args.push_back(argv[++i]);
       continue;
     }
     if (std::string(argv[i]) == "--slow" && i + 1 < argc) {
