@@ -22,9 +22,7 @@ constexpr auto kFirstResend = std::chrono::milliseconds(5);  // doubling up to k
 constexpr auto kLostAfter = std::chrono::seconds(4);
 // A peer silent for kLostAfter whose connection is up (its process answers libzmq's heartbeats:
 // not stopped, not gone, not cut off) or still in a handshake its host accepted is only busy,
-// e.g. on a host where a thousand ranks start: it is lost after this long. At 256 agents on 2 cores
-// the leader, starved for 4 s while its ranks started, was declared lost and the job failed with
-// every rank succeeded.
+// e.g. on a host where a thousand ranks start: it is lost after this long.
 constexpr auto kBusyFor = std::chrono::seconds(30);
 constexpr auto kReopenAfter = std::chrono::milliseconds(1500);  // see reopenUnansweredConnections
 // Ranks on other agents often fail a moment after the real culprit (a peer vanished from their

@@ -189,7 +189,9 @@ bool runPoint(const Point& point, const Options& options) {
                 first.empty() ? "(none)" : first.c_str());
   }
   const std::string job = result.firstLine();
-  if (result.exit_code != 0) {
+  const long long expected = static_cast<long long>(point.ranks) * kLinesPerRank;
+  const long long rows = countRows(cluster.dbPath(), job);
+  if (result.exit_code != 0 || rows != expected) {
     // What the agents said of losses and slow peers: a failed job at scale is mostly one of them.
     for (int i = 0; i < point.agents; ++i) {
       std::istringstream log(cluster.agent("s" + std::to_string(i)).stderrText());
@@ -203,8 +205,6 @@ bool runPoint(const Point& point, const Options& options) {
                  point.ranks, point.agents, result.exit_code, result.out.c_str(),
                  result.err.c_str(), cluster.ctl({"status", job}).out.substr(0, 3000).c_str());
   }
-  const long long expected = static_cast<long long>(point.ranks) * kLinesPerRank;
-  const long long rows = countRows(cluster.dbPath(), job);
 
   // The leader (s0, first in line) against the median agent: the star's hub pays O(N).
   double rss_max = 0, rss_sum = 0;

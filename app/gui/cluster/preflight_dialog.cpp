@@ -19,13 +19,14 @@
 namespace ringmaster::gui {
 namespace {
 
-// A link's colour by its share of the median pair's bandwidth: the verdict's threshold (0.5) is
-// where red begins.
+// A link's colour by its share of the median pair's bandwidth: the verdict's threshold is where
+// red begins; amber up to twice that.
 QColor linkColor(double gbps, double median) {
   if (median <= 0) return QColor(0x60, 0x60, 0x60);
   const double share = gbps / median;
-  if (share < 0.5) return QColor(0xc6, 0x28, 0x28);
-  if (share < 0.8) return QColor(0xb2, 0x7a, 0x12);
+  const double slow = client::PreflightOptions{}.slow_link_share;
+  if (share < slow) return QColor(0xc6, 0x28, 0x28);
+  if (share < 2 * slow) return QColor(0xb2, 0x7a, 0x12);
   return QColor(0x2e, 0x7d, 0x32);
 }
 
@@ -85,7 +86,7 @@ PreflightDialog::PreflightDialog(QWidget* parent) : QDialog(parent) {
   layout->addWidget(verdict_);
   layout->addWidget(new QLabel("<b>Agents</b>"));
   layout->addWidget(agents_, 1);
-  links_title_ = new QLabel("<b>Links</b> (GB/s; red: under half the median pair)");
+  links_title_ = new QLabel("<b>Links</b> (GB/s; red: under a quarter of the median pair)");
   layout->addWidget(links_title_);
   layout->addWidget(links_, 1);
   layout->addWidget(buttons);
@@ -176,9 +177,10 @@ void PreflightDialog::showLinks(const client::PreflightReport& report) {
     if (a.error.empty()) names << QString::fromStdString(a.agent);
   }
   // A link needs two agents: with fewer there is nothing to draw.
-  links_title_->setText(names.size() < 2 ? "<b>Links</b>: none to test (a link needs two agents "
-                                           "that answer)"
-                                         : "<b>Links</b> (GB/s; red: under half the median pair)");
+  links_title_->setText(names.size() < 2
+                            ? "<b>Links</b>: none to test (a link needs two agents "
+                              "that answer)"
+                            : "<b>Links</b> (GB/s; red: under a quarter of the median pair)");
   links_->setVisible(names.size() >= 2);
   links_->clear();
   links_->setRowCount(static_cast<int>(names.size()));
