@@ -232,7 +232,7 @@ void GangCoordinator::reopenUnansweredConnections(Gang& gang, Clock::time_point 
       // over kReopenAfter on a loaded host (256 agents on 2 cores) never finished.
       const bool unanswered = peer.unanswered_since &&
                               now - *peer.unanswered_since >= kReopenAfter &&
-                              !peer.connection->up() && !peer.connection->handshaking();
+                              !peer.connection->alive();
       if (!refused && !unanswered) continue;
     }
     openConnection(gang, peer, member);
@@ -909,8 +909,7 @@ GangCoordinator::Clock::time_point GangCoordinator::passOverGangs(Clock::time_po
     for (auto& [name, peer] : gang.peers) {
       if (peer.lost || !peer.watched || now - peer.last_heard <= kLostAfter) continue;
       const auto silent = std::chrono::duration_cast<std::chrono::seconds>(now - peer.last_heard);
-      if (now - peer.last_heard <= kBusyFor && peer.connection &&
-          (peer.connection->up() || peer.connection->handshaking())) {
+      if (now - peer.last_heard <= kBusyFor && peer.connection && peer.connection->alive()) {
         if (!peer.busy_noted) {
           parts_.log("job " + gang.launch.job_id() + ": agent " + name + " has not answered for " +
                      std::to_string(silent.count()) +

@@ -17,6 +17,7 @@
 #include <cstdio>
 #include <fstream>
 #include <iterator>
+#include <set>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -130,19 +131,18 @@ std::string lineWith(const std::string& text, const std::string& needle) {
 
 // Of the `slowed` agents, how many the submit's "waiting for" lines named.
 int namedInWaitingLines(const std::string& err, const std::vector<std::string>& slowed) {
-  int named = 0;
-  for (const std::string& agent : slowed) {
-    for (size_t at = err.find("waiting for "); at != std::string::npos;
-         at = err.find("waiting for ", at + 1)) {
-      const std::string line = lineWith(err.substr(at), "waiting for ");
+  std::set<std::string> named;
+  std::istringstream lines(err);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.find("waiting for ") == std::string::npos) continue;
+    for (const std::string& agent : slowed) {
       if (line.find(" " + agent + ",") != std::string::npos ||
           line.find(" " + agent + " ") != std::string::npos) {
-        ++named;
-        break;
+        named.insert(agent);
       }
     }
   }
-  return named;
+  return static_cast<int>(named.size());
 }
 
 bool runPoint(const Point& point, const Options& options) {

@@ -24,9 +24,8 @@ namespace {
 QColor linkColor(double gbps, double median) {
   if (median <= 0) return QColor(0x60, 0x60, 0x60);
   const double share = gbps / median;
-  const double slow = client::PreflightOptions{}.slow_link_share;
-  if (share < slow) return QColor(0xc6, 0x28, 0x28);
-  if (share < 2 * slow) return QColor(0xb2, 0x7a, 0x12);
+  if (share < client::kSlowLinkShare) return QColor(0xc6, 0x28, 0x28);
+  if (share < 2 * client::kSlowLinkShare) return QColor(0xb2, 0x7a, 0x12);
   return QColor(0x2e, 0x7d, 0x32);
 }
 

@@ -119,6 +119,8 @@ bool AgentConnection::up() {
   return up_;
 }
 
+bool AgentConnection::alive() { return up() || handshaking(); }
+
 std::string AgentConnection::describeState() {
   drainMonitor();
   if (up_) return "its connection is up";

@@ -79,6 +79,8 @@ class AgentConnection {
   // With ZMTP heartbeats on, an agent whose process is stopped or gone drops it within
   // 3 heartbeat intervals; one whose main loop is only busy keeps it (its I/O threads answer).
   bool up();
+  // up() or handshaking(): the agent's process holds the connection, however busy its loop.
+  bool alive();
   // The state of the connection in a few words, for a message that says why an agent counts as
   // gone: "up", "in its handshake", "dropped (no answer to heartbeats)", "handshake failed", ...
   std::string describeState();

@@ -20,6 +20,12 @@
 
 namespace ringmaster::client {
 
+// The default share of the median pair's bandwidth below which a link is named. A quarter: two
+// healthy pairs measured on hosts that also run other work differ by up to 2.3x (0.32 against a
+// median of 0.72 GB/s in preflight_test under the suite's load); a link that negotiated a lower
+// speed or drops packets is 4x to 100x slower.
+inline constexpr double kSlowLinkShare = 0.25;
+
 struct PreflightOptions {
   std::vector<std::string> agents;  // empty: every agent of the cluster file
   size_t link_bytes = size_t{8} << 20;
@@ -28,10 +34,7 @@ struct PreflightOptions {
   bool links = true;                       // false: the agents' own checks only
   // Named in the verdict: a link below this share of the median pair's bandwidth, a disk with
   // less than this share or this many bytes free, a clock further off than this.
-  // A quarter: two healthy pairs measured on hosts that also run other work differ by up to 2.3x
-  // (0.32 against a median of 0.72 GB/s in preflight_test under the suite's load); a link that
-  // negotiated a lower speed or drops packets is 4x to 100x slower.
-  double slow_link_share = 0.25;
+  double slow_link_share = kSlowLinkShare;
   double min_free_share = 0.05;
   uint64_t min_free_bytes = uint64_t{1} << 30;
   double max_clock_offset_s = 1.0;
