@@ -58,6 +58,12 @@ int main(int argc, char** argv) {
          "every core leave the desktop responsive")
       ->check(CLI::Range(0, 19))
       ->capture_default_str();
+  app.add_option("--nice", options.nice,
+                 "the agent's own nice value, taken where it may (root or CAP_SYS_NICE): a "
+                 "client's request then waits for a core behind neither ranks nor the host's "
+                 "other processes (its ranks start at --rank-nice)")
+      ->check(CLI::Range(-20, 19))
+      ->capture_default_str();
   app.add_option("--rank-memory", options.rank_memory,
                  "each rank's memory limit, e.g. 64G (cgroup v2 with the memory controller "
                  "delegated to the agent; default: none)")
@@ -171,6 +177,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "ringmaster-agent: --state-dir is required\n%s", app.help().c_str());
     return 2;
   }
+  agent::takeAgentNice(options.nice);  // before AgentServer's threads, which inherit it
   auto server = agent::AgentServer::create(options);
   if (!server.isOk()) {
     std::fprintf(stderr, "ringmaster-agent: %s\n", server.status().message().c_str());

@@ -10,6 +10,7 @@
 #include <zmq.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <ctime>
@@ -126,6 +127,12 @@ void raiseOpenFileLimit() {
   if (::getrlimit(RLIMIT_NOFILE, &limit) != 0 || limit.rlim_cur >= limit.rlim_max) return;
   limit.rlim_cur = limit.rlim_max;
   ::setrlimit(RLIMIT_NOFILE, &limit);
+}
+
+void takeAgentNice(int nice) {
+  errno = 0;
+  const int current = ::getpriority(PRIO_PROCESS, 0);
+  if (errno == 0 && current != nice) ::setpriority(PRIO_PROCESS, 0, nice);
 }
 
 std::string agentKeyPath(const std::string& state_dir) { return state_dir + "/agent.key"; }
@@ -293,6 +300,12 @@ Status AgentServer::Impl::start() {
   RM_ASSIGN_OR_RETURN(supervisor_options.confinement,
                       confinementFor(options.run_as, options.rank_open_files));
   supervisor_options.confinement.nice = options.rank_nice;
+  errno = 0;
+  if (const int own_nice = ::getpriority(PRIO_PROCESS, 0); errno == 0 && own_nice > options.nice) {
+    log("runs at nice " + std::to_string(own_nice) + ", not its --nice " +
+        std::to_string(options.nice) +
+        ": lowering it needs root or CAP_SYS_NICE (clients' requests may wait behind ranks)");
+  }
   if (!options.job_uids.empty()) {
     RM_ASSIGN_OR_RETURN(const UidRange range, parseUidRange(options.job_uids));
     RM_RETURN_IF_ERROR(checkUidRangeIsFree(range, hostUsers(), hostGroups()));
@@ -416,7 +429,8 @@ Status AgentServer::Impl::start() {
 void AgentServer::Impl::endLeftoversOfAnEarlierRun() {
   ::prctl(PR_SET_CHILD_SUBREAPER, 1);
   std::vector<pid_t> stuck;
-  const int ended = killLeftovers({options.state_dir, {}, {}}, std::chrono::seconds(5), &stuck);
+  const int ended =
+      killLeftovers({options.state_dir, {}, {}, false}, std::chrono::seconds(5), &stuck);
   if (ended > 0) {
     log("ended " + std::to_string(ended) +
         " process(es) left running by the ranks of an earlier agent process");

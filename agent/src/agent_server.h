@@ -38,7 +38,11 @@ struct AgentOptions {
   double rank_metric_rate = 1000;  // metric records a rank may journal a second
   uint64_t rank_memory = 0;        // each rank's memory limit in bytes (cgroup v2); 0: none
   int rank_nice = 0;               // the ranks' nice value (see RankConfinement::nice)
-  bool quiet = false;              // no log lines on stderr
+  // The agent's own nice value, taken by takeAgentNice() where the agent may (root or
+  // CAP_SYS_NICE): its clients' requests then wait for a core behind neither its ranks nor
+  // other processes of the host. Its ranks start at rank_nice all the same.
+  int nice = -10;
+  bool quiet = false;  // no log lines on stderr
   // Serve only the jobs launched through launch() and exit once they are over (the per-job
   // agents of a Slurm allocation, agent/src/slurm_node.h).
   bool exit_when_done = false;
@@ -48,6 +52,10 @@ void blockAgentSignals();
 // Every client connection and rank pipe takes a descriptor: the usual soft limit (1024) is used up
 // by a thousand idle connections. Raises it to the hard limit, what the host allows.
 void raiseOpenFileLimit();
+// Sets the calling thread's nice value to `nice` if it may; call it before any thread exists,
+// since each thread keeps its own and a new one inherits its creator's. AgentServer logs what
+// it got.
+void takeAgentNice(int nice);
 
 class AgentServer {
  public:

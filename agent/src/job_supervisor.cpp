@@ -911,8 +911,9 @@ void JobSupervisor::finishIfDone(const std::string& job_id) {
   }
   // The ranks are gone; what they started is ended before their slots count as free.
   std::vector<pid_t> stuck;
-  const int ended = killLeftovers({options_.state_dir, job_id, job.launch.attempt()},
-                                  std::chrono::seconds(2), &stuck);
+  const int ended =
+      killLeftovers({options_.state_dir, job_id, job.launch.attempt(), /*descendants_only=*/true},
+                    std::chrono::seconds(2), &stuck);
   proto::JournalRecord record =
       journalRecord(job_id, job.launch.attempt(), "agent:" + options_.agent_name);
   auto* finished = record.mutable_job_finished();

@@ -1,14 +1,12 @@
 #include "leftovers.h"
 
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
-#include <iterator>
-#include <map>
 #include <optional>
 #include <thread>
 #include <utility>
@@ -16,41 +14,64 @@
 namespace ringmaster::agent {
 namespace {
 
-// NAME=VALUE entries of /proc/PID/environ; empty when it cannot be read (gone, or not ours).
-std::map<std::string, std::string> environmentOf(pid_t pid) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/environ", std::ios::binary);
-  std::string data((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  std::map<std::string, std::string> env;
-  size_t start = 0;
-  while (start < data.size()) {
-    size_t end = data.find('\0', start);
-    if (end == std::string::npos) end = data.size();
-    const std::string entry = data.substr(start, end - start);
-    const size_t eq = entry.find('=');
-    if (eq != std::string::npos && entry.rfind("RINGMASTER_", 0) == 0) {
-      env[entry.substr(0, eq)] = entry.substr(eq + 1);
-    }
-    start = end + 1;
-  }
-  return env;
+// The whole of a small /proc file; empty when it cannot be read (gone, or not ours).
+std::string readProcFile(const std::string& path) {
+  std::string data;
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return data;
+  char buffer[8192];
+  for (ssize_t n; (n = ::read(fd, buffer, sizeof buffer)) > 0;) data.append(buffer, n);
+  ::close(fd);
+  return data;
 }
 
-bool matches(const std::map<std::string, std::string>& env, const LeftoverFilter& filter) {
-  auto value = [&](const char* name) -> const std::string* {
-    auto it = env.find(name);
-    return it == env.end() ? nullptr : &it->second;
+// Whether /proc/PID/environ holds every entry of the filter (NAME=VALUE, NUL-separated).
+bool matches(const std::string& pid, const LeftoverFilter& filter) {
+  const std::string env = '\0' + readProcFile("/proc/" + pid + "/environ") + '\0';
+  auto has = [&env](const std::string& entry) {
+    return env.find('\0' + entry + '\0') != std::string::npos;
   };
-  const std::string* agent_dir = value("RINGMASTER_AGENT_DIR");
-  if (!agent_dir || *agent_dir != filter.agent_dir) return false;
-  if (filter.job) {
-    const std::string* job = value("RINGMASTER_JOB_ID");
-    if (!job || *job != *filter.job) return false;
+  return has("RINGMASTER_AGENT_DIR=" + filter.agent_dir) &&
+         (!filter.job || has("RINGMASTER_JOB_ID=" + *filter.job)) &&
+         (!filter.attempt || has("RINGMASTER_ATTEMPT=" + std::to_string(*filter.attempt)));
+}
+
+// The children of every thread of `pid` (empty when it is gone or not ours).
+std::vector<std::string> childrenOf(const std::string& pid) {
+  std::vector<std::string> children;
+  std::error_code ec;
+  for (const auto& task : std::filesystem::directory_iterator("/proc/" + pid + "/task", ec)) {
+    const std::string list = readProcFile(task.path().string() + "/children");
+    for (size_t at = 0; at < list.size();) {
+      const size_t end = std::min(list.find(' ', at), list.size());
+      if (end > at) children.push_back(list.substr(at, end - at));
+      at = end + 1;
+    }
   }
-  if (filter.attempt) {
-    const std::string* attempt = value("RINGMASTER_ATTEMPT");
-    if (!attempt || *attempt != std::to_string(*filter.attempt)) return false;
+  return children;
+}
+
+// This process's descendants where the kernel lists children (CONFIG_PROC_CHILDREN), else
+// every process of the host.
+std::vector<std::string> candidates(bool descendants_only) {
+  const std::string own_children = "/proc/self/task/" + std::to_string(::getpid()) + "/children";
+  std::vector<std::string> found;
+  if (descendants_only && ::access(own_children.c_str(), R_OK) == 0) {
+    found = childrenOf("self");
+    for (size_t next = 0; next < found.size(); ++next) {
+      const std::vector<std::string> theirs = childrenOf(found[next]);
+      found.insert(found.end(), theirs.begin(), theirs.end());
+    }
+    return found;
   }
-  return true;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc", ec)) {
+    std::string name = entry.path().filename().string();
+    if (!name.empty() && name.find_first_not_of("0123456789") == std::string::npos) {
+      found.push_back(std::move(name));
+    }
+  }
+  return found;
 }
 
 // The root directory `pid` sees, as (device, inode); nullopt when it cannot be read.
@@ -71,14 +92,9 @@ std::vector<pid_t> findLeftovers(const LeftoverFilter& filter) {
   // rank to bundle_bullseye_test's agent starting beside it). Only processes that see this
   // agent's root are its.
   const auto our_root = rootOf("self");
-  std::error_code ec;
-  for (const auto& entry : std::filesystem::directory_iterator("/proc", ec)) {
-    const std::string name = entry.path().filename().string();
-    if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
+  for (const std::string& name : candidates(filter.descendants_only)) {
     const pid_t pid = static_cast<pid_t>(std::atol(name.c_str()));
-    if (pid != self && matches(environmentOf(pid), filter) && rootOf(name) == our_root) {
-      found.push_back(pid);
-    }
+    if (pid != self && matches(name, filter) && rootOf(name) == our_root) found.push_back(pid);
   }
   return found;
 }

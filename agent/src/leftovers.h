@@ -20,6 +20,10 @@ struct LeftoverFilter {
   std::string agent_dir;            // RINGMASTER_AGENT_DIR
   std::optional<std::string> job;   // any job when unset
   std::optional<uint32_t> attempt;  // any attempt when unset
+  // Only this process's descendants: an agent is the subreaper of what its ranks start, so once
+  // an attempt's ranks are gone what they left is among its children (and theirs), a few to read
+  // rather than every process of the host (hundreds on a busy one, at every job's end).
+  bool descendants_only = false;
 };
 
 // Processes (other than this one) whose environment matches and that see this process's root

@@ -3,6 +3,7 @@
 #include <grp.h>
 #include <pwd.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -70,7 +71,13 @@ int applyConfinement(const RankConfinement& confinement) {
   if (confinement.open_files > 0 && ::setrlimit(RLIMIT_NOFILE, &files) != 0) return errno;
   const rlimit processes{confinement.processes, confinement.processes};
   if (confinement.processes > 0 && ::setrlimit(RLIMIT_NPROC, &processes) != 0) return errno;
-  if (confinement.nice > 0 && ::setpriority(PRIO_PROCESS, 0, confinement.nice) != 0) return errno;
+  // Ranks never keep the agent's own, lower nice value (takeAgentNice), only ever a higher one.
+  errno = 0;
+  const int inherited = ::getpriority(PRIO_PROCESS, 0);
+  if (errno == 0 && inherited < confinement.nice &&
+      ::setpriority(PRIO_PROCESS, 0, confinement.nice) != 0) {
+    return errno;
+  }
   // Raw system calls: the child shares the agent's memory until it execs (rank_process.cpp),
   // and glibc's setgroups/setgid/setuid would signal every thread of the agent to change its
   // credentials too (they keep a process's threads alike). The kernel's own change only this

@@ -22,7 +22,8 @@ struct RankConfinement {
   std::string user, home;
   rlim_t open_files = 65536;
   // The ranks' nice value (0..19): on a workstation whose desktop app started this agent, ranks
-  // that use every core then still leave the app's GUI thread its turn.
+  // that use every core then still leave the app's GUI thread its turn. A rank starts at it even
+  // when the agent itself runs at a lower one (AgentOptions::nice).
   int nice = 0;
   // The processes and threads the ranks' uid may have at once (RLIMIT_NPROC, counted over every
   // process of the uid: a job's own with --job-uids); 0: no limit. A fork bomb in one job then

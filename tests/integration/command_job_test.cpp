@@ -553,6 +553,29 @@ TEST_F(CommandJobTest, RanksRunAtTheAgentsRankNice) {
   EXPECT_NE(log.out.find("nice=7"), std::string::npos) << log.out << log.err;
 }
 
+// Issue 34: the agent's requests wait for a core behind neither its ranks nor other processes
+// (as root it takes nice -10 by default), and its ranks do not inherit that: they start at
+// --rank-nice (0 by default).
+TEST_F(CommandJobTest, TheAgentRunsAheadOfItsRanksWhichStartAtTheirOwnNice) {
+  if (::geteuid() != 0) GTEST_SKIP() << "an agent lowers its nice value only as root";
+  auto stat_field = [](const std::string& path, int field) {
+    std::ifstream in(path);
+    std::string word;
+    for (int i = 1; i <= field && in >> word;) ++i;
+    return word;
+  };
+  EXPECT_EQ(stat_field("/proc/" + std::to_string(cluster_.agent("a1").pid()) + "/stat", 19), "-10");
+  auto spec =
+      cluster_.writeSpec("plain-nice.yaml",
+                         "name: plain-nice\nlauncher: command\n"
+                         "command: [/bin/sh, -c, 'echo nice=$(cut -d\" \" -f19 /proc/self/stat)']\n"
+                         "placement:\n  - {agent: a1, ranks: 1}\n");
+  auto submitted = cluster_.ctl({"submit", spec, "--wait"});
+  ASSERT_EQ(submitted.exit_code, 0) << submitted.out << submitted.err;
+  auto log = cluster_.ctl({"logs", submitted.firstLine(), "--rank", "0"});
+  EXPECT_NE(log.out.find("nice=0"), std::string::npos) << log.out << log.err;
+}
+
 // Regression (issue 21): two ranks failing at once with exit code 1 showed as "stopped (signal
 // 15)" and "stopped (exit code 1)". Each is recorded as what it was, as torchrun does. The ranks
 // ignore SIGTERM, so that the second one's own exit, not the gang's stop, ends it every time.
