@@ -228,7 +228,9 @@ TEST(Nvml, LoadIsNullWithoutDriverAndDescribesDevicesWithOne) {
     EXPECT_GT(gpu.sm_clock_max_mhz(), 0u);
     EXPECT_LE(gpu.sm_clock_mhz(), gpu.sm_clock_max_mhz());
     EXPECT_TRUE(gpu.has_throttle_reasons());
-    if (gpu.has_pcie_width()) EXPECT_LE(gpu.pcie_width(), gpu.pcie_width_max());
+    if (gpu.has_pcie_width()) {
+      EXPECT_LE(gpu.pcie_width(), gpu.pcie_width_max());
+    }
     std::printf(
         "GPU %u: SM %u/%u MHz, memory %u/%u MHz, PCIe Gen %u x%u (max Gen %u x%u), "
         "throttle 0x%llx, ECC uncorrectable %llu (volatile) %llu (lifetime), "

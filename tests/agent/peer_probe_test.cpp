@@ -21,7 +21,9 @@ struct BoundSocket {
     EXPECT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address), 0);
     EXPECT_EQ(::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length), 0);
     port = ntohs(address.sin_port);
-    if (listening) EXPECT_EQ(::listen(fd, 4), 0);
+    if (listening) {
+      EXPECT_EQ(::listen(fd, 4), 0);
+    }
   }
   ~BoundSocket() { ::close(fd); }
   std::string endpoint() const { return "tcp://127.0.0.1:" + std::to_string(port); }

@@ -116,7 +116,9 @@ TEST(Glibc231Compat, SignalNamesMatchGlibc) {
     const char* mine = ringmaster_compat::signalAbbreviation(signal);
     SCOPED_TRACE(signal);
     ASSERT_EQ(mine == nullptr, real == nullptr);
-    if (real) EXPECT_STREQ(mine, real);
+    if (real) {
+      EXPECT_STREQ(mine, real);
+    }
   }
 }
 

@@ -122,7 +122,9 @@ TEST_F(PreflightTest, NamesExactlyTheSlowLinkAndTheFullDiskWithin30Seconds) {
   EXPECT_EQ(hardware["failed"], 0);
   EXPECT_TRUE(hardware["outliers"].empty()) << hardware.dump(2);
   for (const auto& entity : hardware["entities"]) {
-    if (entity["kind"] == "host") EXPECT_EQ(entity["runs"], 6) << entity.dump();
+    if (entity["kind"] == "host") {
+      EXPECT_EQ(entity["runs"], 6) << entity.dump();
+    }
   }
 }
 

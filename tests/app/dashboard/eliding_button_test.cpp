@@ -56,9 +56,15 @@ TEST(FittingLabel, ShowsTheLongestVersionThatFitsOrNothing) {
     QApplication::processEvents();
     const QString shown = label->text();
     EXPECT_LE(metrics.horizontalAdvance(shown), label->width()) << width;
-    if (width == 1000) EXPECT_EQ(shown, "Drag: zoom · right-drag: pan · double-click: reset");
-    if (width == 10) EXPECT_EQ(shown, "");
-    if (width != 1000 && width != 10) EXPECT_FALSE(shown.isEmpty()) << width;
+    if (width == 1000) {
+      EXPECT_EQ(shown, "Drag: zoom · right-drag: pan · double-click: reset");
+    }
+    if (width == 10) {
+      EXPECT_EQ(shown, "");
+    }
+    if (width != 1000 && width != 10) {
+      EXPECT_FALSE(shown.isEmpty()) << width;
+    }
   }
 }
 

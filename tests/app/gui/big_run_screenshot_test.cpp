@@ -315,7 +315,9 @@ TEST_F(BigRunScreenshotTest, ADashboardComesBackWithItsLinesSortAndYRange) {
   for (int i = 0; i < ranks->count(); ++i) {
     const bool off = ranks->item(i)->checkState() == Qt::Unchecked;
     hidden += off;
-    if (off) EXPECT_EQ(ranks->item(i)->data(Qt::UserRole).toInt(), 3);
+    if (off) {
+      EXPECT_EQ(ranks->item(i)->data(Qt::UserRole).toInt(), 3);
+    }
   }
   EXPECT_EQ(hidden, 1);
   const QHeaderView* header = view->findChild<QTableView*>()->horizontalHeader();
