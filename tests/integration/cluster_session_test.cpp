@@ -342,6 +342,26 @@ TEST_F(ClusterSessionTest, AFrozenAgentIsNotAnsweringNotAChangedKey) {
   EXPECT_TRUE(sink_.waitFor([&] { return online("a1"); }, 20000)) << sink_.statuses_["a1"].reason;
 }
 
+// Issue 35: a frozen agent's ranks read as unknown within 5 s of the freeze, not 10 (the
+// dashboard's header said RUNNING at 5 s): its inventory goes unanswered for silent_after_ms.
+TEST_F(ClusterSessionTest, AFrozenAgentReadsAsSilentWithinFiveSeconds) {
+  std::string error;
+  ASSERT_TRUE(cluster_.addAgent("a1", 1, &error)) << error;
+  startSession();
+  ASSERT_TRUE(sink_.waitFor([&] { return online("a1"); }));
+  const pid_t pid = cluster_.agent("a1").pid();
+  ASSERT_EQ(::kill(pid, SIGSTOP), 0);
+  const auto stopped = std::chrono::steady_clock::now();
+  const bool marked =
+      sink_.waitFor([&] { return sink_.statuses_["a1"].state == AgentState::kUnreachable; }, 10000);
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - stopped).count();
+  ::kill(pid, SIGCONT);
+  ASSERT_TRUE(marked) << "still " << agentStateName(sink_.statuses_["a1"].state);
+  EXPECT_LE(seconds, 5.0);
+  EXPECT_TRUE(sink_.waitFor([&] { return online("a1"); }, 10000)) << sink_.statuses_["a1"].reason;
+}
+
 // A stop waits up to 10 s for every agent's answer. It used to wait on the session's own thread,
 // so one frozen agent froze the whole watch: no health, no records from any agent meanwhile.
 TEST_F(ClusterSessionTest, AStopWaitingOnAFrozenAgentDoesNotHoldUpTheWatchOfTheOthers) {

@@ -403,13 +403,13 @@ void ClusterSession::markSilent(Agent& agent, const Status& why) {
 void ClusterSession::tick(Agent& agent) {
   if (!agent.health) return;
   const auto now = Clock::now();
-  const auto timeout = milliseconds(options_.request_timeout_ms);
+  const auto timeout = milliseconds(options_.silent_after_ms);
 
   // Health: one inventory request at a time, every inventory_interval_ms.
   if (agent.inventory_request && now - agent.inventory_sent > timeout) {
     agent.inventory_request = 0;
     agent.health->drainMonitor();
-    markSilent(agent, agent.health->explainSilence(options_.request_timeout_ms));
+    markSilent(agent, agent.health->explainSilence(options_.silent_after_ms));
     agent.next_inventory = now + milliseconds(options_.retry_interval_ms);
     agent.unanswered_since = now;
   }
@@ -427,7 +427,7 @@ void ClusterSession::tick(Agent& agent) {
       if (now - agent.unanswered_since > timeout) {
         agent.health->drainMonitor();
         markSilent(agent, sent.code() == ErrorCode::kUnavailable
-                              ? agent.health->explainSilence(options_.request_timeout_ms)
+                              ? agent.health->explainSilence(options_.silent_after_ms)
                               : sent);
         agent.unanswered_since = now;
         agent.next_inventory = now + milliseconds(options_.retry_interval_ms);

@@ -100,6 +100,10 @@ struct SessionOptions {
   int inventory_interval_ms = 1000;  // health and state of every agent
   int journal_wait_ms = 250;         // long poll once caught up: bounds the latency of records
   int request_timeout_ms = 5000;     // no answer within this (plus the long poll): unreachable
+  // An inventory (a few KB, answered in milliseconds even by an agent under load) unanswered for
+  // this long: the agent is silent, its going ranks' state unknown. The request goes a second
+  // after the last answer, so a frozen agent reads as silent 3-4 s after it froze.
+  int silent_after_ms = 2500;
   int retry_interval_ms = 2000;      // how often an unreachable agent is tried again
   uint32_t batch_records = 20000;
   int max_health_rows = 20000;  // per snapshot
