@@ -537,20 +537,26 @@ TEST_F(CommandJobTest, ACommandJobSilentFor90SecondsWithTheDefaultsIsWarnedAbout
             0);
 }
 
+// What a one-rank job on `agent` printed of its nice value ("nice=N").
+std::string niceOfARankOn(Cluster& cluster, const std::string& agent) {
+  auto spec =
+      cluster.writeSpec("nice-" + agent + ".yaml",
+                        "name: nice\nlauncher: command\n"
+                        "command: [/bin/sh, -c, 'echo nice=$(cut -d\" \" -f19 /proc/self/stat)']\n"
+                        "placement:\n  - {agent: " +
+                            agent + ", ranks: 1}\n");
+  auto submitted = cluster.ctl({"submit", spec, "--wait"});
+  if (submitted.exit_code != 0) return submitted.out + submitted.err;
+  return cluster.ctl({"logs", submitted.firstLine(), "--rank", "0"}).out;
+}
+
 // The app's local agent runs ranks at nice 10 (--rank-nice), so that ranks using every core leave
 // the desktop responsive; a rank's children inherit it.
 TEST_F(CommandJobTest, RanksRunAtTheAgentsRankNice) {
   std::string error;
   ASSERT_TRUE(cluster_.addAgent("niced", 1, &error, {"--rank-nice", "7"})) << error;
-  auto spec =
-      cluster_.writeSpec("nice.yaml",
-                         "name: nice\nlauncher: command\n"
-                         "command: [/bin/sh, -c, 'echo nice=$(cut -d\" \" -f19 /proc/self/stat)']\n"
-                         "placement:\n  - {agent: niced, ranks: 1}\n");
-  auto submitted = cluster_.ctl({"submit", spec, "--wait"});
-  ASSERT_EQ(submitted.exit_code, 0) << submitted.out << submitted.err;
-  auto log = cluster_.ctl({"logs", submitted.firstLine(), "--rank", "0"});
-  EXPECT_NE(log.out.find("nice=7"), std::string::npos) << log.out << log.err;
+  const std::string log = niceOfARankOn(cluster_, "niced");
+  EXPECT_NE(log.find("nice=7"), std::string::npos) << log;
 }
 
 // Issue 34: the agent's requests wait for a core behind neither its ranks nor other processes
@@ -558,22 +564,13 @@ TEST_F(CommandJobTest, RanksRunAtTheAgentsRankNice) {
 // --rank-nice (0 by default).
 TEST_F(CommandJobTest, TheAgentRunsAheadOfItsRanksWhichStartAtTheirOwnNice) {
   if (::geteuid() != 0) GTEST_SKIP() << "an agent lowers its nice value only as root";
-  auto stat_field = [](const std::string& path, int field) {
-    std::ifstream in(path);
-    std::string word;
-    for (int i = 1; i <= field && in >> word;) ++i;
-    return word;
-  };
-  EXPECT_EQ(stat_field("/proc/" + std::to_string(cluster_.agent("a1").pid()) + "/stat", 19), "-10");
-  auto spec =
-      cluster_.writeSpec("plain-nice.yaml",
-                         "name: plain-nice\nlauncher: command\n"
-                         "command: [/bin/sh, -c, 'echo nice=$(cut -d\" \" -f19 /proc/self/stat)']\n"
-                         "placement:\n  - {agent: a1, ranks: 1}\n");
-  auto submitted = cluster_.ctl({"submit", spec, "--wait"});
-  ASSERT_EQ(submitted.exit_code, 0) << submitted.out << submitted.err;
-  auto log = cluster_.ctl({"logs", submitted.firstLine(), "--rank", "0"});
-  EXPECT_NE(log.out.find("nice=0"), std::string::npos) << log.out << log.err;
+  std::ifstream stat("/proc/" + std::to_string(cluster_.agent("a1").pid()) + "/stat");
+  std::string field;
+  for (int i = 0; i < 19 && stat >> field; ++i) {
+  }
+  EXPECT_EQ(field, "-10") << "the agent's nice value (field 19 of its /proc/PID/stat)";
+  const std::string log = niceOfARankOn(cluster_, "a1");
+  EXPECT_NE(log.find("nice=0"), std::string::npos) << log;
 }
 
 // Regression (issue 21): two ranks failing at once with exit code 1 showed as "stopped (signal
