@@ -104,7 +104,7 @@ struct SessionOptions {
   // this long: the agent is silent, its going ranks' state unknown. The request goes a second
   // after the last answer, so a frozen agent reads as silent 3-4 s after it froze.
   int silent_after_ms = 2500;
-  int retry_interval_ms = 2000;      // how often an unreachable agent is tried again
+  int retry_interval_ms = 2000;  // how often an unreachable agent is tried again
   uint32_t batch_records = 20000;
   int max_health_rows = 20000;  // per snapshot
 };
