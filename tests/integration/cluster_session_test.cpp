@@ -141,6 +141,15 @@ class ClusterSessionTest : public ::testing::Test {
     auto it = sink_.statuses_.find(name);
     return it != sink_.statuses_.end() && it->second.state == AgentState::kOnline;
   }
+  // Adds agent `name`, watches it until it is online, then SIGSTOPs it: its pid in *pid.
+  void watchAndFreeze(const std::string& name, pid_t* pid) {
+    std::string error;
+    ASSERT_TRUE(cluster_.addAgent(name, 1, &error)) << error;
+    startSession();
+    ASSERT_TRUE(sink_.waitFor([&] { return online(name); }));
+    *pid = cluster_.agent(name).pid();
+    ASSERT_EQ(::kill(*pid, SIGSTOP), 0);
+  }
 
   Cluster cluster_;
   RecordingSink sink_;
@@ -313,12 +322,8 @@ TEST_F(ClusterSessionTest, SaysWhyAnAgentIsNotOnline) {
 // Regression (issue 21): a SIGSTOP'd agent, whose kernel still accepts connections, let the
 // handshake time out, and the session called that a changed server key.
 TEST_F(ClusterSessionTest, AFrozenAgentIsNotAnsweringNotAChangedKey) {
-  std::string error;
-  ASSERT_TRUE(cluster_.addAgent("a1", 1, &error)) << error;
-  startSession();
-  ASSERT_TRUE(sink_.waitFor([&] { return online("a1"); }));
-  const pid_t pid = cluster_.agent("a1").pid();
-  ASSERT_EQ(::kill(pid, SIGSTOP), 0);
+  pid_t pid = 0;
+  ASSERT_NO_FATAL_FAILURE(watchAndFreeze("a1", &pid));
   const double stopped_at = unixSeconds();
   // Heartbeats lapse (3 s), the session reconnects, and handshakes time out (5 s each): by 25 s
   // the old code had called it a key mismatch in every run.
@@ -345,12 +350,8 @@ TEST_F(ClusterSessionTest, AFrozenAgentIsNotAnsweringNotAChangedKey) {
 // Issue 35: a frozen agent's ranks read as unknown within 5 s of the freeze, not 10 (the
 // dashboard's header said RUNNING at 5 s): its inventory goes unanswered for silent_after_ms.
 TEST_F(ClusterSessionTest, AFrozenAgentReadsAsSilentWithinFiveSeconds) {
-  std::string error;
-  ASSERT_TRUE(cluster_.addAgent("a1", 1, &error)) << error;
-  startSession();
-  ASSERT_TRUE(sink_.waitFor([&] { return online("a1"); }));
-  const pid_t pid = cluster_.agent("a1").pid();
-  ASSERT_EQ(::kill(pid, SIGSTOP), 0);
+  pid_t pid = 0;
+  ASSERT_NO_FATAL_FAILURE(watchAndFreeze("a1", &pid));
   const auto stopped = std::chrono::steady_clock::now();
   const bool marked =
       sink_.waitFor([&] { return sink_.statuses_["a1"].state == AgentState::kUnreachable; }, 10000);

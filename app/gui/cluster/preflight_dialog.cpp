@@ -21,6 +21,8 @@ namespace {
 
 // A link's colour by its share of the median pair's bandwidth: the verdict's threshold is where
 // red begins; amber up to twice that.
+constexpr const char* kLinksTitle = "<b>Links</b> (GB/s; red: under a quarter of the median pair)";
+
 QColor linkColor(double gbps, double median) {
   if (median <= 0) return QColor(0x60, 0x60, 0x60);
   const double share = gbps / median;
@@ -85,7 +87,7 @@ PreflightDialog::PreflightDialog(QWidget* parent) : QDialog(parent) {
   layout->addWidget(verdict_);
   layout->addWidget(new QLabel("<b>Agents</b>"));
   layout->addWidget(agents_, 1);
-  links_title_ = new QLabel("<b>Links</b> (GB/s; red: under a quarter of the median pair)");
+  links_title_ = new QLabel(kLinksTitle);
   layout->addWidget(links_title_);
   layout->addWidget(links_, 1);
   layout->addWidget(buttons);
@@ -176,10 +178,9 @@ void PreflightDialog::showLinks(const client::PreflightReport& report) {
     if (a.error.empty()) names << QString::fromStdString(a.agent);
   }
   // A link needs two agents: with fewer there is nothing to draw.
-  links_title_->setText(names.size() < 2
-                            ? "<b>Links</b>: none to test (a link needs two agents "
-                              "that answer)"
-                            : "<b>Links</b> (GB/s; red: under a quarter of the median pair)");
+  links_title_->setText(names.size() < 2 ? "<b>Links</b>: none to test (a link needs two agents "
+                                           "that answer)"
+                                         : kLinksTitle);
   links_->setVisible(names.size() >= 2);
   links_->clear();
   links_->setRowCount(static_cast<int>(names.size()));
