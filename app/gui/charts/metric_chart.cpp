@@ -88,6 +88,11 @@ QList<QPointF> toQPoints(const std::vector<ViewPoint>& points) {
   return out;
 }
 
+// What a refresh gives one line's Qt Charts series.
+struct LinePoints {
+  QList<QPointF> raw, smoothed, upper, lower;  // upper and lower: its band's edges
+};
+
 // For a log axis: log10 of the positive values; the others are counted in `not_drawn` and left
 // out (the line joins its neighbours across them). `lo`/`hi` take the range of what is drawn.
 QList<QPointF> toLogQPoints(const std::vector<ViewPoint>& points, int* not_drawn, double* lo,
@@ -148,7 +153,10 @@ void setValueAxis(QValueAxis* axis, double lo, double hi, double interval, doubl
 class ChartRefreshQueue : public QObject {
  public:
   explicit ChartRefreshQueue(QObject* parent) : QObject(parent) {
-    timer_.setInterval(0);
+    // Not 0: a zero timer due again at once can run two charts' refreshes back to back with a
+    // paint between and nothing else; a millisecond lets input and other timers in between.
+    timer_.setInterval(1);
+    timer_.setTimerType(Qt::PreciseTimer);
     timer_.setObjectName("chart-refresh-queue");
     connect(&timer_, &QTimer::timeout, this, &ChartRefreshQueue::next);
   }
@@ -518,6 +526,11 @@ void MetricChart::refresh() {
   // setPen makes Qt Charts redraw its scene, and a slider dragged through 0 restyled every chart
   // of a dashboard at once (a 100 ms stall with 8 ranks).
   if ((smoothing_ > 0) != styled_smooth_) restyleLines();
+  // Qt Charts strokes a line's whole path (its hover shape) whenever the line's points change and
+  // again for each axis range that changes: three strokes a line a refresh, most of an 8-rank
+  // dashboard's GUI stall. So the lines are emptied while the axes move and get their points
+  // once, at the end.
+  std::vector<LinePoints> points(lines_.size());
   // Two passes at most: new tick labels can change the plot width, and columns should be pixels.
   for (int pass = 0; pass < 2; ++pass) {
     if (chart_->layout() && !chart_->layout()->isActivated()) chart_->layout()->activate();
@@ -538,15 +551,14 @@ void MetricChart::refresh() {
       any_data = any_data || drawable;
       if (log) {
         int not_smoothed = 0;  // a smoothed point <= 0 stands for raw ones already counted
-        qt_lines_[i].raw->replace(toLogQPoints(v.raw, &not_drawn_, &lo, &hi, &has_values));
-        qt_lines_[i].smoothed->replace(
-            toLogQPoints(v.smoothed, &not_smoothed, &lo, &hi, &has_values));
+        points[i].raw = toLogQPoints(v.raw, &not_drawn_, &lo, &hi, &has_values);
+        points[i].smoothed = toLogQPoints(v.smoothed, &not_smoothed, &lo, &hi, &has_values);
       } else {
-        qt_lines_[i].raw->replace(toQPoints(v.raw));
-        qt_lines_[i].smoothed->replace(toQPoints(v.smoothed));
+        points[i].raw = toQPoints(v.raw);
+        points[i].smoothed = toQPoints(v.smoothed);
       }
       drawn_points_ += static_cast<int>(v.raw.size() + v.smoothed.size());
-      if (QAreaSeries* band = qt_lines_[i].band) {
+      if (qt_lines_[i].band) {
         // The band's edges decimated like the line: per column, the lowest of the minima and
         // the highest of the maxima (each column's min/max pair), so no excursion is lost.
         LineView low, high;
@@ -558,11 +570,11 @@ void MetricChart::refresh() {
         }
         if (log) {
           int not_banded = 0;
-          band->upperSeries()->replace(toLogQPoints(high.raw, &not_banded, &lo, &hi, &has_values));
-          band->lowerSeries()->replace(toLogQPoints(low.raw, &not_banded, &lo, &hi, &has_values));
+          points[i].upper = toLogQPoints(high.raw, &not_banded, &lo, &hi, &has_values);
+          points[i].lower = toLogQPoints(low.raw, &not_banded, &lo, &hi, &has_values);
         } else {
-          band->upperSeries()->replace(toQPoints(high.raw));
-          band->lowerSeries()->replace(toQPoints(low.raw));
+          points[i].upper = toQPoints(high.raw);
+          points[i].lower = toQPoints(low.raw);
           for (const LineView* edge : {&low, &high}) {
             if (!edge->has_values) continue;
             lo = has_values ? std::min(lo, edge->y_min) : edge->y_min;
@@ -592,6 +604,13 @@ void MetricChart::refresh() {
         clipped_ = clipped.outside;
       }
     }
+    for (const QtLine& q : qt_lines_) {
+      std::vector<QLineSeries*> all{q.raw, q.smoothed};
+      if (q.band) all.insert(all.end(), {q.band->upperSeries(), q.band->lowerSeries()});
+      for (QLineSeries* series : all) {
+        if (series->count() > 0) series->clear();
+      }
+    }
     applyXAxisRange(columns);
     applyYRange(lo, hi, has_values);
     updateYTitle();
@@ -599,6 +618,14 @@ void MetricChart::refresh() {
                                    : (lines_.empty() ? tr("No series") : tr("Waiting for data…")));
     if (chart_->layout()) chart_->layout()->activate();
     if (std::abs(plotColumns() - columns) <= 1) break;
+  }
+  for (size_t i = 0; i < qt_lines_.size(); ++i) {
+    qt_lines_[i].raw->replace(points[i].raw);
+    qt_lines_[i].smoothed->replace(points[i].smoothed);
+    if (QAreaSeries* band = qt_lines_[i].band) {
+      band->upperSeries()->replace(points[i].upper);
+      band->lowerSeries()->replace(points[i].lower);
+    }
   }
   view_->sceneChanged();
   placeMarkers();
