@@ -363,6 +363,59 @@ TEST_F(ClusterSessionTest, AFrozenAgentReadsAsSilentWithinFiveSeconds) {
   EXPECT_TRUE(sink_.waitFor([&] { return online("a1"); }, 10000)) << sink_.statuses_["a1"].reason;
 }
 
+// Issue 35: an agent lost and back while it runs a job's rank is in that job's history, as the
+// dashboard showed it live: "a1 not answering", then "a1 answers again" (a run read later shows
+// why its charts have a hole).
+TEST_F(ClusterSessionTest, AnAgentLostAndBackIsInTheHistoryOfTheJobItRan) {
+  std::string error;
+  ASSERT_TRUE(cluster_.addAgent("a1", 1, &error)) << error;
+  startSession();
+  ASSERT_TRUE(sink_.waitFor([&] { return online("a1"); }));
+  auto parsed = job::parseJobSpec(
+      "name: quiet\nlauncher: command\ncommand: [/bin/sh, -c, 'sleep 60']\nworld_size: 1\n",
+      "quiet.yaml");
+  ASSERT_TRUE(parsed.ok()) << job::formatDiagnostics(parsed.errors);
+  const uint64_t token = session_->postSubmit(*parsed.spec);
+  ASSERT_TRUE(sink_.waitFor([&] { return sink_.submitted_.count(token) > 0; }));
+  std::string job_id;
+  {
+    std::lock_guard<std::mutex> lock(sink_.mutex_);
+    ASSERT_TRUE(sink_.submitted_.at(token).isOk());
+    job_id = sink_.submitted_.at(token)->job_id;
+  }
+  // The session knows the rank from an inventory, which lists it once it runs.
+  ASSERT_TRUE(sink_.waitFor([&] {
+    const auto& inventory = sink_.statuses_["a1"].inventory;
+    return inventory && inventory->running_ranks_size() == 1;
+  }));
+  const pid_t pid = cluster_.agent("a1").pid();
+  ASSERT_EQ(::kill(pid, SIGSTOP), 0);
+  const bool lost =
+      sink_.waitFor([&] { return sink_.statuses_["a1"].state == AgentState::kUnreachable; }, 10000);
+  ::kill(pid, SIGCONT);
+  ASSERT_TRUE(lost) << "still " << agentStateName(sink_.statuses_["a1"].state);
+  ASSERT_TRUE(sink_.waitFor([&] { return online("a1"); }, 10000)) << sink_.statuses_["a1"].reason;
+
+  const uint64_t stop = session_->postStop(job_id);
+  ASSERT_TRUE(sink_.waitFor([&] { return sink_.stopped_.count(stop) > 0; }));
+  const uint64_t load = session_->postLoadJob(job_id);
+  ASSERT_TRUE(sink_.waitFor([&] { return sink_.snapshots_.count(load) > 0; }));
+  std::lock_guard<std::mutex> lock(sink_.mutex_);
+  const auto& snapshot = sink_.snapshots_.at(load);
+  ASSERT_TRUE(snapshot.isOk()) << snapshot.status().toString();
+  std::vector<std::string> seen;
+  for (const store::EventRow& e : snapshot->events) {
+    if (e.source != "watch") continue;
+    seen.push_back(e.kind + ": " + e.detail);
+    EXPECT_EQ(e.agent, "a1");
+    EXPECT_EQ(e.attempt, 1u);
+    EXPECT_FALSE(e.problem);
+  }
+  ASSERT_EQ(seen.size(), 2u) << ::testing::PrintToString(seen);
+  EXPECT_EQ(seen[0].rfind("agent_silent: a1 not answering", 0), 0u) << seen[0];
+  EXPECT_EQ(seen[1], "agent_back: a1 answers again");
+}
+
 // A stop waits up to 10 s for every agent's answer. It used to wait on the session's own thread,
 // so one frozen agent froze the whole watch: no health, no records from any agent meanwhile.
 TEST_F(ClusterSessionTest, AStopWaitingOnAFrozenAgentDoesNotHoldUpTheWatchOfTheOthers) {

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <chrono>
 
+#include "client/agent_watch_events.h"
 #include "client/command_worker.h"
 #include "client/history_worker.h"
 #include "client/journal_follower.h"
@@ -54,6 +55,10 @@ struct ClusterSession::Agent {
   Clock::time_point inventory_sent{}, next_inventory{}, last_recorded{};
   Clock::time_point unanswered_since{};  // first try since the last answer
   bool answered_once = false;
+
+  // The jobs (and attempts) it ran ranks of when it stopped answering: "agent_back" events for
+  // them when it answers again (agent_watch_events.h).
+  std::map<std::string, uint32_t> lost_jobs;
 
   std::optional<JournalFollower> follower;  // on `journal`, once connected
   Clock::time_point journal_retry_at{};
@@ -382,9 +387,18 @@ void ClusterSession::reloadAgents() {
 }
 
 void ClusterSession::report(Agent& agent, AgentState state, std::string reason) {
+  const AgentState before = agent.status.state;
   agent.status.state = state;
   agent.status.reason = std::move(reason);
   agent.status.time = unixSeconds();
+  std::vector<store::EventRow> events = watchEvents(before, agent.status, &agent.lost_jobs);
+  if (!events.empty()) {
+    writer_->enqueueWrite([events = std::move(events)](store::Writer& s) {
+      for (const store::EventRow& e : events) RM_RETURN_IF_ERROR(s.recordWatchEvent(e));
+      return Status::ok();
+    });
+    pending_flush_ = true;
+  }
   sink_->agentStatus(agent.status);
 }
 

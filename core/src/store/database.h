@@ -73,6 +73,7 @@ class Database {
   Status recordAgent(const std::string& name, const std::string& endpoint,
                      const proto::Inventory& inv);
   Status recordSlurmJob(const SlurmJobRow& row);
+  Status recordWatchEvent(const EventRow& event) { return insertEvent(event); }
   Result<SlurmJobRow> slurmJob(const std::string& job_id);
   Result<std::vector<SlurmJobRow>> slurmJobs();
   Status endUnfinishedJob(const std::string& job_id, const std::string& state, double at);

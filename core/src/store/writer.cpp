@@ -60,6 +60,7 @@ Status Writer::recordAgent(const std::string& name, const std::string& endpoint,
                            const proto::Inventory& inv) {
   return db_->recordAgent(name, endpoint, inv);
 }
+Status Writer::recordWatchEvent(const EventRow& event) { return db_->recordWatchEvent(event); }
 Status Writer::recordSlurmJob(const SlurmJobRow& row) {
   return db_->durably([&] { return db_->recordSlurmJob(row); });
 }

@@ -35,6 +35,10 @@ class Writer : public Reader {
   Status recordAgent(const std::string& name, const std::string& endpoint,
                      const proto::Inventory& inv);
 
+  // An event a client saw rather than an agent journaled (source "watch": an agent that stopped
+  // answering while it ran the job's ranks, and answered again). One that is stored already
+  // (same job, attempt, source and seq) is skipped.
+  Status recordWatchEvent(const EventRow& event);
   // Inserts or replaces the job's Slurm row.
   Status recordSlurmJob(const SlurmJobRow& row);
   // A job that its scheduler ended while the history still has it submitted or running (its
