@@ -7,8 +7,8 @@
 #                         (PyTorch, Open MPI, Slurm, sshd, Xvfb, debootstrap...)
 #
 # Idempotent and quick to repeat: apt is asked only for packages that are missing, CMake
-# configures only a new build tree (or for --tests, which looks again for what the tests use),
-# and make rebuilds nothing that is up to date.
+# configures only a new build tree (or for --tests once their packages are in, to find what the
+# tests use), and make rebuilds nothing that is up to date.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -38,6 +38,7 @@ test_packages=(
   binutils debootstrap xz-utils
   openssh-client openssh-server desktop-file-utils sudo
   slurm-wlm munge bc
+  clang  # tests/fuzz/run_fuzzers.sh (CI's libFuzzer build)
 )
 ((tests)) && packages+=("${test_packages[@]}")
 
@@ -52,8 +53,13 @@ if ((${#missing[@]})); then
 fi
 
 build_type="${RINGMASTER_BUILD_TYPE:-RelWithDebInfo}"
-if [[ ! -f build/CMakeCache.txt || $tests == 1 || -n ${RINGMASTER_CMAKE_ARGS:-} ]]; then
+# CMake looks again when apt brought something, and once for what the tests use (a stamp says
+# it did): a tree configured by the first command, or before the test packages were in.
+configured_for_tests=build/.configured-with-test-packages
+if [[ ! -f build/CMakeCache.txt || -n ${RINGMASTER_CMAKE_ARGS:-} ]] || ((${#missing[@]})) ||
+  [[ $tests == 1 && ! -f $configured_for_tests ]]; then
   cmake -S . -B build -DCMAKE_BUILD_TYPE="$build_type" ${RINGMASTER_CMAKE_ARGS:-}
+  if ((tests)); then touch "$configured_for_tests"; fi
 fi
 if ((tests)); then
   cmake --build build -j"${RINGMASTER_JOBS:-2}"

@@ -21,6 +21,12 @@
 # RINGMASTER_BUNDLE_CUDA=OFF builds without them. Its GPU kernels are built for every generation
 # (RINGMASTER_BUNDLE_CUDA_ARCHITECTURES, default all: see core/src/train/CMakeLists.txt).
 #
+# RINGMASTER_JOBS=N compiles at once (default 2). RINGMASTER_BUNDLE_IDLE_JOBS=1: all but one of
+# them run under SCHED_IDLE, on CPU nothing else wants (a build beside other work: the bundle's
+# test, beside the rest of the test suite).
+# RINGMASTER_BULLSEYE_MINBASE=DIR: a minimal bullseye root (debootstrap --variant=minbase, from
+# the same mirror) to copy instead of running debootstrap.
+#
 # The cache ($RINGMASTER_BULLSEYE_CACHE, default /var/cache/ringmaster-bullseye) keeps the root,
 # its packages, Gloo and the build tree, each redone only when what made it changed, so a second
 # run rebuilds only what changed. One run at a time per cache (a lock).
@@ -67,9 +73,17 @@ mirror=${RINGMASTER_DEBIAN_MIRROR:-$(sed -n 's|^URIs: *\(\S*/debian\)/*$|\1|p' \
 mirror=${mirror:-http://deb.debian.org/debian}
 if ! stamp_ok root "$mirror"; then
   step "debootstrap bullseye (Debian 11, glibc 2.31) from $mirror"
-  rm -rf "$root" "$cache/stamps"
-  debootstrap --variant=minbase bullseye "$root.partial" "$mirror" >"$cache/debootstrap.log" 2>&1 ||
-    die "debootstrap failed: $(tail -1 "$cache/debootstrap.log") (the whole log: $cache/debootstrap.log)"
+  rm -rf "$root" "$root.partial" "$cache/stamps"
+  if [[ -n ${RINGMASTER_BULLSEYE_MINBASE:-} ]]; then
+    # A pristine `debootstrap --variant=minbase bullseye` root made by the caller (the bundle's
+    # test keeps one of its own): a copy takes seconds, a second debootstrap a minute or more.
+    [[ -x $RINGMASTER_BULLSEYE_MINBASE/usr/bin/dpkg ]] ||
+      die "RINGMASTER_BULLSEYE_MINBASE=$RINGMASTER_BULLSEYE_MINBASE is not a Debian root"
+    cp -a "$RINGMASTER_BULLSEYE_MINBASE" "$root.partial"
+  else
+    debootstrap --variant=minbase bullseye "$root.partial" "$mirror" >"$cache/debootstrap.log" 2>&1 ||
+      die "debootstrap failed: $(tail -1 "$cache/debootstrap.log") (the whole log: $cache/debootstrap.log)"
+  fi
   cat >"$root.partial/etc/apt/sources.list" <<EOF
 deb $mirror bullseye main
 deb $mirror bullseye-updates main
@@ -166,6 +180,20 @@ if ! stamp_ok source "$source_dir"; then
   rm -rf "$root/build/ringmaster"
   stamp_set source "$source_dir"
 fi
+launcher=""
+if [[ ${RINGMASTER_BUNDLE_IDLE_JOBS:-0} == 1 ]]; then
+  # The compile that gets the lock runs at the build's priority, any other one at the same time
+  # under SCHED_IDLE.
+  launcher=/usr/local/bin/rm-compile
+  cat >"$root$launcher" <<'EOF'
+#!/bin/sh
+exec 9>>/tmp/rm-compile.lock
+flock -n 9 && exec "$@"
+exec 9>&-
+exec chrt --idle 0 "$@"
+EOF
+  chmod 755 "$root$launcher"
+fi
 step "building ringmaster-agent, ringmaster-worker, ringmasterctl with GCC 10 (CUDA $cuda_option)"
 # RelWithDebInfo's -O2 as the tested build, without -g: the bundle is stripped anyway.
 in_root cmake -S /src -B /build/ringmaster -DCMAKE_BUILD_TYPE=RelWithDebInfo \
@@ -175,6 +203,7 @@ in_root cmake -S /src -B /build/ringmaster -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DRINGMASTER_WITH_CUDA=$cuda_option -DRINGMASTER_CUDA_ARCHITECTURES="${RINGMASTER_BUNDLE_CUDA_ARCHITECTURES:-all}" \
   -DSQLite3_INCLUDE_DIR=/usr/local/include -DSQLite3_LIBRARY=/usr/local/lib/libsqlite3.a \
   -DCMAKE_CXX_STANDARD_LIBRARIES="-ldl -lpthread -lm" \
+  -DCMAKE_CXX_COMPILER_LAUNCHER="$launcher" -DCMAKE_CUDA_COMPILER_LAUNCHER="$launcher" \
   >"$cache/configure.log" 2>&1 || die "cmake failed: $(tail -5 "$cache/configure.log")"
 in_root cmake --build /build/ringmaster -j"$jobs" --target ringmaster-agent ringmaster-worker ringmasterctl \
   >"$cache/build.log" 2>&1 || die "the build failed: $(grep -m5 -E 'error|Error' "$cache/build.log")

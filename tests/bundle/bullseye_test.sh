@@ -41,13 +41,16 @@ if [[ ! -x $base/usr/bin/dpkg ]]; then
   mv "$base.partial" "$base"
 fi
 
-# ---- The bundle, where install-agent.sh looks for it. One compiler at a time: ctest -j2 runs
-# another test beside this one. ----
+# ---- The bundle, where install-agent.sh looks for it. One compile at the test's priority (ctest
+# -j2 runs another test beside this one), a second on what CPU the suite leaves idle (45 % of it
+# at stop 47: its tests wait on agents, Slurm and timers). ----
 bundle=$build/bundle-glibc231
 started=$SECONDS
 # What is checked is the glibc 2.31 build: one PTX target keeps its CUDA compile to one pass of
 # the seven a bundle for other hosts makes.
-if ! RINGMASTER_JOBS=1 RINGMASTER_BUNDLE_CUDA_ARCHITECTURES=75-virtual \
+# The build's root starts as a copy of this test's pristine one.
+if ! RINGMASTER_JOBS=2 RINGMASTER_BUNDLE_IDLE_JOBS=1 RINGMASTER_BUNDLE_CUDA_ARCHITECTURES=75-virtual \
+  RINGMASTER_BULLSEYE_MINBASE=$base \
   "$source_dir/installer/make-bundle-glibc231.sh" "$bundle" >"$scratch/bundle.log" 2>&1; then
   cat "$scratch/bundle.log" >&2
   echo "bundle_bullseye_test: make-bundle-glibc231.sh failed" >&2

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# cluster.sh up|down DIR: a real Slurm cluster of three fake nodes on loopback, for tests. Debian's
-# slurm-wlm (built with multiple-slurmd support) runs one slurmctld and three slurmd (n1, n2, n3,
-# one port each) as root without systemd, with its own munged; every node has 2 CPUs and two
-# fake GPUs (GRES files). Partition 'debug' is the default; a job in 'high' preempts its jobs
-# (SIGTERM, 10 s of grace, requeued). `up` writes DIR/slurm.conf and DIR/env (SLURM_CONF=...)
+# cluster.sh up|down DIR: a real Slurm cluster of fake nodes on loopback, for tests. Debian's
+# slurm-wlm (built with multiple-slurmd support) runs one slurmctld and four slurmd (n1 to n4, one
+# port each) as root without systemd, with its own munged; every node has 2 CPUs and two fake
+# GPUs (GRES files). Partition 'debug' (n1-n3) is the default; a job in 'high' (n1-n3) preempts
+# its jobs (SIGTERM, 10 s of grace, requeued); 'side' is n4 alone, for a job that runs beside
+# theirs untouched. `up` writes DIR/slurm.conf and DIR/env (SLURM_CONF=...)
 # and waits until the nodes are idle; `down` stops every daemon it started. Exit 77 when it
 # cannot run, saying why. `kill-node DIR NODE` and `start-node DIR NODE` fail a node and bring
 # it back.
@@ -71,7 +72,7 @@ done
 stop_all
 rm -rf "$dir/state" "$dir/spool" "$dir/log"
 mkdir -p "$dir/run" "$dir/state" "$dir/log" "$dir/munge" "$dir/gpus"
-for node in n1 n2 n3; do
+for node in n1 n2 n3 n4; do
   mkdir -p "$dir/spool/$node"
   # Slurm wants GPU files to be devices: these are /dev/null's (1:3), under other names.
   for gpu in 0 1; do
@@ -126,25 +127,26 @@ KillWait=5
 PreemptType=preempt/partition_prio
 PreemptMode=REQUEUE
 CONF
-for n in 1 2 3; do
+for n in 1 2 3 4; do
   echo "NodeName=n$n NodeHostname=$host NodeAddr=127.0.0.1 Port=$(free_port) CPUs=2 RealMemory=1000 Gres=gpu:2 State=UNKNOWN" >>"$dir/slurm.conf"
 done
 cat >>"$dir/slurm.conf" <<CONF
 PartitionName=debug Nodes=n[1-3] Default=YES MaxTime=INFINITE State=UP PriorityTier=1 GraceTime=10
 PartitionName=high Nodes=n[1-3] MaxTime=INFINITE State=UP PriorityTier=2 PreemptMode=OFF
+PartitionName=side Nodes=n4 MaxTime=INFINITE State=UP PriorityTier=1
 CONF
-for n in 1 2 3; do
+for n in 1 2 3 4; do
   echo "NodeName=n$n Name=gpu File=$dir/gpus/n$n-gpu[0-1]"
 done >"$dir/gres.conf"
 echo "export SLURM_CONF=$dir/slurm.conf" >"$dir/env"
 export SLURM_CONF=$dir/slurm.conf
 
 slurmctld -i || skip "slurmctld did not start: $(tail -3 "$dir/log/slurmctld.log" | tr '\n' ' ')"
-for n in 1 2 3; do
+for n in 1 2 3 4; do
   slurmd -N "n$n" || skip "slurmd n$n did not start: $(tail -3 "$dir/log/slurmd-n$n.log" | tr '\n' ' ')"
 done
 for _ in $(seq 100); do
-  if [[ $(sinfo -h -N -p debug -o '%N %t' 2>/dev/null | grep -c ' idle$') -eq 3 ]]; then
+  if [[ $(sinfo -h -N -o '%N %t' 2>/dev/null | sort -u | grep -c ' idle$') -eq 4 ]]; then
     exit 0
   fi
   sleep 0.2

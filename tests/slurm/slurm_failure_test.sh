@@ -20,6 +20,7 @@ wait_for() {
   until "${@:2}"; do (($(date +%s) < deadline)) || return 1; sleep 0.2; done
 }
 slurm_state() { squeue -h -j "$1" -o %T 2>/dev/null; }
+ended() { [[ -z $(slurm_state "$1") ]]; }  # Slurm job $1 is no longer in the queue
 # A checkpoint of every rank, past the first 50 steps.
 checkpointed() { [[ $(ls "$dir/jobs/$1/checkpoints"/rank-*/ckpt-*.rmck 2>/dev/null | wc -l) -ge 6 ]]; }
 # Slurm's run R of the job has a rank log saying it resumed from a checkpoint.
@@ -42,6 +43,19 @@ submit() {
   job=$(head -1 "$dir/$1.txt")
   slurm_id=$(sed -n 's/^slurm job \([0-9]*\) on fake, .*/\1/p' "$dir/$1.txt")
 }
+
+# 3 (first, as it waits out a 2-minute time limit): Slurm's --signal stops the ranks before the
+# limit (they checkpoint), and the job ends as timed out, not completed. On n4 alone (partition
+# 'side'), beside the other cases' jobs, which neither preempt it nor fail its node; checked last.
+# Long enough to outlast the limit: on one node its two ranks allreduce in shared memory, and
+# 2000 epochs took under 2 minutes.
+sed -e 's/nodes: 3$/nodes: 1\n  partition: side/' -e 's/time: "30:00"/time: "2"/' \
+  -e 's/epochs: 2000$/epochs: 100000/' "$dir/long.yaml" >"$dir/limit.yaml"
+echo "stop_grace_seconds: 5" >>"$dir/limit.yaml"
+"$ctl" submit "$dir/limit.yaml" >"$dir/limit.txt" 2>&1
+limit_job=$(head -1 "$dir/limit.txt")
+limit_slurm_id=$(sed -n 's/^slurm job \([0-9]*\) on fake, .*/\1/p' "$dir/limit.txt")
+check "a job with a 2-minute limit is submitted to partition side" test -n "$limit_slurm_id"
 
 # 0. A rank that dies: the job's agents restart the ranks inside the allocation, as the job's
 # restart policy says, and Slurm does not requeue it.
@@ -93,28 +107,17 @@ check "the other job ran" test -s "$dir/high-$high.out" -o "$(scontrol show job 
 "$ctl" stop "$job" >"$dir/stop.txt" 2>&1
 check "stop cancels the requeued job in Slurm" grep -q "scancel $slurm_id on fake" "$dir/stop.txt"
 check "no agent or rank of it is left" wait_for 60 eval "! pgrep -f '$dir/jobs/$job' >/dev/null"
-ended() { [[ -z $(slurm_state "$slurm_id") ]]; }
-wait_for 60 ended
+wait_for 60 ended "$slurm_id"
 "$ctl" status "$job" >"$dir/preempt-status.txt" 2>&1
 head -3 "$dir/preempt-status.txt"
 check "status says Slurm cancelled it" grep -q "slurm job $slurm_id on fake: cancelled" "$dir/preempt-status.txt"
 
-# 3. The time limit: Slurm's --signal stops the ranks before it (they checkpoint), and the job
-# ends as timed out, not completed.
-# Long enough to outlast the limit: on one node its two ranks allreduce in shared memory, and
-# 2000 epochs took under 2 minutes.
-sed -e 's/nodes: 3$/nodes: 1/' -e 's/time: "30:00"/time: "2"/' -e 's/epochs: 2000$/epochs: 100000/' \
-  "$dir/long.yaml" >"$dir/limit.yaml"
-echo "stop_grace_seconds: 5" >>"$dir/limit.yaml"
-"$ctl" submit "$dir/limit.yaml" >"$dir/limit.txt" 2>&1
-job=$(head -1 "$dir/limit.txt")
-slurm_id=$(sed -n 's/^slurm job \([0-9]*\) on fake, .*/\1/p' "$dir/limit.txt")
-check "a job with a 2-minute limit is submitted" test -n "$slurm_id"
-check "it ends at its time limit" wait_for 240 ended
-"$ctl" status "$job" >"$dir/limit-status.txt" 2>&1
+# 3. The time limit (submitted first, above): it ends as timed out, its ranks stopped before.
+check "the job with a 2-minute limit ends at its time limit" wait_for 240 ended "$limit_slurm_id"
+"$ctl" status "$limit_job" >"$dir/limit-status.txt" 2>&1
 head -3 "$dir/limit-status.txt"
-check "status says Slurm timed it out" grep -q "slurm job $slurm_id on fake: timed out" "$dir/limit-status.txt"
+check "status says Slurm timed it out" grep -q "slurm job $limit_slurm_id on fake: timed out" "$dir/limit-status.txt"
 check "its ranks were stopped before, and checkpointed" \
-  grep -q "stopped at step .*, with a checkpoint there" "$dir/jobs/$job"/run-0/node-0/jobs/"$job"/attempt-1/rank-0.log
+  grep -q "stopped at step .*, with a checkpoint there" "$dir/jobs/$limit_job"/run-0/node-0/jobs/"$limit_job"/attempt-1/rank-0.log
 
 finish_checks slurm_failure_test
