@@ -25,8 +25,11 @@ store::EventRow watchEvent(const AgentStatus& status, const std::string& job, ui
 std::vector<store::EventRow> watchEvents(AgentState before, const AgentStatus& now,
                                          std::map<std::string, uint32_t>* lost_jobs) {
   std::vector<store::EventRow> events;
-  const bool answers = now.state == AgentState::kOnline || now.state == AgentState::kConnecting;
-  if (before == AgentState::kOnline && !answers) {
+  // kError is an agent that answers with something wrong (a damaged journal record): not silent.
+  const bool silent = now.state == AgentState::kUnreachable ||
+                      now.state == AgentState::kKeyRejected ||
+                      now.state == AgentState::kServerKeyMismatch;
+  if (before == AgentState::kOnline && silent) {
     lost_jobs->clear();
     if (now.inventory) {
       for (const auto& rank : now.inventory->running_ranks()) {

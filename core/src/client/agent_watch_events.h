@@ -14,9 +14,9 @@
 namespace ringmaster::client {
 
 // The events of an agent whose state went from `before` to `now.state`: "agent_silent" for every
-// job its last inventory ran ranks of, when an online agent stops answering; "agent_back" for
-// those jobs when it answers again. `lost_jobs` (job id to attempt) carries the jobs from the
-// one to the other, per agent.
+// job its last inventory ran ranks of, when an online agent stops answering (unreachable, or its
+// keys refused); "agent_back" for those jobs when it answers again. `lost_jobs` (job id to
+// attempt) carries the jobs from the one to the other, per agent.
 std::vector<store::EventRow> watchEvents(AgentState before, const AgentStatus& now,
                                          std::map<std::string, uint32_t>* lost_jobs);
 
