@@ -97,13 +97,15 @@ class CommandJobTest : public ::testing::Test {
   }
   // `status JOB --json` every `every` until the job is over (150 tries at most), collecting the
   // stages of the hang watch it showed on the way.
+  // `each` runs after every status that says the job is not over yet.
   json statusUntilOver(const std::string& job, std::chrono::milliseconds every,
-                       std::set<std::string>* hang_stages) {
+                       std::set<std::string>* hang_stages, const std::function<void()>& each = {}) {
     json status;
     for (int i = 0; i < 150; ++i) {
       status = json::parse(cluster_.ctl({"status", job, "--json"}).out);
       if (status.contains("hang")) hang_stages->insert(status["hang"]["stage"].get<std::string>());
       if (status["state"] != "running" && status["state"] != "submitted") break;
+      if (each) each();
       std::this_thread::sleep_for(every);
     }
     return status;
@@ -519,27 +521,21 @@ TEST_F(CommandJobTest, AQuietCommandJobIsWarnedAboutNotKilled) {
 // silent until the test has seen it called hung, not for a fixed 90 s.
 TEST_F(CommandJobTest, ACommandJobSilentPastItsHangTimeoutWithTheDefaultsIsWarnedAboutNotKilled) {
   const std::string go = cluster_.dir() + "/go";
-  auto spec = cluster_.writeSpec(
-      "silent.yaml",
-      "name: silent\nlauncher: command\n"
-      "command: [/bin/sh, -c, 'echo \"{\\\"step\\\": 1, \\\"loss\\\": 1}\"; i=0; "
-      "while [ ! -e " +
-          go +
-          " ] && [ $i -lt 1500 ]; do sleep 0.1; i=$((i+1)); done; "
-          "echo \"{\\\"step\\\": 2, \\\"loss\\\": 1}\"']\n"
-          "placement:\n  - {agent: a1, ranks: 1}\n");
+  const std::string wait_for_go =
+      "i=0; while [ ! -e " + go + " ] && [ $i -lt 1500 ]; do sleep 0.1; i=$((i+1)); done; ";
+  auto spec =
+      cluster_.writeSpec("silent.yaml",
+                         "name: silent\nlauncher: command\n"
+                         "command: [/bin/sh, -c, 'echo \"{\\\"step\\\": 1, \\\"loss\\\": 1}\"; " +
+                             wait_for_go + "echo \"{\\\"step\\\": 2, \\\"loss\\\": 1}\"']\n" +
+                             "placement:\n  - {agent: a1, ranks: 1}\n");
   auto submitted = cluster_.ctl({"submit", spec});
   ASSERT_EQ(submitted.exit_code, 0) << submitted.err;
   const std::string job = submitted.firstLine();
   std::set<std::string> stages_seen;
-  json status;
-  for (int i = 0; i < 150; ++i) {
-    status = json::parse(cluster_.ctl({"status", job, "--json"}).out);
-    if (status.contains("hang")) stages_seen.insert(status["hang"]["stage"].get<std::string>());
-    if (status["state"] != "running" && status["state"] != "submitted") break;
+  const json status = statusUntilOver(job, std::chrono::seconds(1), &stages_seen, [&] {
     if (stages_seen.count("hung")) std::ofstream{go};  // seen hung, still running: go on
-    std::this_thread::sleep_for(std::chrono::seconds(1));
-  }
+  });
   EXPECT_EQ(status["state"], "succeeded") << status.dump();
   EXPECT_EQ(status["attempt"], 1) << status.dump();
   EXPECT_TRUE(stages_seen.count("suspected")) << "status never said the hang was suspected";
