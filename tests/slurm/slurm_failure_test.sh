@@ -38,8 +38,9 @@ explain_requeue() {
 trains_in_attempt() {
   "$ctl" metrics "$1" --name loss 2>/dev/null | awk -F, -v a="$2" '$2 == a { found = 1 } END { exit !found }'
 }
+# submit NAME [SPEC]: SPEC (default long.yaml) submitted; its ids in $job and $slurm_id.
 submit() {
-  "$ctl" submit "$dir/long.yaml" >"$dir/$1.txt" 2>&1
+  "$ctl" submit "${2:-$dir/long.yaml}" >"$dir/$1.txt" 2>&1
   job=$(head -1 "$dir/$1.txt")
   slurm_id=$(sed -n 's/^slurm job \([0-9]*\) on fake, .*/\1/p' "$dir/$1.txt")
 }
@@ -52,9 +53,8 @@ submit() {
 sed -e 's/nodes: 3$/nodes: 1\n  partition: side/' -e 's/time: "30:00"/time: "2"/' \
   -e 's/epochs: 2000$/epochs: 100000/' "$dir/long.yaml" >"$dir/limit.yaml"
 echo "stop_grace_seconds: 5" >>"$dir/limit.yaml"
-"$ctl" submit "$dir/limit.yaml" >"$dir/limit.txt" 2>&1
-limit_job=$(head -1 "$dir/limit.txt")
-limit_slurm_id=$(sed -n 's/^slurm job \([0-9]*\) on fake, .*/\1/p' "$dir/limit.txt")
+submit limit "$dir/limit.yaml"
+limit_job=$job limit_slurm_id=$slurm_id
 check "a job with a 2-minute limit is submitted to partition side" test -n "$limit_slurm_id"
 
 # 0. A rank that dies: the job's agents restart the ranks inside the allocation, as the job's
