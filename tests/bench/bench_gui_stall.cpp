@@ -5,10 +5,15 @@
 // with the same loop's longest gap while idle, measured in the same run. Two cases: 4 ranks, and
 // 8 ranks (on this 2-core machine they compete with the app for the cores, as on a user's
 // workstation) while the smoothing slider is dragged back and forth the whole time, a step every
-// 16 ms, as a hand does. Both stream 50,000 samples/s.
+// 16 ms, as a hand does. Both stream 50,000 samples/s. And, first, opening a past run of 10^5
+// steps of 8 ranks from the history (tests/app/past_run.h): the time until its loss chart is
+// drawn, the GUI's peak memory meanwhile and the longest gap in its event loop.
 // Qt's `slots` keyword macro would eat AgentProcess::slots(): this comes before any Qt header.
 #include "harness.h"
 // Qt and the app.
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <QApplication>
 #include <QElapsedTimer>
 #include <QSlider>
@@ -17,12 +22,15 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <memory>
 #include <vector>
 
 #include "bridge/session_bridge.h"
 #include "charts/metric_chart.h"
 #include "dashboard/dashboard_view.h"
+#include "past_run.h"
 
 using namespace ringmaster;
 
@@ -248,20 +256,114 @@ CaseResult runCase(TracingApplication& app, int ranks, bool drag) {
   return result;
 }
 
+constexpr int kPastRunSteps = 100000;
+constexpr int kPastRunRanks = 8;
+
+// A field of /proc/self/status ("VmRSS", "VmHWM") in MB.
+double statusMb(const std::string& field) {
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  while (std::getline(status, line)) {
+    if (line.rfind(field + ":", 0) == 0) return std::stod(line.substr(field.size() + 1)) / 1024;
+  }
+  return 0;
+}
+
+// Writes the past run into `dir`/history.db in a child process, so that none of the memory that
+// took counts in this (the GUI's) process.
+bool writePastRunInChild(const std::string& dir) {
+  const pid_t child = fork();
+  if (child == 0) {
+    const Status written = testing::writePastRun(dir + "/history.db", {.job_id = "past-run",
+                                                                       .world = kPastRunRanks,
+                                                                       .steps = kPastRunSteps,
+                                                                       .slow_rank = 5,
+                                                                       .checkpoint_every = 1000});
+    if (!written.isOk()) std::fprintf(stderr, "bench_gui_stall: %s\n", written.message().c_str());
+    _exit(written.isOk() ? 0 : 1);
+  }
+  int status = 0;
+  return child > 0 && waitpid(child, &status, 0) == child && WIFEXITED(status) &&
+         WEXITSTATUS(status) == 0;
+}
+
+struct PastRunResult {
+  double open_s = 0, loaded_s = 0, peak_rss_mb = 0, rss_before_mb = 0, rss_after_mb = 0,
+         stall_ms = 0;
+  bool ok = false;
+};
+
+// Opens the past run's dashboard as the History tab does, at a desktop size, and waits until its
+// loss chart is drawn.
+PastRunResult openPastRun(const std::string& dir) {
+  PastRunResult result;
+  std::ofstream(dir + "/cluster.yaml").flush();  // no agents
+  client::ClientPaths paths{dir + "/cluster.yaml", dir + "/history.db", dir + "/config"};
+  gui::SessionBridge bridge;
+  if (Status started = bridge.start(paths); !started.isOk()) {
+    std::fprintf(stderr, "bench_gui_stall: %s\n", started.toString().c_str());
+    return result;
+  }
+  longestGap(500);  // the session's start is not the opening
+  result.rss_before_mb = statusMb("VmRSS");
+  std::ofstream("/proc/self/clear_refs") << "5";  // VmHWM from here on
+  QElapsedTimer clock;
+  clock.start();
+  gui::DashboardView view(&bridge, "past-run", /*live=*/false);
+  view.resize(1400, 1000);
+  view.show();
+  auto drawn = [&] {
+    if (result.loaded_s == 0 && view.loaded()) result.loaded_s = clock.nsecsElapsed() / 1e9;
+    const gui::MetricChart* loss = view.loaded() ? view.chart("loss") : nullptr;
+    return loss && loss->drawnPointCount() > 0;
+  };
+  result.stall_ms = longestGap(120000, drawn);
+  result.open_s = clock.nsecsElapsed() / 1e9;
+  result.ok = drawn();
+  result.peak_rss_mb = statusMb("VmHWM");
+  result.rss_after_mb = statusMb("VmRSS");
+  const auto* loss = view.job().metric("loss");
+  std::printf(
+      "past run of %d steps x %d ranks (%zu loss points): read from the history %.2f s after "
+      "opening it, loss chart drawn at %.2f s, longest GUI gap %.1f ms; RSS %.0f MB before, "
+      "peak %.0f MB, %.0f MB after\n",
+      kPastRunSteps, kPastRunRanks, loss && loss->count(0) ? loss->at(0).size() * loss->size() : 0,
+      result.loaded_s, result.open_s, result.stall_ms, result.rss_before_mb, result.peak_rss_mb,
+      result.rss_after_mb);
+  bridge.stop();
+  return result;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   if (qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM")) qputenv("QT_QPA_PLATFORM", "offscreen");
+  const std::string past_dir =
+      (std::filesystem::temp_directory_path() / ("bench_gui_stall_" + std::to_string(getpid())))
+          .string();
+  std::filesystem::create_directories(past_dir);
+  if (!writePastRunInChild(past_dir)) return 1;
   TracingApplication app(argc, argv);
-  app.trace = argc > 1 && std::string(argv[1]) == "--trace";
+  const std::vector<std::string> args(argv + 1, argv + argc);
+  app.trace = std::find(args.begin(), args.end(), "--trace") != args.end();
+  const PastRunResult past = openPastRun(past_dir);
+  std::filesystem::remove_all(past_dir);
+  if (std::find(args.begin(), args.end(), "--past-run-only") != args.end()) {
+    std::printf(
+        "RESULT past_run_open_s=%.2f past_run_peak_rss_mb=%.0f past_run_open_stall_ms=%.1f\n",
+        past.open_s, past.peak_rss_mb, past.stall_ms);
+    return past.ok ? 0 : 1;
+  }
   const CaseResult four = runCase(app, 4, false);
   const CaseResult eight = runCase(app, 8, true);
   std::printf(
       "RESULT max_stall_ms=%.1f open_stall_ms=%.1f samples_per_s=%.0f idle_max_stall_ms=%.1f "
       "ratio_vs_idle=%.2f max_stall_ms_8ranks_dragging=%.1f open_stall_ms_8ranks=%.1f "
-      "samples_per_s_8ranks=%.0f slider_moves=%d points=%zu points_8ranks=%zu\n",
+      "samples_per_s_8ranks=%.0f slider_moves=%d points=%zu points_8ranks=%zu "
+      "past_run_open_s=%.2f past_run_peak_rss_mb=%.0f past_run_open_stall_ms=%.1f\n",
       four.stream_gap, four.open_gap, four.samples_per_s, four.idle_gap,
       four.stream_gap / std::max(four.idle_gap, 1e-3), eight.stream_gap, eight.open_gap,
-      eight.samples_per_s, eight.slider_moves, four.points, eight.points);
-  return four.ok && eight.ok ? 0 : 1;
+      eight.samples_per_s, eight.slider_moves, four.points, eight.points, past.open_s,
+      past.peak_rss_mb, past.stall_ms);
+  return four.ok && eight.ok && past.ok ? 0 : 1;
 }

@@ -1,6 +1,7 @@
 #include "bridge/session_bridge.h"
 
 #include <QElapsedTimer>
+#include <QPointer>
 #include <algorithm>
 #include <iterator>
 #include <map>
@@ -77,9 +78,9 @@ class SessionBridge::Inbox : public client::SessionSink {
             chunk](SessionBridge& b) { emit b.logChunk(token, id, rank, chunk); },
            /*at_once=*/true);
   }
-  void jobLoaded(uint64_t token, const Result<client::JobSnapshot>& snapshot) override {
-    auto shared = std::make_shared<Result<client::JobSnapshot>>(snapshot);
-    answer([token, shared](SessionBridge& b) { emit b.jobLoaded(token, *shared); });
+  // What a read of the history (postRead) built is ready: `then` takes it on the GUI thread.
+  void readDone(std::function<void()> then) {
+    answer([then = std::move(then)](SessionBridge&) { then(); });
   }
   void runsListed(uint64_t token, const Result<std::vector<client::RunSummary>>& runs) override {
     answer([token, runs](SessionBridge& b) { emit b.runsListed(token, runs); });
@@ -206,8 +207,19 @@ uint64_t SessionBridge::readLog(const QString& agent, const QString& job_id, int
                   : 0;
 }
 
-uint64_t SessionBridge::loadJob(const QString& job_id, bool with_host_records) {
-  return session_ ? session_->postLoadJob(job_id.toStdString(), with_host_records) : 0;
+bool SessionBridge::postRead(std::function<void(store::Reader&)> read, QObject* context,
+                             std::function<void()> then) {
+  if (!session_) return false;
+  session_->postReadHistory([inbox = inbox_.get(), read = std::move(read),
+                             guard = QPointer<QObject>(context),
+                             then = std::move(then)](store::Reader& history) mutable {
+    read(history);
+    // Moved, not copied, on this thread: the guard and `then` are only ever used on the GUI's.
+    inbox->readDone([guard = std::move(guard), then = std::move(then)] {
+      if (guard) then();
+    });
+  });
+  return true;
 }
 
 uint64_t SessionBridge::listRuns() { return session_ ? session_->postListRuns() : 0; }

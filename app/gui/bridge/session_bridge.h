@@ -15,6 +15,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <thread>
 #include <vector>
 
@@ -51,8 +52,17 @@ class SessionBridge : public QObject {
   uint64_t killRank(const QString& job_id, int rank);
   uint64_t readLog(const QString& agent, const QString& job_id, int rank, uint64_t offset,
                    uint32_t attempt = 0, uint32_t max_bytes = 0);
-  // with_host_records: ClusterSession::postLoadJob's (a live dashboard's checkpoint economics).
-  uint64_t loadJob(const QString& job_id, bool with_host_records = false);
+  // Builds something from the history on the session's history worker (`read`: a long run's
+  // charts take seconds to read), then hands it to `then` on this thread, unless `context` is
+  // gone by then. false without a session (nothing is read).
+  template <class T>
+  bool readHistory(std::function<T(store::Reader&)> read, QObject* context,
+                   std::function<void(T)> then) {
+    auto result = std::make_shared<std::optional<T>>();  // the worker's until `then` runs
+    return postRead([read = std::move(read),
+                     result](store::Reader& history) { result->emplace(read(history)); },
+                    context, [result, then = std::move(then)] { then(std::move(**result)); });
+  }
   uint64_t listRuns();
   uint64_t hardwareReport(double since = 0);  // every run submitted at or after `since`
   // The cluster preflight of these agents (all when empty): progress, then the report.
@@ -76,7 +86,6 @@ class SessionBridge : public QObject {
   void rankKilled(uint64_t token, const QString& job_id, int rank, const QString& error);
   void logChunk(uint64_t token, const QString& job_id, int rank,
                 const Result<proto::LogChunk>& chunk);
-  void jobLoaded(uint64_t token, const Result<client::JobSnapshot>& snapshot);
   void runsListed(uint64_t token, const Result<std::vector<client::RunSummary>>& runs);
   void hardwareReported(uint64_t token, const Result<hardware::HardwareReport>& report);
   void preflightProgress(uint64_t token, const QString& what);
@@ -87,6 +96,8 @@ class SessionBridge : public QObject {
 
  private:
   class Inbox;
+  bool postRead(std::function<void(store::Reader&)> read, QObject* context,
+                std::function<void()> then);
   void deliver();
   void deliverAnswers();  // the answers only, at once (a log chunk came: see the constructor)
 

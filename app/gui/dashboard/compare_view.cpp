@@ -63,8 +63,17 @@ CompareView::CompareView(SessionBridge* bridge, const QStringList& job_ids, QWid
   bridge_ = bridge;
   job_ids_ = job_ids;
   legend_->setText(QString("Loading %1 runs from the history…").arg(job_ids.size()));
-  connect(bridge_, &SessionBridge::jobLoaded, this, &CompareView::onJobLoaded);
-  for (const QString& id : job_ids) pending_[bridge_->loadJob(id)] = id;
+  // Each run read and built on the session's history worker, not on the GUI thread.
+  using Loaded = Result<std::unique_ptr<JobData>>;
+  for (const QString& id : job_ids) {
+    const bool reading = bridge_->readHistory<Loaded>(
+        [job_id = id.toStdString()](store::Reader& history) {
+          return JobData::fromHistory(history, job_id);
+        },
+        this, [this, id](Loaded loaded) { onJobLoaded(id, std::move(loaded)); });
+    if (reading) pending_.insert(id);
+  }
+  if (pending_.empty()) build();
 }
 
 CompareView::CompareView(const std::vector<std::pair<QString, client::JobSnapshot>>& runs,
@@ -83,17 +92,12 @@ CompareView::~CompareView() = default;
 
 std::vector<MetricChart*> CompareView::charts() const { return charts_; }
 
-void CompareView::onJobLoaded(uint64_t token, const Result<client::JobSnapshot>& snapshot) {
-  auto found = pending_.find(token);
-  if (found == pending_.end()) return;
-  const QString id = found->second;
-  pending_.erase(found);
-  if (snapshot.isOk()) {
-    auto run = std::make_unique<JobData>(id.toStdString());
-    run->ingestSnapshot(*snapshot);
-    runs_[id] = std::move(run);
+void CompareView::onJobLoaded(const QString& job_id, Result<std::unique_ptr<JobData>> loaded) {
+  if (pending_.erase(job_id) == 0) return;
+  if (loaded.isOk()) {
+    runs_[job_id] = std::move(*loaded);
   } else {
-    errors_ << id + ": " + QString::fromStdString(snapshot.status().message());
+    errors_ << job_id + ": " + QString::fromStdString(loaded.status().message());
   }
   if (pending_.empty()) build();
 }

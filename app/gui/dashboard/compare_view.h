@@ -49,7 +49,7 @@ class CompareView : public QWidget {
 
  private:
   explicit CompareView(QWidget* parent);  // the widgets, no runs yet
-  void onJobLoaded(uint64_t token, const Result<client::JobSnapshot>& snapshot);
+  void onJobLoaded(const QString& job_id, Result<std::unique_ptr<JobData>> loaded);
   void build();
   QString hiddenKey() const;  // where this set of runs keeps its hidden ones
   void updateLegend();
@@ -61,7 +61,7 @@ class CompareView : public QWidget {
 
   SessionBridge* bridge_ = nullptr;
   QStringList job_ids_;
-  std::map<uint64_t, QString> pending_;  // load token -> job id
+  std::set<QString> pending_;  // runs still being read from the history
   std::map<QString, std::unique_ptr<JobData>> runs_;
   QStringList errors_;
   std::map<QString, QColor> colors_;  // each run's, in the legend and its lines

@@ -157,8 +157,14 @@ DashboardView::DashboardView(SessionBridge* bridge, const QString& job_id, bool 
   connectRankList();
   connectActions();
   startTimers();
-  load_token_ = bridge_->loadJob(job_id_, /*with_host_records=*/live_);
-  loaded_ = load_token_ == 0;  // no session (yet): nothing to wait for
+  // Read and built off the GUI thread: a past run of 10^5 steps held it for seconds. A live
+  // dashboard's checkpoint economics needs every host's record too.
+  using Loaded = Result<std::unique_ptr<JobData>>;
+  const bool reading = bridge_->readHistory<Loaded>(
+      [id = job_id_.toStdString(), options = client::SnapshotOptions{.host_records = live_}](
+          store::Reader& history) { return JobData::fromHistory(history, id, options); },
+      this, [this](Loaded loaded) { onJobLoaded(std::move(loaded)); });
+  loaded_ = !reading;  // no session (yet): nothing to wait for
 }
 
 // Header: what the job is, how it is doing, and the one thing that went wrong.
@@ -458,7 +464,6 @@ void DashboardView::connectActions() {
     const size_t index = item->data(0, Qt::UserRole).toULongLong();
     if (index < job_->events().size()) focusOnEvent(job_->events()[index]);
   });
-  connect(bridge_, &SessionBridge::jobLoaded, this, &DashboardView::onJobLoaded);
   connect(bridge_, &SessionBridge::slurmJobChanged, this, [this](const store::SlurmJobRow& row) {
     if (QString::fromStdString(row.job_id) != job_id_) return;
     job_->setSlurm(row);
@@ -485,13 +490,14 @@ void DashboardView::startTimers() {
 
 DashboardView::~DashboardView() = default;
 
-void DashboardView::onJobLoaded(uint64_t token, const Result<client::JobSnapshot>& snapshot) {
-  if (token != load_token_) return;
-  if (snapshot.isOk()) {
-    job_->ingestSnapshot(*snapshot);
-  } else if (snapshot.status().code() != ErrorCode::kNotFound) {
+void DashboardView::onJobLoaded(Result<std::unique_ptr<JobData>> loaded) {
+  if (loaded.isOk()) {
+    // Slurm's word on the job may have come while it was read: it is the newer.
+    if (job_->slurm()) (*loaded)->setSlurm(*job_->slurm());
+    job_ = std::move(*loaded);
+  } else if (loaded.status().code() != ErrorCode::kNotFound) {
     // Not in the history yet is normal for a job just submitted; anything else is worth saying.
-    summary_->setText("history: " + QString::fromStdString(snapshot.status().message()));
+    summary_->setText("history: " + QString::fromStdString(loaded.status().message()));
   }
   loaded_ = true;
   apply(held_);
@@ -500,6 +506,11 @@ void DashboardView::onJobLoaded(uint64_t token, const Result<client::JobSnapshot
   // few tenths of a second rather than after one long stall.
   drawn_version_ = ~0ull;
   onRedrawTick();
+}
+
+void DashboardView::ingestSnapshot(const client::JobSnapshot& snapshot) {
+  job_->ingestSnapshot(snapshot);
+  drawn_version_ = ~0ull;
 }
 
 void DashboardView::ingest(const std::vector<AgentRecords>& batch) {
@@ -713,7 +724,7 @@ void DashboardView::restoreYAxis(MetricChart* chart, const QString& title) {
   if (range.size() == 2) chart->setYRange(std::make_pair(range[0].toDouble(), range[1].toDouble()));
 }
 
-bool DashboardView::updateLines(bool all) {
+int DashboardView::updateLines(bool all) {
   // New lines cost a chart about as much as a new chart (Qt Charts series and axes): one chart's
   // lines per turn unless asked for all, the others on the next turns.
   int changed = 0;
@@ -800,7 +811,7 @@ bool DashboardView::updateLines(bool all) {
     heatmap_->setRanks(std::move(by_rank), std::move(labels));
   }
   heatmap_->setVisible(job_->metric("step_time") != nullptr && job_->ranks().size() > 1);
-  return changed <= 1 || all;
+  return changed;
 }
 
 void DashboardView::refreshNow() {
@@ -812,6 +823,17 @@ void DashboardView::refreshNow() {
 
 void DashboardView::onRedrawTick() {
   updateViews();
+  // Charts or lines still to build (a run just opened): the next one on the next turn of the
+  // event loop rather than the next tick, so a dashboard of twenty charts fills in within a
+  // fraction of a second and input and paints still come between them.
+  if (loaded_ && drawn_version_ == ~0ull && !catching_up_) {
+    catching_up_ = true;
+    // A timer, not a posted call: posted events all run in one batch, timers take turns.
+    QTimer::singleShot(1, Qt::PreciseTimer, this, [this] {
+      catching_up_ = false;
+      onRedrawTick();
+    });
+  }
   // Visible charts with new data go to the charts' redraw queue, which draws one chart per turn
   // of the event loop: a dashboard of many charts never holds the GUI thread for all of them at
   // once. A chart scrolled out of view is redrawn when it comes back.
@@ -836,17 +858,23 @@ bool DashboardView::onScreen(const QWidget* chart) const {
 void DashboardView::updateViews(bool all_charts) {
   if (job_->version() == drawn_version_) return;
   drawn_version_ = job_->version();
-  // Charts still to build: come back on the next turn even if no record arrives.
-  const size_t charts_before = charts_.size();
-  if (!rebuildCharts(all_charts)) drawn_version_ = ~0ull;
   updateRankList();
-  // A chart built in this turn gets its lines on the next: each is a chart's worth of Qt Charts
-  // work (items, then series), and the two in one turn would hold the GUI thread twice as long.
-  if (charts_.size() != charts_before && !all_charts) {
-    drawn_version_ = ~0ull;
-  } else if (!updateLines(all_charts)) {
-    drawn_version_ = ~0ull;
+  // Unless all_charts, one chart's worth of Qt Charts work (items, or series) a turn: the two in
+  // one turn held the GUI thread twice as long. The lines of a chart already built come before
+  // a new chart, so the first chart shows its data before the next one is built.
+  bool done = true;
+  if (all_charts) {
+    done = rebuildCharts(true);
+    updateLines(true);
+  } else {
+    const size_t built = charts_.size();
+    const int stale_lines = updateLines(false);
+    const bool every_chart =
+        stale_lines == 0 ? rebuildCharts(false) : wantedCharts() == chart_order_;
+    done = every_chart && stale_lines <= 1 && charts_.size() == built;
   }
+  // Charts or lines still to come: back on the next turn even if no record arrives.
+  if (!done) drawn_version_ = ~0ull;
   for (auto& [title, chart] : charts_) stale_charts_.insert(chart);
   if (heatmap_->isVisible()) heatmap_->refresh();
   rank_model_->update(*job_, unixSeconds(), shown().liveness.unknown_ranks);

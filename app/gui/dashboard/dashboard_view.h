@@ -68,6 +68,8 @@ class DashboardView : public QWidget {
   static constexpr const char* kChartsRowKey = "dashboard/chartsRow";  // rank list | charts
   static constexpr const char* kSmoothingKey = "dashboard/smoothing";
   bool loaded() const { return loaded_; }
+  // What the history says of the job, read elsewhere (a view without a session: tests).
+  void ingestSnapshot(const client::JobSnapshot& snapshot);
 
   // Records of any job or host; the view keeps what concerns its job. Before the history
   // snapshot has arrived they are held back, then applied after it.
@@ -110,7 +112,8 @@ class DashboardView : public QWidget {
   void connectRankList();
   void connectActions();
   void startTimers();
-  void onJobLoaded(uint64_t token, const Result<client::JobSnapshot>& snapshot);
+  // The job read from the history on the session's worker, adopted here (or why not).
+  void onJobLoaded(Result<std::unique_ptr<JobData>> loaded);
   void apply(const std::vector<AgentRecords>& batch);
   void onRedrawTick();
   bool onScreen(const QWidget* chart) const;  // some of it in the scroll area's view
@@ -120,7 +123,8 @@ class DashboardView : public QWidget {
   // The charts the job's metrics and hosts call for, in their place order.
   std::vector<QString> wantedCharts() const;
   MetricChart* addChart(const QString& title, bool health);
-  bool updateLines(bool all);  // true when every chart has its current lines
+  // How many charts' lines were out of date; all of them are updated, or only the first.
+  int updateLines(bool all);
   void elideTitle();
   void updateHeader();
   void updateCheckpointLine();
@@ -161,9 +165,9 @@ class DashboardView : public QWidget {
   bool live_;
   std::unique_ptr<JobData> job_;
   bool loaded_ = false;
-  uint64_t load_token_ = 0;
   std::vector<AgentRecords> held_;  // records that came before the snapshot
   uint64_t drawn_version_ = ~0ull;
+  bool catching_up_ = false;  // a turn of onRedrawTick() is posted (charts still to build)
   std::string last_state_;
   size_t attempt_events_seen_ = ~size_t{0};      // events when the log pane last got the attempts
   std::map<std::string, double> silent_agents_;  // not answering, with the time of the last answer

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <tuple>
 
@@ -131,6 +132,53 @@ void JobData::readDescription(const std::string& spec_yaml) {
 }
 
 void JobData::ingestSnapshot(const client::JobSnapshot& s) {
+  beginSnapshot(s);
+  for (const auto& row : s.metrics) ingestStoredMetric(row);
+  endSnapshot(s);
+}
+
+Result<std::unique_ptr<JobData>> JobData::fromHistory(store::Reader& history,
+                                                      const std::string& job_id,
+                                                      client::SnapshotOptions options) {
+  options.metrics = false;
+  RM_ASSIGN_OR_RETURN(const client::JobSnapshot snapshot,
+                      client::loadJobSnapshot(history, job_id, options));
+  auto data = std::make_unique<JobData>(snapshot.job.job_id);
+  data->beginSnapshot(snapshot);
+  RM_ASSIGN_OR_RETURN(const std::vector<store::SeriesRow> series,
+                      history.jobSeries(snapshot.job.job_id));
+  for (const store::SeriesRow& row : series) RM_RETURN_IF_ERROR(data->readSeries(history, row));
+  data->endSnapshot(snapshot);
+  return data;
+}
+
+Status JobData::readSeries(store::Reader& history, const store::SeriesRow& row) {
+  const bool seconds = row.name == metrics::kCheckpointSecondsMetric;
+  if (seconds || row.name == metrics::kCheckpointMetric) {
+    return history.forEachPoint(row.id, [&](int64_t step, double value, double time) {
+      addCheckpoint(static_cast<double>(step), time, row.attempt, seconds ? value : 0);
+    });
+  }
+  metrics::Series& series = seriesOf(row.name, row.rank);
+  const size_t before = series.size();
+  RM_RETURN_IF_ERROR(history.forEachPoint(row.id, [&](int64_t step, double value, double time) {
+    appendNew(series, static_cast<double>(step), time, value);
+  }));
+  series.shrinkToFit();  // complete: its growth's spare room would double a long run's memory
+  // An earlier attempt's ranks may be gone or numbered otherwise now: lines, not rank rows.
+  if (row.attempt < model_.attempt() || series.size() == before) return Status::ok();
+  const metrics::Series::Point& last = series.back();
+  RankInfo& info = ranks_[row.rank];
+  info.rank = row.rank;
+  info.step = std::max(info.step, static_cast<int64_t>(last.step));
+  info.last_update = std::max(info.last_update, last.time);
+  if (row.name == "samples_per_sec") info.samples_per_sec = last.value;
+  max_step_ = std::max(max_step_, static_cast<int64_t>(last.step));
+  return Status::ok();
+}
+
+void JobData::beginSnapshot(const client::JobSnapshot& s) {
+  in_snapshot_ = true;
   if (s.slurm) slurm_ = s.slurm;
   host_records_ = s.host_records;
   name_ = s.job.name;
@@ -153,48 +201,61 @@ void JobData::ingestSnapshot(const client::JobSnapshot& s) {
   }
   std::sort(events_.begin(), events_.end(),
             [](const JobEvent& a, const JobEvent& b) { return a.time < b.time; });
-  for (const auto& row : s.metrics) {
-    if (row.name == metrics::kCheckpointMetric || row.name == metrics::kCheckpointSecondsMetric) {
-      addCheckpoint(static_cast<double>(row.step), row.time, row.attempt,
-                    row.name == metrics::kCheckpointSecondsMetric ? row.value : 0);
-      continue;
-    }
-    addPoint(row.name, row.rank, static_cast<double>(row.step), row.time, row.value);
-    // An earlier attempt's ranks may be gone or numbered otherwise now: lines, not rank rows.
-    if (row.attempt < model_.attempt()) continue;
-    RankInfo& info = ranks_[row.rank];
-    info.rank = row.rank;
-    info.step = std::max(info.step, row.step);
-    info.last_update = std::max(info.last_update, row.time);
-    if (row.name == "samples_per_sec") info.samples_per_sec = row.value;
-    max_step_ = std::max(max_step_, row.step);
+}
+
+void JobData::ingestStoredMetric(const store::MetricRow& row) {
+  if (row.name == metrics::kCheckpointMetric || row.name == metrics::kCheckpointSecondsMetric) {
+    addCheckpoint(static_cast<double>(row.step), row.time, row.attempt,
+                  row.name == metrics::kCheckpointSecondsMetric ? row.value : 0);
+    return;
   }
+  addPoint(row.name, row.rank, static_cast<double>(row.step), row.time, row.value);
+  // An earlier attempt's ranks may be gone or numbered otherwise now: lines, not rank rows.
+  if (row.attempt < model_.attempt()) return;
+  RankInfo& info = ranks_[row.rank];
+  info.rank = row.rank;
+  info.step = std::max(info.step, row.step);
+  info.last_update = std::max(info.last_update, row.time);
+  if (row.name == "samples_per_sec") info.samples_per_sec = row.value;
+  max_step_ = std::max(max_step_, row.step);
+}
+
+void JobData::endSnapshot(const client::JobSnapshot& s) {
   deriveBusyTime();
+  in_snapshot_ = false;
   deriveJobTotal();
   deriveSpreads();
   for (const auto& row : s.health) addHealth(row.agent, row.time, row.sample);
   ++version_;
 }
 
-void JobData::addPoint(const std::string& name, int rank, double step, double time, double value) {
+metrics::Series& JobData::seriesOf(const std::string& name, int rank) {
   auto found = metrics_.find(name);
   if (found == metrics_.end()) {
     metric_names_.push_back(name);
     found = metrics_.emplace(name, std::map<int, metrics::Series>{}).first;
   }
-  metrics::Series& series = found->second[rank];
+  return found->second[rank];
+}
+
+bool JobData::appendNew(metrics::Series& series, double step, double time, double value) {
   // Replays (a snapshot overlapping live records) add nothing; a restart from a checkpoint
   // (a step going back with a newer attempt) is kept.
-  if (!series.empty() && step <= series.back().step && time <= series.back().time) return;
+  if (!series.empty() && step <= series.back().step && time <= series.back().time) return false;
   series.append(step, time, value);
   ++points_;
+  return true;
+}
+
+void JobData::addPoint(const std::string& name, int rank, double step, double time, double value) {
+  if (!appendNew(seriesOf(name, rank), step, time, value) || in_snapshot_) return;
   const int world_size = model_.worldSize();
   if (rank >= 0 && world_size > 1) addToSpread(name, step, time, value);
   if (name != "samples_per_sec" || rank < 0 || world_size <= 0) return;
   auto& [sum, count] = pending_totals_[static_cast<int64_t>(step)];
   sum += value;
   if (++count >= world_size) {
-    metrics::Series& total = found->second[kJobTotal];
+    metrics::Series& total = seriesOf(name, kJobTotal);
     if (total.empty() || step > total.back().step) total.append(step, time, sum);
     pending_totals_.erase(static_cast<int64_t>(step));
   }
@@ -224,6 +285,8 @@ void JobData::deriveBusyTime() {
     auto wait = comm_wait->find(rank);
     if (wait == comm_wait->end()) continue;
     // Both series hold one point per step, in step order: walk them together.
+    metrics::Series& busy = seriesOf(kBusyTime, rank);
+    busy.reserve(busy.size() + total.size());
     size_t j = 0;
     for (size_t i = 0; i < total.size(); ++i) {
       const auto& p = total.at(i);
@@ -242,28 +305,60 @@ void JobData::deriveJobTotal() {
   auto found = metrics_.find("samples_per_sec");
   const int world_size = model_.worldSize();
   if (found == metrics_.end() || world_size <= 0) return;
-  struct StepSum {
-    double sum = 0, time = 0;
-    int ranks = 0;
-  };
-  std::map<int64_t, StepSum> steps;
-  for (const auto& [rank, series] : found->second) {
-    if (rank < 0) continue;
-    for (size_t i = 0; i < series.size(); ++i) {
-      const auto& p = series.at(i);
-      StepSum& s = steps[static_cast<int64_t>(p.step)];
-      s.sum += p.value;
-      s.time = std::max(s.time, p.time);
-      ++s.ranks;
-    }
-  }
   metrics::Series total;
-  for (const auto& [step, s] : steps) {
-    if (s.ranks >= world_size) total.append(static_cast<double>(step), s.time, s.sum);
-  }
+  forEachStep(found->second, [&](int64_t step, const StepValues& v) {
+    if (v.count >= world_size) total.append(static_cast<double>(step), v.time, v.sum);
+  });
   if (total.empty()) return;
+  total.shrinkToFit();
   found->second[kJobTotal] = std::move(total);
   pending_totals_.clear();
+}
+
+void JobData::forEachStep(const std::map<int, metrics::Series>& by_rank,
+                          const std::function<void(int64_t, const StepValues&)>& visit) {
+  std::vector<const metrics::Series*> ranks;
+  bool in_order = true;
+  for (const auto& [rank, series] : by_rank) {
+    if (rank < 0 || series.empty()) continue;
+    ranks.push_back(&series);
+    in_order = in_order && series.monotonic(metrics::Axis::kStep);
+  }
+  if (!in_order) {
+    // A restart from a checkpoint replays steps: gather them all, whatever their order.
+    std::map<int64_t, StepValues> steps;
+    for (const metrics::Series* series : ranks) {
+      for (size_t i = 0; i < series->size(); ++i) {
+        const auto& p = series->at(i);
+        steps[static_cast<int64_t>(p.step)].add(p.value, p.time);
+      }
+    }
+    for (const auto& [step, values] : steps) visit(step, values);
+    return;
+  }
+  // Every rank's steps only go up: walk them together, the lowest step first.
+  std::vector<size_t> next(ranks.size(), 0);
+  for (;;) {
+    bool any = false;
+    int64_t step = 0;
+    for (size_t r = 0; r < ranks.size(); ++r) {
+      if (next[r] == ranks[r]->size()) continue;
+      const auto at = static_cast<int64_t>(ranks[r]->at(next[r]).step);
+      step = any ? std::min(step, at) : at;
+      any = true;
+    }
+    if (!any) return;
+    StepValues values;
+    for (size_t r = 0; r < ranks.size(); ++r) {
+      // A rank may report one step more than once (steps are whole numbers; their x need not be).
+      while (next[r] < ranks[r]->size() &&
+             static_cast<int64_t>(ranks[r]->at(next[r]).step) == step) {
+        const auto& p = ranks[r]->at(next[r]++);
+        values.add(p.value, p.time);
+      }
+    }
+    visit(step, values);
+  }
 }
 
 void JobData::StepValues::add(double value, double at) {
@@ -298,18 +393,11 @@ void JobData::deriveSpreads() {
   if (world_size <= 1) return;
   pending_spreads_.clear();  // spreads_ keeps its entries: charts hold pointers to them
   for (const auto& [name, by_rank] : metrics_) {
-    std::map<int64_t, StepValues> steps;
-    for (const auto& [rank, series] : by_rank) {
-      if (rank < 0) continue;
-      for (size_t i = 0; i < series.size(); ++i) {
-        const auto& p = series.at(i);
-        steps[static_cast<int64_t>(p.step)].add(p.value, p.time);
-      }
-    }
     RankSpread spread;
-    for (const auto& [step, v] : steps) {
+    forEachStep(by_rank, [&](int64_t step, const StepValues& v) {
       if (v.count >= world_size) v.appendTo(&spread, static_cast<double>(step));
-    }
+    });
+    for (metrics::Series* series : {&spread.mean, &spread.min, &spread.max}) series->shrinkToFit();
     if (!spread.mean.empty() || spreads_.count(name)) spreads_[name] = std::move(spread);
   }
 }

@@ -10,8 +10,10 @@
 // Not thread-safe: the GUI thread owns it.
 
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
 #include <string>
@@ -97,6 +99,12 @@ class JobData {
   // A host health record of one of the job's agents.
   void ingestHealth(const std::string& agent, const proto::JournalRecord& record);
   void ingestSnapshot(const client::JobSnapshot& snapshot);
+  // The job as the history has it, read on the calling thread (a long run's take seconds: a
+  // worker's, then adopted by a view on its own), its metric rows one at a time into the series
+  // rather than all at once into a snapshot. `options.metrics` is ignored.
+  static Result<std::unique_ptr<JobData>> fromHistory(store::Reader& history,
+                                                      const std::string& job_id,
+                                                      client::SnapshotOptions options = {});
   // An event this client saw rather than an agent recorded (an agent stopped answering, or
   // answered again): kept for as long as this view lives, not in the history.
   void addClientEvent(JobEvent event);
@@ -159,6 +167,16 @@ class JobData {
   uint64_t points() const { return points_; }
 
  private:
+  // A snapshot in three parts: the job, its ranks and events; its metrics (each row of a
+  // snapshot's, or each series read from the history); then what is derived from every rank's
+  // points, and the health.
+  void beginSnapshot(const client::JobSnapshot& snapshot);
+  void ingestStoredMetric(const store::MetricRow& row);
+  Status readSeries(store::Reader& history, const store::SeriesRow& row);
+  void endSnapshot(const client::JobSnapshot& snapshot);
+  metrics::Series& seriesOf(const std::string& name, int rank);  // created when new
+  // Appends unless the point is a replay (at or before the series' last step and time).
+  bool appendNew(metrics::Series& series, double step, double time, double value);
   void addPoint(const std::string& name, int rank, double step, double time, double value);
   static JobEvent eventFrom(const store::EventRow& row);
   void copyRank(int rank);  // the model's view of the rank into ranks_
@@ -192,12 +210,19 @@ class JobData {
     void appendTo(RankSpread* spread, double step) const;  // its mean, min and max
   };
   std::map<std::string, std::map<int64_t, StepValues>> pending_spreads_;
+  // Calls `visit` for every step any rank (not the job total) reported of a metric, in step
+  // order, with what the ranks reported at it.
+  static void forEachStep(const std::map<int, metrics::Series>& by_rank,
+                          const std::function<void(int64_t step, const StepValues&)>& visit);
   std::map<std::string, RankSpread> spreads_;
   std::map<std::string, std::map<std::string, metrics::Series>> health_;
   std::vector<CheckpointMark> checkpoints_;
   std::vector<store::HostRecord> host_records_;
   uint64_t version_ = 0;
   uint64_t points_ = 0;
+  // Between beginSnapshot and endSnapshot the per-step sums wait for derive*(): a snapshot's
+  // points come rank by rank, so they would complete only with the last rank.
+  bool in_snapshot_ = false;
 };
 
 }  // namespace ringmaster::gui

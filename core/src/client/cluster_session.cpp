@@ -80,16 +80,20 @@ milliseconds nextBackoff(milliseconds& backoff) {
   return backoff;
 }
 
+}  // namespace
+
 Result<JobSnapshot> loadJobSnapshot(store::Reader& history, const std::string& job_id,
-                                    int max_health_rows, bool with_host_records) {
+                                    const SnapshotOptions& options) {
   JobSnapshot snapshot;
   RM_ASSIGN_OR_RETURN(snapshot.job, history.job(job_id));
   const std::string& id = snapshot.job.job_id;
   RM_ASSIGN_OR_RETURN(snapshot.ranks, history.ranks(id));
   RM_ASSIGN_OR_RETURN(snapshot.events, history.events(id));
-  store::MetricQuery query;
-  query.job_id = id;
-  RM_ASSIGN_OR_RETURN(snapshot.metrics, history.metrics(query));
+  if (options.metrics) {
+    store::MetricQuery query;
+    query.job_id = id;
+    RM_ASSIGN_OR_RETURN(snapshot.metrics, history.metrics(query));
+  }
   std::vector<std::string> agents;
   for (const auto& rank : snapshot.ranks) {
     if (std::find(agents.begin(), agents.end(), rank.agent) == agents.end()) {
@@ -99,17 +103,15 @@ Result<JobSnapshot> loadJobSnapshot(store::Reader& history, const std::string& j
   const double from = snapshot.job.submitted_at - 60;
   const double to = snapshot.job.finished_at > 0 ? snapshot.job.finished_at + 60 : unixSeconds();
   for (const auto& agent : agents) {
-    RM_ASSIGN_OR_RETURN(auto rows, history.health(agent, from, to, max_health_rows));
+    RM_ASSIGN_OR_RETURN(auto rows, history.health(agent, from, to, options.max_health_rows));
     for (auto& row : rows) snapshot.health.push_back(std::move(row));
   }
   if (auto slurm = history.slurmJob(id); slurm.isOk()) snapshot.slurm = std::move(*slurm);
-  if (with_host_records) {
+  if (options.host_records) {
     RM_ASSIGN_OR_RETURN(snapshot.host_records, history.hostRecords());
   }
   return snapshot;
 }
-
-}  // namespace
 
 ClusterSession::ClusterSession(ClientPaths paths, SessionSink* sink, SessionOptions options)
     : paths_(std::move(paths)), sink_(sink), options_(options), started_at_(unixSeconds()) {}
@@ -262,10 +264,18 @@ uint64_t ClusterSession::postLoadJob(std::string job_id, bool with_host_records)
   history_worker_->post(
       [this, token, job_id = std::move(job_id), with_host_records](store::Reader& history) {
         writer_->waitWritten();
-        sink_->jobLoaded(
-            token, loadJobSnapshot(history, job_id, options_.max_health_rows, with_host_records));
+        sink_->jobLoaded(token, loadJobSnapshot(history, job_id,
+                                                {.max_health_rows = options_.max_health_rows,
+                                                 .host_records = with_host_records}));
       });
   return token;
+}
+
+void ClusterSession::postReadHistory(std::function<void(store::Reader& history)> read) {
+  history_worker_->post([this, read = std::move(read)](store::Reader& history) {
+    writer_->waitWritten();
+    read(history);
+  });
 }
 
 uint64_t ClusterSession::postListRuns() {

@@ -17,13 +17,12 @@ void Series::append(double step, double time, double value) {
   trackX(Axis::kStep, step);
   trackX(Axis::kTime, time);
 
-  // A block of level k completes when the point count reaches a multiple of 2^(k+1); each
-  // completed block may complete its parent, so the carry walks up like a binary counter.
+  // A leaf completes every kLeaf points; a block of level k completes when its level reaches an
+  // even count, and may complete its parent, so the carry walks up like a binary counter.
   const size_t n = points_.size();
-  if (n % 2 != 0) return;
-  const double a = points_[n - 2].value, b = points_[n - 1].value;
+  if (n % kLeaf != 0) return;
   if (levels_.empty()) levels_.emplace_back();
-  levels_[0].push_back({std::fmin(a, b), std::fmax(a, b), a + b});
+  levels_[0].push_back(scan(n - kLeaf, n));
   for (size_t k = 0; levels_[k].size() % 2 == 0; ++k) {
     const Block& l = levels_[k][levels_[k].size() - 2];
     const Block& r = levels_[k].back();
@@ -31,6 +30,19 @@ void Series::append(double step, double time, double value) {
     if (levels_.size() == k + 1) levels_.emplace_back();
     levels_[k + 1].push_back(parent);
   }
+}
+
+void Series::reserve(size_t points) {
+  points_.reserve(points);
+  for (AxisState& axis : axes_) {
+    if (axis.clamped) axis.sorted.reserve(points);
+  }
+}
+
+void Series::shrinkToFit() {
+  points_.shrink_to_fit();
+  for (AxisState& axis : axes_) axis.sorted.shrink_to_fit();
+  for (auto& level : levels_) level.shrink_to_fit();
 }
 
 void Series::trackX(Axis axis, double x) {
@@ -85,35 +97,33 @@ double Series::minX(Axis axis) const { return empty() ? 0 : axes_[axisIndex(axis
 
 double Series::maxX(Axis axis) const { return empty() ? 0 : axes_[axisIndex(axis)].max; }
 
-Series::Block Series::blockOfRange(size_t begin, size_t end) const {
-  // Bottom-up over aligned blocks: at each level take the odd block at either edge, then halve.
+Series::Block Series::scan(size_t begin, size_t end) const {
   // NaN seeds min/max so that fmin/fmax take the first real value.
   Block acc{NAN, NAN, 0};
-  auto add = [&acc](double lo, double hi, double sum) {
-    acc.min = std::fmin(acc.min, lo);
-    acc.max = std::fmax(acc.max, hi);
-    acc.sum += sum;
+  for (size_t i = begin; i < end; ++i) {
+    const double v = points_[i].value;
+    acc.min = std::fmin(acc.min, v);
+    acc.max = std::fmax(acc.max, v);
+    acc.sum += v;
+  }
+  return acc;
+}
+
+Series::Block Series::blockOfRange(size_t begin, size_t end) const {
+  // The points outside whole leaves one by one, then bottom-up over aligned blocks: at each level
+  // take the odd block at either edge, then halve.
+  size_t a = (begin + kLeaf - 1) / kLeaf, b = end / kLeaf;  // whole leaves [a, b)
+  if (a >= b) return scan(begin, end);
+  Block acc = scan(begin, a * kLeaf);
+  auto add = [&acc](const Block& blk) {
+    acc.min = std::fmin(acc.min, blk.min);
+    acc.max = std::fmax(acc.max, blk.max);
+    acc.sum += blk.sum;
   };
-  size_t a = begin, b = end;
-  if (a < b && (a & 1)) {
-    const double v = points_[a++].value;
-    add(v, v, v);
-  }
-  if (a < b && (b & 1)) {
-    const double v = points_[--b].value;
-    add(v, v, v);
-  }
-  a >>= 1;
-  b >>= 1;
+  add(scan(b * kLeaf, end));
   for (size_t k = 0; a < b; ++k, a >>= 1, b >>= 1) {
-    if (a & 1) {
-      const Block& blk = levels_[k][a++];
-      add(blk.min, blk.max, blk.sum);
-    }
-    if (b & 1) {
-      const Block& blk = levels_[k][--b];
-      add(blk.min, blk.max, blk.sum);
-    }
+    if (a & 1) add(levels_[k][a++]);
+    if (b & 1) add(levels_[k][--b]);
   }
   return acc;
 }

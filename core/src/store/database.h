@@ -6,6 +6,7 @@
 // Not thread-safe: one thread at a time.
 
 #include <array>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -86,6 +87,9 @@ class Database {
   Result<JobRow> job(const std::string& id_or_prefix);
   Result<std::vector<RankRow>> ranks(const std::string& job_id, std::optional<uint32_t> attempt);
   Result<std::vector<MetricRow>> metrics(const MetricQuery& q);
+  Result<std::vector<SeriesRow>> jobSeries(const std::string& job_id);
+  Status forEachPoint(int64_t series_id,
+                      const std::function<void(int64_t step, double value, double time)>& point);
   Result<std::vector<SeriesPoint>> series(const std::string& job_id, uint32_t attempt, int rank,
                                           const std::string& name, int buckets);
   Result<std::vector<HealthRow>> latestHealth();
@@ -147,8 +151,8 @@ class Database {
       select_cursor_, select_fold_, save_fold_, set_attempt_state_, record_submission_,
       record_agent_, select_agents_, select_jobs_, select_job_exact_, select_job_prefix_,
       select_job_attempt_, select_max_rank_attempt_, select_ranks_, series_extent_, series_points_,
-      next_health_agent_, latest_health_, health_range_, select_events_, count_all_metrics_,
-      count_job_metrics_, host_records_;
+      select_job_series_, next_health_agent_, latest_health_, health_range_, select_events_,
+      count_all_metrics_, count_job_metrics_, host_records_;
   // The metric values of the open write transaction, inserted at its end (insertAll()).
   MetricBatch metric_batch_;
   // metrics() statements by which filters are set (bit 0 job, 1 rank, 2 name, 3 attempt).

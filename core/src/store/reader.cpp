@@ -31,6 +31,13 @@ Result<std::vector<RankRow>> Reader::ranks(const std::string& job_id,
   return db_->ranks(job_id, attempt);
 }
 Result<std::vector<MetricRow>> Reader::metrics(const MetricQuery& q) { return db_->metrics(q); }
+Result<std::vector<SeriesRow>> Reader::jobSeries(const std::string& job_id) {
+  return db_->jobSeries(job_id);
+}
+Status Reader::forEachPoint(
+    int64_t series_id, const std::function<void(int64_t step, double value, double time)>& point) {
+  return db_->forEachPoint(series_id, point);
+}
 Result<std::vector<SeriesPoint>> Reader::series(const std::string& job_id, uint32_t attempt,
                                                 int rank, const std::string& name, int buckets) {
   return db_->series(job_id, attempt, rank, name, buckets);

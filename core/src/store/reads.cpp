@@ -235,6 +235,34 @@ Result<std::vector<MetricRow>> Database::metrics(const MetricQuery& q) {
   return rows;
 }
 
+Result<std::vector<SeriesRow>> Database::jobSeries(const std::string& job_id) {
+  ScopedReset reset(select_job_series_);
+  select_job_series_.bindText(1, job_id);
+  std::vector<SeriesRow> rows;
+  int rc;
+  while ((rc = select_job_series_.step()) == SQLITE_ROW) {
+    rows.push_back({select_job_series_.columnInt64(0),
+                    static_cast<uint32_t>(select_job_series_.columnInt64(1)),
+                    static_cast<int>(select_job_series_.columnInt64(2)),
+                    select_job_series_.columnText(3)});
+  }
+  if (rc != SQLITE_DONE) return error(rc, "reading the series of job " + job_id);
+  return rows;
+}
+
+Status Database::forEachPoint(
+    int64_t series_id, const std::function<void(int64_t step, double value, double time)>& point) {
+  ScopedReset reset(series_points_);
+  series_points_.bindInt64(1, series_id);
+  int rc;
+  while ((rc = series_points_.step()) == SQLITE_ROW) {
+    point(series_points_.columnInt64(0), series_points_.columnValue(1),
+          series_points_.columnDouble(2));
+  }
+  if (rc != SQLITE_DONE) return error(rc, "reading series " + std::to_string(series_id));
+  return Status::ok();
+}
+
 Result<std::vector<SeriesPoint>> Database::series(const std::string& job_id, uint32_t attempt,
                                                   int rank, const std::string& name, int buckets) {
   if (buckets < 1 || buckets > kMaxBuckets) {

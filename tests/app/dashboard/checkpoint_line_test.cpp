@@ -65,7 +65,7 @@ TEST(CheckpointLine, ARunningJobShowsWhatIsAtRiskAndTheIntervalThatLosesLeast) {
   client::JobSnapshot snapshot;  // what the history says of the hosts
   snapshot.job.job_id = "job-ckpt";
   snapshot.host_records = {{"a", 1000 * 3600.0, 2}, {"b", 500 * 3600.0, 0}};
-  Q_EMIT bridge.jobLoaded(0, snapshot);
+  view.ingestSnapshot(snapshot);
 
   std::vector<AgentRecords> batch = {agentRecords("a", 0, now - 1500),
                                      agentRecords("b", 2, now - 1500)};

@@ -5,6 +5,8 @@
 
 #include <chrono>
 #include <cmath>
+#include <filesystem>
+#include <set>
 
 #include "dashboard/rank_table_model.h"
 
@@ -451,6 +453,127 @@ TEST(JobData, ASnapshotAfterAnElasticRestartHasTheNewestAttemptsRanksAndEveryLin
   EXPECT_EQ(job.ranks().at(1).agent, "a2");
   EXPECT_EQ(job.ranks().at(1).step, 8);
   EXPECT_EQ(job.metric("loss")->size(), 4u);
+}
+
+void expectSameSeries(const metrics::Series& a, const metrics::Series& b, const std::string& what) {
+  ASSERT_EQ(a.size(), b.size()) << what;
+  for (size_t i = 0; i < a.size(); ++i) {
+    ASSERT_EQ(a.at(i).step, b.at(i).step) << what << " point " << i;
+    ASSERT_EQ(a.at(i).time, b.at(i).time) << what << " point " << i;
+    ASSERT_DOUBLE_EQ(a.at(i).value, b.at(i).value) << what << " point " << i;
+  }
+}
+
+// Every line and band of two views of one job, the job total and busy time included.
+void expectSameCharts(const JobData& a, const JobData& b) {
+  const std::set<std::string> names(a.metricNames().begin(), a.metricNames().end());
+  ASSERT_EQ(names, std::set<std::string>(b.metricNames().begin(), b.metricNames().end()));
+  for (const std::string& name : names) {
+    const auto& lines = *a.metric(name);
+    ASSERT_EQ(lines.size(), b.metric(name)->size()) << name;
+    for (const auto& [rank, series] : lines) {
+      expectSameSeries(series, b.metric(name)->at(rank), name + " of rank " + std::to_string(rank));
+    }
+    ASSERT_EQ(a.spread(name) == nullptr, b.spread(name) == nullptr) << name;
+    if (!a.spread(name)) continue;
+    expectSameSeries(a.spread(name)->mean, b.spread(name)->mean, name + " mean");
+    expectSameSeries(a.spread(name)->min, b.spread(name)->min, name + " min");
+    expectSameSeries(a.spread(name)->max, b.spread(name)->max, name + " max");
+  }
+  EXPECT_EQ(a.maxStep(), b.maxStep());
+  ASSERT_EQ(a.ranks().size(), b.ranks().size());
+  for (const auto& [rank, info] : a.ranks()) {
+    EXPECT_EQ(info.step, b.ranks().at(rank).step) << rank;
+    EXPECT_EQ(info.samples_per_sec, b.ranks().at(rank).samples_per_sec) << rank;
+  }
+  EXPECT_EQ(a.checkpoints().size(), b.checkpoints().size());
+}
+
+class JobDataHistoryTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char pattern[] = "/tmp/rm_job_data_XXXXXX";
+    dir_ = mkdtemp(pattern);
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+  std::unique_ptr<store::Reader> write(const std::vector<proto::JournalRecord>& records) {
+    {
+      auto writer = store::Writer::open(dir_ + "/history.db");
+      EXPECT_TRUE(writer.isOk()) << writer.status().toString();
+      const Status applied = (*writer)->applyJournal("a", "journal-a", records, records.size() + 1);
+      EXPECT_TRUE(applied.isOk()) << applied.toString();
+    }
+    auto reader = store::Reader::open(dir_ + "/history.db");
+    EXPECT_TRUE(reader.isOk()) << reader.status().toString();
+    return reader.isOk() ? std::move(*reader) : nullptr;
+  }
+  std::string dir_;
+};
+
+// A past run read series by series off the GUI thread (JobData::fromHistory) draws what the same
+// records drew live: every rank's lines, the ranks' spread, the job total, busy time.
+TEST_F(JobDataHistoryTest, ARunReadFromTheHistoryDrawsWhatItsRecordsDrewLive) {
+  std::vector<proto::JournalRecord> records = {accepted(3, 0, 3)};
+  JobData live(kJob);
+  for (int64_t step = 0; step < 300; ++step) {
+    for (int rank = 0; rank < 3; ++rank) {
+      if (step == 299 && rank == 2) continue;  // rank 2 never reported the last step
+      records.push_back(metric(records.size() + 1, rank, step, 0.1 + 0.01 * rank, 0.02 * rank));
+      if (step == 100) records.push_back(checkpointSaved(records.size() + 1, rank, step));
+    }
+  }
+  for (const auto& record : records) live.ingest("a", record);
+  auto history = write(records);
+  ASSERT_NE(history, nullptr);
+  auto read = JobData::fromHistory(*history, kJob);
+  ASSERT_TRUE(read.isOk()) << read.status().toString();
+  expectSameCharts(live, **read);
+  ASSERT_NE((*read)->spread("loss"), nullptr);
+  EXPECT_EQ((*read)->spread("loss")->mean.size(), 299u);  // the steps all three reported
+  EXPECT_EQ((*read)->metric("samples_per_sec")->at(kJobTotal).size(), 299u);
+  EXPECT_EQ((*read)->metric(kBusyTime)->size(), 3u);
+  EXPECT_EQ((*read)->checkpoints().size(), 1u);
+  EXPECT_EQ((*read)->state(), live.state());
+
+  auto missing = JobData::fromHistory(*history, "no-such-job");
+  EXPECT_EQ(missing.status().code(), ErrorCode::kNotFound) << missing.status().toString();
+}
+
+// After a restart from a checkpoint the steps go back: read series by series, the job is what
+// its whole snapshot made of it.
+TEST_F(JobDataHistoryTest, ARestartedRunReadFromTheHistoryIsWhatItsSnapshotShows) {
+  std::vector<proto::JournalRecord> records = {accepted(2, 0, 2)};
+  for (int64_t step = 0; step < 300; ++step) {
+    for (int rank = 0; rank < 2; ++rank) {
+      records.push_back(metric(records.size() + 1, rank, step, 0.1, 0.01));
+    }
+  }
+  proto::JournalRecord again = accepted(2, 0, 2);
+  again.set_seq(records.size() + 1);
+  again.set_attempt(2);
+  again.set_time(400);
+  records.push_back(again);
+  for (int64_t step = 200; step < 400; ++step) {  // from the checkpoint at step 200
+    for (int rank = 0; rank < 2; ++rank) {
+      proto::JournalRecord r = metric(records.size() + 1, rank, step, 0.2, 0.01);
+      r.set_attempt(2);
+      r.set_time(400 + static_cast<double>(step) * 0.01);
+      records.push_back(r);
+    }
+  }
+  auto history = write(records);
+  ASSERT_NE(history, nullptr);
+  auto snapshot = client::loadJobSnapshot(*history, kJob);
+  ASSERT_TRUE(snapshot.isOk()) << snapshot.status().toString();
+  JobData whole(kJob);
+  whole.ingestSnapshot(*snapshot);
+  auto read = JobData::fromHistory(*history, kJob);
+  ASSERT_TRUE(read.isOk()) << read.status().toString();
+  expectSameCharts(whole, **read);
+  EXPECT_EQ((*read)->attempt(), 2u);
+  EXPECT_EQ((*read)->metric("loss")->at(0).size(), 500u);  // both attempts' points
+  EXPECT_FALSE((*read)->metric("loss")->at(0).monotonic(metrics::Axis::kStep));
+  EXPECT_EQ((*read)->ranks().at(1).step, 399);
 }
 
 TEST(MeanRate, IsTheHarmonicMeanOfTheStepsInTheWindow) {

@@ -12,18 +12,16 @@
 #include <QSettings>
 #include <QTabWidget>
 #include <QTableView>
-#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <limits>
-#include <random>
 
 #include "charts/metric_chart.h"
 #include "dashboard/dashboard_view.h"
 #include "dashboard/rank_table_model.h"
 #include "main_window.h"
+#include "past_run.h"
 #include "qt_wait.h"
-#include "ringmaster/store/store.h"
 #include "straggler/straggler_heatmap.h"
 #include "theme.h"
 
@@ -32,129 +30,19 @@ namespace {
 
 constexpr double kStart = 1.76e9;
 constexpr int kSteps = 300;
-constexpr int kRanksPerHost = 8;
-
-class Journal {
- public:
-  proto::JournalRecord& add(const std::string& job, double time, const std::string& source) {
-    proto::JournalRecord& r = records_.emplace_back();
-    r.set_seq(records_.size());
-    r.set_time(time);
-    r.set_job(job);
-    r.set_attempt(1);
-    r.set_source(source);
-    return r;
-  }
-  std::vector<proto::JournalRecord> records_;
-};
-
-std::string host(int index) {
-  char name[16];
-  std::snprintf(name, sizeof name, "gpu%02d", index + 1);
-  return name;
-}
 
 // The run's records, one journal per host, written to `db`.
 void writeRun(const std::string& db, const std::string& job, int world, int slow_rank) {
-  const int hosts = world / kRanksPerHost;
-  std::vector<Journal> journals(hosts);
-  std::mt19937_64 rng(world);
-  std::normal_distribution<double> noise(0, 1);
-  for (int h = 0; h < hosts; ++h) {
-    Journal& j = journals[h];
-    proto::JobAccepted* a = j.add(job, kStart, "agent:" + host(h)).mutable_job_accepted();
-    a->set_name(world == 64 ? "llm-pretrain-64" : "resnet-8");
-    a->set_launcher(proto::TORCHRUN);
-    a->set_world_size(world);
-    a->set_agent(host(h));
-    for (int l = 0; l < kRanksPerHost; ++l) {
-      proto::RankAssignment* ra = a->add_ranks();
-      ra->set_rank(h * kRanksPerHost + l);
-      ra->set_local_rank(l);
-    }
-    for (int l = 0; l < kRanksPerHost; ++l) {
-      const int rank = h * kRanksPerHost + l;
-      proto::RankStarted* s =
-          j.add(job, kStart + 1, "rank:" + std::to_string(rank)).mutable_rank_started();
-      s->set_rank(rank);
-      s->set_local_rank(l);
-      s->set_pid(40000 + rank);
-      s->set_device("GPU " + std::to_string(l));
-    }
-  }
-  double t = kStart + 2;
-  for (int step = 1; step <= kSteps; ++step) {
-    std::vector<double> compute(world);
-    double slowest = 0;
-    for (int r = 0; r < world; ++r) {
-      compute[r] = 0.20 * (1 + 0.03 * noise(rng)) * (r == slow_rank && step > kSteps / 2 ? 2 : 1);
-      slowest = std::max(slowest, compute[r]);
-    }
-    const double step_time = slowest + 0.02;
-    t += step_time;
-    for (int r = 0; r < world; ++r) {
-      proto::MetricSample* m =
-          journals[r / kRanksPerHost].add(job, t, "rank:" + std::to_string(r)).mutable_metric();
-      m->set_rank(r);
-      m->set_step(step);
-      auto value = [&](const char* name, double v) {
-        proto::MetricValue* mv = m->add_values();
-        mv->set_name(name);
-        mv->set_value(v);
-      };
-      value("loss", 0.35 + 2.0 * std::exp(-step / 70.0) + 0.004 * r + 0.04 * noise(rng));
-      value("samples_per_sec", 256 / step_time);
-      value("step_time", step_time);
-      value("comm_wait", step_time - compute[r]);
-      value("lr", 3e-4 * std::min(1.0, step / 30.0));
-      if (step % 100 == 0) value(metrics::kCheckpointMetric, 1);
-    }
-    if (step % 5 == 0) {
-      for (int h = 0; h < hosts; ++h) {
-        proto::HealthSample* health = journals[h].add("", t, "agent:" + host(h)).mutable_health();
-        health->set_cpu_percent(35 + 10 * std::sin(step / 20.0 + h));
-        health->set_memory_used_bytes(uint64_t{180} << 30);
-        health->set_memory_total_bytes(uint64_t{1024} << 30);
-        for (int g = 0; g < kRanksPerHost; ++g) {
-          proto::GpuHealth* gpu = health->add_gpus();
-          gpu->set_index(g);
-          const bool slow = h * kRanksPerHost + g == slow_rank && step > kSteps / 2;
-          gpu->set_utilization_percent(slow ? 97 : 88 + 4 * std::sin(step / 9.0 + g));
-          gpu->set_memory_used_bytes(uint64_t{61} << 30);
-          gpu->set_memory_total_bytes(uint64_t{80} << 30);
-          gpu->set_temperature_c(slow ? 84 : 66 + g);
-          gpu->set_power_w(slow ? 690 : 520 + 10 * g);
-        }
-      }
-    }
-  }
-  for (int h = 0; h < hosts; ++h) {
-    Journal& j = journals[h];
-    for (int l = 0; l < kRanksPerHost; ++l) {
-      const int rank = h * kRanksPerHost + l;
-      proto::RankExited* e =
-          j.add(job, t + 1, "rank:" + std::to_string(rank)).mutable_rank_exited();
-      e->set_rank(rank);
-      e->set_state(proto::SUCCEEDED);
-    }
-    proto::JobFinished* f = j.add(job, t + 1, "agent:" + host(h)).mutable_job_finished();
-    f->set_state(proto::SUCCEEDED);
-    f->set_agent(host(h));
-    f->set_ranks(kRanksPerHost);
-    if (h == 0) {
-      proto::JobOutcome* o = j.add(job, t + 1.5, "agent:" + host(h)).mutable_job_outcome();
-      o->set_state(proto::SUCCEEDED);
-      o->set_attempts(1);
-    }
-  }
-  auto store = store::Writer::open(db);
-  ASSERT_TRUE(store.isOk()) << store.status().message();
-  for (int h = 0; h < hosts; ++h) {
-    const Status applied = (*store)->applyJournal(
-        host(h), "journal-" + host(h), journals[h].records_, journals[h].records_.size() + 1);
-    ASSERT_TRUE(applied.isOk()) << applied.message();
-  }
+  const Status written = testing::writePastRun(db, {.job_id = job,
+                                                    .world = world,
+                                                    .steps = kSteps,
+                                                    .slow_rank = slow_rank,
+                                                    .checkpoint_every = 100,
+                                                    .start = kStart});
+  ASSERT_TRUE(written.isOk()) << written.message();
 }
+
+std::string host(int index) { return testing::pastRunHost(index); }
 
 class BigRunScreenshotTest : public ::testing::Test {
  protected:

@@ -289,6 +289,51 @@ TEST(Series, PyramidStaysExactWhileGrowing) {
   }
 }
 
+// The pyramid's leaves hold 16 points: every range of a 100-point series, whichever leaves its
+// ends fall in, gives the min, max and sum of its points.
+TEST(Series, EveryRangeEqualsBruteForceWhereverItsEndsFall) {
+  Series s;
+  std::mt19937 rng(3);
+  std::uniform_real_distribution<double> v(-1, 1);
+  for (int i = 0; i < 100; ++i) s.append(i, i, v(rng));
+  for (size_t begin = 0; begin < s.size(); ++begin) {
+    for (size_t end = begin + 1; end <= s.size(); ++end) {
+      double min, max, sum, want_sum = 0;
+      double want_min = s.at(begin).value, want_max = want_min;
+      for (size_t i = begin; i < end; ++i) {
+        want_min = std::min(want_min, s.at(i).value);
+        want_max = std::max(want_max, s.at(i).value);
+        want_sum += s.at(i).value;
+      }
+      s.valueStats(begin, end, &min, &max, &sum);
+      ASSERT_EQ(min, want_min) << begin << ".." << end;
+      ASSERT_EQ(max, want_max) << begin << ".." << end;
+      ASSERT_NEAR(sum, want_sum, 1e-12) << begin << ".." << end;
+    }
+  }
+}
+
+TEST(Series, ReservingAndShrinkingChangeNothingItHolds) {
+  Series s = randomSeries(5000, 11);
+  const auto before = s.columns(Axis::kStep, s.minX(Axis::kStep), s.maxX(Axis::kStep), 97);
+  s.reserve(20000);
+  s.shrinkToFit();
+  const auto after = s.columns(Axis::kStep, s.minX(Axis::kStep), s.maxX(Axis::kStep), 97);
+  ASSERT_EQ(after.size(), before.size());
+  for (size_t c = 0; c < after.size(); ++c) {
+    EXPECT_EQ(after[c].count, before[c].count);
+    EXPECT_EQ(after[c].min, before[c].min);
+    EXPECT_EQ(after[c].max, before[c].max);
+    EXPECT_EQ(after[c].sum, before[c].sum);
+  }
+  s.append(s.back().step + 1, s.back().time + 1, 42);  // and it still grows
+  EXPECT_EQ(s.size(), 5001u);
+  EXPECT_TRUE(s.monotonic(Axis::kStep));
+  s.append(0, s.back().time + 1, 1);  // a restart's replay
+  EXPECT_FALSE(s.monotonic(Axis::kStep));
+  EXPECT_TRUE(s.monotonic(Axis::kTime));
+}
+
 // A failure at t = 47.5 after step 47; the restart replays steps 40.. from t = 90: the step reached
 // never goes back.
 TEST(Series, StepAtIsTheStepReachedByThatTime) {

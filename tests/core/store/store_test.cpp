@@ -651,6 +651,48 @@ TEST_F(StoreTest, MetricsQueryFiltersByRankNameAndAttempt) {
   EXPECT_TRUE(store->metrics({.job_id = "j1", .name = std::string("nope")})->empty());
 }
 
+// A job's rows series by series (what a dashboard reads a long run by) are its metrics() rows,
+// in the same order: attempt, rank, name, then journal order.
+TEST_F(StoreTest, AJobsSeriesAndTheirPointsAreItsMetricRowsInOrder) {
+  auto store = open();
+  std::vector<proto::JournalRecord> batch;
+  uint64_t seq = 1;
+  for (uint32_t attempt : {1u, 2u}) {
+    for (int64_t step = 0; step < 5; ++step) {
+      for (int rank : {1, 0}) {
+        batch.push_back(metric(seq++, "j1", attempt, rank, step,
+                               {{"loss", rank * 10.0 + step}, {"lr", 0.01 * step}},
+                               100.0 * attempt + step));
+      }
+    }
+  }
+  batch.push_back(metric(seq++, "j1", 2, 0, 2, {{"loss", std::nan("")}}, 300));  // a replay, NaN
+  batch.push_back(metric(seq++, "j2", 1, 0, 0, {{"loss", 99}}));
+  ASSERT_OK(store->applyJournal("a1", "jid", batch, seq));
+
+  auto rows = store->metrics({.job_id = "j1"});
+  ASSERT_TRUE(rows.isOk());
+  auto series = store->jobSeries("j1");
+  ASSERT_TRUE(series.isOk()) << series.status().toString();
+  ASSERT_EQ(series->size(), 8u);  // 2 attempts x 2 ranks x 2 names
+  size_t next = 0;
+  for (const SeriesRow& s : *series) {
+    ASSERT_OK(store->forEachPoint(s.id, [&](int64_t step, double value, double time) {
+      ASSERT_LT(next, rows->size());
+      const MetricRow& want = (*rows)[next++];
+      EXPECT_EQ(s.attempt, want.attempt);
+      EXPECT_EQ(s.rank, want.rank);
+      EXPECT_EQ(s.name, want.name);
+      EXPECT_EQ(step, want.step);
+      EXPECT_TRUE(value == want.value || (std::isnan(value) && std::isnan(want.value)));
+      EXPECT_EQ(time, want.time);
+    }));
+  }
+  EXPECT_EQ(next, rows->size());
+  EXPECT_EQ(rows->size(), 41u);
+  EXPECT_TRUE(store->jobSeries("nope")->empty());
+}
+
 TEST_F(StoreTest, SeriesDecimationKeepsMinMaxAndLastPerBucket) {
   auto store = open();
   std::vector<proto::JournalRecord> batch;

@@ -58,6 +58,20 @@ struct JobSnapshot {
   std::vector<store::HostRecord> host_records;
 };
 
+inline constexpr int kMaxSnapshotHealthRows = 20000;  // per agent
+
+struct SnapshotOptions {
+  int max_health_rows = kMaxSnapshotHealthRows;  // per agent
+  bool host_records = false;  // read JobSnapshot::host_records (a scan of the whole history)
+  // false: leave JobSnapshot::metrics empty, for a caller that reads them one at a time
+  // (store::Reader::forEachMetric) instead of holding a long run's rows all at once.
+  bool metrics = true;
+};
+
+// The job whose id is `job_id` (or starts with it), read from the history.
+Result<JobSnapshot> loadJobSnapshot(store::Reader& history, const std::string& job_id,
+                                    const SnapshotOptions& options = {});
+
 // Called on the session's thread and on its workers' (submitted, stopped, restarted and logChunk
 // on the command workers; jobLoaded, runsListed, slurmJobChanged and a Slurm job's records on the
 // history worker), each in its own order: a job's first records may come before its submitted().
@@ -79,7 +93,7 @@ class SessionSink {
                           const Status& /*result*/) {}
   virtual void logChunk(uint64_t token, const std::string& job_id, int rank,
                         const Result<proto::LogChunk>& chunk) = 0;
-  virtual void jobLoaded(uint64_t token, const Result<JobSnapshot>& snapshot) = 0;
+  virtual void jobLoaded(uint64_t /*token*/, const Result<JobSnapshot>& /*snapshot*/) {}
   virtual void runsListed(uint64_t token, const Result<std::vector<RunSummary>>& runs) = 0;
   // An edit posted with postEditHistory() is committed (ok) or was not (why).
   virtual void historyEdited(uint64_t /*token*/, const Status& /*status*/) {}
@@ -106,7 +120,7 @@ struct SessionOptions {
   int silent_after_ms = 2500;
   int retry_interval_ms = 2000;  // how often an unreachable agent is tried again
   uint32_t batch_records = 20000;
-  int max_health_rows = 20000;  // per snapshot
+  int max_health_rows = kMaxSnapshotHealthRows;  // per agent, per snapshot
 };
 
 class ClusterSession {
@@ -141,6 +155,10 @@ class ClusterSession {
   // with_host_records: read JobSnapshot::host_records too (a scan of the whole history, which
   // only a live dashboard needs; a comparison of ten runs would read it ten times).
   uint64_t postLoadJob(std::string job_id, bool with_host_records = false);
+  // Runs `read` on the history's worker (in order with the loads and lists above), once what
+  // the session pulled before is written: for a view that builds what it shows off its own
+  // thread. `read` carries its answer itself.
+  void postReadHistory(std::function<void(store::Reader& history)> read);
   uint64_t postListRuns();
   // hardware::hardwareReport over the runs submitted at or after `since` (0: every run).
   uint64_t postHardwareReport(double since = 0);

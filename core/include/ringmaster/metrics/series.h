@@ -45,6 +45,10 @@ class Series {
   // point's sortedX (0 for the first point). Values may be NaN: min and max skip NaN (a block of
   // NaN alone has NaN min/max) and sum becomes NaN.
   void append(double step, double time, double value);
+  // Room for `points` in all (a series read whole from the history), and no more than it holds
+  // (once complete): neither changes what it holds.
+  void reserve(size_t points);
+  void shrinkToFit();
 
   size_t size() const { return points_.size(); }
   bool empty() const { return points_.empty(); }
@@ -53,6 +57,8 @@ class Series {
   double x(size_t i, Axis axis) const;
   // x of point i as queries see it (see append): equal to x(i, axis) while x never decreases.
   double sortedX(size_t i, Axis axis) const;
+  // Whether x has never gone backwards (nor been non-finite): sortedX(i) == x(i) throughout.
+  bool monotonic(Axis axis) const { return !axes_[axis == Axis::kStep ? 0 : 1].clamped; }
   // The first index whose sortedX is >= x (size() when none). O(log n).
   size_t lowerBound(Axis axis, double x) const;
   // The first index whose sortedX is > x (size() when none). O(log n).
@@ -93,13 +99,17 @@ class Series {
     std::vector<double> sorted;
   };
   AxisState axes_[2];
-  // levels_[k][j]: min/max/sum of points [j * 2^(k+1), (j + 1) * 2^(k+1)).
+  // levels_[k][j]: min/max/sum of points [j * kLeaf * 2^k, (j + 1) * kLeaf * 2^k). Leaves of
+  // 16 points keep the pyramid at 3 bytes a point (24 with leaves of 2); a query reads at most
+  // 15 points at either end one by one.
+  static constexpr size_t kLeaf = 16;
   struct Block {
     double min, max, sum;
   };
   std::vector<std::vector<Block>> levels_;
 
   void trackX(Axis axis, double x);
+  Block scan(size_t begin, size_t end) const;  // of points [begin, end), one by one
   Block blockOfRange(size_t begin, size_t end) const;
 };
 

@@ -11,6 +11,7 @@
 // submitted by another client shows up with the right state.
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -61,6 +62,11 @@ class Reader {
                                      std::optional<uint32_t> attempt = {});
   // Ordered by attempt, rank, name, then journal order.
   Result<std::vector<MetricRow>> metrics(const MetricQuery& q);
+  // The same, series by series, so that a long run's rows never sit in memory together: a job's
+  // series ordered by attempt, rank, name; then one series' points in journal order.
+  Result<std::vector<SeriesRow>> jobSeries(const std::string& job_id);
+  Status forEachPoint(int64_t series_id,
+                      const std::function<void(int64_t step, double value, double time)>& point);
   // The series decimated to at most `buckets` points: min/max/last per bucket of equal step
   // range. Lossless (one point per step) when the series spans no more than `buckets` steps.
   Result<std::vector<SeriesPoint>> series(const std::string& job_id, uint32_t attempt, int rank,

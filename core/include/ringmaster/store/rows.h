@@ -45,6 +45,14 @@ struct RankRow {
   std::string log_tail{};
 };
 
+// One stored series: a metric of one rank in one attempt, and the id its points are read by.
+struct SeriesRow {
+  int64_t id = 0;
+  uint32_t attempt = 0;
+  int rank = 0;
+  std::string name{};
+};
+
 struct MetricRow {
   std::string job_id{};
   uint32_t attempt = 0;
