@@ -7,7 +7,9 @@
 // workstation) while the smoothing slider is dragged back and forth the whole time, a step every
 // 16 ms, as a hand does. Both stream 50,000 samples/s. And, first, opening a past run of 10^5
 // steps of 8 ranks from the history (tests/app/past_run.h): the time until its loss chart is
-// drawn, the GUI's peak memory meanwhile and the longest gap in its event loop.
+// drawn, the GUI's peak memory meanwhile and the longest gap in its event loop. And, last, an
+// 8-rank job's dashboard open for 5 minutes (10 steps/s a rank): the GUI thread's share of a core
+// and how much its memory grew. --past-run-only and --live-only [SECONDS] run one case alone.
 // Qt's `slots` keyword macro would eat AgentProcess::slots(): this comes before any Qt header.
 #include "harness.h"
 // Qt and the app.
@@ -16,6 +18,7 @@
 
 #include <QApplication>
 #include <QElapsedTimer>
+#include <QEventLoop>
 #include <QSlider>
 #include <QTimer>
 #include <algorithm>
@@ -24,7 +27,9 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <memory>
+#include <sstream>
 #include <vector>
 
 #include "bridge/session_bridge.h"
@@ -257,6 +262,7 @@ CaseResult runCase(TracingApplication& app, int ranks, bool drag) {
 }
 
 constexpr int kPastRunSteps = 100000;
+constexpr int kLiveSeconds = 300;
 constexpr int kPastRunRanks = 8;
 
 // A field of /proc/self/status ("VmRSS", "VmHWM") in MB.
@@ -334,21 +340,130 @@ PastRunResult openPastRun(const std::string& dir) {
   return result;
 }
 
+// A field of /proc/self/task/<main thread>/stat: the GUI thread's CPU seconds (user + system).
+double guiThreadCpuSeconds() {
+  std::ifstream stat("/proc/self/task/" + std::to_string(getpid()) + "/stat");
+  std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+  // Fields after the command's closing parenthesis: state is 3rd, utime 14th, stime 15th.
+  std::istringstream fields(text.substr(text.rfind(')') + 2));
+  std::vector<std::string> field;
+  for (std::string f; fields >> f;) field.push_back(f);
+  if (field.size() < 13) return 0;
+  return (std::stod(field[11]) + std::stod(field[12])) / static_cast<double>(sysconf(_SC_CLK_TCK));
+}
+
+// An 8-rank job as a fast GPU job reports: every rank a step every 0.1 s (loss, samples/s,
+// step time, communication wait, learning rate), a checkpoint every 1,000 steps.
+job::JobSpec steadyJob(int ranks, int seconds) {
+  const std::string script =
+      "import sys, time, random, os\n"
+      "rank = int(os.environ.get('RANK', '0')); start = time.time(); step = 0\n"
+      "while time.time() - start < " +
+      std::to_string(seconds) +
+      ":\n"
+      "    step += 1\n"
+      "    line = {'step': step, 'loss': 2.0 / (1 + step * 1e-3) + random.random() * 0.05,\n"
+      "            'samples_per_sec': 2500 + random.random() * 100, 'step_time': 0.1,\n"
+      "            'comm_wait': 0.01 + random.random() * 0.005, 'lr': 3e-4}\n"
+      "    if step % 1000 == 0: line['checkpoint'] = 1\n"
+      "    print(str(line).replace(\"'\", '\"'), flush=True)\n"
+      "    time.sleep(max(0, start + step * 0.1 - time.time()))\n";
+  job::JobSpec spec;
+  spec.name = "steady";
+  spec.launcher = job::Launcher::kCommand;
+  spec.command = {"/usr/bin/python3", "-c", script};
+  spec.world_size = ranks;
+  spec.text = "name: steady\n";
+  return spec;
+}
+
+struct LiveResult {
+  double cpu_share = 0, rss_growth_mb = 0, seconds = 0;
+  size_t points = 0;
+  bool ok = false;
+};
+
+// The dashboard of an 8-rank job open for `seconds` (after 20 s to settle): the GUI thread's
+// share of a core and how much its memory grew meanwhile.
+LiveResult watchLiveJob(int seconds) {
+  LiveResult result;
+  constexpr int kRanks = 8, kSettleSeconds = 20;
+  testing::Cluster cluster;
+  std::string error;
+  if (!cluster.addAgent("bench", kRanks, &error, {"--rank-nice", "10"})) {
+    std::fprintf(stderr, "bench_gui_stall: %s\n", error.c_str());
+    return result;
+  }
+  client::ClientPaths paths{cluster.clusterPath(), cluster.dbPath(), cluster.configDir()};
+  gui::SessionBridge bridge;
+  if (Status started = bridge.start(paths); !started.isOk()) {
+    std::fprintf(stderr, "bench_gui_stall: %s\n", started.toString().c_str());
+    return result;
+  }
+  std::unique_ptr<gui::DashboardView> view;
+  QObject::connect(&bridge, &gui::SessionBridge::submitted,
+                   [&](uint64_t, const Result<client::SubmittedJob>& submitted) {
+                     if (!submitted.isOk()) return;
+                     view = std::make_unique<gui::DashboardView>(
+                         &bridge, QString::fromStdString(submitted->job_id), true);
+                     QObject::connect(&bridge, &gui::SessionBridge::records, view.get(),
+                                      &gui::DashboardView::ingest);
+                     view->resize(1400, 1000);
+                     view->show();
+                   });
+  bridge.submit(steadyJob(kRanks, seconds + kSettleSeconds + 10));
+  // A plain event loop, as the app's: longestGap()'s 1 ms timer would cost a share of its own.
+  auto runFor = [](int ms) {
+    QEventLoop loop;
+    QTimer::singleShot(ms, &loop, &QEventLoop::quit);
+    loop.exec();
+  };
+  runFor((kSettleSeconds + 10) * 1000);
+  if (!view || !view->loaded()) return result;
+  const double cpu_before = guiThreadCpuSeconds(), rss_before = statusMb("VmRSS");
+  QElapsedTimer clock;
+  clock.start();
+  runFor(seconds * 1000);
+  result.seconds = clock.nsecsElapsed() / 1e9;
+  result.cpu_share = (guiThreadCpuSeconds() - cpu_before) / result.seconds;
+  result.rss_growth_mb = statusMb("VmRSS") - rss_before;
+  result.points = view->job().points();
+  result.ok = !view->job().finished() && result.points > 0;
+  std::printf(
+      "an %d-rank job live (10 steps/s a rank, 5 values a step) for %.0f s: the GUI thread used "
+      "%.1f%% of a core, its RSS grew %.1f MB; %zu points held\n",
+      kRanks, result.seconds, 100 * result.cpu_share, result.rss_growth_mb, result.points);
+  view.reset();
+  bridge.stop();
+  return result;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   if (qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM")) qputenv("QT_QPA_PLATFORM", "offscreen");
+  const std::vector<std::string> args(argv + 1, argv + argc);
+  auto flag = [&](const char* name) { return std::find(args.begin(), args.end(), name); };
+  if (flag("--live-only") != args.end()) {  // [SECONDS]: the live case alone
+    TracingApplication app(argc, argv);
+    const auto seconds = flag("--live-only") + 1;
+    const LiveResult live =
+        watchLiveJob(seconds != args.end() ? std::stoi(*seconds) : kLiveSeconds);
+    std::printf("RESULT live_gui_cpu_percent=%.1f live_rss_growth_mb=%.1f\n", 100 * live.cpu_share,
+                live.rss_growth_mb);
+    return live.ok ? 0 : 1;
+  }
+  // Written before Qt starts its threads: the child forked to write it only has this one.
   const std::string past_dir =
       (std::filesystem::temp_directory_path() / ("bench_gui_stall_" + std::to_string(getpid())))
           .string();
   std::filesystem::create_directories(past_dir);
   if (!writePastRunInChild(past_dir)) return 1;
   TracingApplication app(argc, argv);
-  const std::vector<std::string> args(argv + 1, argv + argc);
-  app.trace = std::find(args.begin(), args.end(), "--trace") != args.end();
+  app.trace = flag("--trace") != args.end();
   const PastRunResult past = openPastRun(past_dir);
   std::filesystem::remove_all(past_dir);
-  if (std::find(args.begin(), args.end(), "--past-run-only") != args.end()) {
+  if (flag("--past-run-only") != args.end()) {
     std::printf(
         "RESULT past_run_open_s=%.2f past_run_peak_rss_mb=%.0f past_run_open_stall_ms=%.1f\n",
         past.open_s, past.peak_rss_mb, past.stall_ms);
@@ -356,14 +471,16 @@ int main(int argc, char** argv) {
   }
   const CaseResult four = runCase(app, 4, false);
   const CaseResult eight = runCase(app, 8, true);
+  const LiveResult live = watchLiveJob(kLiveSeconds);
   std::printf(
       "RESULT max_stall_ms=%.1f open_stall_ms=%.1f samples_per_s=%.0f idle_max_stall_ms=%.1f "
       "ratio_vs_idle=%.2f max_stall_ms_8ranks_dragging=%.1f open_stall_ms_8ranks=%.1f "
       "samples_per_s_8ranks=%.0f slider_moves=%d points=%zu points_8ranks=%zu "
-      "past_run_open_s=%.2f past_run_peak_rss_mb=%.0f past_run_open_stall_ms=%.1f\n",
+      "past_run_open_s=%.2f past_run_peak_rss_mb=%.0f past_run_open_stall_ms=%.1f "
+      "live_gui_cpu_percent=%.1f live_rss_growth_mb=%.1f\n",
       four.stream_gap, four.open_gap, four.samples_per_s, four.idle_gap,
       four.stream_gap / std::max(four.idle_gap, 1e-3), eight.stream_gap, eight.open_gap,
       eight.samples_per_s, eight.slider_moves, four.points, eight.points, past.open_s,
-      past.peak_rss_mb, past.stall_ms);
-  return four.ok && eight.ok && past.ok ? 0 : 1;
+      past.peak_rss_mb, past.stall_ms, 100 * live.cpu_share, live.rss_growth_mb);
+  return four.ok && eight.ok && past.ok && live.ok ? 0 : 1;
 }

@@ -106,6 +106,10 @@ class MetricChart : public QWidget {
   void refresh();  // after appends: re-decimate and redraw; O(width log n)
   // refresh() on a later turn of the event loop; the charts waiting are drawn one per turn.
   void refreshSoon();
+  // For new data (a live job): refresh() once the charts' redraws of new data leave the GUI
+  // thread time enough for everything else (ChartRefreshQueue's pacing); what a person did
+  // (refreshSoon) goes first.
+  void refreshLater();
   void resetZoom();
   bool saveImage(const QString& path) const;  // PNG of the chart
   // Visible lines, points in the visible x range: label,step,time,value.
@@ -188,7 +192,9 @@ class MetricChart : public QWidget {
   bool adoptSmoothing(double weight);  // false when unchanged
   bool styled_smooth_ = false;         // the pens are those of smoothing on
   bool zoomed_ = false;
-  bool refresh_queued_ = false;
+  enum class Queued { kNo, kSoon, kLater };
+  Queued queued_ = Queued::kNo;
+  void queue(Queued when);
   YScale y_scale_ = YScale::kLinear;
   bool include_zero_ = false;
   std::optional<std::pair<double, double>> manual_y_;

@@ -1,8 +1,5 @@
 #include "cluster/agent_state_style.h"
 
-#include <QPainter>
-#include <QPixmap>
-
 #include "ringmaster/client/cluster_config.h"
 #include "ringmaster/security/keys.h"
 
@@ -46,17 +43,6 @@ QColor faultColor(hardware::FaultSeverity severity) {
       break;
   }
   return QColor(0x9e, 0xa7, 0xb3);
-}
-
-QIcon dotIcon(const QColor& color) {
-  QPixmap pixmap(32, 32);
-  pixmap.fill(Qt::transparent);
-  QPainter painter(&pixmap);
-  painter.setRenderHint(QPainter::Antialiasing);
-  painter.setPen(Qt::NoPen);
-  painter.setBrush(color);
-  painter.drawEllipse(QRectF(5, 5, 22, 22));
-  return QIcon(pixmap);
 }
 
 QIcon stateIcon(AgentState state) { return dotIcon(stateColor(state)); }

@@ -6,6 +6,8 @@
 #include <QIcon>
 #include <QString>
 
+#include "color_icons.h"  // dotIcon
+
 // The generated protobuf code has Inventory::slots(), which Qt's `slots` keyword macro would
 // eat: hide the macro while core's headers are parsed, whatever was included before.
 #pragma push_macro("slots")
@@ -36,8 +38,6 @@ QColor levelColor(double value, double warn, double critical, const QColor& norm
 QColor faultColor(hardware::FaultSeverity severity);
 
 // A filled circle of stateColor, for the table's state column.
-// A filled dot of `color`, as the state column draws it.
-QIcon dotIcon(const QColor& color);
 QIcon stateIcon(client::AgentState state);
 
 // The host to name in instructions: the inventory's hostname, else the endpoint's host.

@@ -233,8 +233,8 @@ QVariant AgentTableModel::data(const QModelIndex& index, int role) const {
     case kAgentStateRole:
       return static_cast<int>(entry.status.state);
     case Qt::DecorationRole:
-      if (column == kState && journalError(entry)) return dotIcon(kJournalErrorColor);
-      if (column == kState) return stateIcon(entry.status.state);
+      if (column == kState && journalError(entry)) return icons_.dot(kJournalErrorColor);
+      if (column == kState) return icons_.dot(stateColor(entry.status.state));
       return {};
     case Qt::FontRole:
       if (column == kName) {

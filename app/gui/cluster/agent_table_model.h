@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "cluster/agent_history.h"
+#include "color_icons.h"
 // The generated protobuf code has Inventory::slots(), which Qt's `slots` keyword macro would
 // eat: hide the macro while core's headers are parsed, whatever was included before.
 #pragma push_macro("slots")
@@ -92,6 +93,7 @@ class AgentTableModel : public QAbstractTableModel {
 
   QString client_public_key_;
   std::vector<AgentEntry> entries_;
+  ColorIcons icons_;  // the state dots
 };
 
 }  // namespace ringmaster::gui

@@ -835,11 +835,12 @@ void DashboardView::onRedrawTick() {
     });
   }
   // Visible charts with new data go to the charts' redraw queue, which draws one chart per turn
-  // of the event loop: a dashboard of many charts never holds the GUI thread for all of them at
-  // once. A chart scrolled out of view is redrawn when it comes back.
+  // of the event loop, at a pace that leaves the GUI thread most of its time (refreshLater): a
+  // dashboard of many charts never holds it for all of them at once, nor busy with them all
+  // the time. A chart scrolled out of view is redrawn when it comes back.
   for (auto it = stale_charts_.begin(); it != stale_charts_.end();) {
     if (onScreen(*it)) {
-      (*it)->refreshSoon();
+      (*it)->refreshLater();
       it = stale_charts_.erase(it);
     } else {
       ++it;

@@ -132,7 +132,9 @@ QVariant RankTableModel::data(const QModelIndex& index, int role) const {
       return r.samples_per_sec;
     return {};
   }
-  if (role == Qt::DecorationRole && index.column() == kRank) return seriesColor(r.rank);
+  if (role == Qt::DecorationRole && index.column() == kRank) {
+    return icons_.swatch(seriesColor(r.rank));
+  }
   const double age = r.last_update > 0 ? now_ - r.last_update : -1;
   // An unknown rank was last heard running: it has no exit, and its age keeps growing.
   const bool going = r.state == "running" || r.state == "pending" || r.state == "unknown";

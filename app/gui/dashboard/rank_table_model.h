@@ -11,6 +11,7 @@
 #include <limits>
 #include <vector>
 
+#include "color_icons.h"
 #include "dashboard/job_data.h"
 
 namespace ringmaster::gui {
@@ -58,6 +59,7 @@ class RankTableModel : public QAbstractTableModel {
   QVariant sortValue(const Row& row, int column) const;
   std::vector<Row> rows_;
   double now_ = 0;
+  ColorIcons icons_;  // each rank's swatch
 };
 
 // Colour of a rank or job state, readable on a dark background.

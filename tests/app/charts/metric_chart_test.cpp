@@ -22,6 +22,7 @@
 #include <random>
 
 #include "charts/palette.h"
+#include "qt_wait.h"
 
 namespace ringmaster::gui {
 namespace {
@@ -625,6 +626,28 @@ TEST_F(MetricChartTest, SmoothingSoonRedrawsOnALaterTurn) {
   EXPECT_NEAR(qtSeries(chart.get(), 0)->pen().color().alphaF(), 0.25, 0.01);  // raw faint now
   chart->setSmoothingSoon(0.9);  // unchanged: nothing to do
   EXPECT_EQ(chart->smoothing(), 0.9);
+}
+
+// A live job's new points: each chart is redrawn on a turn of its own, paced so that redraws of new
+// data leave the GUI thread time for everything else; a chart waiting there that a person then
+// touches (refreshSoon) moves up and is drawn once.
+TEST_F(MetricChartTest, NewDataIsDrawnOnPacedTurnsAndATouchedChartMovesUp) {
+  std::vector<Series> data(4);
+  std::vector<std::unique_ptr<MetricChart>> charts;
+  for (size_t c = 0; c < data.size(); ++c) {
+    for (int step = 1; step <= 100; ++step) data[c].append(step, 1.7e9 + step, 1.0 + c);
+    charts.push_back(makeChart(QString("metric %1").arg(c), 600, 300));
+    charts[c]->setLines({{"rank 0", QColor(Qt::red), &data[c]}});
+    charts[c]->refresh();
+    ASSERT_EQ(charts[c]->xRange().second, 100.0);
+    for (int step = 101; step <= 200; ++step) data[c].append(step, 1.7e9 + step, 1.0 + c);
+    charts[c]->refreshLater();
+    charts[c]->refreshLater();  // once queued, asking again changes nothing
+  }
+  charts[3]->refreshSoon();  // the chart a person touched meanwhile
+  auto drawn = [&](size_t c) { return charts[c]->xRange().second == 200.0; };
+  EXPECT_TRUE(waitFor([&] { return drawn(3); }, 5000)) << "the touched chart";
+  EXPECT_TRUE(waitFor([&] { return drawn(0) && drawn(1) && drawn(2); }, 5000));
 }
 
 // Issue 22: the header named the cursor's step with the neighbouring point's value.

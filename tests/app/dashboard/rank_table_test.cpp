@@ -5,6 +5,8 @@
 
 #include <QApplication>
 #include <QClipboard>
+#include <QIcon>
+#include <QImage>
 #include <QSortFilterProxyModel>
 #include <QTableView>
 #include <QTest>
@@ -59,8 +61,13 @@ TEST(RankTable, ShowsColourLossAndStepTimeSortsByValueAndCopiesRows) {
   EXPECT_EQ(model.data(model.index(1, RankTableModel::kLoss), Qt::DisplayRole).toString(), "1.333");
   EXPECT_EQ(model.data(model.index(0, RankTableModel::kStepTime), Qt::DisplayRole).toString(),
             "0.03");
-  EXPECT_EQ(model.data(model.index(2, RankTableModel::kRank), Qt::DecorationRole).value<QColor>(),
-            seriesColor(2));
+  // A swatch of the rank's colour, the same icon at every paint (Qt's pixmap cache keeps one).
+  const QIcon swatch =
+      model.data(model.index(2, RankTableModel::kRank), Qt::DecorationRole).value<QIcon>();
+  EXPECT_EQ(swatch.pixmap(16, 16).toImage().pixelColor(8, 8).rgb(), seriesColor(2).rgb());
+  EXPECT_EQ(swatch.cacheKey(), model.data(model.index(2, RankTableModel::kRank), Qt::DecorationRole)
+                                   .value<QIcon>()
+                                   .cacheKey());
 
   QSortFilterProxyModel proxy;
   proxy.setSourceModel(&model);
