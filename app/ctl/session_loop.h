@@ -50,7 +50,6 @@ class SessionLoop : public client::SessionSink {
   void stopped(uint64_t, const std::string&, const Result<int>&) override {}
   void logChunk(uint64_t token, const std::string& job_id, int rank,
                 const Result<proto::LogChunk>& chunk) override;
-  void jobLoaded(uint64_t, const Result<client::JobSnapshot>&) override {}
   void runsListed(uint64_t, const Result<std::vector<client::RunSummary>>&) override {}
   void sessionError(const Status& error) override;  // on stderr
 

@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <csignal>
@@ -64,10 +65,17 @@ class RecordingSink : public SessionSink {
     logs_.emplace(token, chunk);
     changed_.notify_all();
   }
-  void jobLoaded(uint64_t token, const Result<JobSnapshot>& snapshot) override {
-    std::lock_guard<std::mutex> lock(mutex_);
-    snapshots_.emplace(token, snapshot);
-    changed_.notify_all();
+  // The job's snapshot, read on the session's history worker once what it pulled is written;
+  // it lands in snapshots_ under the returned token.
+  uint64_t load(ClusterSession& session, const std::string& job_id) {
+    const uint64_t token = ++loads_;
+    session.postReadHistory([this, token, job_id](store::Reader& history) {
+      Result<JobSnapshot> snapshot = loadJobSnapshot(history, job_id);
+      std::lock_guard<std::mutex> lock(mutex_);
+      snapshots_.emplace(token, std::move(snapshot));
+      changed_.notify_all();
+    });
+    return token;
   }
   void runsListed(uint64_t token, const Result<std::vector<RunSummary>>& runs) override {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -111,6 +119,7 @@ class RecordingSink : public SessionSink {
   std::map<uint64_t, Result<proto::LogChunk>> logs_;
   std::map<uint64_t, Result<int>> stopped_;
   std::map<uint64_t, Result<JobSnapshot>> snapshots_;
+  std::atomic<uint64_t> loads_{0};
   std::map<uint64_t, Result<std::vector<RunSummary>>> runs_;
   std::map<uint64_t, Status> edited_;
   std::map<uint64_t, Result<hardware::HardwareReport>> hardware_;
@@ -206,7 +215,7 @@ TEST_F(ClusterSessionTest, WatchesEveryAgentAndStreamsAJobIntoTheHistory) {
   EXPECT_EQ(sink_.duplicates_, 0);
 
   // The history has all of it (the snapshot is read after the writer has committed).
-  const uint64_t load = session_->postLoadJob(job_id);
+  const uint64_t load = sink_.load(*session_, job_id);
   ASSERT_TRUE(sink_.waitFor([&] { return sink_.snapshots_.count(load) > 0; }));
   std::lock_guard<std::mutex> lock(sink_.mutex_);
   const auto& snapshot = sink_.snapshots_.at(load);
@@ -398,7 +407,7 @@ TEST_F(ClusterSessionTest, AnAgentLostAndBackIsInTheHistoryOfTheJobItRan) {
 
   const uint64_t stop = session_->postStop(job_id);
   ASSERT_TRUE(sink_.waitFor([&] { return sink_.stopped_.count(stop) > 0; }));
-  const uint64_t load = session_->postLoadJob(job_id);
+  const uint64_t load = sink_.load(*session_, job_id);
   ASSERT_TRUE(sink_.waitFor([&] { return sink_.snapshots_.count(load) > 0; }));
   std::lock_guard<std::mutex> lock(sink_.mutex_);
   const auto& snapshot = sink_.snapshots_.at(load);

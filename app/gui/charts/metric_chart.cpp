@@ -150,7 +150,8 @@ void setValueAxis(QValueAxis* axis, double lo, double hi, double interval, doubl
 
 }  // namespace
 
-// The charts waiting after refreshSoon(), drawn one per turn of the event loop, oldest first.
+// The charts waiting after refreshSoon() or refreshLater(), drawn one per turn of the event loop,
+// oldest first, those of refreshSoon() before the others.
 class ChartRefreshQueue : public QObject {
  public:
   // New data's redraws (refreshLater) take at most a fifth of the GUI thread: after one that took
@@ -159,8 +160,6 @@ class ChartRefreshQueue : public QObject {
   static constexpr double kPacing = 4;
 
   explicit ChartRefreshQueue(QObject* parent) : QObject(parent) {
-    // Not 0: a zero timer due again at once can run two charts' refreshes back to back with a
-    // paint between and nothing else; a millisecond lets input and other timers in between.
     timer_.setSingleShot(true);
     timer_.setTimerType(Qt::PreciseTimer);
     timer_.setObjectName("chart-refresh-queue");
@@ -175,6 +174,8 @@ class ChartRefreshQueue : public QObject {
  private:
   using Queued = MetricChart::Queued;
   void schedule() {
+    // Not 0: a zero timer due again at once can run two charts' refreshes back to back with a
+    // paint between and nothing else; a millisecond lets input and other timers in between.
     if (!urgent_.empty()) {
       timer_.start(1);
     } else if (!paced_.empty()) {

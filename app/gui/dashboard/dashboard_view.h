@@ -167,7 +167,7 @@ class DashboardView : public QWidget {
   bool loaded_ = false;
   std::vector<AgentRecords> held_;  // records that came before the snapshot
   uint64_t drawn_version_ = ~0ull;
-  bool catching_up_ = false;  // a turn of onRedrawTick() is posted (charts still to build)
+  bool catching_up_ = false;  // a turn of onRedrawTick() is due (charts still to build)
   std::string last_state_;
   size_t attempt_events_seen_ = ~size_t{0};      // events when the log pane last got the attempts
   std::map<std::string, double> silent_agents_;  // not answering, with the time of the last answer

@@ -165,15 +165,11 @@ Status JobData::readSeries(store::Reader& history, const store::SeriesRow& row) 
     appendNew(series, static_cast<double>(step), time, value);
   }));
   series.shrinkToFit();  // complete: its growth's spare room would double a long run's memory
-  // An earlier attempt's ranks may be gone or numbered otherwise now: lines, not rank rows.
-  if (row.attempt < model_.attempt() || series.size() == before) return Status::ok();
-  const metrics::Series::Point& last = series.back();
-  RankInfo& info = ranks_[row.rank];
-  info.rank = row.rank;
-  info.step = std::max(info.step, static_cast<int64_t>(last.step));
-  info.last_update = std::max(info.last_update, last.time);
-  if (row.name == "samples_per_sec") info.samples_per_sec = last.value;
-  max_step_ = std::max(max_step_, static_cast<int64_t>(last.step));
+  if (series.size() > before) {
+    const metrics::Series::Point& last = series.back();
+    noteStoredPoint(row.attempt, row.rank, row.name, static_cast<int64_t>(last.step), last.time,
+                    last.value);
+  }
   return Status::ok();
 }
 
@@ -210,14 +206,19 @@ void JobData::ingestStoredMetric(const store::MetricRow& row) {
     return;
   }
   addPoint(row.name, row.rank, static_cast<double>(row.step), row.time, row.value);
+  noteStoredPoint(row.attempt, row.rank, row.name, row.step, row.time, row.value);
+}
+
+void JobData::noteStoredPoint(uint32_t attempt, int rank, const std::string& name, int64_t step,
+                              double time, double value) {
   // An earlier attempt's ranks may be gone or numbered otherwise now: lines, not rank rows.
-  if (row.attempt < model_.attempt()) return;
-  RankInfo& info = ranks_[row.rank];
-  info.rank = row.rank;
-  info.step = std::max(info.step, row.step);
-  info.last_update = std::max(info.last_update, row.time);
-  if (row.name == "samples_per_sec") info.samples_per_sec = row.value;
-  max_step_ = std::max(max_step_, row.step);
+  if (attempt < model_.attempt()) return;
+  RankInfo& info = ranks_[rank];
+  info.rank = rank;
+  info.step = std::max(info.step, step);
+  info.last_update = std::max(info.last_update, time);
+  if (name == "samples_per_sec") info.samples_per_sec = value;
+  max_step_ = std::max(max_step_, step);
 }
 
 void JobData::endSnapshot(const client::JobSnapshot& s) {

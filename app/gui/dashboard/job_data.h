@@ -173,6 +173,9 @@ class JobData {
   void beginSnapshot(const client::JobSnapshot& snapshot);
   void ingestStoredMetric(const store::MetricRow& row);
   Status readSeries(store::Reader& history, const store::SeriesRow& row);
+  // A stored point (a series' newest, read whole) moves its rank's row on.
+  void noteStoredPoint(uint32_t attempt, int rank, const std::string& name, int64_t step,
+                       double time, double value);
   void endSnapshot(const client::JobSnapshot& snapshot);
   metrics::Series& seriesOf(const std::string& name, int rank);  // created when new
   // Appends unless the point is a replay (at or before the series' last step and time).

@@ -259,18 +259,6 @@ uint64_t ClusterSession::postReadLog(std::string agent, std::string job_id, int 
 // A snapshot holds every record handed to the sink before the load was posted (they were queued
 // for the writer first); records handed out while it loads may be in it too, and views skip
 // those they already have.
-uint64_t ClusterSession::postLoadJob(std::string job_id, bool with_host_records) {
-  const uint64_t token = next_token_++;
-  history_worker_->post(
-      [this, token, job_id = std::move(job_id), with_host_records](store::Reader& history) {
-        writer_->waitWritten();
-        sink_->jobLoaded(token, loadJobSnapshot(history, job_id,
-                                                {.max_health_rows = options_.max_health_rows,
-                                                 .host_records = with_host_records}));
-      });
-  return token;
-}
-
 void ClusterSession::postReadHistory(std::function<void(store::Reader& history)> read) {
   history_worker_->post([this, read = std::move(read)](store::Reader& history) {
     writer_->waitWritten();

@@ -54,17 +54,15 @@ struct JobSnapshot {
   std::vector<store::HealthRow> health;     // of the job's agents, over the job's lifetime
   std::optional<store::SlurmJobRow> slurm;  // a job on Slurm: its id there and Slurm's state
   // Every host's record in the whole history (store::Reader::hostRecords), for a live dashboard's
-  // checkpoint economics: how often the job's hosts fail. Empty unless asked for (postLoadJob).
+  // checkpoint economics: how often the job's hosts fail. Empty unless asked for (SnapshotOptions).
   std::vector<store::HostRecord> host_records;
 };
 
-inline constexpr int kMaxSnapshotHealthRows = 20000;  // per agent
-
 struct SnapshotOptions {
-  int max_health_rows = kMaxSnapshotHealthRows;  // per agent
-  bool host_records = false;  // read JobSnapshot::host_records (a scan of the whole history)
-  // false: leave JobSnapshot::metrics empty, for a caller that reads them one at a time
-  // (store::Reader::forEachMetric) instead of holding a long run's rows all at once.
+  int max_health_rows = 20000;  // per agent
+  bool host_records = false;    // read JobSnapshot::host_records (a scan of the whole history)
+  // false: leave JobSnapshot::metrics empty, for a caller that reads them series by series
+  // (store::Reader::jobSeries, forEachPoint) instead of holding a long run's rows all at once.
   bool metrics = true;
 };
 
@@ -73,7 +71,7 @@ Result<JobSnapshot> loadJobSnapshot(store::Reader& history, const std::string& j
                                     const SnapshotOptions& options = {});
 
 // Called on the session's thread and on its workers' (submitted, stopped, restarted and logChunk
-// on the command workers; jobLoaded, runsListed, slurmJobChanged and a Slurm job's records on the
+// on the command workers; runsListed, slurmJobChanged and a Slurm job's records on the
 // history worker), each in its own order: a job's first records may come before its submitted().
 // Implementations are thread-safe and hand the data to their own thread.
 class SessionSink {
@@ -93,7 +91,6 @@ class SessionSink {
                           const Status& /*result*/) {}
   virtual void logChunk(uint64_t token, const std::string& job_id, int rank,
                         const Result<proto::LogChunk>& chunk) = 0;
-  virtual void jobLoaded(uint64_t /*token*/, const Result<JobSnapshot>& /*snapshot*/) {}
   virtual void runsListed(uint64_t token, const Result<std::vector<RunSummary>>& runs) = 0;
   // An edit posted with postEditHistory() is committed (ok) or was not (why).
   virtual void historyEdited(uint64_t /*token*/, const Status& /*status*/) {}
@@ -120,7 +117,6 @@ struct SessionOptions {
   int silent_after_ms = 2500;
   int retry_interval_ms = 2000;  // how often an unreachable agent is tried again
   uint32_t batch_records = 20000;
-  int max_health_rows = kMaxSnapshotHealthRows;  // per agent, per snapshot
 };
 
 class ClusterSession {
@@ -152,12 +148,9 @@ class ClusterSession {
   // max_bytes (0: the agent's default). LogCursor keeps a reader's place.
   uint64_t postReadLog(std::string agent, std::string job_id, int rank, uint64_t offset,
                        uint32_t attempt = 0, uint32_t max_bytes = 0);
-  // with_host_records: read JobSnapshot::host_records too (a scan of the whole history, which
-  // only a live dashboard needs; a comparison of ten runs would read it ten times).
-  uint64_t postLoadJob(std::string job_id, bool with_host_records = false);
-  // Runs `read` on the history's worker (in order with the loads and lists above), once what
-  // the session pulled before is written: for a view that builds what it shows off its own
-  // thread. `read` carries its answer itself.
+  // Runs `read` on the history's worker (in order with the lists and reports below), once what
+  // the session pulled before is written: a view builds what it shows there, off its own thread
+  // (a job: loadJobSnapshot, or a dashboard's JobData::fromHistory). `read` carries its answer.
   void postReadHistory(std::function<void(store::Reader& history)> read);
   uint64_t postListRuns();
   // hardware::hardwareReport over the runs submitted at or after `since` (0: every run).
