@@ -9,6 +9,11 @@
 #include <QLabel>
 #include <QSettings>
 #include <QTest>
+#include <filesystem>
+#include <fstream>
+
+#include "past_run.h"
+#include "qt_wait.h"
 
 namespace ringmaster::gui {
 namespace {
@@ -194,6 +199,40 @@ TEST_F(CompareViewTest, ARunHiddenInTheLegendStaysHiddenOnEveryChartAndWhenReope
   EXPECT_TRUE(visibleLabels(again).contains("run-b"));
   CompareView third(twoRuns());
   EXPECT_TRUE(visibleLabels(third).contains("run-b"));
+}
+
+// Opened from a real history through a running session: each run is read and built on the
+// session's history worker and handed to the view on the GUI thread; a Compare closed before its
+// runs arrive is not called back.
+TEST_F(CompareViewTest, RunsReadFromTheHistoryOffTheGuiThreadReachOnlyAnOpenView) {
+  char pattern[] = "/tmp/rm_compare_XXXXXX";
+  const std::string dir = mkdtemp(pattern);
+  for (const char* id : {"run-a", "run-b"}) {
+    const Status written =
+        testing::writePastRun(dir + "/history.db", {.job_id = id, .world = 8, .steps = 300});
+    ASSERT_TRUE(written.isOk()) << written.toString();
+  }
+  std::ofstream(dir + "/cluster.yaml").flush();  // no agents
+  SessionBridge bridge;
+  const Status started =
+      bridge.start({dir + "/cluster.yaml", dir + "/history.db", dir + "/config"});
+  ASSERT_TRUE(started.isOk()) << started.toString();
+  auto closed = std::make_unique<CompareView>(&bridge, QStringList{"run-a", "run-b"});
+  EXPECT_FALSE(closed->loaded());
+  closed.reset();
+  CompareView view(&bridge, {"run-a", "run-b", "no-such-run"});
+  EXPECT_FALSE(view.loaded());
+  ASSERT_TRUE(waitFor([&] { return view.loaded(); }, 30000));
+  ASSERT_FALSE(view.charts().empty());
+  MetricChart* loss = nullptr;
+  for (MetricChart* chart : view.charts()) {
+    if (chart->title() == "loss") loss = chart;
+  }
+  ASSERT_NE(loss, nullptr);
+  ASSERT_EQ(loss->lines().size(), 2u);
+  EXPECT_EQ(loss->lines()[0].series->size(), 300u);
+  bridge.stop();
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace
