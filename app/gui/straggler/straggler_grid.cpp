@@ -20,6 +20,59 @@ double medianOf(std::vector<double>& values) {
   return (lower + upper) / 2;
 }
 
+// ranks*columns, rank-major: each rank's mean step time in each column of [x0, x1]; NaN where it
+// has none. With drop_slowest, a column of three or more steps leaves out its slowest one.
+std::vector<double> columnMeans(const std::vector<const metrics::Series*>& step_time_by_rank,
+                                metrics::Axis axis, double x0, double x1, int columns,
+                                bool drop_slowest) {
+  std::vector<double> means(step_time_by_rank.size() * columns, kNaN);
+  for (size_t r = 0; r < step_time_by_rank.size(); ++r) {
+    const metrics::Series* series = step_time_by_rank[r];
+    if (series == nullptr || series->empty()) continue;
+    const std::vector<metrics::Series::Column> cols = series->columns(axis, x0, x1, columns);
+    for (int c = 0; c < columns && c < static_cast<int>(cols.size()); ++c) {
+      const metrics::Series::Column& col = cols[c];
+      if (col.count == 0) continue;
+      const bool drop = drop_slowest && col.count >= 3;
+      means[r * columns + c] = drop ? (col.sum - col.max) / static_cast<double>(col.count - 1)
+                                    : col.sum / static_cast<double>(col.count);
+    }
+  }
+  return means;
+}
+
+// Divides each column's means by their median across ranks (in place: NaN where the median is not
+// positive, 1 where every rank is at zero); returns the medians.
+std::vector<double> divideByColumnMedian(std::vector<double>& values, int ranks, int columns) {
+  std::vector<double> medians(columns, kNaN);
+  std::vector<double> present;
+  present.reserve(ranks);
+  for (int c = 0; c < columns; ++c) {
+    present.clear();
+    for (int r = 0; r < ranks; ++r) {
+      const double m = values[static_cast<size_t>(r) * columns + c];
+      if (std::isfinite(m)) present.push_back(m);
+    }
+    if (present.empty()) continue;
+    const double median = medianOf(present);
+    medians[c] = median;
+    for (int r = 0; r < ranks; ++r) {
+      double& v = values[static_cast<size_t>(r) * columns + c];
+      if (!std::isfinite(v)) continue;
+      if (median > 0) {
+        v /= median;
+      } else {
+        v = v == median ? 1.0 : kNaN;  // all zero: nobody is slower than anybody
+      }
+    }
+  }
+  return medians;
+}
+
+bool badRange(double x0, double x1, int columns) {
+  return columns < 1 || !std::isfinite(x0) || !std::isfinite(x1) || x1 < x0;
+}
+
 }  // namespace
 
 StragglerGrid computeStragglerGrid(const std::vector<const metrics::Series*>& step_time_by_rank,
@@ -28,47 +81,12 @@ StragglerGrid computeStragglerGrid(const std::vector<const metrics::Series*>& st
   grid.ranks = static_cast<int>(step_time_by_rank.size());
   grid.x0 = x0;
   grid.x1 = x1;
-  if (columns < 1 || !std::isfinite(x0) || !std::isfinite(x1) || x1 < x0) return grid;
+  if (badRange(x0, x1, columns)) return grid;
   grid.columns = columns;
-  const size_t cells = static_cast<size_t>(grid.ranks) * columns;
-  grid.mean.assign(cells, kNaN);
-  grid.ratio.assign(cells, kNaN);
-  grid.median.assign(columns, kNaN);
+  grid.mean = columnMeans(step_time_by_rank, axis, x0, x1, columns, /*drop_slowest=*/false);
+  grid.ratio = grid.mean;
+  grid.median = divideByColumnMedian(grid.ratio, grid.ranks, columns);
   grid.rank_ratio.assign(grid.ranks, kNaN);
-
-  for (int r = 0; r < grid.ranks; ++r) {
-    const metrics::Series* series = step_time_by_rank[r];
-    if (series == nullptr || series->empty()) continue;
-    const std::vector<metrics::Series::Column> cols = series->columns(axis, x0, x1, columns);
-    for (int c = 0; c < columns && c < static_cast<int>(cols.size()); ++c) {
-      if (cols[c].count > 0)
-        grid.mean[static_cast<size_t>(r) * columns + c] = cols[c].sum / cols[c].count;
-    }
-  }
-
-  std::vector<double> present;
-  present.reserve(grid.ranks);
-  for (int c = 0; c < columns; ++c) {
-    present.clear();
-    for (int r = 0; r < grid.ranks; ++r) {
-      const double m = grid.meanAt(r, c);
-      if (std::isfinite(m)) present.push_back(m);
-    }
-    if (present.empty()) continue;
-    const double median = medianOf(present);
-    grid.median[c] = median;
-    for (int r = 0; r < grid.ranks; ++r) {
-      const double m = grid.meanAt(r, c);
-      if (!std::isfinite(m)) continue;
-      double ratio = kNaN;
-      if (median > 0) {
-        ratio = m / median;
-      } else if (m == median) {
-        ratio = 1.0;  // all zero: nobody is slower than anybody
-      }
-      grid.ratio[static_cast<size_t>(r) * columns + c] = ratio;
-    }
-  }
 
   for (int r = 0; r < grid.ranks; ++r) {
     double sum = 0;
@@ -87,6 +105,28 @@ StragglerGrid computeStragglerGrid(const std::vector<const metrics::Series*>& st
     }
   }
   return grid;
+}
+
+StragglerVerdict stragglerVerdict(const std::vector<const metrics::Series*>& step_time_by_rank,
+                                  metrics::Axis axis, double x0, double x1, int columns) {
+  StragglerVerdict verdict;
+  if (badRange(x0, x1, columns)) return verdict;
+  const int ranks = static_cast<int>(step_time_by_rank.size());
+  std::vector<double> ratio =
+      columnMeans(step_time_by_rank, axis, x0, x1, columns, /*drop_slowest=*/true);
+  divideByColumnMedian(ratio, ranks, columns);
+  std::vector<double> mine;
+  for (int r = 0; r < ranks; ++r) {
+    mine.clear();
+    for (int c = 0; c < columns; ++c) {
+      const double v = ratio[static_cast<size_t>(r) * columns + c];
+      if (!std::isnan(v)) mine.push_back(v);
+    }
+    if (mine.empty()) continue;
+    const double median = medianOf(mine);
+    if (verdict.rank < 0 || median > verdict.ratio) verdict = {r, median};
+  }
+  return verdict;
 }
 
 void stragglerDataRange(const std::vector<const metrics::Series*>& step_time_by_rank,

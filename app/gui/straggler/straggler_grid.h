@@ -32,6 +32,18 @@ struct StragglerGrid {
   double columnEnd(int column) const { return x0 + (x1 - x0) * (column + 1) / columns; }
 };
 
+// Who holds the others back over [x0, x1], told apart from a busy host's hiccups. A rank's value
+// in a column is its mean step time without its one slowest step there (a step descheduled once
+// is not a straggler); its ratio there is that value over the column's median across ranks; and
+// its verdict ratio is the median of its column ratios (a few bad columns are not one either). A
+// rank slowed for good is named once it is slow in half the columns; one slow now and then never.
+struct StragglerVerdict {
+  int rank = -1;     // the rank with the highest ratio; -1 when no rank has data
+  double ratio = 0;  // e.g. 1.8 = 80% slower than the median
+};
+StragglerVerdict stragglerVerdict(const std::vector<const metrics::Series*>& step_time_by_rank,
+                                  metrics::Axis axis, double x0, double x1, int columns);
+
 // Splits [x0, x1] into `columns` equal columns. A null pointer or an empty series is a rank with
 // no data (a NaN row). Bad arguments (columns < 1, x1 < x0, a non-finite bound) give a grid with
 // `ranks` set and no columns. Cost O(ranks * columns * log n) (Series::columns).

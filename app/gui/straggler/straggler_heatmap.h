@@ -36,16 +36,16 @@ class StragglerHeatmap : public QWidget {
   void refresh();
 
   const StragglerGrid& grid() const { return grid_; }
-  // "slowest: rank 3 (gpu02) 1.8x median step time (last 60 s)", the ratio being the rank's mean
-  // over the verdict's window: "(last 60 s)" / "(last 100 steps)", "(whole run)" when the data is
-  // shorter, "(in view)" when the charts are zoomed. Under 1.1x: "no straggler: slowest is
-  // rank 3 (gpu02) at 1.04x median step time (last 60 s)".
+  // "slowest: rank 3 (gpu02) 1.8x median step time (last 30 s)", the ratio being the rank's
+  // verdict ratio (stragglerVerdict) over the last 30 s whatever the axis, "(whole run)" when the
+  // data is shorter, "(in view)" when the charts are zoomed. Under 1.1x: "no straggler: slowest
+  // is rank 3 (gpu02) at 1.04x median step time (last 30 s)".
   QString slowestText() const;
   // The verdict's numbers: of the window slowestText() names.
-  int slowestRank() const { return verdict_.slowest_rank; }
+  int slowestRank() const { return verdict_.rank; }
   // A rank at kStragglerThreshold or more of the median step time in the verdict's window.
   bool hasStraggler() const;
-  double slowestRatio() const { return verdict_.slowest_ratio; }
+  double slowestRatio() const { return verdict_.ratio; }
   // What the tooltip of a cell says: "rank 3 (gpu02), 14:05:31-14:05:36: 1.8x median (42 ms vs
   // 23 ms)". Empty for a cell outside the grid.
   QString cellText(int rank, int column) const;
@@ -85,8 +85,8 @@ class StragglerHeatmap : public QWidget {
   bool has_range_ = false;
   double range_x0_ = 0, range_x1_ = 0;
   StragglerGrid grid_;
-  StragglerGrid verdict_;  // the verdict's window: few columns, only its slowest rank is used
-  QString verdict_scope_;  // "last 60 s", "whole run", "in view"
+  StragglerVerdict verdict_;  // of the verdict's window (verdict_scope_)
+  QString verdict_scope_;     // "last 30 s", "whole run", "in view"
 };
 
 }  // namespace ringmaster::gui

@@ -1,10 +1,13 @@
-// computeStragglerGrid on synthetic step times: a rank made slow on purpose is named.
+// computeStragglerGrid and stragglerVerdict on synthetic step times: a rank made slow on purpose is
+// named, a busy host's hiccups are not.
 #include "straggler/straggler_grid.h"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
 #include <memory>
+#include <random>
 
 #include "straggler/straggler_scale.h"
 
@@ -171,6 +174,84 @@ TEST(StragglerGrid, BadArgumentsGiveNoColumns) {
   EXPECT_EQ(bad.ranks, 2);
   EXPECT_TRUE(bad.ratio.empty());
   EXPECT_EQ(bad.slowest_rank, -1);
+}
+
+// 8 ranks on a busy host for 300 s at 10 steps a second: busy time 20 ms +-10%, and one step in
+// 200 descheduled for 10-40 times as long (a real 8-rank job on 2 cores had 0.1-0.3 % of its
+// steps at 3-5x the median: this is harsher). From `throttled_from` on (seconds), rank 3 runs at a
+// third of its speed.
+std::vector<std::unique_ptr<metrics::Series>> busyHost(double throttled_from) {
+  std::mt19937 random(7);
+  std::normal_distribution<double> jitter(1.0, 0.1);
+  std::uniform_real_distribution<double> uniform(0.0, 1.0);
+  std::vector<std::unique_ptr<metrics::Series>> out;
+  for (int r = 0; r < 8; ++r) {
+    auto s = std::make_unique<metrics::Series>();
+    for (int step = 0; step < 3000; ++step) {
+      const double t = step * 0.1;
+      double busy = 0.020 * jitter(random);
+      if (uniform(random) < 1.0 / 200) busy *= 10 + 30 * uniform(random);
+      if (r == 3 && t >= throttled_from) busy *= 3;
+      s->append(step, kT0 + t, busy);
+    }
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+// The two faults at once: a verdict that named a different rank every few seconds on a
+// busy host, and one that took most of a minute to name a rank throttled to a third.
+TEST(StragglerVerdict, ABusyHostsHiccupsNameNobodyAThrottledRankIsNamedWithinFifteenSeconds) {
+  const auto quiet = busyHost(/*throttled_from=*/1e9);
+  double worst = 0, worst_mean = 0;
+  for (double t = 30; t <= 299; t += 1) {
+    const StragglerVerdict verdict =
+        stragglerVerdict(view(quiet), metrics::Axis::kTime, kT0 + t - 30, kT0 + t, 6);
+    ASSERT_GE(verdict.rank, 0);
+    worst = std::max(worst, verdict.ratio);
+    // The same window as a mean of column means: what the verdict was before.
+    worst_mean = std::max(worst_mean, computeStragglerGrid(view(quiet), metrics::Axis::kTime,
+                                                           kT0 + t - 30, kT0 + t, 6)
+                                          .slowest_ratio);
+  }
+  EXPECT_LT(worst, 1.06) << "a hiccup named somebody";
+  EXPECT_GT(worst_mean, 1.10) << "the hiccups should be strong enough to fool a mean";
+
+  const auto throttled = busyHost(/*throttled_from=*/200);
+  double named_after = -1;
+  for (double t = 200; t <= 260 && named_after < 0; t += 0.5) {
+    const StragglerVerdict verdict =
+        stragglerVerdict(view(throttled), metrics::Axis::kTime, kT0 + t - 30, kT0 + t, 6);
+    if (verdict.rank == 3 && verdict.ratio >= 1.5) named_after = t - 200;
+  }
+  std::printf(
+      "busy host: verdict at most %.3fx (a mean of columns: %.3fx); a throttled rank "
+      "named after %.1f s\n",
+      worst, worst_mean, named_after);
+  EXPECT_GE(named_after, 0) << "never named";
+  EXPECT_LE(named_after, 15);
+  const StragglerVerdict late =
+      stragglerVerdict(view(throttled), metrics::Axis::kTime, kT0 + 260, kT0 + 290, 6);
+  EXPECT_EQ(late.rank, 3);
+  EXPECT_NEAR(late.ratio, 3.0, 0.3);
+}
+
+TEST(StragglerVerdict, NoDataOrBadArgumentsNameNobody) {
+  metrics::Series empty;
+  EXPECT_EQ(stragglerVerdict({&empty, nullptr}, metrics::Axis::kTime, 0, 10, 6).rank, -1);
+  EXPECT_EQ(stragglerVerdict({}, metrics::Axis::kTime, 0, 10, 6).rank, -1);
+  const auto ranks = makeRanks(2);
+  EXPECT_EQ(stragglerVerdict(view(ranks), metrics::Axis::kStep, 0, 10, 0).rank, -1);
+  EXPECT_EQ(stragglerVerdict(view(ranks), metrics::Axis::kStep, 10, 0, 6).rank, -1);
+  EXPECT_EQ(stragglerVerdict(view(ranks), metrics::Axis::kStep, 0, std::nan(""), 6).rank, -1);
+  // A rank whose step times are all NaN has no say.
+  metrics::Series nan_rank;
+  for (int step = 0; step < kSteps; ++step) nan_rank.append(step, kT0, std::nan(""));
+  std::vector<const metrics::Series*> input = view(ranks);
+  input.push_back(&nan_rank);
+  const StragglerVerdict verdict = stragglerVerdict(input, metrics::Axis::kStep, 0, kSteps - 1, 6);
+  EXPECT_NE(verdict.rank, 2);
+  EXPECT_NEAR(verdict.ratio, 1.0, 0.03);
 }
 
 TEST(StragglerScale, NeutralAtOneWarmerWhenSlowerCoolerWhenFaster) {
