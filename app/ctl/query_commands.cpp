@@ -145,9 +145,10 @@ client::ShownJob shownJob(const store::JobRow& job, const std::vector<store::Ran
                           const std::map<std::string, double>& silent_since) {
   std::vector<client::RankLastKnown> known;
   for (const auto& r : ranks) {
-    known.push_back({r.rank, r.agent, r.state == "running" || r.state == "pending"});
+    known.push_back({r.rank, r.agent, r.state == "running" || r.state == "pending", r.last_step});
   }
-  return client::showJob(job.state, job.finished_at, known, silent_since);
+  return client::showJob(job.state, job.finished_at, known, silent_since,
+                         client::launcherReportsSteps(job.launcher));
 }
 
 }  // namespace

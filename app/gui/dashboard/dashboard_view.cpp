@@ -1017,13 +1017,15 @@ client::ShownJob DashboardView::shown() const {
   // newest record.
   std::map<std::string, double> since = silent_agents_;
   for (const auto& [rank, info] : job_->ranks()) {
-    ranks.push_back({rank, info.agent, info.state == "running" || info.state == "pending"});
+    ranks.push_back(
+        {rank, info.agent, info.state == "running" || info.state == "pending", info.step});
     auto silent = since.find(info.agent);
     if (silent != since.end() && silent_agents_.at(info.agent) == 0) {
       silent->second = std::max({silent->second, info.last_update, info.started});
     }
   }
-  return client::showJob(job_->state(), job_->endTime(), ranks, since);
+  return client::showJob(job_->state(), job_->endTime(), ranks, since,
+                         client::launcherReportsSteps(job_->launcher()));
 }
 
 void DashboardView::showProblem(const QString& text, ProblemTone tone) {
@@ -1152,6 +1154,7 @@ QString DashboardView::summaryText(const client::ShownJob& shown) const {
               .arg(job_->agents().size())
               .arg(job_->agents().size() == 1 ? "" : "s");
   if (state == "running") text += QString(" (%1 running)").arg(running);
+  if (state == "starting") text += " &nbsp;·&nbsp; waiting for the first step";
   if (state == "restarting") {
     const uint32_t left = job_->model().restartsLeft();
     text += QString(" &nbsp;·&nbsp; attempt %1, %2 restart%3 left")

@@ -6,6 +6,7 @@
 
 #include "charts/palette.h"
 #include "history/run_format.h"
+#include "ringmaster/client/job_liveness.h"
 #include "ringmaster/job/device_plan.h"
 #include "ringmaster/train/parameter_server.h"
 #include "table_copy.h"
@@ -29,7 +30,7 @@ QColor stateColor(const std::string& state) {
   if (state == "failed") return QColor(0xff, 0x55, 0x55);
   if (state == "stopped") return QColor(0xa0, 0xa0, 0xa0);
   if (state == "unknown") return QColor(0xc0, 0x80, 0xff);  // no evidence: neither good nor bad
-  return QColor(0xd0, 0xb0, 0x40);                          // pending, submitted
+  return QColor(0xd0, 0xb0, 0x40);                          // pending, submitted, starting
 }
 
 RankTableModel::RankTableModel(QObject* parent) : QAbstractTableModel(parent) {}
@@ -47,6 +48,7 @@ void RankTableModel::update(const JobData& job, double now, const std::vector<in
     const metrics::Series* s = seriesOf(metric, rank);
     return s ? s->back().value : std::numeric_limits<double>::quiet_NaN();
   };
+  const bool reports_steps = client::launcherReportsSteps(job.launcher());
   std::vector<Row> rows;
   rows.reserve(job.ranks().size());
   for (const auto& [rank, info] : job.ranks()) {
@@ -55,8 +57,11 @@ void RankTableModel::update(const JobData& job, double now, const std::vector<in
     // Samples/s: the newest while the job runs, the run's mean once it is over (as the header).
     const metrics::Series* rate = seriesOf("samples_per_sec", rank);
     if (job.finished() && rate) rows.back().info.samples_per_sec = meanRate(*rate);
-    if (std::binary_search(unknown.begin(), unknown.end(), rank))
+    if (std::binary_search(unknown.begin(), unknown.end(), rank)) {
       rows.back().info.state = "unknown";
+    } else if (info.state == "running" && info.step < 0 && reports_steps) {
+      rows.back().info.state = "starting";  // as the job's header says (client::showJob)
+    }
   }
   if (rows.size() != rows_.size()) {
     beginResetModel();
@@ -137,7 +142,8 @@ QVariant RankTableModel::data(const QModelIndex& index, int role) const {
   }
   const double age = r.last_update > 0 ? now_ - r.last_update : -1;
   // An unknown rank was last heard running: it has no exit, and its age keeps growing.
-  const bool going = r.state == "running" || r.state == "pending" || r.state == "unknown";
+  const bool going =
+      r.state == "running" || r.state == "starting" || r.state == "pending" || r.state == "unknown";
   const bool stale = (r.state == "running" || r.state == "unknown") && age > kStaleSeconds;
   if (role == Qt::DisplayRole) {
     switch (index.column()) {

@@ -22,7 +22,7 @@ QString qstr(const std::string& s) { return QString::fromStdString(s); }
 // Sorting by state groups what needs attention first: failed, unknown (its agents are silent),
 // then live, then the rest.
 int stateSeverity(const std::string& state) {
-  static const char* const kOrder[] = {"failed",   "unknown",   "running", "restarting",
+  static const char* const kOrder[] = {"failed",   "unknown",   "running", "starting", "restarting",
                                        "stopping", "submitted", "stopped", "succeeded"};
   for (int i = 0; i < static_cast<int>(std::size(kOrder)); ++i) {
     if (state == kOrder[i]) return i;
@@ -62,7 +62,8 @@ void HistoryModel::setAgentStatus(const client::AgentStatus& status) {
 }
 
 client::ShownJob HistoryModel::shownOf(const RunSummary& run) const {
-  return client::showJob(run.job.state, run.job.finished_at, run.ranks, silent_agents_);
+  return client::showJob(run.job.state, run.job.finished_at, run.ranks, silent_agents_,
+                         client::launcherReportsSteps(run.job.launcher));
 }
 
 std::string HistoryModel::stateOf(const RunSummary& run) const { return shownOf(run).state; }
@@ -98,7 +99,8 @@ bool HistoryModel::tickRunningDurations() {
   int first = -1;
   const int n = static_cast<int>(runs_.size());
   for (int row = 0; row <= n; ++row) {
-    const bool running = row < n && stateOf(runs_[row]) == "running";
+    const std::string state = row < n ? stateOf(runs_[row]) : std::string();
+    const bool running = state == "running" || state == "starting";
     if (running && first < 0) first = row;
     if (!running && first >= 0) {
       emit dataChanged(index(first, kDuration), index(row - 1, kDuration),

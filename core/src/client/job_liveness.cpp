@@ -37,17 +37,29 @@ JobLiveness judgeLiveness(const std::vector<RankLastKnown>& ranks,
 
 ShownJob showJob(const std::string& state, double finished_at,
                  const std::vector<RankLastKnown>& ranks,
-                 const std::map<std::string, double>& silent_since) {
+                 const std::map<std::string, double>& silent_since, bool reports_steps) {
   ShownJob shown{state, finished_at, {}};
-  const bool over = finished_at > 0 || job::isOverState(state);
-  if (over || silent_since.empty()) return shown;
-  shown.liveness = judgeLiveness(ranks, silent_since);
-  if (shown.liveness.job_unknown) {
-    shown.state = "unknown";
-    shown.clock_stop = shown.liveness.evidence_until;
+  if (finished_at > 0 || job::isOverState(state)) return shown;
+  if (!silent_since.empty()) {
+    shown.liveness = judgeLiveness(ranks, silent_since);
+    if (shown.liveness.job_unknown) {
+      shown.state = "unknown";
+      shown.clock_stop = shown.liveness.evidence_until;
+      return shown;
+    }
+  }
+  if (state == "running" && reports_steps) {
+    bool going = false, stepped = false;
+    for (const RankLastKnown& r : ranks) {
+      going = going || r.going;
+      stepped = stepped || r.last_step >= 0;
+    }
+    if (going && !stepped) shown.state = "starting";
   }
   return shown;
 }
+
+bool launcherReportsSteps(const std::string& launcher) { return launcher == "native"; }
 
 std::string JobLiveness::describe() const {
   if (silent.empty()) return "";

@@ -37,8 +37,8 @@ Result<std::vector<RunSummary>> loadRunSummaries(store::Reader& store,
     if (job.finished_at <= 0) {
       RM_ASSIGN_OR_RETURN(const std::vector<store::RankRow> ranks, store.ranks(job.job_id));
       for (const store::RankRow& rank : ranks) {
-        run.ranks.push_back(
-            {rank.rank, rank.agent, rank.state == "running" || rank.state == "pending"});
+        run.ranks.push_back({rank.rank, rank.agent,
+                             rank.state == "running" || rank.state == "pending", rank.last_step});
       }
     }
     run.job = std::move(job);

@@ -103,6 +103,36 @@ TEST(RankTable, ShowsColourLossAndStepTimeSortsByValueAndCopiesRows) {
 
 // Issue 27: a parameter-server job's ranks say whether they serve or work (the ps_role metric), a
 // pipeline's which stage they are (pipeline_stage); plain data parallelism has no role.
+// A native rank launched but with no step yet is "starting", as its job's header says; a command
+// job's rank, which may never report a step, is "running" from its start.
+TEST(RankTable, ALaunchedNativeRankIsStartingUntilItsFirstStep) {
+  for (const proto::Launcher launcher : {proto::NATIVE, proto::COMMAND}) {
+    JobData job("job-1");
+    proto::JournalRecord accepted = record(1, "agent:a");
+    accepted.mutable_job_accepted()->set_launcher(launcher);
+    accepted.mutable_job_accepted()->set_world_size(2);
+    job.ingest("a", accepted);
+    for (int rank = 0; rank < 2; ++rank) {
+      proto::JournalRecord started = record(2 + rank, "agent:a");
+      started.mutable_rank_started()->set_rank(rank);
+      started.mutable_rank_started()->set_pid(100 + rank);
+      job.ingest("a", started);
+    }
+    proto::JournalRecord m = record(4, "rank:1");
+    m.mutable_metric()->set_rank(1);
+    m.mutable_metric()->set_step(0);
+    m.mutable_metric()->add_values()->set_name("loss");
+    job.ingest("a", m);
+    RankTableModel model;
+    model.update(job, 110);
+    ASSERT_EQ(model.rowCount(), 2);
+    const bool native = launcher == proto::NATIVE;
+    EXPECT_EQ(model.index(0, RankTableModel::kState).data().toString(),
+              native ? "starting" : "running");
+    EXPECT_EQ(model.index(1, RankTableModel::kState).data().toString(), "running");
+  }
+}
+
 TEST(RankTable, ShowsEachRanksRoleInItsStrategy) {
   JobData job = threeRanks();
   const auto report = [&job](uint64_t seq, int rank, const char* name, double value) {

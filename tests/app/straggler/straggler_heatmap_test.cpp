@@ -96,8 +96,7 @@ TEST(StragglerHeatmap, TheVerdictIsOfTheLast30SecondsSoARecentSlowdownIsNamed) {
   // By step too: a host's noise averages out over seconds, not steps.
   heatmap.setXAxis(metrics::Axis::kStep);
   EXPECT_EQ(heatmap.slowestRank(), 3);
-  EXPECT_TRUE(heatmap.slowestText().endsWith("(last 30 s)"))
-      << heatmap.slowestText().toStdString();
+  EXPECT_TRUE(heatmap.slowestText().endsWith("(last 30 s)")) << heatmap.slowestText().toStdString();
 }
 
 TEST(StragglerHeatmap, CellTextGivesTimesRatioAndBothStepTimes) {

@@ -73,6 +73,28 @@ TEST(ShowJob, AJobThatIsOverIsWhatItWasWhateverItsAgents) {
   EXPECT_DOUBLE_EQ(ended.clock_stop, 2000);
 }
 
+// Issue 35: after Launch a native job said RUNNING with empty charts while its ranks loaded data
+// and met; it is "starting" until a rank reports a step.
+TEST(ShowJob, ARunningJobWhoseLauncherReportsStepsIsStartingUntilARankMakesOne) {
+  std::vector<RankLastKnown> ranks = fourRanksOn("a1", "a2");
+  EXPECT_TRUE(launcherReportsSteps("native"));
+  EXPECT_EQ(showJob("running", 0, ranks, {}, true).state, "starting");
+  EXPECT_EQ(showJob("running", 0, ranks, {{"other", 5}}, true).state, "starting");
+  ranks[2].last_step = 0;  // one rank's first step is enough: the others are a step behind
+  EXPECT_EQ(showJob("running", 0, ranks, {}, true).state, "running");
+  // A command script may print no step at all: it would never leave "starting".
+  EXPECT_FALSE(launcherReportsSteps("command"));
+  EXPECT_FALSE(launcherReportsSteps("torchrun"));
+  EXPECT_EQ(showJob("running", 0, fourRanksOn("a1", "a2"), {}, false).state, "running");
+  // Silent agents say more than a missing step; other states are what they are.
+  EXPECT_EQ(showJob("running", 0, fourRanksOn("a1", "a1"), {{"a1", 10}}, true).state, "unknown");
+  for (const char* state : {"submitted", "restarting", "succeeded", "failed"})
+    EXPECT_EQ(showJob(state, 0, fourRanksOn("a1", "a2"), {}, true).state, state);
+  // No rank launched yet, or every rank already gone: nothing is starting.
+  EXPECT_EQ(showJob("running", 0, {}, {}, true).state, "running");
+  EXPECT_EQ(showJob("running", 0, {{0, "a1", false}}, {}, true).state, "running");
+}
+
 TEST(JobLiveness, AgentStatusesKeepTheSilentAgentsWithTheirLastAnswer) {
   std::map<std::string, double> silent;
   AgentStatus status;

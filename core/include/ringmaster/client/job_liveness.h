@@ -6,6 +6,7 @@
 //
 // Thread-safe: pure functions.
 
+#include <cstdint>
 #include <map>
 #include <string>
 #include <vector>
@@ -14,11 +15,13 @@
 
 namespace ringmaster::client {
 
-// A rank as last recorded: where it runs and whether it was still going (pending or running).
+// A rank as last recorded: where it runs, whether it was still going (pending or running), and
+// the highest step it reported in this attempt (-1: none yet).
 struct RankLastKnown {
   int rank = 0;
   std::string agent;
   bool going = false;
+  int64_t last_step = -1;
 };
 
 struct JobLiveness {
@@ -46,7 +49,9 @@ JobLiveness judgeLiveness(const std::vector<RankLastKnown>& ranks,
 // A job as every front end shows it (status, the History, the dashboard's header): one rule, so
 // that they never disagree. A job that is over (`finished_at` set, or a final state) is what it
 // was; one that is not, with every going rank on a silent agent, is "unknown", its clock stopped
-// at their last answer.
+// at their last answer. A running job whose launcher reports steps (launcherReportsSteps) and
+// none of whose ranks has reported one yet is "starting": its ranks are loading data, meeting
+// each other, or restoring a checkpoint.
 struct ShownJob {
   std::string state;      // the fold's word, or "unknown"
   double clock_stop = 0;  // where its elapsed time ends: finished_at, the last answer, 0 = now
@@ -55,6 +60,11 @@ struct ShownJob {
 };
 ShownJob showJob(const std::string& state, double finished_at,
                  const std::vector<RankLastKnown>& ranks,
-                 const std::map<std::string, double>& silent_since);
+                 const std::map<std::string, double>& silent_since, bool reports_steps = false);
+
+// Whether every rank of a job with this launcher ("native", "command", ...) reports its steps:
+// only Ringmaster's own trainer does for sure; a command or torchrun script may print none, and
+// would otherwise read "starting" to its end.
+bool launcherReportsSteps(const std::string& launcher);
 
 }  // namespace ringmaster::client
