@@ -180,8 +180,9 @@ JobSupervisor::~JobSupervisor() {
   for (auto& [id, job] : jobs_) {
     for (auto& rank : job.ranks) {
       if (!rank.exited) ::kill(-rank.pid, SIGKILL);
-      if (rank.output_fd >= 0) ::close(rank.output_fd);
-      if (rank.log_fd >= 0) ::close(rank.log_fd);
+      for (int fd : {rank.output_fd, rank.stderr_fd, rank.log_fd}) {
+        if (fd >= 0) ::close(fd);
+      }
     }
   }
 }
@@ -608,12 +609,15 @@ Result<JobSupervisor::Rank> JobSupervisor::startRank(Job& job, const AttemptFile
     if (spawned.isOk()) {
       ::kill(-spawned->pid, SIGKILL);
       ::close(spawned->output_fd);
+      ::close(spawned->stderr_fd);
     }
     if (rank.log_fd >= 0) ::close(rank.log_fd);
     return spawned.isOk() ? ioError("cannot create " + log_path) : spawned.status();
   }
   rank.pid = spawned->pid;
   rank.output_fd = spawned->output_fd;
+  rank.stderr_fd = spawned->stderr_fd;
+  rank.stderr_index.open(log_path);
   rank.last_progress = rank.cpu_sampled = rank.tokens_at = Clock::now();
   rank.metric_tokens = 2 * options_.metric_rate;
   proto::JournalRecord started =
@@ -695,7 +699,9 @@ std::vector<int> JobSupervisor::outputFds() const {
   std::vector<int> fds;
   for (const auto& [id, job] : jobs_) {
     for (const auto& rank : job.ranks) {
-      if (rank.output_fd >= 0) fds.push_back(rank.output_fd);
+      for (int fd : {rank.output_fd, rank.stderr_fd}) {
+        if (fd >= 0) fds.push_back(fd);
+      }
     }
   }
   return fds;
@@ -704,8 +710,8 @@ std::vector<int> JobSupervisor::outputFds() const {
 void JobSupervisor::onOutputReadable(int fd) {
   for (auto& [id, job] : jobs_) {
     for (auto& rank : job.ranks) {
-      if (rank.output_fd == fd) {
-        drainOutput(job, rank, false);
+      if (rank.output_fd == fd || rank.stderr_fd == fd) {
+        drainPipe(job, rank, rank.stderr_fd == fd, false);
         return;
       }
     }
@@ -713,47 +719,60 @@ void JobSupervisor::onOutputReadable(int fd) {
 }
 
 void JobSupervisor::drainOutput(Job& job, Rank& rank, bool final) {
+  drainPipe(job, rank, false, final);
+  drainPipe(job, rank, true, final);
+}
+
+void JobSupervisor::drainPipe(Job& job, Rank& rank, bool from_stderr, bool final) {
+  int& fd = from_stderr ? rank.stderr_fd : rank.output_fd;
+  std::string& pending = from_stderr ? rank.pending_stderr_line : rank.pending_line;
   char buffer[64 * 1024];
   // Bounded per call so one chatty rank cannot starve the others or the socket.
-  for (int round = 0; rank.output_fd >= 0 && (final || round < 16); ++round) {
-    ssize_t n = ::read(rank.output_fd, buffer, sizeof buffer);
+  for (int round = 0; fd >= 0 && (final || round < 16); ++round) {
+    ssize_t n = ::read(fd, buffer, sizeof buffer);
     if (n < 0 && errno == EINTR) continue;
     if (n > 0) {
-      handleOutput(job, rank, buffer, static_cast<size_t>(n));
+      handleOutput(job, rank, buffer, static_cast<size_t>(n), from_stderr);
       continue;
     }
     if (n < 0 && errno == EAGAIN && !final) return;
     // EOF, or the rank is gone and a grandchild still holds the pipe: stop reading.
-    ::close(rank.output_fd);
-    rank.output_fd = -1;
+    ::close(fd);
+    fd = -1;
   }
-  if (final && !rank.pending_line.empty()) {
-    std::string last = std::move(rank.pending_line);
-    rank.pending_line.clear();
+  if (final && !pending.empty()) {
+    std::string last = std::move(pending);
+    pending.clear();
     handleLine(job, rank, last);
   }
 }
 
-void JobSupervisor::handleOutput(Job& job, Rank& rank, const char* data, size_t size) {
+void JobSupervisor::handleOutput(Job& job, Rank& rank, const char* data, size_t size,
+                                 bool from_stderr) {
   if (rank.log_fd >= 0) {
-    ssize_t written = ::write(rank.log_fd, data, size);
-    (void)written;
+    const ssize_t written = ::write(rank.log_fd, data, size);
+    if (written > 0) {
+      const uint64_t at = rank.log_bytes;
+      rank.log_bytes += static_cast<uint64_t>(written);
+      if (from_stderr) rank.stderr_index.add(at, rank.log_bytes);
+    }
   }
   activity_ = true;
+  std::string& pending = from_stderr ? rank.pending_stderr_line : rank.pending_line;
   size_t start = 0;
   for (size_t i = 0; i < size; ++i) {
     if (data[i] != '\n') continue;
-    if (rank.pending_line.empty()) {
+    if (pending.empty()) {
       handleLine(job, rank, std::string_view(data + start, i - start));
     } else {
-      rank.pending_line.append(data + start, i - start);
-      handleLine(job, rank, rank.pending_line);
-      rank.pending_line.clear();
+      pending.append(data + start, i - start);
+      handleLine(job, rank, pending);
+      pending.clear();
     }
     start = i + 1;
   }
-  if (start < size && rank.pending_line.size() < kMaxLineBytes) {
-    rank.pending_line.append(data + start, std::min(size - start, kMaxLineBytes));
+  if (start < size && pending.size() < kMaxLineBytes) {
+    pending.append(data + start, std::min(size - start, kMaxLineBytes));
   }
 }
 
@@ -830,6 +849,7 @@ void JobSupervisor::recordExit(Job& job, Rank& rank, int wait_status) {
     ::close(rank.log_fd);
     rank.log_fd = -1;
   }
+  rank.stderr_index.close();
   rank.exited = true;
   // A native rank 0 killed between making its shared-memory segment and unlinking it (after
   // every rank mapped it) leaves it in /dev/shm, RAM until reboot: gone with the rank.

@@ -24,6 +24,7 @@
 #include "ringmaster/metrics/line_parser.h"
 #include "ringmaster/protocol/ringmaster.pb.h"
 #include "ringmaster/util/result.h"
+#include "stderr_index.h"
 
 namespace ringmaster::agent {
 
@@ -120,13 +121,17 @@ class JobSupervisor {
     int rank = 0;
     int local_rank = 0;
     pid_t pid = -1;
-    int output_fd = -1;
-    int log_fd = -1;
-    std::string device;      // what it trains on (RankStarted.device)
-    double started_at = 0;   // unix seconds
-    std::string phase_file;  // kept by native workers (job/rank_phase.h)
-    std::string error_file;  // TORCHELASTIC_ERROR_FILE (torch_error_file.h)
-    std::string pending_line;
+    int output_fd = -1;  // stdout's pipe
+    int stderr_fd = -1;  // stderr's pipe
+    int log_fd = -1;     // both, as they come
+    uint64_t log_bytes = 0;
+    StderrIndexWriter stderr_index;  // which of the log's bytes came from stderr
+    std::string device;              // what it trains on (RankStarted.device)
+    double started_at = 0;           // unix seconds
+    std::string phase_file;          // kept by native workers (job/rank_phase.h)
+    std::string error_file;          // TORCHELASTIC_ERROR_FILE (torch_error_file.h)
+    std::string pending_line;        // of stdout: lines are split per stream
+    std::string pending_stderr_line;
     int64_t next_step = 0;            // per-rank counter for metric lines without "step"
     int64_t last_step = -1;           // newest step seen; progress is a step above it
     Clock::time_point last_progress;  // when it started, or reached last_step
@@ -196,9 +201,10 @@ class JobSupervisor {
   void appendRecord(proto::JournalRecord& record);  // a failure is not the caller's to handle
   // With per-job uids: the job's uid is ended and freed, its directories taken back.
   void releaseIdentity(const std::string& job_id);
-  void handleOutput(Job& job, Rank& rank, const char* data, size_t size);
+  void handleOutput(Job& job, Rank& rank, const char* data, size_t size, bool from_stderr);
   void handleLine(Job& job, Rank& rank, std::string_view line);
-  void drainOutput(Job& job, Rank& rank, bool final);
+  void drainOutput(Job& job, Rank& rank, bool final);  // both pipes
+  void drainPipe(Job& job, Rank& rank, bool from_stderr, bool final);
   void recordExit(Job& job, Rank& rank, int wait_status);
   void finishIfDone(const std::string& job_id);
   void signalJob(Job& job, int signal);

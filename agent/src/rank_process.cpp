@@ -33,7 +33,8 @@ std::vector<char*> cStrings(const std::vector<std::string>& strings) {
 // async-signal-safe calls that write nothing but the child's own stack (and errno).
 [[noreturn]] void execChild(const std::string& program, char* const* argv, char* const* envp,
                             const char* workdir, const RankConfinement* confinement,
-                            int cgroup_procs_fd, int output_fd, int error_fd, pid_t agent_pid) {
+                            int cgroup_procs_fd, int output_fd, int stderr_fd, int error_fd,
+                            pid_t agent_pid) {
   ::setpgid(0, 0);
   int err = 0;
   // Into its cgroup while it may still write there (before a change of user).
@@ -51,7 +52,7 @@ std::vector<char*> cStrings(const std::vector<std::string>& strings) {
   int null_fd = ::open("/dev/null", O_RDONLY);
   if (null_fd >= 0) ::dup2(null_fd, 0);
   ::dup2(output_fd, 1);
-  ::dup2(output_fd, 2);
+  ::dup2(stderr_fd, 2);
   if (err != 0) {
     // reported below
   } else if (workdir[0] != '\0' && ::chdir(workdir) != 0) {
@@ -75,17 +76,16 @@ struct ChildArgs {
   char* const* envp;
   const char* workdir;
   const RankConfinement* confinement;
-  int cgroup_procs_fd, output_fd, error_fd;
-  int parent_ends[2];  // the agent's ends of the pipes, closed in the child's own fd table
+  int cgroup_procs_fd, output_fd, stderr_fd, error_fd;
+  int parent_ends[3];  // the agent's ends of the pipes, closed in the child's own fd table
   pid_t agent_pid;
 };
 
 int childMain(void* raw) {
   const ChildArgs& a = *static_cast<const ChildArgs*>(raw);
-  ::close(a.parent_ends[0]);
-  ::close(a.parent_ends[1]);
+  for (int fd : a.parent_ends) ::close(fd);
   execChild(*a.program, a.argv, a.envp, a.workdir, a.confinement, a.cgroup_procs_fd, a.output_fd,
-            a.error_fd, a.agent_pid);
+            a.stderr_fd, a.error_fd, a.agent_pid);
 }
 
 }  // namespace
@@ -125,12 +125,14 @@ Result<SpawnedProcess> spawnProcess(const SpawnRequest& request) {
     return notFound("command '" + request.argv[0] + "' not found or not executable" +
                     (request.argv[0].find('/') == std::string::npos ? " on PATH" : ""));
   }
-  int output[2], errors[2];
-  if (::pipe2(output, O_CLOEXEC) != 0) return ioError(std::string("pipe: ") + std::strerror(errno));
-  if (::pipe2(errors, O_CLOEXEC) != 0) {
-    ::close(output[0]);
-    ::close(output[1]);
-    return ioError(std::string("pipe: ") + std::strerror(errno));
+  int output[2] = {-1, -1}, errout[2] = {-1, -1}, errors[2] = {-1, -1};
+  if (::pipe2(output, O_CLOEXEC) != 0 || ::pipe2(errout, O_CLOEXEC) != 0 ||
+      ::pipe2(errors, O_CLOEXEC) != 0) {
+    const int err = errno;
+    for (int fd : {output[0], output[1], errout[0], errout[1]}) {
+      if (fd >= 0) ::close(fd);
+    }
+    return ioError(std::string("pipe: ") + std::strerror(err));
   }
   std::vector<char*> argv = cStrings(request.argv);
   std::vector<char*> envp = cStrings(request.env);
@@ -144,8 +146,9 @@ Result<SpawnedProcess> spawnProcess(const SpawnRequest& request) {
                  request.confinement,
                  request.cgroup_procs_fd,
                  output[1],
+                 errout[1],
                  errors[1],
-                 {output[0], errors[0]},
+                 {output[0], errout[0], errors[0]},
                  ::getpid()};
   constexpr size_t kStackBytes = 256 * 1024;
   // Not make_unique_for_overwrite: the glibc 2.31 bundle builds this with GCC 10's libstdc++.
@@ -153,9 +156,11 @@ Result<SpawnedProcess> spawnProcess(const SpawnRequest& request) {
   const pid_t pid =
       ::clone(childMain, stack.get() + kStackBytes, CLONE_VM | CLONE_VFORK | SIGCHLD, &args);
   ::close(output[1]);
+  ::close(errout[1]);
   ::close(errors[1]);
   if (pid < 0) {
     ::close(output[0]);
+    ::close(errout[0]);
     ::close(errors[0]);
     return ioError(std::string("clone: ") + std::strerror(errno));
   }
@@ -171,14 +176,15 @@ Result<SpawnedProcess> spawnProcess(const SpawnRequest& request) {
     int err;
     std::memcpy(&err, message + 1, sizeof err);
     ::close(output[0]);
+    ::close(errout[0]);
     ::waitpid(pid, nullptr, 0);  // it exits with 127 right after writing
     std::string what = request.workdir.empty()
                            ? "exec '" + program + "'"
                            : "starting '" + program + "' in '" + request.workdir + "'";
     return ioError(what + " failed: " + std::strerror(err));
   }
-  ::fcntl(output[0], F_SETFL, ::fcntl(output[0], F_GETFL) | O_NONBLOCK);
-  return SpawnedProcess{pid, output[0]};
+  for (int fd : {output[0], errout[0]}) ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK);
+  return SpawnedProcess{pid, output[0], errout[0]};
 }
 
 }  // namespace ringmaster::agent

@@ -1,7 +1,7 @@
 #pragma once
 // Starting one rank: fork + exec of an argv vector (no shell), in its own process group, with
-// stdout and stderr on one pipe the agent reads, stdin from /dev/null, and PR_SET_PDEATHSIG so
-// the rank dies with the agent. An exec failure is reported synchronously, with errno's text.
+// stdout and stderr on a pipe each that the agent reads, stdin from /dev/null, and PR_SET_PDEATHSIG
+// so the rank dies with the agent. An exec failure is reported synchronously, with errno's text.
 
 #include <sys/types.h>
 
@@ -23,7 +23,8 @@ struct SpawnRequest {
 
 struct SpawnedProcess {
   pid_t pid = -1;      // also the process group id
-  int output_fd = -1;  // read end of the stdout+stderr pipe, non-blocking, close-on-exec
+  int output_fd = -1;  // read end of the stdout pipe, non-blocking, close-on-exec
+  int stderr_fd = -1;  // read end of the stderr pipe, the same
 };
 
 Result<SpawnedProcess> spawnProcess(const SpawnRequest& request);

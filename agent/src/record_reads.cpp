@@ -11,6 +11,7 @@
 #include "job_supervisor.h"
 #include "journal.h"
 #include "ringmaster/protocol/codec.h"
+#include "stderr_index.h"
 
 namespace ringmaster::agent {
 namespace {
@@ -111,6 +112,10 @@ std::optional<proto::Envelope> answerLogRead(const JobSupervisor& supervisor,
     const ssize_t n = ::pread(fd, data.data(), data.size(), static_cast<off_t>(offset));
     data.resize(n > 0 ? static_cast<size_t>(n) : 0);
     ::close(fd);
+  }
+  for (const auto& [begin, end] : readStderrRanges(info->path, offset, offset + data.size())) {
+    chunk->add_stderr_ranges(begin);
+    chunk->add_stderr_ranges(end);
   }
   chunk->set_offset(offset);
   chunk->set_size(size);

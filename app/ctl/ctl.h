@@ -38,6 +38,7 @@ struct LogsFlags {
   std::optional<int> rank;
   bool follow = false;
   std::optional<uint32_t> attempt;  // an earlier attempt's logs; the newest when unset
+  std::string stream;               // "stdout" or "stderr" alone; both when empty
 };
 
 struct RestartFlags {

@@ -25,6 +25,10 @@ LogTail::LogTail(client::ClusterSession& session, std::string job_id,
   }
 }
 
+void LogTail::setStream(client::LogStream stream) {
+  for (auto& [rank, log] : ranks_) log.cursor.setStream(stream);
+}
+
 void LogTail::print(int rank, RankLog& log, const std::string& data) {
   if (!prefix_) {
     std::fwrite(data.data(), 1, data.size(), stdout);

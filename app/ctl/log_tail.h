@@ -31,6 +31,9 @@ class LogTail {
   // The answer to a read (SessionLoop::on_log_chunk): prints what is new.
   void onChunk(uint64_t token, int rank, const Result<proto::LogChunk>& chunk);
 
+  // Prints only this stream of every rank (before the first request()).
+  void setStream(client::LogStream stream);
+
   bool allFinished() const;  // every rank exited and its log was printed to the end
   bool caughtUp() const;     // every rank read up to what its agent had (or failed to read)
   // The last error reading each rank's log (e.g. an unreachable agent), cleared by a good read.

@@ -1,4 +1,4 @@
-// `ringmasterctl logs JOB [--rank R] [--follow] [--attempt N]`
+// `ringmasterctl logs JOB [--rank R] [--follow] [--attempt N] [--stream stdout|stderr]`
 #include <algorithm>
 #include <cstdio>
 #include <map>
@@ -58,6 +58,10 @@ int runLogs(const Globals& globals, const LogsFlags& flags) {
           "job directory, each run's in turn");
       return kExitBadInput;
     }
+    if (!flags.stream.empty()) {
+      printError("--stream is for jobs on agents: a job on Slurm's logs hold both streams");
+      return kExitBadInput;
+    }
     const auto paths = client::ClientPaths::resolve(globals.cluster_file, globals.db_file);
     const slurm::Where where{client::slurmLoginOf(paths.cluster_file, slurm->cluster), ""};
     return printSlurmLogs(**cluster->history(), **writer, *slurm, where, flags);
@@ -74,6 +78,7 @@ int runLogs(const Globals& globals, const LogsFlags& flags) {
   (*loop)->reportDropouts(agents);
   LogTail tail((*loop)->session(), job->job_id, shares, /*prefix=*/!flags.rank.has_value(),
                /*compact_metrics=*/false, flags.attempt.value_or(0));
+  if (!flags.stream.empty()) tail.setStream(*client::parseLogStream(flags.stream));
   (*loop)->on_log_chunk = [&](uint64_t token, int rank, const Result<proto::LogChunk>& chunk) {
     tail.onChunk(token, rank, chunk);
   };

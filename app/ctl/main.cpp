@@ -75,6 +75,10 @@ int main(int argc, char** argv) {
   logs->add_option("--attempt", logs_flags.attempt,
                    "the logs of this attempt (1 is the first; default: the newest)")
       ->check(CLI::PositiveNumber);
+  logs->add_option("--stream", logs_flags.stream,
+                   "only what the ranks wrote to stdout, or to stderr (default: both, as they "
+                   "came)")
+      ->check(CLI::IsMember({"stdout", "stderr"}));
 
   MetricsFlags metrics_flags;
   auto* metrics =

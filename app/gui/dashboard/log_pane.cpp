@@ -51,6 +51,14 @@ LogPane::LogPane(SessionBridge* bridge, const QString& job_id, QWidget* parent)
   attempt_box_->setToolTip(
       "Which attempt's logs: each attempt's stay on the agents that ran it, after restarts too");
   attempt_box_->hide();
+  stream_box_ = new QComboBox;
+  stream_box_->setObjectName("logStream");
+  stream_box_->addItem("stdout + stderr", static_cast<int>(client::LogStream::kBoth));
+  stream_box_->addItem("stdout", static_cast<int>(client::LogStream::kStdout));
+  stream_box_->addItem("stderr", static_cast<int>(client::LogStream::kStderr));
+  stream_box_->setToolTip(
+      "What the ranks wrote to stdout, to stderr (tracebacks, warnings, progress bars), or both "
+      "as they came");
   follow_ = new QCheckBox("Follow");
   follow_->setChecked(true);
   search_ = new QLineEdit;
@@ -76,6 +84,7 @@ LogPane::LogPane(SessionBridge* bridge, const QString& job_id, QWidget* parent)
   bar->addWidget(new QLabel("Rank"));
   bar->addWidget(rank_box_);
   bar->addWidget(attempt_box_);
+  bar->addWidget(stream_box_);
   bar->addWidget(follow_);
   bar->addWidget(search_, 1);
   bar->addWidget(cancel_search_);
@@ -113,6 +122,14 @@ LogPane::LogPane(SessionBridge* bridge, const QString& job_id, QWidget* parent)
     }
     if (rank == cursor_.rank() && attempt == attempt_) return;
     startReading(rank, agentOf(rank, attempt), attempt);
+  });
+  connect(stream_box_, &QComboBox::currentIndexChanged, this, [this](int index) {
+    stream_ = static_cast<client::LogStream>(stream_box_->itemData(index).toInt());
+    whole_search_.reset();  // its matches are of both streams
+    cancel_search_->hide();
+    if (merged_) return startMerged();
+    if (cursor_.rank() >= 0)
+      startReading(cursor_.rank(), QString::fromStdString(cursor_.agent()), attempt_);
   });
   connect(search_, &QLineEdit::returnPressed, this, &LogPane::findNext);
   connect(cancel_search_, &QPushButton::clicked, this, &LogPane::cancelSearch);
@@ -228,6 +245,7 @@ void LogPane::startReading(int rank, const QString& agent, uint32_t attempt) {
     cancel_search_->hide();
   }
   cursor_ = client::LogCursor(agent.toStdString(), rank);
+  cursor_.setStream(stream_);
   attempt_ = attempt;
   drop_partial_line_ = false;
   tail_only_ = false;
@@ -351,7 +369,7 @@ void LogPane::startMerged() {
   text_->clear();
   status_->setText(QString("all ranks: the last %1 KB of each, then what they write")
                        .arg(MergedLogReader::kStartBytes / 1024));
-  merged_ = std::make_unique<MergedLogReader>(bridge_, job_id_, agents_);
+  merged_ = std::make_unique<MergedLogReader>(bridge_, job_id_, agents_, stream_);
   connect(merged_.get(), &MergedLogReader::lines, this, &LogPane::appendMerged);
   connect(merged_.get(), &MergedLogReader::failed, this, [this](int rank, const QString& error) {
     status_->setText(QString("rank %1: %2").arg(rank).arg(error.left(100)));
@@ -463,7 +481,11 @@ void LogPane::find(bool forward) {
   const QString needle = search_->text();
   if (needle.isEmpty()) return;
   follow_->setChecked(false);  // or the next chunk scrolls away from the match
-  if (!tail_only_ && !paged_) return findInShownText(needle, forward);
+  // One stream shown: the text is not the log's bytes in a row, so the whole-log search's
+  // offsets would not find their place in it.
+  if ((!tail_only_ && !paged_) || stream_ != client::LogStream::kBoth) {
+    return findInShownText(needle, forward);
+  }
   // Only part of the log is shown: search all of it, on the agent's copy.
   if (!whole_search_ || whole_search_->needle() != needle) return startWholeSearch(needle);
   const std::vector<uint64_t>& matches = whole_search_->matches();
@@ -540,6 +562,7 @@ bool LogPane::selectShownMatch(uint64_t offset) {
 void LogPane::loadPageAround(uint64_t offset) {
   const uint64_t start = offset > kPageBytes / 2 ? offset - kPageBytes / 2 : 0;
   cursor_ = client::LogCursor(cursor_.agent(), cursor_.rank());  // an answer on its way is dropped
+  cursor_.setStream(stream_);
   cursor_.skipTo(start);
   paged_ = true;
   tail_only_ = false;

@@ -6,7 +6,8 @@
 // off the GUI thread (LogSearch: progress, count, Esc cancels), and a match before the shown end
 // is shown in a page of the log read around it. Shown as a terminal would show it: ANSI colours
 // drawn, a progress bar redrawn with '\r' one line (TerminalText). Scrolled up while new lines
-// arrive, "N new lines ↓" says how many and jumps back to the end.
+// arrive, "N new lines ↓" says how many and jumps back to the end. The stream box shows what the
+// ranks wrote to stdout, to stderr, or both as they came.
 
 #include <QWidget>
 #include <map>
@@ -89,15 +90,16 @@ class LogPane : public QWidget {
   QString job_id_;
   std::map<int, QString> agents_;                              // rank -> agent
   std::map<uint32_t, std::map<int, QString>> attempt_agents_;  // attempt -> rank -> agent
-  std::map<int, QString> tails_;    // rank -> the end of its log, from the history
-  bool showing_tail_ = false;       // text_ holds a tail from the history, not the live log
-  client::LogCursor cursor_;        // the shown rank's place in its log
-  uint32_t attempt_ = 0;            // of the shown log; 0: the newest
-  bool drop_partial_line_ = false;  // after skipping to the tail of a long log
-  bool tail_only_ = false;          // the log's start was skipped (kTailBytes)
-  bool has_note_line_ = false;      // text_'s first line says so
-  bool paged_ = false;              // text_ holds a page of the log around a match
-  uint64_t shown_from_ = 0;         // the log offset of text_'s first line
+  std::map<int, QString> tails_;  // rank -> the end of its log, from the history
+  bool showing_tail_ = false;     // text_ holds a tail from the history, not the live log
+  client::LogCursor cursor_;      // the shown rank's place in its log
+  client::LogStream stream_ = client::LogStream::kBoth;  // what of the logs is shown
+  uint32_t attempt_ = 0;                                 // of the shown log; 0: the newest
+  bool drop_partial_line_ = false;                       // after skipping to the tail of a long log
+  bool tail_only_ = false;                               // the log's start was skipped (kTailBytes)
+  bool has_note_line_ = false;                           // text_'s first line says so
+  bool paged_ = false;                          // text_ holds a page of the log around a match
+  uint64_t shown_from_ = 0;                     // the log offset of text_'s first line
   std::optional<uint64_t> select_when_loaded_;  // a match to select once its page is read
   std::unique_ptr<LogSearch> whole_search_;     // of the shown log, when it is not all shown
   std::unique_ptr<MergedLogReader> merged_;     // "all ranks" is shown
@@ -108,6 +110,7 @@ class LogPane : public QWidget {
   size_t new_lines_ = 0;           // completed lines that arrived below the shown part
   QComboBox* rank_box_;
   QComboBox* attempt_box_;
+  QComboBox* stream_box_;  // stdout + stderr, stdout, stderr
   QCheckBox* follow_;
   QLineEdit* search_;
   QLabel* status_;

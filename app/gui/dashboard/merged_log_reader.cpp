@@ -6,10 +6,12 @@ constexpr uint32_t kChunkBytes = 64 * 1024;  // per rank per read: 64 ranks stay
 }  // namespace
 
 MergedLogReader::MergedLogReader(SessionBridge* bridge, const QString& job_id,
-                                 const std::map<int, QString>& agents, QObject* parent)
+                                 const std::map<int, QString>& agents, client::LogStream stream,
+                                 QObject* parent)
     : QObject(parent), bridge_(bridge), job_id_(job_id) {
   for (const auto& [rank, agent] : agents) {
     ranks_[rank].cursor = client::LogCursor(agent.toStdString(), rank);
+    ranks_[rank].cursor.setStream(stream);
   }
   connect(bridge_, &SessionBridge::logChunk, this, &MergedLogReader::onChunk);
 }

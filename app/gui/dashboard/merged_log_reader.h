@@ -20,9 +20,10 @@ class MergedLogReader : public QObject {
  public:
   static constexpr uint64_t kStartBytes = 256 * 1024;  // of each rank's log, at the start
 
-  // agents: rank -> the agent that runs it.
+  // agents: rank -> the agent that runs it. stream: what of each log is handed over.
   MergedLogReader(SessionBridge* bridge, const QString& job_id,
-                  const std::map<int, QString>& agents, QObject* parent = nullptr);
+                  const std::map<int, QString>& agents,
+                  client::LogStream stream = client::LogStream::kBoth, QObject* parent = nullptr);
   // Sends a read for every rank that may have more and has none on its way.
   void poll();
 

@@ -384,5 +384,35 @@ TEST_F(LogPaneTest, AWholeLogSearchCanBeCancelled) {
   EXPECT_EQ(search.searched(), searched);
 }
 
+// Issue 35: the log view could not tell stdout from stderr. The agent reads each from a pipe of
+// its own, keeps which log bytes came from stderr, and the pane (and `ringmasterctl logs
+// --stream`) shows either alone, each in its own order.
+TEST_F(LogPaneTest, TheStreamBoxShowsWhatTheRankWroteToStdoutOrToStderrAlone) {
+  const QString job = runJob(
+      "for i in 1 2 3; do echo \"out $i\"; echo \"err $i\" >&2; done; "
+      "printf \"half \"; printf \"a warning\\n\" >&2; echo \"of a line\"; exit 1");
+  auto pane = openPane(job);
+  ASSERT_TRUE(waitFor([&] { return pane->text().contains("of a line"); }, 30000))
+      << pane->text().toStdString();
+  EXPECT_TRUE(pane->text().contains("err 3")) << pane->text().toStdString();
+  auto* streams = pane->findChild<QComboBox*>("logStream");
+  ASSERT_NE(streams, nullptr);
+  streams->setCurrentText("stderr");
+  ASSERT_TRUE(waitFor([&] { return pane->text().contains("a warning"); }, 10000));
+  EXPECT_EQ(pane->text().trimmed(), "err 1\nerr 2\nerr 3\na warning") << pane->text().toStdString();
+  streams->setCurrentText("stdout");
+  // stdout's own lines, whole: its "half " and "of a line" are one line of its own.
+  ASSERT_TRUE(waitFor([&] { return pane->text().contains("of a line"); }, 10000));
+  EXPECT_EQ(pane->text().trimmed(), "out 1\nout 2\nout 3\nhalf of a line")
+      << pane->text().toStdString();
+
+  auto errors = cluster_.ctl({"logs", job.toStdString(), "--rank", "0", "--stream", "stderr"});
+  EXPECT_EQ(errors.exit_code, 0) << errors.err;
+  EXPECT_EQ(errors.out, "err 1\nerr 2\nerr 3\na warning\n");
+  auto bad = cluster_.ctl({"logs", job.toStdString(), "--stream", "stdin"});
+  EXPECT_NE(bad.exit_code, 0);
+  EXPECT_NE(bad.err.find("stdin"), std::string::npos) << bad.err;
+}
+
 }  // namespace
 }  // namespace ringmaster::gui

@@ -87,5 +87,35 @@ TEST(LogCursorTest, SkipsToTheTailOfALongLog) {
   EXPECT_TRUE(cursor.caughtUp());
 }
 
+// A chunk at log offset 100 of "out1 ERR1 out2 ERR2": stderr at [105, 110) and [115, 120), and
+// a range reaching past the chunk (the agent's, clipped).
+TEST(LogCursorTest, ShowsOneStreamOfALogByTheChunksStderrRanges) {
+  proto::LogChunk c = chunk("out1 ERR1 out2 ERR2 ", 100, 120, false);
+  for (uint64_t at : {105, 110, 115, 120}) c.add_stderr_ranges(at);
+  EXPECT_EQ(bytesOfStream(c, LogStream::kBoth), "out1 ERR1 out2 ERR2 ");
+  EXPECT_EQ(bytesOfStream(c, LogStream::kStdout), "out1 out2 ");
+  EXPECT_EQ(bytesOfStream(c, LogStream::kStderr), "ERR1 ERR2 ");
+  // No ranges (an older agent): all of it is stdout.
+  const proto::LogChunk plain = chunk("abc", 0, 3, false);
+  EXPECT_EQ(bytesOfStream(plain, LogStream::kStdout), "abc");
+  EXPECT_EQ(bytesOfStream(plain, LogStream::kStderr), "");
+  // Ranges out of order, overlapping, outside the chunk or odd in number do not read past it.
+  proto::LogChunk bad = chunk("0123456789", 50, 60, false);
+  for (uint64_t at : {40, 53, 58, 55, 70, 90, 57}) bad.add_stderr_ranges(at);
+  EXPECT_EQ(bytesOfStream(bad, LogStream::kStderr), "012");
+  EXPECT_EQ(bytesOfStream(bad, LogStream::kStdout), "3456789");  // every byte in one stream
+
+  LogCursor cursor("a1", 0);
+  cursor.setStream(LogStream::kStderr);
+  cursor.sent(1);
+  proto::LogChunk first = chunk("out1 ERR1 ", 0, 20, false);
+  first.add_stderr_ranges(5);
+  first.add_stderr_ranges(10);
+  auto taken = cursor.take(1, first);
+  ASSERT_TRUE(taken && taken->isOk());
+  EXPECT_EQ(**taken, "ERR1 ");
+  EXPECT_EQ(cursor.offset(), 10u);  // the log's offsets, whatever is shown
+}
+
 }  // namespace
 }  // namespace ringmaster::client

@@ -15,6 +15,14 @@
 
 namespace ringmaster::client {
 
+// Which of a rank's output streams a reader shows: its log holds both as they came, and each
+// chunk says which bytes came from stderr (LogChunk.stderr_ranges).
+enum class LogStream { kBoth, kStdout, kStderr };
+// "stdout", "stderr"; nullopt for anything else.
+std::optional<LogStream> parseLogStream(const std::string& name);
+// The bytes of chunk.data() that came from `stream`, in order.
+std::string bytesOfStream(const proto::LogChunk& chunk, LogStream stream);
+
 class LogCursor {
  public:
   LogCursor() = default;
@@ -40,6 +48,9 @@ class LogCursor {
   std::optional<Result<std::string>> take(uint64_t token, const Result<proto::LogChunk>& chunk);
   // Starts reading further on (e.g. the last megabytes of a long log).
   void skipTo(uint64_t offset) { offset_ = offset; }
+  // What take() returns from now on: both streams (the default), or one. Offsets stay the log's.
+  void setStream(LogStream stream) { stream_ = stream; }
+  LogStream stream() const { return stream_; }
 
  private:
   std::string agent_;
@@ -49,6 +60,7 @@ class LogCursor {
   uint64_t in_flight_ = 0;
   bool answered_ = false;
   bool complete_ = false;
+  LogStream stream_ = LogStream::kBoth;
 };
 
 }  // namespace ringmaster::client
