@@ -1,6 +1,5 @@
 #include "charts/metric_chart.h"
 
-#include <QAreaSeries>
 #include <QCategoryAxis>
 #include <QChart>
 #include <QCoreApplication>
@@ -32,6 +31,7 @@
 #include <string>
 
 #include "charts/axis_ticks.h"
+#include "charts/chart_lines_item.h"
 #include "charts/chart_view.h"
 #include "charts/outlier_clip.h"
 #include "charts/palette.h"
@@ -89,7 +89,7 @@ QList<QPointF> toQPoints(const std::vector<ViewPoint>& points) {
   return out;
 }
 
-// What a refresh gives one line's Qt Charts series.
+// What a refresh gives one line's drawing (ChartLinesItem::Line).
 struct LinePoints {
   QList<QPointF> raw, smoothed, upper, lower;  // upper and lower: its band's edges
 };
@@ -239,6 +239,8 @@ MetricChart::MetricChart(const QString& title, QWidget* parent) : QWidget(parent
   x_axis_->setLabelsFont(font());
   y_axis_->setLabelsFont(font());
   updateXAxisTitle();
+  lines_item_ = new ChartLinesItem(chart_);
+  connect(chart_, &QChart::plotAreaChanged, this, [this] { lines_item_->changed(); });
 
   view_ = new ChartView(chart_, this);
   auto* layout = new QVBoxLayout(this);
@@ -306,41 +308,18 @@ void MetricChart::setTimeOrigin(std::optional<double> origin) {
 
 void MetricChart::setLines(std::vector<ChartLine> lines) {
   chart_->removeAllSeries();
-  qt_lines_.clear();
+  legend_entries_.clear();
   lines_ = std::move(lines);
   views_.assign(lines_.size(), LineView{});
+  lines_item_->lines().assign(lines_.size(), ChartLinesItem::Line{});
   for (size_t i = 0; i < lines_.size(); ++i) {
-    QtLine q{new QLineSeries, new QLineSeries};
-    if (lines_[i].band_low && lines_[i].band_high) {
-      // Bands first: behind every line. The area's edges are its children, whoever deletes them.
-      auto* upper = new QLineSeries;
-      auto* lower = new QLineSeries;
-      q.band = new QAreaSeries(upper, lower);
-      upper->setParent(q.band);
-      lower->setParent(q.band);
-      chart_->addSeries(q.band);
-      q.band->setName(lines_[i].label + tr(" (min–max)"));
-      q.band->attachAxis(x_axis_);
-      q.band->attachAxis(y_axis_);
-    }
-    // The faint raw line first so the smoothed ones draw over every raw one.
-    chart_->addSeries(q.raw);
-    q.raw->setName(lines_[i].label);
-    qt_lines_.push_back(q);
-  }
-  for (size_t i = 0; i < lines_.size(); ++i) {
-    QLineSeries* s = qt_lines_[i].smoothed;
-    chart_->addSeries(s);
-    s->setName(lines_[i].label + tr(" (smoothed)"));
-  }
-  for (const QtLine& q : qt_lines_) {
-    for (QLineSeries* s : {q.raw, q.smoothed}) {
-      s->attachAxis(x_axis_);
-      s->attachAxis(y_axis_);
-    }
-  }
-  for (size_t i = 0; i < qt_lines_.size(); ++i) {
-    for (QLegendMarker* m : chart_->legend()->markers(qt_lines_[i].raw)) {
+    auto* entry = new QLineSeries;
+    chart_->addSeries(entry);
+    entry->setName(lines_[i].label);
+    entry->attachAxis(x_axis_);
+    entry->attachAxis(y_axis_);
+    legend_entries_.push_back(entry);
+    for (QLegendMarker* m : chart_->legend()->markers(entry)) {
       connect(m, &QLegendMarker::clicked, this, [this, i] {
         setLineVisible(static_cast<int>(i), !lines_[i].visible);
         emit lineVisibilityToggled(static_cast<int>(i), lines_[i].visible);
@@ -359,19 +338,17 @@ void MetricChart::restyleLines() {
     const QColor color = lines_[i].color.isValid() ? lines_[i].color : seriesColor(int(i));
     QColor raw_color = color;
     if (smooth) raw_color.setAlphaF(kRawAlphaWhenSmoothed);
-    QPen raw(raw_color, smooth ? 1.0 : width);
-    raw.setCosmetic(true);
-    qt_lines_[i].raw->setPen(raw);
-    QPen smoothed(color, width + 0.6);
-    smoothed.setCosmetic(true);
-    qt_lines_[i].smoothed->setPen(smoothed);
-    if (QAreaSeries* band = qt_lines_[i].band) {
-      QColor fill = color;
-      fill.setAlphaF(0.22);
-      band->setBrush(fill);
-      band->setPen(Qt::NoPen);
-    }
+    ChartLinesItem::Line& drawn = lines_item_->lines()[i];
+    drawn.raw_pen = QPen(raw_color, smooth ? 1.0 : width);
+    drawn.raw_pen.setCosmetic(true);
+    drawn.smoothed_pen = QPen(color, width + 0.6);
+    drawn.smoothed_pen.setCosmetic(true);
+    QColor fill = color;
+    fill.setAlphaF(0.22);
+    drawn.band_brush = fill;
+    legend_entries_[i]->setPen(drawn.raw_pen);
   }
+  lines_item_->changed();
   updateLegend();
   view_->sceneChanged();
 }
@@ -384,13 +361,9 @@ void MetricChart::updateLegend() {
   const QColor text = palette().color(QPalette::WindowText);
   const QColor faded = palette().color(QPalette::PlaceholderText);
   for (int i = 0; i < n; ++i) {
-    for (QLegendMarker* m : legend->markers(qt_lines_[i].smoothed)) m->setVisible(false);
-    if (qt_lines_[i].band) {
-      for (QLegendMarker* m : legend->markers(qt_lines_[i].band)) m->setVisible(false);
-    }
     QColor color = lines_[i].color.isValid() ? lines_[i].color : seriesColor(i);
     if (!lines_[i].visible) color.setAlphaF(0.3);
-    for (QLegendMarker* m : legend->markers(qt_lines_[i].raw)) {
+    for (QLegendMarker* m : legend->markers(legend_entries_[i])) {
       m->setBrush(color);
       m->setPen(QPen(color));
       m->setLabelBrush(lines_[i].visible ? text : faded);
@@ -562,10 +535,6 @@ void MetricChart::refresh() {
   // setPen makes Qt Charts redraw its scene, and a slider dragged through 0 restyled every chart
   // of a dashboard at once (a 100 ms stall with 8 ranks).
   if ((smoothing_ > 0) != styled_smooth_) restyleLines();
-  // Qt Charts strokes a line's whole path (its hover shape) whenever the line's points change and
-  // again for each axis range that changes: three strokes a line a refresh, most of an 8-rank
-  // dashboard's GUI stall. So the lines are emptied while the axes move and get their points
-  // once, at the end.
   std::vector<LinePoints> points(lines_.size());
   // Two passes at most: new tick labels can change the plot width, and columns should be pixels.
   for (int pass = 0; pass < 2; ++pass) {
@@ -594,7 +563,7 @@ void MetricChart::refresh() {
         points[i].smoothed = toQPoints(v.smoothed);
       }
       drawn_points_ += static_cast<int>(v.raw.size() + v.smoothed.size());
-      if (qt_lines_[i].band) {
+      if (line.band_low && line.band_high) {
         // The band's edges decimated like the line: per column, the lowest of the minima and
         // the highest of the maxima (each column's min/max pair), so no excursion is lost.
         LineView low, high;
@@ -640,13 +609,6 @@ void MetricChart::refresh() {
         clipped_ = clipped.outside;
       }
     }
-    for (const QtLine& q : qt_lines_) {
-      std::vector<QLineSeries*> all{q.raw, q.smoothed};
-      if (q.band) all.insert(all.end(), {q.band->upperSeries(), q.band->lowerSeries()});
-      for (QLineSeries* series : all) {
-        if (series->count() > 0) series->clear();
-      }
-    }
     applyXAxisRange(columns);
     applyYRange(lo, hi, has_values);
     updateYTitle();
@@ -655,14 +617,15 @@ void MetricChart::refresh() {
     if (chart_->layout()) chart_->layout()->activate();
     if (std::abs(plotColumns() - columns) <= 1) break;
   }
-  for (size_t i = 0; i < qt_lines_.size(); ++i) {
-    qt_lines_[i].raw->replace(points[i].raw);
-    qt_lines_[i].smoothed->replace(points[i].smoothed);
-    if (QAreaSeries* band = qt_lines_[i].band) {
-      band->upperSeries()->replace(points[i].upper);
-      band->lowerSeries()->replace(points[i].lower);
-    }
+  for (size_t i = 0; i < lines_.size(); ++i) {
+    ChartLinesItem::Line& drawn = lines_item_->lines()[i];
+    drawn.raw = QPolygonF(std::move(points[i].raw));
+    drawn.smoothed = QPolygonF(std::move(points[i].smoothed));
+    drawn.upper = QPolygonF(std::move(points[i].upper));
+    drawn.lower = QPolygonF(std::move(points[i].lower));
   }
+  lines_item_->setRanges(x0_, x1_, y_axis_->min(), y_axis_->max());
+  lines_item_->changed();
   view_->sceneChanged();
   placeMarkers();
   reset_button_->setVisible(zoomed_);
@@ -1046,20 +1009,32 @@ bool MetricChart::saveImage(const QString& path) const {
 bool MetricChart::exportCsv(const QString& path) const {
   QSaveFile file(path);
   if (!file.open(QIODevice::WriteOnly)) return false;
-  std::string buf = "label,step,time,value\n";
+  // smoothed: the EMA the chart draws (debiased, from the first exported point of the line), of
+  // the points themselves rather than of the drawn columns; empty with smoothing off.
+  std::string buf = "label,rank,step,time,value,smoothed\n";
+  const double weight = std::clamp(smoothing_, 0.0, 0.999);
   for (const ChartLine& line : lines_) {
     if (!line.visible || !line.series) continue;
     const metrics::Series& s = *line.series;
+    double ema = 0, debias = 1;
     const size_t end = s.upperBound(axis_, x1_);
     for (size_t i = s.lowerBound(axis_, x0_); i < end; ++i) {
       const auto& p = s.at(i);
       appendCsvField(&buf, line.label);
+      buf.push_back(',');
+      if (line.rank >= 0) appendNumber(&buf, line.rank);
       buf.push_back(',');
       appendNumber(&buf, p.step);
       buf.push_back(',');
       appendNumber(&buf, p.time);
       buf.push_back(',');
       appendNumber(&buf, p.value);
+      buf.push_back(',');
+      if (smoothing_ > 0 && std::isfinite(p.value)) {
+        ema = ema * weight + (1 - weight) * p.value;
+        debias *= weight;
+        appendNumber(&buf, ema / (1 - debias));
+      }
       buf.push_back('\n');
       if (buf.size() > (1 << 20)) {
         if (file.write(buf.data(), static_cast<qint64>(buf.size())) < 0) return false;

@@ -15,11 +15,11 @@
 #include <utility>
 #include <vector>
 
+#include "charts/chart_lines_item.h"
 #include "charts/chart_view.h"
 #include "charts/decimate.h"
 #include "ringmaster/metrics/series.h"
 
-class QAreaSeries;
 class QChart;
 class QLineSeries;
 class QCategoryAxis;
@@ -35,6 +35,7 @@ struct ChartLine {
   QColor color;
   const metrics::Series* series = nullptr;  // owned by the caller, outlives the chart's use
   bool visible = true;
+  int rank = -1;  // the rank whose metric it is (the CSV's rank column); -1: none (a total, a host)
   // A band drawn behind the line, from band_low to band_high at each x (the ranks' min and max
   // around their mean); both or neither, owned like `series`.
   const metrics::Series* band_low = nullptr;
@@ -112,7 +113,8 @@ class MetricChart : public QWidget {
   void refreshLater();
   void resetZoom();
   bool saveImage(const QString& path) const;  // PNG of the chart
-  // Visible lines, points in the visible x range: label,step,time,value.
+  // Visible lines, points in the visible x range: label,rank,step,time,value,smoothed (rank empty
+  // for a line of no rank, smoothed with smoothing off).
   bool exportCsv(const QString& path) const;
   std::pair<double, double> xRange() const;  // the visible x range
   int drawnPointCount() const;  // points handed to Qt Charts by the last refresh (tests, bench)
@@ -128,6 +130,8 @@ class MetricChart : public QWidget {
   bool isZoomed() const { return zoomed_; }
   // What the last refresh drew for line `index` (empty view for hidden lines).
   const LineView& lineView(int index) const { return views_[index]; }
+  // What is drawn of a line: its points (axis values), pens and band, as painted.
+  const ChartLinesItem::Line& drawnLine(int index) const { return lines_item_->lines()[index]; }
   // The plot area's width in pixels, the number of columns decimation uses.
   int plotColumns() const;
   std::optional<double> echoPixel() const;  // where showEcho() drew its line, for tests
@@ -158,11 +162,6 @@ class MetricChart : public QWidget {
 
  private:
   friend class ChartRefreshQueue;
-  struct QtLine {
-    QLineSeries* raw = nullptr;
-    QLineSeries* smoothed = nullptr;
-    QAreaSeries* band = nullptr;  // when the line has one
-  };
 
   void updateXAxisTitle();
   void restyleLines();
@@ -183,7 +182,8 @@ class MetricChart : public QWidget {
   QString title_;
   QString y_label_;
   std::vector<ChartLine> lines_;
-  std::vector<QtLine> qt_lines_;
+  // A Qt Charts series per line with no points, for its legend entry only: lines_item_ draws.
+  std::vector<QLineSeries*> legend_entries_;
   std::vector<LineView> views_;
   std::vector<ChartMarker> markers_;
   metrics::Axis axis_ = metrics::Axis::kStep;
@@ -206,6 +206,7 @@ class MetricChart : public QWidget {
   int drawn_band_points_ = 0;
 
   QChart* chart_ = nullptr;
+  ChartLinesItem* lines_item_ = nullptr;  // a child of chart_
   ChartView* view_ = nullptr;
   // Ticks and labels of our own on round values: steps with separators, round local times.
   QCategoryAxis* x_axis_ = nullptr;

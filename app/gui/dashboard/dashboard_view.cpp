@@ -767,6 +767,7 @@ int DashboardView::updateLines(bool all) {
       line.label = rank == kJobTotal ? QString("job total") : QString("rank %1").arg(rank);
       line.color = rank == kJobTotal ? palette().color(QPalette::WindowText) : seriesColor(rank);
       line.series = &s;
+      line.rank = rank == kJobTotal ? -1 : rank;
       line.visible = shown(rank);
       lines.push_back(line);
       keys.emplace_back(rank, line.visible ? "1" : "0");

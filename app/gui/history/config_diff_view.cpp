@@ -60,6 +60,12 @@ ConfigDiffView::ConfigDiffView(std::vector<RunSpec> runs, QWidget* parent)
   for (const RunSpec& run : runs_) headers << run.label;
   table_->setColumnCount(static_cast<int>(headers.size()));
   table_->setHorizontalHeaderLabels(headers);
+  // A run's name and job id cut in the middle where its column is narrow: both ends tell runs
+  // apart ("mlp-native · 261129-06…0fd0cc"); the whole label on hover.
+  table_->horizontalHeader()->setTextElideMode(Qt::ElideMiddle);
+  for (int c = 1; c < table_->columnCount(); ++c) {
+    table_->horizontalHeaderItem(c)->setToolTip(headers[c]);
+  }
 
   auto* top = new QHBoxLayout;
   top->addWidget(only_differences_);

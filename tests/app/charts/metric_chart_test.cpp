@@ -59,10 +59,6 @@ class MetricChartTest : public testing::Test {
     QApplication::processEvents();
     return chart;
   }
-  static QLineSeries* qtSeries(MetricChart* chart, int i) {
-    auto* view = chart->findChild<QChartView*>();
-    return qobject_cast<QLineSeries*>(view->chart()->series().at(i));
-  }
   static QRectF plotArea(MetricChart* chart) {
     return chart->findChild<QChartView*>()->chart()->plotArea();
   }
@@ -82,7 +78,7 @@ TEST_F(MetricChartTest, HandsQtChartsPerColumnMinMaxEqualToBruteForce) {
   EXPECT_GT(width, 600);
 
   // What Qt Charts holds, grouped by column, against a scan of all 10^6 points.
-  const QList<QPointF> drawn = qtSeries(chart.get(), 0)->points();
+  const QList<QPointF> drawn = chart->drawnLine(0).raw;
   EXPECT_EQ(chart->drawnPointCount(), drawn.size());
   EXPECT_LE(drawn.size(), 2 * width);
   auto columnOf = [&](double x) {
@@ -129,7 +125,7 @@ TEST_F(MetricChartTest, ZoomedToASmallRangeDrawsTheExactPoints) {
   EXPECT_TRUE(chart->isZoomed());
   EXPECT_EQ(chart->xRange(), std::make_pair(250'000.0, 250'300.0));
   EXPECT_TRUE(chart->lineView(0).exact);
-  const QList<QPointF> drawn = qtSeries(chart.get(), 0)->points();
+  const QList<QPointF> drawn = chart->drawnLine(0).raw;
   ASSERT_EQ(drawn.size(), 301 + 2);  // the range, and one neighbour each side
   EXPECT_EQ(chart->drawnPointCount(), 303);
   for (int k = 0; k < drawn.size(); ++k) {
@@ -197,7 +193,7 @@ TEST_F(MetricChartTest, ALogAxisShowsDecadesAndSaysWhatItCannotDraw) {
   EXPECT_EQ(std::fmod(y->tickInterval(), 1.0), 0.0);
   EXPECT_EQ(chart->yTitle(), QString::fromUtf8("log · 2 point(s) \u2264 0 not drawn"));
   // Every drawn point is the log of a positive value.
-  for (const QPointF& p : qtSeries(chart.get(), 0)->points()) {
+  for (const QPointF& p : chart->drawnLine(0).raw) {
     EXPECT_GE(p.y(), -3.01);
     EXPECT_LE(p.y(), 1.01);
   }
@@ -451,18 +447,39 @@ TEST_F(MetricChartTest, HiddenLinesAreNotDrawnNorExported) {
   ASSERT_TRUE(f.open(QIODevice::ReadOnly));
   const QString csv = QString::fromUtf8(f.readAll());
   EXPECT_EQ(csv,
-            "label,step,time,value\n"
-            "rank 0,2,102,1\nrank 0,3,103,1.5\nrank 0,4,104,2\n"
-            "\"rank, \"\"one\"\"\",2,102,7\n\"rank, \"\"one\"\"\",3,103,7\n"
-            "\"rank, \"\"one\"\"\",4,104,7\n");
+            "label,rank,step,time,value,smoothed\n"
+            "rank 0,,2,102,1,\nrank 0,,3,103,1.5,\nrank 0,,4,104,2,\n"
+            "\"rank, \"\"one\"\"\",,2,102,7,\n\"rank, \"\"one\"\"\",,3,103,7,\n"
+            "\"rank, \"\"one\"\"\",,4,104,7,\n");
   chart->setLineVisible(1, false);
   EXPECT_TRUE(chart->lineView(1).raw.empty());
-  EXPECT_EQ(qtSeries(chart.get(), 1)->count(), 0);
+  EXPECT_TRUE(chart->drawnLine(1).raw.isEmpty());
   ASSERT_TRUE(chart->exportCsv(path));
   f.close();
   ASSERT_TRUE(f.open(QIODevice::ReadOnly));
   EXPECT_EQ(QString::fromUtf8(f.readAll()).count('\n'), 4);
   EXPECT_FALSE(chart->exportCsv("/nonexistent-dir/x.csv"));
+}
+
+// Issue 35: the export had neither the rank nor the smoothed line a person was looking at.
+TEST_F(MetricChartTest, ExportedRowsCarryTheirRankAndTheSmoothedValueShown) {
+  Series a;
+  for (int i = 0; i < 10; ++i) a.append(i, 100 + i, i * 0.5);
+  auto chart = makeChart("loss");
+  ChartLine line{"rank 3", QColor(), &a};
+  line.rank = 3;
+  chart->setLines({line});
+  chart->setSmoothing(0.5);
+  chart->setXRange(2, 4);
+  const QString path = screenshotPath("metric_chart_export_smoothed.csv");
+  ASSERT_TRUE(chart->exportCsv(path));
+  QFile f(path);
+  ASSERT_TRUE(f.open(QIODevice::ReadOnly));
+  // EMA 0.5, debiased, from the first exported point: 1, (0.25 + 0.75) / 0.75, 1.5 / 0.875.
+  EXPECT_EQ(QString::fromUtf8(f.readAll()),
+            "label,rank,step,time,value,smoothed\n"
+            "rank 3,3,2,102,1,1\nrank 3,3,3,103,1.5,1.3333333333333333\n"
+            "rank 3,3,4,104,2,1.7142857142857142\n");
 }
 
 TEST_F(MetricChartTest, SaveImageWritesAPng) {
@@ -492,7 +509,7 @@ TEST_F(MetricChartTest, TimeAxisUsesWallClockSeconds) {
   EXPECT_FALSE(chart->isZoomed());
   EXPECT_EQ(chart->xRange().first, s.minX(Axis::kTime));
   EXPECT_EQ(chart->xRange().second, s.maxX(Axis::kTime));
-  const QList<QPointF> drawn = qtSeries(chart.get(), 0)->points();
+  const QList<QPointF> drawn = chart->drawnLine(0).raw;
   ASSERT_FALSE(drawn.isEmpty());
   EXPECT_EQ(drawn.front().x(), s.minX(Axis::kTime));
   // Labels on round local times.
@@ -607,6 +624,33 @@ TEST_F(MetricChartTest, AConstantSeriesWithSmoothingGetsAUsableRange) {
   chart->grab().save(screenshotPath("metric_chart_constant.png"));
 }
 
+// Issue 35: a short run's single evaluation was not drawn (a line of one point draws nothing).
+TEST_F(MetricChartTest, ALineOfOnePointIsDrawnAsADot) {
+  Series one, many;
+  one.append(100, 1.7e9 + 100, 0.83);
+  for (int step = 1; step <= 5; ++step) many.append(step * 40, 1.7e9 + step, 0.8 + step * 0.01);
+  auto chart = makeChart("accuracy", 800, 400);
+  chart->setLines({{"run a", QColor(Qt::red), &one}, {"run b", QColor(Qt::green), &many}});
+  chart->setSmoothing(0.6);
+  QApplication::processEvents();
+  EXPECT_EQ(chart->drawnLine(0).raw.size(), 1);  // drawn as a dot
+  EXPECT_EQ(chart->drawnLine(0).smoothed.size(), 1);
+  EXPECT_EQ(chart->drawnLine(1).raw.size(), 5);
+  const QImage image = chart->grab().toImage();
+  image.save(screenshotPath("metric_chart_one_point.png"));
+  int red = 0;  // the dot's pixels: run b is green
+  for (int y = 0; y < image.height(); ++y) {
+    for (int x = 0; x < image.width(); ++x) {
+      const QColor c = image.pixelColor(x, y);
+      red += c.red() > 200 && c.green() < 80 && c.blue() < 80;
+    }
+  }
+  EXPECT_GE(red, 12);
+  one.append(200, 1.7e9 + 200, 0.85);  // a second evaluation: a line again
+  chart->refresh();
+  EXPECT_EQ(chart->drawnLine(0).raw.size(), 2);
+}
+
 // What a dragged smoothing slider does to each chart of a dashboard: the value at once, the redraw
 // on a later turn of the event loop (one chart per turn), and nothing for an unchanged value.
 TEST_F(MetricChartTest, SmoothingSoonRedrawsOnALaterTurn) {
@@ -618,12 +662,12 @@ TEST_F(MetricChartTest, SmoothingSoonRedrawsOnALaterTurn) {
   chart->setSmoothingSoon(0.9);
   EXPECT_EQ(chart->smoothing(), 0.9);
   EXPECT_TRUE(chart->lineView(0).smoothed.empty()) << "redrawn at once, not on its turn";
-  EXPECT_NEAR(qtSeries(chart.get(), 0)->pen().color().alphaF(), 1.0, 0.01);  // restyled later too
+  EXPECT_NEAR(chart->drawnLine(0).raw_pen.color().alphaF(), 1.0, 0.01);  // restyled later too
   for (int i = 0; i < 100 && chart->lineView(0).smoothed.empty(); ++i) {
     QApplication::processEvents(QEventLoop::AllEvents, 10);
   }
   EXPECT_FALSE(chart->lineView(0).smoothed.empty());
-  EXPECT_NEAR(qtSeries(chart.get(), 0)->pen().color().alphaF(), 0.25, 0.01);  // raw faint now
+  EXPECT_NEAR(chart->drawnLine(0).raw_pen.color().alphaF(), 0.25, 0.01);  // raw faint now
   chart->setSmoothingSoon(0.9);  // unchanged: nothing to do
   EXPECT_EQ(chart->smoothing(), 0.9);
 }
@@ -774,7 +818,7 @@ TEST_F(MetricChartTest, ScreenshotEightRanksSmoothed) {
   EXPECT_EQ(chart->smoothing(), 0.9);
   for (int r = 0; r < 8; ++r) {
     EXPECT_FALSE(chart->lineView(r).smoothed.empty());
-    EXPECT_NEAR(qtSeries(chart.get(), r)->pen().color().alphaF(), 0.25, 0.01);  // raw faint
+    EXPECT_NEAR(chart->drawnLine(r).raw_pen.color().alphaF(), 0.25, 0.01);  // raw faint
   }
   EXPECT_GT(chart->drawnPointCount(), 8 * 600);
   EXPECT_LT(chart->drawnPointCount(), 8 * 3 * 900);

@@ -38,6 +38,9 @@ TEST(ConfigDiffView, OnlyDifferencesShowsWorldSizeAndTheEnvVarThatDiffer) {
   QTableWidget* table = view.table();
   ASSERT_EQ(table->columnCount(), 3);
   EXPECT_EQ(table->horizontalHeaderItem(1)->text(), "mlp-sweep · a1b2");
+  // A long run label is cut in its middle (name and id ends stay), whole on hover.
+  EXPECT_EQ(table->horizontalHeader()->textElideMode(), Qt::ElideMiddle);
+  EXPECT_EQ(table->horizontalHeaderItem(1)->toolTip(), "mlp-sweep · a1b2");
   EXPECT_EQ(table->item(0, 1)->text(), "2");
   EXPECT_EQ(table->item(0, 2)->text(), "4");
   EXPECT_TRUE(table->item(0, 2)->font().bold());         // differs from the first run
