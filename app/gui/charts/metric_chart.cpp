@@ -333,8 +333,9 @@ void MetricChart::setLines(std::vector<ChartLine> lines) {
 void MetricChart::restyleLines() {
   const bool smooth = smoothing_ > 0;
   styled_smooth_ = smooth;
-  const double width = lines_.size() > kMaxLegendLines ? 1.2 : 1.6;
+  const double base_width = lines_.size() > kMaxLegendLines ? 1.2 : 1.6;
   for (size_t i = 0; i < lines_.size(); ++i) {
+    const double width = lines_[i].bold ? 2 * base_width : base_width;
     const QColor color = lines_[i].color.isValid() ? lines_[i].color : seriesColor(int(i));
     QColor raw_color = color;
     if (smooth) raw_color.setAlphaF(kRawAlphaWhenSmoothed);

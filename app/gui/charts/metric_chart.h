@@ -36,6 +36,7 @@ struct ChartLine {
   const metrics::Series* series = nullptr;  // owned by the caller, outlives the chart's use
   bool visible = true;
   int rank = -1;  // the rank whose metric it is (the CSV's rank column); -1: none (a total, a host)
+  bool bold = false;  // drawn twice as wide: a job total among its ranks' lines
   // A band drawn behind the line, from band_low to band_high at each x (the ranks' min and max
   // around their mean); both or neither, owned like `series`.
   const metrics::Series* band_low = nullptr;

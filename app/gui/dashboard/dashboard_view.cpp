@@ -768,6 +768,8 @@ int DashboardView::updateLines(bool all) {
       line.color = rank == kJobTotal ? palette().color(QPalette::WindowText) : seriesColor(rank);
       line.series = &s;
       line.rank = rank == kJobTotal ? -1 : rank;
+      // Its white is near rank 5's light grey on a dark palette: told apart by weight.
+      line.bold = rank == kJobTotal;
       line.visible = shown(rank);
       lines.push_back(line);
       keys.emplace_back(rank, line.visible ? "1" : "0");

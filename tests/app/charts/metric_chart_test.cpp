@@ -651,6 +651,24 @@ TEST_F(MetricChartTest, ALineOfOnePointIsDrawnAsADot) {
   EXPECT_EQ(chart->drawnLine(0).raw.size(), 2);
 }
 
+// Issue 35: the job total's white was hard to tell from rank 5's light grey on a dark palette.
+TEST_F(MetricChartTest, ABoldLineIsDrawnTwiceAsWide) {
+  Series a, b;
+  for (int step = 1; step <= 5; ++step) {
+    a.append(step, 1.7e9 + step, 1.0 + step);
+    b.append(step, 1.7e9 + step, 8.0 + step);
+  }
+  auto chart = makeChart("samples/s", 800, 400);
+  ChartLine total{"job total", QColor(Qt::white), &b};
+  total.bold = true;
+  chart->setLines({{"rank 5", QColor(0xdddddd), &a}, total});
+  EXPECT_DOUBLE_EQ(chart->drawnLine(1).raw_pen.widthF(), 2 * chart->drawnLine(0).raw_pen.widthF());
+  chart->setSmoothing(0.6);
+  QApplication::processEvents();
+  EXPECT_DOUBLE_EQ(chart->drawnLine(1).smoothed_pen.widthF(),
+                   2 * chart->drawnLine(0).smoothed_pen.widthF() - 0.6);
+}
+
 // What a dragged smoothing slider does to each chart of a dashboard: the value at once, the redraw
 // on a later turn of the event loop (one chart per turn), and nothing for an unchanged value.
 TEST_F(MetricChartTest, SmoothingSoonRedrawsOnALaterTurn) {
