@@ -315,7 +315,8 @@ struct JobStatus {
   std::string rankState(const store::RankRow& r) const {
     const bool unknown =
         std::binary_search(liveness.unknown_ranks.begin(), liveness.unknown_ranks.end(), r.rank);
-    return unknown ? std::string("unknown") : r.state;
+    if (unknown) return "unknown";
+    return client::showRankState(r.state, r.last_step, client::launcherReportsSteps(row.launcher));
   }
 };
 
@@ -368,9 +369,9 @@ json statusJson(const JobStatus& s, const std::map<std::string, std::string>& jo
   entry["ranks"] = json::array();
   for (const auto& r : s.ranks) {
     json rank = rankJson(r);
-    if (s.rankState(r) != r.state) {
-      rank["state"] = s.rankState(r);
-      rank["last_known_state"] = r.state;
+    if (const std::string shown = s.rankState(r); shown != r.state) {
+      rank["state"] = shown;
+      if (shown == "unknown") rank["last_known_state"] = r.state;
     }
     entry["ranks"].push_back(rank);
   }

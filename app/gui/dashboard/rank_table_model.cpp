@@ -59,8 +59,8 @@ void RankTableModel::update(const JobData& job, double now, const std::vector<in
     if (job.finished() && rate) rows.back().info.samples_per_sec = meanRate(*rate);
     if (std::binary_search(unknown.begin(), unknown.end(), rank)) {
       rows.back().info.state = "unknown";
-    } else if (info.state == "running" && info.step < 0 && reports_steps) {
-      rows.back().info.state = "starting";  // as the job's header says (client::showJob)
+    } else {
+      rows.back().info.state = client::showRankState(info.state, info.step, reports_steps);
     }
   }
   if (rows.size() != rows_.size()) {

@@ -61,6 +61,10 @@ ShownJob showJob(const std::string& state, double finished_at,
 
 bool launcherReportsSteps(const std::string& launcher) { return launcher == "native"; }
 
+std::string showRankState(const std::string& state, int64_t last_step, bool reports_steps) {
+  return state == "running" && last_step < 0 && reports_steps ? "starting" : state;
+}
+
 std::string JobLiveness::describe() const {
   if (silent.empty()) return "";
   std::string text;

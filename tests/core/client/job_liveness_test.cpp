@@ -93,6 +93,12 @@ TEST(ShowJob, ARunningJobWhoseLauncherReportsStepsIsStartingUntilARankMakesOne) 
   // No rank launched yet, or every rank already gone: nothing is starting.
   EXPECT_EQ(showJob("running", 0, {}, {}, true).state, "running");
   EXPECT_EQ(showJob("running", 0, {{0, "a1", false}}, {}, true).state, "running");
+  // Its ranks by the same rule (the rank table, `status`'s rank rows).
+  EXPECT_EQ(showRankState("running", -1, true), "starting");
+  EXPECT_EQ(showRankState("running", 0, true), "running");
+  EXPECT_EQ(showRankState("running", -1, false), "running");
+  EXPECT_EQ(showRankState("pending", -1, true), "pending");
+  EXPECT_EQ(showRankState("failed", -1, true), "failed");
 }
 
 TEST(JobLiveness, AgentStatusesKeepTheSilentAgentsWithTheirLastAnswer) {

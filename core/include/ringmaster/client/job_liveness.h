@@ -62,6 +62,10 @@ ShownJob showJob(const std::string& state, double finished_at,
                  const std::vector<RankLastKnown>& ranks,
                  const std::map<std::string, double>& silent_since, bool reports_steps = false);
 
+// A rank as the front ends show it, by the same rule: a running rank of a launcher that reports
+// steps is "starting" until it reports one (last_step -1); otherwise its state.
+std::string showRankState(const std::string& state, int64_t last_step, bool reports_steps);
+
 // Whether every rank of a job with this launcher ("native", "command", ...) reports its steps:
 // only Ringmaster's own trainer does for sure; a command or torchrun script may print none, and
 // would otherwise read "starting" to its end.
