@@ -47,6 +47,17 @@ constexpr int kValuesPerLine = 4;
 constexpr int kLinesPerSecond = 12500;
 constexpr int kSeconds = 10;
 
+// A command job of `ranks` ranks each running a python script.
+job::JobSpec pythonJob(const std::string& name, const std::string& script, int ranks) {
+  job::JobSpec spec;
+  spec.name = name;
+  spec.launcher = job::Launcher::kCommand;
+  spec.command = {"/usr/bin/python3", "-c", script};
+  spec.world_size = ranks;
+  spec.text = "name: " + name + "\n";
+  return spec;
+}
+
 job::JobSpec meteredJob(int ranks) {
   const std::string script =
       "import sys, time, random\n"
@@ -65,13 +76,7 @@ job::JobSpec meteredJob(int ranks) {
       "        step += 1\n"
       "    sys.stdout.write('\\n'.join(out) + '\\n'); sys.stdout.flush()\n"
       "    time.sleep(0.005)\n";
-  job::JobSpec spec;
-  spec.name = "gui-stall";
-  spec.launcher = job::Launcher::kCommand;
-  spec.command = {"/usr/bin/python3", "-c", script};
-  spec.world_size = ranks;
-  spec.text = "name: gui-stall\n";
-  return spec;
+  return pythonJob("gui-stall", script, ranks);
 }
 
 // With --trace: times every outermost event delivery, to name what a long gap was spent on
@@ -368,13 +373,7 @@ job::JobSpec steadyJob(int ranks, int seconds) {
       "    if step % 1000 == 0: line['checkpoint'] = 1\n"
       "    print(str(line).replace(\"'\", '\"'), flush=True)\n"
       "    time.sleep(max(0, start + step * 0.1 - time.time()))\n";
-  job::JobSpec spec;
-  spec.name = "steady";
-  spec.launcher = job::Launcher::kCommand;
-  spec.command = {"/usr/bin/python3", "-c", script};
-  spec.world_size = ranks;
-  spec.text = "name: steady\n";
-  return spec;
+  return pythonJob("steady", script, ranks);
 }
 
 struct LiveResult {

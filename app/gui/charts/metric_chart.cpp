@@ -82,23 +82,18 @@ void appendCsvField(std::string* out, const QString& field) {
   out->push_back('"');
 }
 
-QList<QPointF> toQPoints(const std::vector<ViewPoint>& points) {
-  QList<QPointF> out;
+QPolygonF toQPoints(const std::vector<ViewPoint>& points) {
+  QPolygonF out;
   out.reserve(static_cast<qsizetype>(points.size()));
   for (const auto& p : points) out.append(QPointF(p.x, p.y));
   return out;
 }
 
-// What a refresh gives one line's drawing (ChartLinesItem::Line).
-struct LinePoints {
-  QList<QPointF> raw, smoothed, upper, lower;  // upper and lower: its band's edges
-};
-
 // For a log axis: log10 of the positive values; the others are counted in `not_drawn` and left
 // out (the line joins its neighbours across them). `lo`/`hi` take the range of what is drawn.
-QList<QPointF> toLogQPoints(const std::vector<ViewPoint>& points, int* not_drawn, double* lo,
-                            double* hi, bool* any) {
-  QList<QPointF> out;
+QPolygonF toLogQPoints(const std::vector<ViewPoint>& points, int* not_drawn, double* lo, double* hi,
+                       bool* any) {
+  QPolygonF out;
   out.reserve(static_cast<qsizetype>(points.size()));
   for (const auto& p : points) {
     if (!(p.y > 0) || !std::isfinite(p.y)) {
@@ -347,7 +342,6 @@ void MetricChart::restyleLines() {
     QColor fill = color;
     fill.setAlphaF(0.22);
     drawn.band_brush = fill;
-    legend_entries_[i]->setPen(drawn.raw_pen);
   }
   lines_item_->changed();
   updateLegend();
@@ -532,11 +526,10 @@ void MetricChart::queue(Queued when) {
 }
 
 void MetricChart::refresh() {
-  // The pens change only between smoothing off and on, and here rather than when it is set: each
-  // setPen makes Qt Charts redraw its scene, and a slider dragged through 0 restyled every chart
-  // of a dashboard at once (a 100 ms stall with 8 ranks).
+  // The pens change only between smoothing off and on, and here rather than when it is set: a
+  // restyle redraws the chart's scene, and a slider dragged through 0 restyled every chart of a
+  // dashboard at once (a 100 ms stall with 8 ranks).
   if ((smoothing_ > 0) != styled_smooth_) restyleLines();
-  std::vector<LinePoints> points(lines_.size());
   // Two passes at most: new tick labels can change the plot width, and columns should be pixels.
   for (int pass = 0; pass < 2; ++pass) {
     if (chart_->layout() && !chart_->layout()->isActivated()) chart_->layout()->activate();
@@ -551,17 +544,18 @@ void MetricChart::refresh() {
     const bool log = y_scale_ == YScale::kLog;
     for (size_t i = 0; i < lines_.size(); ++i) {
       const ChartLine& line = lines_[i];
+      ChartLinesItem::Line& drawn = lines_item_->lines()[i];
       const bool drawable = line.visible && line.series && !line.series->empty();
       views_[i] = drawable ? decimateForView(*line.series, request) : LineView{};
       const LineView& v = views_[i];
       any_data = any_data || drawable;
       if (log) {
         int not_smoothed = 0;  // a smoothed point <= 0 stands for raw ones already counted
-        points[i].raw = toLogQPoints(v.raw, &not_drawn_, &lo, &hi, &has_values);
-        points[i].smoothed = toLogQPoints(v.smoothed, &not_smoothed, &lo, &hi, &has_values);
+        drawn.raw = toLogQPoints(v.raw, &not_drawn_, &lo, &hi, &has_values);
+        drawn.smoothed = toLogQPoints(v.smoothed, &not_smoothed, &lo, &hi, &has_values);
       } else {
-        points[i].raw = toQPoints(v.raw);
-        points[i].smoothed = toQPoints(v.smoothed);
+        drawn.raw = toQPoints(v.raw);
+        drawn.smoothed = toQPoints(v.smoothed);
       }
       drawn_points_ += static_cast<int>(v.raw.size() + v.smoothed.size());
       if (line.band_low && line.band_high) {
@@ -576,11 +570,11 @@ void MetricChart::refresh() {
         }
         if (log) {
           int not_banded = 0;
-          points[i].upper = toLogQPoints(high.raw, &not_banded, &lo, &hi, &has_values);
-          points[i].lower = toLogQPoints(low.raw, &not_banded, &lo, &hi, &has_values);
+          drawn.upper = toLogQPoints(high.raw, &not_banded, &lo, &hi, &has_values);
+          drawn.lower = toLogQPoints(low.raw, &not_banded, &lo, &hi, &has_values);
         } else {
-          points[i].upper = toQPoints(high.raw);
-          points[i].lower = toQPoints(low.raw);
+          drawn.upper = toQPoints(high.raw);
+          drawn.lower = toQPoints(low.raw);
           for (const LineView* edge : {&low, &high}) {
             if (!edge->has_values) continue;
             lo = has_values ? std::min(lo, edge->y_min) : edge->y_min;
@@ -617,13 +611,6 @@ void MetricChart::refresh() {
                                    : (lines_.empty() ? tr("No series") : tr("Waiting for data…")));
     if (chart_->layout()) chart_->layout()->activate();
     if (std::abs(plotColumns() - columns) <= 1) break;
-  }
-  for (size_t i = 0; i < lines_.size(); ++i) {
-    ChartLinesItem::Line& drawn = lines_item_->lines()[i];
-    drawn.raw = QPolygonF(std::move(points[i].raw));
-    drawn.smoothed = QPolygonF(std::move(points[i].smoothed));
-    drawn.upper = QPolygonF(std::move(points[i].upper));
-    drawn.lower = QPolygonF(std::move(points[i].lower));
   }
   lines_item_->setRanges(x0_, x1_, y_axis_->min(), y_axis_->max());
   lines_item_->changed();

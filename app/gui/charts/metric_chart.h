@@ -118,7 +118,7 @@ class MetricChart : public QWidget {
   // for a line of no rank, smoothed with smoothing off).
   bool exportCsv(const QString& path) const;
   std::pair<double, double> xRange() const;  // the visible x range
-  int drawnPointCount() const;  // points handed to Qt Charts by the last refresh (tests, bench)
+  int drawnPointCount() const;               // points the last refresh drew (tests, bench)
   int drawnBandPointCount() const { return drawn_band_points_; }  // the bands' share of them
 
   // Additions beyond the contract.

@@ -4,8 +4,6 @@
 #include <QBrush>
 #include <QDateTime>
 #include <QFont>
-#include <QPainter>
-#include <QPixmap>
 #include <cmath>
 
 #include "history/run_format.h"
@@ -31,22 +29,6 @@ int stateSeverity(const std::string& state) {
 }
 
 }  // namespace
-
-QPixmap HistoryModel::stateDot(const QColor& color) const {
-  if (auto it = dots_.constFind(color.rgb()); it != dots_.constEnd()) return *it;
-  const qreal dpr = qApp ? qApp->devicePixelRatio() : 1.0;
-  QPixmap pixmap(QSize(12, 12) * dpr);
-  pixmap.setDevicePixelRatio(dpr);
-  pixmap.fill(Qt::transparent);
-  QPainter p(&pixmap);
-  p.setRenderHint(QPainter::Antialiasing);
-  p.setPen(Qt::NoPen);
-  p.setBrush(color);
-  p.drawEllipse(QRectF(1.5, 1.5, 9, 9));
-  p.end();
-  dots_.insert(color.rgb(), pixmap);
-  return pixmap;
-}
 
 HistoryModel::HistoryModel(QObject* parent) : QAbstractTableModel(parent), now_(systemNow) {}
 
@@ -202,7 +184,7 @@ QVariant HistoryModel::data(const QModelIndex& index, int role) const {
       return {};
     case Qt::DecorationRole:
       if (column == kState)
-        return stateDot(stateColor(qstr(stateOf(run)), QApplication::palette()));
+        return icons_.dot(stateColor(qstr(stateOf(run)), QApplication::palette()));
       return {};
     case Qt::FontRole:
       if (column == kState || run.job.archived) {

@@ -4,14 +4,14 @@
 // the loss as a double), so sorting never compares display strings.
 
 #include <QAbstractTableModel>
-#include <QHash>
-#include <QPixmap>
 #include <QString>
 #include <functional>
 #include <limits>
 #include <map>
 #include <string>
 #include <vector>
+
+#include "color_icons.h"
 
 // store.h brings in the generated protobuf header, whose Inventory::slots() Qt's `slots` keyword
 // macro would eat: hide the macro while it is parsed, whatever the includer included first.
@@ -85,12 +85,10 @@ class HistoryModel : public QAbstractTableModel {
   QVariant sortValue(const RunSummary& run, int column) const;
   QVariant displayValue(const RunSummary& run, int column) const;
 
-  QPixmap stateDot(const QColor& color) const;
-
   std::vector<RunSummary> runs_;
   std::map<std::string, double> silent_agents_;  // name -> its last answer (0: never seen)
   std::function<double()> now_;
-  mutable QHash<QRgb, QPixmap> dots_;  // state dots by colour, drawn once
+  ColorIcons icons_;  // state dots, one icon a colour
 };
 
 }  // namespace ringmaster::gui
