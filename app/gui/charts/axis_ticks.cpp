@@ -55,7 +55,13 @@ std::vector<double> tickValues(double lo, double hi, double interval, double off
 }
 
 std::string tickLabelFormat(double interval, double max_abs) {
-  if (!(interval > 0) || max_abs >= 1e7 || interval < 1e-4) return "%.3g";
+  if (!(interval > 0)) return "%.3g";
+  if (max_abs >= 1e7 || interval < 1e-4) {
+    // Enough significant digits for neighbouring ticks to differ: 0.0198 +- 5e-7 read "0.0198"
+    // on every label with three.
+    const double digits = std::ceil(std::log10(std::max(max_abs, interval) / interval)) + 1;
+    return "%." + std::to_string(static_cast<int>(std::clamp(digits, 3.0, 15.0))) + "g";
+  }
   const int decimals = std::max(0, static_cast<int>(std::ceil(-std::log10(interval) - 1e-9)));
   return "%." + std::to_string(decimals) + "f";
 }

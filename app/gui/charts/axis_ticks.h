@@ -23,7 +23,8 @@ double niceTimeInterval(double span_s, int target_ticks);
 std::vector<double> tickValues(double lo, double hi, double interval, double offset = 0);
 
 // A printf format that shows every tick at `interval` apart without noise digits: "%.0f" for
-// whole numbers, "%.2f" for 0.05 steps, "%.3g" beyond 1e7 or below 1e-4.
+// whole numbers, "%.2f" for 0.05 steps, "%.Ng" beyond 1e7 or below 1e-4 with N (3 or more) the
+// significant digits that tell neighbouring ticks apart.
 std::string tickLabelFormat(double interval, double max_abs);
 
 // Elapsed time for a relative time axis: "0:05:00", "27:30:00" (hours go on past a day),

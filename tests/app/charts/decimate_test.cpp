@@ -203,6 +203,9 @@ TEST(AxisTicks, IntervalsAreOneTwoOrFiveTimesAPowerOfTen) {
   EXPECT_EQ(tickLabelFormat(200, 1e4), "%.0f");
   EXPECT_EQ(tickLabelFormat(0.5, 3), "%.1f");
   EXPECT_EQ(tickLabelFormat(1e-6, 1e-5), "%.3g");
+  // An evaluation metric barely moving: 0.019800, 0.019805, ... must not all read "0.0198".
+  EXPECT_EQ(tickLabelFormat(5e-6, 0.0198), "%.5g");
+  EXPECT_EQ(tickLabelFormat(100, 1.5e9), "%.9g");
 }
 
 }  // namespace
