@@ -90,6 +90,8 @@ struct PreflightFlags {
   std::vector<std::string> agents;  // empty: every agent of the cluster file
   bool json = false;
   bool no_links = false;  // the agents' own checks only
+  bool history = false;   // list the checks kept in the history instead
+  std::string show;       // print a kept check again: its number, or "last"
 };
 // The cluster preflight (client::runPreflight): exit 0 all clear, 1 when a problem is named.
 int runPreflightCommand(const Globals& globals, const PreflightFlags& flags);

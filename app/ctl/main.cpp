@@ -136,6 +136,10 @@ int main(int argc, char** argv) {
   preflight->add_option("AGENTS", preflight_flags.agents, "the agents to check (default: all)");
   preflight->add_flag("--json", preflight_flags.json, "JSON output");
   preflight->add_flag("--no-links", preflight_flags.no_links, "skip the link tests");
+  preflight->add_flag("--history", preflight_flags.history,
+                      "list the checks kept in the history, newest first (no agent is asked)");
+  preflight->add_option("--show", preflight_flags.show,
+                        "print a kept check again: its number (see --history) or 'last'");
 
   std::optional<double> since_days;
   auto* hardware = app.add_subcommand(

@@ -690,6 +690,9 @@ json entityJson(const hardware::HardwareEntity& e) {
           {"succeeded", e.succeeded},
           {"hangs", e.hangs},
           {"failed_first", e.failed_first},
+          {"held_back", e.held_back},
+          {"held_back_ratio", e.held_back_ratio},
+          {"held_back_jobs", e.held_back_jobs},
           {"critical_faults", e.critical_faults},
           {"xids", e.xids},
           {"memory_faults", e.memory_faults},
@@ -731,7 +734,8 @@ int runHardware(const Globals& globals, bool as_json, std::optional<double> sinc
                 since_days ? " in that time" : "");
     return kExitOk;
   }
-  Table table({"HOST / GPU", "RUNS", "FAILED", "FAILED FIRST", "HUNG", "GPU FAULTS", ""});
+  Table table(
+      {"HOST / GPU", "RUNS", "FAILED", "FAILED FIRST", "HUNG", "HELD BACK", "GPU FAULTS", ""});
   // Each host, then its GPUs under it.
   std::vector<const hardware::HardwareEntity*> rows;
   for (const auto& host : report.entities) {
@@ -748,8 +752,12 @@ int runHardware(const Globals& globals, bool as_json, std::optional<double> sinc
         e.kind == "host" ? ""
                          : countCell(e.critical_faults) +
                                (e.xids > 0 ? " (" + std::to_string(e.xids) + " XID)" : "");
+    char held_back[32] = "";
+    if (e.held_back > 0) {
+      std::snprintf(held_back, sizeof held_back, "%d (%.2fx)", e.held_back, e.held_back_ratio);
+    }
     table.add({name, std::to_string(e.runs), countCell(e.failed), countCell(e.failed_first),
-               countCell(e.hangs), faults, e.outlier ? "<- outlier" : ""});
+               countCell(e.hangs), held_back, faults, e.outlier ? "<- outlier" : ""});
   }
   std::printf("%s", table.render().c_str());
   std::printf("\n%d runs, %d failed, %d succeeded%s\n", report.runs, report.failed,

@@ -400,13 +400,23 @@ void MainWindow::checkCluster(const QStringList& agents) {
               } else {
                 preflight_->setError(QString::fromStdString(report.status().message()));
               }
+              loadKeptPreflights();
             });
+    loadKeptPreflights();
   }
   preflight_agents_ = agents;
   preflight_token_ = bridge_.preflight(agents);
   if (preflight_token_ == 0) preflight_->setError("no session: the cluster file could not be read");
   preflight_->show();
   preflight_->raise();
+}
+
+void MainWindow::loadKeptPreflights() {
+  using Kept = Result<std::vector<client::PreflightReport>>;
+  bridge_.readHistory<Kept>([](store::Reader& history) { return history.preflights(); }, preflight_,
+                            [this](Kept kept) {
+                              if (kept.isOk()) preflight_->setKeptReports(std::move(*kept));
+                            });
 }
 
 void MainWindow::connectHardware() {

@@ -57,6 +57,8 @@ class MainWindow : public QMainWindow {
 
   DashboardView* openDashboard(const QString& job_id, bool live = true);
   // The Hardware tab: its report read off the GUI thread, its runs opened, restarts without a host.
+  // The checks kept in the history, into the preflight dialog's "Earlier checks".
+  void loadKeptPreflights();
   void connectHardware();
   // Check cluster: a preflight of these agents (all when empty), shown in its dialog as it goes.
   void checkCluster(const QStringList& agents);

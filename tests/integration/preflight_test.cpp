@@ -1,8 +1,9 @@
 // The cluster preflight for real (issue 39): 4 agents in network namespaces routed through this
 // one, the path between a1 and a3 alone limited with tc tbf, and a4's state directory on a nearly
 // full 64 MiB tmpfs. `ringmasterctl preflight` must name exactly that link and that disk, within
-// 30 s on a 2-core machine; the link tests it ran are runs in the history like any other, which
-// `ringmasterctl hardware` then reads. Needs root (namespaces, tc, mount); skipped otherwise.
+// 30 s on a 2-core machine; each report is kept in the history (`preflight --history`, `--show`),
+// and its link tests stay out of `ringmasterctl hardware`. Needs root (namespaces, tc, mount);
+// skipped otherwise.
 #include <gtest/gtest.h>
 #include <sys/mount.h>
 #include <sys/statvfs.h>
@@ -113,19 +114,35 @@ TEST_F(PreflightTest, NamesExactlyTheSlowLinkAndTheFullDiskWithin30Seconds) {
             std::string::npos)
       << result.err;
 
-  // The link tests are runs like any other: the hardware report counts each host in 6 (two
-  // preflights).
+  // Each check is kept (the unknown agent's was never run), newest first, and read back whole
+  // without asking an agent.
+  result = cluster_.ctl({"preflight", "--history"});
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  std::printf("%s", result.out.c_str());
+  EXPECT_NE(result.out.find("2 problem(s): a4: "), std::string::npos) << result.out;
+  EXPECT_NE(result.out.find("all clear"), std::string::npos) << result.out;
+  result = cluster_.ctl({"preflight", "--history", "--json"});
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  const json kept = json::parse(result.out);
+  ASSERT_EQ(kept.size(), 3u) << kept.dump(2);
+  EXPECT_EQ(kept[0]["links"].size(), 0u);  // --no-links a1 a2
+  EXPECT_EQ(kept[2]["id"], out["id"]);
+  EXPECT_EQ(kept[2]["problems"], out["problems"]);
+  EXPECT_EQ(kept[2]["links"], out["links"]);
+  EXPECT_EQ(kept[2]["agents"], out["agents"]);
+  result = cluster_.ctl({"preflight", "--show", std::to_string(out["id"].get<int64_t>())});
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  EXPECT_NE(result.out.find("problem: link a1 <-> a3: "), std::string::npos) << result.out;
+  result = cluster_.ctl({"preflight", "--show", "99"});
+  EXPECT_EQ(result.exit_code, 2);
+  EXPECT_NE(result.err.find("no preflight 99 in the history"), std::string::npos) << result.err;
+
+  // The link tests are not training runs: the hardware report leaves them out.
   result = cluster_.ctl({"hardware", "--json"});
   ASSERT_EQ(result.exit_code, 0) << result.err;
   const json hardware = json::parse(result.out);
-  EXPECT_EQ(hardware["runs"], 12);
-  EXPECT_EQ(hardware["failed"], 0);
+  EXPECT_EQ(hardware["runs"], 0) << hardware.dump(2);
   EXPECT_TRUE(hardware["outliers"].empty()) << hardware.dump(2);
-  for (const auto& entity : hardware["entities"]) {
-    if (entity["kind"] == "host") {
-      EXPECT_EQ(entity["runs"], 6) << entity.dump();
-    }
-  }
 }
 
 // `ringmasterctl hardware` on a history with a planted flaky GPU says what the Hardware view

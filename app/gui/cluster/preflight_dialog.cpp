@@ -1,6 +1,9 @@
 #include "cluster/preflight_dialog.h"
 
+#include <QComboBox>
+#include <QDateTime>
 #include <QDialogButtonBox>
+#include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
 #include <QProgressBar>
@@ -29,6 +32,18 @@ QColor linkColor(double gbps, double median) {
   if (share < client::kSlowLinkShare) return QColor(0xc6, 0x28, 0x28);
   if (share < 2 * client::kSlowLinkShare) return QColor(0xb2, 0x7a, 0x12);
   return QColor(0x2e, 0x7d, 0x32);
+}
+
+QString whenText(double unix_seconds) {
+  return QDateTime::fromMSecsSinceEpoch(static_cast<qint64>(unix_seconds * 1000))
+      .toString("yyyy-MM-dd HH:mm");
+}
+
+QString checkedText(const client::PreflightReport& report) {
+  return QString("%1 agent(s) and %2 link(s) checked in %3 s.")
+      .arg(report.agents.size())
+      .arg(report.links.size())
+      .arg(report.seconds, 0, 'f', 1);
 }
 
 QTableWidgetItem* item(const QString& text) {
@@ -81,7 +96,29 @@ PreflightDialog::PreflightDialog(QWidget* parent) : QDialog(parent) {
     Q_EMIT runAgainRequested();
   });
 
+  kept_label_ = new QLabel("Earlier checks:");
+  kept_ = new QComboBox;
+  kept_->setObjectName("preflight-kept");
+  kept_->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+  kept_->setMinimumContentsLength(40);
+  kept_->setToolTip("Every check is kept in the history (ringmasterctl preflight --history)");
+  kept_label_->setBuddy(kept_);
+  kept_label_->setVisible(false);
+  kept_->setVisible(false);
+  connect(kept_, &QComboBox::activated, this, [this](int index) {
+    if (index < 0 || index >= static_cast<int>(kept_reports_.size())) return;
+    const client::PreflightReport& report = kept_reports_[static_cast<size_t>(index)];
+    showReport(report);
+    status_->setText(QString("Check %1 of %2, kept in the history: %3")
+                         .arg(report.id)
+                         .arg(whenText(report.started_at), checkedText(report)));
+  });
+  auto* kept_row = new QHBoxLayout;
+  kept_row->addWidget(kept_label_);
+  kept_row->addWidget(kept_, 1);
+
   auto* layout = new QVBoxLayout(this);
+  layout->addLayout(kept_row);
   layout->addWidget(status_);
   layout->addWidget(busy_);
   layout->addWidget(verdict_);
@@ -104,10 +141,35 @@ void PreflightDialog::setError(const QString& message) {
 void PreflightDialog::setReport(const client::PreflightReport& report) {
   busy_->setVisible(false);
   again_->setEnabled(true);
-  status_->setText(QString("%1 agent(s) and %2 link(s) checked in %3 s.")
+  status_->setText(checkedText(report));
+  showReport(report);
+}
+
+void PreflightDialog::setKeptReports(std::vector<client::PreflightReport> reports) {
+  kept_reports_ = std::move(reports);
+  const QSignalBlocker quiet(kept_);
+  kept_->clear();
+  for (const client::PreflightReport& report : kept_reports_) {
+    const QString verdict = report.problems.empty()
+                                ? QString("all clear")
+                                : QString("%1 problem(s): %2")
+                                      .arg(report.problems.size())
+                                      .arg(QString::fromStdString(report.problems.front()));
+    kept_->addItem(QString("%1 · %2 · %3 agent(s) · %4")
+                       .arg(report.id)
+                       .arg(whenText(report.started_at))
                        .arg(report.agents.size())
-                       .arg(report.links.size())
-                       .arg(report.seconds, 0, 'f', 1));
+                       .arg(verdict));
+    kept_->setItemData(kept_->count() - 1, verdict, Qt::ToolTipRole);
+    if (report.id == shown_id_) kept_->setCurrentIndex(kept_->count() - 1);
+  }
+  if (shown_id_ == 0) kept_->setCurrentIndex(-1);
+  kept_label_->setVisible(!kept_reports_.empty());
+  kept_->setVisible(!kept_reports_.empty());
+}
+
+void PreflightDialog::showReport(const client::PreflightReport& report) {
+  shown_id_ = report.id;
   QStringList lines;
   for (const std::string& problem : report.problems) {
     lines << QString("<span style='color:#ef5350'>%1 %2</span>")

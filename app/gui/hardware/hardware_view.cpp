@@ -11,12 +11,23 @@
 #include <QVBoxLayout>
 #include <map>
 
+#include "ringmaster/hardware/straggler_history.h"
 #include "table_copy.h"
 
 namespace ringmaster::gui {
 namespace {
 
-enum Column { kName, kRuns, kFailed, kFailedFirst, kHung, kFaults, kLastFault, kColumnCount };
+enum Column {
+  kName,
+  kRuns,
+  kFailed,
+  kFailedFirst,
+  kHung,
+  kHeldBack,
+  kFaults,
+  kLastFault,
+  kColumnCount
+};
 
 const QColor kOutlierColor(0xef, 0x53, 0x50);
 constexpr int kJobsRole = Qt::UserRole;  // an entity's failed runs, newest first
@@ -53,8 +64,8 @@ HardwareView::HardwareView(QWidget* parent) : QWidget(parent) {
   table_ = new QTreeWidget;
   table_->setObjectName("hardware-table");
   table_->setColumnCount(kColumnCount);
-  table_->setHeaderLabels(
-      {"Host / GPU", "Runs", "Failed", "Failed first", "Hung", "GPU faults", "Last fault"});
+  table_->setHeaderLabels({"Host / GPU", "Runs", "Failed", "Failed first", "Hung", "Held back",
+                           "GPU faults", "Last fault"});
   table_->setRootIsDecorated(true);
   table_->setUniformRowHeights(true);
   table_->setAlternatingRowColors(true);
@@ -64,8 +75,10 @@ HardwareView::HardwareView(QWidget* parent) : QWidget(parent) {
     table_->header()->setSectionResizeMode(c, QHeaderView::ResizeToContents);
   }
   table_->setToolTip(
-      "Failed: the failed runs it took part in. Failed first: those whose first failing rank "
-      "was on it. Double-click: its newest failed run.");
+      QString("Failed: the failed runs it took part in. Failed first: those whose first failing "
+              "rank was on it. Held back: runs whose slowest rank (busy time at least %1x the "
+              "median rank's) was on it. Double-click: its newest failed run.")
+          .arg(hardware::kHeldBackRatio));
   installTableCopy(table_);
 
   auto* layout = new QVBoxLayout(this);
@@ -127,6 +140,13 @@ void HardwareView::showOutliers(const hardware::HardwareReport& report) {
     text->setTextInteractionFlags(Qt::TextSelectableByMouse);
     auto* row = new QHBoxLayout(frame);
     row->addWidget(text, 1);
+    if (e.failed_jobs.empty() && !e.held_back_jobs.empty()) {
+      const QString job = QString::fromStdString(e.held_back_jobs.front());
+      auto* open = new QPushButton("Open the newest run it held back");
+      open->setToolTip(job);
+      connect(open, &QPushButton::clicked, this, [this, job] { Q_EMIT openRun(job); });
+      row->addWidget(open);
+    }
     if (!e.failed_jobs.empty()) {
       const QString job = QString::fromStdString(e.failed_jobs.front());
       const QString host = QString::fromStdString(e.host);
@@ -160,6 +180,10 @@ void HardwareView::showTable(const hardware::HardwareReport& report) {
     item->setText(kFailed, count(e.failed));
     item->setText(kFailedFirst, count(e.failed_first));
     item->setText(kHung, count(e.hangs));
+    item->setText(kHeldBack,
+                  e.held_back == 0
+                      ? QString()
+                      : QString("%1 (%2x)").arg(e.held_back).arg(e.held_back_ratio, 0, 'f', 2));
     QString faults = count(e.critical_faults);
     if (e.xids > 0) faults += QString(" (%1 XID)").arg(e.xids);
     item->setText(kFaults, faults);

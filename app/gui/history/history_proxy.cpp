@@ -2,8 +2,10 @@
 
 #include <QCollator>
 #include <QLocale>
+#include <algorithm>
 
 #include "history/history_model.h"
+#include "ringmaster/store/preflight_report.h"
 
 namespace ringmaster::gui {
 
@@ -43,9 +45,12 @@ bool HistoryProxy::filterAcceptsRow(int source_row, const QModelIndex& source_pa
           model->index(source_row, HistoryModel::kState, source_parent).data().toString())) {
     return false;
   }
-  if (words_.isEmpty()) return true;
   const QString name =
       model->index(source_row, HistoryModel::kName, source_parent).data().toString();
+  if (name.startsWith(QLatin1String(store::kPreflightJobPrefix)) && !showsLinkTests()) {
+    return false;
+  }
+  if (words_.isEmpty()) return true;
   const QString id =
       model->index(source_row, HistoryModel::kJobId, source_parent).data().toString();
   const QString state =
@@ -57,6 +62,13 @@ bool HistoryProxy::filterAcceptsRow(int source_row, const QModelIndex& source_pa
     }
   }
   return true;
+}
+
+bool HistoryProxy::showsLinkTests() const {
+  const QLatin1String prefix(store::kPreflightJobPrefix);
+  return std::any_of(words_.begin(), words_.end(), [&](const QString& word) {
+    return prefix.contains(word, Qt::CaseInsensitive);
+  });
 }
 
 bool HistoryProxy::lessThan(const QModelIndex& left, const QModelIndex& right) const {

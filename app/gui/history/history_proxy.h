@@ -4,7 +4,9 @@
 // without a value (no loss reported) sort last in either order. The filter is a list of words,
 // each of which must occur (case-insensitively) in the run's name, job id or state:
 // "resnet failed" shows the failed resnet runs. A state filter (the History's state box) keeps
-// only runs in one of the given states. Archived runs show only when asked for.
+// only runs in one of the given states. Archived runs show only when asked for. A preflight's
+// link tests (dozens to thousands of seconds-long jobs: the Cluster view's Check cluster keeps
+// their report) show only when a filter word names them ("preflight", "link").
 
 #include <QSortFilterProxyModel>
 #include <QStringList>
@@ -24,6 +26,8 @@ class HistoryProxy : public QSortFilterProxyModel {
   // Archived runs are left out unless shown (HistoryModel::kArchivedRole).
   void setShowArchived(bool show);
   bool showsArchived() const { return show_archived_; }
+  // Whether a filter word names the preflight link tests, which are listed only then.
+  bool showsLinkTests() const;
 
  protected:
   bool filterAcceptsRow(int source_row, const QModelIndex& source_parent) const override;

@@ -271,12 +271,22 @@ void HistoryView::updateActions() {
                                : tr("Remove the selected runs and everything recorded of them "
                                     "(asks first; Undo is offered for %1 s)")
                                      .arg(undo_timer_->interval() / 1000));
-  const int total = model_->rowCount();
+  // A preflight's link tests are not counted as runs unless searched for: 2,016 of them would
+  // make "2,020 runs (4 shown)" of four training runs.
+  int link_tests = 0;
+  for (const RunSummary& run : model_->runs()) link_tests += store::isPreflightJob(run.job.name);
+  const int total = model_->rowCount() - (proxy_->showsLinkTests() ? 0 : link_tests);
   const int shown = proxy_->rowCount();
   QString text = total == 1 ? tr("1 run") : tr("%1 runs").arg(total);
   if (shown != total) text += tr(" (%1 shown)").arg(shown);
   if (selected > 0) text += tr(", %1 selected").arg(selected);
+  const bool hidden_tests = link_tests > 0 && !proxy_->showsLinkTests();
+  if (hidden_tests) text += tr(" · %1 link tests hidden").arg(link_tests);
   count_->setText(text);
+  count_->setToolTip(hidden_tests ? tr("The cluster preflight's link tests are not listed: search "
+                                       "\"preflight\" to list them. Cluster › Check cluster shows "
+                                       "each check's report.")
+                                  : QString());
 }
 
 QString HistoryView::runLabel(const QString& job_id) const {

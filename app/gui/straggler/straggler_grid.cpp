@@ -10,63 +10,20 @@ namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
-// REQUIRES: !values.empty(). Reorders values.
-double medianOf(std::vector<double>& values) {
-  const size_t mid = values.size() / 2;
-  std::nth_element(values.begin(), values.begin() + mid, values.end());
-  const double upper = values[mid];
-  if (values.size() % 2 == 1) return upper;
-  const double lower = *std::max_element(values.begin(), values.begin() + mid);
-  return (lower + upper) / 2;
-}
-
-// ranks*columns, rank-major: each rank's mean step time in each column of [x0, x1]; NaN where it
-// has none. With drop_slowest, a column of three or more steps leaves out its slowest one.
-std::vector<double> columnMeans(const std::vector<const metrics::Series*>& step_time_by_rank,
-                                metrics::Axis axis, double x0, double x1, int columns,
-                                bool drop_slowest) {
-  std::vector<double> means(step_time_by_rank.size() * columns, kNaN);
+// ranks*columns, rank-major: each rank's steps in each column of [x0, x1].
+std::vector<metrics::StepColumn> stepColumns(
+    const std::vector<const metrics::Series*>& step_time_by_rank, metrics::Axis axis, double x0,
+    double x1, int columns) {
+  std::vector<metrics::StepColumn> out(step_time_by_rank.size() * columns);
   for (size_t r = 0; r < step_time_by_rank.size(); ++r) {
     const metrics::Series* series = step_time_by_rank[r];
     if (series == nullptr || series->empty()) continue;
     const std::vector<metrics::Series::Column> cols = series->columns(axis, x0, x1, columns);
     for (int c = 0; c < columns && c < static_cast<int>(cols.size()); ++c) {
-      const metrics::Series::Column& col = cols[c];
-      if (col.count == 0) continue;
-      const bool drop = drop_slowest && col.count >= 3;
-      means[r * columns + c] = drop ? (col.sum - col.max) / static_cast<double>(col.count - 1)
-                                    : col.sum / static_cast<double>(col.count);
+      out[r * columns + c] = {cols[c].count, cols[c].sum, cols[c].max};
     }
   }
-  return means;
-}
-
-// Divides each column's means by their median across ranks (in place: NaN where the median is not
-// positive, 1 where every rank is at zero); returns the medians.
-std::vector<double> divideByColumnMedian(std::vector<double>& values, int ranks, int columns) {
-  std::vector<double> medians(columns, kNaN);
-  std::vector<double> present;
-  present.reserve(ranks);
-  for (int c = 0; c < columns; ++c) {
-    present.clear();
-    for (int r = 0; r < ranks; ++r) {
-      const double m = values[static_cast<size_t>(r) * columns + c];
-      if (std::isfinite(m)) present.push_back(m);
-    }
-    if (present.empty()) continue;
-    const double median = medianOf(present);
-    medians[c] = median;
-    for (int r = 0; r < ranks; ++r) {
-      double& v = values[static_cast<size_t>(r) * columns + c];
-      if (!std::isfinite(v)) continue;
-      if (median > 0) {
-        v /= median;
-      } else {
-        v = v == median ? 1.0 : kNaN;  // all zero: nobody is slower than anybody
-      }
-    }
-  }
-  return medians;
+  return out;
 }
 
 bool badRange(double x0, double x1, int columns) {
@@ -83,9 +40,15 @@ StragglerGrid computeStragglerGrid(const std::vector<const metrics::Series*>& st
   grid.x1 = x1;
   if (badRange(x0, x1, columns)) return grid;
   grid.columns = columns;
-  grid.mean = columnMeans(step_time_by_rank, axis, x0, x1, columns, /*drop_slowest=*/false);
+  // The cells show plain means: a hiccup is visible where it happened.
+  const std::vector<metrics::StepColumn> steps =
+      stepColumns(step_time_by_rank, axis, x0, x1, columns);
+  grid.mean.assign(steps.size(), kNaN);
+  for (size_t i = 0; i < steps.size(); ++i) {
+    if (steps[i].count > 0) grid.mean[i] = steps[i].sum / static_cast<double>(steps[i].count);
+  }
   grid.ratio = grid.mean;
-  grid.median = divideByColumnMedian(grid.ratio, grid.ranks, columns);
+  grid.median = metrics::divideByColumnMedian(grid.ratio, grid.ranks, columns);
   grid.rank_ratio.assign(grid.ranks, kNaN);
 
   for (int r = 0; r < grid.ranks; ++r) {
@@ -109,24 +72,9 @@ StragglerGrid computeStragglerGrid(const std::vector<const metrics::Series*>& st
 
 StragglerVerdict stragglerVerdict(const std::vector<const metrics::Series*>& step_time_by_rank,
                                   metrics::Axis axis, double x0, double x1, int columns) {
-  StragglerVerdict verdict;
-  if (badRange(x0, x1, columns)) return verdict;
-  const int ranks = static_cast<int>(step_time_by_rank.size());
-  std::vector<double> ratio =
-      columnMeans(step_time_by_rank, axis, x0, x1, columns, /*drop_slowest=*/true);
-  divideByColumnMedian(ratio, ranks, columns);
-  std::vector<double> mine;
-  for (int r = 0; r < ranks; ++r) {
-    mine.clear();
-    for (int c = 0; c < columns; ++c) {
-      const double v = ratio[static_cast<size_t>(r) * columns + c];
-      if (!std::isnan(v)) mine.push_back(v);
-    }
-    if (mine.empty()) continue;
-    const double median = medianOf(mine);
-    if (verdict.rank < 0 || median > verdict.ratio) verdict = {r, median};
-  }
-  return verdict;
+  if (badRange(x0, x1, columns)) return {};
+  return metrics::stragglerVerdictOf(stepColumns(step_time_by_rank, axis, x0, x1, columns),
+                                     static_cast<int>(step_time_by_rank.size()), columns);
 }
 
 void stragglerDataRange(const std::vector<const metrics::Series*>& step_time_by_rank,

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "ringmaster/metrics/series.h"
+#include "ringmaster/metrics/straggler.h"
 
 namespace ringmaster::gui {
 
@@ -32,15 +33,9 @@ struct StragglerGrid {
   double columnEnd(int column) const { return x0 + (x1 - x0) * (column + 1) / columns; }
 };
 
-// Who holds the others back over [x0, x1], told apart from a busy host's hiccups. A rank's value
-// in a column is its mean step time without its one slowest step there (a step descheduled once
-// is not a straggler); its ratio there is that value over the column's median across ranks; and
-// its verdict ratio is the median of its column ratios (a few bad columns are not one either). A
-// rank slowed for good is named once it is slow in half the columns; one slow now and then never.
-struct StragglerVerdict {
-  int rank = -1;     // the rank with the highest ratio; -1 when no rank has data
-  double ratio = 0;  // e.g. 1.8 = 80% slower than the median
-};
+// Who holds the others back over [x0, x1], told apart from a busy host's hiccups: the rule of
+// ringmaster/metrics/straggler.h (the hardware history's too) over `columns` columns of x.
+using metrics::StragglerVerdict;
 StragglerVerdict stragglerVerdict(const std::vector<const metrics::Series*>& step_time_by_rank,
                                   metrics::Axis axis, double x0, double x1, int columns);
 

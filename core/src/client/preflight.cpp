@@ -4,9 +4,12 @@
 #include <cmath>
 #include <cstdio>
 #include <map>
+#include <memory>
+#include <random>
 #include <set>
 
 #include "ringmaster/job/spec.h"
+#include "ringmaster/store/store.h"
 #include "ringmaster/util/wall_clock.h"
 
 namespace ringmaster::client {
@@ -168,6 +171,21 @@ void runRound(ClusterClient& cluster, const std::vector<std::pair<int, int>>& pa
   }
 }
 
+// Into the history, through the process's one writer; waits until it is written, so that a
+// list read next shows it. A failure to store it is the writer's to report (its next flush):
+// the check itself is still whole in `report`.
+void keep(ClusterClient& cluster, PreflightReport& report) {
+  Result<store::BatchWriter*> writer = cluster.writer();
+  if (!writer.isOk()) return;
+  auto id = std::make_shared<int64_t>(0);
+  (*writer)->enqueueWrite([copy = report, id](store::Writer& history) -> Status {
+    RM_ASSIGN_OR_RETURN(*id, history.recordPreflight(copy));
+    return Status::ok();
+  });
+  (*writer)->waitWritten();
+  report.id = *id;
+}
+
 }  // namespace
 
 std::vector<std::vector<std::pair<int, int>>> pairRounds(int n) {
@@ -187,6 +205,40 @@ std::vector<std::vector<std::pair<int, int>>> pairRounds(int n) {
     std::sort(pairs.begin(), pairs.end());
     rounds.push_back(std::move(pairs));
     std::rotate(circle.begin() + 1, circle.end() - 1, circle.end());
+  }
+  return rounds;
+}
+
+std::vector<std::vector<std::pair<int, int>>> linkRounds(int n, uint64_t seed) {
+  if (n <= kAllPairsUpTo) return pairRounds(n);
+  std::set<std::pair<int, int>> chosen;
+  std::vector<std::vector<std::pair<int, int>>> rounds;
+  auto add = [&](std::vector<std::pair<int, int>>& round, int a, int b) {
+    const std::pair<int, int> pair(std::min(a, b), std::max(a, b));
+    if (chosen.insert(pair).second) round.push_back(pair);
+  };
+  // The ring: edge i joins i and i+1. Even edges, then odd ones, share no agent; for odd n the
+  // closing edge (n-1, 0) meets edge 0 and edge n-2 and gets a round of its own.
+  std::vector<std::pair<int, int>> even, odd, closing;
+  for (int i = 0; i < n; ++i) {
+    if (i == n - 1 && n % 2 == 1) {
+      add(closing, i, 0);
+    } else {
+      add(i % 2 == 0 ? even : odd, i, (i + 1) % n);
+    }
+  }
+  for (auto* round : {&even, &odd, &closing}) {
+    if (!round->empty()) rounds.push_back(std::move(*round));
+  }
+  std::mt19937_64 random(seed);
+  std::vector<int> order(static_cast<size_t>(n));
+  for (int i = 0; i < n; ++i) order[static_cast<size_t>(i)] = i;
+  for (int r = 0; r < kSampledRounds; ++r) {
+    std::shuffle(order.begin(), order.end(), random);
+    std::vector<std::pair<int, int>> round;
+    for (size_t i = 0; i + 1 < order.size(); i += 2) add(round, order[i], order[i + 1]);
+    std::sort(round.begin(), round.end());
+    rounds.push_back(std::move(round));
   }
   return rounds;
 }
@@ -218,13 +270,37 @@ std::vector<std::string> preflightVerdict(const PreflightReport& report,
     }
   }
   std::vector<const LinkCheck*> slow;
+  // Per agent: its measured links, and the slow ones among them.
+  std::map<std::string, std::pair<int, std::vector<double>>> by_agent;
   for (const LinkCheck& link : report.links) {
     if (!link.error.empty()) {
       problems.push_back("link " + link.a + " <-> " + link.b + ": no result: " + link.error);
-    } else if (report.median_gbps > 0 && link.gbps < options.slow_link_share * report.median_gbps) {
-      slow.push_back(&link);
+      continue;
     }
+    const bool is_slow =
+        report.median_gbps > 0 && link.gbps < options.slow_link_share * report.median_gbps;
+    for (const std::string* end : {&link.a, &link.b}) {
+      auto& [measured, slow_rates] = by_agent[*end];
+      ++measured;
+      if (is_slow) slow_rates.push_back(link.gbps);
+    }
+    if (is_slow) slow.push_back(&link);
   }
+  std::set<std::string> slow_hosts;
+  for (const auto& [agent, links] : by_agent) {
+    const auto& [measured, slow_rates] = links;
+    if (measured < 2 || static_cast<int>(slow_rates.size()) < measured) continue;
+    slow_hosts.insert(agent);
+    const auto [low, high] = std::minmax_element(slow_rates.begin(), slow_rates.end());
+    problems.push_back(agent + ": every link slow (" + std::to_string(measured) + " of " +
+                       std::to_string(measured) + ", " + number("%.3g", *low) + "-" +
+                       number("%.3g", *high) + " GB/s, the median pair " +
+                       number("%.3g", report.median_gbps) +
+                       " GB/s): its network interface or its switch port");
+  }
+  std::erase_if(slow, [&](const LinkCheck* link) {
+    return slow_hosts.contains(link->a) || slow_hosts.contains(link->b);
+  });
   std::sort(slow.begin(), slow.end(),
             [](const auto* a, const auto* b) { return a->gbps < b->gbps; });
   for (const LinkCheck* link : slow) {
@@ -256,6 +332,7 @@ Result<PreflightReport> runPreflight(ClusterClient& cluster, const PreflightOpti
     if (options.progress) options.progress(what);
   };
   PreflightReport report;
+  report.started_at = start;
   say("checking " + std::to_string(names.size()) + " agent(s)");
   std::vector<std::string> reachable;
   for (const std::string& name : names) {
@@ -263,12 +340,18 @@ Result<PreflightReport> runPreflight(ClusterClient& cluster, const PreflightOpti
     if (report.agents.back().error.empty()) reachable.push_back(name);
   }
   if (options.links) {
-    const auto rounds = pairRounds(static_cast<int>(reachable.size()));
+    const auto rounds =
+        linkRounds(static_cast<int>(reachable.size()), static_cast<uint64_t>(start * 1000));
     for (size_t r = 0; r < rounds.size(); ++r) {
       std::string pairs;
-      for (const auto& [i, j] : rounds[r]) {
+      constexpr size_t kPairsNamed = 4;  // a round of 1,000 agents has 500 pairs
+      for (size_t p = 0; p < std::min(rounds[r].size(), kPairsNamed); ++p) {
+        const auto& [i, j] = rounds[r][p];
         pairs += (pairs.empty() ? "" : ", ") + reachable[static_cast<size_t>(i)] + " <-> " +
                  reachable[static_cast<size_t>(j)];
+      }
+      if (rounds[r].size() > kPairsNamed) {
+        pairs += " (+" + std::to_string(rounds[r].size() - kPairsNamed) + " more)";
       }
       say("link tests, round " + std::to_string(r + 1) + " of " + std::to_string(rounds.size()) +
           ": " + pairs);
@@ -286,6 +369,7 @@ Result<PreflightReport> runPreflight(ClusterClient& cluster, const PreflightOpti
   }
   report.problems = preflightVerdict(report, options);
   report.seconds = unixSeconds() - start;
+  keep(cluster, report);
   return report;
 }
 

@@ -3,14 +3,18 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <cstdio>
 #include <map>
 #include <set>
+
+#include "ringmaster/hardware/straggler_history.h"
 
 namespace ringmaster::hardware {
 namespace {
 
 constexpr double kOutlierPValue = 0.01;
 constexpr int kOutlierMinFailed = 2;
+constexpr int kOutlierMinHeldBack = 2;
 
 // log C(n, k)
 double logChoose(int n, int k) {
@@ -30,9 +34,9 @@ double upperTail(int total, int failed, int n, int k) {
 }
 
 // P(X >= k) for X the number of successes of independent trials with these chances
-// (Poisson binomial): how likely an entity is to be the first to fail k times by chance, when in
-// each failed run its ranks were that share of the run's ranks.
-double firstFailureTail(const std::vector<double>& shares, int k) {
+// (Poisson binomial): how likely an entity is to be the first to fail (or the one that held the
+// others back) k times by chance, when in each such run its ranks were that share of the run's.
+double byChanceTail(const std::vector<double>& shares, int k) {
   std::vector<double> p(shares.size() + 1, 0.0);  // p[j]: chance of j successes so far
   p[0] = 1;
   for (size_t t = 0; t < shares.size(); ++t) {
@@ -57,6 +61,13 @@ std::string gpuTitle(const HardwareEntity& e) {
 
 std::string outlierText(const HardwareEntity& e, const HardwareReport& report) {
   std::string out = e.kind == "gpu" ? gpuTitle(e) : "host " + e.id;
+  if (e.held_back >= kOutlierMinHeldBack && e.failed < kOutlierMinFailed) {
+    char ratio[16];
+    std::snprintf(ratio, sizeof ratio, "%.2f", e.held_back_ratio);
+    return out + " held the others back in " + std::to_string(e.held_back) + " of its " +
+           std::to_string(e.runs) + " runs (up to " + ratio +
+           "x the median rank's busy time): it is slow, not failing";
+  }
   if (e.failed > 0) {
     out += " was in " + std::to_string(e.failed) + " of the " + std::to_string(report.failed) +
            " failed runs and in " + std::to_string(e.succeeded) + " of " +
@@ -70,6 +81,9 @@ std::string outlierText(const HardwareEntity& e, const HardwareReport& report) {
            std::to_string(e.failed_first);
   }
   if (e.hangs > 0) out += "; " + std::to_string(e.hangs) + " of those runs hung";
+  if (e.held_back > 0) {
+    out += "; it held the others back in " + std::to_string(e.held_back) + " of its runs";
+  }
   if (e.critical_faults > 0) {
     out += "; " + std::to_string(e.critical_faults) + " critical GPU fault" +
            (e.critical_faults == 1 ? "" : "s") + " under its ranks, the last: " + e.last_fault;
@@ -121,7 +135,9 @@ Result<std::vector<HardwareRun>> hardwareRuns(store::Reader& history, double sin
   RM_ASSIGN_OR_RETURN(auto jobs, history.jobs());
   std::vector<HardwareRun> runs;
   for (const store::JobRow& job : jobs) {
-    if (job.submitted_at < since) continue;
+    // A preflight's link tests are seconds-long checks, not training runs: counted, they would
+    // make every host look well proven (a 64-agent check ran 2,016 of them).
+    if (job.submitted_at < since || store::isPreflightJob(job.name)) continue;
     RM_ASSIGN_OR_RETURN(auto events, history.events(job.job_id));
     for (uint32_t attempt = 0; attempt <= job.attempt; ++attempt) {
       RM_ASSIGN_OR_RETURN(auto ranks, history.ranks(job.job_id, attempt));
@@ -160,6 +176,14 @@ Result<std::vector<HardwareRun>> hardwareRuns(store::Reader& history, double sin
           run.outcome = "running";
         }
       }
+      if (run.places.size() >= 2) {
+        RM_ASSIGN_OR_RETURN(const metrics::StragglerVerdict slowest,
+                            attemptStraggler(history, job.job_id, attempt));
+        if (slowest.rank >= 0 && slowest.ratio >= kHeldBackRatio) {
+          run.straggler = placeOfRank(slowest.rank);
+          run.straggler_ratio = slowest.ratio;
+        }
+      }
       runs.push_back(std::move(run));
     }
   }
@@ -192,6 +216,7 @@ HardwareReport hardwareReport(const std::vector<HardwareRun>& runs) {
   };
 
   std::map<HardwareEntity*, std::vector<double>> first_shares;  // per failed run it was in
+  std::map<HardwareEntity*, std::vector<double>> held_shares;   // per run someone held back
   for (const HardwareRun& run : runs) {
     const bool failed = run.outcome == "failed", succeeded = run.outcome == "succeeded";
     report.runs += 1;
@@ -228,6 +253,26 @@ HardwareReport hardwareReport(const std::vector<HardwareRun>& runs) {
         first_shares[e].push_back(static_cast<double>(count) / run.places.size());
       }
     }
+    if (run.straggler >= 0 && run.straggler < static_cast<int>(run.places.size())) {
+      const HardwareRun::Place& place = run.places[static_cast<size_t>(run.straggler)];
+      for (HardwareEntity* e : {&hostEntity(place.host), gpuEntity(place)}) {
+        if (e == nullptr) continue;
+        e->held_back += 1;
+        e->held_back_ratio = std::max(e->held_back_ratio, run.straggler_ratio);
+        if (std::find(e->held_back_jobs.begin(), e->held_back_jobs.end(), run.job_id) ==
+            e->held_back_jobs.end()) {
+          e->held_back_jobs.push_back(run.job_id);
+        }
+      }
+      std::map<HardwareEntity*, int> ranks_on;  // by chance, any rank is as likely to be slowest
+      for (const HardwareRun::Place& p : run.places) {
+        ranks_on[&hostEntity(p.host)] += 1;
+        if (HardwareEntity* gpu = gpuEntity(p)) ranks_on[gpu] += 1;
+      }
+      for (const auto& [e, count] : ranks_on) {
+        held_shares[e].push_back(static_cast<double>(count) / run.places.size());
+      }
+    }
     for (const HardwareRun::Fault& fault : run.faults) {
       if (fault.place < 0) continue;
       HardwareEntity* gpu = gpuEntity(run.places[static_cast<size_t>(fault.place)]);
@@ -247,8 +292,11 @@ HardwareReport hardwareReport(const std::vector<HardwareRun>& runs) {
     // Either way of standing out: in more failed runs than chance puts it in, or failing first
     // in more of them than its share of their ranks.
     const double in_failed = total > 0 ? upperTail(total, report.failed, n, e.failed) : 1;
-    e.p_value = std::min(in_failed, firstFailureTail(first_shares[&e], e.failed_first));
-    const bool unlikely = e.failed >= kOutlierMinFailed && e.p_value < kOutlierPValue;
+    const double failure_p = std::min(in_failed, byChanceTail(first_shares[&e], e.failed_first));
+    const double held_p = byChanceTail(held_shares[&e], e.held_back);
+    e.p_value = std::min(failure_p, held_p);
+    const bool unlikely = (e.failed >= kOutlierMinFailed && failure_p < kOutlierPValue) ||
+                          (e.held_back >= kOutlierMinHeldBack && held_p < kOutlierPValue);
     e.outlier = unlikely || (e.kind == "gpu" && e.critical_faults > 0);
     if (e.kind == "gpu" && e.outlier) hosts_explained.insert(e.host);
   }

@@ -162,6 +162,15 @@ Status Database::prepareAll() {
        "ORDER BY rank"},
       {&series_extent_, "SELECT min(step), max(step), count(*) FROM metrics WHERE series_id = ?1"},
       {&series_points_, "SELECT step, value, time FROM metrics WHERE series_id = ?1 ORDER BY seq"},
+      // Each an index seek, however long the series (pointsFrom's binary search).
+      {&series_seq_bounds_,
+       "SELECT (SELECT min(seq) FROM metrics WHERE series_id = ?1), "
+       "(SELECT max(seq) FROM metrics WHERE series_id = ?1)"},
+      {&series_point_at_,
+       "SELECT seq, step FROM metrics WHERE series_id = ?1 AND seq >= ?2 ORDER BY seq LIMIT 1"},
+      {&series_points_from_,
+       "SELECT step, value, time FROM metrics WHERE series_id = ?1 AND seq >= ?2 ORDER BY seq "
+       "LIMIT ?3"},
       {&select_job_series_,
        "SELECT id, attempt, rank, name FROM series WHERE job_id = ?1 ORDER BY attempt, rank, name"},
       {&next_health_agent_, "SELECT agent FROM health WHERE agent > ?1 ORDER BY agent LIMIT 1"},

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "ringmaster/job/job_model.h"
+#include "ringmaster/store/preflight_report.h"
 #include "ringmaster/store/rows.h"
 #include "store/metric_batch.h"
 #include "store/sqlite_util.h"
@@ -90,6 +91,9 @@ class Database {
   Result<std::vector<SeriesRow>> jobSeries(const std::string& job_id);
   Status forEachPoint(int64_t series_id,
                       const std::function<void(int64_t step, double value, double time)>& point);
+  Status forEachPointFrom(
+      int64_t series_id, int64_t step, int count,
+      const std::function<void(int64_t step, double value, double time)>& point);
   Result<std::vector<SeriesPoint>> series(const std::string& job_id, uint32_t attempt, int rank,
                                           const std::string& name, int buckets);
   Result<std::vector<HealthRow>> latestHealth();
@@ -98,6 +102,8 @@ class Database {
   Result<std::vector<EventRow>> events(const std::string& job_id);
   Result<int64_t> countMetrics(const std::string& job_id);
   Result<std::vector<HostRecord>> hostRecords(double since);
+  Result<int64_t> recordPreflight(const PreflightReport& report);  // preflights.cpp
+  Result<std::vector<PreflightReport>> preflights(int limit, int64_t id);
 
   sqlite3* connection() const { return db_.get(); }  // for BatchWriter's WalCheckpointer
   const std::string& path() const { return path_; }
@@ -151,8 +157,9 @@ class Database {
       select_cursor_, select_fold_, save_fold_, set_attempt_state_, record_submission_,
       record_agent_, select_agents_, select_jobs_, select_job_exact_, select_job_prefix_,
       select_job_attempt_, select_max_rank_attempt_, select_ranks_, series_extent_, series_points_,
-      select_job_series_, next_health_agent_, latest_health_, health_range_, select_events_,
-      count_all_metrics_, count_job_metrics_, host_records_;
+      series_seq_bounds_, series_point_at_, series_points_from_, select_job_series_,
+      next_health_agent_, latest_health_, health_range_, select_events_, count_all_metrics_,
+      count_job_metrics_, host_records_;
   // The metric values of the open write transaction, inserted at its end (insertAll()).
   MetricBatch metric_batch_;
   // metrics() statements by which filters are set (bit 0 job, 1 rank, 2 name, 3 attempt).

@@ -38,6 +38,11 @@ Status Reader::forEachPoint(
     int64_t series_id, const std::function<void(int64_t step, double value, double time)>& point) {
   return db_->forEachPoint(series_id, point);
 }
+Status Reader::forEachPointFrom(
+    int64_t series_id, int64_t step, int count,
+    const std::function<void(int64_t step, double value, double time)>& point) {
+  return db_->forEachPointFrom(series_id, step, count, point);
+}
 Result<std::vector<SeriesPoint>> Reader::series(const std::string& job_id, uint32_t attempt,
                                                 int rank, const std::string& name, int buckets) {
   return db_->series(job_id, attempt, rank, name, buckets);
@@ -52,6 +57,10 @@ Result<std::vector<EventRow>> Reader::events(const std::string& job_id) {
 }
 Result<std::vector<HostRecord>> Reader::hostRecords(double since) {
   return db_->hostRecords(since);
+}
+
+Result<std::vector<PreflightReport>> Reader::preflights(int limit, int64_t id) {
+  return db_->preflights(limit, id);
 }
 
 Result<int64_t> Reader::countMetrics(const std::string& job_id) {

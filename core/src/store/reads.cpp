@@ -263,6 +263,47 @@ Status Database::forEachPoint(
   return Status::ok();
 }
 
+Status Database::forEachPointFrom(
+    int64_t series_id, int64_t step, int count,
+    const std::function<void(int64_t step, double value, double time)>& point) {
+  const std::string what = "reading series " + std::to_string(series_id);
+  int64_t lo = 0, hi = 0;  // the first seq whose point is at `step` or later is in [lo, hi]
+  {
+    ScopedReset reset(series_seq_bounds_);
+    series_seq_bounds_.bindInt64(1, series_id);
+    const int rc = series_seq_bounds_.step();
+    if (rc != SQLITE_ROW) return error(rc, what);
+    if (series_seq_bounds_.columnIsNull(0)) return Status::ok();  // no point at all
+    lo = series_seq_bounds_.columnInt64(0);
+    hi = series_seq_bounds_.columnInt64(1) + 1;  // past the end: no point that late
+  }
+  while (lo < hi) {
+    const int64_t mid = lo + (hi - lo) / 2;
+    ScopedReset reset(series_point_at_);
+    series_point_at_.bindInt64(1, series_id);
+    series_point_at_.bindInt64(2, mid);
+    const int rc = series_point_at_.step();
+    if (rc == SQLITE_DONE || (rc == SQLITE_ROW && series_point_at_.columnInt64(1) >= step)) {
+      hi = mid;
+    } else if (rc == SQLITE_ROW) {
+      lo = series_point_at_.columnInt64(0) + 1;
+    } else {
+      return error(rc, what);
+    }
+  }
+  ScopedReset reset(series_points_from_);
+  series_points_from_.bindInt64(1, series_id);
+  series_points_from_.bindInt64(2, lo);
+  series_points_from_.bindInt64(3, count);
+  int rc;
+  while ((rc = series_points_from_.step()) == SQLITE_ROW) {
+    point(series_points_from_.columnInt64(0), series_points_from_.columnValue(1),
+          series_points_from_.columnDouble(2));
+  }
+  if (rc != SQLITE_DONE) return error(rc, what);
+  return Status::ok();
+}
+
 Result<std::vector<SeriesPoint>> Database::series(const std::string& job_id, uint32_t attempt,
                                                   int rank, const std::string& name, int buckets) {
   if (buckets < 1 || buckets > kMaxBuckets) {

@@ -204,6 +204,60 @@ ALTER TABLE jobs ADD COLUMN deleted_at REAL NOT NULL DEFAULT 0;
 ALTER TABLE jobs ADD COLUMN fold BLOB;
 ALTER TABLE jobs ADD COLUMN restarts_left INTEGER NOT NULL DEFAULT -1;
 )sql"},
+    // A cluster preflight's report (store/preflight_report.h): its link tests are jobs like any
+    // other, but the matrix and the verdict existed only on the screen that ran it.
+    {11, "cluster preflight reports", R"sql(
+CREATE TABLE preflights(
+  id INTEGER PRIMARY KEY,
+  started_at REAL NOT NULL,
+  seconds REAL NOT NULL DEFAULT 0,
+  median_gbps REAL NOT NULL DEFAULT 0
+);
+CREATE TABLE preflight_agents(
+  preflight_id INTEGER NOT NULL,
+  position INTEGER NOT NULL,
+  agent TEXT NOT NULL,
+  error TEXT NOT NULL DEFAULT '',
+  cpus INTEGER NOT NULL DEFAULT 0,
+  load1 REAL NOT NULL DEFAULT 0,
+  memory_total INTEGER NOT NULL DEFAULT 0,
+  memory_used INTEGER NOT NULL DEFAULT 0,
+  state_dir TEXT NOT NULL DEFAULT '',
+  disk_free INTEGER NOT NULL DEFAULT 0,
+  disk_total INTEGER NOT NULL DEFAULT 0,
+  clock_offset_s REAL NOT NULL DEFAULT 0,
+  round_trip_ms REAL NOT NULL DEFAULT 0,
+  gpus INTEGER NOT NULL DEFAULT 0,
+  PRIMARY KEY(preflight_id, position)
+) WITHOUT ROWID;
+CREATE TABLE preflight_gpu_faults(
+  preflight_id INTEGER NOT NULL,
+  agent_position INTEGER NOT NULL,
+  position INTEGER NOT NULL,
+  gpu INTEGER NOT NULL,
+  severity INTEGER NOT NULL,             -- hardware::FaultSeverity
+  kind TEXT NOT NULL,
+  text TEXT NOT NULL,
+  PRIMARY KEY(preflight_id, agent_position, position)
+) WITHOUT ROWID;
+CREATE TABLE preflight_links(
+  preflight_id INTEGER NOT NULL,
+  position INTEGER NOT NULL,
+  a TEXT NOT NULL,
+  b TEXT NOT NULL,
+  job_id TEXT NOT NULL DEFAULT '',
+  error TEXT NOT NULL DEFAULT '',
+  gbps REAL NOT NULL DEFAULT 0,
+  latency_us REAL NOT NULL DEFAULT 0,
+  PRIMARY KEY(preflight_id, position)
+) WITHOUT ROWID;
+CREATE TABLE preflight_problems(
+  preflight_id INTEGER NOT NULL,
+  position INTEGER NOT NULL,
+  text TEXT NOT NULL,
+  PRIMARY KEY(preflight_id, position)
+) WITHOUT ROWID;
+)sql"},
 };
 
 Result<int> userVersion(Connection& db) {

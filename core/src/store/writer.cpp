@@ -64,6 +64,9 @@ Status Writer::recordWatchEvent(const EventRow& event) { return db_->recordWatch
 Status Writer::recordSlurmJob(const SlurmJobRow& row) {
   return db_->durably([&] { return db_->recordSlurmJob(row); });
 }
+Result<int64_t> Writer::recordPreflight(const PreflightReport& report) {
+  return db_->durably([&] { return db_->recordPreflight(report); });
+}
 Status Writer::endUnfinishedJob(const std::string& job_id, const std::string& state, double at) {
   return db_->durably([&] { return db_->endUnfinishedJob(job_id, state, at); });
 }

@@ -9,6 +9,7 @@
 #include <QApplication>
 #include <QClipboard>
 #include <QColor>
+#include <QComboBox>
 #include <QDir>
 #include <QElapsedTimer>
 #include <QHeaderView>
@@ -452,6 +453,38 @@ TEST_F(ClusterViewTest, PreflightDialogShowsTheVerdictAgentsAndTheLinkHeatMap) {
   EXPECT_EQ(dialog.linkMatrix()->item(0, 2)->text(), "0.11");
   EXPECT_EQ(dialog.linkMatrix()->item(2, 0)->background().color(), QColor(0xc6, 0x28, 0x28));
   EXPECT_EQ(dialog.linkMatrix()->item(0, 1)->background().color(), QColor(0x2e, 0x7d, 0x32));
+  EXPECT_FALSE(dialog.keptChecks()->isVisibleTo(&dialog));  // none kept yet
+
+  // The history keeps every check: this one (id 7) and last night's, where all was clear.
+  report.id = 7;
+  report.started_at = 1790000000;
+  dialog.setReport(report);
+  client::PreflightReport earlier = report;
+  earlier.id = 6;
+  earlier.started_at = report.started_at - 8 * 3600;
+  earlier.problems.clear();
+  earlier.agents[1].gpu_faults.clear();
+  for (client::LinkCheck& link : earlier.links) {
+    if (link.a == "gpu01" && link.b == "gpu03") link.gbps = 1.12;  // fine then
+  }
+  dialog.setKeptReports({report, earlier});
+  QComboBox* kept = dialog.keptChecks();
+  EXPECT_TRUE(kept->isVisibleTo(&dialog));
+  ASSERT_EQ(kept->count(), 2);
+  EXPECT_EQ(kept->currentIndex(), 0);  // the check shown
+  EXPECT_TRUE(kept->itemText(0).startsWith("7 · ")) << kept->itemText(0).toStdString();
+  EXPECT_TRUE(kept->itemText(0).contains("3 problem(s): gpu02 GPU 2: clocks held"))
+      << kept->itemText(0).toStdString();
+  EXPECT_TRUE(kept->itemText(1).endsWith("4 agent(s) · all clear"))
+      << kept->itemText(1).toStdString();
+  kept->setCurrentIndex(1);
+  Q_EMIT kept->activated(1);
+  EXPECT_TRUE(dialog.statusText().startsWith("Check 6 of ")) << dialog.statusText().toStdString();
+  EXPECT_TRUE(dialog.verdictText().startsWith("All clear")) << dialog.verdictText().toStdString();
+  EXPECT_EQ(dialog.linkMatrix()->item(0, 2)->text(), "1.12");
+  kept->setCurrentIndex(0);
+  Q_EMIT kept->activated(0);
+  EXPECT_EQ(dialog.linkMatrix()->item(0, 2)->text(), "0.11");
   dialog.resize(1000, 640);
   EXPECT_TRUE(
       dialog.grab().save(QString::fromStdString(screenshotDir() + "/preflight_dialog.png")));

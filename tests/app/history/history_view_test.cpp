@@ -516,6 +516,39 @@ TEST(HistoryProxy, SortsNamesInNaturalOrder) {
 }
 
 // The state box keeps the runs in one state, or those not over yet; words still apply.
+// A preflight's link tests (2,016 of them for 64 agents) are not runs to list: hidden and not
+// counted, said so in the count, and listed when searched for.
+TEST(HistoryProxy, APreflightsLinkTestsAreListedOnlyWhenSearchedFor) {
+  std::vector<RunSummary> runs;
+  for (const char* name : {"resnet-1", "preflight-link-a1-a2", "preflight-link-a1-a3",
+                           "preflight-link-a2-a3", "bert-1"}) {
+    RunSummary run;
+    run.job.name = name;
+    run.job.job_id = std::string(name) + "-id";
+    run.job.state = "succeeded";
+    runs.push_back(run);
+  }
+  HistoryView view;
+  view.setRuns(runs);
+  auto shown = [&] {
+    QStringList names;
+    const QAbstractItemModel* m = view.table()->model();
+    for (int r = 0; r < m->rowCount(); ++r)
+      names << m->index(r, HistoryModel::kName).data().toString();
+    names.sort();
+    return names;
+  };
+  EXPECT_EQ(shown(), (QStringList{"bert-1", "resnet-1"}));
+  EXPECT_EQ(view.countText(), QString::fromUtf8("2 runs · 3 link tests hidden"));
+  view.setFilterText("a1");  // an agent's name is not a search for link tests
+  EXPECT_TRUE(shown().isEmpty());
+  view.setFilterText("preflight");
+  EXPECT_EQ(shown().size(), 3);
+  EXPECT_EQ(view.countText(), "5 runs (3 shown)");
+  view.setFilterText("link a1");
+  EXPECT_EQ(shown(), (QStringList{"preflight-link-a1-a2", "preflight-link-a1-a3"}));
+}
+
 TEST(HistoryProxy, TheStateBoxKeepsOnlyRunsInThoseStates) {
   std::vector<RunSummary> runs;
   for (const auto& [name, state] :

@@ -88,6 +88,42 @@ TEST_F(HardwareReportTest, ACleanHistoryNamesNothing) {
   for (const HardwareEntity& e : report.entities) EXPECT_FALSE(e.outlier) << e.id;
 }
 
+// A GPU that fails nothing but computes 1.6x as long holds every run it is in back: named as
+// slow, with how often and by how much; its host is not named again. The same runs without it,
+// hiccups of a busy host included, name nothing.
+TEST_F(HardwareReportTest, AGpuThatHoldsItsRunsBackIsNamedAsSlowNotFailing) {
+  PlantedCluster cluster;
+  plantStepRuns(cluster, true);
+  HardwareReport report = reportOf(cluster);
+  EXPECT_EQ(report.runs, 12);
+  EXPECT_EQ(report.failed, 0);
+  ASSERT_EQ(report.outliers.size(), 1u) << testing::PrintToString(outlierTexts(report));
+  const HardwareEntity& gpu = report.entities[report.outliers[0].entity];
+  EXPECT_EQ(gpu.id, uuidOf(3, 0));
+  EXPECT_EQ(gpu.held_back, 6);
+  EXPECT_NEAR(gpu.held_back_ratio, 1.6, 0.05);
+  EXPECT_EQ(
+      report.outliers[0].text.rfind("GPU GPU-303f2c1a\u2026 (GPU 0, NVIDIA H100 80GB HBM3) on "
+                                    "gpu03 held the others back in 6 of its 6 runs (up to "
+                                    "1.6",
+                                    0),
+      0u)
+      << report.outliers[0].text;
+  for (const HardwareEntity& e : report.entities) {
+    const bool slow = e.id == "gpu03" || e.id == uuidOf(3, 0);
+    EXPECT_EQ(e.held_back, slow ? 6 : 0) << e.id;
+  }
+}
+
+TEST_F(HardwareReportTest, ABusyHostsHiccupsHoldNobodyBack) {
+  PlantedCluster cluster;
+  plantStepRuns(cluster, false);
+  HardwareReport report = reportOf(cluster);
+  EXPECT_EQ(report.runs, 12);
+  EXPECT_TRUE(report.outliers.empty()) << testing::PrintToString(outlierTexts(report));
+  for (const HardwareEntity& e : report.entities) EXPECT_EQ(e.held_back, 0) << e.id;
+}
+
 TEST_F(HardwareReportTest, GpuFaultEventsAreStoredAndCountedUnderTheirGpu) {
   PlantedCluster cluster;
   PlantedCluster::Run run;

@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 #include <string>
 #include <utility>
@@ -33,6 +34,13 @@ class PlantedCluster {
     int culprit_rank = -1;
     std::string cause_kind = "exited";
     std::vector<std::pair<int, proto::GpuFaultSeen>> faults;  // (rank, fault)
+    // Steps each rank reports (step_time and comm_wait, as the native trainer does): every rank
+    // computes 50 ms a step, `slow_rank` that many times longer, and every step takes the
+    // slowest's time (the others wait for it in the allreduce). Every 23rd step one rank in turn
+    // is descheduled for 10x its compute: a busy host's hiccups, not a straggler.
+    int steps = 0;
+    int slow_rank = -1;
+    double slow_factor = 1;
   };
 
   void add(const std::string& job, double time, const Run& run) {
@@ -65,6 +73,30 @@ class PlantedCluster {
         x.mutable_rank_exited()->set_rank(rank);
         x.mutable_rank_exited()->set_state(
             run.fails && rank == run.culprit_rank ? proto::FAILED : proto::SUCCEEDED);
+      }
+    }
+    for (int step = 0; step < run.steps; ++step) {
+      auto compute = [&](int rank) {
+        double seconds = 0.05 * (rank == run.slow_rank ? run.slow_factor : 1.0);
+        if (step % 23 == 0 && rank == (step / 23) % world) seconds *= 10;
+        return seconds;
+      };
+      double step_time = 0;
+      for (int rank = 0; rank < world; ++rank) step_time = std::max(step_time, compute(rank));
+      step_time += 0.005;  // the allreduce itself
+      for (int rank = 0; rank < world; ++rank) {
+        const std::string agent = host(run.hosts[static_cast<size_t>(rank / 2)]);
+        proto::JournalRecord& m =
+            next(agent, job, time + 1 + step * 0.01, "rank:" + std::to_string(rank));
+        proto::MetricSample& sample = *m.mutable_metric();
+        sample.set_rank(rank);
+        sample.set_step(step);
+        proto::MetricValue& total = *sample.add_values();
+        total.set_name("step_time");
+        total.set_value(step_time);
+        proto::MetricValue& wait = *sample.add_values();
+        wait.set_name("comm_wait");
+        wait.set_value(step_time - compute(rank));
       }
     }
     for (const auto& [rank, fault] : run.faults) {
@@ -127,6 +159,22 @@ inline void plantRuns(PlantedCluster& cluster, bool bad) {
       run.culprit_rank = 0;
     }
     cluster.add("job-" + std::to_string(100 + i), 1000 + 100.0 * i, run);
+  }
+}
+
+// 12 runs of 2 hosts that report their steps; with `slow`, GPU 0 of gpu03 computes 1.6x as
+// long as the others in every run it is in (6 of them): it fails nothing, it holds them back.
+inline void plantStepRuns(PlantedCluster& cluster, bool slow) {
+  const std::vector<std::vector<int>> pairs = {{0, 1}, {2, 3}, {0, 2}, {1, 3}, {0, 3}, {1, 2}};
+  for (int i = 0; i < 12; ++i) {
+    PlantedCluster::Run run;
+    run.hosts = pairs[static_cast<size_t>(i) % pairs.size()];
+    run.steps = 400;
+    if (slow && (run.hosts[0] == 3 || run.hosts[1] == 3)) {
+      run.slow_rank = run.hosts[0] == 3 ? 0 : 2;  // the rank on gpu03's GPU 0
+      run.slow_factor = 1.6;
+    }
+    cluster.add("job-" + std::to_string(200 + i), 5000 + 100.0 * i, run);
   }
 }
 

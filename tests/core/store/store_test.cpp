@@ -1375,5 +1375,96 @@ TEST_F(StoreTest, RecordsOfUnknownKindAreSkippedAndTheCursorStillAdvances) {
   EXPECT_TRUE(store->jobs()->empty());
 }
 
+// A preflight is kept whole: agents with their GPU faults, links, verdict; listed newest first,
+// numbered in order, and a bad report (no start time) refused without a trace.
+TEST_F(StoreTest, APreflightIsKeptWholeAndListedNewestFirst) {
+  auto store = open();
+  ASSERT_TRUE(store);
+  PreflightReport report;
+  report.started_at = 1700000000.5;
+  report.seconds = 4.25;
+  report.median_gbps = 1.1;
+  report.agents.reserve(2);  // a1 stays valid
+  AgentCheck& a1 = report.agents.emplace_back();
+  a1.agent = "a1";
+  a1.cpus = 64;
+  a1.load1 = 3.5;
+  a1.memory_total = uint64_t{512} << 30;
+  a1.memory_used = uint64_t{12} << 30;
+  a1.state_dir = "/var/lib/ringmaster-agent";
+  a1.disk_free = uint64_t{300} << 20;
+  a1.disk_total = uint64_t{40} << 30;
+  a1.clock_offset_s = -0.002;
+  a1.round_trip_ms = 1.5;
+  a1.gpus = 8;
+  a1.gpu_faults.push_back(
+      {2, {hardware::FaultSeverity::kWarning, "clocks", "clocks held at 705 of 1980 MHz"}});
+  a1.gpu_faults.push_back({5, {hardware::FaultSeverity::kCritical, "xid", "XID 79"}});
+  report.agents.emplace_back().agent = "a2";
+  report.agents.back().error = "did not answer within 5000 ms";
+  report.links.push_back({"a1", "a3", "job-1", "", 0.11, 80});
+  report.links.push_back({"a1", "a4", "job-2", "no result within 25 s", 0, 0});
+  report.problems = {"link a1 <-> a3: 0.11 GB/s, the median pair 1.1 GB/s", "a2: could not"};
+
+  auto first = store->recordPreflight(report);
+  ASSERT_TRUE(first.isOk()) << first.status().toString();
+  PreflightReport second_report;
+  second_report.started_at = report.started_at + 3600;
+  second_report.agents.emplace_back().agent = "a9";
+  auto second = store->recordPreflight(second_report);
+  ASSERT_TRUE(second.isOk()) << second.status().toString();
+  EXPECT_EQ(*second, *first + 1);
+  auto refused = store->recordPreflight(PreflightReport{});
+  EXPECT_EQ(refused.status().code(), ErrorCode::kInvalidArgument);
+
+  auto reader = openReader();
+  ASSERT_TRUE(reader);
+  auto kept = reader->preflights();
+  ASSERT_TRUE(kept.isOk()) << kept.status().toString();
+  ASSERT_EQ(kept->size(), 2u);
+  EXPECT_EQ((*kept)[0].id, *second);
+  EXPECT_EQ((*kept)[0].agents.size(), 1u);
+  EXPECT_TRUE((*kept)[0].links.empty());
+  const PreflightReport& back = (*kept)[1];
+  EXPECT_EQ(back.id, *first);
+  EXPECT_DOUBLE_EQ(back.started_at, report.started_at);
+  EXPECT_DOUBLE_EQ(back.seconds, 4.25);
+  EXPECT_DOUBLE_EQ(back.median_gbps, 1.1);
+  ASSERT_EQ(back.agents.size(), 2u);
+  const AgentCheck& b1 = back.agents[0];
+  EXPECT_EQ(b1.agent, "a1");
+  EXPECT_EQ(b1.cpus, 64u);
+  EXPECT_EQ(b1.memory_total, a1.memory_total);
+  EXPECT_EQ(b1.disk_free, a1.disk_free);
+  EXPECT_EQ(b1.state_dir, a1.state_dir);
+  EXPECT_DOUBLE_EQ(b1.clock_offset_s, -0.002);
+  EXPECT_EQ(b1.gpus, 8);
+  ASSERT_EQ(b1.gpu_faults.size(), 2u);
+  EXPECT_EQ(b1.gpu_faults[1].gpu, 5u);
+  EXPECT_EQ(b1.gpu_faults[1].fault.severity, hardware::FaultSeverity::kCritical);
+  EXPECT_EQ(b1.gpu_faults[0].fault.kind, "clocks");
+  EXPECT_EQ(b1.gpu_faults[0].fault.text, "clocks held at 705 of 1980 MHz");
+  EXPECT_EQ(back.agents[1].error, "did not answer within 5000 ms");
+  EXPECT_TRUE(back.agents[1].gpu_faults.empty());
+  ASSERT_EQ(back.links.size(), 2u);
+  EXPECT_EQ(back.links[0].job_id, "job-1");
+  EXPECT_DOUBLE_EQ(back.links[0].gbps, 0.11);
+  EXPECT_DOUBLE_EQ(back.links[0].latency_us, 80);
+  EXPECT_EQ(back.links[1].error, "no result within 25 s");
+  EXPECT_EQ(back.problems, report.problems);
+
+  auto newest = reader->preflights(1);
+  ASSERT_TRUE(newest.isOk());
+  ASSERT_EQ(newest->size(), 1u);
+  EXPECT_EQ(newest->front().id, *second);
+  auto by_id = reader->preflights(1, *first);
+  ASSERT_TRUE(by_id.isOk());
+  ASSERT_EQ(by_id->size(), 1u);
+  EXPECT_EQ(by_id->front().links.size(), 2u);
+  auto absent = reader->preflights(1, *second + 10);
+  ASSERT_TRUE(absent.isOk());
+  EXPECT_TRUE(absent->empty());
+}
+
 }  // namespace
 }  // namespace ringmaster::store

@@ -6,8 +6,9 @@
 // use (a 2-rank native job, native: {link_test: ...}: Gloo over TCP), in rounds where no agent is
 // in two pairs at once, so no link is measured while another shares its host. The verdict names
 // the outliers: "link a3 <-> a7: 0.11 GB/s, the median pair 1.1 GB/s", "a5: 0.3 GiB free of
-// 40 GiB in /var/lib/ringmaster-agent". The link tests are ordinary jobs: they stay in the
-// history, each named preflight-link-A-B.
+// 40 GiB in /var/lib/ringmaster-agent". The report is kept in the history. The link tests are
+// ordinary jobs, each named preflight-link-A-B: lists of runs leave them out (the report holds
+// their figures).
 
 #include <chrono>
 #include <cstdint>
@@ -17,6 +18,7 @@
 
 #include "ringmaster/client/cluster_client.h"
 #include "ringmaster/hardware/gpu_faults.h"
+#include "ringmaster/store/preflight_report.h"
 
 namespace ringmaster::client {
 
@@ -42,55 +44,37 @@ struct PreflightOptions {
   std::function<void(const std::string&)> progress;
 };
 
-struct AgentCheck {
-  std::string agent;
-  std::string error;  // why it could not be checked; "" when it was
-  uint32_t cpus = 0;
-  double load1 = 0;
-  uint64_t memory_total = 0, memory_used = 0;
-  std::string state_dir;
-  uint64_t disk_free = 0, disk_total = 0;
-  double clock_offset_s = 0;  // the agent's clock minus this client's
-  double round_trip_ms = 0;   // of the inventory request that measured it
-  int gpus = 0;
-  struct Fault {
-    uint32_t gpu = 0;
-    hardware::GpuFault fault;
-  };
-  std::vector<Fault> gpu_faults;  // warnings and critical faults only
-};
-
-struct LinkCheck {
-  std::string a, b;
-  std::string job_id;
-  std::string error;  // why it has no figures; "" when measured
-  double gbps = 0, latency_us = 0;
-};
-
-struct PreflightReport {
-  std::vector<AgentCheck> agents;
-  std::vector<LinkCheck> links;
-  double median_gbps = 0;             // over the measured pairs
-  std::vector<std::string> problems;  // the verdict, one line each; empty: all clear
-  double seconds = 0;
-};
+// What it found: each agent, each link, the verdict (kept in the history: store::Writer::
+// recordPreflight, store::Reader::preflights).
+using store::AgentCheck;
+using store::LinkCheck;
+using store::PreflightReport;
 
 // Runs the checks. Errors only when no agent can be named (an unknown agent, an empty cluster);
 // an agent or link that fails its check is a problem in the report, not an error.
 Result<PreflightReport> runPreflight(ClusterClient& cluster, const PreflightOptions& options);
 
-// The link tests' job names begin so ("preflight-link-a1-a3"): views that announce new jobs
-// leave them out (a preflight of 64 agents runs 2,016 of them).
-inline constexpr const char* kPreflightJobPrefix = "preflight-link-";
-inline bool isPreflightJob(const std::string& job_name) {
-  return job_name.starts_with(kPreflightJobPrefix);
-}
+using store::isPreflightJob;
+using store::kPreflightJobPrefix;
 
 // Pairs of n agents in rounds, each agent at most once per round (the circle method): n-1 rounds
 // of n/2 pairs for even n, n rounds for odd n. Indices into the agents.
 std::vector<std::vector<std::pair<int, int>>> pairRounds(int n);
 
-// The verdict over measured checks (runPreflight's last step): problems named, worst first.
+// The pairs a preflight tests: every pair of up to kAllPairsUpTo agents (pairRounds). Past that,
+// every pair would be n(n-1)/2 tests in n-1 rounds (2,016 in 63 rounds at 64 agents): instead a
+// ring (each agent with its two neighbours, 2 rounds, 3 for odd n) and kSampledRounds random
+// matchings (`seed`), so each agent is in about four links and a check of 64 or 1,000 agents takes
+// the same five rounds. A slow link still stands out against its hosts' other links, and a host
+// whose every link is slow is named as the host (preflightVerdict).
+inline constexpr int kAllPairsUpTo = 16;
+inline constexpr int kSampledRounds = 2;
+std::vector<std::vector<std::pair<int, int>>> linkRounds(int n, uint64_t seed);
+
+// The verdict over measured checks (runPreflight's last step): problems named, worst first. A
+// host of at least two measured links, every one of them slow, is named once as the host ("a5:
+// every link slow (4 of 4, 0.09-0.11 GB/s, the median pair 1.1 GB/s): its network interface or
+// its switch port") instead of link by link.
 std::vector<std::string> preflightVerdict(const PreflightReport& report,
                                           const PreflightOptions& options);
 

@@ -28,6 +28,10 @@ struct HardwareRun {
   };
   std::vector<Place> places;  // one per rank
   int culprit = -1;           // index into places of the rank that failed first; -1 when none
+  // Index into places of the rank that held the others back (straggler_history.h: its verdict
+  // ratio at least kHeldBackRatio); -1 when none did or the run has one rank.
+  int straggler = -1;
+  double straggler_ratio = 0;  // that rank's ratio over the median rank
   struct Fault {
     int place = -1;    // index into places: the GPU it was seen on
     std::string kind;  // GpuFault::kind
@@ -48,10 +52,15 @@ struct HardwareEntity {
   int hangs = 0;         // failed attempts it took part in whose cause was a hang
   int failed_first = 0;  // failed attempts whose first failing rank was on it
   int critical_faults = 0, xids = 0, memory_faults = 0;  // gpu_fault events under its ranks
-  std::string last_fault;                                // the newest gpu_fault event's detail
-  std::vector<std::string> failed_jobs;  // job ids of the failed attempts, newest first, unique
+  // Runs of several ranks in which its rank held the others back, and by how much at most.
+  int held_back = 0;
+  double held_back_ratio = 0;
+  std::vector<std::string> held_back_jobs;  // job ids of those runs, newest first, unique
+  std::string last_fault;                   // the newest gpu_fault event's detail
+  std::vector<std::string> failed_jobs;     // job ids of the failed attempts, newest first, unique
   // The chance of standing out this much by chance: of being in this many failed runs (one-sided
-  // Fisher), or of failing first this often given its share of those runs' ranks, the smaller.
+  // Fisher), of failing first this often given its share of those runs' ranks, or of holding the
+  // others back this often given its share of the ranks of the runs someone did: the smallest.
   double p_value = 1;
   bool outlier = false;
 };
@@ -68,12 +77,13 @@ struct HardwareReport {
 };
 
 // Runs out of the history: every attempt of every job submitted at or after `since` (unix
-// seconds; 0: all), deleted jobs left out, archived ones kept (their hardware still ran them).
+// seconds; 0: all), deleted jobs and a preflight's link tests left out, archived ones kept
+// (their hardware still ran them).
 Result<std::vector<HardwareRun>> hardwareRuns(store::Reader& history, double since = 0);
 
-// The report over `runs`. An entity is an outlier when it was in at least 2 failed runs and
-// its p_value is under 1%, or when critical GPU faults were seen under its ranks. A host whose
-// failures one of its GPUs explains is not named again.
+// The report over `runs`. An entity is an outlier when it was in at least 2 failed runs, or held
+// the others back in at least 2 runs, and its p_value is under 1%; or when critical GPU faults
+// were seen under its ranks. A host whose record one of its GPUs explains is not named again.
 HardwareReport hardwareReport(const std::vector<HardwareRun>& runs);
 
 // An entity as a table row names it: the host's name, or "GPU 2 NVIDIA H100 80GB HBM3

@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "ringmaster/store/preflight_report.h"
 #include "ringmaster/store/rows.h"
 #include "ringmaster/util/result.h"
 
@@ -67,6 +68,12 @@ class Reader {
   Result<std::vector<SeriesRow>> jobSeries(const std::string& job_id);
   Status forEachPoint(int64_t series_id,
                       const std::function<void(int64_t step, double value, double time)>& point);
+  // At most `count` points of the series in journal order, from its first point at `step` or
+  // later: a bounded read of a series however long (its steps grow in journal order, as one
+  // rank's do in one attempt, so the start is a binary search of index seeks).
+  Status forEachPointFrom(
+      int64_t series_id, int64_t step, int count,
+      const std::function<void(int64_t step, double value, double time)>& point);
   // The series decimated to at most `buckets` points: min/max/last per bucket of equal step
   // range. Lossless (one point per step) when the series spans no more than `buckets` steps.
   Result<std::vector<SeriesPoint>> series(const std::string& job_id, uint32_t attempt, int rank,
@@ -80,6 +87,9 @@ class Reader {
   // Every agent's record over the jobs submitted at or after `since` (0: all), by agent: how
   // long its ranks ran and how many failed attempts began with one of them.
   Result<std::vector<HostRecord>> hostRecords(double since = 0);
+  // The newest `limit` cluster preflights stored (Writer::recordPreflight), newest first, whole;
+  // with `id`, that one alone (none when it is not kept).
+  Result<std::vector<PreflightReport>> preflights(int limit = 50, int64_t id = 0);
 
  protected:
   explicit Reader(std::unique_ptr<Database> db);

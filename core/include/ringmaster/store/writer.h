@@ -39,6 +39,9 @@ class Writer : public Reader {
   // answering while it ran the job's ranks, and answered again). One that is stored already
   // (same job, attempt, source and seq) is skipped.
   Status recordWatchEvent(const EventRow& event);
+  // Keeps a cluster preflight's report (its started_at set), numbered after the newest kept:
+  // its id.
+  Result<int64_t> recordPreflight(const PreflightReport& report);
   // Inserts or replaces the job's Slurm row.
   Status recordSlurmJob(const SlurmJobRow& row);
   // A job that its scheduler ended while the history still has it submitted or running (its
