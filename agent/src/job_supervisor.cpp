@@ -254,10 +254,12 @@ std::vector<AttemptEvent> JobSupervisor::takeEvents() {
 void JobSupervisor::reportFailure(Job& job, const Rank& rank, const proto::RankExited& exited) {
   if (job.any_failed) return;
   const std::string& id = job.launch.job_id();
-  events_.push_back({id, job.launch.attempt(),
-                     describeRankFailure(exited, options_.agent_name, rank.last_step,
-                                         logPath(id, job.launch.attempt(), rank.rank)),
-                     std::nullopt});
+  proto::JobFailure failure = describeRankFailure(exited, options_.agent_name, rank.last_step,
+                                                  logPath(id, job.launch.attempt(), rank.rank));
+  // A crash drill restarts the job as a crash would, but says nothing of the host: the history's
+  // failure rates and the hardware report leave kind "drill" out.
+  if (!rank.killed_because.empty() && failure.kind() == "signalled") failure.set_kind("drill");
+  events_.push_back({id, job.launch.attempt(), std::move(failure), std::nullopt});
 }
 
 std::vector<proto::RankProgress> JobSupervisor::progress(const std::string& job_id) {

@@ -159,7 +159,10 @@ Result<std::vector<HardwareRun>> hardwareRuns(store::Reader& history, double sin
       for (const store::EventRow& event : events) {
         if (event.attempt != attempt) continue;
         if (event.kind == "job_failure" && event.problem && run.outcome.empty()) {
-          run.outcome = "failed";
+          // A crash drill (ringmasterctl kill) ends the attempt as someone asked: not the
+          // hardware's failure.
+          run.outcome = event.cause_kind == "drill" ? "stopped" : "failed";
+          if (run.outcome == "stopped") continue;
           run.failure = event.cause_kind;
           run.culprit = placeOfRank(event.rank);
         } else if (event.kind == "gpu_fault") {

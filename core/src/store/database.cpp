@@ -196,7 +196,7 @@ Status Database::prepareAll() {
        " UNION ALL"
        " SELECT min(e.rank_agent), 0, 1 FROM events e JOIN jobs j ON j.job_id = e.job_id"
        " WHERE j.deleted_at = 0 AND j.submitted_at >= ?1 AND e.kind = 'job_failure'"
-       " AND e.problem = 1 AND e.rank_agent != '' AND e.cause_kind != 'launch'"
+       " AND e.problem = 1 AND e.rank_agent != '' AND e.cause_kind NOT IN ('launch', 'drill')"
        " GROUP BY e.job_id, e.attempt"
        ") GROUP BY agent ORDER BY agent"},
       {&count_job_metrics_,

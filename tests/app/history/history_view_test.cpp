@@ -516,6 +516,16 @@ TEST(HistoryProxy, SortsNamesInNaturalOrder) {
 }
 
 // The state box keeps the runs in one state, or those not over yet; words still apply.
+// The names of the runs listed, sorted.
+QStringList shownNames(HistoryView& view) {
+  QStringList names;
+  const QAbstractItemModel* m = view.table()->model();
+  for (int r = 0; r < m->rowCount(); ++r)
+    names << m->index(r, HistoryModel::kName).data().toString();
+  names.sort();
+  return names;
+}
+
 // A preflight's link tests (2,016 of them for 64 agents) are not runs to list: hidden and not
 // counted, said so in the count, and listed when searched for.
 TEST(HistoryProxy, APreflightsLinkTestsAreListedOnlyWhenSearchedFor) {
@@ -530,14 +540,7 @@ TEST(HistoryProxy, APreflightsLinkTestsAreListedOnlyWhenSearchedFor) {
   }
   HistoryView view;
   view.setRuns(runs);
-  auto shown = [&] {
-    QStringList names;
-    const QAbstractItemModel* m = view.table()->model();
-    for (int r = 0; r < m->rowCount(); ++r)
-      names << m->index(r, HistoryModel::kName).data().toString();
-    names.sort();
-    return names;
-  };
+  auto shown = [&] { return shownNames(view); };
   EXPECT_EQ(shown(), (QStringList{"bert-1", "resnet-1"}));
   EXPECT_EQ(view.countText(), QString::fromUtf8("2 runs · 3 link tests hidden"));
   view.setFilterText("a1");  // an agent's name is not a search for link tests
@@ -567,14 +570,7 @@ TEST(HistoryProxy, TheStateBoxKeepsOnlyRunsInThoseStates) {
   view.setRuns(runs);
   auto* box = view.findChild<QComboBox*>("historyState");
   ASSERT_NE(box, nullptr);
-  auto shown = [&] {
-    QStringList names;
-    const QAbstractItemModel* m = view.table()->model();
-    for (int r = 0; r < m->rowCount(); ++r)
-      names << m->index(r, HistoryModel::kName).data().toString();
-    names.sort();
-    return names;
-  };
+  auto shown = [&] { return shownNames(view); };
   box->setCurrentIndex(box->findText("failed"));
   EXPECT_EQ(shown(), (QStringList{"bert-1", "resnet-1"}));
   view.setFilterText("resnet");

@@ -191,6 +191,36 @@ TEST_F(HardwareReportTest, HostRecordsCountRankTimeAndFirstFailures) {
   EXPECT_DOUBLE_EQ(seconds, 6 * 4 * 4.0);  // 6 runs of 4 ranks
 }
 
+// Crash drills (ringmasterctl kill) end attempts as someone asked: five of them on gpu01 make
+// it neither a failing host in the report nor a host that fails in the checkpoint economics.
+TEST_F(HardwareReportTest, CrashDrillsAreNotTheHardwaresFailures) {
+  PlantedCluster cluster;
+  plantRuns(cluster, false);
+  for (int i = 0; i < 5; ++i) {
+    PlantedCluster::Run drill;
+    drill.hosts = {1, 2};
+    drill.fails = true;
+    drill.culprit_rank = 0;  // on gpu01
+    drill.cause_kind = "drill";
+    cluster.add("drill-" + std::to_string(i), 9000 + 10.0 * i, drill);
+  }
+  HardwareReport report = reportOf(cluster);
+  EXPECT_EQ(report.runs, 41);
+  EXPECT_EQ(report.failed, 1);  // plantRuns' bad luck on gpu00, and no drill
+  EXPECT_TRUE(report.outliers.empty()) << testing::PrintToString(outlierTexts(report));
+  for (const HardwareEntity& e : report.entities) {
+    if (e.id == "gpu01") {
+      EXPECT_EQ(e.failed_first, 0);
+      EXPECT_EQ(e.runs, 18 + 5);
+    }
+  }
+  auto records = history_->hostRecords();
+  ASSERT_TRUE(records.isOk()) << records.status().message();
+  for (const auto& record : *records) {
+    EXPECT_EQ(record.failures, record.agent == "gpu00" ? 1 : 0) << record.agent;
+  }
+}
+
 TEST_F(HardwareReportTest, SinceLeavesOutOlderRuns) {
   PlantedCluster cluster;
   plantRuns(cluster, true);

@@ -113,12 +113,14 @@ struct EventRow {
   bool problem = false;          // a rank failed, an attempt failed, or a hang
   int exit_code = 0, signal = 0;
   std::string cause_kind{};  // a failure's kind: exited | signalled | hung | agent_lost | launch
-                             // | client_restart; a hang watch's stage
+                             // | drill (ringmasterctl kill) | client_restart; a hang watch's
+                             // stage
 };
 
 // A host's record in the history: the rank-seconds its ranks ran (ranks that ended), and the
-// failed attempts whose first failing rank was on it (launch failures left out). Their ratio is
-// the host's failure rate, for checkpoint economics (ringmaster/hardware/checkpoint_economics.h).
+// failed attempts whose first failing rank was on it (launch failures and crash drills left
+// out). Their ratio is the host's failure rate, for checkpoint economics
+// (ringmaster/hardware/checkpoint_economics.h).
 struct HostRecord {
   std::string agent{};
   double rank_seconds = 0;
