@@ -15,6 +15,8 @@ std::unique_ptr<client::ClusterClient> openCluster(const Globals& globals) {
     printError(cluster.status().message());
     return nullptr;
   }
+  // stop, kill and restart say which busy agents they wait for, as submit does.
+  (*cluster)->setWaiting([](const std::string& line) { printError(line); });
   return std::move(*cluster);
 }
 

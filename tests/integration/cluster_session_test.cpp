@@ -228,8 +228,8 @@ TEST_F(ClusterSessionTest, WatchesEveryAgentAndStreamsAJobIntoTheHistory) {
 }
 
 // Check cluster and the Hardware tab through the session: the preflight on its own worker (its
-// progress first, then the report with the one link measured), the watch going on meanwhile,
-// and the hardware report reading that link test back as a run of both agents.
+// progress first, then the report with the one link measured, kept in the history), the watch
+// going on meanwhile, and the hardware report leaving that link test out (not a training run).
 TEST_F(ClusterSessionTest, APreflightAndTheHardwareReportComeBackThroughTheSink) {
   std::string error;
   ASSERT_TRUE(cluster_.addAgent("a1", 2, &error)) << error;
@@ -252,6 +252,7 @@ TEST_F(ClusterSessionTest, APreflightAndTheHardwareReportComeBackThroughTheSink)
     EXPECT_EQ(report->links[0].error, "");
     EXPECT_GT(report->links[0].gbps, 0);
     EXPECT_TRUE(report->problems.empty()) << ::testing::PrintToString(report->problems);
+    EXPECT_GT(report->id, 0);
     EXPECT_EQ(
         sink_.preflight_progress_[token],
         (std::vector<std::string>{"checking 2 agent(s)", "link tests, round 1 of 1: a1 <-> a2"}));
@@ -262,10 +263,8 @@ TEST_F(ClusterSessionTest, APreflightAndTheHardwareReportComeBackThroughTheSink)
   std::lock_guard<std::mutex> lock(sink_.mutex_);
   const auto& report = sink_.hardware_.at(hardware);
   ASSERT_TRUE(report.isOk()) << report.status().toString();
-  EXPECT_EQ(report->runs, 1);
-  EXPECT_EQ(report->succeeded, 1);
-  ASSERT_EQ(report->entities.size(), 2u);  // two CPU hosts, no GPU
-  EXPECT_EQ(report->entities[0].id, "a1");
+  EXPECT_EQ(report->runs, 0);
+  EXPECT_TRUE(report->entities.empty());
   EXPECT_TRUE(report->outliers.empty());
 }
 

@@ -51,17 +51,26 @@ std::string waitingLine(const std::string& step, const std::vector<std::string>&
          " s of at most " + std::to_string(bound_ms / 1000) + " s)";
 }
 
-Patience submitPatience(const std::string& step, const SubmitOptions& options) {
+Patience patienceFor(const std::string& step, int bound_ms,
+                     std::function<void(const std::string&)> waiting) {
   Patience patience;
-  patience.bound_ms = options.busy_agent_bound_ms;
-  if (options.waiting) {
-    patience.waiting = [step, &options](const std::vector<std::string>& agents, size_t of,
-                                        int64_t waited_ms) {
-      options.waiting(waitingLine(step, agents, of, waited_ms, options.busy_agent_bound_ms));
+  patience.bound_ms = bound_ms;
+  if (waiting) {
+    patience.waiting = [step, bound_ms, waiting = std::move(waiting)](
+                           const std::vector<std::string>& agents, size_t of, int64_t waited_ms) {
+      waiting(waitingLine(step, agents, of, waited_ms, bound_ms));
     };
   }
   return patience;
 }
+
+Patience submitPatience(const std::string& step, const SubmitOptions& options) {
+  return patienceFor(step, options.busy_agent_bound_ms, options.waiting);
+}
+
+// stop, killRank and restart: the submit's timeout and patience.
+const int kCommandTimeoutMs = SubmitOptions{}.timeout_ms;
+const int kBusyAgentBoundMs = SubmitOptions{}.busy_agent_bound_ms;
 
 }  // namespace
 
@@ -400,7 +409,8 @@ Result<int> ClusterClient::stop(const std::string& job_id, int grace_ms) {
     r.mutable_stop_job()->set_job_id(job_id);
     r.mutable_stop_job()->set_grace_ms(static_cast<uint32_t>(grace_ms));
   }
-  auto replies = callAll(conns, std::move(requests), 10000);
+  auto replies = callAll(conns, std::move(requests), kCommandTimeoutMs,
+                         patienceFor("stopping " + job_id, kBusyAgentBoundMs, waiting_));
   int signalled = 0;
   Status first_error;
   int not_found = 0;
@@ -429,7 +439,9 @@ Status ClusterClient::killRank(const std::string& job_id, int rank) {
     r.mutable_stop_job()->set_rank(static_cast<uint32_t>(rank));
   }
   Status first_error;
-  for (auto& reply : callAll(conns, std::move(requests), 10000)) {
+  for (auto& reply :
+       callAll(conns, std::move(requests), kCommandTimeoutMs,
+               patienceFor("killing rank " + std::to_string(rank), kBusyAgentBoundMs, waiting_))) {
     if (reply.isOk()) return Status::ok();
     if (reply.status().code() != ErrorCode::kNotFound && first_error.isOk()) {
       first_error = reply.status();
@@ -460,7 +472,8 @@ Result<RestartReport> ClusterClient::restart(const std::string& job_id,
     r.mutable_restart_job()->set_exclude_agent(exclude_agent);
     r.mutable_restart_job()->set_reason(reason);
   }
-  auto replies = callAll(conns, std::move(requests), 10000);
+  auto replies = callAll(conns, std::move(requests), kCommandTimeoutMs,
+                         patienceFor("restarting " + job_id, kBusyAgentBoundMs, waiting_));
   bool any_running = false;
   for (auto& reply : replies) {
     if (reply.isOk()) {
@@ -479,6 +492,7 @@ Result<RestartReport> ClusterClient::restart(const std::string& job_id,
   SubmitOptions options;
   options.job_id = job_id;
   options.attempt = row.attempt + 1;
+  options.waiting = waiting_;
   if (!exclude_agent.empty()) {
     options.exclude_agents.push_back(exclude_agent);
     auto excluded =

@@ -63,6 +63,12 @@ class ClusterClient {
   Result<store::BatchWriter*> writer();
   // Writes go through `writer` (owned by the caller, outliving this client) from now on.
   void shareWriter(store::BatchWriter* writer) { shared_writer_ = writer; }
+  // stop, killRank and restart wait for an agent alive but busy as submit does (Patience: up to
+  // SubmitOptions' busy_agent_bound_ms past their 10 s), and tell `waiting`, every 2 s from the
+  // 10 s on, which agents they wait for. Unset: they wait as long, quietly.
+  void setWaiting(std::function<void(const std::string&)> waiting) {
+    waiting_ = std::move(waiting);
+  }
   // The connection to agent `name` (an agent of the cluster file), made on first use.
   Result<AgentConnection*> connection(const std::string& name);
 
@@ -115,6 +121,7 @@ class ClusterClient {
   std::unique_ptr<store::Reader> store_;
   std::unique_ptr<store::BatchWriter> writer_;
   store::BatchWriter* shared_writer_ = nullptr;
+  std::function<void(const std::string&)> waiting_;  // see setWaiting
 };
 
 // What every agent of a job gets of `spec`; the ranks, group rank, gang and rendezvous are each
