@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <condition_variable>
 #include <cstring>
 #include <memory>
 #include <mutex>
@@ -300,8 +301,23 @@ struct AsyncShard {
   uint64_t served = 0;   // pushes applied or refused
   uint64_t handled = 0;  // served, and the pushes answered with done
   int active = workers;  // workers that have not left
+  std::vector<uint64_t> pushes = std::vector<uint64_t>(static_cast<size_t>(workers));  // served
+  std::vector<bool> left = std::vector<bool>(static_cast<size_t>(workers));
+  std::condition_variable turn{};  // a worker pushed or left, or something failed (max_lead)
   ServerStep figures{};
   Status failure{};
+
+  // max_lead: worker `w` is ahead when it has served more than max_lead pushes beyond the upper
+  // median of the other workers still going (so that one straggler holds nobody back).
+  bool ahead(int w) const {
+    std::vector<uint64_t> others;
+    for (int u = 0; u < workers; ++u) {
+      if (u != w && !left[static_cast<size_t>(u)]) others.push_back(pushes[static_cast<size_t>(u)]);
+    }
+    if (others.empty()) return false;
+    std::sort(others.begin(), others.end());
+    return pushes[static_cast<size_t>(w)] > others[others.size() / 2] + ps.max_lead;
+  }
 
   // The first failure ends every thread's wait.
   void fail(const Status& status) {
@@ -311,13 +327,14 @@ struct AsyncShard {
   void failLocked(const Status& status) {
     if (failure.isOk()) failure = status;
     for (const auto& pair : pairs) pair->abort();
+    turn.notify_all();
   }
 
   // Applies worker `w`'s push (or takes its leave) and fills the reply; false when the push
   // cannot be taken (the failure is set). `done`: the worker leaves after this reply.
   bool answer(int w, const Message<PushHeader>& push, double waited_s, Message<ReplyHeader>* reply,
               bool* done) {
-    std::lock_guard lock(mutex);
+    std::unique_lock lock(mutex);
     const PushHeader header = push.header();
     figures.comm_s += waited_s;
     figures.bytes_received += push.size();
@@ -335,6 +352,8 @@ struct AsyncShard {
       reply_header.done = 1;
       *done = true;
       --active;
+      left[static_cast<size_t>(w)] = true;
+      turn.notify_all();
     } else {
       const float scale = 1.0f / static_cast<float>(workers);
       const train::PushVerdict verdict =
@@ -344,6 +363,17 @@ struct AsyncShard {
       reply_header.refused = verdict.accepted ? 0 : 1;
       reply_header.staleness = verdict.staleness;
       ++served;
+      ++pushes[static_cast<size_t>(w)];
+      turn.notify_all();
+      // A worker ahead of the others waits for its reply, after its push is applied (so that it
+      // is not made stale by the wait) and before the shard is copied (so that it goes on from
+      // the newest parameters).
+      if (ps.max_lead > 0 && ahead(w)) {
+        const Clock::time_point held = Clock::now();
+        turn.wait(lock, [&] { return !failure.isOk() || !ahead(w); });
+        figures.comm_s += secondsSince(held);
+        if (!failure.isOk()) return false;
+      }
     }
     reply_header.version = server.version();
     reply_header.lr = server.lastLr();

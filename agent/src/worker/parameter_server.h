@@ -15,7 +15,9 @@
 //          (a blocking send waits for its receiver: one server thread for all workers made
 //          every worker wait for a straggler). A server replies at once: with the updated shard,
 //          or, for a push staler than max_staleness, with the unchanged shard and the push
-//          refused. Workers do not take a fixed number of steps: server 0 takes the job's
+//          refused. With max_lead, a worker more than that many pushes ahead of the others
+//          (the upper median of those still going) gets its reply only once they catch up.
+//          Workers do not take a fixed number of steps: server 0 takes the job's
 //          pushes (N workers x the spec's steps, as many gradients as the synchronous job) and
 //          answers each later one with done, unapplied; the worker then tells the other servers
 //          it leaves. A fast worker takes more steps than a slow one (each draws from its own

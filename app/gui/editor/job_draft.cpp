@@ -127,6 +127,7 @@ void readNative(const YAML::Node& native, NativeDraft* d) {
   readScalar(ps, "servers", &d->ps_servers);
   readScalar(ps, "mode", &d->ps_mode);
   readScalar(ps, "max_staleness", &d->ps_max_staleness);
+  readScalar(ps, "max_lead", &d->ps_max_lead);
 }
 
 std::string leadingComment(std::string_view text) {
@@ -279,6 +280,9 @@ void writeNative(const NativeDraft& d, std::string* out) {
     FlowMap ps;
     ps.add("servers", value(d.ps_servers)).add("mode", value(d.ps_mode));
     if (d.ps_mode == "async") ps.add("max_staleness", value(d.ps_max_staleness));
+    if (d.ps_mode == "async" && !d.ps_max_lead.empty() && d.ps_max_lead != "0") {
+      ps.add("max_lead", value(d.ps_max_lead));
+    }
     strategy.add("parameter_server", ps.str());
   }
   if (strategy.str() != "{}") o += "  strategy: " + strategy.str() + "\n";

@@ -68,6 +68,7 @@ struct NativeDraft {
   std::string ps_servers = "0";        // parameter_server.servers; 0 = no parameter server
   std::string ps_mode = "sync";        // parameter_server.mode: sync | async
   std::string ps_max_staleness = "4";  // parameter_server.max_staleness (async)
+  std::string ps_max_lead = "0";       // parameter_server.max_lead (async; 0: no bound)
 };
 
 struct PlacementDraft {

@@ -399,7 +399,12 @@ QGroupBox* JobForm::buildNativeGroup() {
                                   "updates old is refused (the worker pulls fresh ones)"));
   strategy_layout_->addRow(tr("Parameter servers"), ps_servers_);
   strategy_layout_->addRow(tr("Server mode"), ps_mode_);
+  ps_max_lead_ = intField("native.strategy.parameter_server.max_lead", 0,
+                          tr("Async: a worker this many pushes ahead of the others waits for "
+                             "them (so that no worker takes most of the pushes, and its share "
+                             "of the data most of the training); 0 = no bound"));
   strategy_layout_->addRow(tr("Max staleness"), ps_max_staleness_);
+  strategy_layout_->addRow(tr("Max lead"), ps_max_lead_);
 
   grid->addWidget(model, 0, 0);
   grid->addWidget(dataset, 1, 0);
@@ -504,6 +509,7 @@ void JobForm::setDraft(const JobDraft& d) {
   setIfChanged(ps_servers_, n.ps_servers);
   setIfChanged(ps_mode_, n.ps_mode);
   setIfChanged(ps_max_staleness_, n.ps_max_staleness);
+  setIfChanged(ps_max_lead_, n.ps_max_lead);
 
   KeyValueTable::Pairs env;
   for (const auto& [k, v] : d.env) env.emplace_back(qs(k), qs(v));
@@ -587,6 +593,7 @@ JobDraft JobForm::draft() const {
   n.ps_servers = ss(ps_servers_->yamlText());
   n.ps_mode = ss(ps_mode_->yamlText());
   n.ps_max_staleness = ss(ps_max_staleness_->yamlText());
+  n.ps_max_lead = ss(ps_max_lead_->yamlText());
   return d;
 }
 
@@ -658,8 +665,9 @@ void JobForm::updateVisibility() {
   const QString servers = ps_servers_->yamlText();
   const bool ps = !servers.isEmpty() && servers != QLatin1String("0");
   strategy_layout_->setRowVisible(ps_mode_, ps);
-  strategy_layout_->setRowVisible(ps_max_staleness_,
-                                  ps && ps_mode_->yamlText() == QLatin1String("async"));
+  const bool async = ps && ps_mode_->yamlText() == QLatin1String("async");
+  strategy_layout_->setRowVisible(ps_max_staleness_, async);
+  strategy_layout_->setRowVisible(ps_max_lead_, async);
   const bool adam = optimizer_->yamlText() == QLatin1String("adam");
   for (QWidget* w : std::initializer_list<QWidget*>{momentum_, nesterov_}) {
     optimizer_layout_->setRowVisible(w, !adam);

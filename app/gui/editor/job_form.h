@@ -138,6 +138,7 @@ class JobForm : public QWidget {
   IntField* ps_servers_;
   ChoiceField* ps_mode_;
   IntField* ps_max_staleness_;
+  IntField* ps_max_lead_;
   // Env and metrics
   KeyValueTable* env_;
   KeyValueTable* metrics_;

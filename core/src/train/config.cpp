@@ -343,13 +343,14 @@ class ConfigParser {
     }
   }
 
-  // {servers: S, mode: sync | async, max_staleness: K}; `strategy` is the strategy mapping.
+  // {servers: S, mode: sync | async, max_staleness: K, max_lead: L}; `strategy` is the strategy
+  // mapping.
   void parseParameterServer(const YAML::Node& strategy, const std::set<std::string>& siblings) {
     const std::string f = "native.strategy.parameter_server";
     const YAML::Node node = strategy["parameter_server"];
     ParameterServerConfig& ps = config_.strategy.parameter_server;
     std::set<std::string> keys;
-    if (!checkMapping(node, f, {"servers", "mode", "max_staleness"}, &keys)) return;
+    if (!checkMapping(node, f, {"servers", "mode", "max_staleness", "max_lead"}, &keys)) return;
     if (keys.count("servers")) {
       ps.servers_line = lineOf(node["servers"]);
       if (auto v = readInteger(node["servers"], f + ".servers", 1)) {
@@ -385,6 +386,14 @@ class ConfigParser {
                "only used with mode: async (sync waits for every worker: nothing is stale)");
       } else {
         readU64(node["max_staleness"], f + ".max_staleness", 0, &ps.max_staleness);
+      }
+    }
+    if (keys.count("max_lead")) {
+      if (ps.mode != PsMode::kAsync) {
+        report(node["max_lead"], f + ".max_lead",
+               "only used with mode: async (sync workers take every step together)");
+      } else {
+        readU64(node["max_lead"], f + ".max_lead", 0, &ps.max_lead);
       }
     }
     // Servers apply the optimizer to the pushed gradients; the other strategies change what is

@@ -2,9 +2,11 @@
 // - sync, 3 workers and 2 servers, ends with the very parameters of 3 data-parallel trainers
 //   whose gradients are averaged in memory in rank order (the servers' mean, the same sums);
 // - async, 3 workers and 2 servers: the workers' steps add up to the job's pushes plus one done
-//   push each, they end on the same parameters, and no accepted push is staler than allowed.
+//   push each, they end on the same parameters, and no accepted push is staler than allowed;
+//   with max_lead, no worker gets further ahead of the others than that.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <barrier>
 #include <cstdio>
 #include <map>
@@ -30,7 +32,7 @@ constexpr int kServers = 2;
 constexpr int kWorkers = kWorld - kServers;
 constexpr uint64_t kSteps = 24;
 
-std::string configText(const char* mode) {
+std::string configText(const char* mode, const std::string& extra = "") {
   return std::string(
              "model: {kind: mlp, hidden: [32], activation: relu, task: classification}\n"
              "dataset: {kind: digits}\n"
@@ -42,7 +44,7 @@ std::string configText(const char* mode) {
          "eval_every: 0\n"
          "seed: 2\n"
          "strategy: {parameter_server: {servers: " +
-         std::to_string(kServers) + ", mode: " + mode + "}}\n";
+         std::to_string(kServers) + ", mode: " + mode + extra + "}}\n";
 }
 
 // Each rank's metric lines, parsed.
@@ -183,6 +185,31 @@ TEST(ParameterServerWorker, AsyncWorkersShareTheJobsPushesAndEndTogether) {
                 train::shardRange(64 * 32 + 32 + 32 * 10 + 10, kServers, server - kWorkers).size());
     EXPECT_EQ(received, static_cast<double>(steps) * push_bytes) << "server rank " << server;
   }
+}
+
+// max_lead 1: a worker more than one push ahead of the others (the upper median of those going:
+// a straggler holds nobody back) waits for its reply, so the fastest worker stays within a push
+// or two of the next (without the bound, one of them took 74% of a real job's pushes), and the
+// run still ends whole.
+TEST(ParameterServerWorker, AsyncWorkersWithAMaxLeadStayTogether) {
+  train::setBlasThreads(1);
+  const train::NativeConfig config = parse(configText("async", ", max_lead: 1"));
+  ASSERT_EQ(config.strategy.parameter_server.max_lead, 1u);
+  const Lines lines = runRanks(config);
+  std::vector<uint64_t> steps;
+  std::map<double, int> checksums;
+  for (int w = 0; w < kWorkers; ++w) {
+    const auto checksum = series(lines[w], "param_checksum");
+    ASSERT_EQ(checksum.size(), 1u) << w;
+    steps.push_back(static_cast<uint64_t>(checksum.begin()->first));
+    ++checksums[checksum.begin()->second];
+  }
+  uint64_t total = 0;
+  for (uint64_t s : steps) total += s;
+  EXPECT_EQ(total, kWorkers * kSteps + kWorkers);
+  EXPECT_EQ(checksums.size(), 1u) << "the workers end on different parameters";
+  std::sort(steps.begin(), steps.end());
+  EXPECT_LE(steps[2] - steps[1], 3u) << testing::PrintToString(steps);
 }
 
 }  // namespace

@@ -122,6 +122,7 @@ void expectSameNative(const train::NativeConfig& a, const train::NativeConfig& b
   EXPECT_EQ(a.strategy.parameter_server.servers, b.strategy.parameter_server.servers);
   EXPECT_EQ(a.strategy.parameter_server.mode, b.strategy.parameter_server.mode);
   EXPECT_EQ(a.strategy.parameter_server.max_staleness, b.strategy.parameter_server.max_staleness);
+  EXPECT_EQ(a.strategy.parameter_server.max_lead, b.strategy.parameter_server.max_lead);
   EXPECT_EQ(a.eval_every, b.eval_every);
   EXPECT_EQ(a.seed, b.seed);
 }
@@ -279,6 +280,7 @@ TEST_F(JobEditorTest, ParameterServerFieldsWriteTheStrategy) {
   auto* servers = field<IntField>(editor, "native.strategy.parameter_server.servers");
   auto* mode = field<ChoiceField>(editor, "native.strategy.parameter_server.mode");
   auto* staleness = field<IntField>(editor, "native.strategy.parameter_server.max_staleness");
+  auto* lead = field<IntField>(editor, "native.strategy.parameter_server.max_lead");
   EXPECT_FALSE(native().strategy.parameterServer());
   EXPECT_FALSE(mode->isVisibleTo(&editor));
   servers->setValue(1);
@@ -286,11 +288,17 @@ TEST_F(JobEditorTest, ParameterServerFieldsWriteTheStrategy) {
   EXPECT_EQ(native().strategy.parameter_server.mode, train::PsMode::kSync);
   EXPECT_TRUE(mode->isVisibleTo(&editor));
   EXPECT_FALSE(staleness->isVisibleTo(&editor));
+  EXPECT_FALSE(lead->isVisibleTo(&editor));
   choose(mode, "async");
   EXPECT_TRUE(staleness->isVisibleTo(&editor));
+  EXPECT_TRUE(lead->isVisibleTo(&editor));
   staleness->setValue(2);
   EXPECT_EQ(native().strategy.parameter_server.mode, train::PsMode::kAsync);
   EXPECT_EQ(native().strategy.parameter_server.max_staleness, 2u);
+  EXPECT_EQ(native().strategy.parameter_server.max_lead, 0u);
+  EXPECT_EQ(editor.yaml().indexOf("max_lead"), -1);  // 0, the default, is not written
+  lead->setValue(8);
+  EXPECT_EQ(native().strategy.parameter_server.max_lead, 8u);
   servers->setValue(4);  // the template's world_size
   EXPECT_FALSE(editor.isValid());
   EXPECT_NE(editor.fieldProblem("native.strategy.parameter_server.servers")

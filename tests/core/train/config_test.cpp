@@ -199,10 +199,11 @@ TEST(NativeConfig, ParsesAParameterServerStrategy) {
   EXPECT_EQ(sync->strategy.parameter_server.servers_line, 4);
   Result<NativeConfig> async = parseNativeConfig(
       "dataset: {kind: digits}\nsteps: 10\n"
-      "strategy: {parameter_server: {servers: 1, mode: async, max_staleness: 0}}\n");
+      "strategy: {parameter_server: {servers: 1, mode: async, max_staleness: 0, max_lead: 8}}\n");
   ASSERT_TRUE(async.isOk()) << async.status().toString();
   EXPECT_EQ(async->strategy.parameter_server.mode, PsMode::kAsync);
   EXPECT_EQ(async->strategy.parameter_server.max_staleness, 0u);
+  EXPECT_EQ(async->strategy.parameter_server.max_lead, 8u);
 }
 
 TEST(NativeConfig, BadParameterServersNameTheFieldAndLine) {
@@ -219,6 +220,10 @@ TEST(NativeConfig, BadParameterServersNameTheFieldAndLine) {
                "expected an integer >= 0, got -1"});
   expectError(head + "  parameter_server: {servers: 1, max_staleness: 2}\n",
               {"native.strategy.parameter_server.max_staleness", "only used with mode: async"});
+  expectError(head + "  parameter_server: {servers: 1, mode: sync, max_lead: 2}\n",
+              {"native.strategy.parameter_server.max_lead", "only used with mode: async"});
+  expectError(head + "  parameter_server: {servers: 1, mode: async, max_lead: x}\n",
+              {"native.strategy.parameter_server.max_lead (line 4)"});
   expectError(head + "  local_sgd: {average_every: 4}\n  parameter_server: {servers: 1}\n",
               {"native.strategy.local_sgd (line 4)", "cannot be combined with parameter_server"});
   expectError(head + "  compression: fp16\n  parameter_server: {servers: 1}\n",

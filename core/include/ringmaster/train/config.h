@@ -100,7 +100,12 @@ struct ParameterServerConfig {
   int servers = 0;  // 0: not a parameter-server job; otherwise >= 1 and < world_size
   PsMode mode = PsMode::kSync;
   uint64_t max_staleness = 4;  // async only: server versions a push may lag behind
-  int servers_line = 0;        // line of `servers:` (for errors that need the world size)
+  // async only: pushes a worker may be ahead of the others (the upper median of the workers
+  // still going, so one straggler holds nobody back); 0: no bound. A worker on the servers' own
+  // host, or on a faster link, otherwise takes most of the job's pushes, and its share of the
+  // data most of the training.
+  uint64_t max_lead = 0;
+  int servers_line = 0;  // line of `servers:` (for errors that need the world size)
 };
 
 // native.strategy.pipeline (see train/pipeline.h and the worker's pipeline_worker.h): the MLP's
