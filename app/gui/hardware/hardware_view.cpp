@@ -140,17 +140,15 @@ void HardwareView::showOutliers(const hardware::HardwareReport& report) {
     text->setTextInteractionFlags(Qt::TextSelectableByMouse);
     auto* row = new QHBoxLayout(frame);
     row->addWidget(text, 1);
-    if (e.failed_jobs.empty() && !e.held_back_jobs.empty()) {
-      const QString job = QString::fromStdString(e.held_back_jobs.front());
-      auto* open = new QPushButton("Open the newest run it held back");
-      open->setToolTip(job);
-      connect(open, &QPushButton::clicked, this, [this, job] { Q_EMIT openRun(job); });
-      row->addWidget(open);
-    }
-    if (!e.failed_jobs.empty()) {
-      const QString job = QString::fromStdString(e.failed_jobs.front());
+    // Named for its failures, or for holding runs back: the newest of those runs is a click away,
+    // and so is restarting it without the host (a slow host's run may be running still).
+    const bool slow = hardware::namedAsSlow(e);
+    const std::vector<std::string>& jobs = slow ? e.held_back_jobs : e.failed_jobs;
+    if (!jobs.empty()) {
+      const QString job = QString::fromStdString(jobs.front());
       const QString host = QString::fromStdString(e.host);
-      auto* open = new QPushButton("Open its newest failed run");
+      auto* open =
+          new QPushButton(slow ? "Open the newest run it held back" : "Open its newest failed run");
       open->setToolTip(job);
       connect(open, &QPushButton::clicked, this, [this, job] { Q_EMIT openRun(job); });
       auto* restart = new QPushButton(QString("Restart it without %1").arg(host));

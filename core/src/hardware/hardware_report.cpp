@@ -61,7 +61,7 @@ std::string gpuTitle(const HardwareEntity& e) {
 
 std::string outlierText(const HardwareEntity& e, const HardwareReport& report) {
   std::string out = e.kind == "gpu" ? gpuTitle(e) : "host " + e.id;
-  if (e.held_back >= kOutlierMinHeldBack && e.failed < kOutlierMinFailed) {
+  if (namedAsSlow(e)) {
     char ratio[16];
     std::snprintf(ratio, sizeof ratio, "%.2f", e.held_back_ratio);
     return out + " held the others back in " + std::to_string(e.held_back) + " of its " +
@@ -92,6 +92,11 @@ std::string outlierText(const HardwareEntity& e, const HardwareReport& report) {
 }
 
 }  // namespace
+
+bool namedAsSlow(const HardwareEntity& e) {
+  return e.held_back >= kOutlierMinHeldBack && e.failed < kOutlierMinFailed &&
+         e.critical_faults == 0;
+}
 
 std::string shortGpuUuid(const std::string& uuid) {
   constexpr size_t kShown = 12;  // "GPU-" and 8 hex digits

@@ -86,6 +86,10 @@ Result<std::vector<HardwareRun>> hardwareRuns(store::Reader& history, double sin
 // were seen under its ranks. A host whose record one of its GPUs explains is not named again.
 HardwareReport hardwareReport(const std::vector<HardwareRun>& runs);
 
+// Whether an outlier is named for holding runs back (it is slow, not failing) rather than for
+// its failures or faults.
+bool namedAsSlow(const HardwareEntity& entity);
+
 // An entity as a table row names it: the host's name, or "GPU 2 NVIDIA H100 80GB HBM3
 // GPU-3f2c1a9e…" (a GPU known by index alone has no UUID to show).
 std::string entityLabel(const HardwareEntity& entity);
