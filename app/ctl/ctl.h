@@ -80,7 +80,9 @@ int runRestart(const Globals& globals, const RestartFlags& flags);
 // A crash drill: SIGKILL to one rank of a running job (ClusterClient::killRank).
 int runKill(const Globals& globals, const std::string& job_ref, int rank);
 // Archived runs are listed only with `with_archived` (--archived), marked as archived.
-int runRuns(const Globals& globals, bool json, bool with_archived = false);
+// A preflight's link tests are left out unless with_link_tests (stderr says how many).
+int runRuns(const Globals& globals, bool json, bool with_archived = false,
+            bool with_link_tests = false);
 int runSync(const Globals& globals);
 // Per host and GPU over the history's runs (the last `since_days`, or all): runs, failures, who
 // failed first, hangs, GPU faults, and the outliers named (ringmaster/hardware/hardware_report.h).

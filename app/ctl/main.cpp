@@ -120,10 +120,12 @@ int main(int argc, char** argv) {
       ->required()
       ->check(CLI::NonNegativeNumber);
 
-  bool with_archived = false;
+  bool with_archived = false, with_link_tests = false;
   auto* runs = app.add_subcommand("runs", "every job in the history");
   runs->add_flag("--json", json, "JSON output");
   runs->add_flag("--archived", with_archived, "list archived runs too (marked as archived)");
+  runs->add_flag("--link-tests", with_link_tests,
+                 "list the cluster preflight's link tests too (preflight-link-A-B jobs)");
 
   auto* sync = app.add_subcommand("sync", "pull everything the agents have that the history lacks");
 
@@ -168,7 +170,7 @@ int main(int argc, char** argv) {
     if (*stop) return runStop(globals, stop_flags);
     if (*restart) return runRestart(globals, restart_flags);
     if (*kill) return runKill(globals, kill_job, kill_rank);
-    if (*runs) return runRuns(globals, json, with_archived);
+    if (*runs) return runRuns(globals, json, with_archived, with_link_tests);
     if (*sync) return runSync(globals);
     if (*hardware) return runHardware(globals, json, since_days);
     if (*preflight) return runPreflightCommand(globals, preflight_flags);

@@ -633,7 +633,7 @@ int runKill(const Globals& globals, const std::string& job_ref, int rank) {
   return kExitOk;
 }
 
-int runRuns(const Globals& globals, bool as_json, bool with_archived) {
+int runRuns(const Globals& globals, bool as_json, bool with_archived, bool with_link_tests) {
   History h;
   if (!openHistory(globals, &h)) return kExitFailure;
   auto jobs = h.store->jobs();
@@ -646,6 +646,18 @@ int runRuns(const Globals& globals, bool as_json, bool with_archived) {
   // without the flag stays what scripts already read.
   if (!with_archived) {
     std::erase_if(*jobs, [](const store::JobRow& j) { return j.archived; });
+  }
+  // A preflight of 64 agents runs 2,016 link tests: their figures are its report's
+  // (`preflight --history`), not runs to list among the training runs.
+  if (!with_link_tests) {
+    const size_t link_tests =
+        std::erase_if(*jobs, [](const store::JobRow& j) { return store::isPreflightJob(j.name); });
+    if (link_tests > 0) {
+      std::fprintf(stderr,
+                   "ringmasterctl: %zu preflight link test(s) not listed (--link-tests lists "
+                   "them; their figures: ringmasterctl preflight --history)\n",
+                   link_tests);
+    }
   }
   if (as_json) {
     json out = json::array();

@@ -1,6 +1,7 @@
 // `ringmasterctl runs` over a real SQLite history: archived runs are left out unless --archived
-// asks for them, and then say so; the output without the flag is unchanged. `agents` of an empty
-// cluster file says how to add one.
+// asks for them, and then say so; the output without the flag is unchanged; a preflight's link
+// tests are left out unless --link-tests, and stderr says so. `agents` of an empty cluster file
+// says how to add one.
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
@@ -28,7 +29,7 @@ class RunsCommandTest : public ::testing::Test {
     globals_.db_file = dir_ + "/history.db";
     auto store = store::Writer::open(globals_.db_file);
     ASSERT_TRUE(store.isOk()) << store.status().toString();
-    for (const char* id : {"shown-run-1", "archived-run-2"}) {
+    for (const char* id : {"shown-run-1", "archived-run-2", "preflight-link-a1-a2"}) {
       ASSERT_TRUE(
           (*store)->recordSubmission({.job_id = id, .name = id, .submitted_at = 100}).isOk());
     }
@@ -39,17 +40,17 @@ class RunsCommandTest : public ::testing::Test {
     fs::remove_all(dir_, ec);
   }
 
-  std::string runs(bool json, bool archived) {
+  std::string runs(bool json, bool archived, bool link_tests = false) {
     ::testing::internal::CaptureStdout();
     ::testing::internal::CaptureStderr();
-    const int rc = runRuns(globals_, json, archived);
-    (void)::testing::internal::GetCapturedStderr();  // "showing the history only"
+    const int rc = runRuns(globals_, json, archived, link_tests);
+    err_ = ::testing::internal::GetCapturedStderr();  // "showing the history only", ...
     std::string out = ::testing::internal::GetCapturedStdout();
     EXPECT_EQ(rc, kExitOk) << out;
     return out;
   }
 
-  std::string dir_;
+  std::string dir_, err_;
   Globals globals_;
 };
 
@@ -60,6 +61,18 @@ TEST_F(RunsCommandTest, LeavesArchivedRunsOutAndKeepsItsColumns) {
   EXPECT_EQ(out.find("ARCHIVED"), std::string::npos) << out;
   const std::string json = runs(true, false);
   EXPECT_EQ(json.find("archived"), std::string::npos) << json;
+}
+
+TEST_F(RunsCommandTest, LeavesAPreflightsLinkTestsOutUnlessAskedFor) {
+  std::string out = runs(false, false);
+  EXPECT_EQ(out.find("preflight-link-a1-a2"), std::string::npos) << out;
+  EXPECT_NE(err_.find("1 preflight link test(s) not listed (--link-tests lists them"),
+            std::string::npos)
+      << err_;
+  EXPECT_EQ(runs(true, false).find("preflight-link"), std::string::npos);
+  out = runs(false, false, true);
+  EXPECT_NE(out.find("preflight-link-a1-a2"), std::string::npos) << out;
+  EXPECT_EQ(err_.find("not listed"), std::string::npos) << err_;
 }
 
 TEST_F(RunsCommandTest, ListsArchivedRunsMarkedWithTheFlag) {
