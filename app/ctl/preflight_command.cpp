@@ -1,6 +1,5 @@
 // ringmasterctl preflight: the cluster checked before a job meets its bad host
 // (ringmaster/client/preflight.h): a table per agent, the link matrix, and the verdict.
-#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -184,8 +183,7 @@ int showKept(const Globals& globals, const PreflightFlags& flags) {
     }
     table.add({std::to_string(report.id), formatTime(report.started_at),
                std::to_string(report.agents.size()), std::to_string(report.links.size()),
-               report.links.empty() ? "-" : cell("%.3g", report.median_gbps),
-               terminalSafe(verdict)});
+               report.links.empty() ? "-" : cell("%.3g", report.median_gbps), verdict});
   }
   std::printf("%s", table.render().c_str());
   if (kept->empty()) std::printf("no preflight kept yet (run: ringmasterctl preflight)\n");

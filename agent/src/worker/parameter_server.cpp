@@ -300,9 +300,8 @@ struct AsyncShard {
   std::mutex mutex{};    // guards everything below, and `server`
   uint64_t served = 0;   // pushes applied or refused
   uint64_t handled = 0;  // served, and the pushes answered with done
-  int active = workers;  // workers that have not left
   std::vector<uint64_t> pushes = std::vector<uint64_t>(static_cast<size_t>(workers));  // served
-  std::vector<bool> left = std::vector<bool>(static_cast<size_t>(workers));
+  std::vector<bool> left = std::vector<bool>(static_cast<size_t>(workers));            // told done
   std::condition_variable turn{};  // a worker pushed or left, or something failed (max_lead)
   ServerStep figures{};
   Status failure{};
@@ -351,7 +350,6 @@ struct AsyncShard {
     if (header.leaving != 0 || (shard == 0 && served >= budget)) {
       reply_header.done = 1;
       *done = true;
-      --active;
       left[static_cast<size_t>(w)] = true;
       turn.notify_all();
     } else {
@@ -385,7 +383,8 @@ struct AsyncShard {
     phase.enter(job::RankPhase::kAllreduce, handled / per_round + 1);
     // A step of a server: as many pushes as there are workers. The last one's line is printed
     // after the final parameters went out (sendFinal).
-    if (handled % per_round == 0 && active > 0) {
+    const bool someone_going = std::find(left.begin(), left.end(), false) != left.end();
+    if (handled % per_round == 0 && someone_going) {
       const uint64_t round = handled / per_round;
       if (round % options.metrics_every == 0) {
         printServerStep(out, round, figures, server.lastLr(), true);

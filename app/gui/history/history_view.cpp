@@ -194,6 +194,9 @@ void HistoryView::setRuns(std::vector<RunSummary> runs) {
   const QString current = table_->currentIndex().data(HistoryModel::kJobIdRole).toString();
   const bool any_running = std::any_of(
       runs.begin(), runs.end(), [](const RunSummary& r) { return r.job.state == "running"; });
+  link_tests_ = static_cast<int>(std::count_if(runs.begin(), runs.end(), [](const RunSummary& r) {
+    return store::isPreflightJob(r.job.name);
+  }));
   model_->setRuns(std::move(runs));
   // The proxy keeps its sort column and order across a source reset; selection is by id.
   selectJobIds(selected);
@@ -273,15 +276,13 @@ void HistoryView::updateActions() {
                                      .arg(undo_timer_->interval() / 1000));
   // A preflight's link tests are not counted as runs unless searched for: 2,016 of them would
   // make "2,020 runs (4 shown)" of four training runs.
-  int link_tests = 0;
-  for (const RunSummary& run : model_->runs()) link_tests += store::isPreflightJob(run.job.name);
-  const int total = model_->rowCount() - (proxy_->showsLinkTests() ? 0 : link_tests);
+  const int total = model_->rowCount() - (proxy_->showsLinkTests() ? 0 : link_tests_);
   const int shown = proxy_->rowCount();
   QString text = total == 1 ? tr("1 run") : tr("%1 runs").arg(total);
   if (shown != total) text += tr(" (%1 shown)").arg(shown);
   if (selected > 0) text += tr(", %1 selected").arg(selected);
-  const bool hidden_tests = link_tests > 0 && !proxy_->showsLinkTests();
-  if (hidden_tests) text += tr(" · %1 link tests hidden").arg(link_tests);
+  const bool hidden_tests = link_tests_ > 0 && !proxy_->showsLinkTests();
+  if (hidden_tests) text += tr(" · %1 link tests hidden").arg(link_tests_);
   count_->setText(text);
   count_->setToolTip(hidden_tests ? tr("The cluster preflight's link tests are not listed: search "
                                        "\"preflight\" to list them. Cluster › Check cluster shows "

@@ -114,6 +114,7 @@ class HistoryView : public QWidget {
   std::function<bool(const QStringList&)> confirm_delete_;
   QTimer* ticker_;
   bool columns_sized_ = false;
+  int link_tests_ = 0;  // runs that are a preflight's link tests (setRuns)
 };
 
 }  // namespace ringmaster::gui

@@ -64,10 +64,6 @@ Patience patienceFor(const std::string& step, int bound_ms,
   return patience;
 }
 
-Patience submitPatience(const std::string& step, const SubmitOptions& options) {
-  return patienceFor(step, options.busy_agent_bound_ms, options.waiting);
-}
-
 // stop, killRank and restart: the submit's timeout and patience.
 const int kCommandTimeoutMs = SubmitOptions{}.timeout_ms;
 const int kBusyAgentBoundMs = SubmitOptions{}.busy_agent_bound_ms;
@@ -229,7 +225,9 @@ std::vector<std::string> SubmittedJob::agentNames() const {
 }
 
 Result<SubmittedJob> ClusterClient::submit(const job::JobSpec& spec, const SubmitOptions& options) {
-  auto patient = [&](const std::string& step) { return submitPatience(step, options); };
+  auto patient = [&](const std::string& step) {
+    return patienceFor(step, options.busy_agent_bound_ms, options.waiting);
+  };
   // 1. Capacity of the candidate agents.
   std::vector<std::string> candidates;
   if (!spec.placement.empty()) {

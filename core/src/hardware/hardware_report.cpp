@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 #include <map>
+#include <optional>
 #include <set>
 
 #include "ringmaster/hardware/straggler_history.h"
@@ -144,6 +145,7 @@ Result<std::vector<HardwareRun>> hardwareRuns(store::Reader& history, double sin
     // make every host look well proven (a 64-agent check ran 2,016 of them).
     if (job.submitted_at < since || store::isPreflightJob(job.name)) continue;
     RM_ASSIGN_OR_RETURN(auto events, history.events(job.job_id));
+    std::optional<std::vector<store::SeriesRow>> series;  // read once, for the first run of 2+
     for (uint32_t attempt = 0; attempt <= job.attempt; ++attempt) {
       RM_ASSIGN_OR_RETURN(auto ranks, history.ranks(job.job_id, attempt));
       if (ranks.empty()) continue;
@@ -166,8 +168,11 @@ Result<std::vector<HardwareRun>> hardwareRuns(store::Reader& history, double sin
         if (event.kind == "job_failure" && event.problem && run.outcome.empty()) {
           // A crash drill (ringmasterctl kill) ends the attempt as someone asked: not the
           // hardware's failure.
-          run.outcome = event.cause_kind == "drill" ? "stopped" : "failed";
-          if (run.outcome == "stopped") continue;
+          if (event.cause_kind == "drill") {
+            run.outcome = "stopped";
+            continue;
+          }
+          run.outcome = "failed";
           run.failure = event.cause_kind;
           run.culprit = placeOfRank(event.rank);
         } else if (event.kind == "gpu_fault") {
@@ -185,8 +190,13 @@ Result<std::vector<HardwareRun>> hardwareRuns(store::Reader& history, double sin
         }
       }
       if (run.places.size() >= 2) {
+        if (!series) {
+          RM_ASSIGN_OR_RETURN(series, history.jobSeries(job.job_id));
+        }
+        int64_t last_step = -1;
+        for (const store::RankRow& rank : ranks) last_step = std::max(last_step, rank.last_step);
         RM_ASSIGN_OR_RETURN(const metrics::StragglerVerdict slowest,
-                            attemptStraggler(history, job.job_id, attempt));
+                            attemptStraggler(history, *series, attempt, last_step));
         if (slowest.rank >= 0 && slowest.ratio >= kHeldBackRatio) {
           run.straggler = placeOfRank(slowest.rank);
           run.straggler_ratio = slowest.ratio;
@@ -223,8 +233,24 @@ HardwareReport hardwareReport(const std::vector<HardwareRun>& runs) {
     return &e;
   };
 
-  std::map<HardwareEntity*, std::vector<double>> first_shares;  // per failed run it was in
-  std::map<HardwareEntity*, std::vector<double>> held_shares;   // per run someone held back
+  // By chance, any rank is as likely to fail first, or to be the slowest: an entity with r of a
+  // run's n ranks with chance r/n. Each such run adds that share to `shares`.
+  using Shares = std::map<HardwareEntity*, std::vector<double>>;
+  auto addShares = [&](const HardwareRun& run, Shares& shares) {
+    std::map<HardwareEntity*, int> ranks_on;
+    for (const HardwareRun::Place& p : run.places) {
+      ranks_on[&hostEntity(p.host)] += 1;
+      if (HardwareEntity* gpu = gpuEntity(p)) ranks_on[gpu] += 1;
+    }
+    for (const auto& [e, count] : ranks_on) {
+      shares[e].push_back(static_cast<double>(count) / run.places.size());
+    }
+  };
+  auto addJob = [](std::vector<std::string>& jobs, const std::string& id) {
+    if (std::find(jobs.begin(), jobs.end(), id) == jobs.end()) jobs.push_back(id);
+  };
+  Shares first_shares;  // per failed run it was in
+  Shares held_shares;   // per run someone held back
   for (const HardwareRun& run : runs) {
     const bool failed = run.outcome == "failed", succeeded = run.outcome == "succeeded";
     report.runs += 1;
@@ -241,25 +267,13 @@ HardwareReport hardwareReport(const std::vector<HardwareRun>& runs) {
       if (!failed) continue;
       e->failed += 1;
       e->hangs += run.failure == "hung";
-      if (std::find(e->failed_jobs.begin(), e->failed_jobs.end(), run.job_id) ==
-          e->failed_jobs.end()) {
-        e->failed_jobs.push_back(run.job_id);
-      }
+      addJob(e->failed_jobs, run.job_id);
     }
     if (failed && run.culprit >= 0) {
       const HardwareRun::Place& place = run.places[static_cast<size_t>(run.culprit)];
       hostEntity(place.host).failed_first += 1;
       if (HardwareEntity* gpu = gpuEntity(place)) gpu->failed_first += 1;
-      // By chance, any rank is as likely to fail first: an entity with r of the run's n ranks
-      // with chance r/n.
-      std::map<HardwareEntity*, int> ranks_on;
-      for (const HardwareRun::Place& p : run.places) {
-        ranks_on[&hostEntity(p.host)] += 1;
-        if (HardwareEntity* gpu = gpuEntity(p)) ranks_on[gpu] += 1;
-      }
-      for (const auto& [e, count] : ranks_on) {
-        first_shares[e].push_back(static_cast<double>(count) / run.places.size());
-      }
+      addShares(run, first_shares);
     }
     if (run.straggler >= 0 && run.straggler < static_cast<int>(run.places.size())) {
       const HardwareRun::Place& place = run.places[static_cast<size_t>(run.straggler)];
@@ -267,19 +281,9 @@ HardwareReport hardwareReport(const std::vector<HardwareRun>& runs) {
         if (e == nullptr) continue;
         e->held_back += 1;
         e->held_back_ratio = std::max(e->held_back_ratio, run.straggler_ratio);
-        if (std::find(e->held_back_jobs.begin(), e->held_back_jobs.end(), run.job_id) ==
-            e->held_back_jobs.end()) {
-          e->held_back_jobs.push_back(run.job_id);
-        }
+        addJob(e->held_back_jobs, run.job_id);
       }
-      std::map<HardwareEntity*, int> ranks_on;  // by chance, any rank is as likely to be slowest
-      for (const HardwareRun::Place& p : run.places) {
-        ranks_on[&hostEntity(p.host)] += 1;
-        if (HardwareEntity* gpu = gpuEntity(p)) ranks_on[gpu] += 1;
-      }
-      for (const auto& [e, count] : ranks_on) {
-        held_shares[e].push_back(static_cast<double>(count) / run.places.size());
-      }
+      addShares(run, held_shares);
     }
     for (const HardwareRun::Fault& fault : run.faults) {
       if (fault.place < 0) continue;

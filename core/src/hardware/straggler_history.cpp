@@ -23,22 +23,18 @@ Result<std::map<int64_t, double>> window(store::Reader& history, int64_t series,
 }  // namespace
 
 Result<metrics::StragglerVerdict> attemptStraggler(store::Reader& history,
-                                                   const std::string& job_id, uint32_t attempt) {
-  RM_ASSIGN_OR_RETURN(auto all_series, history.jobSeries(job_id));
+                                                   const std::vector<store::SeriesRow>& series,
+                                                   uint32_t attempt, int64_t last_step) {
   std::map<int, RankSeries> by_rank;
-  for (const store::SeriesRow& s : all_series) {
+  for (const store::SeriesRow& s : series) {
     if (s.attempt != attempt) continue;
     if (s.name == "step_time") by_rank[s.rank].step_time = s.id;
     if (s.name == "comm_wait") by_rank[s.rank].comm_wait = s.id;
   }
   std::erase_if(by_rank, [](const auto& entry) { return entry.second.step_time == 0; });
-  if (by_rank.size() < 2) return metrics::StragglerVerdict{};
-  // The attempt's steps: every rank takes the same ones, so rank 0's (or the first's) range
-  // places the windows for all.
-  RM_ASSIGN_OR_RETURN(auto ranks, history.ranks(job_id, attempt));
-  int64_t last_step = -1;
-  for (const store::RankRow& rank : ranks) last_step = std::max(last_step, rank.last_step);
-  if (last_step < 0) return metrics::StragglerVerdict{};
+  if (by_rank.size() < 2 || last_step < 0) return metrics::StragglerVerdict{};
+  // The attempt's steps: every rank takes the same ones, so the first rank's first step places
+  // the windows for all.
   int64_t first_step = -1;
   RM_RETURN_IF_ERROR(
       history.forEachPointFrom(by_rank.begin()->second.step_time, 0, 1,
@@ -54,15 +50,15 @@ Result<metrics::StragglerVerdict> attemptStraggler(store::Reader& history,
   std::vector<int> rank_of(static_cast<size_t>(n_ranks));
   const double span = static_cast<double>(last_step - first_step + 1);
   int r = 0;
-  for (const auto& [rank, series] : by_rank) {
+  for (const auto& [rank, ids] : by_rank) {
     rank_of[static_cast<size_t>(r)] = rank;
     for (int c = 0; c < kStragglerColumns; ++c) {
       // Window c starts c/columns of the way through the attempt.
       const int64_t start = first_step + static_cast<int64_t>(span * c / kStragglerColumns);
-      RM_ASSIGN_OR_RETURN(auto steps, window(history, series.step_time, start));
+      RM_ASSIGN_OR_RETURN(auto steps, window(history, ids.step_time, start));
       std::map<int64_t, double> waits;
       if (busy_time) {
-        RM_ASSIGN_OR_RETURN(waits, window(history, series.comm_wait, start));
+        RM_ASSIGN_OR_RETURN(waits, window(history, ids.comm_wait, start));
       }
       metrics::StepColumn& col = columns[static_cast<size_t>(r) * kStragglerColumns + c];
       for (const auto& [step, value] : steps) {

@@ -9,16 +9,17 @@
 namespace ringmaster::store {
 namespace {
 
-Status insertAll(sqlite3* db, int64_t id, const PreflightReport& report) {
+// The check's rows; its id is the new row's (one more than the newest kept: INTEGER PRIMARY KEY).
+Result<int64_t> insertAll(sqlite3* db, const PreflightReport& report) {
   RM_ASSIGN_OR_RETURN(Statement head,
                       Statement::prepare(db,
-                                         "INSERT INTO preflights(id, started_at, seconds, "
-                                         "median_gbps) VALUES(?, ?, ?, ?)"));
-  head.bindInt64(1, id);
-  head.bindDouble(2, report.started_at);
-  head.bindDouble(3, report.seconds);
-  head.bindDouble(4, report.median_gbps);
+                                         "INSERT INTO preflights(started_at, seconds, median_gbps) "
+                                         "VALUES(?, ?, ?)"));
+  head.bindDouble(1, report.started_at);
+  head.bindDouble(2, report.seconds);
+  head.bindDouble(3, report.median_gbps);
   RM_RETURN_IF_ERROR(head.run("storing a preflight"));
+  const int64_t id = sqlite3_last_insert_rowid(db);
 
   RM_ASSIGN_OR_RETURN(Statement agent, Statement::prepare(db, R"sql(
 INSERT INTO preflight_agents(preflight_id, position, agent, error, cpus, load1, memory_total,
@@ -83,7 +84,7 @@ INSERT INTO preflight_links(preflight_id, position, a, b, job_id, error, gbps, l
     problem.bindText(3, report.problems[i]);
     RM_RETURN_IF_ERROR(problem.run("storing a preflight's verdict"));
   }
-  return Status::ok();
+  return id;
 }
 
 }  // namespace
@@ -91,16 +92,8 @@ INSERT INTO preflight_links(preflight_id, position, a, b, job_id, error, gbps, l
 Result<int64_t> Database::recordPreflight(const PreflightReport& report) {
   if (!(report.started_at > 0)) return invalidArgument("recordPreflight: started_at is not set");
   RM_RETURN_IF_ERROR(begin_.run("storing a preflight"));
-  int64_t id = 0;
-  auto write = [&]() -> Status {
-    RM_ASSIGN_OR_RETURN(Statement next, Statement::prepare(db_.get(),
-                                                           "SELECT coalesce(max(id), 0) + 1 FROM "
-                                                           "preflights"));
-    if (next.step() != SQLITE_ROW) return error(SQLITE_ERROR, "numbering a preflight");
-    id = next.columnInt64(0);
-    return insertAll(db_.get(), id, report);
-  };
-  Status status = write();
+  Result<int64_t> id = insertAll(db_.get(), report);
+  Status status = id.status();
   if (status.isOk()) status = commit_.run("storing a preflight");
   if (!status.isOk()) {
     if (sqlite3_get_autocommit(db_.get()) == 0) (void)rollback_.run("rolling back");
@@ -128,12 +121,12 @@ SELECT id, started_at, seconds, median_gbps FROM preflights WHERE ?1 = 0 OR id =
   }
   if (rc != SQLITE_DONE) return error(rc, "listing the preflights");
   if (reports.empty()) return reports;
-  // The parts of every listed check, each table read once in order.
-  const int64_t oldest = reports.back().id;
+  // The parts of the listed checks, each table read once in order over their range of ids.
   auto forEachRow = [&](const char* sql,
                         const std::function<void(PreflightReport&, Statement&)>& row) -> Status {
     RM_ASSIGN_OR_RETURN(Statement s, Statement::prepare(db_.get(), sql));
-    s.bindInt64(1, oldest);
+    s.bindInt64(1, reports.back().id);
+    s.bindInt64(2, reports.front().id);
     int step;
     while ((step = s.step()) == SQLITE_ROW) {
       auto found = index.find(s.columnInt64(0));
@@ -145,7 +138,7 @@ SELECT id, started_at, seconds, median_gbps FROM preflights WHERE ?1 = 0 OR id =
   RM_RETURN_IF_ERROR(forEachRow(R"sql(
 SELECT preflight_id, agent, error, cpus, load1, memory_total, memory_used, state_dir, disk_free,
   disk_total, clock_offset_s, round_trip_ms, gpus FROM preflight_agents
-  WHERE preflight_id >= ? ORDER BY preflight_id, position)sql",
+  WHERE preflight_id BETWEEN ? AND ? ORDER BY preflight_id, position)sql",
                                 [](PreflightReport& r, Statement& s) {
                                   AgentCheck& a = r.agents.emplace_back();
                                   a.agent = s.columnText(1);
@@ -163,7 +156,7 @@ SELECT preflight_id, agent, error, cpus, load1, memory_total, memory_used, state
                                 }));
   RM_RETURN_IF_ERROR(forEachRow(R"sql(
 SELECT preflight_id, agent_position, gpu, severity, kind, text FROM preflight_gpu_faults
-  WHERE preflight_id >= ? ORDER BY preflight_id, agent_position, position)sql",
+  WHERE preflight_id BETWEEN ? AND ? ORDER BY preflight_id, agent_position, position)sql",
                                 [](PreflightReport& r, Statement& s) {
                                   const auto at = static_cast<size_t>(s.columnInt64(1));
                                   if (at >= r.agents.size()) return;
@@ -176,7 +169,7 @@ SELECT preflight_id, agent_position, gpu, severity, kind, text FROM preflight_gp
                                 }));
   RM_RETURN_IF_ERROR(forEachRow(R"sql(
 SELECT preflight_id, a, b, job_id, error, gbps, latency_us FROM preflight_links
-  WHERE preflight_id >= ? ORDER BY preflight_id, position)sql",
+  WHERE preflight_id BETWEEN ? AND ? ORDER BY preflight_id, position)sql",
                                 [](PreflightReport& r, Statement& s) {
                                   LinkCheck& l = r.links.emplace_back();
                                   l.a = s.columnText(1);
@@ -189,7 +182,7 @@ SELECT preflight_id, a, b, job_id, error, gbps, latency_us FROM preflight_links
   RM_RETURN_IF_ERROR(
       forEachRow(R"sql(
 SELECT preflight_id, text FROM preflight_problems
-  WHERE preflight_id >= ? ORDER BY preflight_id, position)sql",
+  WHERE preflight_id BETWEEN ? AND ? ORDER BY preflight_id, position)sql",
                  [](PreflightReport& r, Statement& s) { r.problems.push_back(s.columnText(1)); }));
   return reports;
 }

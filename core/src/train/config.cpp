@@ -380,22 +380,18 @@ class ConfigParser {
           },
           &ps.mode);
     }
-    if (keys.count("max_staleness")) {
+    // The async mode's own fields: with sync, a field set is a mistake worth naming.
+    auto asyncOnly = [&](const char* key, uint64_t* out, const char* why_not_sync) {
+      if (!keys.count(key)) return;
       if (ps.mode != PsMode::kAsync) {
-        report(node["max_staleness"], f + ".max_staleness",
-               "only used with mode: async (sync waits for every worker: nothing is stale)");
+        report(node[key], f + "." + key,
+               std::string("only used with mode: async (") + why_not_sync + ")");
       } else {
-        readU64(node["max_staleness"], f + ".max_staleness", 0, &ps.max_staleness);
+        readU64(node[key], f + "." + key, 0, out);
       }
-    }
-    if (keys.count("max_lead")) {
-      if (ps.mode != PsMode::kAsync) {
-        report(node["max_lead"], f + ".max_lead",
-               "only used with mode: async (sync workers take every step together)");
-      } else {
-        readU64(node["max_lead"], f + ".max_lead", 0, &ps.max_lead);
-      }
-    }
+    };
+    asyncOnly("max_staleness", &ps.max_staleness, "sync waits for every worker: nothing is stale");
+    asyncOnly("max_lead", &ps.max_lead, "sync workers take every step together");
     // Servers apply the optimizer to the pushed gradients; the other strategies change what is
     // exchanged or when, which the servers do not do (yet).
     if (siblings.count("local_sgd")) {

@@ -10,7 +10,7 @@
 // comm_wait, the time the others waited for it) where its workers report both, else step_time.
 
 #include <cstdint>
-#include <string>
+#include <vector>
 
 #include "ringmaster/metrics/straggler.h"
 #include "ringmaster/store/reader.h"
@@ -27,8 +27,10 @@ inline constexpr int kStragglerWindowSteps = 32;
 inline constexpr double kHeldBackRatio = 1.2;
 
 // The verdict over one attempt: the rank (as the history numbers it) and its ratio; rank -1
-// when fewer than two ranks reported step times.
+// when fewer than two ranks reported step times. `series`: the job's (Reader::jobSeries);
+// `last_step`: the attempt's highest step over its ranks (RankRow::last_step).
 Result<metrics::StragglerVerdict> attemptStraggler(store::Reader& history,
-                                                   const std::string& job_id, uint32_t attempt);
+                                                   const std::vector<store::SeriesRow>& series,
+                                                   uint32_t attempt, int64_t last_step);
 
 }  // namespace ringmaster::hardware
