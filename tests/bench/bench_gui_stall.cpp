@@ -9,7 +9,8 @@
 // steps of 8 ranks from the history (tests/app/past_run.h): the time until its loss chart is
 // drawn, the GUI's peak memory meanwhile and the longest gap in its event loop. And, last, an
 // 8-rank job's dashboard open for 5 minutes (10 steps/s a rank): the GUI thread's share of a core
-// and how much its memory grew. --past-run-only and --live-only [SECONDS] run one case alone.
+// and how much its memory grew. --past-run-only and --live-only [SECONDS] run one case alone,
+// --stall-only the two streaming cases (after the past run).
 // Qt's `slots` keyword macro would eat AgentProcess::slots(): this comes before any Qt header.
 #include "harness.h"
 // Qt and the app.
@@ -470,6 +471,14 @@ int main(int argc, char** argv) {
   }
   const CaseResult four = runCase(app, 4, false);
   const CaseResult eight = runCase(app, 8, true);
+  if (flag("--stall-only") != args.end()) {  // the two streaming cases alone (about 1 minute)
+    std::printf(
+        "RESULT max_stall_ms=%.1f open_stall_ms=%.1f idle_max_stall_ms=%.1f "
+        "max_stall_ms_8ranks_dragging=%.1f open_stall_ms_8ranks=%.1f slider_moves=%d\n",
+        four.stream_gap, four.open_gap, four.idle_gap, eight.stream_gap, eight.open_gap,
+        eight.slider_moves);
+    return four.ok && eight.ok ? 0 : 1;
+  }
   const LiveResult live = watchLiveJob(kLiveSeconds);
   std::printf(
       "RESULT max_stall_ms=%.1f open_stall_ms=%.1f samples_per_s=%.0f idle_max_stall_ms=%.1f "

@@ -1,8 +1,14 @@
 #include "charts/chart_lines_item.h"
 
 #include <QChart>
+#include <QCoreApplication>
+#include <QPaintDevice>
 #include <QPainter>
+#include <QPointer>
+#include <QThreadPool>
 #include <algorithm>
+#include <atomic>
+#include <cmath>
 
 namespace ringmaster::gui {
 namespace {
@@ -10,12 +16,46 @@ namespace {
 // Qt Charts draws its series at this z (ChartPresenter::SeriesZValue): over grid and axes.
 constexpr qreal kSeriesZ = 5;
 
+std::atomic<int> g_in_flight{0};
+
+// The one thread that draws every chart's lines, and the GUI-thread object its images come back
+// through. A child of the application: destroyed with it, after the drawing in progress ends.
+class DrawingThread : public QObject {
+ public:
+  static DrawingThread& get() {
+    static QPointer<DrawingThread> thread;
+    if (!thread) thread = new DrawingThread(QCoreApplication::instance());
+    return *thread;
+  }
+  QThreadPool pool;
+
+ private:
+  explicit DrawingThread(QObject* parent) : QObject(parent) {
+    pool.setMaxThreadCount(1);  // charts take turns: the cores are the ranks' too
+  }
+  ~DrawingThread() override { pool.waitForDone(); }  // before this object's queued events go
+};
+
 }  // namespace
 
-ChartLinesItem::ChartLinesItem(QChart* chart) : QGraphicsItem(chart), chart_(chart) {
+struct ChartLinesItem::Inbox {
+  ChartLinesItem* item = nullptr;
+  std::atomic<uint64_t> latest{0};  // a frame older than this need not be drawn
+};
+
+ChartLinesItem::ChartLinesItem(QChart* chart, std::function<void()> drawn)
+    : QGraphicsItem(chart),
+      chart_(chart),
+      drawn_callback_(std::move(drawn)),
+      inbox_(std::make_shared<Inbox>()) {
+  inbox_->item = this;
   setZValue(kSeriesZ);
   setAcceptedMouseButtons(Qt::NoButton);  // the view's zoom, pan and hover see every event
 }
+
+ChartLinesItem::~ChartLinesItem() = default;  // drawings under way find the inbox gone
+
+int ChartLinesItem::drawingsInFlight() { return g_in_flight.load(); }
 
 void ChartLinesItem::setRanges(double x0, double x1, double y0, double y1) {
   x0_ = x0;
@@ -24,66 +64,164 @@ void ChartLinesItem::setRanges(double x0, double x1, double y0, double y1) {
   y1_ = y1;
 }
 
+qsizetype ChartLinesItem::points() const {
+  qsizetype n = 0;
+  for (const Line& line : lines_) {
+    n += line.raw.size() + line.smoothed.size() + line.upper.size() + line.lower.size();
+  }
+  return n;
+}
+
 void ChartLinesItem::changed() {
   const QRectF plot = chart_->plotArea();
   if (plot != plot_) {
     prepareGeometryChange();
     plot_ = plot;
   }
+  inbox_->latest = ++generation_;
+  in_background_ = points() >= kBackgroundFromPoints && !plot_.isEmpty();
+  if (in_background_) {
+    ++g_in_flight;
+    DrawingThread& thread = DrawingThread::get();
+    thread.pool.start([weak = std::weak_ptr<Inbox>(inbox_),
+                       frame = Frame{lines_, mapping(), pixel_ratio_}, generation = generation_,
+                       receiver = &thread] {
+      if (std::shared_ptr<Inbox> inbox = weak.lock(); !inbox || inbox->latest != generation) {
+        --g_in_flight;  // the chart changed again (or is gone): only the newest is drawn
+        return;
+      }
+      QMetaObject::invokeMethod(
+          receiver,
+          [weak, generation, drawn = draw(frame)] {
+            --g_in_flight;
+            if (std::shared_ptr<Inbox> inbox = weak.lock()) inbox->item->adopt(generation, drawn);
+          },
+          Qt::QueuedConnection);
+    });
+  } else {
+    shown_.reset();
+  }
+  update();
+}
+
+void ChartLinesItem::adopt(uint64_t generation, std::shared_ptr<const Drawn> drawn) {
+  if (!in_background_ || generation <= shown_generation_) return;
+  shown_ = std::move(drawn);
+  shown_generation_ = generation;
+  update();
+  if (drawn_callback_) drawn_callback_();
+}
+
+void ChartLinesItem::drawNow() {
+  if (!in_background_ || shown_generation_ == generation_) return;
+  shown_ = draw(Frame{lines_, mapping(), pixel_ratio_});
+  shown_generation_ = generation_;
   update();
 }
 
 QRectF ChartLinesItem::boundingRect() const { return plot_; }
 
-QPolygonF ChartLinesItem::toPixels(const QPolygonF& values) const {
-  const double sx = plot_.width() / (x1_ - x0_), sy = plot_.height() / (y1_ - y0_);
-  QPolygonF pixels(values.size());
-  for (qsizetype i = 0; i < values.size(); ++i) {
-    pixels[i] = QPointF(plot_.left() + (values[i].x() - x0_) * sx,
-                        plot_.bottom() - (values[i].y() - y0_) * sy);
-  }
-  return pixels;
+std::shared_ptr<const ChartLinesItem::Drawn> ChartLinesItem::draw(const Frame& frame) {
+  auto drawn = std::make_shared<Drawn>();
+  drawn->mapping = frame.mapping;
+  drawn->at = frame.mapping.plot.toAlignedRect();
+  drawn->image = QImage(QSize(static_cast<int>(std::ceil(drawn->at.width() * frame.pixel_ratio)),
+                              static_cast<int>(std::ceil(drawn->at.height() * frame.pixel_ratio))),
+                        QImage::Format_ARGB32_Premultiplied);
+  drawn->image.setDevicePixelRatio(frame.pixel_ratio);
+  drawn->image.fill(Qt::transparent);
+  QPainter painter(&drawn->image);
+  painter.setRenderHint(QPainter::Antialiasing, true);
+  painter.translate(-drawn->at.topLeft());
+  drawLines(painter, frame.lines, frame.mapping);
+  return drawn;
 }
 
 void ChartLinesItem::paint(QPainter* painter, const QStyleOptionGraphicsItem* /*option*/,
                            QWidget* /*widget*/) {
-  if (plot_.isEmpty() || !(x1_ > x0_) || !(y1_ > y0_)) return;
+  const Mapping now = mapping();
+  if (!now.valid()) return;
+  const qreal ratio = painter->device() ? painter->device()->devicePixelRatioF() : 1;
+  if (!in_background_) {
+    pixel_ratio_ = ratio;
+    drawLines(*painter, lines_, now);
+    return;
+  }
+  if (ratio != pixel_ratio_) {  // drawn for another screen: again, for this one
+    pixel_ratio_ = ratio;
+    changed();
+  }
+  if (!shown_ || !shown_->mapping.valid()) return;
+  // The last image where its ranges lie in today's plot and ranges: the lines stay put under a
+  // zoom or a pan until their new drawing is back, and are exact when nothing has moved.
+  const Mapping& then = shown_->mapping;
+  const double sx = now.plot.width() / (now.x1 - now.x0);
+  const double sy = now.plot.height() / (now.y1 - now.y0);
+  const double then_sx = then.plot.width() / (then.x1 - then.x0);
+  const double then_sy = then.plot.height() / (then.y1 - then.y0);
+  const auto mapX = [&](double px) {
+    return now.plot.left() + (then.x0 + (px - then.plot.left()) / then_sx - now.x0) * sx;
+  };
+  const auto mapY = [&](double py) {
+    return now.plot.bottom() - (then.y0 + (then.plot.bottom() - py) / then_sy - now.y0) * sy;
+  };
+  const QRect& at = shown_->at;
+  const QRectF target(QPointF(mapX(at.left()), mapY(at.top())),
+                      QPointF(mapX(at.left() + at.width()), mapY(at.top() + at.height())));
   painter->save();
-  painter->setClipRect(plot_);
-  painter->setPen(Qt::NoPen);
-  for (const Line& line : lines_) {
+  painter->setClipRect(now.plot);
+  painter->drawImage(target, shown_->image);
+  painter->restore();
+}
+
+void ChartLinesItem::drawLines(QPainter& painter, const std::vector<Line>& lines,
+                               const Mapping& m) {
+  if (!m.valid()) return;
+  const double sx = m.plot.width() / (m.x1 - m.x0), sy = m.plot.height() / (m.y1 - m.y0);
+  const auto toPixels = [&](const QPolygonF& values) {
+    QPolygonF pixels(values.size());
+    for (qsizetype i = 0; i < values.size(); ++i) {
+      pixels[i] = QPointF(m.plot.left() + (values[i].x() - m.x0) * sx,
+                          m.plot.bottom() - (values[i].y() - m.y0) * sy);
+    }
+    return pixels;
+  };
+  painter.save();
+  painter.setClipRect(m.plot);
+  painter.setPen(Qt::NoPen);
+  for (const Line& line : lines) {
     if (line.upper.isEmpty() || line.lower.isEmpty()) continue;
     QPolygonF area = toPixels(line.upper);
     const QPolygonF lower = toPixels(line.lower);
     std::copy(lower.rbegin(), lower.rend(), std::back_inserter(area));
-    painter->setBrush(line.band_brush);
-    painter->drawPolygon(area);
+    painter.setBrush(line.band_brush);
+    painter.drawPolygon(area);
   }
   const auto draw = [&](const QPolygonF& values, const QPen& pen) {
     if (values.isEmpty()) return;
     const QPolygonF pixels = toPixels(values);
     if (pixels.size() == 1) {  // a short run's single evaluation: nothing to join
       const double radius = std::max(2.5, pen.widthF() * 2);
-      painter->setPen(Qt::NoPen);
-      painter->setBrush(pen.color());
-      painter->drawEllipse(pixels.front(), radius, radius);
+      painter.setPen(Qt::NoPen);
+      painter.setBrush(pen.color());
+      painter.drawEllipse(pixels.front(), radius, radius);
       return;
     }
-    painter->setPen(pen);
-    painter->setBrush(Qt::NoBrush);
+    painter.setPen(pen);
+    painter.setBrush(Qt::NoBrush);
     // A hairline (the faint raw lines under smoothed ones) goes to the cosmetic stroker whole. A
     // wider line a segment at a time, as Qt Charts draws it: as one polyline it is stroked whole,
     // joins and all, into a polygon that crosses itself at every column's min and max (the GUI
     // thread at 97% of a core for an 8-rank dashboard); each short segment fills fast.
     if (pen.widthF() <= 1) {
-      painter->drawPolyline(pixels);
+      painter.drawPolyline(pixels);
     } else {
-      for (qsizetype i = 1; i < pixels.size(); ++i) painter->drawLine(pixels[i - 1], pixels[i]);
+      for (qsizetype i = 1; i < pixels.size(); ++i) painter.drawLine(pixels[i - 1], pixels[i]);
     }
   };
-  for (const Line& line : lines_) draw(line.raw, line.raw_pen);
-  for (const Line& line : lines_) draw(line.smoothed, line.smoothed_pen);
-  painter->restore();
+  for (const Line& line : lines) draw(line.raw, line.raw_pen);
+  for (const Line& line : lines) draw(line.smoothed, line.smoothed_pen);
+  painter.restore();
 }
 
 }  // namespace ringmaster::gui

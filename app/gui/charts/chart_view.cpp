@@ -1,5 +1,6 @@
 #include "charts/chart_view.h"
 
+#include <QCoreApplication>
 #include <QGraphicsScene>
 #include <QMouseEvent>
 #include <QPainter>
@@ -38,20 +39,33 @@ void ChartView::sceneChanged() {
   viewport()->update();
 }
 
-void ChartView::paintEvent(QPaintEvent* /*event*/) {
+void ChartView::renderSceneNow() {
+  if (!isVisible()) return;  // drawn when it is shown
+  // Qt's own news of the changes just made, queued to the scene, first: it would otherwise come
+  // after this drawing and have the paint draw the scene again.
+  QCoreApplication::sendPostedEvents(scene(), QEvent::MetaCall);
+  renderSceneImage();
+}
+
+void ChartView::renderSceneImage() {
   const qreal ratio = viewport()->devicePixelRatioF();
   const QSize pixels = viewport()->size() * ratio;
-  if (scene_changed_ || scene_image_.size() != pixels) {
+  if (!scene_changed_ && scene_image_.size() == pixels) return;
+  if (scene_image_.size() != pixels) {
     scene_image_ = QPixmap(pixels);
     scene_image_.setDevicePixelRatio(ratio);
-    scene_image_.fill(Qt::transparent);
-    QPainter image(&scene_image_);
-    image.setRenderHints(renderHints());
-    drawing_scene_image_ = true;
-    render(&image, QRectF(QPointF(0, 0), viewport()->size()), viewport()->rect());
-    drawing_scene_image_ = false;
-    scene_changed_ = false;
   }
+  scene_image_.fill(Qt::transparent);
+  QPainter image(&scene_image_);
+  image.setRenderHints(renderHints());
+  drawing_scene_image_ = true;
+  render(&image, QRectF(QPointF(0, 0), viewport()->size()), viewport()->rect());
+  drawing_scene_image_ = false;
+  scene_changed_ = false;
+}
+
+void ChartView::paintEvent(QPaintEvent* /*event*/) {
+  renderSceneImage();
   QPainter painter(viewport());
   painter.drawPixmap(0, 0, scene_image_);
   painter.setRenderHints(renderHints());

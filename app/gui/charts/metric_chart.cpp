@@ -198,6 +198,7 @@ class ChartRefreshQueue : public QObject {
       QElapsedTimer took;
       took.start();
       chart->refresh();
+      chart->view_->renderSceneNow();  // this turn draws it; the next frame only copies it
       if (paced) paced_due_ms_ = clock_.elapsed() + kPacing * took.nsecsElapsed() / 1e6;
     }
     schedule();
@@ -234,7 +235,8 @@ MetricChart::MetricChart(const QString& title, QWidget* parent) : QWidget(parent
   x_axis_->setLabelsFont(font());
   y_axis_->setLabelsFont(font());
   updateXAxisTitle();
-  lines_item_ = new ChartLinesItem(chart_);
+  // An image of the lines drawn in the background is in the view's picture of the scene at once.
+  lines_item_ = new ChartLinesItem(chart_, [this] { view_->sceneChanged(); });
   connect(chart_, &QChart::plotAreaChanged, this, [this] { lines_item_->changed(); });
 
   view_ = new ChartView(chart_, this);
@@ -385,8 +387,9 @@ void MetricChart::setXAxis(metrics::Axis axis) {
 bool MetricChart::adoptSmoothing(double weight) {
   const double clamped = std::isfinite(weight) ? std::clamp(weight, 0.0, kMaxSmoothing) : 0.0;
   if (clamped == smoothing_) return false;
-  smoothing_ = clamped;  // the pens follow on the redraw (see refresh()), the title at once
-  updateYTitle();
+  // The pens and the title ("EMA 0.60") follow on the redraw (see refresh()): a title changed
+  // here had every chart of a dashboard draw its scene again in the next paint, all at once.
+  smoothing_ = clamped;
   return true;
 }
 
@@ -989,7 +992,8 @@ QString MetricChart::formatX(double x) const {
 }
 
 bool MetricChart::saveImage(const QString& path) const {
-  view_->sceneChanged();  // whatever changed since the last paint is in the image
+  lines_item_->drawNow();  // not what a background drawing will bring
+  view_->sceneChanged();   // whatever changed since the last paint is in the image
   const QPixmap pixmap = view_->grab();
   return !pixmap.isNull() && pixmap.save(path, "PNG");
 }

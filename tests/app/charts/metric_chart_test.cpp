@@ -22,6 +22,7 @@
 #include <random>
 
 #include "charts/palette.h"
+#include "charts_drawn.h"
 #include "qt_wait.h"
 
 namespace ringmaster::gui {
@@ -342,6 +343,43 @@ TEST_F(MetricChartTest, NewPointsReachTheImageAfterARefresh) {
   for (int i = 100; i < 200; ++i) s.append(i, i, 1.0);
   chart->refresh();
   EXPECT_GT(red_pixels(), before + 50);
+}
+
+// Eight lines of 4,000 points: drawn by the drawing thread, not in the paint, and shown once
+// back; a saved image does not wait for it.
+TEST_F(MetricChartTest, ManyPointsAreDrawnOffTheGuiThreadAndShownOnceBack) {
+  std::vector<Series> ranks;
+  for (int r = 0; r < 8; ++r) ranks.push_back(lossSeries(4000, r, 10 + r));
+  auto chart = makeChart("loss");
+  std::vector<ChartLine> lines;
+  for (int r = 0; r < 8; ++r)
+    lines.push_back({QString("rank %1").arg(r), QColor(255, 0, 0), &ranks[r]});
+  chart->setLines(lines);
+  ASSERT_TRUE(chartsDrawn());
+  const auto red_pixels = [](const QImage& image) {
+    int red = 0;
+    for (int y = 0; y < image.height(); ++y) {
+      for (int x = 0; x < image.width(); ++x) {
+        const QColor c = image.pixelColor(x, y);
+        red += c.red() > 200 && c.green() < 80 && c.blue() < 80;
+      }
+    }
+    return red;
+  };
+  const int drawn = red_pixels(chart->grab().toImage());
+  EXPECT_GT(drawn, 2000);
+  // A zoom: a drawing goes to the thread, and the image shown meanwhile is the last one moved to
+  // where its ranges now lie (still red where the lines are), until the new one is back.
+  chart->setXRange(0, 2000);
+  EXPECT_GE(ChartLinesItem::drawingsInFlight(), 1);
+  ASSERT_TRUE(chartsDrawn());
+  EXPECT_GT(red_pixels(chart->grab().toImage()), 2000);
+  // A saved image has the newest lines, drawing or not.
+  chart->setXRange(3000, 4000);
+  const QString path = screenshotPath("metric_chart_many_points_saved.png");
+  ASSERT_TRUE(chart->saveImage(path));
+  EXPECT_GT(red_pixels(QImage(path)), 2000);
+  ASSERT_TRUE(chartsDrawn());
 }
 
 TEST_F(MetricChartTest, SetXRangeDoesNotEmitButUserZoomAndPanDo) {

@@ -17,6 +17,7 @@
 #include <limits>
 
 #include "charts/metric_chart.h"
+#include "charts_drawn.h"
 #include "dashboard/dashboard_view.h"
 #include "dashboard/rank_table_model.h"
 #include "main_window.h"
@@ -118,6 +119,7 @@ class BigRunScreenshotTest : public ::testing::Test {
       QApplication::sendEvent(chart_view->viewport(), &move);
       const auto readout = samples->readoutAt(at.x());
       EXPECT_EQ(readout.rows.size(), static_cast<size_t>(world + 1));  // the ranks and the total
+      ASSERT_TRUE(chartsDrawn());
       EXPECT_TRUE(samples->grab().save(
           QString("%1/../screenshots/big-run-8-ranks-hover.png").arg(RM_BIN_DIR)));
     }
@@ -133,6 +135,7 @@ class BigRunScreenshotTest : public ::testing::Test {
     const QString band_name =
         QString("%1/../screenshots/big-run-%2-ranks-band.png").arg(RM_BIN_DIR).arg(world);
     for (int i = 0; i < 5; ++i) QApplication::processEvents();
+    ASSERT_TRUE(chartsDrawn());
     EXPECT_TRUE(window.grab().save(band_name));
     view->setShowSpread(false);
     view->refreshNow();
@@ -143,6 +146,7 @@ class BigRunScreenshotTest : public ::testing::Test {
         window.resize(w, h);
         for (int i = 0; i < 5; ++i) QApplication::processEvents();
         view->refreshNow();
+        ASSERT_TRUE(chartsDrawn());
         const QString name = QString("%1/../screenshots/big-run-%2-ranks-%3-%4x%5.png")
                                  .arg(RM_BIN_DIR)
                                  .arg(world)

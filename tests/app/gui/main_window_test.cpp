@@ -28,6 +28,7 @@
 #include <optional>
 
 #include "charts/metric_chart.h"
+#include "charts_drawn.h"
 #include "cluster/agent_detail_panel.h"
 #include "cluster/cluster_view.h"
 #include "dashboard/compare_view.h"
@@ -55,6 +56,7 @@ QString screenshotDir() {
 }
 
 void save(QWidget* widget, const QString& name) {
+  EXPECT_TRUE(chartsDrawn());
   QApplication::processEvents();
   EXPECT_TRUE(widget->grab().save(screenshotDir() + "/" + name + ".png")) << name.toStdString();
 }
@@ -216,8 +218,8 @@ TEST_F(MainWindowTest, DemoTrainsLiveAndLandsInHistory) {
   ASSERT_NE(smoothing, nullptr);
   smoothing->setValue(90);
   ASSERT_TRUE(waitFor([&] { return loss_chart->smoothing() == 0.9; }, 5000));
-  EXPECT_TRUE(loss_chart->chartTitle().contains("EMA 0.90"))
-      << loss_chart->chartTitle().toStdString();
+  EXPECT_TRUE(waitFor([&] { return loss_chart->chartTitle().contains("EMA 0.90"); }, 5000))
+      << loss_chart->chartTitle().toStdString();  // with the redraw that follows
 
   // Usable on a 1024x600 screen: nothing in the dashboard asks for more.
   EXPECT_LE(view->minimumSizeHint().width(), 1000);
