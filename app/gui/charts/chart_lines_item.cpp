@@ -1,40 +1,19 @@
 #include "charts/chart_lines_item.h"
 
 #include <QChart>
-#include <QCoreApplication>
 #include <QPaintDevice>
 #include <QPainter>
-#include <QPointer>
-#include <QThreadPool>
 #include <algorithm>
 #include <atomic>
 #include <cmath>
+
+#include "charts/chart_drawing_thread.h"
 
 namespace ringmaster::gui {
 namespace {
 
 // Qt Charts draws its series at this z (ChartPresenter::SeriesZValue): over grid and axes.
 constexpr qreal kSeriesZ = 5;
-
-std::atomic<int> g_in_flight{0};
-
-// The one thread that draws every chart's lines, and the GUI-thread object its images come back
-// through. A child of the application: destroyed with it, after the drawing in progress ends.
-class DrawingThread : public QObject {
- public:
-  static DrawingThread& get() {
-    static QPointer<DrawingThread> thread;
-    if (!thread) thread = new DrawingThread(QCoreApplication::instance());
-    return *thread;
-  }
-  QThreadPool pool;
-
- private:
-  explicit DrawingThread(QObject* parent) : QObject(parent) {
-    pool.setMaxThreadCount(1);  // charts take turns: the cores are the ranks' too
-  }
-  ~DrawingThread() override { pool.waitForDone(); }  // before this object's queued events go
-};
 
 }  // namespace
 
@@ -55,7 +34,7 @@ ChartLinesItem::ChartLinesItem(QChart* chart, std::function<void()> drawn)
 
 ChartLinesItem::~ChartLinesItem() = default;  // drawings under way find the inbox gone
 
-int ChartLinesItem::drawingsInFlight() { return g_in_flight.load(); }
+int ChartLinesItem::drawingsInFlight() { return ChartDrawingThread::get().inFlight(); }
 
 void ChartLinesItem::setRanges(double x0, double x1, double y0, double y1) {
   x0_ = x0;
@@ -81,23 +60,23 @@ void ChartLinesItem::changed() {
   inbox_->latest = ++generation_;
   in_background_ = points() >= kBackgroundFromPoints && !plot_.isEmpty();
   if (in_background_) {
-    ++g_in_flight;
-    DrawingThread& thread = DrawingThread::get();
-    thread.pool.start([weak = std::weak_ptr<Inbox>(inbox_),
-                       frame = Frame{lines_, mapping(), pixel_ratio_}, generation = generation_,
-                       receiver = &thread] {
-      if (std::shared_ptr<Inbox> inbox = weak.lock(); !inbox || inbox->latest != generation) {
-        --g_in_flight;  // the chart changed again (or is gone): only the newest is drawn
-        return;
-      }
-      QMetaObject::invokeMethod(
-          receiver,
-          [weak, generation, drawn = draw(frame)] {
-            --g_in_flight;
-            if (std::shared_ptr<Inbox> inbox = weak.lock()) inbox->item->adopt(generation, drawn);
-          },
-          Qt::QueuedConnection);
-    });
+    // Made here, drawn there, adopted here: the frame, and the image, cross in the job.
+    auto drawn = std::make_shared<std::shared_ptr<const Drawn>>();
+    const std::weak_ptr<Inbox> weak = inbox_;  // the item may go meanwhile
+    const uint64_t generation = generation_;
+    ChartDrawingThread::get().submit(
+        {.wanted =
+             [weak, generation] {
+               const std::shared_ptr<Inbox> inbox = weak.lock();
+               return inbox && inbox->latest == generation;
+             },
+         .work = [frame = Frame{lines_, mapping(), pixel_ratio_}, drawn] { *drawn = draw(frame); },
+         .done =
+             [weak, generation, drawn] {
+               if (std::shared_ptr<Inbox> inbox = weak.lock(); inbox && *drawn) {
+                 inbox->item->adopt(generation, *drawn);
+               }
+             }});
   } else {
     shown_.reset();
   }

@@ -8,9 +8,10 @@
 //
 // Many lines are drawn off the GUI thread: antialiased, 8 ranks' lines of 1,600 points took
 // 7-12 ms a chart, nine tenths of a chart's redraw, and a dashboard redraws ten charts. From
-// kBackgroundFromPoints on, changed() hands a copy of the lines to one drawing thread shared by
-// every chart, which draws them into an image of the plot; until it is back, the last image is
-// shown, stretched to where its ranges lie now. Fewer points are drawn in the paint itself.
+// kBackgroundFromPoints on, changed() hands a copy of the lines to the drawing thread
+// (chart_drawing_thread.h), which draws them into an image of the plot; until it is back, the
+// last image is shown, stretched to where its ranges lie now. Fewer points are drawn in the
+// paint itself.
 
 #include <QBrush>
 #include <QGraphicsItem>

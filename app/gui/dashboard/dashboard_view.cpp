@@ -199,8 +199,9 @@ QLayout* DashboardView::buildHeader() {
   checkpoint_->setTextInteractionFlags(Qt::TextSelectableByMouse);
   checkpoint_->setToolTip(
       "Checkpoint economics: the work a failure now would lose (since the newest checkpoint), "
-      "what writing one costs (measured), how often these hosts failed in the history, and the "
-      "interval that loses least (Young: sqrt(2 x cost x MTBF)).");
+      "what writing one costs (measured), what a restart of this job took, how often these "
+      "hosts failed in the history, and the interval that loses least (Daly's refinement of "
+      "Young's sqrt(2 x cost x MTBF)).");
   checkpoint_->setVisible(false);
   problem_ = new ElidingButton;
   problem_->setVisible(false);

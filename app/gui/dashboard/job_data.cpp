@@ -5,6 +5,7 @@
 #include <functional>
 #include <limits>
 #include <tuple>
+#include <utility>
 
 #include "ringmaster/client/slurm_sync.h"
 #include "ringmaster/job/spec.h"
@@ -54,6 +55,7 @@ void JobData::ingest(const std::string& agent, const proto::JournalRecord& r) {
       break;
     case proto::JournalRecord::kMetric: {
       const auto& m = r.metric();
+      noteAttemptPoint(r.attempt(), time);
       RankInfo& info = ranks_[m.rank()];
       info.rank = m.rank();
       if (info.agent.empty()) info.agent = agent;
@@ -161,7 +163,9 @@ Status JobData::readSeries(store::Reader& history, const store::SeriesRow& row) 
   }
   metrics::Series& series = seriesOf(row.name, row.rank);
   const size_t before = series.size();
+  bool first = true;
   RM_RETURN_IF_ERROR(history.forEachPoint(row.id, [&](int64_t step, double value, double time) {
+    if (std::exchange(first, false)) noteAttemptPoint(row.attempt, time);
     appendNew(series, static_cast<double>(step), time, value);
   }));
   series.shrinkToFit();  // complete: its growth's spare room would double a long run's memory
@@ -200,6 +204,7 @@ void JobData::beginSnapshot(const client::JobSnapshot& s) {
 }
 
 void JobData::ingestStoredMetric(const store::MetricRow& row) {
+  noteAttemptPoint(row.attempt, row.time);
   if (row.name == metrics::kCheckpointMetric || row.name == metrics::kCheckpointSecondsMetric) {
     addCheckpoint(static_cast<double>(row.step), row.time, row.attempt,
                   row.name == metrics::kCheckpointSecondsMetric ? row.value : 0);
@@ -450,6 +455,28 @@ void JobData::addCheckpoint(double step, double time, uint32_t attempt, double s
   addEvent(key, std::move(event));
 }
 
+void JobData::noteAttemptPoint(uint32_t attempt, double time) {
+  auto [it, added] = first_point_time_.try_emplace(attempt, time);
+  if (!added && time < it->second) it->second = time;
+}
+
+double JobData::restartSeconds() const {
+  std::vector<double> restarts;
+  for (const auto& [attempt, first_point] : first_point_time_) {
+    double failed = 0;  // when the attempt before was found failed (its first failure heard of)
+    for (const JobEvent& event : events_) {
+      if (event.kind == "job_failure" && event.attempt + 1 == attempt &&
+          (failed == 0 || event.time < failed)) {
+        failed = event.time;
+      }
+    }
+    if (failed > 0 && first_point > failed) restarts.push_back(first_point - failed);
+  }
+  if (restarts.empty()) return 0;
+  std::nth_element(restarts.begin(), restarts.begin() + restarts.size() / 2, restarts.end());
+  return restarts[restarts.size() / 2];
+}
+
 hardware::CheckpointInputs JobData::checkpointInputs(double now) const {
   hardware::CheckpointInputs in;
   in.now = now;
@@ -464,6 +491,7 @@ hardware::CheckpointInputs JobData::checkpointInputs(double now) const {
   if (in.started == 0) in.started = start_time_;
   in.devices = static_cast<int>(hosts.size());
   in.failures_per_hour = hardware::jobFailuresPerHour(hosts, host_records_);
+  in.restart_seconds = restartSeconds();
   std::vector<double> costs;
   const CheckpointMark* last = nullptr;  // the running attempt's newest, and the one before
   const CheckpointMark* previous = nullptr;

@@ -159,7 +159,8 @@ class JobData {
   const std::vector<store::HostRecord>& hostRecords() const { return host_records_; }
   // What checkpoint economics needs of this job at `now`: its ranks, the newest checkpoint of the
   // running attempt (or its start), the median write time, the time and steps between the
-  // attempt's last two checkpoints, and its hosts' failure rate from the history.
+  // attempt's last two checkpoints, what its restarts took, and its hosts' failure rate from the
+  // history.
   hardware::CheckpointInputs checkpointInputs(double now) const;
 
   // Bumped on every change, so views redraw only when something happened.
@@ -185,6 +186,11 @@ class JobData {
   void copyRank(int rank);  // the model's view of the rank into ranks_
   void addEvent(const std::string& key, JobEvent event);
   void addCheckpoint(double step, double time, uint32_t attempt, double seconds = 0);
+  // A metric of `attempt` at `time`: the attempt's first step is the end of the restart before it.
+  void noteAttemptPoint(uint32_t attempt, double time);
+  // The median of the job's restarts: from an attempt's failure to the next one's first step. 0
+  // when it has not restarted.
+  double restartSeconds() const;
   void addHealth(const std::string& agent, double time, const proto::HealthSample& sample);
   void deriveBusyTime();  // after a snapshot, whose metrics arrive one name at a time
   void deriveJobTotal();  // after a snapshot, whose points arrive one rank at a time
@@ -200,6 +206,7 @@ class JobData {
   std::optional<store::SlurmJobRow> slurm_;
   std::map<int, RankInfo> ranks_;
   std::vector<JobEvent> events_;
+  std::map<uint32_t, double> first_point_time_;  // by attempt
   std::set<std::string> event_keys_;
   std::vector<std::string> metric_names_;
   std::map<std::string, std::map<int, metrics::Series>> metrics_;

@@ -27,13 +27,22 @@ std::string hoursText(double hours) {
   return out;
 }
 
-// Device-hours lost a day at `interval` seconds: writing (cost / interval of the time) plus half
-// an interval redone at each failure (interval / (2 MTBF)).
-double wastePerDay(double interval, double cost, double mtbf_seconds, int devices) {
-  return devices * kHoursPerDay * (cost / interval + interval / (2 * mtbf_seconds));
+double wastePerDay(double interval, const CheckpointInputs& in, double mtbf_seconds) {
+  return in.devices * kHoursPerDay *
+         lostFraction(interval, in.checkpoint_seconds, in.restart_seconds, mtbf_seconds);
 }
 
 }  // namespace
+
+double dalyInterval(double cost, double mtbf) {
+  if (cost >= 2 * mtbf) return mtbf;
+  const double x = cost / (2 * mtbf);
+  return std::sqrt(2 * cost * mtbf) * (1 + std::sqrt(x) / 3 + x / 9) - cost;
+}
+
+double lostFraction(double interval, double cost, double restart, double mtbf) {
+  return 1 - interval * std::exp(-restart / mtbf) / (mtbf * std::expm1((interval + cost) / mtbf));
+}
 
 CheckpointEconomics checkpointEconomics(const CheckpointInputs& in) {
   CheckpointEconomics out;
@@ -51,9 +60,9 @@ CheckpointEconomics checkpointEconomics(const CheckpointInputs& in) {
     return out;
   }
   const double mtbf_seconds = *out.mtbf_hours * 3600;
-  const double optimal = std::sqrt(2 * in.checkpoint_seconds * mtbf_seconds);
+  const double optimal = dalyInterval(in.checkpoint_seconds, mtbf_seconds);
   out.optimal_interval_seconds = optimal;
-  out.waste_per_day_optimal = wastePerDay(optimal, in.checkpoint_seconds, mtbf_seconds, in.devices);
+  out.waste_per_day_optimal = wastePerDay(optimal, in, mtbf_seconds);
   std::string suggestion;
   if (in.seconds_per_step > 0) {
     out.optimal_every_steps = std::max<int64_t>(1, std::llround(optimal / in.seconds_per_step));
@@ -67,14 +76,13 @@ CheckpointEconomics checkpointEconomics(const CheckpointInputs& in) {
                  hoursText(*out.waste_per_day_optimal) + " " + out.unit + " a day";
     return out;
   }
-  out.waste_per_day_now =
-      wastePerDay(in.interval_seconds, in.checkpoint_seconds, mtbf_seconds, in.devices);
+  out.waste_per_day_now = wastePerDay(in.interval_seconds, in, mtbf_seconds);
   // Within 5% of the least loss, a change is not worth anyone's time.
   if (*out.waste_per_day_now <= 1.05 * *out.waste_per_day_optimal) {
     out.advice = "your interval (every " + minutesText(in.interval_seconds) +
                  ") is about the best (" + suggestion + "): about " +
                  hoursText(*out.waste_per_day_now) + " " + out.unit +
-                 " a day go to checkpoints and redone work";
+                 " a day go to checkpoints, restarts and redone work";
     return out;
   }
   out.advice = "your interval (every " + minutesText(in.interval_seconds) + ") wastes about " +
@@ -95,6 +103,10 @@ std::string checkpointSummary(const CheckpointInputs& in, const CheckpointEconom
     std::snprintf(cost, sizeof cost, in.checkpoint_seconds < 10 ? "%.2g s" : "%.0f s",
                   in.checkpoint_seconds);
     out += std::string("; a checkpoint takes ") + cost;
+  }
+  if (in.restart_seconds > 0) {
+    out += (in.checkpoint_seconds > 0 ? ", a restart " : "; a restart takes ") +
+           minutesText(in.restart_seconds);
   }
   if (e.mtbf_hours) {
     out += "; these hosts fail once every " + minutesText(*e.mtbf_hours * 3600) + " of this job";

@@ -79,13 +79,14 @@ TEST(CheckpointLine, ARunningJobShowsWhatIsAtRiskAndTheIntervalThatLosesLeast) {
 
   // At risk: 4 GPUs x 300 s = 0.33 GPU-hours. Cost: the median of the writes' slowest ranks
   // (2 s and 3 s: the upper one, 3 s). The job's failure rate: 2 ranks on a x 2/1000 per hour =
-  // 0.004/h, an MTBF of 250 h. Young: sqrt(2 x 3 s x 900,000 s) = 2323.8 s (38.7 min), 775
-  // steps of 3 s. Waste a day: 4 x 24 x (3/600 + 600/1,800,000) = 0.51 GPU-hours at every 10
-  // minutes, 4 x 24 x (3/2323.8 + 2323.8/1,800,000) = 0.25 at Young's interval.
+  // 0.004/h, an MTBF of 250 h. Daly: sqrt(2 x 3 s x 900,000 s) = 2323.8 s (Young's) x (1 +
+  // sqrt(3 / 1,800,000) / 3 + ...) - 3 s = 2321.8 s (38.7 min), 774 steps of 3 s. Lost a day: 4 x
+  // 24 x (1 - 600 / (900,000 x (e^(603 / 900,000) - 1))) = 0.51 GPU-hours at every 10 minutes,
+  // 0.25 at Daly's interval (Young's first order: 4 x 24 x (3/600 + 600/1,800,000) = 0.51).
   EXPECT_EQ(view.checkpointText().toStdString(),
             "0.33 GPU-hours at risk (5.0 min since the last checkpoint, 4 GPUs); a checkpoint "
             "takes 3 s; these hosts fail once every 250.0 h of this job; your interval (every "
-            "10.0 min) wastes about 0.51 GPU-hours a day; every 775 steps (38.7 min) would waste "
+            "10.0 min) wastes about 0.51 GPU-hours a day; every 774 steps (38.7 min) would waste "
             "0.25");
   view.resize(1280, 720);
   const std::string dir = std::string(RM_BIN_DIR) + "/../screenshots";

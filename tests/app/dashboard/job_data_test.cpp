@@ -548,6 +548,11 @@ TEST_F(JobDataHistoryTest, ARestartedRunReadFromTheHistoryIsWhatItsSnapshotShows
       records.push_back(metric(records.size() + 1, rank, step, 0.1, 0.01));
     }
   }
+  proto::JournalRecord failure = base(records.size() + 1, 395, "agent:a");
+  failure.mutable_job_failure()->set_cause("rank 1 exited with code 1");
+  failure.mutable_job_failure()->set_kind("rank_failed");
+  failure.mutable_job_failure()->set_rank(1);
+  records.push_back(failure);
   proto::JournalRecord again = accepted(2, 0, 2);
   again.set_seq(records.size() + 1);
   again.set_attempt(2);
@@ -574,6 +579,13 @@ TEST_F(JobDataHistoryTest, ARestartedRunReadFromTheHistoryIsWhatItsSnapshotShows
   EXPECT_EQ((*read)->metric("loss")->at(0).size(), 500u);  // both attempts' points
   EXPECT_FALSE((*read)->metric("loss")->at(0).monotonic(metrics::Axis::kStep));
   EXPECT_EQ((*read)->ranks().at(1).step, 399);
+  // The restart took from the failure (t = 395) to attempt 2's first step (t = 402), however
+  // the job was read: live, from its snapshot, series by series.
+  JobData live(kJob);
+  for (const auto& record : records) live.ingest("a", record);
+  EXPECT_DOUBLE_EQ(live.checkpointInputs(500).restart_seconds, 7);
+  EXPECT_DOUBLE_EQ(whole.checkpointInputs(500).restart_seconds, 7);
+  EXPECT_DOUBLE_EQ((*read)->checkpointInputs(500).restart_seconds, 7);
 }
 
 TEST(MeanRate, IsTheHarmonicMeanOfTheStepsInTheWindow) {

@@ -1,5 +1,6 @@
 // Checkpoint economics against a hand calculation: 8 GPUs on two hosts, one of which failed twice
-// in 1,000 rank-hours of history; checkpoints cost 30 s and come every 10 minutes.
+// in 1,000 rank-hours of history; checkpoints cost 30 s and come every 10 minutes; then restarts
+// that take 2 minutes.
 #include "ringmaster/hardware/checkpoint_economics.h"
 
 #include <gtest/gtest.h>
@@ -34,20 +35,40 @@ TEST(CheckpointEconomics, MatchesAHandCalculation) {
   ASSERT_TRUE(e.mtbf_hours && e.optimal_interval_seconds && e.waste_per_day_now &&
               e.waste_per_day_optimal && e.optimal_every_steps);
   EXPECT_NEAR(*e.mtbf_hours, 125, 1e-9);
-  // sqrt(2 * 30 s * 450,000 s) = sqrt(27,000,000) = 5196.15 s
-  EXPECT_NEAR(*e.optimal_interval_seconds, 5196.152, 1e-3);
-  // 8 GPUs * 24 h * (30/600 + 600/900,000) = 9.728 GPU-hours a day
-  EXPECT_NEAR(*e.waste_per_day_now, 9.728, 1e-9);
-  // 8 * 24 * (30/5196.15 + 5196.15/900,000) = 2.2170
-  EXPECT_NEAR(*e.waste_per_day_optimal, 2.21703, 1e-5);
-  EXPECT_EQ(*e.optimal_every_steps, 1732);  // 5196.15 s / 3 s
+  // Daly: sqrt(2 * 30 s * 450,000 s) = 5196.152 s (Young's), times 1 + sqrt(30 / 900,000) / 3 +
+  // (30 / 900,000) / 9 = 1.0019282, less 30 s: 5176.172 s.
+  EXPECT_NEAR(*e.optimal_interval_seconds, 5176.172, 1e-3);
+  EXPECT_NEAR(dalyInterval(30, 450'000), 5176.172, 1e-3);
+  // Lost: 1 - 600 / (450,000 * (e^(630 / 450,000) - 1)) = 0.048286 of 8 GPUs' 24 h = 9.2708
+  // GPU-hours a day (Young's first order: 8 * 24 * (30/600 + 600/900,000) = 9.728).
+  EXPECT_NEAR(lostFraction(600, 30, 0, 450'000), 0.0482855, 1e-6);
+  EXPECT_NEAR(*e.waste_per_day_now, 9.27083, 1e-5);
+  // 8 * 24 * (1 - 5176.172 / (450,000 * (e^(5206.172 / 450,000) - 1))) = 2.2085
+  EXPECT_NEAR(*e.waste_per_day_optimal, 2.20850, 1e-5);
+  EXPECT_EQ(*e.optimal_every_steps, 1725);  // 5176.17 s / 3 s
   EXPECT_EQ(e.advice,
-            "your interval (every 10.0 min) wastes about 9.73 GPU-hours a day; every 1732 "
-            "steps (86.6 min) would waste 2.22");
+            "your interval (every 10.0 min) wastes about 9.27 GPU-hours a day; every 1725 "
+            "steps (86.3 min) would waste 2.21");
   EXPECT_EQ(checkpointSummary(in, e),
             "1.33 GPU-hours at risk (10.0 min since the last checkpoint, 8 GPUs); a checkpoint "
             "takes 30 s; these hosts fail once every 125.0 h of this job; " +
                 e.advice);
+
+  // A restart that takes 2 minutes costs every failure 120 s more on every GPU: the factor
+  // e^(-120 / 450,000) on the work done, 9.3195 and 2.2591 GPU-hours a day; the interval that
+  // loses least does not move.
+  in.restart_seconds = 120;
+  const CheckpointEconomics with_restart = checkpointEconomics(in);
+  EXPECT_NEAR(*with_restart.waste_per_day_now, 9.31955, 1e-5);
+  EXPECT_NEAR(*with_restart.waste_per_day_optimal, 2.25910, 1e-5);
+  EXPECT_EQ(*with_restart.optimal_interval_seconds, *e.optimal_interval_seconds);
+  EXPECT_EQ(checkpointSummary(in, with_restart),
+            "1.33 GPU-hours at risk (10.0 min since the last checkpoint, 8 GPUs); a checkpoint "
+            "takes 30 s, a restart 2.0 min; these hosts fail once every 125.0 h of this job; your "
+            "interval (every 10.0 min) wastes about 9.32 GPU-hours a day; every 1725 steps (86.3 "
+            "min) would waste 2.26");
+  // A checkpoint that costs more than two MTBFs: checkpoint once an MTBF (Daly).
+  EXPECT_EQ(dalyInterval(1000, 400), 400);
 }
 
 TEST(CheckpointEconomics, SaysWhyThereIsNoSuggestion) {
@@ -71,20 +92,20 @@ TEST(CheckpointEconomics, SaysWhyThereIsNoSuggestion) {
   EXPECT_DOUBLE_EQ(*e.mtbf_hours, 100);
   EXPECT_EQ(e.advice, "no checkpoint written yet: its cost is not measured");
 
-  // Cost known, interval and step time not: sqrt(2 * 2 s * 360,000 s) = 1200 s, and
-  // 2 ranks * 24 h * (2/1200 + 1200/720,000) = 0.16 rank-hours a day.
+  // Cost known, interval and step time not: Daly's 1198.7 s (Young's 1200 s), and 2 ranks * 24 h
+  // * 0.00333 lost = 0.16 rank-hours a day.
   in.checkpoint_seconds = 2;
   e = checkpointEconomics(in);
   EXPECT_EQ(e.advice, "checkpoints every 20.0 min would waste about 0.16 rank-hours a day");
   EXPECT_EQ(jobFailuresPerHour({"unknown"}, kRecords), 0);
 
-  // Already near Young's interval: said so, not "change 1200 s to 1200 s".
+  // Already near Daly's interval: said so, not "change 1199 s to 1150 s".
   in.interval_seconds = 1150;
   in.seconds_per_step = 2;
   e = checkpointEconomics(in);
   EXPECT_EQ(e.advice,
-            "your interval (every 19.2 min) is about the best (every 600 steps (20.0 min)): about "
-            "0.16 rank-hours a day go to checkpoints and redone work");
+            "your interval (every 19.2 min) is about the best (every 599 steps (20.0 min)): about "
+            "0.16 rank-hours a day go to checkpoints, restarts and redone work");
 }
 
 }  // namespace
