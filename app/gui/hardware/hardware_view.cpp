@@ -110,8 +110,9 @@ void HardwareView::setReport(const hardware::HardwareReport& report) {
     summary_->setText(
         "No runs in the history yet: each run's hosts and GPUs are counted here once it ran.");
   } else {
-    summary_->setText(QString("%1 runs: %2 failed, %3 succeeded. %4")
+    summary_->setText(QString("%1 %2: %3 failed, %4 succeeded. %5")
                           .arg(report.runs)
+                          .arg(report.runs == 1 ? "run" : "runs")
                           .arg(report.failed)
                           .arg(report.succeeded)
                           .arg(report.outliers.empty()

@@ -66,7 +66,7 @@ std::string outlierText(const HardwareEntity& e, const HardwareReport& report) {
     char ratio[16];
     std::snprintf(ratio, sizeof ratio, "%.2f", e.held_back_ratio);
     return out + " held the others back in " + std::to_string(e.held_back) + " of its " +
-           std::to_string(e.runs) + " runs (up to " + ratio +
+           std::to_string(e.runs) + (e.runs == 1 ? " run" : " runs") + " (up to " + ratio +
            "x the median rank's busy time): it is slow, not failing";
   }
   if (e.failed > 0) {
