@@ -52,6 +52,28 @@ QTableWidgetItem* item(const QString& text) {
   return cell;
 }
 
+// A link's cell: its GB/s on its heat-map colour (against the median pair), or "failed".
+QTableWidgetItem* linkCell(const client::LinkCheck& link, double median_gbps) {
+  QTableWidgetItem* cell;
+  const QString a = QString::fromStdString(link.a), b = QString::fromStdString(link.b);
+  if (!link.error.empty()) {
+    cell = item("failed");
+    cell->setBackground(QColor(0xc6, 0x28, 0x28));
+    cell->setToolTip(QString::fromStdString(link.error));
+  } else {
+    cell = item(QString::number(link.gbps, 'g', 3));
+    cell->setBackground(linkColor(link.gbps, median_gbps));
+    cell->setToolTip(QString("%1 <-> %2: %3 GB/s, %4 us latency (median pair %5 GB/s)")
+                         .arg(a, b)
+                         .arg(link.gbps, 0, 'g', 3)
+                         .arg(link.latency_us, 0, 'f', 0)
+                         .arg(median_gbps, 0, 'g', 3));
+  }
+  cell->setForeground(Qt::white);
+  cell->setTextAlignment(Qt::AlignCenter);
+  return cell;
+}
+
 }  // namespace
 
 PreflightDialog::PreflightDialog(QWidget* parent) : QDialog(parent) {
@@ -245,6 +267,11 @@ void PreflightDialog::showLinks(const client::PreflightReport& report) {
                                          : kLinksTitle);
   links_->setVisible(names.size() >= 2);
   links_->clear();
+  if (names.size() > client::kAllPairsUpTo) {
+    showLinkList(report, static_cast<int>(names.size()));
+    return;
+  }
+  links_->verticalHeader()->setVisible(true);
   links_->setRowCount(static_cast<int>(names.size()));
   links_->setColumnCount(static_cast<int>(names.size()));
   links_->setHorizontalHeaderLabels(names);
@@ -257,24 +284,42 @@ void PreflightDialog::showLinks(const client::PreflightReport& report) {
     if (!index.contains(a) || !index.contains(b)) continue;
     for (const auto& [row, column] :
          {std::pair{index[a], index[b]}, std::pair{index[b], index[a]}}) {
-      QTableWidgetItem* cell;
-      if (!link.error.empty()) {
-        cell = item("failed");
-        cell->setBackground(QColor(0xc6, 0x28, 0x28));
-        cell->setToolTip(QString::fromStdString(link.error));
-      } else {
-        cell = item(QString::number(link.gbps, 'g', 3));
-        cell->setBackground(linkColor(link.gbps, report.median_gbps));
-        cell->setToolTip(QString("%1 <-> %2: %3 GB/s, %4 us latency (median pair %5 GB/s)")
-                             .arg(a, b)
-                             .arg(link.gbps, 0, 'g', 3)
-                             .arg(link.latency_us, 0, 'f', 0)
-                             .arg(report.median_gbps, 0, 'g', 3));
-      }
-      cell->setForeground(Qt::white);
-      cell->setTextAlignment(Qt::AlignCenter);
-      links_->setItem(row, column, cell);
+      links_->setItem(row, column, linkCell(link, report.median_gbps));
     }
+  }
+  links_->resizeColumnsToContents();
+}
+
+// Past kAllPairsUpTo agents only a few links per agent are measured (client::linkRounds): a
+// matrix of 64 would be 4,032 cells and 4,000 of them empty. The measured links instead, the
+// failed and the slowest first: the one to look at is the top row.
+void PreflightDialog::showLinkList(const client::PreflightReport& report, int agents) {
+  std::vector<const client::LinkCheck*> links;
+  for (const client::LinkCheck& link : report.links) links.push_back(&link);
+  std::stable_sort(links.begin(), links.end(), [](const auto* x, const auto* y) {
+    if (x->error.empty() != y->error.empty()) return !x->error.empty();
+    return x->gbps < y->gbps;
+  });
+  links_title_->setText(QString("<b>Links</b>: %1 measured of the %2 pairs (%3 agents: a ring and "
+                                "random pairs), slowest first; red: under a quarter of the "
+                                "median pair")
+                            .arg(links.size())
+                            .arg(agents * (agents - 1) / 2)
+                            .arg(agents));
+  links_->setRowCount(static_cast<int>(links.size()));
+  links_->setColumnCount(4);
+  links_->setHorizontalHeaderLabels({"Link", "GB/s", "Latency (us)", "Of the median pair"});
+  links_->verticalHeader()->setVisible(false);
+  for (int row = 0; row < static_cast<int>(links.size()); ++row) {
+    const client::LinkCheck& link = *links[static_cast<size_t>(row)];
+    links_->setItem(row, 0, item(QString::fromStdString(link.a + " <-> " + link.b)));
+    links_->setItem(row, 1, linkCell(link, report.median_gbps));
+    const bool measured = link.error.empty();
+    links_->setItem(row, 2, item(measured ? QString::number(link.latency_us, 'f', 0) : ""));
+    links_->setItem(row, 3,
+                    item(measured && report.median_gbps > 0
+                             ? QString("%1%").arg(100 * link.gbps / report.median_gbps, 0, 'f', 0)
+                             : QString()));
   }
   links_->resizeColumnsToContents();
 }

@@ -1,8 +1,9 @@
 #pragma once
 // The Cluster view's "Check cluster" (client::runPreflight): what the preflight is doing while it
 // runs, then each agent's checks, the links between every pair as a heat map (each cell's colour
-// its bandwidth against the median pair's) and the verdict, every problem on its own line. The
-// checks kept in the history are a click away ("Earlier checks"): last night's matrix next to
+// its bandwidth against the median pair's; past client::kAllPairsUpTo agents, whose links are
+// sampled, the measured links listed slowest first) and the verdict, every problem on its own line.
+// The checks kept in the history are a click away ("Earlier checks"): last night's matrix next to
 // this morning's. Not modal: the cluster view stays usable while the link tests run.
 
 #include <QDialog>
@@ -49,6 +50,7 @@ class PreflightDialog : public QDialog {
   void showReport(const client::PreflightReport& report);
   void showAgents(const client::PreflightReport& report);
   void showLinks(const client::PreflightReport& report);
+  void showLinkList(const client::PreflightReport& report, int agents);
 
   QLabel* status_;
   QProgressBar* busy_;

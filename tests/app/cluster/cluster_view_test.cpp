@@ -490,6 +490,48 @@ TEST_F(ClusterViewTest, PreflightDialogShowsTheVerdictAgentsAndTheLinkHeatMap) {
       dialog.grab().save(QString::fromStdString(screenshotDir() + "/preflight_dialog.png")));
 }
 
+// Past 16 agents the links are sampled (a ring and random pairs): the dialog lists the measured
+// ones, the failed and the slowest first, instead of a matrix of mostly empty cells.
+TEST_F(ClusterViewTest, PreflightDialogListsASampledClustersLinksSlowestFirst) {
+  client::PreflightReport report;
+  constexpr int kAgents = 40;
+  for (int i = 0; i < kAgents; ++i) report.agents.emplace_back().agent = "n" + std::to_string(i);
+  for (const auto& round : client::linkRounds(kAgents, 7)) {
+    for (const auto& [i, j] : round) {
+      client::LinkCheck& link = report.links.emplace_back();
+      link.a = "n" + std::to_string(i);
+      link.b = "n" + std::to_string(j);
+      link.gbps = 1.1 + 0.001 * (i + j);
+      link.latency_us = 40;
+    }
+  }
+  report.links[5].gbps = 0.05;  // the slow one
+  report.links[9].error = "rank 1 on n9 did not start: connection refused";
+  report.median_gbps = 1.13;
+  report.seconds = 21.0;
+  PreflightDialog dialog;
+  dialog.setReport(report);
+  QTableWidget* links = dialog.linkMatrix();
+  ASSERT_EQ(links->rowCount(), static_cast<int>(report.links.size()));
+  ASSERT_EQ(links->columnCount(), 4);
+  EXPECT_LT(links->rowCount(), kAgents * (kAgents - 1) / 2);
+  const auto name = [](const client::LinkCheck& l) {
+    return QString::fromStdString(l.a + " <-> " + l.b);
+  };
+  EXPECT_EQ(links->item(0, 0)->text(), name(report.links[9]));  // failed first
+  EXPECT_EQ(links->item(0, 1)->text(), "failed");
+  EXPECT_EQ(links->item(1, 0)->text(), name(report.links[5]));  // then the slowest
+  EXPECT_EQ(links->item(1, 1)->text(), "0.05");
+  EXPECT_EQ(links->item(1, 1)->background().color(), QColor(0xc6, 0x28, 0x28));
+  EXPECT_EQ(links->item(1, 3)->text(), "4%");
+  for (int row = 3; row < links->rowCount(); ++row) {  // slowest first throughout
+    EXPECT_LE(links->item(row - 1, 1)->text().toDouble(), links->item(row, 1)->text().toDouble());
+  }
+  dialog.resize(1000, 640);
+  EXPECT_TRUE(
+      dialog.grab().save(QString::fromStdString(screenshotDir() + "/preflight_dialog_40.png")));
+}
+
 TEST_F(ClusterViewTest, DetailPanelShowsInventoryAndEveryGpu) {
   ASSERT_TRUE(client::writeClusterFile(path_, agents_).isOk());
   ClusterView view(QString::fromStdString(path_), client_key_);
