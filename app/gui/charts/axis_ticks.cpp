@@ -29,6 +29,50 @@ double niceTickIntervalWithin(double lo, double hi, int target_ticks, int min_ti
   return interval;
 }
 
+std::vector<double> logTicks(double lo, double hi, int max_ticks) {
+  std::vector<double> ticks;
+  if (!std::isfinite(lo) || !std::isfinite(hi) || !(hi > lo) || hi - lo > 600) return ticks;
+  max_ticks = std::max(max_ticks, 2);
+  // m x 10^k for each mantissa m of a set, within [lo, hi] (a little slack for rounding).
+  const auto mantissaTicks = [&](std::initializer_list<double> mantissas) {
+    std::vector<double> out;
+    for (double k = std::floor(lo); k <= std::ceil(hi); ++k) {
+      for (double m : mantissas) {
+        const double t = k + std::log10(m);
+        if (t >= lo - 1e-9 && t <= hi + 1e-9) out.push_back(t);
+      }
+    }
+    return out;
+  };
+  std::vector<double> fewest;
+  for (auto mantissas :
+       {std::initializer_list<double>{1, 2, 3, 4, 5, 6, 7, 8, 9}, {1, 2, 5}, {1, 3}, {1}}) {
+    std::vector<double> out = mantissaTicks(mantissas);
+    if (out.size() < 2) {  // a sparser set leaves one label: the denser one, a little crowded
+      if (!fewest.empty()) return fewest;
+      break;  // even 1-9 x 10^k gives fewer than 2: a small factor, see below
+    }
+    if (static_cast<int>(out.size()) <= max_ticks) return out;
+    fewest = std::move(out);
+  }
+  if (!fewest.empty()) {  // whole decades, too many: every 2nd, 5th, 10th, 20th ...
+    for (double every = 2;; every *= every == 2 || every == 20 || every == 200 ? 2.5 : 2) {
+      std::vector<double> out;
+      for (double k = std::ceil(lo - 1e-9); k <= hi + 1e-9; ++k) {
+        if (std::fmod(k, every) == 0) out.push_back(k);
+      }
+      if (static_cast<int>(out.size()) <= max_ticks) return out;
+    }
+  }
+  // Less than a factor of ~1.1: round steps of the values themselves, at their logs.
+  const double a = std::pow(10.0, lo), b = std::pow(10.0, hi);
+  const double interval = niceTickIntervalWithin(a, b, max_ticks, 2);
+  for (double v : tickValues(a, b, interval)) {
+    if (v > 0) ticks.push_back(std::log10(v));
+  }
+  return ticks;
+}
+
 double niceTimeInterval(double span_s, int target_ticks) {
   if (!(span_s > 0) || !std::isfinite(span_s) || target_ticks < 1) return 1;
   static constexpr double kSteps[] = {1,     2,     5,     10,    15,     30,    60,

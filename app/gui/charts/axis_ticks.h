@@ -14,6 +14,13 @@ double niceTickInterval(double span, int target_ticks);
 // got 0.05 apart and showed a single label.
 double niceTickIntervalWithin(double lo, double hi, int target_ticks, int min_ticks);
 
+// Ticks for a log axis over [lo, hi] (log10 of the values), as the log10 of round values, at
+// most `max_ticks` of them and at least 2 when the range allows: 1-9 x 10^k when few decades are
+// shown, then 1, 2, 5 x 10^k, then 1, 3 x 10^k, then every decade, every 2nd, 5th, 10th...
+// decade; within a factor too small for two of those, round linear steps of the values (0.96,
+// 0.98, 1, 1.02). A loss from 2.3 to 0.3 on 300 px reads 0.3, 0.5, 1, 2 rather than 0.1, 1, 10.
+std::vector<double> logTicks(double lo, double hi, int max_ticks);
+
 // Round spacing for a wall-clock axis, in seconds: 1, 2, 5, 10, 15, 30 s, 1, 2, 5, 10, 15, 30 min,
 // 1, 2, 3, 6, 12 h, 1, 2, 7 days (sub-second spans fall back to niceTickInterval).
 double niceTimeInterval(double span_s, int target_ticks);

@@ -229,6 +229,11 @@ MetricChart::MetricChart(const QString& title, QWidget* parent) : QWidget(parent
   y_axis_ = new QValueAxis;
   y_axis_->setTickAnchor(0);
   chart_->addAxis(y_axis_, Qt::AlignLeft);
+  y_log_axis_ = new QCategoryAxis;
+  y_log_axis_->setLabelsPosition(QCategoryAxis::AxisLabelsPositionOnValue);
+  chart_->addAxis(y_log_axis_, Qt::AlignLeft);
+  y_log_axis_->setVisible(false);
+  y_log_axis_->setLabelsFont(font());
   x_axis_ = new QCategoryAxis;
   x_axis_->setLabelsPosition(QCategoryAxis::AxisLabelsPositionOnValue);
   chart_->addAxis(x_axis_, Qt::AlignBottom);
@@ -409,6 +414,8 @@ void MetricChart::setYLabel(const QString& label) {
 void MetricChart::setYScale(YScale scale) {
   if (scale == y_scale_) return;
   y_scale_ = scale;
+  y_axis_->setVisible(scale == YScale::kLinear);
+  y_log_axis_->setVisible(scale == YScale::kLog);
   refresh();
 }
 
@@ -449,7 +456,10 @@ void MetricChart::updateYTitle() {
     parts << (clipped_ == 1 ? tr("1 outlier clipped") : tr("%1 outliers clipped").arg(clipped_));
   }
   const QString title = parts.join(QStringLiteral(" · "));
-  if (y_axis_->titleText() != title) y_axis_->setTitleText(title);
+  if (y_axis_->titleText() != title) {
+    y_axis_->setTitleText(title);
+    y_log_axis_->setTitleText(title);
+  }
   // What the bold lines are, beside the chart's name (TensorBoard's weight), so that a saved
   // image says it too. Qt Charts titles take rich text.
   const QString chart_title =
@@ -679,19 +689,7 @@ void MetricChart::applyXAxisRange(int columns) {
 void MetricChart::applyYRange(double lo, double hi, bool has_values) {
   const int rows = std::max(2, static_cast<int>(chart_->plotArea().height()) / kYTickSpacingPx);
   if (y_scale_ == YScale::kLog) {
-    // Whole decades, labelled 1e-3, 1e-2, ...: a log axis is for curves that span several.
-    if (manual_y_ && manual_y_->first > 0 && manual_y_->second > manual_y_->first) {
-      lo = std::log10(manual_y_->first);
-      hi = std::log10(manual_y_->second);
-    } else if (!has_values) {
-      lo = -1;
-      hi = 1;
-    }
-    lo = std::floor(lo);
-    hi = std::max(std::ceil(hi), lo + 1);
-    const double interval = std::max(1.0, std::ceil((hi - lo) / rows));
-    setValueAxis(y_axis_, lo, hi, interval, std::max(std::abs(lo), std::abs(hi)),
-                 QStringLiteral("1e%.0f"));
+    applyLogYRange(lo, hi, has_values, rows);
     return;
   }
   if (manual_y_ && manual_y_->second > manual_y_->first) {
@@ -719,6 +717,35 @@ void MetricChart::applyYRange(double lo, double hi, bool has_values) {
   hi += pad;
   const double interval = niceTickIntervalWithin(lo, hi, rows, 2);
   setValueAxis(y_axis_, lo, hi, interval, std::max(std::abs(lo), std::abs(hi)));
+}
+
+// The values' range in log10, a twentieth of it (at least 0.02 decades) to spare at either end,
+// labelled with round values (logTicks): 0.3, 0.5, 1, 2 for a loss from 2.3 to 0.3, rather than
+// whole decades 0.1 to 10 that left the curve a third of the height (issue 35).
+void MetricChart::applyLogYRange(double lo, double hi, bool has_values, int rows) {
+  if (manual_y_ && manual_y_->first > 0 && manual_y_->second > manual_y_->first) {
+    lo = std::log10(manual_y_->first);
+    hi = std::log10(manual_y_->second);
+  } else {
+    if (!has_values) {
+      lo = -1;
+      hi = 1;
+    }
+    const double pad = std::max((hi - lo) / 20, 0.02);
+    lo -= pad;
+    hi += pad;
+  }
+  y_axis_->setRange(lo, hi);  // hidden: where the lines go
+  std::vector<std::pair<QString, double>> wanted;
+  for (double t : logTicks(lo, hi, rows + 1)) {
+    wanted.emplace_back(QString::number(std::pow(10.0, t), 'g', 6), t);
+  }
+  y_log_axis_->setRange(lo, hi);
+  y_log_axis_->setStartValue(lo - (hi - lo) * 1e-9);  // as the x axis: a tick on the edge shows
+  if (wanted == y_log_ticks_) return;
+  for (const QString& label : y_log_axis_->categoriesLabels()) y_log_axis_->remove(label);
+  for (const auto& [label, t] : wanted) y_log_axis_->append(label, t);
+  y_log_ticks_ = std::move(wanted);
 }
 
 void MetricChart::setStaleNote(const QString& text) { view_->setNote(text); }
@@ -1096,6 +1123,7 @@ void MetricChart::changeEvent(QEvent* event) {
     applyChartTheme(chart_, palette());
     x_axis_->setLabelsFont(font());
     y_axis_->setLabelsFont(font());
+    y_log_axis_->setLabelsFont(font());
     updateLegend();
     view_->sceneChanged();
   }

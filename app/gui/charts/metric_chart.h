@@ -168,6 +168,7 @@ class MetricChart : public QWidget {
   void restyleLines();
   void updateLegend();
   void applyYRange(double lo, double hi, bool has_values);
+  void applyLogYRange(double lo, double hi, bool has_values, int rows);
   void updateYTitle();
   void askYRange();
   void applyXAxisRange(int columns);
@@ -214,7 +215,11 @@ class MetricChart : public QWidget {
   // The x axis's current labels and their places: rebuilding them relayouts the axis each time,
   // which costs more than the whole decimation, so it happens only when a tick changes.
   std::vector<std::pair<QString, double>> x_ticks_;
+  // The y range; its ticks and labels on a linear scale. On a log one it is hidden (its range,
+  // log10 of the values, still places the lines) and y_log_axis_ labels round values (logTicks).
   QValueAxis* y_axis_ = nullptr;
+  QCategoryAxis* y_log_axis_ = nullptr;
+  std::vector<std::pair<QString, double>> y_log_ticks_;  // as x_ticks_
   QToolButton* reset_button_ = nullptr;
 };
 

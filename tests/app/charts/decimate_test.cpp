@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <random>
 
 #include "charts/axis_ticks.h"
@@ -186,6 +187,33 @@ TEST(DecimateForView, EmptyOrBadRequestsDrawNothing) {
   EXPECT_TRUE(decimateForView(s, {Axis::kStep, 10, 0, 100, 0}).raw.empty());
   EXPECT_TRUE(decimateForView(s, {Axis::kStep, 0, 10, 0, 0}).raw.empty());
   EXPECT_FALSE(decimateForView(s, {Axis::kStep, 0, 10, 0, 0}).has_values);
+}
+
+// The values at the ticks of a log axis (their logs back to values, rounded for comparison).
+std::vector<double> logTickValues(double lo_value, double hi_value, int max_ticks) {
+  std::vector<double> values;
+  for (double t : logTicks(std::log10(lo_value), std::log10(hi_value), max_ticks)) {
+    values.push_back(std::round(std::pow(10.0, t) * 1e6) / 1e6);
+  }
+  return values;
+}
+
+TEST(AxisTicks, ALogAxisHasRoundValuesAsDenseAsItsHeightAllows) {
+  // A loss from 2.3 to 0.3: not the decades 0.1, 1, 10 around it.
+  EXPECT_EQ(logTickValues(0.28, 2.4, 6), (std::vector<double>{0.5, 1, 2}));
+  EXPECT_EQ(logTickValues(0.28, 2.4, 12),
+            (std::vector<double>{0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1, 2}));
+  EXPECT_EQ(logTickValues(0.28, 2.4, 2), (std::vector<double>{0.3, 1}));
+  // Four decades: 1, 2, 5 on a tall plot, the decades on a short one.
+  EXPECT_EQ(logTickValues(1e-3, 10, 13), (std::vector<double>{0.001, 0.002, 0.005, 0.01, 0.02, 0.05,
+                                                              0.1, 0.2, 0.5, 1, 2, 5, 10}));
+  EXPECT_EQ(logTickValues(1e-3, 10, 5), (std::vector<double>{0.001, 0.01, 0.1, 1, 10}));
+  // Twenty decades on 4 rows: every 5th (1e-10, 1e-5, 1, 1e5, 1e10).
+  EXPECT_EQ(logTicks(-10, 10, 5), (std::vector<double>{-10, -5, 0, 5, 10}));
+  // Within 10%: round steps of the values.
+  EXPECT_EQ(logTickValues(0.95, 1.05, 6), (std::vector<double>{0.96, 0.98, 1, 1.02, 1.04}));
+  EXPECT_TRUE(logTicks(1, 1, 5).empty());
+  EXPECT_TRUE(logTicks(0, std::numeric_limits<double>::infinity(), 5).empty());
 }
 
 TEST(AxisTicks, IntervalsAreOneTwoOrFiveTimesAPowerOfTen) {

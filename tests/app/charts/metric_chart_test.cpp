@@ -174,10 +174,10 @@ TEST_F(MetricChartTest, YRangeFitsTheVisibleData) {
   EXPECT_LT(y->max(), 13);
 }
 
-// A loss falling over four decades: on a log axis, ticks on whole decades labelled 1e-3 ...;
-// values <= 0 cannot be drawn there, and the axis title says how many were left out; the hover
-// still names real values.
-TEST_F(MetricChartTest, ALogAxisShowsDecadesAndSaysWhatItCannotDraw) {
+// A loss falling over four decades: on a log axis, labels on round values (0.001 ... 10, with
+// 2 and 5 between when the height allows); values <= 0 cannot be drawn there, and the axis title
+// says how many were left out; the hover still names real values.
+TEST_F(MetricChartTest, ALogAxisShowsRoundValuesAndSaysWhatItCannotDraw) {
   Series s;
   for (int i = 0; i < 400; ++i) s.append(i, i, 10.0 * std::pow(10.0, -i / 100.0));  // 10 .. 1e-3
   s.append(400, 400, 0.0);
@@ -185,13 +185,18 @@ TEST_F(MetricChartTest, ALogAxisShowsDecadesAndSaysWhatItCannotDraw) {
   auto chart = makeChart("loss");
   chart->setLines({{"rank 0", QColor(), &s}});
   chart->setYScale(MetricChart::YScale::kLog);
-  auto* y =
-      qobject_cast<QValueAxis*>(chart->findChild<QChartView*>()->chart()->axes(Qt::Vertical).at(0));
+  QCategoryAxis* y = nullptr;  // the one shown
+  for (QAbstractAxis* axis : chart->findChild<QChartView*>()->chart()->axes(Qt::Vertical)) {
+    if (axis->isVisible()) y = qobject_cast<QCategoryAxis*>(axis);
+  }
   ASSERT_NE(y, nullptr);
-  EXPECT_EQ(y->min(), -3);  // 1e-3
-  EXPECT_EQ(y->max(), 1);   // 1e1
-  EXPECT_EQ(y->labelFormat(), "1e%.0f");
-  EXPECT_EQ(std::fmod(y->tickInterval(), 1.0), 0.0);
+  EXPECT_NEAR(y->min(), -3.2, 0.02);  // log10 of 1e-3 and of 10, a twentieth to spare
+  EXPECT_NEAR(y->max(), 1.2, 0.02);
+  const QStringList labels = y->categoriesLabels();
+  EXPECT_TRUE(labels.contains("0.001") && labels.contains("0.01") && labels.contains("0.1") &&
+              labels.contains("1") && labels.contains("10"))
+      << labels.join(" ").toStdString();
+  EXPECT_EQ(y->endValue("0.1"), -1);
   EXPECT_EQ(chart->yTitle(), QString::fromUtf8("log · 2 point(s) \u2264 0 not drawn"));
   // Every drawn point is the log of a positive value.
   for (const QPointF& p : chart->drawnLine(0).raw) {
@@ -201,9 +206,21 @@ TEST_F(MetricChartTest, ALogAxisShowsDecadesAndSaysWhatItCannotDraw) {
   const QString hover = chart->readoutAt(chart->xToPixel(200)).rows.back().text;
   EXPECT_TRUE(hover.contains("0.1")) << hover.toStdString();  // 10 * 10^-2, not log10's -1
   EXPECT_FALSE(hover.contains("-1")) << hover.toStdString();
+  // A loss from 2.3 to 0.3 fills the height, 0.5, 1 and 2 labelled (not the decades 0.1 to 10).
+  Series falling;
+  for (int i = 0; i < 100; ++i) falling.append(i, i, 2.3 * std::pow(0.3 / 2.3, i / 99.0));
+  chart->setLines({{"rank 0", QColor(), &falling}});
+  EXPECT_GT(y->min(), std::log10(0.25));
+  EXPECT_LT(y->max(), std::log10(2.6));
+  for (const char* label : {"0.5", "1", "2"}) {
+    EXPECT_TRUE(y->categoriesLabels().contains(label))
+        << y->categoriesLabels().join(" ").toStdString();
+  }
+  ASSERT_TRUE(chart->saveImage(screenshotPath("metric_chart_log_loss.png")));
   chart->setYScale(MetricChart::YScale::kLinear);
   EXPECT_EQ(chart->yTitle(), "");
-  EXPECT_LT(chart->yRange().first, 0);
+  EXPECT_LT(chart->yRange().first, 0.3);
+  EXPECT_FALSE(y->isVisible());
 }
 
 TEST_F(MetricChartTest, IncludeZeroAndAManualRangeOverrideTheAutoscale) {
