@@ -1,6 +1,7 @@
 #include "charts/chart_lines_item.h"
 
 #include <QChart>
+#include <QElapsedTimer>
 #include <QPaintDevice>
 #include <QPainter>
 #include <algorithm>
@@ -85,6 +86,7 @@ void ChartLinesItem::changed() {
 
 void ChartLinesItem::adopt(uint64_t generation, std::shared_ptr<const Drawn> drawn) {
   if (!in_background_ || generation <= shown_generation_) return;
+  last_drawing_ms_ = drawn->ms;
   shown_ = std::move(drawn);
   shown_generation_ = generation;
   update();
@@ -101,6 +103,8 @@ void ChartLinesItem::drawNow() {
 QRectF ChartLinesItem::boundingRect() const { return plot_; }
 
 std::shared_ptr<const ChartLinesItem::Drawn> ChartLinesItem::draw(const Frame& frame) {
+  QElapsedTimer clock;
+  clock.start();
   auto drawn = std::make_shared<Drawn>();
   drawn->mapping = frame.mapping;
   drawn->at = frame.mapping.plot.toAlignedRect();
@@ -113,6 +117,8 @@ std::shared_ptr<const ChartLinesItem::Drawn> ChartLinesItem::draw(const Frame& f
   painter.setRenderHint(QPainter::Antialiasing, true);
   painter.translate(-drawn->at.topLeft());
   drawLines(painter, frame.lines, frame.mapping);
+  painter.end();
+  drawn->ms = static_cast<double>(clock.nsecsElapsed()) / 1e6;
   return drawn;
 }
 

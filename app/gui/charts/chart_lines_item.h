@@ -18,6 +18,7 @@
 #include <QImage>
 #include <QPen>
 #include <QPolygonF>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <vector>
@@ -49,6 +50,11 @@ class ChartLinesItem : public QGraphicsItem {
   void changed();
   // Draws what a background drawing is still on here and now (a saved image must be whole).
   void drawNow();
+  // How long the last background drawing took, ms (0: none yet): the chart queue paces new
+  // data's redraws by it too, or they would come as often as the GUI thread alone allows.
+  double lastDrawingMs() const { return last_drawing_ms_; }
+  // Whether the newest lines are still being drawn in the background.
+  bool drawingPending() const { return in_background_ && shown_generation_ != generation_; }
   // Background drawings of every chart not yet shown (tests wait for 0 before a screenshot).
   static int drawingsInFlight();
 
@@ -72,8 +78,11 @@ class ChartLinesItem : public QGraphicsItem {
     QImage image;
     QRect at;  // where it lies in the frame's plot coordinates, whole pixels
     Mapping mapping;
+    double ms = 0;  // drawing it took
   };
-  struct Inbox;  // where the drawing thread's images come back to (GUI thread)
+  // The item as its drawings know it: each job holds it weakly (gone with the item) and reads
+  // on the drawing thread whether its frame is still the newest.
+  struct Inbox;
   static void drawLines(QPainter& painter, const std::vector<Line>& lines, const Mapping& m);
   static std::shared_ptr<const Drawn> draw(const Frame& frame);
   Mapping mapping() const { return {x0_, x1_, y0_, y1_, plot_}; }
@@ -89,6 +98,7 @@ class ChartLinesItem : public QGraphicsItem {
   bool in_background_ = false;
   uint64_t generation_ = 0;        // of the newest frame handed to the drawing thread
   uint64_t shown_generation_ = 0;  // of `shown_`
+  double last_drawing_ms_ = 0;
   std::shared_ptr<const Drawn> shown_;
   std::shared_ptr<Inbox> inbox_;
 };

@@ -51,6 +51,9 @@ class ChartView : public QChartView {
     std::function<void(QPoint global_pos)> contextMenu;        // right click without a drag
     std::function<Readout(double px)> readoutAt;
     std::function<void()> resized;
+    // The lines are being drawn in the background (ChartLinesItem): the scene's picture waits
+    // for them rather than being drawn twice, once with the old lines.
+    std::function<bool()> linesPending;
     // The cursor moved over the plot (scene x), or left it (nullopt).
     std::function<void(std::optional<double> px)> hovered;
   };

@@ -123,16 +123,13 @@ const ViewPoint* nearest(const std::vector<ViewPoint>& points, double x) {
 // range under the old interval (0..10^7 at 0.05) would create millions of tick items for a
 // moment. A coarser interval goes first, a finer one after the range. Unchanged axes are left
 // alone: each relayout costs Qt Charts more than the whole decimation.
-void setValueAxis(QValueAxis* axis, double lo, double hi, double interval, double max_abs,
-                  const QString& fixed_format = {}) {
+void setValueAxis(QValueAxis* axis, double lo, double hi, double interval, double max_abs) {
   if (axis->tickType() != QValueAxis::TicksDynamic) {
     axis->setTickCount(2);
     axis->setTickType(QValueAxis::TicksDynamic);
   }
   if (axis->min() == lo && axis->max() == hi && axis->tickInterval() == interval) return;
-  const QString format = fixed_format.isEmpty()
-                             ? QString::fromStdString(tickLabelFormat(interval, max_abs))
-                             : fixed_format;
+  const QString format = QString::fromStdString(tickLabelFormat(interval, max_abs));
   if (axis->labelFormat() != format) axis->setLabelFormat(format);
   if (interval >= axis->tickInterval()) {
     axis->setTickInterval(interval);
@@ -151,7 +148,8 @@ class ChartRefreshQueue : public QObject {
  public:
   // New data's redraws (refreshLater) take at most a fifth of the GUI thread: after one that took
   // t, the next waits kPacing * t. An 8-rank job redrawing ten charts as fast as its data came
-  // kept the GUI thread 54% busy, most of it Qt Charts stroking lines.
+  // kept the GUI thread 54% busy, most of it Qt Charts stroking lines. t counts the chart's last
+  // drawing of its lines on the drawing thread too: the cores are the same.
   static constexpr double kPacing = 4;
 
   explicit ChartRefreshQueue(QObject* parent) : QObject(parent) {
@@ -199,7 +197,10 @@ class ChartRefreshQueue : public QObject {
       took.start();
       chart->refresh();
       chart->view_->renderSceneNow();  // this turn draws it; the next frame only copies it
-      if (paced) paced_due_ms_ = clock_.elapsed() + kPacing * took.nsecsElapsed() / 1e6;
+      if (paced) {
+        const double cost = took.nsecsElapsed() / 1e6 + chart->lines_item_->lastDrawingMs();
+        paced_due_ms_ = clock_.elapsed() + kPacing * cost;
+      }
     }
     schedule();
   }
@@ -276,6 +277,7 @@ MetricChart::MetricChart(const QString& title, QWidget* parent) : QWidget(parent
   cb.contextMenu = [this](QPoint pos) { showContextMenu(pos); };
   cb.readoutAt = [this](double px) { return readoutAt(px); };
   cb.resized = [this] { refreshSoon(); };
+  cb.linesPending = [this] { return lines_item_->drawingPending(); };
   cb.hovered = [this](std::optional<double> px) {
     constexpr double kNone = std::numeric_limits<double>::quiet_NaN();
     const double x = px ? pixelToX(*px) : kNone;
