@@ -3,7 +3,6 @@
 #include <pthread.h>
 
 #include <QCoreApplication>
-#include <QPointer>
 #include <QTimer>
 
 namespace ringmaster::gui {
