@@ -140,19 +140,9 @@ void ChartLinesItem::paint(QPainter* painter, const QStyleOptionGraphicsItem* /*
   // The last image where its ranges lie in today's plot and ranges: the lines stay put under a
   // zoom or a pan until their new drawing is back, and are exact when nothing has moved.
   const Mapping& then = shown_->mapping;
-  const double sx = now.plot.width() / (now.x1 - now.x0);
-  const double sy = now.plot.height() / (now.y1 - now.y0);
-  const double then_sx = then.plot.width() / (then.x1 - then.x0);
-  const double then_sy = then.plot.height() / (then.y1 - then.y0);
-  const auto mapX = [&](double px) {
-    return now.plot.left() + (then.x0 + (px - then.plot.left()) / then_sx - now.x0) * sx;
-  };
-  const auto mapY = [&](double py) {
-    return now.plot.bottom() - (then.y0 + (then.plot.bottom() - py) / then_sy - now.y0) * sy;
-  };
-  const QRect& at = shown_->at;
-  const QRectF target(QPointF(mapX(at.left()), mapY(at.top())),
-                      QPointF(mapX(at.left() + at.width()), mapY(at.top() + at.height())));
+  const QRectF at(shown_->at);
+  const QRectF target(now.toPixel(then.toValue(at.topLeft())),
+                      now.toPixel(then.toValue(at.bottomRight())));
   painter->save();
   painter->setClipRect(now.plot);
   painter->drawImage(target, shown_->image);
@@ -162,13 +152,9 @@ void ChartLinesItem::paint(QPainter* painter, const QStyleOptionGraphicsItem* /*
 void ChartLinesItem::drawLines(QPainter& painter, const std::vector<Line>& lines,
                                const Mapping& m) {
   if (!m.valid()) return;
-  const double sx = m.plot.width() / (m.x1 - m.x0), sy = m.plot.height() / (m.y1 - m.y0);
   const auto toPixels = [&](const QPolygonF& values) {
     QPolygonF pixels(values.size());
-    for (qsizetype i = 0; i < values.size(); ++i) {
-      pixels[i] = QPointF(m.plot.left() + (values[i].x() - m.x0) * sx,
-                          m.plot.bottom() - (values[i].y() - m.y0) * sy);
-    }
+    for (qsizetype i = 0; i < values.size(); ++i) pixels[i] = m.toPixel(values[i]);
     return pixels;
   };
   painter.save();

@@ -62,11 +62,19 @@ class ChartLinesItem : public QGraphicsItem {
   void paint(QPainter* painter, const QStyleOptionGraphicsItem* option, QWidget* widget) override;
 
  private:
-  // Axis values to plot pixels.
+  // Axis values to plot pixels and back.
   struct Mapping {
     double x0 = 0, x1 = 1, y0 = 0, y1 = 1;
     QRectF plot;
     bool valid() const { return !plot.isEmpty() && x1 > x0 && y1 > y0; }
+    QPointF toPixel(QPointF value) const {
+      return {plot.left() + (value.x() - x0) * plot.width() / (x1 - x0),
+              plot.bottom() - (value.y() - y0) * plot.height() / (y1 - y0)};
+    }
+    QPointF toValue(QPointF pixel) const {
+      return {x0 + (pixel.x() - plot.left()) * (x1 - x0) / plot.width(),
+              y0 + (plot.bottom() - pixel.y()) * (y1 - y0) / plot.height()};
+    }
   };
   // What one drawing needs, copied (Qt's containers share their data until one side changes).
   struct Frame {
