@@ -772,9 +772,8 @@ int runHardware(const Globals& globals, bool as_json, std::optional<double> sinc
                countCell(e.hangs), held_back, faults, e.outlier ? "<- outlier" : ""});
   }
   std::printf("%s", table.render().c_str());
-  std::printf("\n%d run%s, %d failed, %d succeeded%s\n", report.runs,
-              report.runs == 1 ? "" : "s", report.failed, report.succeeded,
-              since_days ? " (in that time)" : "");
+  std::printf("\n%d run%s, %d failed, %d succeeded%s\n", report.runs, report.runs == 1 ? "" : "s",
+              report.failed, report.succeeded, since_days ? " (in that time)" : "");
   if (report.outliers.empty()) {
     std::printf("no host or GPU stands out\n");
     return kExitOk;
