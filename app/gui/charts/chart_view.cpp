@@ -50,11 +50,10 @@ void ChartView::renderSceneNow() {
 void ChartView::renderSceneImage() {
   const qreal ratio = viewport()->devicePixelRatioF();
   const QSize pixels = viewport()->size() * ratio;
-  if (!scene_changed_ && scene_image_.size() == pixels) return;
-  // Its lines come in a moment (then sceneChanged() again): the picture stays as it was until
-  // then, axes and lines together, and is drawn once instead of twice.
+  // With its lines coming in a moment (then sceneChanged() again), the picture stays as it was
+  // until then, axes and lines together, and is drawn once instead of twice.
   const bool waiting = callbacks_.linesPending && callbacks_.linesPending();
-  if (waiting && scene_image_.size() == pixels) return;
+  if (scene_image_.size() == pixels && (!scene_changed_ || waiting)) return;
   if (scene_image_.size() != pixels) {
     scene_image_ = QPixmap(pixels);
     scene_image_.setDevicePixelRatio(ratio);

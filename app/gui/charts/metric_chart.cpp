@@ -140,6 +140,21 @@ void setValueAxis(QValueAxis* axis, double lo, double hi, double interval, doubl
   }
 }
 
+// A category axis over [lo, hi] with a label at each of `wanted`'s values. `shown` holds the
+// labels it has: rebuilding them relayouts the axis, which costs more than the whole decimation,
+// so it happens only when a tick changed. `span` scales the start value's offset: a category
+// ends strictly after the start value, so it starts just left of a tick on the edge.
+void setCategoryTicks(QCategoryAxis* axis, double lo, double hi, double span,
+                      std::vector<std::pair<QString, double>> wanted,
+                      std::vector<std::pair<QString, double>>* shown) {
+  axis->setRange(lo, hi);
+  axis->setStartValue(lo - span * 1e-9);
+  if (wanted == *shown) return;
+  for (const QString& label : axis->categoriesLabels()) axis->remove(label);
+  for (const auto& [label, t] : wanted) axis->append(label, t);
+  *shown = std::move(wanted);
+}
+
 }  // namespace
 
 // The charts waiting after refreshSoon() or refreshLater(), drawn one per turn of the event loop,
@@ -679,13 +694,7 @@ void MetricChart::applyXAxisRange(int columns) {
     if (px_to_edge + kRightMarginPx < metrics.horizontalAdvance(label) / 2.0 + 2) continue;
     wanted.emplace_back(label, t);
   }
-  x_axis_->setRange(x0_, x1_);
-  // A category ends strictly after the start value: start just left of a tick on the edge.
-  x_axis_->setStartValue(x0_ - std::max(span, 1.0) * 1e-9);
-  if (wanted == x_ticks_) return;
-  for (const QString& label : x_axis_->categoriesLabels()) x_axis_->remove(label);
-  for (const auto& [label, t] : wanted) x_axis_->append(label, t);
-  x_ticks_ = std::move(wanted);
+  setCategoryTicks(x_axis_, x0_, x1_, std::max(span, 1.0), std::move(wanted), &x_ticks_);
 }
 
 void MetricChart::applyYRange(double lo, double hi, bool has_values) {
@@ -742,12 +751,7 @@ void MetricChart::applyLogYRange(double lo, double hi, bool has_values, int rows
   for (double t : logTicks(lo, hi, rows + 1)) {
     wanted.emplace_back(QString::number(std::pow(10.0, t), 'g', 6), t);
   }
-  y_log_axis_->setRange(lo, hi);
-  y_log_axis_->setStartValue(lo - (hi - lo) * 1e-9);  // as the x axis: a tick on the edge shows
-  if (wanted == y_log_ticks_) return;
-  for (const QString& label : y_log_axis_->categoriesLabels()) y_log_axis_->remove(label);
-  for (const auto& [label, t] : wanted) y_log_axis_->append(label, t);
-  y_log_ticks_ = std::move(wanted);
+  setCategoryTicks(y_log_axis_, lo, hi, hi - lo, std::move(wanted), &y_log_ticks_);
 }
 
 void MetricChart::setStaleNote(const QString& text) { view_->setNote(text); }

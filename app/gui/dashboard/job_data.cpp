@@ -9,6 +9,7 @@
 
 #include "ringmaster/client/slurm_sync.h"
 #include "ringmaster/job/spec.h"
+#include "ringmaster/metrics/straggler.h"
 
 namespace ringmaster::gui {
 namespace {
@@ -204,12 +205,12 @@ void JobData::beginSnapshot(const client::JobSnapshot& s) {
 }
 
 void JobData::ingestStoredMetric(const store::MetricRow& row) {
-  noteAttemptPoint(row.attempt, row.time);
   if (row.name == metrics::kCheckpointMetric || row.name == metrics::kCheckpointSecondsMetric) {
     addCheckpoint(static_cast<double>(row.step), row.time, row.attempt,
                   row.name == metrics::kCheckpointSecondsMetric ? row.value : 0);
     return;
   }
+  noteAttemptPoint(row.attempt, row.time);  // as readSeries: the steps' series only
   addPoint(row.name, row.rank, static_cast<double>(row.step), row.time, row.value);
   noteStoredPoint(row.attempt, row.rank, row.name, row.step, row.time, row.value);
 }
@@ -461,20 +462,20 @@ void JobData::noteAttemptPoint(uint32_t attempt, double time) {
 }
 
 double JobData::restartSeconds() const {
+  std::map<uint32_t, double> failed_at;  // attempt -> its first failure heard of
+  for (const JobEvent& event : events_) {
+    if (event.kind != "job_failure") continue;
+    auto [it, added] = failed_at.try_emplace(event.attempt, event.time);
+    if (!added) it->second = std::min(it->second, event.time);
+  }
   std::vector<double> restarts;
   for (const auto& [attempt, first_point] : first_point_time_) {
-    double failed = 0;  // when the attempt before was found failed (its first failure heard of)
-    for (const JobEvent& event : events_) {
-      if (event.kind == "job_failure" && event.attempt + 1 == attempt &&
-          (failed == 0 || event.time < failed)) {
-        failed = event.time;
-      }
+    const auto failed = failed_at.find(attempt - 1);
+    if (failed != failed_at.end() && first_point > failed->second) {
+      restarts.push_back(first_point - failed->second);
     }
-    if (failed > 0 && first_point > failed) restarts.push_back(first_point - failed);
   }
-  if (restarts.empty()) return 0;
-  std::nth_element(restarts.begin(), restarts.begin() + restarts.size() / 2, restarts.end());
-  return restarts[restarts.size() / 2];
+  return restarts.empty() ? 0 : metrics::medianOf(restarts);
 }
 
 hardware::CheckpointInputs JobData::checkpointInputs(double now) const {
