@@ -35,6 +35,7 @@ constexpr auto kSettle = std::chrono::milliseconds(300);
 constexpr auto kLinger = std::chrono::seconds(10);
 constexpr auto kMemberLinger = std::chrono::milliseconds(200);  // its answer leaves first
 constexpr auto kProbeTimeout = std::chrono::milliseconds(200);
+constexpr auto kQuickReport = std::chrono::milliseconds(50);  // see reportSoon
 
 double rejoinTimeout(const proto::RestartPolicy& policy) {
   return policy.has_rejoin_timeout_seconds() ? std::max(0.0, policy.rejoin_timeout_seconds()) : 60;
@@ -50,6 +51,12 @@ std::string joined(const std::vector<std::string>& names) {
   std::string text;
   for (const auto& name : names) text += (text.empty() ? "" : ", ") + name;
   return text;
+}
+
+double slowestOf(const google::protobuf::RepeatedPtrField<proto::RankProgress>& ranks) {
+  double slowest = 0;
+  for (const auto& rank : ranks) slowest = std::max(slowest, rank.slowest_step_seconds());
+  return slowest;
 }
 
 std::string describeState(proto::RankState state) {
@@ -107,16 +114,29 @@ void GangCoordinator::expect(const proto::JobLaunch& launch) {
 void GangCoordinator::connectEarly(const proto::JobLaunch& launch) {
   auto it = expected_.find(launch.job_id());
   if (it == expected_.end() || it->second.key != launch.rendezvous_public_key()) return;
-  // The agents join() talks to while none is lost: every other one from a hub (the first two
-  // members), the hubs only from the others (see talksTo).
+  // The agents join() talks to while none is lost: in a star every other one from a hub (the
+  // first two members), the hubs only from the others (see talksTo); in a tree its parent and
+  // children.
   const auto& members = launch.gang();
-  bool hub_here = false;
-  for (int i = 0; i < std::min(members.size(), 2); ++i) {
-    hub_here = hub_here || members[i].agent() == parts_.agent_name;
-  }
+  std::optional<size_t> self;
   for (int i = 0; i < members.size(); ++i) {
-    const proto::GangMember& member = members[i];
-    if (member.agent() == parts_.agent_name || (!hub_here && i >= 2)) continue;
+    if (members[i].agent() == parts_.agent_name) self = i;
+  }
+  if (!self) return;
+  const size_t fanout = gangFanout();
+  std::set<size_t> contacts;
+  if (gangIsTree(members.size(), fanout)) {
+    TreePlace place = treePlace(*self, std::vector<bool>(members.size(), false), fanout);
+    contacts.insert(place.children.begin(), place.children.end());
+    if (place.parent) contacts.insert(*place.parent);
+  } else {
+    for (size_t i = 0; i < static_cast<size_t>(members.size()); ++i) {
+      if (*self < 2 || i < 2) contacts.insert(i);
+    }
+  }
+  for (size_t i : contacts) {
+    const proto::GangMember& member = members[static_cast<int>(i)];
+    if (i == *self) continue;
     if (it->second.connections.count(member.agent())) continue;
     if (auto connection = connectTo(launch, member)) {
       it->second.connections[member.agent()] = std::move(connection);
@@ -168,15 +188,37 @@ void GangCoordinator::connectPeers(Gang& gang) {
     peers[member.agent()] = std::move(peer);
   }
   gang.peers = std::move(peers);
+  gang.tree = gangIsTree(gang.members.size(), gangFanout());
   watchContacts(gang, now);
   gang.next_heartbeat = now;
 }
 
+void GangCoordinator::placeInTree(Gang& gang) {
+  std::vector<bool> lost(gang.members.size(), false);
+  size_t self = 0;
+  for (size_t i = 0; i < gang.members.size(); ++i) {
+    auto peer = gang.peers.find(gang.members[i].agent());
+    if (peer == gang.peers.end()) {
+      self = i;
+    } else {
+      lost[i] = peer->second.lost;
+    }
+  }
+  const TreePlace place = treePlace(self, lost, gangFanout());
+  gang.parent = place.parent ? gang.members[*place.parent].agent() : "";
+  gang.contacts.clear();
+  if (!gang.parent.empty()) gang.contacts.insert(gang.parent);
+  for (size_t child : place.children) gang.contacts.insert(gang.members[child].agent());
+  gang.below.clear();
+  for (size_t i : place.below) gang.below.push_back(gang.members[i].agent());
+}
+
 void GangCoordinator::watchContacts(Gang& gang, Clock::time_point now) {
   gang.hubs = {};
+  if (gang.tree) placeInTree(gang);
   size_t found = 0;
   for (const auto& member : gang.members) {
-    if (found == gang.hubs.size()) break;
+    if (found == gang.hubs.size() || gang.tree) break;
     auto peer = gang.peers.find(member.agent());
     const bool here = member.agent() == parts_.agent_name;
     if (here || (peer != gang.peers.end() && !peer->second.lost)) {
@@ -284,7 +326,11 @@ void GangCoordinator::sendHeartbeats(Gang& gang) {
   for (const auto& rank : gang.progress_here) *beat->add_ranks() = rank;
   if (!gang.failures.empty()) *beat->mutable_failure() = gang.failures[rootCause(gang.failures)];
   beat->set_stopping(gang.stopping);
-  const bool leader = leads(gang);
+  proto::GangMessage up;  // to a tree's parent: the same and what this agent knows of those below
+  if (gang.tree && !gang.parent.empty()) {
+    up = message;
+    reportBelow(gang, *up.mutable_heartbeat());
+  }
   // An agent outside the hubs needs no beat from them while nothing happens: the answers to its
   // own beats tell it they are there. A hub's beat goes to it until the connection has carried
   // an answer (proof that its handshake went through, see reopenUnansweredConnections), then
@@ -299,17 +345,86 @@ void GangCoordinator::sendHeartbeats(Gang& gang) {
       continue;
     }
     // A peer that missed the restart gets it again instead.
-    if (leader && peer.attempt < attemptOf(gang) && attemptOf(gang) > gang.first_attempt &&
-        gang.next.members_size() > 0) {
+    if (passesOnTo(gang, agent) && peer.attempt < attemptOf(gang) &&
+        attemptOf(gang) > gang.first_attempt && gang.next.members_size() > 0) {
       proto::GangMessage restart;
       *restart.mutable_restart() = gang.next;
       send(gang, agent, std::move(restart));
       continue;
     }
-    if (!news && !isHub(gang, agent) && peer.replies > 0) continue;
-    send(gang, agent, message);
+    if (!news && !reportsTo(gang, agent) && peer.replies > 0) continue;
+    send(gang, agent, agent == gang.parent && gang.tree ? up : message);
   }
-  scheduleHeartbeat(gang, Clock::now());
+  gang.last_beat = Clock::now();
+  scheduleHeartbeat(gang, gang.last_beat);
+}
+
+void GangCoordinator::reportSoon(Gang& gang) {
+  if (!gang.tree || gang.parent.empty()) return;
+  gang.next_heartbeat = std::min(gang.next_heartbeat, gang.last_beat + kQuickReport);
+}
+
+void GangCoordinator::reportBelow(const Gang& gang, proto::GangHeartbeat& beat) const {
+  const double stalled_after = stallReportSeconds(gang.launch.restart());
+  for (const std::string& agent : gang.below) {
+    auto it = gang.peers.find(agent);
+    if (it == gang.peers.end() || (it->second.attempt == 0 && !it->second.lost)) continue;
+    const Peer& peer = it->second;
+    proto::GangReport* report = beat.add_below();
+    report->set_agent(agent);
+    report->set_attempt(peer.attempt);
+    report->set_attempt_over(peer.attempt_over);
+    report->set_state(peer.state);
+    report->set_slowest_step_seconds(peer.slowest_step);
+    report->set_lost(peer.lost);
+    report->set_down(peer.down);
+    for (const auto& rank : peer.progress) {
+      if (rank.step() >= 0 && rank.idle_seconds() >= stalled_after) {
+        *report->add_stalled_ranks() = rank;
+      }
+    }
+  }
+}
+
+// What this agent hears of an agent itself (a child) comes before what is reported of it.
+void GangCoordinator::applyReports(Gang& gang, const proto::GangHeartbeat& beat) {
+  const auto now = Clock::now();
+  bool changed = false;  // more than progress: the pass looks, and the parent hears soon
+  bool lost_changed = false;
+  for (const proto::GangReport& report : beat.below()) {
+    auto it = gang.peers.find(report.agent());
+    if (it == gang.peers.end() || it->second.watched) continue;
+    Peer& peer = it->second;
+    if (report.attempt() > peer.attempt) {
+      peer.attempt_over = false;
+      changed = true;
+    }
+    peer.attempt = std::max(peer.attempt, report.attempt());
+    if (report.attempt() == attemptOf(gang) && !gang.outcome) {
+      changed = changed || peer.attempt_over != report.attempt_over() ||
+                peer.state != report.state();
+      peer.attempt_over = report.attempt_over();
+      peer.state = report.state();
+      peer.progress.assign(report.stalled_ranks().begin(), report.stalled_ranks().end());
+      peer.slowest_step = report.slowest_step_seconds();
+    }
+    peer.down = peer.down || report.down();
+    if (report.lost() && !peer.lost) {
+      peer.lost = true;  // its failure came by the flood: the agent that watches it sent it
+      peer.lost_at = now;
+      lost_changed = true;
+    } else if (!report.lost() && lossCanBeUndone(gang, peer)) {
+      peer.lost = false;
+      parts_.log("job " + gang.launch.job_id() + ": agent " + report.agent() +
+                 " answers again below; it is a member again");
+      lost_changed = true;
+    }
+  }
+  if (lost_changed) watchContacts(gang, now);
+  if (changed || lost_changed) {
+    pass_due_ = true;
+    reportSoon(gang);
+  }
 }
 
 proto::Envelope GangCoordinator::handle(const proto::Envelope& request) {
@@ -343,7 +458,10 @@ proto::Envelope GangCoordinator::handle(const proto::Envelope& request) {
                              message.heartbeat().attempt_over() == from.attempt_over &&
                              message.heartbeat().state() == from.state &&
                              !message.heartbeat().has_failure() && !message.heartbeat().stopping();
-  if (!only_progress) pass_due_ = true;
+  if (!only_progress) {
+    pass_due_ = true;
+    reportSoon(gang);
+  }
   if (from.lost) {
     from.lost = false;
     const auto away =
@@ -354,7 +472,8 @@ proto::Envelope GangCoordinator::handle(const proto::Envelope& request) {
     watchContacts(gang, from.last_heard);
   }
   // A hub passes a failure or a stop on at once: the other agents hear it from the hubs only.
-  const bool relay = isHub(gang, parts_.agent_name);
+  // In a tree every agent does, to its parent and children.
+  const bool relay = gang.tree || isHub(gang, parts_.agent_name);
   if (message.attempt() > from.attempt) from.attempt_over = false;
   from.attempt = std::max(from.attempt, message.attempt());
   if (message.has_heartbeat() && message.attempt() == attemptOf(gang) && !gang.outcome) {
@@ -362,6 +481,8 @@ proto::Envelope GangCoordinator::handle(const proto::Envelope& request) {
     from.attempt_over = beat.attempt_over();
     from.state = beat.state();
     from.progress.assign(beat.ranks().begin(), beat.ranks().end());
+    from.slowest_step = slowestOf(beat.ranks());
+    if (gang.tree) applyReports(gang, beat);
     if (beat.has_failure()) onFailure(gang, beat.failure(), relay);
     if (beat.stopping() && !gang.stopping) {
       gang.stopping = true;
@@ -372,7 +493,11 @@ proto::Envelope GangCoordinator::handle(const proto::Envelope& request) {
     startAttempt(gang, message.attempt(), message.restart());
   } else if (message.has_outcome() && !gang.outcome) {
     gang.outcome = message.outcome();
-    gang.drop_at = Clock::now() + kMemberLinger;  // this answer tells the leader it knows
+    // This answer tells the sender it knows; in a tree, the outcome goes on to the children at
+    // once, and this agent lingers until they know too (passOverGangs).
+    const bool children = gang.tree && gang.contacts.size() > (gang.parent.empty() ? 0 : 1);
+    gang.drop_at = Clock::now() + (children ? kLinger : kMemberLinger);
+    gang.next_heartbeat = Clock::now();
     (void)parts_.supervisor->stop(gang.launch.job_id(), std::chrono::milliseconds(0));
   }
   proto::Envelope reply;
@@ -576,7 +701,13 @@ void GangCoordinator::checkForHang(Gang& gang) {
   }
   // Two stages: at half the timeout the culprit is named (and cleared when progress resumes),
   // at the full timeout the job's on_hang action runs.
-  const double timeout = hangTimeout(gang.launch.restart(), ranks);
+  // In a tree, the peers below report only their stalled ranks, and their slowest step apart.
+  double slowest = 0;
+  for (const auto& [agent, rank] : ranks) slowest = std::max(slowest, rank.slowest_step_seconds());
+  for (const auto& [agent, peer] : gang.peers) {
+    if (!peer.lost && peer.attempt == attemptOf(gang)) slowest = std::max(slowest, peer.slowest_step);
+  }
+  const double timeout = hangTimeout(gang.launch.restart(), slowest);
   const std::string action = hangAction(gang.launch.restart(), gang.launch.launcher());
   const std::optional<proto::JobFailure> hung = hangVerdict(ranks, timeout);
   if (hung && action != "warn") {
@@ -886,18 +1017,23 @@ GangCoordinator::Clock::time_point GangCoordinator::passOverGangs(Clock::time_po
       // An agent cut off by the network may come back and must then hear that it was left out
       // (it may be a lost peer, or out of this attempt already): the leader lingers for it,
       // unless it is known to be down for good.
+      // In a tree each agent passes it on to its children, and knows of them only.
       const bool none_left_out = static_cast<int>(gang.members.size()) >= gang.original_agents;
       const bool everyone_knows =
-          none_left_out && std::all_of(gang.peers.begin(), gang.peers.end(), [](const auto& peer) {
-            return peer.second.down || peer.second.knows_outcome;
+          (none_left_out || !leads(gang)) &&
+          std::all_of(gang.peers.begin(), gang.peers.end(), [&](const auto& entry) {
+            const Peer& peer = entry.second;
+            return peer.down || peer.knows_outcome || !passesOnTo(gang, entry.first);
           });
-      if (leads(gang) && everyone_knows) gang.drop_at = std::min(gang.drop_at, now);
+      if ((leads(gang) || gang.tree) && everyone_knows) {
+        gang.drop_at = std::min(gang.drop_at, leads(gang) ? now : now + kMemberLinger);
+      }
       if (now >= gang.next_heartbeat && now < gang.drop_at) {
-        if (leads(gang)) {
-          for (auto& [agent, peer] : gang.peers) {
-            proto::GangMessage message;
-            *message.mutable_outcome() = *gang.outcome;
-            if (!peer.lost && !peer.knows_outcome) send(gang, agent, std::move(message));
+        for (auto& [agent, peer] : gang.peers) {
+          proto::GangMessage message;
+          *message.mutable_outcome() = *gang.outcome;
+          if (passesOnTo(gang, agent) && !peer.lost && !peer.knows_outcome) {
+            send(gang, agent, std::move(message));
           }
         }
         scheduleHeartbeat(gang, now);

@@ -13,6 +13,14 @@
 //   and stop request the moment they hear it, and beat to the other agents only while there is
 //   such news (the answers to an agent's own beats show it the hubs are there). Each agent
 //   watches for silence only the agents it talks to (a new hub is given a fresh 4 s).
+// - A gang of more than 8 agents is a tree instead (gang_tree.h): each agent beats to its parent
+//   and answers its children, whose silence it watches as a hub does, and its beats carry what it
+//   knows of every agent below it (GangReport: attempt, over, state, stalled ranks, lost), so the
+//   leader knows every agent while it talks to 6. News (a failure, a stop) floods the tree's
+//   edges the moment it is heard, a change below goes up at once, a restart and the outcome go
+//   down from each agent to its children. An agent whose parent is lost reports to the nearest
+//   ancestor that is not; there is no standby (the root's first child leads once the root is
+//   found lost, and hears the other subtrees as they turn to it).
 // - A failure anywhere (a rank failed, an agent lost, a hang) fails the attempt: every agent
 //   stops its ranks of it at once (the supervisor escalates SIGTERM to SIGKILL).
 // - The leader, the first agent of the attempt that is not lost, journals the attempt's root
@@ -36,10 +44,12 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
 #include "gang_policy.h"
+#include "gang_tree.h"
 #include "job_supervisor.h"
 #include "ringmaster/client/agent_connection.h"
 #include "ringmaster/protocol/ringmaster.pb.h"
@@ -131,7 +141,8 @@ class GangCoordinator {
     uint32_t attempt = 0;       // the newest attempt it spoke of
     bool attempt_over = false;  // its ranks of `attempt` are gone
     proto::RankState state = proto::RANK_STATE_UNSPECIFIED;
-    std::vector<proto::RankProgress> progress;
+    std::vector<proto::RankProgress> progress;  // in a tree, of a peer below: its stalled ranks
+    double slowest_step = 0;                    // of all its ranks
   };
   struct Gang {
     proto::JobLaunch launch;                 // this agent's share of the current attempt
@@ -140,6 +151,13 @@ class GangCoordinator {
     // The first two members in line that are not lost, this agent included: the leader and
     // its standby (watchContacts). "" where there is none.
     std::array<std::string, 2> hubs;
+    // A tree (gang_tree.h) instead of the star: this agent reports to `parent` ("" for the
+    // leader), talks to it and its children (`contacts`), and reports on the agents `below`.
+    bool tree = false;
+    std::string parent;
+    std::set<std::string> contacts;
+    std::vector<std::string> below;
+    Clock::time_point last_beat;  // a change heard from below goes up at once, this often at most
     int original_agents = 1;  // min_nodes defaults to all of them
     uint32_t first_attempt = 1;
     uint32_t client_restarts = 0;  // attempts a client asked for (not the policy's)
@@ -171,10 +189,28 @@ class GangCoordinator {
   bool isHub(const Gang& gang, const std::string& agent) const {
     return gang.hubs[0] == agent || gang.hubs[1] == agent;
   }
-  // Hubs talk to every peer, the other agents to the hubs only.
+  // In a star, hubs talk to every peer, the other agents to the hubs only; in a tree, each agent
+  // to its parent and children.
   bool talksTo(const Gang& gang, const std::string& agent) const {
+    if (gang.tree) return gang.contacts.count(agent) > 0;
     return isHub(gang, parts_.agent_name) || isHub(gang, agent);
   }
+  // Those this agent beats to every interval (the others only hear news from it).
+  bool reportsTo(const Gang& gang, const std::string& agent) const {
+    return gang.tree ? agent == gang.parent : isHub(gang, agent);
+  }
+  // Those it passes the outcome and a missed restart on to.
+  bool passesOnTo(const Gang& gang, const std::string& agent) const {
+    return gang.tree ? talksTo(gang, agent) && agent != gang.parent : leads(gang);
+  }
+  // Where this agent is in the tree, `lost` as it sees them.
+  void placeInTree(Gang& gang);
+  // What a tree's beat to the parent adds: the agents below (see GangReport).
+  void reportBelow(const Gang& gang, proto::GangHeartbeat& beat) const;
+  void applyReports(Gang& gang, const proto::GangHeartbeat& beat);
+  // In a tree, news from below goes up before the next interval (not sooner than kQuickReport
+  // after the last beat: a thousand agents ending their ranks are not a thousand beats).
+  void reportSoon(Gang& gang);
   // Finds the hubs again (after a loss was declared or undone, or a new attempt); a peer that has
   // just become one to talk to gets a connection and a fresh silence clock, and one that no
   // longer is loses its connection.

@@ -44,10 +44,21 @@ size_t rootCause(const std::vector<proto::JobFailure>& failures) {
 double hangTimeout(const proto::RestartPolicy& policy,
                    const std::vector<std::pair<std::string, proto::RankProgress>>& ranks,
                    double floor_seconds) {
-  if (policy.hang_timeout_seconds() > 0) return policy.hang_timeout_seconds();
   double slowest = 0;
   for (const auto& [agent, rank] : ranks) slowest = std::max(slowest, rank.slowest_step_seconds());
-  return std::max(floor_seconds, 10 * slowest);
+  return hangTimeout(policy, slowest, floor_seconds);
+}
+
+double hangTimeout(const proto::RestartPolicy& policy, double slowest_step_seconds,
+                   double floor_seconds) {
+  if (policy.hang_timeout_seconds() > 0) return policy.hang_timeout_seconds();
+  return std::max(floor_seconds, 10 * slowest_step_seconds);
+}
+
+double stallReportSeconds(const proto::RestartPolicy& policy, double floor_seconds) {
+  const double least = policy.hang_timeout_seconds() > 0 ? policy.hang_timeout_seconds()
+                                                         : floor_seconds;
+  return least / 4;
 }
 
 double slowestAfter(double slowest, double gap, double floor_seconds) {

@@ -28,6 +28,15 @@ inline constexpr double kHangFloorSeconds = 60;
 double hangTimeout(const proto::RestartPolicy& policy,
                    const std::vector<std::pair<std::string, proto::RankProgress>>& ranks,
                    double floor_seconds = kHangFloorSeconds);
+// The same from the slowest step of every rank.
+double hangTimeout(const proto::RestartPolicy& policy, double slowest_step_seconds,
+                   double floor_seconds = kHangFloorSeconds);
+
+// A rank without a new step for this long is passed up a gang's tree for the leader's hang check
+// (GangReport): a quarter of the least timeout the policy can give, so that every rank the
+// suspicion (at half the timeout) would name has reached the leader.
+double stallReportSeconds(const proto::RestartPolicy& policy,
+                          double floor_seconds = kHangFloorSeconds);
 
 // A rank's slowest wait for a new step, after one more wait of `gap` seconds: the longest of the
 // recent ones, an older one weighing less with every step (half after 138 steps), so that one

@@ -1,21 +1,12 @@
 // The gang of a job over four agents is a star (gang_coordinator.h): each agent talks to the
 // leader and its standby only, the hubs to everyone. Real agents on loopback: the connections
 // each one holds are counted from the kernel's socket table, and agents are killed for real.
-#include <gtest/gtest.h>
 #include <signal.h>
 
-#include <map>
-#include <nlohmann/json.hpp>
-#include <set>
-#include <sstream>
-
-#include "harness.h"
-#include "ringmaster/store/store.h"
+#include "gang_cluster.h"
 
 namespace ringmaster::testing {
 namespace {
-
-using nlohmann::json;
 
 // One rank per agent, a metric line every 50 ms for about 15 s; a restart starts it afresh.
 constexpr const char* kSpec = R"(name: star
@@ -25,87 +16,10 @@ restart: {max_restarts: 1, backoff_seconds: 0.2, min_nodes: 3}
 command: [/bin/sh, -c, 'i=0; while [ $i -lt 300 ]; do echo "{\"step\": $i, \"loss\": 1}"; sleep 0.05; i=$((i+1)); done']
 )";
 
-class GangStarTest : public ::testing::Test {
+class GangStarTest : public GangCluster {
  protected:
-  void SetUp() override {
-    for (const char* name : {"a1", "a2", "a3", "a4"}) {
-      std::string error;
-      ASSERT_TRUE(cluster_.addAgent(name, 1, &error)) << error;
-    }
-  }
-
-  std::string submit() {
-    auto submitted = cluster_.ctl({"submit", cluster_.writeSpec("star.yaml", kSpec)});
-    EXPECT_EQ(submitted.exit_code, 0) << submitted.err;
-    return submitted.firstLine();
-  }
-  json status(const std::string& job) {
-    auto parsed = json::parse(cluster_.ctl({"status", job, "--json"}).out, nullptr, false);
-    return parsed.is_object() ? parsed : json::object();
-  }
-  bool allRunning(const std::string& job) {
-    int running = 0;
-    for (const auto& rank : status(job).value("ranks", json::array())) {
-      running += rank.value("state", "") == "running";
-    }
-    return running == 4;
-  }
-  std::vector<store::EventRow> events(const std::string& job, const std::string& kind) {
-    std::vector<store::EventRow> out;
-    auto history = store::Reader::open(cluster_.dbPath());
-    if (!history.isOk()) return out;
-    auto rows = (*history)->events(job);
-    for (const auto& row : rows.isOk() ? *rows : std::vector<store::EventRow>{}) {
-      if (row.kind == kind) out.push_back(row);
-    }
-    return out;
-  }
-  std::string waitForOutcome(const std::string& job) {
-    std::string state;
-    waitUntil(
-        [&] {
-          state = status(job).value("state", "");
-          return !events(job, "job_outcome").empty();
-        },
-        std::chrono::seconds(90));
-    return state;
-  }
-  std::string logs() {
-    std::string text;
-    for (const char* name : {"a1", "a2", "a3", "a4"}) text += cluster_.agent(name).stderrText();
-    return text;
-  }
-
-  // For each agent, the other agents it holds an established TCP connection to (its gang
-  // connections: the only ones an agent opens to another agent's port).
-  std::map<std::string, std::set<std::string>> gangConnections() {
-    std::map<std::string, std::string> by_port;  // listening port -> agent
-    std::map<pid_t, std::string> by_pid;
-    for (const char* name : {"a1", "a2", "a3", "a4"}) {
-      const AgentProcess& agent = cluster_.agent(name);
-      by_port[agent.endpoint().substr(agent.endpoint().rfind(':') + 1)] = name;
-      by_pid[agent.pid()] = name;
-    }
-    std::map<std::string, std::set<std::string>> out;
-    std::istringstream table(runCommand({"/usr/bin/ss", "-tnpH", "state", "established"}).out);
-    std::string line;
-    while (std::getline(table, line)) {
-      std::istringstream fields(line);
-      std::string recv_q, send_q, local, peer, users;
-      fields >> recv_q >> send_q >> local >> peer;
-      std::getline(fields, users);
-      auto to = by_port.find(peer.substr(peer.rfind(':') + 1));
-      if (to == by_port.end()) continue;
-      for (const auto& [pid, name] : by_pid) {
-        if (users.find("pid=" + std::to_string(pid) + ",") != std::string::npos) {
-          out[name].insert(to->second);
-        }
-      }
-    }
-    return out;
-  }
-
-  Cluster cluster_;
+  void SetUp() override { startAgents({"a1", "a2", "a3", "a4"}); }
+  std::string submit() { return GangCluster::submit(kSpec); }
 };
 
 TEST_F(GangStarTest, EachAgentTalksToTheLeaderAndItsStandbyOnly) {
@@ -153,10 +67,7 @@ TEST_F(GangStarTest, AnAgentOutsideTheHubsKilledIsFoundByTheHubsAndEveryoneStops
 TEST_F(GangStarTest, ARankFailureReachesEveryAgentThroughTheHubsAtOnce) {
   const std::string job = submit();
   ASSERT_TRUE(waitUntil([&] { return allRunning(job); }, std::chrono::seconds(20))) << logs();
-  pid_t victim = -1;
-  for (const auto& rank : status(job).value("ranks", json::array())) {
-    if (rank.value("rank", -1) == 3) victim = rank.value("pid", -1);
-  }
+  const pid_t victim = rankPid(job, 3);
   ASSERT_GT(victim, 0);
   const double killed_at = unixSeconds();
   ASSERT_EQ(::kill(victim, SIGKILL), 0);

@@ -1,0 +1,92 @@
+// The layout of a large gang's tree (gang_tree.h), without sockets.
+#include "gang_tree.h"
+
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <algorithm>
+
+namespace ringmaster::agent {
+namespace {
+
+using Places = std::vector<size_t>;
+
+TEST(GangTreeTest, MembersInOrderFillAHeapOfFanoutChildrenAPlace) {
+  const std::vector<bool> none(10, false);
+  TreePlace root = treePlace(0, none, 3);
+  EXPECT_FALSE(root.parent);
+  EXPECT_EQ(root.children, (Places{1, 2, 3}));
+  EXPECT_EQ(root.below, (Places{1, 2, 3, 4, 5, 6, 7, 8, 9}));
+  TreePlace inner = treePlace(1, none, 3);
+  EXPECT_EQ(inner.parent, 0u);
+  EXPECT_EQ(inner.children, (Places{4, 5, 6}));
+  EXPECT_EQ(inner.below, (Places{4, 5, 6}));
+  TreePlace leaf = treePlace(9, none, 3);
+  EXPECT_EQ(leaf.parent, 2u);
+  EXPECT_TRUE(leaf.children.empty());
+  EXPECT_TRUE(leaf.below.empty());
+}
+
+TEST(GangTreeTest, ALostMembersChildrenReportToItsParentWhichStillWatchesIt) {
+  std::vector<bool> lost(13, false);
+  lost[1] = true;
+  // Member 4 (child of 1) turns to 0; 1 stays 0's child (it may answer again), a leaf now.
+  EXPECT_EQ(treePlace(4, lost, 3).parent, 0u);
+  TreePlace root = treePlace(0, lost, 3);
+  EXPECT_EQ(root.children, (Places{1, 2, 3, 4, 5, 6}));
+  EXPECT_EQ(root.below.size(), 12u);
+  EXPECT_TRUE(treePlace(1, lost, 3).children.empty());
+  // Two lost in a row: 13's grandparent... member 12's parent 3 lost too: it turns to 0.
+  lost[3] = true;
+  EXPECT_EQ(treePlace(12, lost, 3).parent, 0u);
+}
+
+TEST(GangTreeTest, TheRootLostTheFirstMemberNotLostLeadsAndTakesTheOrphans) {
+  std::vector<bool> lost(10, false);
+  lost[0] = true;
+  TreePlace leader = treePlace(1, lost, 3);
+  EXPECT_FALSE(leader.parent);
+  EXPECT_EQ(leader.children, (Places{0, 2, 3, 4, 5, 6}));
+  EXPECT_EQ(leader.below.size(), 9u);  // everyone, the lost root too
+  EXPECT_EQ(treePlace(7, lost, 3).parent, 2u);  // its own parent is there
+  lost[1] = true;
+  EXPECT_EQ(treePlace(2, lost, 3).parent, std::nullopt);
+  EXPECT_EQ(treePlace(5, lost, 3).parent, 2u);  // 1's child, 1 and 0 lost
+}
+
+TEST(GangTreeTest, NoAgentTalksToMoreThanFanoutPlusOneWhateverTheSize) {
+  const size_t fanout = kGangFanout;
+  for (size_t agents : {9u, 64u, 256u, 1000u}) {
+    const std::vector<bool> none(agents, false);
+    size_t most = 0, deepest = 0;
+    for (size_t i = 0; i < agents; ++i) {
+      TreePlace place = treePlace(i, none, fanout);
+      most = std::max(most, place.children.size() + (place.parent ? 1 : 0));
+      size_t depth = 0;
+      for (size_t at = i; at != 0; at = (at - 1) / fanout) ++depth;
+      deepest = std::max(deepest, depth);
+    }
+    EXPECT_LE(most, fanout + 1) << agents;
+    EXPECT_LE(deepest, 4u) << agents;  // 1,555 agents fit in 5 levels of 6
+  }
+}
+
+TEST(GangTreeTest, AStarUpToFanoutPlusTwoAgents) {
+  EXPECT_FALSE(gangIsTree(8, kGangFanout));
+  EXPECT_TRUE(gangIsTree(9, kGangFanout));
+}
+
+TEST(GangTreeTest, TheFanoutComesFromTheEnvironmentWhenValid) {
+  ::unsetenv("RINGMASTER_GANG_FANOUT");
+  EXPECT_EQ(gangFanout(), kGangFanout);
+  ::setenv("RINGMASTER_GANG_FANOUT", "2", 1);
+  EXPECT_EQ(gangFanout(), 2u);
+  for (const char* bad : {"1", "x", "3x", ""}) {
+    ::setenv("RINGMASTER_GANG_FANOUT", bad, 1);
+    EXPECT_EQ(gangFanout(), kGangFanout) << bad;
+  }
+  ::unsetenv("RINGMASTER_GANG_FANOUT");
+}
+
+}  // namespace
+}  // namespace ringmaster::agent

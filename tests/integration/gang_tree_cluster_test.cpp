@@ -1,0 +1,131 @@
+// The gang of a job over seven agents with a fan-out of 2 is a tree (gang_tree.h): a1 leads,
+// a2 and a3 are its children, a4 and a5 a2's, a6 and a7 a3's. Real agents on loopback: the
+// connections each one holds are counted from the kernel's socket table, ranks are killed and
+// stopped, and an inner agent is killed for real.
+#include <signal.h>
+#include <stdlib.h>
+
+#include "gang_cluster.h"
+
+namespace ringmaster::testing {
+namespace {
+
+// One rank per agent, a metric line every 50 ms for about 15 s; a restart starts it afresh.
+constexpr const char* kSpec = R"(name: tree
+launcher: command
+placement: [{agent: a1, ranks: 1}, {agent: a2, ranks: 1}, {agent: a3, ranks: 1}, {agent: a4, ranks: 1}, {agent: a5, ranks: 1}, {agent: a6, ranks: 1}, {agent: a7, ranks: 1}]
+restart: {max_restarts: 1, backoff_seconds: 0.2, min_nodes: 6, hang_timeout_seconds: 4}
+command: [/bin/sh, -c, 'i=0; while [ $i -lt 300 ]; do echo "{\"step\": $i, \"loss\": 1}"; sleep 0.05; i=$((i+1)); done']
+)";
+
+class GangTreeClusterTest : public GangCluster {
+ protected:
+  void SetUp() override {
+    ::setenv("RINGMASTER_GANG_FANOUT", "2", 1);  // the agents started here inherit it
+    startAgents({"a1", "a2", "a3", "a4", "a5", "a6", "a7"});
+  }
+  void TearDown() override { ::unsetenv("RINGMASTER_GANG_FANOUT"); }
+  std::string submitRunning() {
+    const std::string job = submit(kSpec);
+    EXPECT_TRUE(waitUntil([&] { return allRunning(job); }, std::chrono::seconds(30))) << logs();
+    return job;
+  }
+};
+
+TEST_F(GangTreeClusterTest, EachAgentTalksToItsParentAndChildrenOnlyAndAStopReachesAll) {
+  const std::string job = submitRunning();
+  std::map<std::string, std::set<std::string>> connections;
+  const std::map<std::string, std::set<std::string>> tree = {
+      {"a1", {"a2", "a3"}}, {"a2", {"a1", "a4", "a5"}}, {"a3", {"a1", "a6", "a7"}},
+      {"a4", {"a2"}},       {"a5", {"a2"}},             {"a6", {"a3"}},
+      {"a7", {"a3"}}};
+  waitUntil(
+      [&] {
+        connections = gangConnections();
+        return connections == tree;
+      },
+      std::chrono::seconds(10));
+  EXPECT_EQ(connections, tree) << logs();
+  ASSERT_EQ(cluster_.ctl({"stop", job, "--wait"}).exit_code, 0);
+  EXPECT_EQ(waitForOutcome(job), "stopped") << logs();
+}
+
+// A rank on a7 fails: a4, four hops away (a7 -> a3 -> a1 -> a2 -> a4), stops its rank within a
+// second of the leader, because each agent passes the failure on the moment it hears it.
+TEST_F(GangTreeClusterTest, ALeafsRankFailureReachesEveryAgentAtOnceAndTheJobRestarts) {
+  const std::string job = submitRunning();
+  const pid_t victim = rankPid(job, 6);
+  ASSERT_GT(victim, 0);
+  const double killed_at = unixSeconds();
+  ASSERT_EQ(::kill(victim, SIGKILL), 0);
+
+  EXPECT_EQ(waitForOutcome(job), "succeeded") << logs();
+  auto restarts = events(job, "job_restart");
+  ASSERT_EQ(restarts.size(), 1u) << logs();
+  auto history = store::Reader::open(cluster_.dbPath());
+  ASSERT_TRUE(history.isOk());
+  auto first = (*history)->ranks(job, 1);
+  ASSERT_TRUE(first.isOk());
+  ASSERT_EQ(first->size(), 7u);
+  double leader_done = 0;
+  for (const auto& rank : *first) {
+    if (rank.agent == "a1") leader_done = rank.finished_at;
+  }
+  for (const auto& rank : *first) {
+    EXPECT_LT(rank.finished_at - killed_at, 5.0) << "rank " << rank.rank << " on " << rank.agent;
+    EXPECT_LT(rank.finished_at - leader_done, 1.0) << "rank " << rank.rank << " on " << rank.agent;
+  }
+  auto second = (*history)->ranks(job, 2);
+  ASSERT_TRUE(second.isOk());
+  EXPECT_EQ(second->size(), 7u) << "every agent heard the restart, down the tree";
+}
+
+// a2 dies: a1 finds its child lost, a4 and a5 their parent, and turn to a1; the job goes on
+// without a2 (min_nodes 6).
+TEST_F(GangTreeClusterTest, AnInnerAgentKilledItsChildrenTurnToTheLeaderAndTheJobGoesOn) {
+  const std::string job = submitRunning();
+  const double killed_at = unixSeconds();
+  cluster_.agent("a2").kill();
+
+  EXPECT_EQ(waitForOutcome(job), "succeeded") << logs();
+  auto failures = events(job, "job_failure");
+  ASSERT_FALSE(failures.empty()) << logs();
+  EXPECT_NE(failures[0].detail.find("agent a2 lost"), std::string::npos) << failures[0].detail;
+  EXPECT_LT(failures[0].time - killed_at, 6.0);
+  auto restarts = events(job, "job_restart");
+  ASSERT_EQ(restarts.size(), 1u) << logs();
+  EXPECT_NE(restarts[0].detail.find("without a2"), std::string::npos) << restarts[0].detail;
+  for (const char* orphan : {"a4", "a5"}) {
+    EXPECT_NE(cluster_.agent(orphan).stderrText().find("failed: agent a2 lost"),
+              std::string::npos)
+        << cluster_.agent(orphan).stderrText();
+  }
+  auto history = store::Reader::open(cluster_.dbPath());
+  ASSERT_TRUE(history.isOk());
+  auto second = (*history)->ranks(job, 2);
+  ASSERT_TRUE(second.isOk());
+  EXPECT_EQ(second->size(), 6u);
+}
+
+// A rank on a6 stops (SIGSTOP): only its stalled progress goes up the tree, and the leader
+// names it, first as suspected, then hung.
+TEST_F(GangTreeClusterTest, AStoppedRankTwoLevelsDownIsNamedByTheLeader) {
+  const std::string job = submitRunning();
+  const pid_t victim = rankPid(job, 5);
+  ASSERT_GT(victim, 0);
+  ASSERT_EQ(::kill(victim, SIGSTOP), 0);
+
+  EXPECT_EQ(waitForOutcome(job), "succeeded") << logs();
+  auto suspected = events(job, "hang_suspected");
+  ASSERT_FALSE(suspected.empty()) << logs();
+  EXPECT_NE(suspected[0].detail.find("rank 5 on a6 may be hung: stopped"), std::string::npos)
+      << suspected[0].detail;
+  auto failures = events(job, "job_failure");
+  ASSERT_FALSE(failures.empty());
+  EXPECT_NE(failures[0].detail.find("rank 5 on a6 hung: stopped"), std::string::npos)
+      << failures[0].detail;
+  EXPECT_EQ(events(job, "job_restart").size(), 1u);
+}
+
+}  // namespace
+}  // namespace ringmaster::testing
