@@ -18,6 +18,9 @@ namespace ringmaster::agent {
 namespace {
 
 constexpr auto kHeartbeatEvery = std::chrono::milliseconds(500);
+// A tree's agents beat half as often: a beat and its answer are half of what a contact costs,
+// and a lost agent is still found after kLostAfter of silence (news goes at once either way).
+constexpr auto kTreeHeartbeatEvery = std::chrono::seconds(1);
 constexpr auto kFirstResend = std::chrono::milliseconds(5);  // doubling up to kHeartbeatEvery
 constexpr auto kLostAfter = std::chrono::seconds(4);
 // A peer silent for kLostAfter whose connection is up (its process answers libzmq's heartbeats:
@@ -313,8 +316,9 @@ void GangCoordinator::scheduleHeartbeat(Gang& gang, Clock::time_point now) {
     gang.resend_after = Clock::duration::zero();
   }
   gang.unsent = false;
+  const auto interval = gang.tree ? kTreeHeartbeatEvery : kHeartbeatEvery;
   gang.next_heartbeat =
-      now + (gang.resend_after > Clock::duration::zero() ? gang.resend_after : kHeartbeatEvery);
+      now + (gang.resend_after > Clock::duration::zero() ? gang.resend_after : interval);
 }
 
 void GangCoordinator::sendHeartbeats(Gang& gang) {
@@ -401,8 +405,8 @@ void GangCoordinator::applyReports(Gang& gang, const proto::GangHeartbeat& beat)
     }
     peer.attempt = std::max(peer.attempt, report.attempt());
     if (report.attempt() == attemptOf(gang) && !gang.outcome) {
-      changed = changed || peer.attempt_over != report.attempt_over() ||
-                peer.state != report.state();
+      changed =
+          changed || peer.attempt_over != report.attempt_over() || peer.state != report.state();
       peer.attempt_over = report.attempt_over();
       peer.state = report.state();
       peer.progress.assign(report.stalled_ranks().begin(), report.stalled_ranks().end());
@@ -705,7 +709,8 @@ void GangCoordinator::checkForHang(Gang& gang) {
   double slowest = 0;
   for (const auto& [agent, rank] : ranks) slowest = std::max(slowest, rank.slowest_step_seconds());
   for (const auto& [agent, peer] : gang.peers) {
-    if (!peer.lost && peer.attempt == attemptOf(gang)) slowest = std::max(slowest, peer.slowest_step);
+    if (!peer.lost && peer.attempt == attemptOf(gang))
+      slowest = std::max(slowest, peer.slowest_step);
   }
   const double timeout = hangTimeout(gang.launch.restart(), slowest);
   const std::string action = hangAction(gang.launch.restart(), gang.launch.launcher());

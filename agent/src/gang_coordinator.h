@@ -13,14 +13,14 @@
 //   and stop request the moment they hear it, and beat to the other agents only while there is
 //   such news (the answers to an agent's own beats show it the hubs are there). Each agent
 //   watches for silence only the agents it talks to (a new hub is given a fresh 4 s).
-// - A gang of more than 8 agents is a tree instead (gang_tree.h): each agent beats to its parent
-//   and answers its children, whose silence it watches as a hub does, and its beats carry what it
-//   knows of every agent below it (GangReport: attempt, over, state, stalled ranks, lost), so the
-//   leader knows every agent while it talks to 6. News (a failure, a stop) floods the tree's
-//   edges the moment it is heard, a change below goes up at once, a restart and the outcome go
-//   down from each agent to its children. An agent whose parent is lost reports to the nearest
-//   ancestor that is not; there is no standby (the root's first child leads once the root is
-//   found lost, and hears the other subtrees as they turn to it).
+// - A gang of more than 6 agents is a tree instead (gang_tree.h): each agent beats to its parent
+//   every second and answers its children, whose silence it watches as a hub does, and its beats
+//   carry what it knows of every agent below it (GangReport: attempt, over, state, stalled ranks,
+//   lost), so the leader knows every agent while it talks to 4. News (a failure, a stop) floods
+//   the tree's edges the moment it is heard, a change below goes up at once, a restart and the
+//   outcome go down from each agent to its children. An agent whose parent is lost reports to the
+//   nearest ancestor that is not; there is no standby (the root's first child leads once the root
+//   is found lost, and hears the other subtrees as they turn to it).
 // - A failure anywhere (a rank failed, an agent lost, a hang) fails the attempt: every agent
 //   stops its ranks of it at once (the supervisor escalates SIGTERM to SIGKILL).
 // - The leader, the first agent of the attempt that is not lost, journals the attempt's root
@@ -158,7 +158,7 @@ class GangCoordinator {
     std::set<std::string> contacts;
     std::vector<std::string> below;
     Clock::time_point last_beat;  // a change heard from below goes up at once, this often at most
-    int original_agents = 1;  // min_nodes defaults to all of them
+    int original_agents = 1;      // min_nodes defaults to all of them
     uint32_t first_attempt = 1;
     uint32_t client_restarts = 0;  // attempts a client asked for (not the policy's)
     // The current attempt.

@@ -56,8 +56,8 @@ double hangTimeout(const proto::RestartPolicy& policy, double slowest_step_secon
 }
 
 double stallReportSeconds(const proto::RestartPolicy& policy, double floor_seconds) {
-  const double least = policy.hang_timeout_seconds() > 0 ? policy.hang_timeout_seconds()
-                                                         : floor_seconds;
+  const double least =
+      policy.hang_timeout_seconds() > 0 ? policy.hang_timeout_seconds() : floor_seconds;
   return least / 4;
 }
 

@@ -15,11 +15,13 @@
 
 namespace ringmaster::agent {
 
-// Children a place. A star of fanout + 2 agents gives its leader as many peers as a tree's inner
-// agent has (a parent and fanout children): 7, the 8-agent star whose leader measured within
-// 1.4x of a member. RINGMASTER_GANG_FANOUT overrides it (tests build trees of a few agents);
-// every agent of a job must see the same value.
-inline constexpr size_t kGangFanout = 6;
+// Children a place. Each contact costs an agent about 0.6 ms of CPU a second (its beats and
+// answers, and libzmq's pings both ways on two connections) over a base of about 3 with one
+// sleeping rank: 4 children keep the leader (4 contacts) and inner agents (5) within 2x of a leaf
+// (`bench_scale --hold 20 128:1024`: 6 children gave 2.0-2.3x). A star of fanout + 2 agents gives
+// its leader as many peers as a tree's inner agent. RINGMASTER_GANG_FANOUT overrides it (tests
+// build trees of a few agents); every agent of a job must see the same value.
+inline constexpr size_t kGangFanout = 4;
 size_t gangFanout();
 
 inline bool gangIsTree(size_t agents, size_t fanout) { return agents > fanout + 2; }

@@ -47,6 +47,8 @@ void SessionLoop::reportDropouts(std::vector<std::string> agents) {
       found->second = false;
     }
   };
+  // What went wrong before (an agent the session could not even connect to) is said too.
+  for (const auto& [name, status] : latest_) on_status(status);
 }
 
 void SessionLoop::runFor(int ms) {
@@ -69,6 +71,7 @@ void SessionLoop::push(std::function<void()> handler) {
 
 void SessionLoop::agentStatus(const client::AgentStatus& status) {
   push([this, status] {
+    latest_[status.name] = status;
     if (on_status) on_status(status);
   });
 }

@@ -33,8 +33,9 @@ class SessionLoop : public client::SessionSink {
   std::function<void(const std::string& line)> on_submit_waiting;
   std::function<void(uint64_t token, int rank, const Result<proto::LogChunk>&)> on_log_chunk;
 
-  // Sets on_status to say on stderr when one of these agents stops answering, and when it answers
-  // again: the session reconnects and goes on from its cursor, so nothing is missed meanwhile.
+  // Sets on_status to say on stderr when one of these agents stops answering (or was not
+  // answering already), and when it answers again: the session reconnects and goes on from its
+  // cursor, so nothing is missed meanwhile.
   void reportDropouts(std::vector<std::string> agents);
 
   // Runs the handlers for what has arrived, waiting up to `ms` for the first of it.
@@ -61,7 +62,8 @@ class SessionLoop : public client::SessionSink {
   std::thread thread_;
   std::mutex mutex_;
   std::condition_variable arrived_;
-  std::deque<std::function<void()>> pending_;  // GUARDED_BY(mutex_)
+  std::deque<std::function<void()>> pending_;          // GUARDED_BY(mutex_)
+  std::map<std::string, client::AgentStatus> latest_;  // by agent; on runFor()'s thread
 };
 
 }  // namespace ringmaster::ctl

@@ -35,10 +35,13 @@ class GangTreeClusterTest : public GangCluster {
 TEST_F(GangTreeClusterTest, EachAgentTalksToItsParentAndChildrenOnlyAndAStopReachesAll) {
   const std::string job = submitRunning();
   std::map<std::string, std::set<std::string>> connections;
-  const std::map<std::string, std::set<std::string>> tree = {
-      {"a1", {"a2", "a3"}}, {"a2", {"a1", "a4", "a5"}}, {"a3", {"a1", "a6", "a7"}},
-      {"a4", {"a2"}},       {"a5", {"a2"}},             {"a6", {"a3"}},
-      {"a7", {"a3"}}};
+  const std::map<std::string, std::set<std::string>> tree = {{"a1", {"a2", "a3"}},
+                                                             {"a2", {"a1", "a4", "a5"}},
+                                                             {"a3", {"a1", "a6", "a7"}},
+                                                             {"a4", {"a2"}},
+                                                             {"a5", {"a2"}},
+                                                             {"a6", {"a3"}},
+                                                             {"a7", {"a3"}}};
   waitUntil(
       [&] {
         connections = gangConnections();
@@ -96,8 +99,7 @@ TEST_F(GangTreeClusterTest, AnInnerAgentKilledItsChildrenTurnToTheLeaderAndTheJo
   ASSERT_EQ(restarts.size(), 1u) << logs();
   EXPECT_NE(restarts[0].detail.find("without a2"), std::string::npos) << restarts[0].detail;
   for (const char* orphan : {"a4", "a5"}) {
-    EXPECT_NE(cluster_.agent(orphan).stderrText().find("failed: agent a2 lost"),
-              std::string::npos)
+    EXPECT_NE(cluster_.agent(orphan).stderrText().find("failed: agent a2 lost"), std::string::npos)
         << cluster_.agent(orphan).stderrText();
   }
   auto history = store::Reader::open(cluster_.dbPath());

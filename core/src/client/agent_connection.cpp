@@ -1,5 +1,6 @@
 #include "ringmaster/client/agent_connection.h"
 
+#include <sys/resource.h>
 #include <zmq.h>
 
 #include <algorithm>
@@ -32,7 +33,16 @@ bool peerHungUp(uint32_t error) { return error == EPIPE || error == ECONNRESET; 
 
 }  // namespace
 
-ZmqContext::ZmqContext() : context_(zmq_ctx_new()) {}
+// libzmq allows 1,023 sockets a context unless told otherwise, and each AgentConnection takes
+// three (its DEALER and the monitor's pair): a cluster session of 256 agents (two connections
+// each) could open only 170 and never heard the others' metrics. The process's open-file limit
+// is the real bound.
+ZmqContext::ZmqContext() : context_(zmq_ctx_new()) {
+  rlimit files{};
+  if (::getrlimit(RLIMIT_NOFILE, &files) != 0 || files.rlim_cur == RLIM_INFINITY) return;
+  const rlim_t wanted = std::min<rlim_t>(files.rlim_cur, zmq_ctx_get(context_, ZMQ_SOCKET_LIMIT));
+  if (wanted > 1023) zmq_ctx_set(context_, ZMQ_MAX_SOCKETS, static_cast<int>(wanted));
+}
 ZmqContext::~ZmqContext() { zmq_ctx_term(context_); }
 
 AgentConnection::AgentConnection(AgentEndpoint agent, std::string client_key, void* socket,
