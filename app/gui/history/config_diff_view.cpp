@@ -10,6 +10,7 @@
 #include <algorithm>
 
 #include "table_copy.h"
+#include "table_padding.h"
 
 namespace ringmaster::gui {
 namespace {
@@ -53,8 +54,7 @@ ConfigDiffView::ConfigDiffView(std::vector<RunSpec> runs, QWidget* parent)
   table_->verticalHeader()->setDefaultSectionSize(table_->fontMetrics().height() + 8);
   table_->horizontalHeader()->setStretchLastSection(true);
   table_->horizontalHeader()->setDefaultAlignment(Qt::AlignLeft | Qt::AlignVCenter);
-  table_->setStyleSheet(
-      QStringLiteral("QTableWidget::item { padding-left: 6px; padding-right: 14px; }"));
+  padTableColumns(table_);  // room between a right-aligned number and the next column
   installTableCopy(table_);
   QStringList headers{tr("Key")};
   for (const RunSpec& run : runs_) headers << run.label;

@@ -22,6 +22,7 @@
 #include "history/history_proxy.h"
 #include "ringmaster/job/job_model.h"
 #include "table_copy.h"
+#include "table_padding.h"
 
 namespace ringmaster::gui {
 
@@ -105,9 +106,7 @@ HistoryView::HistoryView(QWidget* parent)
   table_->setShowGrid(false);
   table_->setWordWrap(false);
   table_->setTextElideMode(Qt::ElideMiddle);
-  // Room between a right-aligned number and the text of the next column.
-  table_->setStyleSheet(
-      QStringLiteral("QTableView::item { padding-left: 6px; padding-right: 14px; }"));
+  padTableColumns(table_);  // room between a right-aligned number and the next column
   table_->verticalHeader()->hide();
   table_->verticalHeader()->setDefaultSectionSize(table_->fontMetrics().height() + 10);
   QHeaderView* header = table_->horizontalHeader();
