@@ -109,6 +109,30 @@ TEST_F(GangTreeClusterTest, AnInnerAgentKilledItsChildrenTurnToTheLeaderAndTheJo
   EXPECT_EQ(second->size(), 6u);
 }
 
+// The leader dies, and a tree has no standby: a2 and a3 find their parent lost, a2 (first in line)
+// leads, a3 turns to it, and the job goes on without a1.
+TEST_F(GangTreeClusterTest, TheLeaderKilledTheFirstAgentInLineLeadsAndTheJobGoesOn) {
+  const std::string job = submitRunning();
+  const double killed_at = unixSeconds();
+  cluster_.agent("a1").kill();
+
+  EXPECT_EQ(waitForOutcome(job), "succeeded") << logs();
+  auto failures = events(job, "job_failure");
+  ASSERT_FALSE(failures.empty()) << logs();
+  EXPECT_NE(failures[0].detail.find("agent a1 lost"), std::string::npos) << failures[0].detail;
+  EXPECT_LT(failures[0].time - killed_at, 6.0);
+  auto restarts = events(job, "job_restart");
+  ASSERT_EQ(restarts.size(), 1u) << logs();
+  EXPECT_NE(restarts[0].detail.find("without a1"), std::string::npos) << restarts[0].detail;
+  EXPECT_NE(cluster_.agent("a7").stderrText().find("failed: agent a1 lost"), std::string::npos)
+      << cluster_.agent("a7").stderrText();
+  auto history = store::Reader::open(cluster_.dbPath());
+  ASSERT_TRUE(history.isOk());
+  auto second = (*history)->ranks(job, 2);
+  ASSERT_TRUE(second.isOk());
+  EXPECT_EQ(second->size(), 6u);
+}
+
 // A rank on a6 stops (SIGSTOP): only its stalled progress goes up the tree, and the leader
 // names it, first as suspected, then hung.
 TEST_F(GangTreeClusterTest, AStoppedRankTwoLevelsDownIsNamedByTheLeader) {
