@@ -16,7 +16,7 @@
 // - A gang of more than 6 agents is a tree instead (gang_tree.h): each agent beats to its parent
 //   every second and answers its children, whose silence it watches as a hub does, and its beats
 //   carry what it knows of every agent below it (GangReport: attempt, over, state, stalled ranks,
-//   lost), so the leader knows every agent while it talks to 4. News (a failure, a stop) floods
+//   lost), so the leader knows every agent while it talks to 2. News (a failure, a stop) floods
 //   the tree's edges the moment it is heard, a change below goes up at once, a restart and the
 //   outcome go down from each agent to its children. An agent whose parent is lost reports to the
 //   nearest ancestor that is not; there is no standby (the root's first child leads once the root

@@ -10,8 +10,9 @@ namespace {
 std::optional<size_t> parentOf(size_t index, const std::vector<bool>& lost, size_t fanout,
                                size_t leader) {
   if (index == leader) return std::nullopt;
+  const size_t root_children = rootChildren(fanout);
   for (size_t place = index; place != 0;) {
-    place = (place - 1) / fanout;
+    place = place <= root_children ? 0 : (place - root_children - 1) / fanout + 1;
     if (!lost[place]) return place;
   }
   return leader;

@@ -11,47 +11,48 @@ namespace {
 
 using Places = std::vector<size_t>;
 
-TEST(GangTreeTest, MembersInOrderFillAHeapOfFanoutChildrenAPlace) {
-  const std::vector<bool> none(10, false);
-  TreePlace root = treePlace(0, none, 3);
+// Fan-out 4: the root has members 1-2, member 1 has 3-6, member 2 7-10, member 3 11-14.
+TEST(GangTreeTest, MembersInOrderFillTheTreeLevelByLevelTheRootWithHalfTheFanout) {
+  const std::vector<bool> none(12, false);
+  TreePlace root = treePlace(0, none, 4);
   EXPECT_FALSE(root.parent);
-  EXPECT_EQ(root.children, (Places{1, 2, 3}));
-  EXPECT_EQ(root.below, (Places{1, 2, 3, 4, 5, 6, 7, 8, 9}));
-  TreePlace inner = treePlace(1, none, 3);
+  EXPECT_EQ(root.children, (Places{1, 2}));
+  EXPECT_EQ(root.below, (Places{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11}));
+  TreePlace inner = treePlace(1, none, 4);
   EXPECT_EQ(inner.parent, 0u);
-  EXPECT_EQ(inner.children, (Places{4, 5, 6}));
-  EXPECT_EQ(inner.below, (Places{4, 5, 6}));
-  TreePlace leaf = treePlace(9, none, 3);
-  EXPECT_EQ(leaf.parent, 2u);
+  EXPECT_EQ(inner.children, (Places{3, 4, 5, 6}));
+  EXPECT_EQ(inner.below, (Places{3, 4, 5, 6, 11}));
+  TreePlace leaf = treePlace(11, none, 4);
+  EXPECT_EQ(leaf.parent, 3u);
   EXPECT_TRUE(leaf.children.empty());
   EXPECT_TRUE(leaf.below.empty());
 }
 
 TEST(GangTreeTest, ALostMembersChildrenReportToItsParentWhichStillWatchesIt) {
-  std::vector<bool> lost(13, false);
+  std::vector<bool> lost(12, false);
   lost[1] = true;
   // Member 4 (child of 1) turns to 0; 1 stays 0's child (it may answer again), a leaf now.
-  EXPECT_EQ(treePlace(4, lost, 3).parent, 0u);
-  TreePlace root = treePlace(0, lost, 3);
+  EXPECT_EQ(treePlace(4, lost, 4).parent, 0u);
+  TreePlace root = treePlace(0, lost, 4);
   EXPECT_EQ(root.children, (Places{1, 2, 3, 4, 5, 6}));
-  EXPECT_EQ(root.below.size(), 12u);
-  EXPECT_TRUE(treePlace(1, lost, 3).children.empty());
-  // Member 12's parent 3 lost as well: it turns to 0 too.
+  EXPECT_EQ(root.below.size(), 11u);
+  EXPECT_TRUE(treePlace(1, lost, 4).children.empty());
+  // Member 11's parent 3 lost as well: it turns to 0 too.
   lost[3] = true;
-  EXPECT_EQ(treePlace(12, lost, 3).parent, 0u);
+  EXPECT_EQ(treePlace(11, lost, 4).parent, 0u);
 }
 
 TEST(GangTreeTest, TheRootLostTheFirstMemberNotLostLeadsAndTakesTheOrphans) {
-  std::vector<bool> lost(10, false);
+  std::vector<bool> lost(12, false);
   lost[0] = true;
-  TreePlace leader = treePlace(1, lost, 3);
+  TreePlace leader = treePlace(1, lost, 4);
   EXPECT_FALSE(leader.parent);
   EXPECT_EQ(leader.children, (Places{0, 2, 3, 4, 5, 6}));
-  EXPECT_EQ(leader.below.size(), 9u);           // everyone, the lost root too
-  EXPECT_EQ(treePlace(7, lost, 3).parent, 2u);  // its own parent is there
+  EXPECT_EQ(leader.below.size(), 11u);          // everyone, the lost root too
+  EXPECT_EQ(treePlace(7, lost, 4).parent, 2u);  // its own parent is there
   lost[1] = true;
-  EXPECT_EQ(treePlace(2, lost, 3).parent, std::nullopt);
-  EXPECT_EQ(treePlace(5, lost, 3).parent, 2u);  // 1's child, 1 and 0 lost
+  EXPECT_EQ(treePlace(2, lost, 4).parent, std::nullopt);
+  EXPECT_EQ(treePlace(5, lost, 4).parent, 2u);  // 1's child, 1 and 0 lost
 }
 
 TEST(GangTreeTest, NoAgentTalksToMoreThanFanoutPlusOneWhateverTheSize) {
@@ -63,11 +64,12 @@ TEST(GangTreeTest, NoAgentTalksToMoreThanFanoutPlusOneWhateverTheSize) {
       TreePlace place = treePlace(i, none, fanout);
       most = std::max(most, place.children.size() + (place.parent ? 1 : 0));
       size_t depth = 0;
-      for (size_t at = i; at != 0; at = (at - 1) / fanout) ++depth;
+      for (auto up = place.parent; up; up = treePlace(*up, none, fanout).parent) ++depth;
       deepest = std::max(deepest, depth);
     }
     EXPECT_LE(most, fanout + 1) << agents;
-    EXPECT_LE(deepest, 5u) << agents;  // 1,365 agents fit in 6 levels of 4
+    EXPECT_EQ(treePlace(0, none, fanout).children.size(), rootChildren(fanout)) << agents;
+    EXPECT_LE(deepest, 6u) << agents;  // 1 + 2 + 8 + ... + 2,048 = 2,731 agents in 7 levels
   }
 }
 

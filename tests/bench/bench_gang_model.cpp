@@ -10,13 +10,13 @@
 #include <string>
 #include <vector>
 
+#include "gang_tree.h"
 #include "ringmaster/protocol/ringmaster.pb.h"
 
 using namespace ringmaster;
 
 namespace {
 
-constexpr size_t kFanout = 4;           // gang_tree.h's kGangFanout
 constexpr int kRanksPerAgent = 8;       // an 8-GPU host
 constexpr double kTreeBeatsPerS = 1;    // kTreeHeartbeatEvery
 constexpr double kStarBeatsPerS = 2;    // kHeartbeatEvery
@@ -82,9 +82,14 @@ double decodeSeconds(const std::string& bytes) {
   return best;
 }
 
+// Levels below the root, where the last member in line sits.
 size_t depthOf(size_t agents) {
+  const std::vector<bool> none(agents, false);
   size_t depth = 0;
-  for (size_t last = agents - 1; last != 0; last = (last - 1) / kFanout) ++depth;
+  for (auto up = agent::treePlace(agents - 1, none, agent::kGangFanout).parent; up;
+       up = agent::treePlace(*up, none, agent::kGangFanout).parent) {
+    ++depth;
+  }
   return depth;
 }
 
@@ -98,15 +103,16 @@ int main(int argc, char** argv) {
   const double plain_s = decodeSeconds(plain);
   for (size_t agents : sizes) {
     if (agents < 2) continue;
-    // The root hears its fanout children, each reporting on its whole subtree.
-    const size_t below_child = (agents - 1 + kFanout - 1) / kFanout - 1;
+    // The root hears its children, each reporting on its whole subtree.
+    const size_t root_children = agent::rootChildren(agent::kGangFanout);
+    const size_t below_child = (agents - 1 + root_children - 1) / root_children - 1;
     const std::string child_beat = beat(below_child);
     const double root_ms_per_s =
-        1000 * kTreeBeatsPerS * static_cast<double>(kFanout) * decodeSeconds(child_beat);
+        1000 * kTreeBeatsPerS * static_cast<double>(root_children) * decodeSeconds(child_beat);
     const double star_ms_per_s = 1000 * kStarBeatsPerS * static_cast<double>(agents - 1) * plain_s;
     // Messages a second at the leader: beats in and their answers out, and libzmq's pings and
     // pongs on the two connections each contact has (one ping a second each way).
-    const double tree_messages = kFanout * (2 * kTreeBeatsPerS + 4);
+    const double tree_messages = static_cast<double>(root_children) * (2 * kTreeBeatsPerS + 4);
     const double star_messages = static_cast<double>(agents - 1) * (2 * kStarBeatsPerS + 4);
     const size_t depth = depthOf(agents);
     std::printf(
@@ -114,9 +120,9 @@ int main(int argc, char** argv) {
         "root_beat_bytes=%zu root_decode_ms_per_s=%.3f star_leader_decode_ms_per_s=%.3f "
         "ratio_vs_star=%.3f root_messages_per_s=%.0f star_leader_messages_per_s=%.0f "
         "loss_found_within_s=%.0f news_hops=%zu change_to_leader_s=%.2f\n",
-        agents, depth, kFanout, kFanout + 1, child_beat.size(), root_ms_per_s, star_ms_per_s,
-        star_ms_per_s > 0 ? root_ms_per_s / star_ms_per_s : 0.0, tree_messages, star_messages,
-        kLostAfterS, 2 * depth, depth * kQuickReportS);
+        agents, depth, root_children, agent::kGangFanout + 1, child_beat.size(), root_ms_per_s,
+        star_ms_per_s, star_ms_per_s > 0 ? root_ms_per_s / star_ms_per_s : 0.0, tree_messages,
+        star_messages, kLostAfterS, 2 * depth, depth * kQuickReportS);
   }
   return 0;
 }
