@@ -70,6 +70,52 @@ class GangCluster : public ::testing::Test {
         std::chrono::seconds(90));
     return state;
   }
+  size_t ranksOfAttempt(const std::string& job, int attempt) {
+    auto history = store::Reader::open(cluster_.dbPath());
+    if (!history.isOk()) return 0;
+    auto ranks = (*history)->ranks(job, attempt);
+    return ranks.isOk() ? ranks->size() : 0;
+  }
+
+  // Every rank of attempt 1 (`ranks` of them) stopped within seconds of `since`, however loaded
+  // the machine, and within a second of `leader`'s own rank: the failure reached every agent at
+  // once, not on a later beat.
+  void expectFirstAttemptEndedTogether(const std::string& job, size_t ranks,
+                                       const std::string& leader, double since) {
+    auto history = store::Reader::open(cluster_.dbPath());
+    ASSERT_TRUE(history.isOk());
+    auto first = (*history)->ranks(job, 1);
+    ASSERT_TRUE(first.isOk());
+    ASSERT_EQ(first->size(), ranks);
+    double leader_done = 0;
+    for (const auto& rank : *first) {
+      if (rank.agent == leader) leader_done = rank.finished_at;
+    }
+    for (const auto& rank : *first) {
+      EXPECT_LT(rank.finished_at - since, 5.0) << "rank " << rank.rank << " on " << rank.agent;
+      EXPECT_LT(rank.finished_at - leader_done, 1.0)
+          << "rank " << rank.rank << " on " << rank.agent;
+    }
+  }
+
+  // The job lost `agent` (found within 6 s of `killed_at`), went on without it after one restart
+  // and succeeded.
+  void expectWentOnWithout(const std::string& job, const std::string& agent, double killed_at) {
+    EXPECT_EQ(waitForOutcome(job), "succeeded") << logs();
+    auto failures = events(job, "job_failure");
+    ASSERT_FALSE(failures.empty()) << logs();
+    EXPECT_NE(failures[0].detail.find("agent " + agent + " lost"), std::string::npos)
+        << failures[0].detail;
+    EXPECT_LT(failures[0].time - killed_at, 6.0);
+    auto restarts = events(job, "job_restart");
+    ASSERT_EQ(restarts.size(), 1u) << logs();
+    EXPECT_NE(restarts[0].detail.find("without " + agent), std::string::npos) << restarts[0].detail;
+  }
+  void expectHeard(const std::string& agent, const std::string& line) {
+    EXPECT_NE(cluster_.agent(agent).stderrText().find(line), std::string::npos)
+        << cluster_.agent(agent).stderrText();
+  }
+
   std::string logs() {
     std::string text;
     for (const auto& name : names_) text += cluster_.agent(name).stderrText();
