@@ -39,8 +39,10 @@ void SessionLoop::reportDropouts(std::vector<std::string> agents) {
     if (found == silent.end()) return;
     const bool online = status.state == client::AgentState::kOnline;
     if (!online && status.state != client::AgentState::kConnecting && !found->second) {
-      std::fprintf(stderr, "ringmasterctl: agent '%s': %s (still watching for it)\n",
-                   status.name.c_str(), status.reason.c_str());
+      // An error (no connection could be made, a damaged record) is not a silence to wait out.
+      const bool error = status.state == client::AgentState::kError;
+      std::fprintf(stderr, "ringmasterctl: agent '%s': %s%s\n", status.name.c_str(),
+                   status.reason.c_str(), error ? "" : " (still watching for it)");
       found->second = true;
     } else if (online && found->second) {
       std::fprintf(stderr, "ringmasterctl: agent '%s' answers again\n", status.name.c_str());
