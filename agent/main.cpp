@@ -8,6 +8,7 @@
 #include "agent_server.h"
 #include "ringmaster/security/keys.h"
 #include "ringmaster/slurm/job_dir.h"
+#include "ringmaster/util/open_files.h"
 #include "slurm_node.h"
 
 using namespace ringmaster;
@@ -15,8 +16,8 @@ using namespace ringmaster;
 int main(int argc, char** argv) {
   // Before any thread exists, so every thread inherits the mask (signals come via signalfd).
   agent::blockAgentSignals();
-  ::tzset();  // the time zone of log lines, read once before the ZAP thread logs too
-  agent::raiseOpenFileLimit();
+  ::tzset();             // the time zone of log lines, read once before the ZAP thread logs too
+  raiseOpenFileLimit();  // a thousand idle client connections
 
   CLI::App app{"ringmaster-agent: runs training ranks for Ringmaster clients"};
   agent::AgentOptions options;

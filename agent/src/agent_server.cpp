@@ -122,13 +122,6 @@ void blockAgentSignals() {
   ::signal(SIGPIPE, SIG_IGN);
 }
 
-void raiseOpenFileLimit() {
-  rlimit limit{};
-  if (::getrlimit(RLIMIT_NOFILE, &limit) != 0 || limit.rlim_cur >= limit.rlim_max) return;
-  limit.rlim_cur = limit.rlim_max;
-  ::setrlimit(RLIMIT_NOFILE, &limit);
-}
-
 void takeAgentNice(int nice) {
   errno = 0;
   const int current = ::getpriority(PRIO_PROCESS, 0);

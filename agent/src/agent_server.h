@@ -49,9 +49,6 @@ struct AgentOptions {
 };
 
 void blockAgentSignals();
-// Every client connection and rank pipe takes a descriptor: the usual soft limit (1024) is used up
-// by a thousand idle connections. Raises it to the hard limit, what the host allows.
-void raiseOpenFileLimit();
 // Sets the calling thread's nice value to `nice` if it may; call it before any thread exists,
 // since each thread keeps its own and a new one inherits its creator's. AgentServer logs what
 // it got.

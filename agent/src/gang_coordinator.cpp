@@ -207,6 +207,7 @@ void GangCoordinator::placeInTree(Gang& gang) {
       lost[i] = peer->second.lost;
     }
   }
+  gang.hubs = {};  // a star's
   const TreePlace place = treePlace(self, lost, gangFanout());
   gang.parent = place.parent ? gang.members[*place.parent].agent() : "";
   gang.contacts.clear();
@@ -216,17 +217,24 @@ void GangCoordinator::placeInTree(Gang& gang) {
   for (size_t i : place.below) gang.below.push_back(gang.members[i].agent());
 }
 
-void GangCoordinator::watchContacts(Gang& gang, Clock::time_point now) {
+void GangCoordinator::findHubs(Gang& gang) {
   gang.hubs = {};
-  if (gang.tree) placeInTree(gang);
   size_t found = 0;
   for (const auto& member : gang.members) {
-    if (found == gang.hubs.size() || gang.tree) break;
+    if (found == gang.hubs.size()) break;
     auto peer = gang.peers.find(member.agent());
     const bool here = member.agent() == parts_.agent_name;
     if (here || (peer != gang.peers.end() && !peer->second.lost)) {
       gang.hubs[found++] = member.agent();
     }
+  }
+}
+
+void GangCoordinator::watchContacts(Gang& gang, Clock::time_point now) {
+  if (gang.tree) {
+    placeInTree(gang);
+  } else {
+    findHubs(gang);
   }
   for (const auto& member : gang.members) {
     auto it = gang.peers.find(member.agent());
@@ -707,7 +715,9 @@ void GangCoordinator::checkForHang(Gang& gang) {
   // at the full timeout the job's on_hang action runs.
   // In a tree, the peers below report only their stalled ranks, and their slowest step apart.
   double slowest = 0;
-  for (const auto& [agent, rank] : ranks) slowest = std::max(slowest, rank.slowest_step_seconds());
+  for (const auto& rank : gang.progress_here) {
+    slowest = std::max(slowest, rank.slowest_step_seconds());
+  }
   for (const auto& [agent, peer] : gang.peers) {
     if (!peer.lost && peer.attempt == attemptOf(gang))
       slowest = std::max(slowest, peer.slowest_step);

@@ -149,7 +149,7 @@ class GangCoordinator {
     std::vector<proto::GangMember> members;  // the attempt's agents, group-rank order
     std::map<std::string, Peer> peers;       // the members but this agent
     // The first two members in line that are not lost, this agent included: the leader and
-    // its standby (watchContacts). "" where there is none.
+    // its standby (findHubs). "" where there is none, and in a tree.
     std::array<std::string, 2> hubs;
     // A tree (gang_tree.h) instead of the star: this agent reports to `parent` ("" for the
     // leader), talks to it and its children (`contacts`), and reports on the agents `below`.
@@ -203,8 +203,9 @@ class GangCoordinator {
   bool passesOnTo(const Gang& gang, const std::string& agent) const {
     return gang.tree ? talksTo(gang, agent) && agent != gang.parent : leads(gang);
   }
-  // Where this agent is in the tree, `lost` as it sees them.
+  // Where this agent is in the tree, `lost` as it sees them; in a star, the hubs.
   void placeInTree(Gang& gang);
+  void findHubs(Gang& gang);
   // What a tree's beat to the parent adds: the agents below (see GangReport).
   void reportBelow(const Gang& gang, proto::GangHeartbeat& beat) const;
   void applyReports(Gang& gang, const proto::GangHeartbeat& beat);

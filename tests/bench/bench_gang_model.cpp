@@ -68,15 +68,12 @@ double decodeSeconds(const std::string& bytes) {
   for (int run = 0; run < 5; ++run) {
     const int times = std::max(1, static_cast<int>(200000 / (bytes.size() + 1)));
     const auto start = std::chrono::steady_clock::now();
-    size_t sink = 0;
     for (int i = 0; i < times; ++i) {
       proto::GangMessage message;
-      message.ParseFromString(bytes);
-      sink += message.heartbeat().below_size();
+      if (!message.ParseFromString(bytes)) std::abort();
     }
     const double s =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    if (sink == 0 && bytes.size() > 1000) std::abort();  // keeps the loop
     best = std::min(best, s / times);
   }
   return best;

@@ -1,7 +1,6 @@
 #include "ringmaster/client/cluster_session.h"
 
 #include <sys/eventfd.h>
-#include <sys/resource.h>
 #include <unistd.h>
 #include <zmq.h>
 
@@ -13,6 +12,7 @@
 #include "client/history_worker.h"
 #include "client/journal_follower.h"
 #include "ringmaster/client/slurm_watch.h"
+#include "ringmaster/util/open_files.h"
 #include "ringmaster/util/wall_clock.h"
 
 namespace ringmaster::client {
@@ -131,26 +131,12 @@ ClusterSession::~ClusterSession() {
   if (wake_fd_ >= 0) ::close(wake_fd_);
 }
 
-namespace {
-
-// A session holds several descriptors an agent (two watch connections, and the request
-// connections of three workers: each a TCP socket and libzmq's mailboxes), so that a cluster of
-// a hundred agents needs more than the 1,024 a desktop session or a login shell allows by
-// default; an agent past the limit would never be watched (its metrics never stored). The hard
-// limit (524,288 on Debian 12) is the process's to take; its children (the local agent and its
-// ranks) inherit the raised soft limit, which data loaders sharing tensors through files welcome.
-void raiseOpenFileLimit() {
-  rlimit files{};
-  if (::getrlimit(RLIMIT_NOFILE, &files) != 0 || files.rlim_cur >= files.rlim_max) return;
-  files.rlim_cur = files.rlim_max;
-  (void)::setrlimit(RLIMIT_NOFILE, &files);
-}
-
-}  // namespace
-
 Result<std::unique_ptr<ClusterSession>> ClusterSession::open(const ClientPaths& paths,
                                                              SessionSink* sink,
                                                              const SessionOptions& options) {
+  // Several descriptors an agent: two watch connections and three workers' request
+  // connections. At the soft limit's usual 1,024 a session of a hundred agents would leave some
+  // unwatched (their metrics never stored).
   raiseOpenFileLimit();
   std::unique_ptr<ClusterSession> session(new ClusterSession(paths, sink, options));
   RM_ASSIGN_OR_RETURN(security::KeyPair keys, loadClientKeys(paths));
