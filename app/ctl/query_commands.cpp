@@ -164,6 +164,14 @@ int runKeys(const Globals& globals) {
   return kExitOk;
 }
 
+namespace {
+// A field NVML could not read on this GPU is null in JSON, not a zero that reads as a value.
+template <typename T>
+json orNull(bool present, const T& value) {
+  return present ? json(value) : json(nullptr);
+}
+}  // namespace
+
 int runAgents(const Globals& globals, const std::vector<std::string>& names, bool as_json) {
   auto cluster = openCluster(globals);
   if (!cluster) return kExitFailure;
@@ -207,12 +215,28 @@ int runAgents(const Globals& globals, const std::vector<std::string>& names, boo
         faults.push_back(name + " GPU " + std::to_string(g.index()) + " " +
                          hardware::severityName(fault.severity) + ": " + fault.text);
       }
-      gpu_health.push_back({{"index", g.index()},
-                            {"utilization_percent", g.utilization_percent()},
-                            {"memory_used_bytes", g.memory_used_bytes()},
-                            {"temperature_c", g.temperature_c()},
-                            {"power_w", g.power_w()},
-                            {"faults", gpu_faults}});
+      gpu_health.push_back(
+          {{"index", g.index()},
+           {"utilization_percent", g.utilization_percent()},
+           {"memory_used_bytes", g.memory_used_bytes()},
+           {"temperature_c", g.temperature_c()},
+           {"power_w", g.power_w()},
+           {"sm_clock_mhz", orNull(g.has_sm_clock_mhz(), g.sm_clock_mhz())},
+           {"sm_clock_max_mhz", orNull(g.has_sm_clock_max_mhz(), g.sm_clock_max_mhz())},
+           {"memory_clock_mhz", orNull(g.has_memory_clock_mhz(), g.memory_clock_mhz())},
+           {"memory_clock_max_mhz", orNull(g.has_memory_clock_max_mhz(), g.memory_clock_max_mhz())},
+           {"throttle_reasons",
+            orNull(g.has_throttle_reasons(), hardware::throttleReasonsText(g.throttle_reasons()))},
+           {"pcie",
+            {{"generation", orNull(g.has_pcie_generation(), g.pcie_generation())},
+             {"width", orNull(g.has_pcie_width(), g.pcie_width())},
+             {"generation_max", orNull(g.has_pcie_generation_max(), g.pcie_generation_max())},
+             {"width_max", orNull(g.has_pcie_width_max(), g.pcie_width_max())}}},
+           {"ecc_uncorrected",
+            {{"volatile", orNull(g.has_ecc_volatile_uncorrected(), g.ecc_volatile_uncorrected())},
+             {"aggregate",
+              orNull(g.has_ecc_aggregate_uncorrected(), g.ecc_aggregate_uncorrected())}}},
+           {"faults", gpu_faults}});
     }
     out.push_back({{"agent", name},
                    {"endpoint", endpoint},

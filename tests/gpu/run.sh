@@ -10,6 +10,8 @@
 #   job        a 1-rank native job, backend nccl, through a real agent (ringmasterctl demo)
 #   torchrun   a 1-rank PyTorch DDP script on CUDA with NCCL through a real agent
 #   auto-cpu   2 native ranks with backend auto on a 1-GPU host: CPU, and status says why
+#   preflight  a real agent's GPU health through `ringmasterctl preflight` and `agents --json`:
+#              every GPU counted, its clocks and throttle reasons read, no fault on a healthy GPU
 #   bench      bench_gpu_trainer: GPU vs CPU trainer on one seed, GPU trainer vs PyTorch CUDA
 #   memcheck   compute-sanitizer memcheck over the device unit tests (API errors not reported
 #              for NCCL's: it probes kernels with cudaFuncGetAttributes and expects error 209)
@@ -154,6 +156,46 @@ step torchrun 180 bash -c 'run_job "$@"' _ "$work/torchrun_gpu.yaml" \
 # Two native ranks, one GPU, backend auto: the whole job on the CPU, and status says why.
 step auto-cpu 180 bash -c 'run_job "$@"' _ "$work/native_auto2.yaml" "connected (gloo)" \
   "on the CPU: agent 'local' has 1 GPU for 2 ranks"
+# A real agent on this host, checked as a user would before a job: its GPUs counted and their
+# health read through NVML (clocks, throttle reasons, ECC, PCIe); a healthy GPU names no fault.
+preflight_check() {
+  local state=$work/preflight-agent gpus
+  gpus=$(nvidia-smi -L | grep -c '^GPU ')
+  mkdir -p "$state"
+  "$bundle/bin/ringmaster-agent" authorize --state-dir "$state" "$("$bundle/bin/ringmasterctl" keys)" || return 1
+  "$bundle/bin/ringmaster-agent" --listen tcp://127.0.0.1:0 --state-dir "$state" --name gpuhost \
+    >"$state/banner" 2>&1 &
+  local pid=$! endpoint="" key=""
+  for _ in $(seq 100); do
+    endpoint=$(sed -n 's/^endpoint //p' "$state/banner" | head -1)
+    key=$(sed -n 's/^public-key //p' "$state/banner" | head -1)
+    [[ -n "$endpoint" && -n "$key" ]] && break
+    sleep 0.1
+  done
+  local cluster=$work/config/preflight-cluster.yaml rc=0
+  "$bundle/bin/ringmasterctl" --cluster "$cluster" cluster add gpuhost "$endpoint" --key="$key" &&
+    sleep 3 &&  # a health sample or two
+    "$bundle/bin/ringmasterctl" --cluster "$cluster" agents --json >"$state/agents.json" &&
+    "$bundle/bin/ringmasterctl" --cluster "$cluster" preflight --no-links | tee "$state/preflight.txt" || rc=1
+  cat "$state/banner" "$state/agents.json"
+  kill "$pid"; wait "$pid"
+  ((rc == 0)) || return 1
+  python3 - "$state/agents.json" "$gpus" <<'PY' || return 1
+import json, sys
+agents = json.load(open(sys.argv[1]))
+gpus = agents[0]["health"]["gpus"]
+assert len(gpus) == int(sys.argv[2]), f"{len(gpus)} GPUs in agents --json, nvidia-smi lists {sys.argv[2]}"
+for gpu in gpus:
+    print(json.dumps(gpu))
+    assert 0 < gpu["sm_clock_max_mhz"] and gpu["sm_clock_mhz"] <= gpu["sm_clock_max_mhz"], gpu
+    if gpu["pcie"]["width"] is not None:
+        assert gpu["pcie"]["width"] <= gpu["pcie"]["width_max"], gpu
+    assert not [f for f in gpu["faults"] if f["severity"] != "notice"], gpu["faults"]
+PY
+  grep -q "gpuhost" "$state/preflight.txt" || { echo "preflight names no agent"; return 1; }
+}
+export -f preflight_check
+step preflight 120 bash -c preflight_check
 step bench 400 "$bundle/bin/bench_gpu_trainer"
 if [[ -n "$sanitizer" ]]; then
   step memcheck 400 bash -c "'$sanitizer' --tool memcheck --error-exitcode 3 '$bundle/bin/train_gpu_model_test' ${gtest_args[*]} &&
