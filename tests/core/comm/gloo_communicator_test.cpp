@@ -8,6 +8,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <cstring>
 #include <functional>
 #include <memory>
@@ -187,6 +188,39 @@ TEST_P(GlooCommunicatorTest, SharedMemoryIsUsedOnOneHostAndReducesAcrossChunks) 
       }
     }
   });
+  finish(comms);
+}
+
+// Values whose sum depends on its order: through shared memory every rank gets, bit for bit,
+// the sum in rank order times the scale — whether one pass sums all the slots (small) or each
+// rank sums its share of a chunk for the others (large, several chunks and a tail).
+TEST_P(GlooCommunicatorTest, SharedMemorySumsInRankOrderBitForBit) {
+  if (!sharedMemory()) GTEST_SKIP() << "over TCP Gloo's ring sums in another order";
+  Comms comms = connectAll(size(), store_, sharedMemory());
+  const auto value = [](int r, size_t i) {
+    return std::ldexp(1.0f + static_cast<float>((i * 2654435761u + r * 40503u) % 9973) / 9973,
+                      static_cast<int>((i + 7 * r) % 23) - 11);
+  };
+  for (size_t count : {size_t{1000}, size_t{16384}, size_t{300007}}) {
+    for (ReduceOp op : {ReduceOp::kSum, ReduceOp::kAverage}) {
+      const float scale = op == ReduceOp::kSum ? 1.0f : 1.0f / static_cast<float>(size());
+      onEveryRank(size(), [&](int r) {
+        std::vector<float> data(count);
+        for (size_t i = 0; i < count; ++i) data[i] = value(r, i);
+        ASSERT_TRUE(comms[r]->allreduce(data.data(), count, op).isOk());
+        for (size_t i = 0; i < count; ++i) {
+          float expected = value(0, i);
+          for (int q = 1; q < size(); ++q) expected += value(q, i);
+          expected *= scale;
+          if (std::memcmp(&data[i], &expected, sizeof(float)) != 0) {
+            ADD_FAILURE() << "rank " << r << " count " << count << " element " << i << ": got "
+                          << data[i] << ", expected " << expected;
+            return;
+          }
+        }
+      });
+    }
+  }
   finish(comms);
 }
 

@@ -159,11 +159,14 @@ Status GlooCommunicator::brokenStatus() const {
                 "communicator unusable after an earlier failure: " + firstError_.message());
 }
 
+// An abort() from another thread while this call was failing recorded its cause first: the call
+// says that cause, as every later call will (a peer's failure seen a moment before this rank's
+// own abort() must not read kIo now and kCancelled ever after).
 Status GlooCommunicator::fail(Status status) {
   std::lock_guard lock(mutex_);
   if (firstError_.isOk()) firstError_ = status;
   broken_ = true;
-  return status;
+  return firstError_.code() == ErrorCode::kCancelled ? firstError_ : status;
 }
 
 template <typename Body>

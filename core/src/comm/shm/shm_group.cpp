@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "comm/shm/futex.h"
+#include "comm/shm/sum_kernels.h"
 #include "ringmaster/comm/shm_segments.h"
 
 namespace ringmaster::comm::shm {
@@ -110,6 +111,12 @@ float* ShmGroup::slot(int rank) const {
 
 float* ShmGroup::result() const { return slot(size_); }
 
+const float* const* ShmGroup::slotsFrom(size_t offset) {
+  inputs_.resize(static_cast<size_t>(size_));
+  for (int r = 0; r < size_; ++r) inputs_[static_cast<size_t>(r)] = slot(r) + offset;
+  return inputs_.data();
+}
+
 Status ShmGroup::barrier(Clock::time_point deadline, const std::atomic<bool>& aborted) {
   return wait(deadline, aborted);
 }
@@ -166,29 +173,22 @@ Status ShmGroup::allreduce(float* data, size_t count, float scale, Clock::time_p
   const size_t line_floats = kLine / sizeof(float);
   for (size_t offset = 0; offset < count; offset += slot_floats_) {
     const size_t n = std::min(slot_floats_, count - offset);
-    std::memcpy(slot(rank_), data + offset, n * sizeof(float));
-    RM_RETURN_IF_ERROR(wait(deadline, aborted));
+    float* chunk = data + offset;
     // This rank's share, whole cache lines apart from its neighbours' writes.
     const size_t share = roundUp((n + static_cast<size_t>(size_) - 1) / size_, line_floats);
     const size_t lo = std::min(n, share * static_cast<size_t>(rank_));
     const size_t hi = std::min(n, lo + share);
-    float* out = result();
-    const float* first = slot(0);
-    if (size_ == 2) {  // the common case, one pass
-      const float* second = slot(1);
-      for (size_t i = lo; i < hi; ++i) out[i] = (first[i] + second[i]) * scale;
-    } else {
-      const float* second = slot(1);
-      for (size_t i = lo; i < hi; ++i) out[i] = first[i] + second[i];
-      for (int r = 2; r + 1 < size_; ++r) {
-        const float* in = slot(r);
-        for (size_t i = lo; i < hi; ++i) out[i] += in[i];
-      }
-      const float* last = slot(size_ - 1);
-      for (size_t i = lo; i < hi; ++i) out[i] = (out[i] + last[i]) * scale;  // scale fused
-    }
+    // Peers read only their shares of this rank's slot: its own share stays in `data`.
+    std::memcpy(slot(rank_), chunk, lo * sizeof(float));
+    std::memcpy(slot(rank_) + hi, chunk + hi, (n - hi) * sizeof(float));
     RM_RETURN_IF_ERROR(wait(deadline, aborted));
-    std::memcpy(data + offset, out, n * sizeof(float));
+    const float* const* inputs = slotsFrom(lo);
+    inputs_[static_cast<size_t>(rank_)] = chunk + lo;
+    float* out = result();
+    sumScaled(chunk + lo, out + lo, inputs, size_, hi - lo, scale);  // into data and for peers
+    RM_RETURN_IF_ERROR(wait(deadline, aborted));
+    std::memcpy(chunk, out, lo * sizeof(float));
+    std::memcpy(chunk + hi, out + hi, (n - hi) * sizeof(float));
   }
   return Status::ok();
 }
@@ -203,19 +203,7 @@ Status ShmGroup::allreduceSmall(float* data, size_t count, float scale, Clock::t
   const size_t base = (small_calls_++ % 2) * (slot_floats_ / 2);
   std::memcpy(slot(rank_) + base, data, count * sizeof(float));
   RM_RETURN_IF_ERROR(wait(deadline, aborted));
-  const float* first = slot(0) + base;
-  const float* second = slot(1) + base;
-  if (size_ == 2) {
-    for (size_t i = 0; i < count; ++i) data[i] = (first[i] + second[i]) * scale;
-  } else {
-    for (size_t i = 0; i < count; ++i) data[i] = first[i] + second[i];
-    for (int r = 2; r + 1 < size_; ++r) {
-      const float* in = slot(r) + base;
-      for (size_t i = 0; i < count; ++i) data[i] += in[i];
-    }
-    const float* last = slot(size_ - 1) + base;
-    for (size_t i = 0; i < count; ++i) data[i] = (data[i] + last[i]) * scale;
-  }
+  sumScaled(data, nullptr, slotsFrom(base), size_, count, scale);
   small_reads_pending_ = true;
   return Status::ok();
 }

@@ -7,11 +7,13 @@
 //
 // The segment holds a barrier, one slot per rank and a result area. Up to kSmallBytes, every rank
 // copies its buffer into its slot, and after one barrier sums every slot itself. Larger float32
-// allreduces go in chunks of a slot: every rank copies its chunk into its slot; barrier; each rank
-// reduces its 1/size share of the chunk over every slot into the result area (the average's scale
-// applied in the same pass); barrier; every rank copies the result out. Each byte crosses memory
-// about three times per rank, and no system call is made while the ranks keep pace (the barrier
-// spins briefly before it sleeps on a futex).
+// allreduces go in chunks of a slot, each rank owning a 1/size share of the chunk: every rank
+// copies the others' shares of its chunk into its slot; barrier; each rank sums its own share
+// (its own part read from its buffer, the others' from their slots, in rank order, the
+// average's scale applied in the same pass) into its buffer and the result area; barrier;
+// every rank copies the others' shares of the result out. No byte is copied that no other rank
+// reads, and no system call is made while the ranks keep pace (the barrier spins briefly before
+// it sleeps on a futex). The sums are comm/shm/sum_kernels.h.
 //
 // Point-to-point (shm_point_to_point.cpp): one channel per ordered pair of ranks, a message
 // going through it in chunks of the channel's size, each rank with a doorbell its senders and
@@ -127,6 +129,7 @@ class ShmGroup {
   bool brokenFlag() const;  // markBroken() was called here or by a peer
   float* slot(int rank) const;
   float* result() const;
+  const float* const* slotsFrom(size_t offset);  // every rank's slot + offset (in inputs_)
 
   const int rank_;
   const int size_;
@@ -138,6 +141,7 @@ class ShmGroup {
   std::map<std::pair<int, uint32_t>, std::deque<std::vector<char>>> aside_;  // (peer, tag)
   uint64_t small_calls_ = 0;          // which half of the slots the next small one uses
   bool small_reads_pending_ = false;  // peers may still read the last small one's slots
+  std::vector<const float*> inputs_;  // slotsFrom's answer, kept to spare an allocation a call
 };
 
 }  // namespace ringmaster::comm::shm
