@@ -6,6 +6,8 @@
 #include <QProxyStyle>
 #include <QStyledItemDelegate>
 
+#include "app_style.h"
+
 namespace ringmaster::gui {
 namespace {
 
@@ -43,6 +45,8 @@ class PaddedCellDelegate : public QStyledItemDelegate {
 // Header labels inside the same margins as the cells below them.
 class PaddedHeaderStyle : public QProxyStyle {
  public:
+  // Over the app's own style (its sort arrows), not a bare Fusion a base-less proxy would make.
+  PaddedHeaderStyle() : QProxyStyle(new AppStyle) {}
   void drawControl(ControlElement element, const QStyleOption* option, QPainter* painter,
                    const QWidget* widget) const override {
     if (element == CE_HeaderLabel) {

@@ -8,7 +8,7 @@
 #include <QWidget>
 #include <optional>
 
-#include "focus_ring_style.h"
+#include "app_style.h"
 
 namespace ringmaster::gui {
 namespace {
@@ -120,7 +120,7 @@ Theme preferredTheme() {
 }
 
 void applyTheme(QApplication& app, Theme theme) {
-  app.setStyle(new FocusRingStyle);  // Fusion, with a visible keyboard focus
+  app.setStyle(new AppStyle);  // Fusion, with a visible keyboard focus and desktops' sort arrows
   const QPalette fusion = app.style()->standardPalette();
   app.setPalette(themePalette(fusion, theme));
   // A widget with a style sheet of its own (the History table's padding) keeps the palette it

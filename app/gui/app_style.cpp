@@ -1,4 +1,4 @@
-#include "focus_ring_style.h"
+#include "app_style.h"
 
 #include <QPainter>
 #include <QStyleFactory>
@@ -24,14 +24,26 @@ void drawRing(const QStyleOption* option, QPainter* painter) {
 
 }  // namespace
 
-FocusRingStyle::FocusRingStyle() : QProxyStyle(QStyleFactory::create("Fusion")) {}
+AppStyle::AppStyle() : QProxyStyle(QStyleFactory::create("Fusion")) {}
 
-void FocusRingStyle::drawPrimitive(PrimitiveElement element, const QStyleOption* option,
-                                   QPainter* painter, const QWidget* widget) const {
+void AppStyle::drawPrimitive(PrimitiveElement element, const QStyleOption* option,
+                             QPainter* painter, const QWidget* widget) const {
   // Item views draw the current cell's focus with PE_FrameFocusRect: the ring replaces it.
   if (element == PE_FrameFocusRect) {
     if (option->state & State_KeyboardFocusChange) drawRing(option, painter);  // Fusion's rule
     return;
+  }
+  if (element == PE_IndicatorHeaderArrow) {
+    if (const auto* header = qstyleoption_cast<const QStyleOptionHeader*>(option)) {
+      QStyleOptionHeader flipped = *header;
+      if (header->sortIndicator == QStyleOptionHeader::SortUp) {
+        flipped.sortIndicator = QStyleOptionHeader::SortDown;
+      } else if (header->sortIndicator == QStyleOptionHeader::SortDown) {
+        flipped.sortIndicator = QStyleOptionHeader::SortUp;
+      }
+      QProxyStyle::drawPrimitive(element, &flipped, painter, widget);
+      return;
+    }
   }
   QProxyStyle::drawPrimitive(element, option, painter, widget);
   const bool framed = element == PE_PanelButtonCommand || element == PE_PanelButtonTool ||
@@ -40,8 +52,8 @@ void FocusRingStyle::drawPrimitive(PrimitiveElement element, const QStyleOption*
   if (framed && keyboardFocused(option)) drawRing(option, painter);
 }
 
-void FocusRingStyle::drawComplexControl(ComplexControl control, const QStyleOptionComplex* option,
-                                        QPainter* painter, const QWidget* widget) const {
+void AppStyle::drawComplexControl(ComplexControl control, const QStyleOptionComplex* option,
+                                  QPainter* painter, const QWidget* widget) const {
   QProxyStyle::drawComplexControl(control, option, painter, widget);
   const bool framed = control == CC_ComboBox || control == CC_SpinBox || control == CC_Slider ||
                       control == CC_ToolButton;
