@@ -39,6 +39,7 @@ constexpr auto kLinger = std::chrono::seconds(10);
 constexpr auto kMemberLinger = std::chrono::milliseconds(200);  // its answer leaves first
 constexpr auto kProbeTimeout = std::chrono::milliseconds(200);
 constexpr auto kQuickReport = std::chrono::milliseconds(50);  // see reportSoon
+constexpr int kFullReportEvery = 10;  // beats between two full reports (see reportBelow)
 
 double rejoinTimeout(const proto::RestartPolicy& policy) {
   return policy.has_rejoin_timeout_seconds() ? std::max(0.0, policy.rejoin_timeout_seconds()) : 60;
@@ -191,6 +192,7 @@ void GangCoordinator::connectPeers(Gang& gang) {
     peers[member.agent()] = std::move(peer);
   }
   gang.peers = std::move(peers);
+  gang.reported.clear();  // the parent's view starts afresh too: the first report is full
   gang.tree = gangIsTree(gang.members.size(), gangFanout());
   watchContacts(gang, now);
   gang.next_heartbeat = now;
@@ -271,11 +273,10 @@ std::unique_ptr<client::AgentConnection> GangCoordinator::connectTo(
 // the first handshake, and libzmq never retries a refused handshake: the heartbeats sent there
 // would be lost for good while the peer's own still arrive. A connection whose monitor reports
 // the refusal is opened again at once, one that has left a message unanswered for a while too.
+// Runs at every pass: it walks the peers in place (a lookup by name for each of 255 members made
+// it a twelfth of a 256-agent leader's time) and looks a member up only to reopen.
 void GangCoordinator::reopenUnansweredConnections(Gang& gang, Clock::time_point now) {
-  for (const auto& member : gang.members) {
-    auto it = gang.peers.find(member.agent());
-    if (it == gang.peers.end()) continue;
-    Peer& peer = it->second;
+  for (auto& [agent, peer] : gang.peers) {
     if (!peer.watched || lostForGood(gang, peer)) continue;
     // Only a connection that never answered can be waiting on a refused handshake: the hub's
     // tick does not read the monitors of the others.
@@ -288,13 +289,16 @@ void GangCoordinator::reopenUnansweredConnections(Gang& gang, Clock::time_point 
                               !peer.connection->alive();
       if (!refused && !unanswered) continue;
     }
-    openConnection(gang, peer, member);
+    const std::string& name = agent;
+    auto member = std::find_if(gang.members.begin(), gang.members.end(),
+                               [&](const proto::GangMember& m) { return m.agent() == name; });
+    if (member != gang.members.end()) openConnection(gang, peer, *member);
   }
 }
 
-void GangCoordinator::send(Gang& gang, const std::string& agent, proto::GangMessage message) {
+bool GangCoordinator::send(Gang& gang, const std::string& agent, proto::GangMessage message) {
   auto peer = gang.peers.find(agent);
-  if (peer == gang.peers.end() || !peer->second.connection) return;
+  if (peer == gang.peers.end() || !peer->second.connection) return false;
   message.set_job_id(gang.launch.job_id());
   message.set_from_agent(parts_.agent_name);
   if (message.attempt() == 0) message.set_attempt(attemptOf(gang));
@@ -303,7 +307,8 @@ void GangCoordinator::send(Gang& gang, const std::string& agent, proto::GangMess
   // Never blocks: a peer that is not connected misses this one; the next heartbeat, soon (see
   // scheduleHeartbeat), repeats it.
   Peer& to = peer->second;
-  if (!to.connection->send(envelope, 0).isOk()) {
+  const bool sent = to.connection->send(envelope, 0).isOk();
+  if (!sent) {
     gang.unsent = true;
     to.missed = true;
   } else {
@@ -312,6 +317,7 @@ void GangCoordinator::send(Gang& gang, const std::string& agent, proto::GangMess
     if (envelope.gang().has_outcome() && to.outcome_message == 0) to.outcome_message = to.sent;
   }
   if (!to.unanswered_since) to.unanswered_since = Clock::now();
+  return sent;
 }
 
 // Without the quick resend, a rank exit or an outcome sent while the connection's handshake was
@@ -339,9 +345,10 @@ void GangCoordinator::sendHeartbeats(Gang& gang) {
   if (!gang.failures.empty()) *beat->mutable_failure() = gang.failures[rootCause(gang.failures)];
   beat->set_stopping(gang.stopping);
   proto::GangMessage up;  // to a tree's parent: the same and what this agent knows of those below
+  std::vector<std::pair<std::string, std::string>> sent_reports;
   if (gang.tree && !gang.parent.empty()) {
     up = message;
-    reportBelow(gang, *up.mutable_heartbeat());
+    reportBelow(gang, *up.mutable_heartbeat(), &sent_reports);
   }
   // An agent outside the hubs needs no beat from them while nothing happens: the answers to its
   // own beats tell it they are there. A hub's beat goes to it until the connection has carried
@@ -365,7 +372,12 @@ void GangCoordinator::sendHeartbeats(Gang& gang) {
       continue;
     }
     if (!news && !reportsTo(gang, agent) && peer.replies > 0) continue;
-    send(gang, agent, agent == gang.parent && gang.tree ? up : message);
+    if (agent != gang.parent || !gang.tree) {
+      send(gang, agent, message);
+    } else if (send(gang, agent, up)) {
+      for (auto& [below, report] : sent_reports) gang.reported[below] = std::move(report);
+      ++gang.beats_since_full_report;
+    }
   }
   gang.last_beat = Clock::now();
   scheduleHeartbeat(gang, gang.last_beat);
@@ -376,25 +388,42 @@ void GangCoordinator::reportSoon(Gang& gang) {
   gang.next_heartbeat = std::min(gang.next_heartbeat, gang.last_beat + kQuickReport);
 }
 
-void GangCoordinator::reportBelow(const Gang& gang, proto::GangHeartbeat& beat) const {
+// A parent keeps what it was told of an agent until told otherwise (applyReports), so an
+// unchanged report need not be sent again: the leader of 256 agents decoded 127 reports from each
+// child every second, and every 50 ms while the attempt's ranks started or ended.
+void GangCoordinator::reportBelow(
+    Gang& gang, proto::GangHeartbeat& beat,
+    std::vector<std::pair<std::string, std::string>>* sent_reports) const {
+  if (gang.reported_to != gang.parent || gang.beats_since_full_report >= kFullReportEvery) {
+    gang.reported.clear();
+    gang.reported_to = gang.parent;
+    gang.beats_since_full_report = 0;
+  }
   const double stalled_after = stallReportSeconds(gang.launch.restart());
+  proto::GangReport report;
+  std::string bytes;
   for (const std::string& agent : gang.below) {
     auto it = gang.peers.find(agent);
     if (it == gang.peers.end() || (it->second.attempt == 0 && !it->second.lost)) continue;
     const Peer& peer = it->second;
-    proto::GangReport* report = beat.add_below();
-    report->set_agent(agent);
-    report->set_attempt(peer.attempt);
-    report->set_attempt_over(peer.attempt_over);
-    report->set_state(peer.state);
-    report->set_slowest_step_seconds(peer.slowest_step);
-    report->set_lost(peer.lost);
-    report->set_down(peer.down);
+    report.Clear();
+    report.set_agent(agent);
+    report.set_attempt(peer.attempt);
+    report.set_attempt_over(peer.attempt_over);
+    report.set_state(peer.state);
+    report.set_slowest_step_seconds(peer.slowest_step);
+    report.set_lost(peer.lost);
+    report.set_down(peer.down);
     for (const auto& rank : peer.progress) {
       if (rank.step() >= 0 && rank.idle_seconds() >= stalled_after) {
-        *report->add_stalled_ranks() = rank;
+        *report.add_stalled_ranks() = rank;
       }
     }
+    report.SerializeToString(&bytes);
+    auto last = gang.reported.find(agent);
+    if (last != gang.reported.end() && last->second == bytes) continue;
+    *beat.add_below() = report;
+    sent_reports->emplace_back(agent, bytes);
   }
 }
 
@@ -1045,11 +1074,10 @@ GangCoordinator::Clock::time_point GangCoordinator::passOverGangs(Clock::time_po
       }
       if (now >= gang.next_heartbeat && now < gang.drop_at) {
         for (auto& [agent, peer] : gang.peers) {
+          if (!passesOnTo(gang, agent) || peer.lost || peer.knows_outcome) continue;
           proto::GangMessage message;
           *message.mutable_outcome() = *gang.outcome;
-          if (passesOnTo(gang, agent) && !peer.lost && !peer.knows_outcome) {
-            send(gang, agent, std::move(message));
-          }
+          send(gang, agent, std::move(message));
         }
         scheduleHeartbeat(gang, now);
       }

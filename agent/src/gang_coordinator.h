@@ -158,7 +158,13 @@ class GangCoordinator {
     std::set<std::string> contacts;
     std::vector<std::string> below;
     Clock::time_point last_beat;  // a change heard from below goes up at once, this often at most
-    int original_agents = 1;      // min_nodes defaults to all of them
+    // What this agent last told `reported_to` of each agent below (a serialized GangReport): a
+    // beat carries only the reports that changed, and all of them every kFullReportEvery beats
+    // and to a new parent (a parent that came back, or a beat lost with a connection).
+    std::map<std::string, std::string> reported;
+    std::string reported_to;
+    int beats_since_full_report = 0;
+    int original_agents = 1;  // min_nodes defaults to all of them
     uint32_t first_attempt = 1;
     uint32_t client_restarts = 0;  // attempts a client asked for (not the policy's)
     // The current attempt.
@@ -206,8 +212,11 @@ class GangCoordinator {
   // Where this agent is in the tree, `lost` as it sees them; in a star, the hubs.
   void placeInTree(Gang& gang);
   void findHubs(Gang& gang);
-  // What a tree's beat to the parent adds: the agents below (see GangReport).
-  void reportBelow(const Gang& gang, proto::GangHeartbeat& beat) const;
+  // What a tree's beat to the parent adds: the agents below whose report changed since the
+  // last one the parent got (see GangReport), all of them when a full report is due. Those
+  // reports, serialized, go to `sent_reports`: sendHeartbeats keeps them once the beat is sent.
+  void reportBelow(Gang& gang, proto::GangHeartbeat& beat,
+                   std::vector<std::pair<std::string, std::string>>* sent_reports) const;
   void applyReports(Gang& gang, const proto::GangHeartbeat& beat);
   // In a tree, news from below goes up before the next interval (not sooner than kQuickReport
   // after the last beat: a thousand agents ending their ranks are not a thousand beats).
@@ -223,7 +232,8 @@ class GangCoordinator {
   // A fresh connection to `member`, its message counts at zero.
   void openConnection(const Gang& gang, Peer& peer, const proto::GangMember& member);
   void reopenUnansweredConnections(Gang& gang, Clock::time_point now);
-  void send(Gang& gang, const std::string& agent, proto::GangMessage message);
+  // False when it could not be handed to the peer's connection.
+  bool send(Gang& gang, const std::string& agent, proto::GangMessage message);
   void sendHeartbeats(Gang& gang);
   void scheduleHeartbeat(Gang& gang, Clock::time_point now);
   // A failure of the current attempt: stop the ranks here; the peers hear of it at once.
