@@ -111,9 +111,10 @@ float* ShmGroup::slot(int rank) const {
 
 float* ShmGroup::result() const { return slot(size_); }
 
-const float* const* ShmGroup::slotsFrom(size_t offset) {
+const float* const* ShmGroup::inputsAt(size_t offset, const float* own) {
   inputs_.resize(static_cast<size_t>(size_));
   for (int r = 0; r < size_; ++r) inputs_[static_cast<size_t>(r)] = slot(r) + offset;
+  if (own != nullptr) inputs_[static_cast<size_t>(rank_)] = own;
   return inputs_.data();
 }
 
@@ -182,10 +183,9 @@ Status ShmGroup::allreduce(float* data, size_t count, float scale, Clock::time_p
     std::memcpy(slot(rank_), chunk, lo * sizeof(float));
     std::memcpy(slot(rank_) + hi, chunk + hi, (n - hi) * sizeof(float));
     RM_RETURN_IF_ERROR(wait(deadline, aborted));
-    const float* const* inputs = slotsFrom(lo);
-    inputs_[static_cast<size_t>(rank_)] = chunk + lo;
+    // This rank's share of the sum, into its buffer and into the result area for the peers.
     float* out = result();
-    sumScaled(chunk + lo, out + lo, inputs, size_, hi - lo, scale);  // into data and for peers
+    sumScaled(chunk + lo, out + lo, inputsAt(lo, chunk + lo), size_, hi - lo, scale);
     RM_RETURN_IF_ERROR(wait(deadline, aborted));
     std::memcpy(chunk, out, lo * sizeof(float));
     std::memcpy(chunk + hi, out + hi, (n - hi) * sizeof(float));
@@ -203,7 +203,7 @@ Status ShmGroup::allreduceSmall(float* data, size_t count, float scale, Clock::t
   const size_t base = (small_calls_++ % 2) * (slot_floats_ / 2);
   std::memcpy(slot(rank_) + base, data, count * sizeof(float));
   RM_RETURN_IF_ERROR(wait(deadline, aborted));
-  sumScaled(data, nullptr, slotsFrom(base), size_, count, scale);
+  sumScaled(data, nullptr, inputsAt(base, nullptr), size_, count, scale);
   small_reads_pending_ = true;
   return Status::ok();
 }

@@ -129,7 +129,9 @@ class ShmGroup {
   bool brokenFlag() const;  // markBroken() was called here or by a peer
   float* slot(int rank) const;
   float* result() const;
-  const float* const* slotsFrom(size_t offset);  // every rank's slot + offset (in inputs_)
+  // Every rank's slot + offset, in rank order (kept in inputs_), this rank's replaced by `own`
+  // unless it is null.
+  const float* const* inputsAt(size_t offset, const float* own);
 
   const int rank_;
   const int size_;
@@ -141,7 +143,7 @@ class ShmGroup {
   std::map<std::pair<int, uint32_t>, std::deque<std::vector<char>>> aside_;  // (peer, tag)
   uint64_t small_calls_ = 0;          // which half of the slots the next small one uses
   bool small_reads_pending_ = false;  // peers may still read the last small one's slots
-  std::vector<const float*> inputs_;  // slotsFrom's answer, kept to spare an allocation a call
+  std::vector<const float*> inputs_;  // inputsAt's answer, kept to spare an allocation a call
 };
 
 }  // namespace ringmaster::comm::shm
