@@ -1,8 +1,9 @@
 #pragma once
 // Data-parallel gradient averaging that overlaps with the backward pass: as each layer's
 // gradient becomes ready (last layer first), adjacent layers are fused into buckets of about
-// `bucket_bytes`, and a communication thread allreduces each full bucket while backward goes on
-// with earlier layers. finish() sends what is left and waits for every bucket.
+// `bucket_bytes` (the step's first of about 1 MB), and a communication thread allreduces each
+// full bucket while backward goes on with earlier layers. finish() sends what is left and waits for
+// every bucket.
 //
 // Thread-safety: onLayerReady() and finish() are called by the training thread; the
 // communicator is used only by this object's own thread.
@@ -43,6 +44,8 @@ class GradientSync {
   double lastWaitSeconds() const { return last_wait_s_; }
 
  private:
+  static constexpr size_t kFirstBucketFloats = (size_t{1} << 20) / sizeof(float);
+
   void submit(float* begin, float* end);
   void run();
 
