@@ -41,6 +41,15 @@ constexpr auto kProbeTimeout = std::chrono::milliseconds(200);
 constexpr auto kQuickReport = std::chrono::milliseconds(50);  // see reportSoon
 constexpr int kFullReportEvery = 10;  // beats between two full reports (see reportBelow)
 
+// The attempt's member of that name; nullptr when it is not one.
+const proto::GangMember* memberNamed(const std::vector<proto::GangMember>& members,
+                                     const std::string& agent) {
+  for (const auto& member : members) {
+    if (member.agent() == agent) return &member;
+  }
+  return nullptr;
+}
+
 double rejoinTimeout(const proto::RestartPolicy& policy) {
   return policy.has_rejoin_timeout_seconds() ? std::max(0.0, policy.rejoin_timeout_seconds()) : 60;
 }
@@ -289,10 +298,9 @@ void GangCoordinator::reopenUnansweredConnections(Gang& gang, Clock::time_point 
                               !peer.connection->alive();
       if (!refused && !unanswered) continue;
     }
-    const std::string& name = agent;
-    auto member = std::find_if(gang.members.begin(), gang.members.end(),
-                               [&](const proto::GangMember& m) { return m.agent() == name; });
-    if (member != gang.members.end()) openConnection(gang, peer, *member);
+    if (const proto::GangMember* member = memberNamed(gang.members, agent)) {
+      openConnection(gang, peer, *member);
+    }
   }
 }
 
@@ -654,10 +662,8 @@ Status GangCoordinator::restartRequested(const proto::RestartJob& request) {
     return notFound("attempt " + std::to_string(attemptOf(gang)) + " of job '" + request.job_id() +
                     "' is over on agent '" + parts_.agent_name + "'");
   }
-  const bool known = request.exclude_agent().empty() ||
-                     std::any_of(gang.members.begin(), gang.members.end(), [&](const auto& m) {
-                       return m.agent() == request.exclude_agent();
-                     });
+  const bool known =
+      request.exclude_agent().empty() || memberNamed(gang.members, request.exclude_agent());
   if (!known) {
     return invalidArgument("agent '" + request.exclude_agent() + "' does not run job '" +
                            request.job_id() + "'");
@@ -1098,15 +1104,12 @@ GangCoordinator::Clock::time_point GangCoordinator::passOverGangs(Clock::time_po
         peer.busy_noted = true;
         continue;
       }
-      const std::string& agent = name;  // a lambda may not capture a structured binding (clang 14)
-      auto member = std::find_if(gang.members.begin(), gang.members.end(),
-                                 [&](const auto& m) { return m.agent() == agent; });
-      const bool down =
-          member != gang.members.end() && refusesConnections(member->endpoint(), kProbeTimeout);
+      const proto::GangMember* member = memberNamed(gang.members, name);
+      const bool down = member && refusesConnections(member->endpoint(), kProbeTimeout);
       const std::string state = down ? "its host refuses connections on its port: the agent is down"
                                 : peer.connection ? peer.connection->describeState()
                                                   : "no connection to it";
-      markLost(gang, agent,
+      markLost(gang, name,
                "not heard from for " + std::to_string(silent.count()) + " s (" + state + ")", down);
     }
     if (now >= gang.next_heartbeat) sendHeartbeats(gang);

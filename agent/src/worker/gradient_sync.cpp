@@ -1,5 +1,6 @@
 #include "gradient_sync.h"
 
+#include <algorithm>
 #include <chrono>
 
 namespace ringmaster::agent {
