@@ -17,10 +17,12 @@
 // Exit 77 without dataset-fashion-mnist or python3-torch.
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "harness.h"
 #include "ringmaster/store/store.h"
@@ -103,6 +105,21 @@ std::optional<Run> runJob(Cluster& cluster, const std::string& name, const std::
       "%s (%s): %d evaluations, accuracy %.4f -> %.4f, %.2f first at %.1f s, done in %.1f s\n",
       name.c_str(), job.c_str(), run.evaluations, accuracy->front().value, run.final_accuracy,
       kGoal, run.to_goal_s, run.total_s);
+  // Where a native step's time goes (the PyTorch script reports no step times).
+  const auto medianMs = [&](const char* metric) {
+    query.name = metric;
+    auto rows = (*history)->metrics(query);
+    if (!rows.isOk() || rows->empty()) return -1.0;
+    std::vector<double> values;
+    for (const store::MetricRow& row : *rows) values.push_back(row.value);
+    std::nth_element(values.begin(), values.begin() + values.size() / 2, values.end());
+    return values[values.size() / 2] * 1000;
+  };
+  const double step_ms = medianMs("step_time");
+  if (step_ms >= 0) {
+    std::printf("  rank 0's median step %.2f ms: allreduce %.2f ms, of it waited for %.2f ms\n",
+                step_ms, medianMs("comm_time"), medianMs("comm_wait"));
+  }
   std::fflush(stdout);
   return run;
 }

@@ -221,7 +221,7 @@ Status GlooCommunicator::allreduce(void* data, size_t count, DataType type, Redu
   if (data == nullptr && count > 0) return invalidArgument("allreduce: data is null");
   if (shm_ && count > 0) {
     const float scale = op == ReduceOp::kAverage ? 1.0f / static_cast<float>(size_) : 1.0f;
-    return inSharedMemory("allreduce", timeout, [&](Clock::time_point deadline) {
+    return runDirect("allreduce", "shared memory", timeout, [&](Clock::time_point deadline) {
       if (half) {
         return shm_->allreduceHalf(static_cast<uint16_t*>(data), count, scale, deadline, aborted_);
       }
@@ -229,6 +229,13 @@ Status GlooCommunicator::allreduce(void* data, size_t count, DataType type, Redu
     });
   }
   const size_t bytes = count * dataTypeSize(type);
+  if (ring_ && !half && algorithm_ == GlooOptions::Algorithm::kAuto &&
+      (size_ == 2 || bytes >= kGlooRingMinBytes)) {
+    const float scale = op == ReduceOp::kAverage ? 1.0f / static_cast<float>(size_) : 1.0f;
+    return runDirect("allreduce", "tcp ring", timeout, [&](Clock::time_point deadline) {
+      return ring_->allreduce(static_cast<float*>(data), count, scale, deadline, aborted_);
+    });
+  }
   const bool useBcube =
       algorithm_ == GlooOptions::Algorithm::kBcube ||
       (algorithm_ == GlooOptions::Algorithm::kAuto && size_ > 2 && bytes < kGlooRingMinBytes);
@@ -266,8 +273,8 @@ Status GlooCommunicator::allreduce(void* data, size_t count, DataType type, Redu
 }
 
 template <typename Body>
-Status GlooCommunicator::inSharedMemory(const char* what, std::chrono::milliseconds timeout,
-                                        Body&& body) {
+Status GlooCommunicator::runDirect(const char* what, const char* transport,
+                                   std::chrono::milliseconds timeout, Body&& body) {
   if (broken_) return brokenStatus();
   if (timeout == kDefaultTimeout) timeout = defaultTimeout_;
   if (timeout.count() <= 0) {
@@ -275,8 +282,8 @@ Status GlooCommunicator::inSharedMemory(const char* what, std::chrono::milliseco
   }
   Status status = body(Clock::now() + timeout);
   if (status.isOk()) return status;
-  // The same words as over TCP (run()); closing marks the segment broken, so the peers stop
-  // waiting at once.
+  // The same words as over Gloo (run()); closing marks the segment broken and shuts the ring's
+  // connections, so the peers stop waiting at once.
   const std::string where = " on rank " + std::to_string(rank_) + " of " + std::to_string(size_);
   closeConnections();
   if (aborted_ || status.code() == ErrorCode::kCancelled) {
@@ -287,9 +294,9 @@ Status GlooCommunicator::inSharedMemory(const char* what, std::chrono::milliseco
     return fail(timeoutError(std::string(what) + " timed out after " + ms(timeout) + where +
                              " (a peer did not take part in time)"));
   }
-  return fail(ioError(
-      std::string(what) + " failed" + where +
-      " (a peer failed, aborted or closed its connection); shared memory: " + status.message()));
+  return fail(ioError(std::string(what) + " failed" + where +
+                      " (a peer failed, aborted or closed its connection); " + transport + ": " +
+                      status.message()));
 }
 
 Status GlooCommunicator::setUpSharedMemory() {
@@ -325,6 +332,14 @@ Status GlooCommunicator::setUpSharedMemory() {
   return Status::ok();
 }
 
+Status GlooCommunicator::setUpTcpRing(const sockaddr_storage& address, KeyValueStore& store,
+                                      const std::string& key_prefix) {
+  if (size_ == 1) return Status::ok();
+  RM_ASSIGN_OR_RETURN(ring_, tcp::TcpRing::create(rank_, size_, address, store, key_prefix,
+                                                  Clock::now() + defaultTimeout_));
+  return Status::ok();
+}
+
 Status GlooCommunicator::broadcast(void* data, size_t bytes, int root,
                                    std::chrono::milliseconds timeout) {
   if (root < 0 || root >= size_) {
@@ -352,7 +367,7 @@ Status GlooCommunicator::allgather(const void* send, void* recv, size_t bytesPer
     return invalidArgument("allgather: send or recv is null");
   }
   if (shm_ && bytesPerRank > 0) {
-    return inSharedMemory("allgather", timeout, [&](Clock::time_point deadline) {
+    return runDirect("allgather", "shared memory", timeout, [&](Clock::time_point deadline) {
       return shm_->allgather(send, recv, bytesPerRank, deadline, aborted_);
     });
   }
@@ -388,7 +403,7 @@ Status GlooCommunicator::send(const void* data, size_t bytes, int peer, uint32_t
                               std::chrono::milliseconds timeout) {
   RM_RETURN_IF_ERROR(checkPeer("send", peer, data, bytes));
   if (shm_) {
-    return inSharedMemory("send", timeout, [&](Clock::time_point deadline) {
+    return runDirect("send", "shared memory", timeout, [&](Clock::time_point deadline) {
       return shm_->send(data, bytes, peer, tag, deadline, aborted_);
     });
   }
@@ -405,7 +420,7 @@ Status GlooCommunicator::recv(void* data, size_t bytes, int peer, uint32_t tag,
                               std::chrono::milliseconds timeout) {
   RM_RETURN_IF_ERROR(checkPeer("recv", peer, data, bytes));
   if (shm_) {
-    return inSharedMemory("recv", timeout, [&](Clock::time_point deadline) {
+    return runDirect("recv", "shared memory", timeout, [&](Clock::time_point deadline) {
       return shm_->recv(data, bytes, peer, tag, deadline, aborted_);
     });
   }
@@ -423,11 +438,12 @@ Result<int> GlooCommunicator::recvFromAny(void* data, size_t bytes, std::span<co
   for (int peer : peers) RM_RETURN_IF_ERROR(checkPeer("recvFromAny", peer, data, bytes));
   int from = -1;
   if (shm_) {
-    Status received = inSharedMemory("recvFromAny", timeout, [&](Clock::time_point deadline) {
-      Result<int> sender = shm_->recvFromAny(data, bytes, peers, tag, deadline, aborted_);
-      if (sender.isOk()) from = *sender;
-      return sender.status();
-    });
+    Status received =
+        runDirect("recvFromAny", "shared memory", timeout, [&](Clock::time_point deadline) {
+          Result<int> sender = shm_->recvFromAny(data, bytes, peers, tag, deadline, aborted_);
+          if (sender.isOk()) from = *sender;
+          return sender.status();
+        });
     if (!received.isOk()) return received;
     return from;
   }
@@ -444,9 +460,8 @@ Result<int> GlooCommunicator::recvFromAny(void* data, size_t bytes, std::span<co
 
 Status GlooCommunicator::barrier(std::chrono::milliseconds timeout) {
   if (shm_)
-    return inSharedMemory("barrier", timeout, [&](Clock::time_point deadline) {
-      return shm_->barrier(deadline, aborted_);
-    });
+    return runDirect("barrier", "shared memory", timeout,
+                     [&](Clock::time_point deadline) { return shm_->barrier(deadline, aborted_); });
   return run("barrier", timeout, [&](std::chrono::milliseconds t) {
     const uint32_t tag = nextTag();
     if (size_ == 1) return;
@@ -473,6 +488,7 @@ void GlooCommunicator::abort() {
 
 void GlooCommunicator::closeConnections() {
   if (shm_) shm_->markBroken();  // peers waiting in shared memory stop too
+  if (ring_) ring_->shutdown();  // and the ring's neighbours see their streams end
   std::lock_guard lock(mutex_);
   broken_ = true;
   if (!connectionsClosed_ && size_ > 1) {
@@ -519,13 +535,14 @@ Result<std::unique_ptr<Communicator>> createGlooCommunicator(const GlooOptions& 
                            "' does not exist or has no IP address" + where);
   }
   std::shared_ptr<::gloo::transport::Device> device;
+  ::gloo::transport::tcp::attr attr;
   try {
-    ::gloo::transport::tcp::attr attr;
     if (!options.interface.empty()) {
       attr.iface = options.interface;
     } else {
       attr.hostname = options.hostname;
     }
+    attr = ::gloo::transport::tcp::CreateDeviceAttr(attr);  // the address Gloo binds
     device = ::gloo::transport::tcp::CreateDevice(attr);
   } catch (const std::exception& e) {
     const std::string what = !options.interface.empty()  ? "interface '" + options.interface + "'"
@@ -567,6 +584,14 @@ Result<std::unique_ptr<Communicator>> createGlooCommunicator(const GlooOptions& 
     if (Status status = communicator->setUpSharedMemory(); !status.isOk()) {
       return Status(status.code(),
                     "gloo shared-memory set-up failed" + where + ": " + status.message());
+    }
+  }
+  const char* ring = std::getenv("RINGMASTER_TCP_RING");
+  if (!communicator->usesSharedMemory() && options.tcpRing && !(ring && std::string(ring) == "0")) {
+    if (Status status =
+            communicator->setUpTcpRing(attr.ai_addr, *options.store, options.storePrefix);
+        !status.isOk()) {
+      return Status(status.code(), "tcp ring set-up failed" + where + ": " + status.message());
     }
   }
   return std::unique_ptr<Communicator>(std::move(communicator));

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "comm/shm/shm_group.h"
+#include "comm/tcp/tcp_ring.h"
 #include "ringmaster/comm/communicator.h"
 
 namespace ringmaster::comm::gloo {
@@ -57,6 +58,12 @@ class GlooCommunicator final : public Communicator {
   // when the exchange over the connections failed; a segment that cannot be made leaves TCP.
   Status setUpSharedMemory();
   bool usesSharedMemory() const { return shm_ != nullptr; }
+  // Called once by createGlooCommunicator() on every rank when the ranks are not all on this host:
+  // large float32 allreduces (and all of them between two ranks) then go over a ring of TCP
+  // connections of this communicator's own (comm/tcp/tcp_ring.h) instead of Gloo's ring.
+  Status setUpTcpRing(const sockaddr_storage& address, KeyValueStore& store,
+                      const std::string& key_prefix);
+  bool usesTcpRing() const { return ring_ != nullptr; }
 
  private:
   // Registers the buffers of the collective in flight so that abort() can release waits on them.
@@ -78,9 +85,11 @@ class GlooCommunicator final : public Communicator {
   template <typename Body>
   Status run(const char* what, std::chrono::milliseconds timeout, Body&& body);
   Status fail(Status status);
-  // Runs `body(deadline)` on the shared-memory group and words its errors as run() does.
+  // Runs `body(deadline)` on a transport of this class's own (`transport`: the shared-memory
+  // group, the TCP ring) and words its errors as run() does.
   template <typename Body>
-  Status inSharedMemory(const char* what, std::chrono::milliseconds timeout, Body&& body);
+  Status runDirect(const char* what, const char* transport, std::chrono::milliseconds timeout,
+                   Body&& body);
   Status brokenStatus() const;
   Status checkPeer(const char* what, int peer, const void* data, size_t bytes) const;
   uint32_t nextTag() { return nextTag_++; }
@@ -101,6 +110,7 @@ class GlooCommunicator final : public Communicator {
   const GlooOptions::Algorithm algorithm_;
   uint32_t nextTag_ = 0;                // Only touched by the thread running collectives.
   std::unique_ptr<shm::ShmGroup> shm_;  // set before the first collective; markBroken() any thread
+  std::unique_ptr<tcp::TcpRing> ring_;  // set before the first collective; shutdown() any thread
 
   std::atomic<bool> broken_{false};
   std::atomic<bool> aborted_{false};
