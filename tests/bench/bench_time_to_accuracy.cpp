@@ -116,9 +116,13 @@ std::optional<Run> runJob(Cluster& cluster, const std::string& name, const std::
     return values[values.size() / 2] * 1000;
   };
   const double step_ms = medianMs("step_time");
-  if (step_ms >= 0) {
-    std::printf("  rank 0's median step %.2f ms: allreduce %.2f ms, of it waited for %.2f ms\n",
-                step_ms, medianMs("comm_time"), medianMs("comm_wait"));
+  query.name = "loss";
+  auto losses = (*history)->metrics(query);
+  if (step_ms >= 0 && losses.isOk() && !losses->empty()) {
+    std::printf(
+        "  rank 0's first loss at %.2f s; median step %.2f ms: allreduce %.2f ms, of it waited "
+        "for %.2f ms\n",
+        losses->front().time - start, step_ms, medianMs("comm_time"), medianMs("comm_wait"));
   }
   std::fflush(stdout);
   return run;

@@ -35,7 +35,7 @@ double learningRateAt(const OptimizerOptions& options, uint64_t step) {
   return options.lr * 0.5 * (1.0 + std::cos(kPi * t));
 }
 
-double globalNorm(std::span<const float> values) {
+double sumOfSquares(std::span<const float> values) {
   // Independent partial sums so the loop is not one long chain of dependent additions.
   constexpr size_t kLanes = 8;
   double lanes[kLanes] = {};
@@ -48,8 +48,10 @@ double globalNorm(std::span<const float> values) {
   for (; i < n; ++i) lanes[0] += static_cast<double>(v[i]) * v[i];
   double sum = 0.0;
   for (double lane : lanes) sum += lane;
-  return std::sqrt(sum);
+  return sum;
 }
+
+double globalNorm(std::span<const float> values) { return std::sqrt(sumOfSquares(values)); }
 
 double clipGradNorm(std::span<float> grads, double max_norm) {
   const double norm = globalNorm(grads);
@@ -97,7 +99,8 @@ Optimizer::Optimizer(const OptimizerOptions& options, size_t num_params)
   if (options.kind == OptimizerKind::kAdam) second_.assign(num_params, 0.0f);
 }
 
-double Optimizer::apply(std::span<float> params, std::span<const float> grads) {
+double Optimizer::apply(std::span<float> params, std::span<const float> grads,
+                        double* grad_squares) {
   if (params.size() != first_.size() || grads.size() != first_.size()) {
     std::fprintf(stderr, "%s:%d: optimizer built for %zu parameters, given %zu and %zu\n", __FILE__,
                  __LINE__, first_.size(), params.size(), grads.size());
@@ -106,17 +109,32 @@ double Optimizer::apply(std::span<float> params, std::span<const float> grads) {
   const double lr_double = learningRateAt(options_, step_);
   const auto lr = static_cast<float>(lr_double);
   const auto wd = static_cast<float>(options_.weight_decay);
-  const size_t n = params.size();
-  float* p = params.data();
-  const float* g = grads.data();
-  float* m = first_.data();
-  if (options_.kind == OptimizerKind::kSgd) {
-    const auto mu = static_cast<float>(options_.momentum);
-    // torch.optim.SGD with dampening 0: buf = mu * buf + g (buf starts at 0, which equals
-    // torch's buf = g on the first step); nesterov steps along g + mu * buf.
-    if (mu == 0.0f) {
+  const auto mu = static_cast<float>(options_.momentum);
+  const double t = static_cast<double>(step_ + 1);
+  const auto b1 = static_cast<float>(options_.beta1);
+  const auto b2 = static_cast<float>(options_.beta2);
+  const auto eps = static_cast<float>(options_.epsilon);
+  // Adam's bias corrections folded into the step size and epsilon, as torch.optim.Adam does:
+  // p -= lr / bc1 * m / (sqrt(v) / sqrt(bc2) + eps).
+  const double bc1 = 1.0 - std::pow(options_.beta1, t);
+  const double bc2 = 1.0 - std::pow(options_.beta2, t);
+  const auto step_size = static_cast<float>(lr_double / bc1);
+  const auto inv_sqrt_bc2 = static_cast<float>(1.0 / std::sqrt(bc2));
+  const float decay = 1.0f - lr * wd;
+
+  // One block of the update; the loops are the vectorized part (-O3, core/src/train/CMakeLists).
+  const auto update = [&](float* p, const float* g, float* m, float* v, size_t n) {
+    if (options_.kind == OptimizerKind::kAdam) {
+      for (size_t i = 0; i < n; ++i) {
+        m[i] = b1 * m[i] + (1.0f - b1) * g[i];
+        v[i] = b2 * v[i] + (1.0f - b2) * g[i] * g[i];
+        p[i] = p[i] * decay - step_size * m[i] / (std::sqrt(v[i]) * inv_sqrt_bc2 + eps);
+      }
+    } else if (mu == 0.0f) {
       for (size_t i = 0; i < n; ++i) p[i] -= lr * (g[i] + wd * p[i]);
     } else if (options_.nesterov) {
+      // torch.optim.SGD with dampening 0: buf = mu * buf + g (buf starts at 0, which equals
+      // torch's buf = g on the first step); nesterov steps along g + mu * buf.
       for (size_t i = 0; i < n; ++i) {
         const float d = g[i] + wd * p[i];
         m[i] = mu * m[i] + d;
@@ -128,25 +146,19 @@ double Optimizer::apply(std::span<float> params, std::span<const float> grads) {
         p[i] -= lr * m[i];
       }
     }
-  } else {
-    const double t = static_cast<double>(step_ + 1);
-    const auto b1 = static_cast<float>(options_.beta1);
-    const auto b2 = static_cast<float>(options_.beta2);
-    const auto eps = static_cast<float>(options_.epsilon);
-    // Bias corrections folded into the step size and epsilon, as torch.optim.Adam does:
-    // p -= lr / bc1 * m / (sqrt(v) / sqrt(bc2) + eps).
-    const double bc1 = 1.0 - std::pow(options_.beta1, t);
-    const double bc2 = 1.0 - std::pow(options_.beta2, t);
-    const auto step_size = static_cast<float>(lr_double / bc1);
-    const auto inv_sqrt_bc2 = static_cast<float>(1.0 / std::sqrt(bc2));
-    const float decay = 1.0f - lr * wd;
-    float* v = second_.data();
-    for (size_t i = 0; i < n; ++i) {
-      m[i] = b1 * m[i] + (1.0f - b1) * g[i];
-      v[i] = b2 * v[i] + (1.0f - b2) * g[i] * g[i];
-      p[i] = p[i] * decay - step_size * m[i] / (std::sqrt(v[i]) * inv_sqrt_bc2 + eps);
-    }
+  };
+  // In blocks that stay in the L1 cache, so that the sum of squares (the gradient's norm, when
+  // asked for) reads each block again from there instead of the whole gradient from memory.
+  constexpr size_t kBlock = 4096;
+  const size_t n = params.size();
+  double squares = 0.0;
+  for (size_t begin = 0; begin < n; begin += kBlock) {
+    const size_t count = std::min(kBlock, n - begin);
+    float* v = second_.empty() ? nullptr : second_.data() + begin;
+    update(params.data() + begin, grads.data() + begin, first_.data() + begin, v, count);
+    if (grad_squares) squares += sumOfSquares(grads.subspan(begin, count));
   }
+  if (grad_squares) *grad_squares = squares;
   ++step_;
   return lr_double;
 }

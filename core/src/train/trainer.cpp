@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <utility>
 
 #include "train/trainer_common.h"
@@ -130,9 +131,13 @@ Result<StepReport> Trainer::step() {
     Status reduced = options_.reduce_gradients(model_.grads());
     if (!reduced.isOk()) return internal::stepFailed(reduced, step_ + 1, "gradient reduction");
   }
-  if (!options_.remote_update) {
+  if (!options_.remote_update && config_.clip_norm > 0.0) {
     report.grad_norm = clipGradNorm(model_.grads(), config_.clip_norm);
     report.lr = optimizer_.apply(model_.params(), model_.grads());
+  } else if (!options_.remote_update) {  // the norm is only reported: measured in the update
+    double squares = 0.0;
+    report.lr = optimizer_.apply(model_.params(), model_.grads(), &squares);
+    report.grad_norm = std::sqrt(squares);
   }
   ++step_;
   report.step = step_;
@@ -151,13 +156,18 @@ Result<StepReport> Trainer::step() {
   return report;
 }
 
-EvalReport Trainer::evaluate() {
+EvalReport Trainer::evaluate() { return evalReport(evaluateShare(0, 1)); }
+
+EvalTotals Trainer::evaluateShare(int shard, int shards) {
   const Dataset& eval = data_.eval;
-  EvalTotals totals;
-  if (eval.size() > 0) {
-    totals = model_.evaluate(eval.x.data(), eval.y.data(), eval.size(),
-                             std::max<size_t>(config_.batch_size, 256));
-  }
+  const size_t begin = eval.size() * static_cast<size_t>(shard) / static_cast<size_t>(shards);
+  const size_t end = eval.size() * static_cast<size_t>(shard + 1) / static_cast<size_t>(shards);
+  if (end <= begin) return {};
+  return model_.evaluate(eval.x.data() + begin * eval.features, eval.y.data() + begin, end - begin,
+                         std::max<size_t>(config_.batch_size, 256));
+}
+
+EvalReport Trainer::evalReport(const EvalTotals& totals) const {
   return internal::evalReport(config_, totals, step_, sampler_.position().epoch);
 }
 

@@ -2,7 +2,7 @@
 // communicator's tests (gloo_communicator_test, the *Tcp cases) run it through
 // GlooCommunicator; these check what only shows here: every rank's floats equal bit for bit
 // whatever the order of the values, a stranger that reaches the port is not taken for a rank, and
-// a rank that goes away or never comes is named.
+// a rank that goes away or never comes is named, and ranks that disagree on the count are told.
 #include "comm/tcp/tcp_ring.h"
 
 #include <arpa/inet.h>
@@ -191,6 +191,22 @@ TEST(TcpRingTest, AnAbsentRankTimesOutAndShutdownEndsAWait) {
   Status neighbour =
       fresh[1]->allreduce(data.data(), data.size(), 1.0f, Clock::now() + 5s, not_aborted);
   EXPECT_EQ(neighbour.code(), ErrorCode::kIo) << neighbour.toString();
+}
+
+TEST(TcpRingTest, RanksPassingDifferentCountsAreToldSo) {
+  InMemoryStore store;
+  auto rings = connectRing(2, store);
+  ASSERT_FALSE(HasFatalFailure());
+  std::vector<Status> results(2);
+  onEveryRank(2, [&](int r) {
+    std::vector<float> data(r == 0 ? 1000 : 999, 1.0f);
+    results[r] = rings[r]->allreduce(data.data(), data.size(), 1.0f, Clock::now() + 10s,
+                                     std::atomic<bool>{false});
+  });
+  for (int r = 0; r < 2; ++r) {
+    EXPECT_EQ(results[r].code(), ErrorCode::kInvalidArgument) << results[r].toString();
+    EXPECT_NE(results[r].message().find("same count"), std::string::npos) << results[r].toString();
+  }
 }
 
 TEST(TcpRingTest, ARankThatNeverPublishesIsATimeout) {

@@ -127,6 +127,29 @@ TEST(Trainer, LearnsFashionMnistAsItsBenchmarksSay) {
   EXPECT_LT(evals.back().accuracy, 0.95);  // more would mean the test set leaked into training
 }
 
+TEST(Trainer, SharesOfTheEvaluationAddUpToTheWhole) {
+  NativeConfig c = smallConfig();
+  c.steps = 20;
+  Trainer trainer = makeTrainer(c);
+  ASSERT_TRUE(trainer.run().isOk());
+  const EvalReport whole = trainer.evaluate();
+  ASSERT_GT(whole.samples, 3u);
+  EvalTotals sum;
+  for (int shard = 0; shard < 3; ++shard) {
+    const EvalTotals share = trainer.evaluateShare(shard, 3);
+    EXPECT_GE(share.samples, whole.samples / 3) << "share " << shard;
+    sum.loss_sum += share.loss_sum;
+    sum.correct += share.correct;
+    sum.samples += share.samples;
+  }
+  const EvalReport joined = trainer.evalReport(sum);
+  EXPECT_EQ(joined.samples, whole.samples);
+  EXPECT_DOUBLE_EQ(joined.accuracy, whole.accuracy);
+  EXPECT_NEAR(joined.loss, whole.loss, 1e-6 * whole.loss);
+  EXPECT_EQ(trainer.evaluateShare(5, 3 * static_cast<int>(whole.samples) + 1).samples, 0u)
+      << "more shares than samples: some are empty";
+}
+
 TEST(Trainer, LearnsSyntheticRegression) {
   NativeConfig c = smallConfig();
   c.model.task = Task::kRegression;

@@ -56,8 +56,9 @@ double learningRateAt(const OptimizerOptions& options, uint64_t step);
 // clipping. max_norm <= 0 only measures.
 double clipGradNorm(std::span<float> grads, double max_norm);
 
-// The global L2 norm, accumulated in double.
+// The global L2 norm, accumulated in double, and its square.
 double globalNorm(std::span<const float> values);
+double sumOfSquares(std::span<const float> values);
 
 class Optimizer {
  public:
@@ -71,8 +72,11 @@ class Optimizer {
   double currentLr() const { return learningRateAt(options_, step_); }
 
   // One update of `params` from `grads` (already averaged and clipped). Returns the lr used.
+  // With `grad_squares`, also sums the squares of `grads` into it (the norm without a second
+  // pass over the gradient in memory: globalNorm() = sqrt of it, up to the order of additions).
   // REQUIRES: params.size() == grads.size() == num_params
-  double apply(std::span<float> params, std::span<const float> grads);
+  double apply(std::span<float> params, std::span<const float> grads,
+               double* grad_squares = nullptr);
 
   // Kind, sizes, step count and moment buffers, for checkpoints. restoreState() refuses state of
   // another kind or size with a Status that says which.

@@ -120,6 +120,11 @@ class Trainer {
   Result<StepReport> step();
   // Loss and accuracy / MSE on the held-out split (every rank evaluates all of it).
   EvalReport evaluate();
+  // evaluate() split among ranks: the totals of share `shard` of `shards` equal shares of the
+  // held-out split, and the report of the totals summed over every share.
+  EvalTotals evaluateShare(int shard, int shards);
+  EvalReport evalReport(const EvalTotals& totals) const;
+  size_t evalSamples() const { return data_.eval.size(); }
 
   bool done() const { return step_ >= total_steps_; }
   uint64_t completedSteps() const { return step_; }

@@ -344,6 +344,18 @@ Status TcpRing::exchange(const char* send, size_t send_bytes, char* recv, size_t
 
 Status TcpRing::allreduce(float* data, size_t count, float scale, Clock::time_point deadline,
                           const std::atomic<bool>& aborted) {
+  // Every rank must pass the same count, or the streams would be read out of step: each rank
+  // checks its previous one's.
+  const uint64_t mine = count;
+  uint64_t theirs = 0;
+  RM_RETURN_IF_ERROR(exchange(
+      reinterpret_cast<const char*>(&mine), sizeof(mine), reinterpret_cast<char*>(&theirs),
+      sizeof(theirs), [](size_t) {}, deadline, aborted));
+  if (theirs != mine) {
+    return invalidArgument("rank " + std::to_string((rank_ + size_ - 1) % size_) + " passed " +
+                           std::to_string(theirs) + " floats and this rank " +
+                           std::to_string(mine) + " (every rank must pass the same count)");
+  }
   if (count == 0) return Status::ok();
   const auto n = static_cast<size_t>(size_);
   const auto wrap = [&](int chunk) { return static_cast<size_t>((chunk % size_ + size_) % size_); };
