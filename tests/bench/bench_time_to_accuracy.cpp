@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "harness.h"
+#include "ringmaster/metrics/line_parser.h"
 #include "ringmaster/store/store.h"
 
 using namespace ringmaster;
@@ -105,24 +106,36 @@ std::optional<Run> runJob(Cluster& cluster, const std::string& name, const std::
       "%s (%s): %d evaluations, accuracy %.4f -> %.4f, %.2f first at %.1f s, done in %.1f s\n",
       name.c_str(), job.c_str(), run.evaluations, accuracy->front().value, run.final_accuracy,
       kGoal, run.to_goal_s, run.total_s);
-  // Where a native step's time goes (the PyTorch script reports no step times).
-  const auto medianMs = [&](const char* metric) {
+  // Where a native job's time goes (the PyTorch script reports no step times): rank 0's values
+  // of `metric` in ms, their median and their sum.
+  struct Spent {
+    size_t count = 0;
+    double median_ms = 0, total_s = 0;
+  };
+  const auto spent = [&](const char* metric) {
+    Spent out;
     query.name = metric;
     auto rows = (*history)->metrics(query);
-    if (!rows.isOk() || rows->empty()) return -1.0;
+    if (!rows.isOk() || rows->empty()) return out;
     std::vector<double> values;
     for (const store::MetricRow& row : *rows) values.push_back(row.value);
+    for (double v : values) out.total_s += v;
     std::nth_element(values.begin(), values.begin() + values.size() / 2, values.end());
-    return values[values.size() / 2] * 1000;
+    out.count = values.size();
+    out.median_ms = values[values.size() / 2] * 1000;
+    return out;
   };
-  const double step_ms = medianMs("step_time");
+  const Spent steps = spent("step_time");
   query.name = "loss";
   auto losses = (*history)->metrics(query);
-  if (step_ms >= 0 && losses.isOk() && !losses->empty()) {
+  if (steps.count > 0 && losses.isOk() && !losses->empty()) {
+    const Spent checkpoints = spent(metrics::kCheckpointSecondsMetric);
     std::printf(
-        "  rank 0's first loss at %.2f s; median step %.2f ms: allreduce %.2f ms, of it waited "
-        "for %.2f ms\n",
-        losses->front().time - start, step_ms, medianMs("comm_time"), medianMs("comm_wait"));
+        "  rank 0: first loss at %.2f s; %zu steps in %.1f s, median %.2f ms (allreduce %.2f ms, "
+        "of it waited for %.2f ms); %zu checkpoints in %.2f s\n",
+        losses->front().time - start, steps.count, steps.total_s, steps.median_ms,
+        spent("comm_time").median_ms, spent("comm_wait").median_ms, checkpoints.count,
+        checkpoints.total_s);
   }
   std::fflush(stdout);
   return run;

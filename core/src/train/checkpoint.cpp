@@ -123,16 +123,17 @@ Status saveCheckpoint(const std::string& dir, const CheckpointState& state, size
   fs::create_directories(dir, ec);
   if (ec) return ioError(dir + ": cannot create the checkpoint directory: " + ec.message());
 
+  // Header, payload and trailer are written one after the other, not copied into one buffer
+  // first: the payload is the parameters and the optimizer's moments, 10 MB for the demo's MLP.
   const std::string payload = encodePayload(state);
-  std::string file;
-  file.reserve(kHeaderSize + payload.size() + kTrailerSize);
-  ByteWriter w(&file);
-  w.putBytes(kMagic, sizeof(kMagic));
-  w.put<uint32_t>(kVersion);
-  w.put<uint32_t>(kByteOrderMark);
-  w.put<uint64_t>(payload.size());
-  w.putBytes(payload.data(), payload.size());
-  w.put<uint32_t>(crc32(payload.data(), payload.size()));
+  std::string header;
+  ByteWriter h(&header);
+  h.putBytes(kMagic, sizeof(kMagic));
+  h.put<uint32_t>(kVersion);
+  h.put<uint32_t>(kByteOrderMark);
+  h.put<uint64_t>(payload.size());
+  std::string trailer;
+  ByteWriter(&trailer).put<uint32_t>(crc32(payload.data(), payload.size()));
 
   const std::string final_path = checkpointPath(dir, state.step);
   const std::string temp_path = (fs::path(dir) / ("." + fs::path(final_path).filename().string() +
@@ -140,7 +141,9 @@ Status saveCheckpoint(const std::string& dir, const CheckpointState& state, size
                                     .string();
   const int fd = ::open(temp_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) return ioError(temp_path + ": cannot create: " + errnoText(errno));
-  if (!writeAll(fd, file.data(), file.size()) || ::fsync(fd) != 0) {
+  if (!writeAll(fd, header.data(), header.size()) ||
+      !writeAll(fd, payload.data(), payload.size()) ||
+      !writeAll(fd, trailer.data(), trailer.size()) || ::fsync(fd) != 0) {
     const int err = errno;
     ::close(fd);
     ::unlink(temp_path.c_str());

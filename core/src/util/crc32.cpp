@@ -1,28 +1,25 @@
 #include "ringmaster/util/crc32.h"
 
-#include <array>
+#include <zlib.h>
+
+#include <algorithm>
+#include <climits>
 
 namespace ringmaster {
-namespace {
 
-std::array<uint32_t, 256> makeCrcTable() {
-  std::array<uint32_t, 256> table{};
-  for (uint32_t i = 0; i < 256; ++i) {
-    uint32_t c = i;
-    for (int k = 0; k < 8; ++k) c = (c & 1) ? 0xEDB88320u ^ (c >> 1) : c >> 1;
-    table[i] = c;
-  }
-  return table;
-}
-
-}  // namespace
-
+// zlib's CRC-32 (the same polynomial, reflection and final xor as the table-driven loop that was
+// here, so every journal frame and checkpoint written before still checks): zlib computes it a
+// word at a time, about 5x the bytewise loop, which a 10 MB checkpoint spent 25 ms in.
 uint32_t crc32(const void* data, size_t size) {
-  static const std::array<uint32_t, 256> table = makeCrcTable();
-  uint32_t c = 0xFFFFFFFFu;
-  const auto* p = static_cast<const uint8_t*>(data);
-  for (size_t i = 0; i < size; ++i) c = table[(c ^ p[i]) & 0xFF] ^ (c >> 8);
-  return c ^ 0xFFFFFFFFu;
+  uLong c = ::crc32(0L, Z_NULL, 0);
+  const auto* p = static_cast<const Bytef*>(data);
+  while (size > 0) {
+    const auto n = static_cast<uInt>(std::min<size_t>(size, UINT_MAX));
+    c = ::crc32(c, p, n);
+    p += n;
+    size -= n;
+  }
+  return static_cast<uint32_t>(c);
 }
 
 }  // namespace ringmaster
