@@ -6,8 +6,11 @@
 //
 // Ranks are threads of this process with one Gloo TCP device each, over loopback. Raw Gloo runs on
 // the communicator's own Gloo context (same connections, same device thread, same calling
-// thread), so the two differ only in the code path: on a 2-core machine, two separate sets of
-// threads and sockets drift apart by 10% and more for scheduling reasons alone. torch ranks are
+// thread). The communicator's float32 allreduce between hosts goes over its own TCP ring
+// (comm/tcp/tcp_ring.h), so the ratio is that ring against Gloo's; with RINGMASTER_TCP_RING=0 the
+// communicator takes Gloo's ring too and the two differ only in the code path (on a 2-core
+// machine, two separate sets of threads and sockets drift apart by 10% and more for scheduling
+// reasons alone: hence the same connections). torch ranks are
 // processes (tests/bench/torch_allreduce_peer.py run by /usr/bin/python3). Each repetition starts
 // after a barrier and counts the slowest rank's time (15 or more repetitions, up to 128 for small
 // buffers).

@@ -13,7 +13,11 @@
 // run through the agents, so both are timed alike, from the records' own clocks: from the job's
 // first rank start to the first evaluation at or above 0.87 (rank 0), and to the end.
 //
-// Usage: bench_time_to_accuracy [EPOCHS]  (default 8; fewer for a quick look)
+// On a 2-core machine one run's speed moves by 5-15% with the moment (the first job on fresh
+// agents is often the slowest), so the two are run RUNS times, alternating (native, PyTorch,
+// native, ...), and the RESULT gives each one's quickest run to 0.87 (every run is printed).
+//
+// Usage: bench_time_to_accuracy [EPOCHS [RUNS]]  (default 8 epochs, 2 runs; fewer for a look)
 // Exit 77 without dataset-fashion-mnist or python3-torch.
 #include <unistd.h>
 
@@ -145,8 +149,9 @@ std::optional<Run> runJob(Cluster& cluster, const std::string& name, const std::
 
 int main(int argc, char** argv) {
   const int epochs = argc > 1 ? std::atoi(argv[1]) : 8;
-  if (epochs < 1) {
-    std::fprintf(stderr, "usage: bench_time_to_accuracy [EPOCHS >= 1]\n");
+  const int runs = argc > 2 ? std::atoi(argv[2]) : 2;
+  if (epochs < 1 || runs < 1) {
+    std::fprintf(stderr, "usage: bench_time_to_accuracy [EPOCHS >= 1 [RUNS >= 1]]\n");
     return 2;
   }
   if (::access(kData, R_OK) != 0) {
@@ -169,8 +174,18 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "bench_time_to_accuracy: %s\n", error.c_str());
       return 1;
     }
-    native = runJob(two_hosts, "native", nativeSpec(epochs));
-    torch = runJob(two_hosts, "torch-ddp", torchSpec(epochs));
+    // The quicker of `run` and `best` to the goal (a run that never reached it counts last).
+    const auto keepQuicker = [](std::optional<Run> run, std::optional<Run>* best) {
+      const auto key = [](const Run& r) { return r.to_goal_s > 0 ? r.to_goal_s : 1e300; };
+      if (run && (!*best || key(*run) < key(**best))) *best = run;
+      return run.has_value();
+    };
+    for (int i = 0; i < runs; ++i) {
+      if (!keepQuicker(runJob(two_hosts, "native", nativeSpec(epochs)), &native) ||
+          !keepQuicker(runJob(two_hosts, "torch-ddp", torchSpec(epochs)), &torch)) {
+        return 1;
+      }
+    }
   }
   {
     ::unsetenv("RINGMASTER_GLOO_SHM");
@@ -188,9 +203,9 @@ int main(int argc, char** argv) {
   std::printf(
       "RESULT native_to_%.2f_s=%.1f torch_ddp_to_%.2f_s=%.1f ratio=%.2f native_final=%.4f "
       "torch_final=%.4f native_total_s=%.1f torch_total_s=%.1f native_one_host_to_%.2f_s=%.1f "
-      "ratio_one_host=%.2f epochs=%d\n",
+      "ratio_one_host=%.2f epochs=%d runs=%d\n",
       kGoal, native->to_goal_s, kGoal, torch->to_goal_s, ratio(*native), native->final_accuracy,
       torch->final_accuracy, native->total_s, torch->total_s, kGoal, one_host->to_goal_s,
-      ratio(*one_host), epochs);
+      ratio(*one_host), epochs, runs);
   return 0;
 }

@@ -129,8 +129,9 @@ class Communicator {
 // Allreduce algorithm (GlooOptions::Algorithm::kAuto): a ring (reduce-scatter then allgather)
 // for float32 buffers of kGlooRingMinBytes and more, and for two ranks: the communicator's own
 // TCP ring between hosts (GlooOptions::tcpRing), Gloo's ring (pipelined in segments of at most
-// 1 MiB) for float16 or with tcpRing off; Gloo's bcube (recursive halving/doubling for power-of-two sizes) for smaller
-// buffers with more than two ranks, where the ring's 2(n-1) latency-bound steps dominate.
+// 1 MiB) for float16 or with tcpRing off; Gloo's bcube (recursive halving/doubling for
+// power-of-two sizes) for smaller buffers with more than two ranks, where the ring's 2(n-1)
+// latency-bound steps dominate.
 // Measured with `bench_allreduce --algorithms` on the 2-core build machine (loopback TCP, float32,
 // best of 7..64 repetitions, under load from concurrent builds, so about +-15% noise):
 // - 4 ranks, 1 MiB: bcube 0.74..0.80 GB/s busbw, ring 0.69..0.72, AllreduceHalvingDoubling
