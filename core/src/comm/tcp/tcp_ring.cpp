@@ -299,6 +299,8 @@ Status TcpRing::exchange(const char* send, size_t send_bytes, char* recv, size_t
     if (aborted.load(std::memory_order_relaxed) || shut_.load(std::memory_order_relaxed)) {
       return Status(ErrorCode::kCancelled, "aborted");
     }
+    // Checked while data moves too: a peer that trickles bytes does not hold this rank forever.
+    if (Clock::now() >= deadline) return timeoutError("the deadline passed");
     bool moved = false;
     if (sent < send_bytes) {
       const ssize_t k = ::send(to_next_, send + sent, std::min(send_bytes - sent, kSendBytes),
@@ -327,7 +329,6 @@ Status TcpRing::exchange(const char* send, size_t send_bytes, char* recv, size_t
       }
     }
     if (moved) continue;
-    if (Clock::now() >= deadline) return timeoutError("the deadline passed");
     pollfd fds[2];
     nfds_t count = 0;
     if (sent < send_bytes) fds[count++] = pollfd{to_next_, POLLOUT, 0};
