@@ -2,6 +2,8 @@
 
 #include <chrono>
 
+#include "ringmaster/util/half.h"
+
 namespace ringmaster::agent {
 namespace {
 
@@ -51,7 +53,8 @@ Status StrategySync::reduceCompressed(std::span<float> grads) {
                                                   comm::DataType::kFloat16, comm::ReduceOp::kSum));
     }
     // The sum arrives in half; the average is taken in float (one rounding fewer).
-    for (size_t i = 0; i < grads.size(); ++i) grads[i] = train::halfToFloat(halves[i]) * scale;
+    halvesToFloats(halves.data(), grads.data(), grads.size());
+    for (float& g : grads) g *= scale;
   } else {
     std::span<train::TopkEntry> mine = compressor_->encodeTopk(grads);
     if (communicator_) {

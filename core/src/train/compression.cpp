@@ -1,8 +1,9 @@
 #include "ringmaster/train/compression.h"
 
 #include <algorithm>
-#include <bit>
 #include <cmath>
+
+#include "ringmaster/train/optimizer.h"
 
 namespace ringmaster::train {
 
@@ -15,44 +16,6 @@ double allreduceBytesSent(size_t count, size_t element_bytes, int world) {
 double allgatherBytesSent(size_t bytes_per_rank, int world) {
   if (world <= 1) return 0.0;
   return static_cast<double>(world - 1) * static_cast<double>(bytes_per_rank);
-}
-
-uint16_t floatToHalf(float value) {
-  const uint32_t bits = std::bit_cast<uint32_t>(value);
-  const uint32_t sign = (bits >> 16) & 0x8000u;
-  const uint32_t abs = bits & 0x7fffffffu;
-  if (abs >= 0x7f800000u) {  // inf or NaN (a quiet NaN keeps a payload bit)
-    return static_cast<uint16_t>(sign | 0x7c00u | (abs > 0x7f800000u ? 0x200u : 0u));
-  }
-  if (abs >= 0x477ff000u) return static_cast<uint16_t>(sign | 0x7c00u);  // rounds past 65504
-  if (abs < 0x38800000u) {  // below the smallest normal half: a subnormal (or zero)
-    if (abs < 0x33000000u) return static_cast<uint16_t>(sign);  // under half the smallest
-    const uint32_t exponent = abs >> 23;
-    const uint32_t mantissa = (abs & 0x7fffffu) | 0x800000u;
-    const uint32_t shift = 126u - exponent;  // 14..24
-    uint32_t half = mantissa >> shift;
-    const uint32_t rest = mantissa & ((1u << shift) - 1u);
-    const uint32_t halfway = 1u << (shift - 1u);
-    if (rest > halfway || (rest == halfway && (half & 1u))) ++half;
-    return static_cast<uint16_t>(sign | half);
-  }
-  // Normal: rebias the exponent (127 -> 15), round the mantissa's 13 dropped bits to even.
-  uint32_t half = ((abs - 0x38000000u) >> 13);
-  const uint32_t rest = abs & 0x1fffu;
-  if (rest > 0x1000u || (rest == 0x1000u && (half & 1u))) ++half;  // may carry into the exponent
-  return static_cast<uint16_t>(sign | half);
-}
-
-float halfToFloat(uint16_t half) {
-  const uint32_t sign = static_cast<uint32_t>(half & 0x8000u) << 16;
-  const uint32_t exponent = (half >> 10) & 0x1fu;
-  const uint32_t mantissa = half & 0x3ffu;
-  if (exponent == 0x1fu) return std::bit_cast<float>(sign | 0x7f800000u | (mantissa << 13));
-  if (exponent == 0) {  // zero or subnormal: mantissa * 2^-24
-    const float magnitude = std::ldexp(static_cast<float>(mantissa), -24);
-    return sign ? -magnitude : magnitude;
-  }
-  return std::bit_cast<float>(sign | ((exponent + 112u) << 23) | (mantissa << 13));
 }
 
 size_t topkCount(size_t n, double ratio) {
@@ -72,26 +35,21 @@ GradientCompressor::GradientCompressor(Compression kind, size_t n, double topk_r
 }
 
 void GradientCompressor::correct(std::span<const float> grads) {
-  double norm_sq = 0.0;
-  for (size_t i = 0; i < grads.size(); ++i) {
-    corrected_[i] = grads[i] + residual_[i];
-    norm_sq += static_cast<double>(corrected_[i]) * corrected_[i];
-  }
-  corrected_norm_sq_ = norm_sq;
+  for (size_t i = 0; i < grads.size(); ++i) corrected_[i] = grads[i] + residual_[i];
+  corrected_norm_sq_ = sumOfSquares(corrected_);  // in lanes: one chain of adds took 2 ms
 }
 
 void GradientCompressor::finishError() {
-  double norm_sq = 0.0;
-  for (const float r : residual_) norm_sq += static_cast<double>(r) * r;
+  const double norm_sq = sumOfSquares(residual_);
   last_error_ = corrected_norm_sq_ > 0.0 ? std::sqrt(norm_sq / corrected_norm_sq_) : 0.0;
 }
 
 std::span<uint16_t> GradientCompressor::encodeFp16(std::span<const float> grads) {
   correct(grads);
-  for (size_t i = 0; i < corrected_.size(); ++i) {
-    halves_[i] = floatToHalf(corrected_[i]);
-    residual_[i] = corrected_[i] - halfToFloat(halves_[i]);
-  }
+  const size_t n = corrected_.size();
+  floatsToHalves(corrected_.data(), halves_.data(), n);
+  halvesToFloats(halves_.data(), residual_.data(), n);  // what the half says, then what it lost
+  for (size_t i = 0; i < n; ++i) residual_[i] = corrected_[i] - residual_[i];
   finishError();
   return halves_;
 }

@@ -1,8 +1,9 @@
 // TcpRing (comm/tcp/tcp_ring.h) on its own: real sockets on loopback, ranks as threads. The
 // communicator's tests (gloo_communicator_test, the *Tcp cases) run it through
 // GlooCommunicator; these check what only shows here: every rank's floats equal bit for bit
-// whatever the order of the values, a stranger that reaches the port is not taken for a rank, and
-// a rank that goes away or never comes is named, and ranks that disagree on the count are told.
+// whatever the order of the values (halves too), a stranger that reaches the port is not taken for
+// a rank, and a rank that goes away or never comes is named, and ranks that disagree on the count
+// are told.
 #include "comm/tcp/tcp_ring.h"
 
 #include <arpa/inet.h>
@@ -18,6 +19,7 @@
 #include <vector>
 
 #include "ringmaster/comm/store.h"
+#include "ringmaster/util/half.h"
 
 namespace ringmaster::comm::tcp {
 namespace {
@@ -86,6 +88,30 @@ TEST(TcpRingTest, EveryRankGetsTheSameSumBitForBit) {
         }
       }
     }
+  }
+}
+
+TEST(TcpRingTest, HalvesToo) {
+  InMemoryStore store;
+  auto rings = connectRing(3, store);
+  ASSERT_FALSE(HasFatalFailure());
+  const size_t count = 100'003;
+  std::vector<std::vector<uint16_t>> data(3);
+  std::vector<Status> results(3);
+  onEveryRank(3, [&](int r) {
+    for (size_t i = 0; i < count; ++i) data[r].push_back(floatToHalf(valueAt(r, i) * 1e-5f));
+    results[r] = rings[r]->allreduceHalf(data[r].data(), count, 1.0f / 3, Clock::now() + 10s,
+                                         std::atomic<bool>{false});
+  });
+  for (int r = 0; r < 3; ++r) ASSERT_TRUE(results[r].isOk()) << results[r].toString();
+  EXPECT_EQ(data[1], data[0]);
+  EXPECT_EQ(data[2], data[0]);
+  for (size_t i = 0; i < count; i += 991) {
+    double expected = 0;
+    for (int r = 0; r < 3; ++r) expected += halfToFloat(floatToHalf(valueAt(r, i) * 1e-5f));
+    expected /= 3;
+    EXPECT_NEAR(halfToFloat(data[0][i]), expected, 4e-3 * std::abs(expected) + 1e-3)
+        << "element " << i;
   }
 }
 

@@ -127,9 +127,9 @@ class Communicator {
 // Gloo: CPU collectives over TCP.
 //
 // Allreduce algorithm (GlooOptions::Algorithm::kAuto): a ring (reduce-scatter then allgather)
-// for float32 buffers of kGlooRingMinBytes and more, and for two ranks: the communicator's own
-// TCP ring between hosts (GlooOptions::tcpRing), Gloo's ring (pipelined in segments of at most
-// 1 MiB) for float16 or with tcpRing off; Gloo's bcube (recursive halving/doubling for
+// for buffers of kGlooRingMinBytes and more, and for two ranks: the communicator's own TCP ring
+// between hosts (GlooOptions::tcpRing), Gloo's ring (pipelined in segments of at most 1 MiB)
+// with tcpRing off; Gloo's bcube (recursive halving/doubling for
 // power-of-two sizes) for smaller buffers with more than two ranks, where the ring's 2(n-1)
 // latency-bound steps dominate.
 // Measured with `bench_allreduce --algorithms` on the 2-core build machine (loopback TCP, float32,
@@ -182,8 +182,8 @@ struct GlooOptions {
   // silently, when the segment cannot be made (a full /dev/shm). RINGMASTER_GLOO_SHM=0 in the
   // environment turns it off too.
   bool sharedMemory = true;
-  // Between hosts (no shared memory), float32 allreduces that would take Gloo's ring (and every
-  // one between two ranks) go over a ring of TCP connections of the communicator's own, made at
+  // Between hosts (no shared memory), allreduces that would take Gloo's ring (and every one
+  // between two ranks) go over a ring of TCP connections of the communicator's own, made at
   // creation through `store`: one thread sends, receives and sums, where Gloo hands each segment
   // between two threads (comm/tcp/tcp_ring.h says what that cost). RINGMASTER_TCP_RING=0 in the
   // environment turns it off.

@@ -31,6 +31,7 @@
 #include <vector>
 
 #include "ringmaster/train/config.h"
+#include "ringmaster/util/half.h"
 
 namespace ringmaster::train {
 
@@ -39,9 +40,9 @@ namespace ringmaster::train {
 double allreduceBytesSent(size_t count, size_t element_bytes, int world);
 double allgatherBytesSent(size_t bytes_per_rank, int world);
 
-// IEEE 754 binary16, round to nearest even; overflow gives +-inf, NaN stays NaN.
-uint16_t floatToHalf(float value);
-float halfToFloat(uint16_t half);
+// IEEE 754 binary16 (ringmaster/util/half.h).
+using ::ringmaster::floatToHalf;
+using ::ringmaster::halfToFloat;
 
 // One sent top-k entry: 8 bytes on the wire.
 struct TopkEntry {

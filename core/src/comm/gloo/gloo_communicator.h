@@ -59,7 +59,7 @@ class GlooCommunicator final : public Communicator {
   Status setUpSharedMemory();
   bool usesSharedMemory() const { return shm_ != nullptr; }
   // Called once by createGlooCommunicator() on every rank when the ranks are not all on this host:
-  // large float32 allreduces (and all of them between two ranks) then go over a ring of TCP
+  // large allreduces (and all of them between two ranks) then go over a ring of TCP
   // connections of this communicator's own (comm/tcp/tcp_ring.h) instead of Gloo's ring.
   Status setUpTcpRing(const sockaddr_storage& address, KeyValueStore& store,
                       const std::string& key_prefix);

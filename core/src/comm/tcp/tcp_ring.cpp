@@ -14,6 +14,7 @@
 #include <cstring>
 
 #include "comm/shm/sum_kernels.h"
+#include "ringmaster/util/half.h"
 
 namespace ringmaster::comm::tcp {
 namespace {
@@ -340,6 +341,28 @@ Status TcpRing::exchange(const char* send, size_t send_bytes, char* recv, size_t
 
 Status TcpRing::allreduce(float* data, size_t count, float scale, Clock::time_point deadline,
                           const std::atomic<bool>& aborted) {
+  // Each part of a chunk as it arrives: target += incoming, scaled in the same pass on the last
+  // step (the scale is exact when 1).
+  const auto add = [](float* target, const float* incoming, size_t n, float factor) {
+    const float* inputs[2] = {target, incoming};
+    shm::sumScaled(target, nullptr, inputs, 2, n, factor);
+  };
+  return ring(data, count, scale, add, deadline, aborted);
+}
+
+Status TcpRing::allreduceHalf(uint16_t* data, size_t count, float scale, Clock::time_point deadline,
+                              const std::atomic<bool>& aborted) {
+  // Rounded to half after each addition and after the scale, as Gloo's float16 ring does.
+  const auto add = [](uint16_t* target, const uint16_t* incoming, size_t n, float factor) {
+    sumHalves(target, target, incoming, n);
+    if (factor != 1.0f) scaleHalves(target, n, factor);
+  };
+  return ring(data, count, scale, add, deadline, aborted);
+}
+
+template <typename T, typename Add>
+Status TcpRing::ring(T* data, size_t count, float scale, Add&& add, Clock::time_point deadline,
+                     const std::atomic<bool>& aborted) {
   // Every rank must pass the same count, or the streams would be read out of step: each rank
   // checks its previous one's.
   const uint64_t mine = count;
@@ -349,16 +372,17 @@ Status TcpRing::allreduce(float* data, size_t count, float scale, Clock::time_po
       sizeof(theirs), [](size_t) {}, deadline, aborted));
   if (theirs != mine) {
     return invalidArgument("rank " + std::to_string((rank_ + size_ - 1) % size_) + " passed " +
-                           std::to_string(theirs) + " floats and this rank " +
+                           std::to_string(theirs) + " elements and this rank " +
                            std::to_string(mine) + " (every rank must pass the same count)");
   }
   if (count == 0) return Status::ok();
   const auto n = static_cast<size_t>(size_);
   const auto wrap = [&](int chunk) { return static_cast<size_t>((chunk % size_ + size_) % size_); };
   const auto begin = [&](size_t chunk) { return count * chunk / n; };
-  const auto floats = [&](size_t chunk) { return begin(chunk + 1) - begin(chunk); };
-  const auto bytes = [](size_t floats) { return floats * sizeof(float); };
-  incoming_.resize(count / n + 1);
+  const auto elements = [&](size_t chunk) { return begin(chunk + 1) - begin(chunk); };
+  const auto bytes = [](size_t elements) { return elements * sizeof(T); };
+  incoming_.resize(bytes(count / n + 1));
+  T* const incoming = reinterpret_cast<T*>(incoming_.data());
 
   // Reduce-scatter: in step s this rank sends chunk rank-s (its sum so far) to the next rank and
   // adds chunk rank-s-1 from the previous one; after the last step it holds the whole sum of
@@ -366,26 +390,25 @@ Status TcpRing::allreduce(float* data, size_t count, float scale, Clock::time_po
   for (int step = 0; step < size_ - 1; ++step) {
     const size_t out = wrap(rank_ - step);
     const size_t in = wrap(rank_ - step - 1);
-    float* const target = data + begin(in);
+    T* const target = data + begin(in);
     const float factor = step == size_ - 2 ? scale : 1.0f;
     size_t summed = 0;
-    const auto add = [&](size_t received_bytes) {
-      const size_t upto = received_bytes / sizeof(float);
-      const float* inputs[2] = {target + summed, incoming_.data() + summed};
-      shm::sumScaled(target + summed, nullptr, inputs, 2, upto - summed, factor);
+    const auto received = [&](size_t received_bytes) {
+      const size_t upto = received_bytes / sizeof(T);
+      add(target + summed, incoming + summed, upto - summed, factor);
       summed = upto;
     };
     RM_RETURN_IF_ERROR(exchange(reinterpret_cast<const char*>(data + begin(out)),
-                                bytes(floats(out)), reinterpret_cast<char*>(incoming_.data()),
-                                bytes(floats(in)), add, deadline, aborted));
+                                bytes(elements(out)), reinterpret_cast<char*>(incoming),
+                                bytes(elements(in)), received, deadline, aborted));
   }
   // Allgather: in step s this rank passes on chunk rank+1-s and receives chunk rank-s in place.
   for (int step = 0; step < size_ - 1; ++step) {
     const size_t out = wrap(rank_ + 1 - step);
     const size_t in = wrap(rank_ - step);
     RM_RETURN_IF_ERROR(exchange(
-        reinterpret_cast<const char*>(data + begin(out)), bytes(floats(out)),
-        reinterpret_cast<char*>(data + begin(in)), bytes(floats(in)), [](size_t) {}, deadline,
+        reinterpret_cast<const char*>(data + begin(out)), bytes(elements(out)),
+        reinterpret_cast<char*>(data + begin(in)), bytes(elements(in)), [](size_t) {}, deadline,
         aborted));
   }
   return Status::ok();

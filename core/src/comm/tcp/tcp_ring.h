@@ -1,8 +1,8 @@
 #pragma once
-// TcpRing: float32 allreduce between ranks on different hosts over plain TCP connections of its
-// own, driven by the calling thread with poll(2): rank r sends to rank r+1 and receives from rank
-// r-1 (mod size) on two one-way connections, reduce-scatter then allgather (the bandwidth-optimal
-// ring, each rank sending and receiving 2(n-1)/n of the buffer).
+// TcpRing: float32 and float16 allreduce between ranks on different hosts over plain TCP
+// connections of its own, driven by the calling thread with poll(2): rank r sends to rank r+1 and
+// receives from rank r-1 (mod size) on two one-way connections, reduce-scatter then allgather (the
+// bandwidth-optimal ring, each rank sending and receiving 2(n-1)/n of the buffer).
 //
 // Why not Gloo's ring over Gloo's connections: Gloo reads on a device thread that hands each
 // segment to the calling thread, and while the calling thread writes a segment it holds the
@@ -32,6 +32,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -64,6 +65,9 @@ class TcpRing {
   // called), IO (a peer closed its connection or a socket call failed: the message names it).
   Status allreduce(float* data, size_t count, float scale, Clock::time_point deadline,
                    const std::atomic<bool>& aborted);
+  // The same for IEEE halves, rounded after each addition and after the scale (as Gloo's ring).
+  Status allreduceHalf(uint16_t* data, size_t count, float scale, Clock::time_point deadline,
+                       const std::atomic<bool>& aborted);
 
   // Shuts both connections down: this rank's waits end, and its neighbours see the end of their
   // streams. Idempotent; the descriptors are closed by the destructor.
@@ -72,6 +76,11 @@ class TcpRing {
  private:
   TcpRing(int rank, int size, int to_next, int from_prev);
 
+  // The ring of either allreduce: `add(target, incoming, n, factor)` folds n received elements
+  // into the chunk being summed (factor: the scale on the last step, else 1).
+  template <typename T, typename Add>
+  Status ring(T* data, size_t count, float scale, Add&& add, Clock::time_point deadline,
+              const std::atomic<bool>& aborted);
   // Sends [send, send + send_bytes) to the next rank while receiving recv_bytes from the previous
   // one into `recv`; `received(bytes)` is called as the received prefix grows (in pieces of
   // kPieceBytes and at the end).
@@ -85,7 +94,7 @@ class TcpRing {
   const int to_next_;    // written only
   const int from_prev_;  // read only
   std::atomic<bool> shut_{false};
-  std::vector<float> incoming_;  // a chunk received during the reduce-scatter
+  std::vector<char> incoming_;  // a chunk received during the reduce-scatter
 };
 
 }  // namespace ringmaster::comm::tcp
