@@ -164,6 +164,42 @@ TEST_F(RecoveryTest, AKilledWorkerFailsItsAttemptEverywhereAndTheNextResumesFrom
   EXPECT_EQ(processesOf(cluster_.agent("a2").stateDir()), 0);
 }
 
+// Between hosts the native ranks average on the communicator's TCP ring (comm/tcp/tcp_ring.h)
+// instead of in shared memory: agents whose ranks may not use shared memory stand for two hosts
+// (the agents pass their environment on to the ranks).
+class RecoveryOverTcpTest : public RecoveryTest {
+ protected:
+  void SetUp() override {
+    ::setenv("RINGMASTER_GLOO_SHM", "0", 1);
+    RecoveryTest::SetUp();
+  }
+  void TearDown() override { ::unsetenv("RINGMASTER_GLOO_SHM"); }
+};
+
+TEST_F(RecoveryOverTcpTest, AKilledWorkerEndsItsNeighboursRingAtOnceAndTheJobResumes) {
+  const std::string job =
+      submit(interruptibleNativeSpec("killtcp", "{max_restarts: 1, backoff_seconds: 0.2}"));
+  waitForStep("a1", job, 1, 50);
+  const pid_t victim = pidOf(job, 1);
+  ASSERT_GT(victim, 0);
+  const double killed_at = unixSeconds();
+  ASSERT_EQ(::kill(victim, SIGKILL), 0);
+
+  EXPECT_EQ(waitForOutcome(job, std::chrono::seconds(120)), "succeeded") << allLogs(job);
+  auto failures = events(job, "job_failure");
+  ASSERT_FALSE(failures.empty());
+  EXPECT_NE(failures[0].detail.find("rank 1 on a1 was killed by signal 9 (SIGKILL)"),
+            std::string::npos)
+      << failures[0].detail;
+  EXPECT_LT(failures[0].time - killed_at, 1.0);
+  for (const auto& rank : ranks(job, 1)) {
+    EXPECT_LT(rank.finished_at - killed_at, 10.0) << rank.rank;
+  }
+  const std::string resumed = rankLog("a2", job, 2, 3);
+  EXPECT_NE(resumed.find("resumed from"), std::string::npos) << resumed;
+  expectEachMetricOnce(job);
+}
+
 TEST_F(RecoveryTest, AStoppedWorkerIsDeclaredHungNamedAndTheJobRecovers) {
   const std::string job = submit(interruptibleNativeSpec(
       "hang", "{max_restarts: 1, backoff_seconds: 0.2, hang_timeout_seconds: 3}"));
