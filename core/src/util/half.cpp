@@ -1,6 +1,10 @@
 #include "ringmaster/util/half.h"
 
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
 #include <immintrin.h>
+#define RM_HALF_F16C 1
+#endif
 
 #include <bit>
 #include <cmath>
@@ -8,8 +12,16 @@
 namespace ringmaster {
 namespace {
 
+#if RM_HALF_F16C
+// F16C and AVX, and an OS that saves the AVX registers (which __builtin_cpu_supports("avx")
+// checks). The F16C bit is read from CPUID itself: GCC 10, which builds the bundle for older
+// glibc, has no __builtin_cpu_supports("f16c").
 bool hasF16c() {
-  static const bool yes = __builtin_cpu_supports("avx") && __builtin_cpu_supports("f16c");
+  static const bool yes = [] {
+    unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+    return __get_cpuid(1, &eax, &ebx, &ecx, &edx) != 0 && (ecx & bit_F16C) != 0 &&
+           __builtin_cpu_supports("avx");
+  }();
   return yes;
 }
 
@@ -59,6 +71,14 @@ __attribute__((target("avx,f16c"))) size_t scaleHalvesF16c(uint16_t* data, size_
   }
   return i;
 }
+
+#else
+bool hasF16c() { return false; }
+size_t floatsToHalvesF16c(const float*, uint16_t*, size_t) { return 0; }
+size_t halvesToFloatsF16c(const uint16_t*, float*, size_t) { return 0; }
+size_t sumHalvesF16c(uint16_t*, const uint16_t*, const uint16_t*, size_t) { return 0; }
+size_t scaleHalvesF16c(uint16_t*, size_t, float) { return 0; }
+#endif
 
 }  // namespace
 
