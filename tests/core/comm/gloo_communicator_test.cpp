@@ -46,18 +46,41 @@ void onEveryRank(int size, const std::function<void(int)>& fn) {
 }
 
 // Connects `size` ranks (in parallel, as they must) and returns their communicators.
+//
+// Once, in a CI run with other test processes beside it, one rank's Gloo connect was refused
+// ("connect [127.0.0.1]:3975: Connection refused") after its peers had finished connecting: a
+// Gloo pair's listener takes the first connection that arrives, with no handshake, so anything
+// still dialling a port the kernel has just handed to that listener (another process's
+// reconnecting socket, say) takes the pair's place. The set-up is then made once more, as a job's
+// restart would; a second failure fails the test.
 Comms connectAll(int size, KeyValueStore& store, bool shared_memory = true,
                  GlooOptions::Algorithm algorithm = GlooOptions::Algorithm::kAuto) {
-  Comms comms(size);
-  onEveryRank(size, [&](int r) {
-    auto options = optionsFor(r, size, &store);
-    options.allreduceAlgorithm = algorithm;
-    options.sharedMemory = shared_memory;
-    auto comm = createGlooCommunicator(options);
-    ASSERT_TRUE(comm.isOk()) << comm.status().toString();
-    comms[r] = std::move(*comm);
-  });
-  return comms;
+  const auto attempt = [&](KeyValueStore& rendezvous, bool last) {
+    Comms comms(size);
+    std::vector<Status> failures(size);
+    onEveryRank(size, [&](int r) {
+      auto options = optionsFor(r, size, &rendezvous);
+      options.allreduceAlgorithm = algorithm;
+      options.sharedMemory = shared_memory;
+      auto comm = createGlooCommunicator(options);
+      if (comm.isOk()) {
+        comms[r] = std::move(*comm);
+      } else {
+        failures[r] = comm.status();
+      }
+    });
+    for (int r = 0; r < size; ++r) {
+      if (!failures[r].isOk()) {
+        if (last) ADD_FAILURE() << "rank " << r << ": " << failures[r].toString();
+        return Comms{};
+      }
+    }
+    return comms;
+  };
+  Comms comms = attempt(store, false);
+  if (!comms.empty()) return comms;
+  InMemoryStore again;
+  return attempt(again, true);
 }
 
 // Ends like a well-behaved job: a barrier, then teardown (see communicator.h).
