@@ -222,25 +222,22 @@ Status GlooCommunicator::allreduce(void* data, size_t count, DataType type, Redu
   }
   const bool half = type == DataType::kFloat16;
   if (data == nullptr && count > 0) return invalidArgument("allreduce: data is null");
-  if (shm_ && count > 0) {
-    const float scale = op == ReduceOp::kAverage ? 1.0f / static_cast<float>(size_) : 1.0f;
-    return runDirect("allreduce", "shared memory", timeout, [&](Clock::time_point deadline) {
+  // The average's scale goes into the sums on the transports of this class's own (the shared
+  // memory group, the TCP ring: the same calls), and into a pass after Gloo's.
+  const float scale = op == ReduceOp::kAverage ? 1.0f / static_cast<float>(size_) : 1.0f;
+  const auto direct = [&](const char* transport, auto& group) {
+    return runDirect("allreduce", transport, timeout, [&](Clock::time_point deadline) {
       if (half) {
-        return shm_->allreduceHalf(static_cast<uint16_t*>(data), count, scale, deadline, aborted_);
+        return group.allreduceHalf(static_cast<uint16_t*>(data), count, scale, deadline, aborted_);
       }
-      return shm_->allreduce(static_cast<float*>(data), count, scale, deadline, aborted_);
+      return group.allreduce(static_cast<float*>(data), count, scale, deadline, aborted_);
     });
-  }
+  };
+  if (shm_ && count > 0) return direct("shared memory", *shm_);
   const size_t bytes = count * dataTypeSize(type);
   if (ring_ && algorithm_ == GlooOptions::Algorithm::kAuto &&
       (size_ == 2 || bytes >= kGlooRingMinBytes)) {
-    const float scale = op == ReduceOp::kAverage ? 1.0f / static_cast<float>(size_) : 1.0f;
-    return runDirect("allreduce", "tcp ring", timeout, [&](Clock::time_point deadline) {
-      if (half) {
-        return ring_->allreduceHalf(static_cast<uint16_t*>(data), count, scale, deadline, aborted_);
-      }
-      return ring_->allreduce(static_cast<float*>(data), count, scale, deadline, aborted_);
-    });
+    return direct("tcp ring", *ring_);
   }
   const bool useBcube =
       algorithm_ == GlooOptions::Algorithm::kBcube ||
@@ -265,7 +262,6 @@ Status GlooCommunicator::allreduce(void* data, size_t count, DataType type, Redu
     ::gloo::allreduce(opts);
   });
   if (!status.isOk() || op != ReduceOp::kAverage || size_ == 1) return status;
-  const float scale = 1.0f / static_cast<float>(size_);
   if (half) {
     scaleHalves(static_cast<uint16_t*>(data), count, scale);
     return status;
