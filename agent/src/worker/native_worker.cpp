@@ -192,7 +192,7 @@ Status resume(AnyTrainer& trainer, const WorkerOptions& options, comm::KeyValueS
 template <typename AnyTrainer>
 Result<train::EvalReport> evaluate(AnyTrainer& trainer, comm::Communicator* comm) {
   if constexpr (std::is_same_v<AnyTrainer, train::Trainer>) {
-    if (comm && comm->size() > 1 && trainer.evalSamples() < (size_t{1} << 24)) {
+    if (comm && comm->size() > 1 && trainer.data().eval.size() < (size_t{1} << 24)) {
       const train::EvalTotals share = trainer.evaluateShare(comm->rank(), comm->size());
       float sums[3] = {static_cast<float>(share.loss_sum), static_cast<float>(share.correct),
                        static_cast<float>(share.samples)};

@@ -131,13 +131,15 @@ Result<StepReport> Trainer::step() {
     Status reduced = options_.reduce_gradients(model_.grads());
     if (!reduced.isOk()) return internal::stepFailed(reduced, step_ + 1, "gradient reduction");
   }
-  if (!options_.remote_update && config_.clip_norm > 0.0) {
-    report.grad_norm = clipGradNorm(model_.grads(), config_.clip_norm);
-    report.lr = optimizer_.apply(model_.params(), model_.grads());
-  } else if (!options_.remote_update) {  // the norm is only reported: measured in the update
-    double squares = 0.0;
-    report.lr = optimizer_.apply(model_.params(), model_.grads(), &squares);
-    report.grad_norm = std::sqrt(squares);
+  if (!options_.remote_update) {
+    if (config_.clip_norm > 0.0) {
+      report.grad_norm = clipGradNorm(model_.grads(), config_.clip_norm);
+      report.lr = optimizer_.apply(model_.params(), model_.grads());
+    } else {  // the norm is only reported: measured in the update
+      double squares = 0.0;
+      report.lr = optimizer_.apply(model_.params(), model_.grads(), &squares);
+      report.grad_norm = std::sqrt(squares);
+    }
   }
   ++step_;
   report.step = step_;

@@ -124,7 +124,6 @@ class Trainer {
   // held-out split, and the report of the totals summed over every share.
   EvalTotals evaluateShare(int shard, int shards);
   EvalReport evalReport(const EvalTotals& totals) const;
-  size_t evalSamples() const { return data_.eval.size(); }
 
   bool done() const { return step_ >= total_steps_; }
   uint64_t completedSteps() const { return step_; }
