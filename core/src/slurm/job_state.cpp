@@ -200,7 +200,8 @@ Result<JobState> parseScontrolJob(std::string_view line) {
   };
   const std::string* id = value("JobId");
   const std::string* state = value("JobState");
-  if (!id || !state || id->empty() || state->empty()) {
+  // A value of nothing but carriage returns is empty too (makeState trims them).
+  if (!id || !state || trim(*id).empty() || trim(*state).empty()) {
     return invalidArgument("scontrol: no JobId or JobState in '" + std::string(line) + "'");
   }
   const std::string* reason = value("Reason");

@@ -157,5 +157,12 @@ TEST(SlurmScontrol, ValuesWithSpacesAndNewerFields) {
   EXPECT_NE(missing.status().message().find("Invalid job id"), std::string::npos);
 }
 
+TEST(SlurmScontrol, AnIdOfOnlyCarriageReturnsIsNoId) {
+  // Found by the fuzzer: "\r" survived the emptiness check and was trimmed away afterwards.
+  auto job = parseScontrolJob("JobId=\r\r\r JobState=RUNNING");
+  ASSERT_FALSE(job.isOk());
+  EXPECT_NE(job.status().message().find("no JobId"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace ringmaster::slurm
