@@ -787,7 +787,7 @@ proto::Envelope AgentServer::Impl::answerInventory(const proto::Envelope& reques
   *inv->mutable_health() = last_health;
   inv->set_health_time(last_health_time);
   inv->set_journal_id(journal->id());
-  inv->set_journal_last_seq(journal->lastSeq());
+  inv->set_journal_last_seq(journal->flushedSeq());
   inv->set_journal_error(journal->writeError());
   inv->set_version(RINGMASTER_VERSION);
   inv->set_started_at(started_at);
@@ -837,9 +837,14 @@ Status AgentServer::Impl::loop() {
     long timeout_ms = std::max<long>(
         0, std::chrono::duration_cast<std::chrono::milliseconds>(wake - now).count() + 1);
     // What the timers journaled just now (a job's outcome, a restart) is flushed and answered to
-    // the long polls at the end of this turn, not after a millisecond's poll (unless the journal
-    // cannot be written: then the records wait, and so does the loop).
-    if (journal->unflushed() && journal->writeError().empty()) timeout_ms = 0;
+    // the long polls at the end of this turn, not after a millisecond's poll; samples when their
+    // delay is over (unless the journal cannot be written: then the records wait, and so does
+    // the loop).
+    if (journal->unflushed() && journal->writeError().empty()) {
+      const long until_due =
+          std::chrono::ceil<std::chrono::milliseconds>(journal->flushDueAt() - now).count();
+      timeout_ms = std::clamp(until_due, 0L, timeout_ms);
+    }
     if (!slow_requests.empty()) timeout_ms = 0;  // their turn comes after the other work
     if (zmq_poll(items.data(), static_cast<int>(items.size()), timeout_ms) < 0 &&
         zmq_errno() != EINTR) {
@@ -887,11 +892,13 @@ Status AgentServer::Impl::loop() {
     }
     if ((items[0].revents & ZMQ_POLLIN) || !slow_requests.empty()) onSocketReadable();
     gang->onSupervisorEvents(supervisor->takeEvents());
-    // Everything appended this round becomes visible to readers before anyone is answered.
-    if (Status flushed = journal->flush(); !flushed.isOk()) log(flushed.message());
+    // What is due becomes visible to readers before anyone is answered.
+    if (journal->unflushed() && Clock::now() >= journal->flushDueAt()) {
+      if (Status flushed = journal->flush(); !flushed.isOk()) log(flushed.message());
+    }
     // Long polls are retried only when something new exists; otherwise only expired ones.
-    bool journal_grew = journal->lastSeq() != answered_up_to;
-    answered_up_to = journal->lastSeq();
+    bool journal_grew = journal->flushedSeq() != answered_up_to;
+    answered_up_to = journal->flushedSeq();
     bool logs_grew = supervisor->takeActivity();
     bool rendezvous_changed = rendezvous->takeChanged();
     parked.retry(

@@ -110,6 +110,7 @@ Status Journal::scanExisting() {
     offset += kFrameHeaderBytes + header[0];
   }
   file_size_ = offset;
+  flushed_seq_ = last_seq_;
   if (offset == size) return Status::ok();
   // A crash mid-write tears only the tail: nothing intact follows it. Intact records after the
   // bad frame mean damage (a flipped bit, a bad sector), and cutting there would drop them.
@@ -212,6 +213,8 @@ Result<uint64_t> Journal::append(proto::JournalRecord& record) {
   const uint32_t crc = crc32(frame + kFrameHeaderBytes, size);
   std::memcpy(frame, &length, 4);
   std::memcpy(frame + 4, &crc, 4);
+  if (at == 0) pending_since_ = Clock::now();
+  if (!record.has_metric() && !record.has_health()) pending_urgent_ = true;
   ++last_seq_;
   if (pending_.size() >= kFlushThreshold) RM_RETURN_IF_ERROR(flush());
   return last_seq_;
@@ -233,8 +236,15 @@ Status Journal::flush() {
   if (!pending_.empty() && ::fdatasync(fd_) != 0) return failed("journal sync failed: ");
   file_size_ += pending_.size();
   pending_.clear();
+  pending_urgent_ = false;
+  flushed_seq_ = last_seq_;
   write_error_.clear();
   return Status::ok();
+}
+
+Journal::Clock::time_point Journal::flushDueAt() const {
+  if (pending_.empty()) return Clock::time_point::max();
+  return pending_urgent_ ? pending_since_ : pending_since_ + kSampleDelay;
 }
 
 uint64_t Journal::offsetForSeq(uint64_t seq) {

@@ -14,10 +14,14 @@
 // history stores each record once, so nothing is doubled. report() says what was found.
 //
 // flush() writes and fdatasyncs what was appended since the last one: records are on disk before
-// any reader sees them (the agent flushes once per turn of its loop, which groups the syncs).
+// any reader sees them. The agent flushes when flushDueAt() says: at once for a lifecycle record
+// (a rank that exited, a job's outcome), but metric and health samples may wait kSampleDelay for
+// the ones after them, so that ranks reporting every step cost a sync per group of lines, not
+// one per line (each fdatasync is a disk flush; on a VM, an exit to the hypervisor too).
 //
 // Thread-safety: none; the agent's main thread owns it.
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -36,6 +40,8 @@ class Journal {
 
   const std::string& id() const { return id_; }
   uint64_t lastSeq() const { return last_seq_; }
+  // The newest record on disk, what readers may see (lastSeq() once flushed).
+  uint64_t flushedSeq() const { return flushed_seq_; }
   // What opening found wrong and did about it (empty when the file was intact).
   const std::string& report() const { return report_; }
 
@@ -45,6 +51,11 @@ class Journal {
   Status flush();
   // Appended records not flushed yet.
   bool unflushed() const { return !pending_.empty(); }
+  // When the records appended so far should be flushed: now for any but metric and health
+  // samples, else kSampleDelay after the oldest unflushed one; time_point::max() when none is.
+  using Clock = std::chrono::steady_clock;
+  static constexpr std::chrono::milliseconds kSampleDelay{50};
+  Clock::time_point flushDueAt() const;
   // Why the last flush failed ("journal write failed: No space left on device"); empty once one
   // succeeds. Appended records wait in memory meanwhile (clients see none of them).
   const std::string& writeError() const { return write_error_; }
@@ -69,9 +80,12 @@ class Journal {
   std::string report_;
   std::string write_error_;
   uint64_t last_seq_ = 0;
-  uint64_t file_size_ = 0;       // bytes in the file (flushed)
-  std::string pending_;          // appended, not yet written
-  std::vector<uint64_t> index_;  // index_[i] = offset of record seq i * kIndexStride + 1
+  uint64_t flushed_seq_ = 0;
+  uint64_t file_size_ = 0;             // bytes in the file (flushed)
+  std::string pending_;                // appended, not yet written
+  Clock::time_point pending_since_{};  // when the oldest of pending_ was appended
+  bool pending_urgent_ = false;        // pending_ holds a record other than a sample
+  std::vector<uint64_t> index_;        // index_[i] = offset of record seq i * kIndexStride + 1
   // Where the previous read stopped, so sequential readers never rescan.
   uint64_t hint_seq_ = 0;
   uint64_t hint_offset_ = 0;

@@ -38,7 +38,8 @@ std::optional<proto::Envelope> answerJournalRead(Journal& journal, const proto::
                       agent_name);
   }
   const uint64_t from = std::max<uint64_t>(1, read.from_seq());
-  if (from > journal.lastSeq() && read.wait_ms() > 0 && !final) return std::nullopt;
+  // Parked until records are flushed (Journal::flushDueAt), not as each is appended.
+  if (from > journal.flushedSeq() && read.wait_ms() > 0 && !final) return std::nullopt;
   const uint32_t max_records =
       read.max_records() ? std::min(read.max_records(), kMaxBatchRecords) : kDefaultBatchRecords;
   const uint32_t max_bytes = read.max_bytes() ? std::min(read.max_bytes(), protocol::kMaxReplyBytes)

@@ -60,6 +60,38 @@ TEST_F(JournalTest, AssignsDenseSequenceNumbersAndTimes) {
   }
 }
 
+TEST_F(JournalTest, SamplesWaitForTheirGroupAndLifecycleRecordsAreDueAtOnce) {
+  auto journal = Journal::open(dir_);
+  ASSERT_TRUE(journal.isOk());
+  Journal& j = **journal;
+  EXPECT_EQ(j.flushDueAt(), Journal::Clock::time_point::max());
+  const auto before = Journal::Clock::now();
+  for (int i = 0; i < 3; ++i) {
+    auto record = metric(0, i, 1.0);
+    ASSERT_TRUE(j.append(record).isOk());
+  }
+  // Three samples: appended, not yet visible, due a sample delay after the first.
+  EXPECT_EQ(j.lastSeq(), 3u);
+  EXPECT_EQ(j.flushedSeq(), 0u);
+  EXPECT_GE(j.flushDueAt(), before + Journal::kSampleDelay);
+  EXPECT_LE(j.flushDueAt(), Journal::Clock::now() + Journal::kSampleDelay);
+  // A rank that exited is news: due now, and the samples before it go with it.
+  proto::JournalRecord exited;
+  exited.set_job("j");
+  exited.mutable_rank_exited()->set_rank(0);
+  ASSERT_TRUE(j.append(exited).isOk());
+  EXPECT_LE(j.flushDueAt(), Journal::Clock::now());
+  ASSERT_TRUE(j.flush().isOk());
+  EXPECT_EQ(j.flushedSeq(), 4u);
+  EXPECT_FALSE(j.unflushed());
+  EXPECT_EQ(j.flushDueAt(), Journal::Clock::time_point::max());
+  // Health samples wait like metrics.
+  proto::JournalRecord health;
+  health.mutable_health();
+  ASSERT_TRUE(j.append(health).isOk());
+  EXPECT_GT(j.flushDueAt(), Journal::Clock::now());
+}
+
 TEST_F(JournalTest, SurvivesReopenWithTheSameIdAndContinuesTheSequence) {
   std::string id;
   {
