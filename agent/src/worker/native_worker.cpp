@@ -19,11 +19,11 @@
 #include "pipeline_worker.h"
 #include "ringmaster/comm/communicator.h"
 #include "ringmaster/job/rank_phase.h"
-#include "ringmaster/metrics/line_parser.h"
 #include "ringmaster/train/checkpoint.h"
 #include "ringmaster/train/gpu_model.h"
 #include "ringmaster/train/trainer.h"
 #include "strategy_sync.h"
+#include "worker/checkpoint_writer.h"
 #include "worker/link_test.h"
 #include "worker/metric_line.h"
 #include "worker/stop_vote.h"
@@ -225,6 +225,10 @@ Status runRank(AnyTrainer& trainer, const train::NativeConfig& config, const Wor
   }
 
   const uint64_t checkpoint_every = config.checkpoint.every_steps;
+  std::optional<CheckpointWriter> checkpoints;
+  if (!options.checkpoint_dir.empty()) {
+    checkpoints.emplace(options.checkpoint_dir, config.checkpoint.keep);
+  }
   // From here a SIGTERM asks the ranks to stop together (NCCL cannot take the vote's host float).
   const bool can_vote = !comm || comm->backend() == "gloo";
   if (options.stop && can_vote) options.stop->store(kStopAsks);
@@ -253,19 +257,17 @@ Status runRank(AnyTrainer& trainer, const train::NativeConfig& config, const Wor
     if (stopping) options.stop->store(kStopAgreed);  // no deadline for the checkpoint
     const bool checkpoint_due =
         (checkpoint_every > 0 && report.step % checkpoint_every == 0) || trainer.done() || stopping;
-    if (!options.checkpoint_dir.empty() && checkpoint_due) {
+    if (checkpoints && checkpoint_due) {
       phase.enter(job::RankPhase::kCheckpoint);
-      const auto save_start = std::chrono::steady_clock::now();
+      const auto began = CheckpointWriter::Clock::now();
+      RM_RETURN_IF_ERROR(checkpoints->wait());  // the one before: one copy of the state at a time
       RM_ASSIGN_OR_RETURN(train::CheckpointState state,
                           Result<train::CheckpointState>(trainer.checkpointState()));
-      RM_RETURN_IF_ERROR(
-          train::saveCheckpoint(options.checkpoint_dir, state, config.checkpoint.keep));
-      MetricLine(report.step)
-          .add(metrics::kCheckpointMetric, 1)
-          .add(metrics::kCheckpointSecondsMetric,
-               std::chrono::duration<double>(std::chrono::steady_clock::now() - save_start).count())
-          .print(out);
+      RM_RETURN_IF_ERROR(checkpoints->start(std::move(state), began));
     }
+    // The last one is on disk before the rank says it is done or stopped.
+    if (checkpoints && (trainer.done() || stopping)) RM_RETURN_IF_ERROR(checkpoints->wait());
+    if (checkpoints) reportWritten(*checkpoints, out);
     if (stopping) {
       std::fprintf(log, "rank %d stopped at step %llu, as asked (SIGTERM)%s\n", options.rank,
                    static_cast<unsigned long long>(report.step),
@@ -351,7 +353,7 @@ Status runNativeWorker(const WorkerOptions& options, comm::KeyValueStore* store,
   if (options.world_size > 1) {
     RM_ASSIGN_OR_RETURN(comm, connect(options, store, placement));
     std::fprintf(log, "rank %d/%d connected (%s)\n", options.rank, options.world_size,
-                 std::string(comm->backend()).c_str());
+                 comm->transport().c_str());
   }
   // A preflight's link test trains nothing (link_test.h).
   if (config.link_test) return runLinkTest(*config.link_test, comm.get(), out, log);

@@ -5,12 +5,13 @@
 #include <cmath>
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 
-#include "ringmaster/metrics/line_parser.h"
 #include "ringmaster/train/checkpoint.h"
 #include "ringmaster/train/compression.h"
+#include "worker/checkpoint_writer.h"
 #include "worker/metric_line.h"
 #include "worker/stop_vote.h"
 
@@ -447,6 +448,10 @@ Status runPipelineRank(const train::NativeConfig& config, const WorkerOptions& o
                trainer.stage().model().numParams(), placement.replica, placement.replicas,
                config.strategy.pipeline.micro_batches);
 
+  std::optional<CheckpointWriter> checkpoints;
+  if (!options.checkpoint_dir.empty()) {
+    checkpoints.emplace(options.checkpoint_dir, config.checkpoint.keep);
+  }
   if (options.stop) options.stop->store(kStopAsks);
   while (!trainer.done()) {
     phase.enter(job::RankPhase::kCompute, trainer.completedSteps() + 1);
@@ -477,18 +482,15 @@ Status runPipelineRank(const train::NativeConfig& config, const WorkerOptions& o
                         stopVote(options, world, phase, step.step, trainer.done()));
     if (stopping) options.stop->store(kStopAgreed);  // no deadline for the checkpoint
     const uint64_t every = config.checkpoint.every_steps;
-    if (!options.checkpoint_dir.empty() &&
-        ((every > 0 && step.step % every == 0) || trainer.done() || stopping)) {
+    if (checkpoints && ((every > 0 && step.step % every == 0) || trainer.done() || stopping)) {
       phase.enter(job::RankPhase::kCheckpoint);
-      const Clock::time_point save_start = Clock::now();
-      RM_RETURN_IF_ERROR(train::saveCheckpoint(options.checkpoint_dir, trainer.checkpointState(),
-                                               config.checkpoint.keep));
-      MetricLine(step.step)
-          .add(metrics::kCheckpointMetric, 1)
-          .add(metrics::kCheckpointSecondsMetric,
-               std::chrono::duration<double>(Clock::now() - save_start).count())
-          .print(out);
+      const Clock::time_point began = Clock::now();
+      RM_RETURN_IF_ERROR(checkpoints->wait());  // the one before: one copy of the state at a time
+      RM_RETURN_IF_ERROR(checkpoints->start(trainer.checkpointState(), began));
     }
+    // The last one is on disk before the rank says it is done or stopped.
+    if (checkpoints && (trainer.done() || stopping)) RM_RETURN_IF_ERROR(checkpoints->wait());
+    if (checkpoints) reportWritten(*checkpoints, out);
     if (stopping) {
       std::fprintf(log, "rank %d stopped at step %llu, as asked (SIGTERM)%s\n", options.rank,
                    static_cast<unsigned long long>(step.step),

@@ -28,8 +28,9 @@ inline constexpr size_t kMaxPatternLineBytes = 4096;
 // worker prints {"step": N, "checkpoint": 1} after each save, and a script may do the same.
 // Dashboards show it as an event, not as a chart.
 inline constexpr const char* kCheckpointMetric = "checkpoint";
-// On the same line, how long that save took, in seconds (the native worker prints it): the
-// dashboard's checkpoint economics read it, and no chart shows it.
+// On the same line, how long training stood still for that save, in seconds (the native
+// workers print it; they write on a thread of their own, so it is the copy of the state and any
+// wait for the save before): the dashboard's checkpoint economics read it; no chart shows it.
 inline constexpr const char* kCheckpointSecondsMetric = "checkpoint_seconds";
 
 struct ParsedMetrics {
