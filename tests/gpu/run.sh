@@ -154,7 +154,7 @@ step job 180 bash -c 'run_job "$@"' _ "$work/native_gpu.yaml" "native trainer on
 step torchrun 180 bash -c 'run_job "$@"' _ "$work/torchrun_gpu.yaml" \
   "CUDA_VISIBLE_DEVICES=$gpu0 devices=1"
 # Two native ranks, one GPU, backend auto: the whole job on the CPU, and status says why.
-step auto-cpu 180 bash -c 'run_job "$@"' _ "$work/native_auto2.yaml" "connected (gloo)" \
+step auto-cpu 180 bash -c 'run_job "$@"' _ "$work/native_auto2.yaml" "connected (gloo;" \
   "on the CPU: agent 'local' has 1 GPU for 2 ranks"
 # A real agent on this host, checked as a user would before a job: its GPUs counted and their
 # health read through NVML (clocks, throttle reasons, ECC, PCIe); a healthy GPU names no fault.

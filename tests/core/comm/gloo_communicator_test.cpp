@@ -197,6 +197,10 @@ TEST_P(GlooCommunicatorTest, SharedMemoryIsUsedOnOneHostAndReducesAcrossChunks) 
   Comms comms = connectAll(size(), store_, sharedMemory());
   for (auto& comm : comms) {
     EXPECT_EQ(dynamic_cast<gloo::GlooCommunicator&>(*comm).usesSharedMemory(), sharedMemory());
+    // The rank's log names the path its gradients take.
+    EXPECT_NE(comm->transport().find(sharedMemory() ? "in shared memory" : "Ringmaster's TCP ring"),
+              std::string::npos)
+        << comm->transport();
   }
   const size_t count = (size_t{3} << 20) / sizeof(float) * 2 + 12345;  // 6 MiB and a tail
   onEveryRank(size(), [&](int r) {

@@ -62,6 +62,9 @@ class Communicator {
   virtual int size() const = 0;
   // "gloo" or "nccl".
   virtual std::string_view backend() const = 0;
+  // What carries the gradients' allreduces, for the rank's log: backend() unless a backend has
+  // paths of its own ("gloo; float32 allreduce in shared memory").
+  virtual std::string transport() const { return std::string(backend()); }
 
   // Reduces `count` elements of `type` at `data` across all ranks, in place: afterwards every
   // rank holds the sum (or average) of all ranks' buffers. For NCCL, `data` is device memory on

@@ -119,6 +119,15 @@ void GlooCommunicator::armWatchdog(Clock::time_point deadline) {
   if (wake) watchdogWake_.notify_one();
 }
 
+std::string GlooCommunicator::transport() const {
+  if (shm_) return "gloo; allreduce in shared memory, the ranks being on one host";
+  if (ring_ && algorithm_ == GlooOptions::Algorithm::kAuto) {
+    return size_ == 2 ? "gloo; allreduce over Ringmaster's TCP ring"
+                      : "gloo; allreduce over Ringmaster's TCP ring from 2 MB, Gloo's below";
+  }
+  return "gloo; allreduce over Gloo's TCP";
+}
+
 bool GlooCommunicator::disarmWatchdog() {
   std::lock_guard lock(watchdogMutex_);
   deadline_.reset();

@@ -32,6 +32,7 @@ class GlooCommunicator final : public Communicator {
   int rank() const override { return rank_; }
   int size() const override { return size_; }
   std::string_view backend() const override { return "gloo"; }
+  std::string transport() const override;
 
   Status allreduce(void* data, size_t count, DataType type, ReduceOp op,
                    std::chrono::milliseconds timeout) override;
