@@ -11,8 +11,7 @@ constexpr size_t kBlock = 1024;
 // The last step of a sum: out[i] = (sum[i] + last[i]) * scale (and also[i]). `ivdep`: `out`
 // may be `last` itself, which GCC would otherwise only vectorize behind an overlap check that
 // fails for exactly that case.
-[[gnu::always_inline]] inline void finish(float* out, float* also, const float* sum,
-                                          const float* last, size_t n, float scale) {
+void finish(float* out, float* also, const float* sum, const float* last, size_t n, float scale) {
   if (also == nullptr) {
 #pragma GCC ivdep
     for (size_t i = 0; i < n; ++i) out[i] = (sum[i] + last[i]) * scale;
@@ -28,11 +27,6 @@ constexpr size_t kBlock = 1024;
 
 }  // namespace
 
-// Compiled for AVX2 too and picked at load time (as the optimizer's update, train/optimizer.cpp):
-// twice the baseline's width, and no FMA, so every CPU sums to the same bits.
-#if defined(__x86_64__) && defined(__GNUC__)
-[[gnu::target_clones("avx2", "default")]]
-#endif
 void sumScaled(float* out, float* also, const float* const* in, int k, size_t n, float scale) {
   if (k == 2) {  // the common case: one pass
     finish(out, also, in[0], in[1], n, scale);
