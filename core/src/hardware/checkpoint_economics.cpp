@@ -102,7 +102,7 @@ std::string checkpointSummary(const CheckpointInputs& in, const CheckpointEconom
     char cost[32];
     std::snprintf(cost, sizeof cost, in.checkpoint_seconds < 10 ? "%.2g s" : "%.0f s",
                   in.checkpoint_seconds);
-    out += std::string("; a checkpoint takes ") + cost;
+    out += std::string("; a checkpoint stops training for ") + cost;
   }
   if (in.restart_seconds > 0) {
     out += (in.checkpoint_seconds > 0 ? ", a restart " : "; a restart takes ") +

@@ -25,7 +25,7 @@ struct CheckpointInputs {
   double now = 0;                 // unix seconds
   double last_checkpoint = 0;     // unix seconds of the newest checkpoint; 0: none yet
   double started = 0;             // unix seconds the attempt started (work at risk before any save)
-  double checkpoint_seconds = 0;  // the measured cost of writing one; 0: not measured
+  double checkpoint_seconds = 0;  // how long one stops training (measured); 0: not measured
   double interval_seconds = 0;    // between the job's checkpoints now; 0: unknown
   // What a restart of this job took: from a failure to the next attempt's first step (the
   // median of its restarts); 0: it has not restarted.
@@ -58,8 +58,8 @@ double dalyInterval(double cost, double mtbf);
 double lostFraction(double interval, double cost, double restart, double mtbf);
 
 // One line for the dashboard: "1.33 GPU-hours at risk (10.0 min since the last checkpoint, 8
-// GPUs); a checkpoint takes 30 s, a restart 2.0 min; these hosts fail once every 125 h of this
-// job; <advice>".
+// GPUs); a checkpoint stops training for 30 s, a restart 2.0 min; these hosts fail once every 125 h
+// of this job; <advice>".
 std::string checkpointSummary(const CheckpointInputs& in, const CheckpointEconomics& e);
 
 // The job's expected failures per hour: each rank contributes its host's failures per
