@@ -85,7 +85,8 @@ TEST(CheckpointLine, ARunningJobShowsWhatIsAtRiskAndTheIntervalThatLosesLeast) {
   // 0.25 at Daly's interval (Young's first order: 4 x 24 x (3/600 + 600/1,800,000) = 0.51).
   EXPECT_EQ(view.checkpointText().toStdString(),
             "0.33 GPU-hours at risk (5.0 min since the last checkpoint, 4 GPUs); a checkpoint "
-            "takes 3 s; these hosts fail once every 250.0 h of this job; your interval (every "
+            "stops training for 3 s; these hosts fail once every 250.0 h of this job; your "
+            "interval (every "
             "10.0 min) wastes about 0.51 GPU-hours a day; every 774 steps (38.7 min) would waste "
             "0.25");
   view.resize(1280, 720);

@@ -51,7 +51,7 @@ TEST(CheckpointEconomics, MatchesAHandCalculation) {
             "steps (86.3 min) would waste 2.21");
   EXPECT_EQ(checkpointSummary(in, e),
             "1.33 GPU-hours at risk (10.0 min since the last checkpoint, 8 GPUs); a checkpoint "
-            "takes 30 s; these hosts fail once every 125.0 h of this job; " +
+            "stops training for 30 s; these hosts fail once every 125.0 h of this job; " +
                 e.advice);
 
   // A restart that takes 2 minutes costs every failure 120 s more on every GPU: the factor
@@ -64,7 +64,8 @@ TEST(CheckpointEconomics, MatchesAHandCalculation) {
   EXPECT_EQ(*with_restart.optimal_interval_seconds, *e.optimal_interval_seconds);
   EXPECT_EQ(checkpointSummary(in, with_restart),
             "1.33 GPU-hours at risk (10.0 min since the last checkpoint, 8 GPUs); a checkpoint "
-            "takes 30 s, a restart 2.0 min; these hosts fail once every 125.0 h of this job; your "
+            "stops training for 30 s, a restart 2.0 min; these hosts fail once every 125.0 h of "
+            "this job; your "
             "interval (every 10.0 min) wastes about 9.32 GPU-hours a day; every 1725 steps (86.3 "
             "min) would waste 2.26");
   // A checkpoint that costs more than two MTBFs: checkpoint once an MTBF (Daly).
