@@ -56,8 +56,9 @@ template <typename Update>
 
 // Each update is compiled twice on x86-64 and picked when the program loads: for AVX2 (twice
 // the SSE2 baseline's width; about 1.5 -> 1.0 ms for 1.3 M SGD-momentum parameters and their
-// norm, out of the L3 cache) and for the baseline. No FMA: a fused multiply-add rounds once where the baseline
-// rounds twice, and ranks on different CPUs must compute the same parameters bit for bit.
+// norm, out of the L3 cache) and for the baseline. No FMA: a fused multiply-add rounds once where
+// the baseline rounds twice, and ranks on different CPUs must compute the same parameters bit for
+// bit.
 #if defined(__x86_64__) && defined(__GNUC__)
 #define RM_UPDATE_CLONES [[gnu::target_clones("avx2", "default")]]
 #else
