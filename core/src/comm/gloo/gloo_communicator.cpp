@@ -121,9 +121,9 @@ void GlooCommunicator::armWatchdog(Clock::time_point deadline) {
 
 std::string GlooCommunicator::transport() const {
   if (shm_) return "gloo; allreduce in shared memory, the ranks being on one host";
-  if (ring_ && algorithm_ == GlooOptions::Algorithm::kAuto) {
-    return size_ == 2 ? "gloo; allreduce over Ringmaster's TCP ring"
-                      : "gloo; allreduce over Ringmaster's TCP ring from 2 MB, Gloo's below";
+  if (ringCarries(0)) return "gloo; allreduce over Ringmaster's TCP ring";
+  if (ringCarries(kGlooRingMinBytes)) {
+    return "gloo; allreduce over Ringmaster's TCP ring from 2 MB, Gloo's below";
   }
   return "gloo; allreduce over Gloo's TCP";
 }
@@ -244,10 +244,7 @@ Status GlooCommunicator::allreduce(void* data, size_t count, DataType type, Redu
   };
   if (shm_ && count > 0) return direct("shared memory", *shm_);
   const size_t bytes = count * dataTypeSize(type);
-  if (ring_ && algorithm_ == GlooOptions::Algorithm::kAuto &&
-      (size_ == 2 || bytes >= kGlooRingMinBytes)) {
-    return direct("tcp ring", *ring_);
-  }
+  if (ringCarries(bytes)) return direct("tcp ring", *ring_);
   const bool useBcube =
       algorithm_ == GlooOptions::Algorithm::kBcube ||
       (algorithm_ == GlooOptions::Algorithm::kAuto && size_ > 2 && bytes < kGlooRingMinBytes);

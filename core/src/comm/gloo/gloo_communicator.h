@@ -103,6 +103,12 @@ class GlooCommunicator final : public Communicator {
   void armWatchdog(std::chrono::steady_clock::time_point deadline);
   bool disarmWatchdog();  // Returns whether the deadline passed.
   void watchdogLoop();
+  // Whether an allreduce of `bytes` goes over the TCP ring: all of them between two ranks, the
+  // large ones (where Gloo would use its ring) between more.
+  bool ringCarries(size_t bytes) const {
+    return ring_ && algorithm_ == GlooOptions::Algorithm::kAuto &&
+           (size_ == 2 || bytes >= kGlooRingMinBytes);
+  }
 
   const std::shared_ptr<::gloo::rendezvous::Context> context_;
   const int rank_;
