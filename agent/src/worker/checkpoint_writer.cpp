@@ -22,8 +22,7 @@ CheckpointWriter::~CheckpointWriter() {
 Status CheckpointWriter::start(train::CheckpointState state, Clock::time_point began) {
   std::lock_guard<std::mutex> lock(mutex_);
   if (!error_.isOk()) return error_;
-  next_ = std::move(state);
-  next_blocked_s_ = std::chrono::duration<double>(Clock::now() - began).count();
+  next_ = Pending{std::move(state), std::chrono::duration<double>(Clock::now() - began).count()};
   writing_ = true;
   changed_.notify_all();
   return Status::ok();
@@ -45,16 +44,15 @@ void CheckpointWriter::run() {
   while (true) {
     changed_.wait(lock, [this] { return next_.has_value() || stop_; });
     if (!next_) return;  // stopped with nothing to write
-    const train::CheckpointState state = std::move(*next_);
+    const Pending pending = std::move(*next_);
     next_.reset();
-    const double blocked_s = next_blocked_s_;
     lock.unlock();
     const Clock::time_point begin = Clock::now();
-    Status saved = train::saveCheckpoint(dir_, state, keep_);
+    Status saved = train::saveCheckpoint(dir_, pending.state, keep_);
     const double write_s = std::chrono::duration<double>(Clock::now() - begin).count();
     lock.lock();
     if (saved.isOk()) {
-      written_.push_back({state.step, blocked_s, write_s});
+      written_.push_back({pending.state.step, pending.blocked_s, write_s});
     } else if (error_.isOk()) {
       error_ = std::move(saved);
     }

@@ -19,6 +19,7 @@
 #include <optional>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "ringmaster/train/checkpoint.h"
@@ -42,6 +43,16 @@ class CheckpointWriter {
   CheckpointWriter(const CheckpointWriter&) = delete;
   CheckpointWriter& operator=(const CheckpointWriter&) = delete;
 
+  // The training loop's checkpoint: waits for the one before (one copy of the state at a time),
+  // takes the state from `snapshot()` (a train::CheckpointState, or a Result of one) and hands
+  // it over; the time all this took is the checkpoint's blocked time.
+  template <typename Snapshot>
+  Status save(Snapshot&& snapshot) {
+    const Clock::time_point began = Clock::now();
+    RM_RETURN_IF_ERROR(wait());
+    RM_ASSIGN_OR_RETURN(train::CheckpointState state, Result<train::CheckpointState>(snapshot()));
+    return start(std::move(state), began);
+  }
   // Hands `state` to the writer thread; `began` is when the training thread stopped for it (its
   // blocked time ends now). Returns the error of an earlier write instead, if one failed.
   // REQUIRES: wait() returned since the last start() (the caller frees memory before copying).
@@ -58,12 +69,16 @@ class CheckpointWriter {
   const size_t keep_;
   std::mutex mutex_;
   std::condition_variable changed_;
-  std::optional<train::CheckpointState> next_;  // GUARDED_BY(mutex_)
-  double next_blocked_s_ = 0;                   // GUARDED_BY(mutex_)
-  bool writing_ = false;                        // GUARDED_BY(mutex_): next_ taken, not done
-  bool stop_ = false;                           // GUARDED_BY(mutex_)
-  Status error_;                                // GUARDED_BY(mutex_)
-  std::vector<Written> written_;                // GUARDED_BY(mutex_)
+  struct Pending {
+    train::CheckpointState state;
+    double blocked_s = 0;
+  };
+
+  std::optional<Pending> next_;   // GUARDED_BY(mutex_)
+  bool writing_ = false;          // GUARDED_BY(mutex_): next_ given, its write not done
+  bool stop_ = false;             // GUARDED_BY(mutex_)
+  Status error_;                  // GUARDED_BY(mutex_)
+  std::vector<Written> written_;  // GUARDED_BY(mutex_)
   std::thread thread_;
 };
 

@@ -259,11 +259,7 @@ Status runRank(AnyTrainer& trainer, const train::NativeConfig& config, const Wor
         (checkpoint_every > 0 && report.step % checkpoint_every == 0) || trainer.done() || stopping;
     if (checkpoints && checkpoint_due) {
       phase.enter(job::RankPhase::kCheckpoint);
-      const auto began = CheckpointWriter::Clock::now();
-      RM_RETURN_IF_ERROR(checkpoints->wait());  // the one before: one copy of the state at a time
-      RM_ASSIGN_OR_RETURN(train::CheckpointState state,
-                          Result<train::CheckpointState>(trainer.checkpointState()));
-      RM_RETURN_IF_ERROR(checkpoints->start(std::move(state), began));
+      RM_RETURN_IF_ERROR(checkpoints->save([&] { return trainer.checkpointState(); }));
     }
     // The last one is on disk before the rank says it is done or stopped.
     if (checkpoints && (trainer.done() || stopping)) RM_RETURN_IF_ERROR(checkpoints->wait());

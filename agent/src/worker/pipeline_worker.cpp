@@ -484,9 +484,7 @@ Status runPipelineRank(const train::NativeConfig& config, const WorkerOptions& o
     const uint64_t every = config.checkpoint.every_steps;
     if (checkpoints && ((every > 0 && step.step % every == 0) || trainer.done() || stopping)) {
       phase.enter(job::RankPhase::kCheckpoint);
-      const Clock::time_point began = Clock::now();
-      RM_RETURN_IF_ERROR(checkpoints->wait());  // the one before: one copy of the state at a time
-      RM_RETURN_IF_ERROR(checkpoints->start(trainer.checkpointState(), began));
+      RM_RETURN_IF_ERROR(checkpoints->save([&] { return trainer.checkpointState(); }));
     }
     // The last one is on disk before the rank says it is done or stopped.
     if (checkpoints && (trainer.done() || stopping)) RM_RETURN_IF_ERROR(checkpoints->wait());
