@@ -31,6 +31,7 @@
 #include "harness.h"
 #include "ringmaster/metrics/line_parser.h"
 #include "ringmaster/store/store.h"
+#include "ringmaster/train/blas_choice.h"
 
 using namespace ringmaster;
 using namespace ringmaster::testing;
@@ -59,7 +60,10 @@ std::string nativeSpec(int epochs) {
   return spec + "placement: [{agent: a1, ranks: 1}, {agent: a2, ranks: 1}]\n";
 }
 
+// PyTorch's GEMMs are Debian's OpenBLAS too: its ranks get the kernels the agent gives native
+// ranks, so that the two trainers are compared on the same ones.
 std::string torchSpec(int epochs) {
+  const std::string core = train::preferredOpenblasCoreType();
   return "name: torch-ddp\n"
          "launcher: torchrun\n"
          "command: [/usr/bin/python3, " +
@@ -67,7 +71,9 @@ std::string torchSpec(int epochs) {
          std::to_string(epochs) +
          "\"]\n"
          "backend: gloo\n"
-         "env: {OMP_NUM_THREADS: \"1\"}\n"
+         "env: {OMP_NUM_THREADS: \"1\"" +
+         (core.empty() ? "" : ", OPENBLAS_CORETYPE: " + core) +
+         "}\n"
          "placement: [{agent: a1, ranks: 1}, {agent: a2, ranks: 1}]\n";
 }
 
@@ -203,9 +209,10 @@ int main(int argc, char** argv) {
   std::printf(
       "RESULT native_to_%.2f_s=%.1f torch_ddp_to_%.2f_s=%.1f ratio=%.2f native_final=%.4f "
       "torch_final=%.4f native_total_s=%.1f torch_total_s=%.1f native_one_host_to_%.2f_s=%.1f "
-      "ratio_one_host=%.2f epochs=%d runs=%d\n",
+      "ratio_one_host=%.2f epochs=%d runs=%d openblas_kernels=%s\n",
       kGoal, native->to_goal_s, kGoal, torch->to_goal_s, ratio(*native), native->final_accuracy,
       torch->final_accuracy, native->total_s, torch->total_s, kGoal, one_host->to_goal_s,
-      ratio(*one_host), epochs, runs);
+      ratio(*one_host), epochs, runs,
+      *train::preferredOpenblasCoreType() ? train::preferredOpenblasCoreType() : "default");
   return 0;
 }

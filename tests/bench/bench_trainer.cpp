@@ -15,6 +15,7 @@
 
 #include "harness.h"
 #include "ringmaster/comm/communicator.h"
+#include "ringmaster/train/blas_choice.h"
 #include "ringmaster/train/model.h"
 #include "ringmaster/train/trainer.h"
 #include "worker/gradient_sync.h"
@@ -116,10 +117,10 @@ double torchPeer(const BenchModel& m) {
 
 int main(int argc, char** argv) {
   // OpenBLAS picks its kernels when it loads; both sides must run with the same ones, the ones
-  // the agent gives native ranks (see addBlasTuning in agent/src/job_supervisor.cpp).
-  __builtin_cpu_init();
-  if (!std::getenv("OPENBLAS_CORETYPE") && __builtin_cpu_supports("avx512f")) {
-    ::setenv("OPENBLAS_CORETYPE", "SkylakeX", 1);
+  // the agent gives native ranks (NativeLauncher::tune).
+  const std::string core = train::preferredOpenblasCoreType();
+  if (!std::getenv("OPENBLAS_CORETYPE") && !core.empty()) {
+    ::setenv("OPENBLAS_CORETYPE", core.c_str(), 1);
     ::execv("/proc/self/exe", argv);
   }
   (void)argc;

@@ -150,26 +150,32 @@ Result<std::unique_ptr<JobData>> JobData::fromHistory(store::Reader& history,
   data->beginSnapshot(snapshot);
   RM_ASSIGN_OR_RETURN(const std::vector<store::SeriesRow> series,
                       history.jobSeries(snapshot.job.job_id));
-  for (const store::SeriesRow& row : series) RM_RETURN_IF_ERROR(data->readSeries(history, row));
+  std::vector<metrics::Series::Point> scratch;
+  for (const store::SeriesRow& row : series) {
+    RM_RETURN_IF_ERROR(data->readSeries(history, row, &scratch));
+  }
   data->endSnapshot(snapshot);
   return data;
 }
 
-Status JobData::readSeries(store::Reader& history, const store::SeriesRow& row) {
+Status JobData::readSeries(store::Reader& history, const store::SeriesRow& row,
+                           std::vector<metrics::Series::Point>* scratch) {
   const bool seconds = row.name == metrics::kCheckpointSecondsMetric;
   if (seconds || row.name == metrics::kCheckpointMetric) {
     return history.forEachPoint(row.id, [&](int64_t step, double value, double time) {
       addCheckpoint(static_cast<double>(step), time, row.attempt, seconds ? value : 0);
     });
   }
+  scratch->clear();
+  RM_RETURN_IF_ERROR(history.forEachPoint(row.id, [&](int64_t step, double value, double time) {
+    scratch->push_back({static_cast<double>(step), time, value});
+  }));
+  if (!scratch->empty()) noteAttemptPoint(row.attempt, scratch->front().time);
   metrics::Series& series = seriesOf(row.name, row.rank);
   const size_t before = series.size();
-  bool first = true;
-  RM_RETURN_IF_ERROR(history.forEachPoint(row.id, [&](int64_t step, double value, double time) {
-    if (std::exchange(first, false)) noteAttemptPoint(row.attempt, time);
-    appendNew(series, static_cast<double>(step), time, value);
-  }));
-  series.shrinkToFit();  // complete: its growth's spare room would double a long run's memory
+  series.reserve(before + scratch->size());
+  for (const metrics::Series::Point& p : *scratch) appendNew(series, p.step, p.time, p.value);
+  series.shrinkToFit();  // complete: its pyramid's spare room would grow a long run's memory
   if (series.size() > before) {
     const metrics::Series::Point& last = series.back();
     noteStoredPoint(row.attempt, row.rank, row.name, static_cast<int64_t>(last.step), last.time,

@@ -172,10 +172,8 @@ class Mlp {
 // OpenBLAS's thread count (like torch.set_num_threads); n <= 0 leaves it unchanged.
 void setBlasThreads(int n);
 int blasThreads();
-// The kernel set OpenBLAS chose for this CPU, e.g. "SkylakeX" ("" without OpenBLAS). OpenBLAS
-// 0.3.21 does not know CPUs newer than it (e.g. Emerald Rapids) and falls back to "Prescott"
-// (SSE3), which is ~3x slower here; OPENBLAS_CORETYPE=SkylakeX (or Haswell) in the environment
-// of the process fixes that, but only when set before the process starts.
+// The kernel set OpenBLAS chose for this CPU, e.g. "SkylakeX" ("" without OpenBLAS); see
+// blas_choice.h for why the agent chooses it for native ranks.
 std::string blasCoreName();
 
 }  // namespace ringmaster::train
