@@ -38,6 +38,7 @@
 #include "charts/metric_chart.h"
 #include "dashboard/dashboard_view.h"
 #include "past_run.h"
+#include "theme.h"
 
 using namespace ringmaster;
 
@@ -484,6 +485,7 @@ int main(int argc, char** argv) {
   auto flag = [&](const char* name) { return std::find(args.begin(), args.end(), name); };
   if (flag("--live-only") != args.end()) {  // [SECONDS]: the live case alone
     TracingApplication app(argc, argv);
+    gui::applyDarkTheme(app);  // the app's style and palette, as it starts
     HostWindow window;
     const auto seconds = flag("--live-only") + 1;
     const LiveResult live =
@@ -500,6 +502,7 @@ int main(int argc, char** argv) {
   std::filesystem::create_directories(past_dir);
   if (!writePastRunInChild(past_dir)) return 1;
   TracingApplication app(argc, argv);
+  gui::applyDarkTheme(app);  // the app's style and palette, as it starts
   app.trace = flag("--trace") != args.end();
   HostWindow window;
   const PastRunResult past = openPastRun(window, past_dir);
