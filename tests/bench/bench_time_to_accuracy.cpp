@@ -203,6 +203,7 @@ int main(int argc, char** argv) {
     one_host = runJob(one, "native-one-host", nativeSpec(epochs));
   }
   if (!native || !torch || !one_host) return 1;
+  const std::string kernels = train::preferredOpenblasCoreType();  // both trainers' (torchSpec)
   const auto ratio = [&](const Run& run) {
     return run.to_goal_s > 0 && torch->to_goal_s > 0 ? torch->to_goal_s / run.to_goal_s : 0.0;
   };
@@ -212,7 +213,6 @@ int main(int argc, char** argv) {
       "ratio_one_host=%.2f epochs=%d runs=%d openblas_kernels=%s\n",
       kGoal, native->to_goal_s, kGoal, torch->to_goal_s, ratio(*native), native->final_accuracy,
       torch->final_accuracy, native->total_s, torch->total_s, kGoal, one_host->to_goal_s,
-      ratio(*one_host), epochs, runs,
-      *train::preferredOpenblasCoreType() ? train::preferredOpenblasCoreType() : "default");
+      ratio(*one_host), epochs, runs, kernels.empty() ? "default" : kernels.c_str());
   return 0;
 }
