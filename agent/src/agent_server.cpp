@@ -57,8 +57,11 @@ using Clock = std::chrono::steady_clock;
 const int kQueuedRepliesPerClient = ReplyBudget::kQueuedPerConnection;
 // What unread replies may hold of the agent's memory: per key over all its connections, and in
 // all (ReplyBudget). A GUI following a journal and a few ringmasterctl commands of one key stay
-// far below; a key's client that never reads gets errors instead of more replies.
-constexpr uint64_t kUnreadRepliesPerKey = 192ull << 20;
+// far below; a key's client that never reads gets errors instead of more replies. Queued replies
+// are also work queued ahead of everyone's on libzmq's two I/O threads, which encrypt each
+// whole: 4 of the largest per key, since 12 (192 MiB) kept another key's inventory waiting
+// 0.2-0.9 s on a 2-core AMD VM (stop 57).
+constexpr uint64_t kUnreadRepliesPerKey = 64ull << 20;
 constexpr uint64_t kUnreadRepliesInAll = 384ull << 20;
 constexpr auto kUnwritablePause = std::chrono::seconds(1);
 // Requests that take time, waiting per key (FairQueue), and how many are served in one turn of
