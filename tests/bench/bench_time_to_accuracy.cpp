@@ -48,6 +48,16 @@ struct Run {
   int evaluations = 0;
 };
 
+// Both trainers' GEMMs are Debian's OpenBLAS (PyTorch's too), and OpenBLAS reads its kernel
+// choice from the environment when it loads: each job names the kernels the agent gives native
+// ranks, so that both run the same ones whatever the agents inherited (a machine here exported
+// OPENBLAS_CORETYPE=Haswell, which the agent leaves alone: its native ranks ran the AVX2 kernels
+// while PyTorch's were told SkylakeX).
+std::string kernelsEnv() {
+  const std::string core = train::preferredOpenblasCoreType();
+  return core.empty() ? "" : ", OPENBLAS_CORETYPE: " + core;
+}
+
 // The demo's native section, with `epochs`.
 std::string nativeSpec(int epochs) {
   std::string spec = readFile(sourcePath("resources/jobs/demo.yaml"));
@@ -57,13 +67,12 @@ std::string nativeSpec(int epochs) {
   spec.replace(at, key.size(), "  epochs: " + std::to_string(epochs));
   spec.replace(spec.find("name: demo"), 10, "name: native");
   spec.replace(spec.find("world_size: 2\n"), 14, "");  // placed below instead
-  return spec + "placement: [{agent: a1, ranks: 1}, {agent: a2, ranks: 1}]\n";
+  return spec + "env: {OMP_NUM_THREADS: \"1\"" + kernelsEnv() +
+         "}\n"
+         "placement: [{agent: a1, ranks: 1}, {agent: a2, ranks: 1}]\n";
 }
 
-// PyTorch's GEMMs are Debian's OpenBLAS too: its ranks get the kernels the agent gives native
-// ranks, so that the two trainers are compared on the same ones.
 std::string torchSpec(int epochs) {
-  const std::string core = train::preferredOpenblasCoreType();
   return "name: torch-ddp\n"
          "launcher: torchrun\n"
          "command: [/usr/bin/python3, " +
@@ -72,7 +81,7 @@ std::string torchSpec(int epochs) {
          "\"]\n"
          "backend: gloo\n"
          "env: {OMP_NUM_THREADS: \"1\"" +
-         (core.empty() ? "" : ", OPENBLAS_CORETYPE: " + core) +
+         kernelsEnv() +
          "}\n"
          "placement: [{agent: a1, ranks: 1}, {agent: a2, ranks: 1}]\n";
 }
@@ -203,7 +212,7 @@ int main(int argc, char** argv) {
     one_host = runJob(one, "native-one-host", nativeSpec(epochs));
   }
   if (!native || !torch || !one_host) return 1;
-  const std::string kernels = train::preferredOpenblasCoreType();  // both trainers' (torchSpec)
+  const std::string kernels = train::preferredOpenblasCoreType();  // both jobs' (kernelsEnv)
   const auto ratio = [&](const Run& run) {
     return run.to_goal_s > 0 && torch->to_goal_s > 0 ? torch->to_goal_s / run.to_goal_s : 0.0;
   };
