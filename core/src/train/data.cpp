@@ -1,6 +1,7 @@
 #include "ringmaster/train/data.h"
 
 #include <algorithm>
+#include <array>
 #include <charconv>
 #include <cmath>
 #include <cstring>
@@ -298,13 +299,31 @@ Standardizer fitStandardizer(const Dataset& train) {
   return s;
 }
 
-Standardizer fitGlobalStandardizer(const Dataset& train) {
+namespace {
+
+// The sum of term(v) over `x` in eight running sums, not one: a single chain of Fashion-MNIST's
+// 47 million dependent additions took 0.1-0.15 s a pass. The order moves only a double's last
+// bits (and none for whole numbers such as pixel values).
+template <typename Term>
+double sumOf(const std::vector<float>& x, Term term) {
+  constexpr size_t kLanes = 8;
+  std::array<double, kLanes> lanes{};
+  size_t i = 0;
+  for (; i + kLanes <= x.size(); i += kLanes) {
+    for (size_t k = 0; k < kLanes; ++k) lanes[k] += term(x[i + k]);
+  }
   double sum = 0.0;
-  for (const float v : train.x) sum += v;
+  for (double lane : lanes) sum += lane;
+  for (; i < x.size(); ++i) sum += term(x[i]);
+  return sum;
+}
+
+}  // namespace
+
+Standardizer fitGlobalStandardizer(const Dataset& train) {
   const double n = std::max<double>(static_cast<double>(train.x.size()), 1.0);
-  const double mean = sum / n;
-  double sum_sq = 0.0;
-  for (const float v : train.x) sum_sq += (v - mean) * (v - mean);
+  const double mean = sumOf(train.x, [](float v) { return static_cast<double>(v); }) / n;
+  const double sum_sq = sumOf(train.x, [mean](float v) { return (v - mean) * (v - mean); });
   const double stddev = std::sqrt(sum_sq / n);
   Standardizer s;
   s.mean.assign(train.features, static_cast<float>(mean));

@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "large_pages.h"
 #include "ringmaster/train/data.h"
 
 namespace ringmaster::train {
@@ -51,12 +52,6 @@ struct GzCloser {
 };
 using GzFile = std::unique_ptr<gzFile_s, GzCloser>;
 
-// One IDX array of unsigned bytes: its dimensions and its values, in file order.
-struct IdxArray {
-  std::vector<uint32_t> dims;
-  std::vector<uint8_t> values;
-};
-
 // Reads exactly `size` bytes; false at the end of the data or on an error (`why` says which).
 bool readExactly(gzFile file, void* out, size_t size, std::string* why) {
   auto* bytes = static_cast<uint8_t*>(out);
@@ -78,14 +73,22 @@ bool readExactly(gzFile file, void* out, size_t size, std::string* why) {
   return true;
 }
 
+// An open IDX file of unsigned bytes, read up to its first value.
+struct IdxHeader {
+  GzFile file;
+  std::vector<uint32_t> dims;
+  uint64_t values = 0;  // the product of dims
+};
+
 // gzread reads a plain file as it is, so one path serves `.gz` and uncompressed files alike.
-Result<IdxArray> readIdx(const std::string& path, size_t want_dims) {
-  GzFile file(gzopen(path.c_str(), "rb"));
-  if (!file) return ioError(path + ": cannot open the IDX file");
-  gzbuffer(file.get(), kGzBuffer);
+Result<IdxHeader> openIdx(const std::string& path, size_t want_dims) {
+  IdxHeader idx{GzFile(gzopen(path.c_str(), "rb")), {}, 0};
+  if (!idx.file) return ioError(path + ": cannot open the IDX file");
+  gzFile file = idx.file.get();
+  gzbuffer(file, kGzBuffer);
   std::string why;
   std::array<uint8_t, 4> magic{};
-  if (!readExactly(file.get(), magic.data(), magic.size(), &why)) {
+  if (!readExactly(file, magic.data(), magic.size(), &why)) {
     return invalidArgument(path + ": not an IDX file (" + why + " in its 4-byte header)");
   }
   if (magic[0] != 0 || magic[1] != 0 || magic[3] == 0 || magic[3] > kMaxDims) {
@@ -101,12 +104,11 @@ Result<IdxArray> readIdx(const std::string& path, size_t want_dims) {
     return invalidArgument(path + ": has " + std::to_string(magic[3]) + " dimension(s); " +
                            (want_dims == 1 ? "labels have 1" : "images have 2 or more"));
   }
-  IdxArray array;
-  array.dims.resize(magic[3]);
+  idx.dims.resize(magic[3]);
   uint64_t total = 1;
-  for (uint32_t& dim : array.dims) {
+  for (uint32_t& dim : idx.dims) {
     std::array<uint8_t, 4> be{};
-    if (!readExactly(file.get(), be.data(), be.size(), &why)) {
+    if (!readExactly(file, be.data(), be.size(), &why)) {
       return invalidArgument(path + ": " + why + " in the dimension sizes");
     }
     dim = (uint32_t{be[0]} << 24) | (uint32_t{be[1]} << 16) | (uint32_t{be[2]} << 8) | be[3];
@@ -116,24 +118,37 @@ Result<IdxArray> readIdx(const std::string& path, size_t want_dims) {
     }
   }
   if (total == 0) return invalidArgument(path + ": holds no values (a dimension is 0)");
-  array.values.resize(total);
-  if (!readExactly(file.get(), array.values.data(), total, &why)) {
-    return invalidArgument(path + ": " + why + " (expected " + std::to_string(total) +
-                           " values after the header)");
+  idx.values = total;
+  return idx;
+}
+
+// Appends the file's values to `out` as floats, a chunk at a time (no byte copy of the whole
+// file), and checks that nothing follows them.
+Status readValues(IdxHeader& idx, const std::string& path, std::vector<float>* out) {
+  std::vector<uint8_t> chunk(std::min<uint64_t>(idx.values, kGzBuffer));
+  std::string why;
+  for (uint64_t left = idx.values; left > 0;) {
+    const size_t n = static_cast<size_t>(std::min<uint64_t>(left, chunk.size()));
+    if (!readExactly(idx.file.get(), chunk.data(), n, &why)) {
+      return invalidArgument(path + ": " + why + " (expected " + std::to_string(idx.values) +
+                             " values after the header)");
+    }
+    out->insert(out->end(), chunk.begin(), chunk.begin() + static_cast<long>(n));
+    left -= n;
   }
   uint8_t extra = 0;
-  if (gzread(file.get(), &extra, 1) != 0) {
-    return invalidArgument(path + ": has data past the " + std::to_string(total) +
+  if (gzread(idx.file.get(), &extra, 1) != 0) {
+    return invalidArgument(path + ": has data past the " + std::to_string(idx.values) +
                            " values its header announces");
   }
-  return array;
+  return Status::ok();
 }
 
 }  // namespace
 
 Result<Dataset> loadIdx(const IdxFiles& files) {
-  RM_ASSIGN_OR_RETURN(IdxArray images, readIdx(files.images, 2));
-  RM_ASSIGN_OR_RETURN(IdxArray labels, readIdx(files.labels, 1));
+  RM_ASSIGN_OR_RETURN(IdxHeader images, openIdx(files.images, 2));
+  RM_ASSIGN_OR_RETURN(IdxHeader labels, openIdx(files.labels, 1));
   const size_t count = images.dims[0];
   if (labels.dims[0] != count) {
     return invalidArgument(files.images + " holds " + std::to_string(count) + " images but " +
@@ -141,11 +156,12 @@ Result<Dataset> loadIdx(const IdxFiles& files) {
   }
   Dataset data;
   data.task = Task::kClassification;
-  data.features = images.values.size() / count;
-  data.x.assign(images.values.begin(), images.values.end());
-  data.y.assign(labels.values.begin(), labels.values.end());
-  const uint8_t max_label = *std::max_element(labels.values.begin(), labels.values.end());
-  data.classes = size_t{max_label} + 1;
+  data.features = static_cast<size_t>(images.values / count);
+  reserveLargePages(&data.x, static_cast<size_t>(images.values));
+  RM_RETURN_IF_ERROR(readValues(images, files.images, &data.x));
+  data.y.reserve(count);
+  RM_RETURN_IF_ERROR(readValues(labels, files.labels, &data.y));
+  data.classes = static_cast<size_t>(*std::max_element(data.y.begin(), data.y.end())) + 1;
   if (data.classes < 2) {
     return invalidArgument(files.labels + ": every label is 0; classification needs 2 classes");
   }

@@ -285,6 +285,25 @@ TEST_F(IdxTest, ReadsGzippedAndPlainFilesAlike) {
   }
 }
 
+// Images are read a megabyte at a time straight into floats: values on both sides of the chunks'
+// seams land where they belong, and a file that ends inside a later chunk is still short.
+TEST_F(IdxTest, FilesLargerThanOneReadChunkAreReadWhole) {
+  const uint32_t count = 1100, side = 32;  // 1,126,400 pixels: two chunks of 1 MiB
+  const std::string bytes = images(count, side, side);
+  const IdxFiles files{writeGz("big.gz", bytes), writeGz("big-labels.gz", labels(count, 4))};
+  Result<Dataset> data = loadIdx(files);
+  ASSERT_TRUE(data.isOk()) << data.status().toString();
+  ASSERT_EQ(data->x.size(), size_t{count} * side * side);
+  for (const size_t at : {size_t{0}, (size_t{1} << 20) - 1, size_t{1} << 20, data->x.size() - 1}) {
+    const size_t image = at / (side * side), pixel = at % (side * side);
+    EXPECT_EQ(data->x[at], static_cast<float>((image + pixel) & 0xff)) << "value " << at;
+  }
+  EXPECT_EQ(data->y[count - 1], static_cast<float>((count - 1) % 4));
+  const std::string cut = bytes.substr(0, bytes.size() - 1000);
+  expectError({writeGz("cut-big.gz", cut), files.labels},
+              {"cut-big.gz", "the file ends early", "expected 1126400 values"});
+}
+
 TEST_F(IdxTest, NamesTheFileAndWhatIsWrongWithIt) {
   const std::string good_images = write("img", images(10, 2, 2));
   const std::string good_labels = write("lab", labels(10, 2));

@@ -7,9 +7,9 @@
 namespace ringmaster::train {
 
 // "SkylakeX" on a CPU with AVX-512 (F, BW, DQ, VL: what those kernels use), else "" (OpenBLAS's
-// own choice). Debian 12's OpenBLAS (0.3.21) does not know CPUs newer than it: recent Xeons fall
-// back to its SSE3 kernels (~3x slower for the native trainer's GEMMs), AMD Zen 5 to its AVX2 ones
-// ("Haswell": the demo MLP's GEMMs take 4.7 ms a step with them, 3.0 ms with SkylakeX's).
+// own choice). Debian 12's OpenBLAS (0.3.21) does not know Intel CPUs newer than it: recent Xeons
+// fall back to its SSE3 kernels (~3x slower for the native trainer's GEMMs). The demo MLP's GEMMs
+// take 4.7 ms a step with the AVX2 ("Haswell") kernels on a Zen 5, 3.0 ms with SkylakeX's.
 inline const char* preferredOpenblasCoreType() {
   __builtin_cpu_init();
   const bool avx512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
