@@ -157,6 +157,17 @@ Result<Dataset> loadIdx(const IdxFiles& files) {
   Dataset data;
   data.task = Task::kClassification;
   data.features = static_cast<size_t>(images.values / count);
+  // The room for every value is taken before reading (a header that claims more than the file
+  // holds is caught by the read), so a header beyond this host's memory is refused first.
+  const uint64_t bytes = images.values * sizeof(float);
+  const uint64_t memory = static_cast<uint64_t>(::sysconf(_SC_PHYS_PAGES)) *
+                          static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
+  if (bytes > memory) {
+    return Status(ErrorCode::kResourceExhausted,
+                  files.images + ": its " + std::to_string(images.values) + " values take " +
+                      std::to_string(bytes >> 20) + " MiB as floats, more than this host's " +
+                      std::to_string(memory >> 20) + " MiB of memory");
+  }
   reserveLargePages(&data.x, static_cast<size_t>(images.values));
   RM_RETURN_IF_ERROR(readValues(images, files.images, &data.x));
   data.y.reserve(count);

@@ -304,6 +304,20 @@ TEST_F(IdxTest, FilesLargerThanOneReadChunkAreReadWhole) {
               {"cut-big.gz", "the file ends early", "expected 1126400 values"});
 }
 
+// The floats' room is taken before the values are read: a header claiming more than the host's
+// memory is refused with the sizes, not an allocation failure (a smaller lie ends early).
+TEST_F(IdxTest, AHeaderBeyondTheHostsMemoryIsRefusedBeforeAnythingIsRead) {
+  const IdxFiles files{writeGz("huge.gz", header(0x08, {1u << 17, 1u << 17}) + "abc"),
+                       writeGz("huge-labels.gz", labels(1u << 17, 2))};
+  const uint64_t memory = static_cast<uint64_t>(::sysconf(_SC_PHYS_PAGES)) *
+                          static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
+  if ((uint64_t{1} << 36) > memory) {
+    expectError(files, {"huge.gz", "17179869184 values take 65536 MiB as floats", "MiB of memory"});
+  } else {
+    expectError(files, {"huge.gz", "the file ends early"});
+  }
+}
+
 TEST_F(IdxTest, NamesTheFileAndWhatIsWrongWithIt) {
   const std::string good_images = write("img", images(10, 2, 2));
   const std::string good_labels = write("lab", labels(10, 2));
