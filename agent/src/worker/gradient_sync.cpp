@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 
 namespace ringmaster::agent {
 namespace {
@@ -12,10 +13,13 @@ double now() {
 
 }  // namespace
 
-GradientSync::GradientSync(comm::Communicator* communicator, comm::ReduceOp op, size_t bucket_bytes)
+GradientSync::GradientSync(comm::Communicator* communicator, comm::ReduceOp op, size_t bucket_bytes,
+                           Overlap overlap)
     : communicator_(communicator),
       op_(op),
       bucket_floats_(std::max<size_t>(1, bucket_bytes / sizeof(float))),
+      overlap_(overlap),
+      overlapping_(overlap != Overlap::kNever),
       thread_([this] { run(); }) {}
 
 GradientSync::~GradientSync() { stop(); }
@@ -43,6 +47,7 @@ void GradientSync::submit(float* begin, float* end) {
 }
 
 void GradientSync::onLayerReady(float* data, size_t count) {
+  if (!overlapping_) return;
   if (pending_begin_ && data + count == pending_begin_) {
     pending_begin_ = data;  // backward walks down the buffer: extend the bucket
   } else {
@@ -61,6 +66,22 @@ void GradientSync::onLayerReady(float* data, size_t count) {
 }
 
 Status GradientSync::finish(std::span<float> grads) {
+  Status status = overlapping_ ? waitForBuckets(grads) : reduceInline(grads);
+  const double step_end = now();
+  // A step counts from the end of the last one: the update, forward, backward and reduction.
+  if (status.isOk() && overlap_ == Overlap::kMeasure && choice_.empty() && steps_ > 0) {
+    status = measure(step_end - last_step_end_);
+  }
+  last_step_end_ = step_end;
+  ++steps_;
+  if (overlap_ == Overlap::kMeasure && choice_.empty()) {
+    // The coming step's turn: overlapped during the warm-up, then every other turn.
+    overlapping_ = steps_ < kWarmupSteps || ((steps_ - kWarmupSteps) / kTurnSteps) % 2 == 0;
+  }
+  return status;
+}
+
+Status GradientSync::waitForBuckets(std::span<float> grads) {
   float* const begin = grads.data();
   float* const end = grads.data() + grads.size();
   submit(pending_begin_, pending_end_);
@@ -78,6 +99,38 @@ Status GradientSync::finish(std::span<float> grads) {
   Status error = error_;
   error_ = Status::ok();
   return error;
+}
+
+Status GradientSync::reduceInline(std::span<float> grads) {
+  const double start = now();
+  Status status = communicator_->allreduce(grads.data(), grads.size(), op_);
+  last_comm_s_ = last_wait_s_ = now() - start;
+  return status;
+}
+
+Status GradientSync::measure(double step_seconds) {
+  if (steps_ < kWarmupSteps) return Status::ok();
+  trial_[overlapping_ ? 0 : 1].push_back(step_seconds);
+  if (steps_ + 1 < kTrialSteps) return Status::ok();
+  // Averaged over the ranks, so that every rank chooses alike (each one's steps are the job's
+  // anyway: they wait for each other).
+  float medians[2];
+  for (int mode = 0; mode < 2; ++mode) {
+    std::vector<double>& steps = trial_[mode];
+    std::nth_element(steps.begin(), steps.begin() + steps.size() / 2, steps.end());
+    medians[mode] = static_cast<float>(steps[steps.size() / 2]);
+  }
+  RM_RETURN_IF_ERROR(communicator_->allreduce(medians, 2, comm::ReduceOp::kAverage));
+  const bool overlap = medians[0] <= medians[1];
+  char line[200];
+  std::snprintf(line, sizeof(line),
+                "gradients are averaged %s: a step took %.2f ms overlapped and %.2f ms after "
+                "backward (medians of %zu steps each, over the ranks)",
+                overlap ? "while backward runs" : "after backward", medians[0] * 1e3,
+                medians[1] * 1e3, trial_[0].size());
+  choice_ = line;
+  overlapping_ = overlap;
+  return Status::ok();
 }
 
 void GradientSync::run() {

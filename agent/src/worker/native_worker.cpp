@@ -232,9 +232,14 @@ Status runRank(AnyTrainer& trainer, const train::NativeConfig& config, const Wor
   // From here a SIGTERM asks the ranks to stop together (NCCL cannot take the vote's host float).
   const bool can_vote = !comm || comm->backend() == "gloo";
   if (options.stop && can_vote) options.stop->store(kStopAsks);
+  bool overlap_told = false;
   while (!trainer.done()) {
     phase.enter(job::RankPhase::kCompute, trainer.completedSteps() + 1);
     RM_ASSIGN_OR_RETURN(train::StepReport report, trainer.step());
+    if (sync && !overlap_told && !sync->choice().empty()) {
+      if (options.rank == 0) std::fprintf(log, "%s\n", sync->choice().c_str());
+      overlap_told = true;
+    }
     if (report.measured && (report.step % options.metrics_every == 0 || trainer.done())) {
       MetricLine line(report.step);
       line.add("loss", report.loss)
@@ -361,12 +366,16 @@ Status runNativeWorker(const WorkerOptions& options, comm::KeyValueStore* store,
   if (strategy.parameterServer()) {
     return runParameterServerRank(config, options, store, comm.get(), phase, out, log);
   }
-  // With NCCL the buckets are device memory: GradientSync only does pointer arithmetic on them.
-  // Local SGD and compression exchange through StrategySync instead (no overlap with backward).
+  // With NCCL the buckets are device memory: GradientSync only does pointer arithmetic on them,
+  // and backward and the reduction run on the device, not on the host's cores: they always
+  // overlap. On CPUs the ranks measure whether overlap pays on theirs. Local SGD and compression
+  // exchange through StrategySync instead (no overlap with backward).
   std::unique_ptr<GradientSync> sync;
   if (comm && !cpu_strategy && !strategy.localSgd()) {
     // Summed, not averaged: the trainer scales the gradients by 1/world in backward.
-    sync = std::make_unique<GradientSync>(comm.get(), comm::ReduceOp::kSum);
+    sync = std::make_unique<GradientSync>(
+        comm.get(), comm::ReduceOp::kSum, GradientSync::kBucketBytes,
+        placement.gpu ? GradientSync::Overlap::kAlways : GradientSync::Overlap::kMeasure);
   }
 
   train::TrainerOptions trainer_options;

@@ -2,8 +2,9 @@
 // ringmaster-worker's job: one rank of a `native` job. Builds the trainer from the job's
 // `native:` section, on the CPU (Gloo over TCP) or on this host's GPU (NCCL) as the backend says,
 // joins the other ranks through the job's rendezvous store, resumes from the newest checkpoint,
-// trains with gradients averaged by bucketed allreduces that overlap the backward pass (or as
-// native.strategy says: compressed, or local SGD's parameter averaging; see StrategySync), reports
+// trains with gradients averaged by bucketed allreduces that overlap the backward pass where that
+// pays (on CPUs the ranks measure it first; see GradientSync), or as native.strategy says
+// (compressed, or local SGD's parameter averaging; see StrategySync), reports
 // metrics as JSON lines on stdout, which its agent journals: loss, lr, samples_per_sec, step_time,
 // comm_time, bytes_sent (and compression_error with lossy compression) every `metrics_every`
 // steps, accuracy (classification) or mse after each evaluation, param_checksum at the end. Asked

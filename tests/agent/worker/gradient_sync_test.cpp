@@ -3,8 +3,10 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
 #include <functional>
 #include <memory>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -104,6 +106,56 @@ TEST(GradientSync, AFailedAllreduceFailsTheStep) {
     EXPECT_FALSE(status.isOk());
   });
 }
+
+TEST(GradientSync, WithoutOverlapHooksAreIgnoredAndFinishReducesEverything) {
+  onRanks(2, [](int rank, comm::Communicator* communicator) {
+    GradientSync sync(communicator, comm::ReduceOp::kAverage, /*bucket_bytes=*/256,
+                      GradientSync::Overlap::kNever);
+    std::vector<float> grads = rankGradients(rank);
+    sync.onLayerReady(grads.data() + 1010, 3);
+    sync.onLayerReady(grads.data() + 10, 1000);
+    EXPECT_FALSE(sync.overlapping());
+    ASSERT_TRUE(sync.finish(grads).isOk());
+    expectAverageOfRanks(grads, 2);
+    EXPECT_EQ(sync.lastCommSeconds(), sync.lastWaitSeconds());  // all of it waited for
+  });
+}
+
+// Overlap::kMeasure over the trial and beyond: every step's average is right whichever way it was
+// reduced, the turns alternate after the warm-up, and the ranks settle on the way whose steps
+// were shorter, alike. Rank 0 makes one way slow on purpose (as a crowded core makes overlap).
+void measureAndChoose(bool slow_overlap) {
+  onRanks(2, [slow_overlap](int rank, comm::Communicator* communicator) {
+    GradientSync sync(communicator, comm::ReduceOp::kAverage, /*bucket_bytes=*/256,
+                      GradientSync::Overlap::kMeasure);
+    std::vector<bool> turns;
+    for (uint64_t step = 0; step < GradientSync::kTrialSteps + 5; ++step) {
+      std::vector<float> grads = rankGradients(rank);
+      turns.push_back(sync.overlapping());
+      sync.onLayerReady(grads.data() + 1010, 3);
+      sync.onLayerReady(grads.data() + 10, 1000);
+      sync.onLayerReady(grads.data(), 10);
+      if (rank == 0 && sync.overlapping() == slow_overlap) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(3));
+      }
+      ASSERT_TRUE(sync.finish(grads).isOk());
+      expectAverageOfRanks(grads, 2);
+      EXPECT_EQ(sync.choice().empty(), step + 1 < GradientSync::kTrialSteps) << "step " << step;
+    }
+    const uint64_t warm = GradientSync::kWarmupSteps, turn = GradientSync::kTurnSteps;
+    EXPECT_TRUE(turns[0] && turns[warm - 1] && turns[warm]);
+    EXPECT_FALSE(turns[warm + turn]);
+    EXPECT_TRUE(turns[warm + 2 * turn]);
+    EXPECT_EQ(sync.overlapping(), !slow_overlap);
+    EXPECT_EQ(turns.back(), !slow_overlap);
+    EXPECT_NE(sync.choice().find(slow_overlap ? "after backward" : "while backward runs"),
+              std::string::npos)
+        << sync.choice();
+  });
+}
+
+TEST(GradientSync, MeasuringKeepsOverlapWhenItIsQuicker) { measureAndChoose(false); }
+TEST(GradientSync, MeasuringDropsOverlapWhenItIsSlower) { measureAndChoose(true); }
 
 // A step that fails with buckets queued and one in flight: the collective fails mid-step (rank 1
 // aborts), and the owner frees the gradients right after stop(), as the worker does. stop() must
