@@ -57,7 +57,7 @@ int main(int argc, char** argv) {
                           "its dashboard.");
   QCommandLineOption demo_spec("demo-spec",
                                "The job --demo runs (default: the bundled jobs/demo.yaml, "
-                               "Fashion-MNIST on 2 ranks for about a minute).",
+                               "Fashion-MNIST on 2 ranks for under a minute).",
                                "FILE");
   parser.addOptions({cluster, db, demo, demo_spec});
   parser.process(app);
