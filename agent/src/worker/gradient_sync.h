@@ -8,7 +8,7 @@
 // Overlap only pays when the communication thread has a core to run on. Where the ranks already
 // take every core (two ranks on a 2-core machine), the thread runs only when backward waits,
 // and the hand-offs and smaller allreduces cost: a 784-1024-512-10 MLP's step there took 8.3-9.5
-// ms overlapped and 7.2-8.7 ms as one allreduce after backward (Gloo over TCP). Overlap::kMeasure
+// ms overlapped and 7.2-8.7 ms as one allreduce after backward (the TCP ring). Overlap::kMeasure
 // lets the ranks find out which holds on theirs.
 //
 // Thread-safety: onLayerReady() and finish() are called by the training thread. The
@@ -17,6 +17,7 @@
 
 #include <condition_variable>
 #include <cstddef>
+#include <cstdint>
 #include <deque>
 #include <mutex>
 #include <span>
