@@ -57,6 +57,11 @@ kill_node() {
     parent=$(awk '{print $4}' "/proc/$pid/stat" 2>/dev/null)
     [[ $(cat "/proc/$parent/comm" 2>/dev/null) == slurmstepd ]] && pids+=("$parent")
   done
+  # Frozen first, then killed: one `kill -KILL` signals them one after the other, and a step daemon
+  # that outlived its task by a moment told srun "task 1: Killed", so srun ended the step (and the
+  # batch script the job, NonZeroExitCode) before Slurm declared the node down and requeued it. A
+  # host that loses power reports nothing.
+  kill -STOP "${pids[@]}" 2>/dev/null || true
   kill -KILL "${pids[@]}" 2>/dev/null || true
 }
 case $action in
