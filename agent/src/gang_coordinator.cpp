@@ -12,6 +12,7 @@
 #include "rendezvous_service.h"
 #include "ringmaster/protocol/codec.h"
 #include "ringmaster/security/keys.h"
+#include "ringmaster/util/wall_clock.h"
 #include "zap_handler.h"
 
 namespace ringmaster::agent {
@@ -37,6 +38,10 @@ constexpr auto kSettle = std::chrono::milliseconds(300);
 // its job's end instead of holding the allocation for kLinger.
 constexpr auto kLinger = std::chrono::seconds(10);
 constexpr auto kMemberLinger = std::chrono::milliseconds(200);  // its answer leaves first
+// A side that ended its attempt without a majority may have been the smaller side of a split:
+// it goes on telling the lost agents its outcome this long, so that at the heal the other side,
+// which may have gone on, tells it that it was left out (see Gang::minority_outcome).
+constexpr auto kMinorityLinger = std::chrono::minutes(10);
 constexpr auto kProbeTimeout = std::chrono::milliseconds(200);
 constexpr auto kQuickReport = std::chrono::milliseconds(50);  // see reportSoon
 constexpr int kFullReportEvery = 10;  // beats between two full reports (see reportBelow)
@@ -483,6 +488,14 @@ proto::Envelope GangCoordinator::handle(const proto::Envelope& request) {
   };
   auto it = gangs_.find(message.job_id());
   if (it == gangs_.end() || it->second.left) {
+    // kCancelled: the sender, cut off while this side decided, leaves the job (onReadable).
+    const Ended* ended = endedHere(message.job_id());
+    if (ended && message.attempt() <= ended->attempt) {
+      return refuse(ErrorCode::kCancelled, "job '" + message.job_id() + "' is over on agent '" +
+                                               parts_.agent_name +
+                                               "': " + describeState(ended->state) +
+                                               " after attempt " + std::to_string(ended->attempt));
+    }
     return refuse(ErrorCode::kNotFound, "agent '" + parts_.agent_name + "' has no gang for job '" +
                                             message.job_id() + "'");
   }
@@ -546,6 +559,8 @@ proto::Envelope GangCoordinator::handle(const proto::Envelope& request) {
     // once, and this agent lingers until they know too (passOverGangs).
     const bool children = gang.tree && gang.contacts.size() > (gang.parent.empty() ? 0 : 1);
     gang.drop_at = Clock::now() + (children ? kLinger : kMemberLinger);
+    gang.minority_outcome = !quorumHere(gang).majority;
+    if (gang.minority_outcome) gang.drop_at = Clock::now() + kMinorityLinger;
     gang.next_heartbeat = Clock::now();
     (void)parts_.supervisor->stop(gang.launch.job_id(), std::chrono::milliseconds(0));
   }
@@ -593,14 +608,17 @@ void GangCoordinator::onReadable() {
         if (size < 0) break;
         peer.unanswered_since.reset();
         ++peer.replies;
+        auto reply = protocol::decode(buffer, std::min<size_t>(size, sizeof buffer));
         if (gang.outcome) {
-          if (peer.outcome_message != 0 && peer.replies >= peer.outcome_message) {
+          if (gang.minority_outcome && reply.isOk() && reply->has_error() &&
+              reply->error().code() == proto::CANCELLED) {
+            left.emplace_back(job_id, reply->error().message());  // the other side went on
+          } else if (peer.outcome_message != 0 && peer.replies >= peer.outcome_message) {
             pass_due_ = pass_due_ || !peer.knows_outcome;  // the leader may go now
             peer.knows_outcome = true;
           }
           continue;
         }
-        auto reply = protocol::decode(buffer, std::min<size_t>(size, sizeof buffer));
         if (!reply.isOk() || !reply->has_error()) {
           if (!peer.lost) {  // a lost peer is a member again by its own messages (handle)
             peer.last_heard = Clock::now();
@@ -822,7 +840,7 @@ GangCoordinator::Plan GangCoordinator::planAfterFailure(const Gang& gang) const 
     failed_agent.clear();
   }
   plan.next = planNextAttempt(gang.members, lost, failed_agent, policy, gang.original_agents, used);
-  plan.may_wait = !plan.by_client && !lostAgentsToWaitFor(gang, plan.next.too_few_agents).empty();
+  plan.may_wait = !reasonToWait(gang, plan).empty();
   if (!plan.next.refused.empty()) {
     decision.set_next(proto::JobDecision::FAIL);
     decision.set_reason(cause.cause() + " (no restart: " + plan.next.refused + ")");
@@ -864,6 +882,7 @@ void GangCoordinator::decide(Gang& gang, Clock::time_point now) {
     return;
   }
   const Plan plan = planAfterFailure(gang);
+  const proto::JobFailure& cause = gang.failures[rootCause(gang.failures)];
   const bool settled =
       plan.decision.next() != proto::JobDecision::RESTART && plan.next.refused.empty();
   if (settled) {  // stopped, or a hang with on_hang: fail
@@ -871,9 +890,25 @@ void GangCoordinator::decide(Gang& gang, Clock::time_point now) {
            plan.decision.reason());
     return;
   }
-  if (!plan.by_client && waitForLostAgents(gang, plan.next.too_few_agents, now)) return;
+  if (const std::string why = reasonToWait(gang, plan); !why.empty()) {
+    const double timeout = rejoinTimeout(gang.launch.restart());
+    if (!gang.rejoin_until) {
+      gang.rejoin_until =
+          now + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(timeout));
+      parts_.log("job " + gang.launch.job_id() + ": waiting up to " + formatSeconds(timeout) +
+                 " s, " + why);
+    }
+    if (now < *gang.rejoin_until) return journalWait(gang, plan, why);
+    if (!quorumHere(gang).majority) {
+      finish(gang, proto::FAILED,
+             cause.cause() + " (no restart: " + why + ", and none answered within " +
+                 formatSeconds(timeout) + " s)");
+      gang.minority_outcome = true;
+      gang.drop_at = now + kMinorityLinger;
+      return;
+    }
+  }
   if (plan.by_client && plan.next.refused.empty()) ++gang.client_restarts;
-  const proto::JobFailure& cause = gang.failures[rootCause(gang.failures)];
   if (!plan.next.refused.empty()) {
     std::string refused = plan.next.refused;
     if (gang.rejoin_until) {
@@ -906,32 +941,50 @@ void GangCoordinator::decide(Gang& gang, Clock::time_point now) {
              " starts in " + formatSeconds(backoff) + " s");
 }
 
-std::vector<std::string> GangCoordinator::lostAgentsToWaitFor(const Gang& gang,
-                                                              bool too_few_agents) const {
+Quorum GangCoordinator::quorumHere(const Gang& gang) const {
+  std::vector<std::string> members;
+  std::set<std::string> answering{parts_.agent_name}, down;
+  for (const auto& member : gang.members) members.push_back(member.agent());
+  for (const auto& [agent, peer] : gang.peers) {
+    if (!peer.lost) answering.insert(agent);
+    if (peer.down) down.insert(agent);
+  }
+  return quorumOf(members, answering, down);
+}
+
+std::string GangCoordinator::reasonToWait(const Gang& gang, const Plan& plan) const {
+  if (!plan.next.refused.empty() && !plan.next.too_few_agents) return "";
   std::vector<std::string> may_return;
   for (const auto& [agent, peer] : gang.peers) {
     if (lossCanBeUndone(gang, peer)) may_return.push_back(agent);
   }
-  if (may_return.empty()) return {};
-  // Cut off from the attempt's first agent, this side may be the smaller half of a split whose
-  // other half goes on: it waits for it rather than start a second copy of the job.
-  const bool first_may_return = std::find(may_return.begin(), may_return.end(),
-                                          gang.members.front().agent()) != may_return.end();
-  if (!too_few_agents && !first_may_return) return {};
-  return may_return;
+  if (may_return.empty()) return "";
+  // A client's restart too: the client may reach only this side of a split.
+  if (const Quorum quorum = quorumHere(gang); !quorum.majority) {
+    return "no majority here: " + describeWait(quorum) + " (lost: " + joined(may_return) + ")";
+  }
+  if (!plan.next.too_few_agents || plan.by_client) return "";
+  return plan.next.refused + ": agent(s) " + joined(may_return) + " may answer again";
 }
 
-bool GangCoordinator::waitForLostAgents(Gang& gang, bool too_few_agents, Clock::time_point now) {
-  const std::vector<std::string> may_return = lostAgentsToWaitFor(gang, too_few_agents);
-  if (may_return.empty()) return false;
-  const double timeout = rejoinTimeout(gang.launch.restart());
-  if (!gang.rejoin_until) {
-    gang.rejoin_until =
-        now + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(timeout));
-    parts_.log("job " + gang.launch.job_id() + ": waiting up to " + formatSeconds(timeout) +
-               " s for agent(s) " + joined(may_return) + " to answer again");
+void GangCoordinator::journalWait(Gang& gang, const Plan& plan, const std::string& why) {
+  if (gang.decision && gang.decision->next() == proto::JobDecision::WAIT &&
+      gang.decision->reason() == why) {
+    return;
   }
-  return now < *gang.rejoin_until;
+  proto::JobDecision decision;
+  decision.set_next(proto::JobDecision::WAIT);
+  decision.set_restarts_left(plan.decision.restarts_left());
+  decision.set_reason(why);
+  const auto left = std::chrono::duration<double>(*gang.rejoin_until - Clock::now()).count();
+  decision.set_wait_until(unixSeconds() + std::max(0.0, left));
+  for (const auto& [agent, peer] : gang.peers) {
+    if (lossCanBeUndone(gang, peer)) decision.add_waiting_for(agent);
+  }
+  gang.decision = decision;
+  proto::JournalRecord record;
+  *record.mutable_job_decision() = decision;
+  journal(gang, record);
 }
 
 void GangCoordinator::startNextAttempt(Gang& gang) {
@@ -1018,6 +1071,20 @@ void GangCoordinator::finish(Gang& gang, proto::RankState state, const std::stri
   gang.next_heartbeat = Clock::now();  // the peers hear of it at once (see onTimer)
 }
 
+void GangCoordinator::rememberEnded(const Gang& gang) {
+  constexpr size_t kEndedKept = 1024;  // about 100 kB
+  std::erase_if(ended_, [&](const Ended& e) { return e.job_id == gang.launch.job_id(); });
+  if (ended_.size() >= kEndedKept) ended_.erase(ended_.begin());
+  ended_.push_back({gang.launch.job_id(), attemptOf(gang), gang.outcome->state()});
+}
+
+const GangCoordinator::Ended* GangCoordinator::endedHere(const std::string& job_id) const {
+  for (const Ended& e : ended_) {
+    if (e.job_id == job_id) return &e;
+  }
+  return nullptr;
+}
+
 // Erased by onTimer: callers may hold references to the gang.
 void GangCoordinator::leave(const std::string& job_id, const std::string& why) {
   auto it = gangs_.find(job_id);
@@ -1060,6 +1127,7 @@ GangCoordinator::Clock::time_point GangCoordinator::passOverGangs(Clock::time_po
     reopenUnansweredConnections(gang, now);
     if (gang.outcome) {
       if (now >= gang.drop_at) {
+        rememberEnded(gang);
         parts_.zap->revokeKey(gang.launch.rendezvous_public_key());
         it = gangs_.erase(it);
         continue;
@@ -1070,17 +1138,20 @@ GangCoordinator::Clock::time_point GangCoordinator::passOverGangs(Clock::time_po
       // In a tree each agent passes it on to its children, and knows of them only.
       const bool none_left_out = static_cast<int>(gang.members.size()) >= gang.original_agents;
       const bool everyone_knows =
-          (none_left_out || !leads(gang)) &&
+          (none_left_out || !leads(gang) || gang.minority_outcome) &&
           std::all_of(gang.peers.begin(), gang.peers.end(), [&](const auto& entry) {
             const Peer& peer = entry.second;
-            return peer.down || peer.knows_outcome || !passesOnTo(gang, entry.first);
+            return peer.down || peer.knows_outcome ||
+                   (!gang.minority_outcome && !passesOnTo(gang, entry.first));
           });
-      if ((leads(gang) || gang.tree) && everyone_knows) {
+      if ((leads(gang) || gang.tree || gang.minority_outcome) && everyone_knows) {
         gang.drop_at = std::min(gang.drop_at, leads(gang) ? now : now + kMemberLinger);
       }
       if (now >= gang.next_heartbeat && now < gang.drop_at) {
         for (auto& [agent, peer] : gang.peers) {
-          if (!passesOnTo(gang, agent) || peer.lost || peer.knows_outcome) continue;
+          const bool tell = gang.minority_outcome ? peer.lost && !peer.down && peer.connection
+                                                  : passesOnTo(gang, agent) && !peer.lost;
+          if (!tell || peer.knows_outcome) continue;
           proto::GangMessage message;
           *message.mutable_outcome() = *gang.outcome;
           send(gang, agent, std::move(message));

@@ -30,9 +30,12 @@
 // - A lost agent may only be cut off. Until the next attempt is decided its loss can be undone:
 //   it keeps getting heartbeats, and when it answers it is a member again. The leader waits up
 //   to restart.rejoin_timeout_seconds for such agents when the job cannot go on without them
-//   (min_nodes), and so does a side of a network split that lost the attempt's first agent:
-//   that side may be going on, so only one side does (no "split brain"). An agent known to be
-//   down (its host refuses connections on its port, or it forgot the job) is not waited for.
+//   (min_nodes). Only a side holding a majority of the attempt's agents decides (gang_quorum.h):
+//   a smaller side of a network split stops its ranks, says it waits (JobDecision WAIT), and
+//   fails the attempt after the rejoin timeout, never starting one of its own, whatever
+//   min_nodes says; when the link is back, the other side's agents tell it that it was left
+//   out (or that the job is over, see Ended), and it leaves. An agent known to be down (its
+//   host refuses connections on its port, or it forgot the job) neither votes nor is waited for.
 //
 // Thread-safety: none; the agent's main thread owns it, like the supervisor it drives.
 
@@ -49,6 +52,7 @@
 #include <vector>
 
 #include "gang_policy.h"
+#include "gang_quorum.h"
 #include "gang_tree.h"
 #include "job_supervisor.h"
 #include "ringmaster/client/agent_connection.h"
@@ -181,6 +185,9 @@ class GangCoordinator {
     std::optional<Clock::time_point> rejoin_until;  // waiting for lost agents to answer again
     proto::GangRestart next;
     std::optional<proto::JobOutcome> outcome;  // decided: the gang lingers, then goes
+    // The outcome was decided (or heard) without a majority of the attempt here: the lost
+    // agents keep hearing it for kMinorityLinger, and one that answers "left out" ends it.
+    bool minority_outcome = false;
     Clock::time_point drop_at;
     Clock::time_point next_heartbeat;
     // A message found a peer not connected yet (a new attempt's connections are in their CURVE
@@ -246,19 +253,25 @@ class GangCoordinator {
   bool lostForGood(const Gang& gang, const Peer& peer) const {
     return peer.lost && !lossCanBeUndone(gang, peer);
   }
-  // The lost agents the decision waits for, because they may come back: when the job cannot go
-  // on without them, or when the attempt's first agent is among them (see gang_coordinator.h).
-  std::vector<std::string> lostAgentsToWaitFor(const Gang& gang, bool too_few_agents) const;
-  // Whether the decision waits for lost agents that may come back; false once it may be made.
-  bool waitForLostAgents(Gang& gang, bool too_few_agents, Clock::time_point now);
   // What the leader does about the attempt's failure or stop, from what it knows now.
   struct Plan {
     proto::JobDecision decision;
     NextAttempt next;        // RESTART: where
     bool by_client = false;  // a client asked for the restart (it uses none of the policy's)
-    bool may_wait = false;   // lost agents may come back and change it (waitForLostAgents)
+    bool may_wait = false;   // lost agents may come back and change it (reasonToWait)
   };
   Plan planAfterFailure(const Gang& gang) const;
+  // Whether this side holds a majority of the attempt's agents (gang_quorum.h): those not lost
+  // answer, those known down do not vote.
+  Quorum quorumHere(const Gang& gang) const;
+  // Why the decision waits for lost agents that may come back; "" when it may be made now. This
+  // side holds no majority of the attempt (it may be the smaller side of a split whose other
+  // side goes on: only one may, DESIGN.md §3 "One copy"), or the job cannot go on without them
+  // (min_nodes). A decision both sides would make alike (restarts used up) does not wait.
+  std::string reasonToWait(const Gang& gang, const Plan& plan) const;
+  // While the decision waits: the wait journaled (JobDecision WAIT, again when its reason
+  // changes), so that the job reads "waiting", never "running" with every rank stopped.
+  void journalWait(Gang& gang, const Plan& plan, const std::string& why);
   // The leader journals its decision the moment the attempt fails or is stopped, and again when
   // it changes (an agent lost later), so that no client predicts it.
   void journalDecision(Gang& gang);
@@ -288,6 +301,17 @@ class GangCoordinator {
     std::map<std::string, std::unique_ptr<client::AgentConnection>> connections;  // by agent
   };
   std::map<std::string, Expected> expected_;  // by job id
+  // Jobs whose gang here has decided and gone, newest last, so that an agent cut off from it
+  // (the smaller side of a split, a leader that went on alone) learns at the heal that the job
+  // is over rather than "no gang": a bounded list, the oldest forgotten first.
+  struct Ended {
+    std::string job_id;
+    uint32_t attempt = 0;  // the last attempt it ran
+    proto::RankState state = proto::RANK_STATE_UNSPECIFIED;
+  };
+  void rememberEnded(const Gang& gang);
+  const Ended* endedHere(const std::string& job_id) const;
+  std::vector<Ended> ended_;
 };
 
 }  // namespace ringmaster::agent

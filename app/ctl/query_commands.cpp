@@ -335,6 +335,7 @@ struct JobStatus {
   std::optional<job::HangWatch> hang;
   std::optional<store::SlurmJobRow> slurm;
   int restarts_left = -1;
+  std::optional<proto::JobDecision> waiting;  // the leader's wait, while the job is waiting
 
   std::string rankState(const store::RankRow& r) const {
     const bool unknown =
@@ -363,6 +364,7 @@ Result<JobStatus> jobStatus(const Globals& globals, History& h, store::JobRow ro
   model.applyStored(store::storedJobOf(row, status.ranks));
   status.hang = model.hang();
   status.restarts_left = model.restartsLeft();
+  if (model.phase() == job::JobPhase::kWaiting) status.waiting = model.decision();
   status.row = std::move(row);
   return status;
 }
@@ -378,6 +380,12 @@ json statusJson(const JobStatus& s, const std::map<std::string, std::string>& jo
                      {"since", s.hang->since}};
   }
   if (!journal_errors.empty()) entry["agent_journal_errors"] = journal_errors;
+  if (s.waiting) {
+    entry["waiting"] = {{"reason", s.waiting->reason()},
+                        {"until", s.waiting->wait_until()},
+                        {"lost_agents", std::vector<std::string>(s.waiting->waiting_for().begin(),
+                                                                 s.waiting->waiting_for().end())}};
+  }
   if (s.liveness.anyUnknown()) {
     entry["last_known_state"] = s.last_known_state;
     entry["reason"] = s.liveness.describe();
@@ -410,6 +418,11 @@ void printStatus(const JobStatus& s, const std::map<std::string, std::string>& j
               j.name.c_str(), j.launcher.c_str(), j.state.c_str(), restarts.c_str(), j.attempt,
               j.world_size, jobDuration(j).c_str());
   if (s.slurm) std::printf("%s\n", slurmRowText(*s.slurm).c_str());
+  if (s.waiting) {
+    std::printf("%s\n", terminalSafe("waiting until " + formatTime(s.waiting->wait_until()) + ": " +
+                                     s.waiting->reason())
+                            .c_str());
+  }
   if (s.liveness.anyUnknown()) std::printf("%s\n", s.liveness.describe().c_str());
   if (!job::isOverState(j.state)) {
     for (const auto& [agent, error] : journal_errors) {

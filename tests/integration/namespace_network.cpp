@@ -2,6 +2,8 @@
 
 #include <unistd.h>
 
+#include <algorithm>
+
 namespace ringmaster::testing {
 namespace {
 
@@ -58,6 +60,8 @@ NamespaceNetwork::~NamespaceNetwork() {
 }
 
 void NamespaceNetwork::remove() {
+  const std::vector<std::pair<int, int>> cut = cut_;  // setPath shortens cut_
+  for (const auto& [from, to] : cut) setPath(from, to, true);
   for (const Link& l : links_) {  // deleting one end of a veth pair deletes both
     runCommand({kIp, "link", "delete", l.outside});
     runCommand({kIp, "netns", "delete", l.netns});
@@ -68,6 +72,22 @@ AgentNetwork NamespaceNetwork::host(int i) const { return {links_[i].netns, link
 
 bool NamespaceNetwork::setConnected(int i, bool connected, std::string* why) {
   return run({kIp, "link", "set", links_[i].outside, connected ? "up" : "down"}, why);
+}
+
+// A policy rule of the router's: forwarded packets that match a blackhole rule vanish without
+// an ICMP answer (a TCP connect times out, as across a dead switch).
+bool NamespaceNetwork::setPath(int from, int to, bool open, std::string* why) {
+  const std::pair<int, int> path{from, to};
+  const auto at = std::find(cut_.begin(), cut_.end(), path);
+  if (open == (at == cut_.end())) return true;
+  const bool done =
+      run({kIp, "rule", open ? "del" : "add", "from",
+           links_[static_cast<size_t>(from)].inside_ip + "/32", "to",
+           links_[static_cast<size_t>(to)].inside_ip + "/32", "blackhole", "priority", "1000"},
+          why);
+  if (done && open) cut_.erase(at);
+  if (done && !open) cut_.push_back(path);
+  return done;
 }
 
 bool NamespaceNetwork::shapePath(int i, int j, const std::string& rate, std::string* why) {

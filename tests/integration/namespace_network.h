@@ -27,6 +27,10 @@ class NamespaceNetwork {
   AgentNetwork host(int i) const;
   // Host i cut off from every other host and from the client (its link down), or back.
   bool setConnected(int i, bool connected, std::string* why = nullptr);
+  // What host `from` sends to host `to` dropped at the router (this namespace), or let through
+  // again: silence, as a cut cable or a firewall gives, not a refusal. The client, in this
+  // namespace, still reaches both. Cut both ways for a split; one way for one-way loss.
+  bool setPath(int from, int to, bool open, std::string* why = nullptr);
   // The path between hosts i and j alone limited to `rate`, both ways: on each one's root-side
   // veth, what comes from the other goes through a tbf (an htb class chosen by source address).
   // One shaped path per host, on a network created without a rate.
@@ -39,7 +43,8 @@ class NamespaceNetwork {
   void remove();
 
   std::vector<Link> links_;
-  std::string forwarding_;  // ip_forward as it was
+  std::vector<std::pair<int, int>> cut_;  // (from, to) paths dropped by setPath
+  std::string forwarding_;                // ip_forward as it was
 };
 
 }  // namespace ringmaster::testing

@@ -1159,6 +1159,10 @@ QString DashboardView::summaryText(const client::ShownJob& shown) const {
               .arg(job_->agents().size() == 1 ? "" : "s");
   if (state == "running") text += QString(" (%1 running)").arg(running);
   if (state == "starting") text += " &nbsp;·&nbsp; waiting for the first step";
+  if (state == "waiting") {  // the leader's reason: who is lost, what it needs to go on
+    text += " &nbsp;·&nbsp; " +
+            QString::fromStdString(job_->model().decision().reason()).toHtmlEscaped();
+  }
   if (state == "restarting") {
     const uint32_t left = job_->model().restartsLeft();
     text += QString(" &nbsp;·&nbsp; attempt %1, %2 restart%3 left")

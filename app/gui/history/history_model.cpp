@@ -20,8 +20,9 @@ QString qstr(const std::string& s) { return QString::fromStdString(s); }
 // Sorting by state groups what needs attention first: failed, unknown (its agents are silent),
 // then live, then the rest.
 int stateSeverity(const std::string& state) {
-  static const char* const kOrder[] = {"failed",   "unknown",   "running", "starting", "restarting",
-                                       "stopping", "submitted", "stopped", "succeeded"};
+  static const char* const kOrder[] = {"failed",   "unknown",    "waiting",  "running",
+                                       "starting", "restarting", "stopping", "submitted",
+                                       "stopped",  "succeeded"};
   for (int i = 0; i < static_cast<int>(std::size(kOrder)); ++i) {
     if (state == kOrder[i]) return i;
   }

@@ -57,7 +57,7 @@ HistoryView::HistoryView(QWidget* parent)
   state_->setToolTip(tr("Only the runs in this state"));
   state_->addItem(tr("All states"), QStringList());
   state_->addItem(tr("Not over"), QStringList{"submitted", "starting", "running", "restarting",
-                                              "stopping", "unknown"});
+                                              "waiting", "stopping", "unknown"});
   for (const char* state : {"succeeded", "failed", "stopped", "unknown"}) {
     state_->addItem(QString::fromLatin1(state), QStringList{QString::fromLatin1(state)});
   }

@@ -61,7 +61,8 @@ QColor stateColor(const QString& state, const QPalette& palette) {
   if (state == QLatin1String("unknown"))  // its agents are silent: neither good nor bad
     return dark ? QColor(0xc0, 0x80, 0xff) : QColor(0x7a, 0x3d, 0xb8);
   if (state == QLatin1String("submitted") || state == QLatin1String("starting") ||
-      state == QLatin1String("restarting") || state == QLatin1String("stopping"))
+      state == QLatin1String("restarting") || state == QLatin1String("waiting") ||
+      state == QLatin1String("stopping"))
     return dark ? QColor(0xf2, 0xc1, 0x4e) : QColor(0x9a, 0x6a, 0x00);
   // stopped, and any state a newer build may add
   return dark ? QColor(0xa8, 0xa8, 0xa8) : QColor(0x60, 0x60, 0x60);

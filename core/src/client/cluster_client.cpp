@@ -374,9 +374,17 @@ Result<SyncReport> ClusterClient::sync(std::vector<std::string> names, const Syn
   return puller.run(options);
 }
 
-Result<std::vector<std::string>> ClusterClient::jobAgents(const std::string& job_id) {
+Result<std::vector<std::string>> ClusterClient::jobAgents(const std::string& job_id,
+                                                          bool every_attempt) {
   RM_ASSIGN_OR_RETURN(store::Reader * store, history());
   RM_ASSIGN_OR_RETURN(auto ranks, store->ranks(job_id));
+  if (every_attempt) {
+    const uint32_t newest = ranks.empty() ? 0 : ranks.front().attempt;
+    for (uint32_t attempt = newest; attempt-- > 1;) {
+      RM_ASSIGN_OR_RETURN(auto older, store->ranks(job_id, attempt));
+      ranks.insert(ranks.end(), older.begin(), older.end());
+    }
+  }
   std::vector<std::string> names;
   for (const auto& r : ranks) {
     if (std::find(names.begin(), names.end(), r.agent) == names.end()) names.push_back(r.agent);
@@ -384,8 +392,9 @@ Result<std::vector<std::string>> ClusterClient::jobAgents(const std::string& job
   return names;
 }
 
-std::vector<std::string> ClusterClient::jobAgentsOrAll(const std::string& job_id) {
-  auto names = jobAgents(job_id);
+std::vector<std::string> ClusterClient::jobAgentsOrAll(const std::string& job_id,
+                                                       bool every_attempt) {
+  auto names = jobAgents(job_id, every_attempt);
   if (names.isOk() && !names->empty()) return *names;
   std::vector<std::string> all;
   for (const auto& a : agents_) all.push_back(a.name);
@@ -401,7 +410,8 @@ Result<int> ClusterClient::stop(const std::string& job_id, int grace_ms) {
       return 0;
     }
   }
-  RM_ASSIGN_OR_RETURN(auto conns, connections(jobAgentsOrAll(job_id)));
+  // Every agent that ever ran the job: one cut off from a newer attempt may still run an older.
+  RM_ASSIGN_OR_RETURN(auto conns, connections(jobAgentsOrAll(job_id, true)));
   std::vector<proto::Envelope> requests(conns.size());
   for (auto& r : requests) {
     r.mutable_stop_job()->set_job_id(job_id);

@@ -7,10 +7,11 @@
 namespace ringmaster::job {
 namespace {
 
-constexpr std::array<std::pair<JobPhase, const char*>, 7> kJobPhases = {{
+constexpr std::array<std::pair<JobPhase, const char*>, 8> kJobPhases = {{
     {JobPhase::kSubmitted, "submitted"},
     {JobPhase::kRunning, "running"},
     {JobPhase::kRestarting, "restarting"},
+    {JobPhase::kWaiting, "waiting"},
     {JobPhase::kStopping, "stopping"},
     {JobPhase::kSucceeded, "succeeded"},
     {JobPhase::kFailed, "failed"},
@@ -245,6 +246,8 @@ JobPhase JobModel::phase() const {
   switch (fold_.decision().next()) {
     case proto::JobDecision::RESTART:
       return JobPhase::kRestarting;
+    case proto::JobDecision::WAIT:
+      return JobPhase::kWaiting;
     case proto::JobDecision::FAIL:
       return JobPhase::kFailed;
     case proto::JobDecision::STOP:
@@ -261,7 +264,8 @@ JobPhase JobModel::phase() const {
 
 uint32_t JobModel::restartsLeft() const {
   if (decided()) return 0;
-  if (fold_.decision().next() == proto::JobDecision::RESTART) {
+  if (fold_.decision().next() == proto::JobDecision::RESTART ||
+      fold_.decision().next() == proto::JobDecision::WAIT) {
     return fold_.decision().restarts_left();
   }
   if (fold_.decision().next() != proto::JobDecision::NEXT_UNSPECIFIED) return 0;

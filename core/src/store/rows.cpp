@@ -38,6 +38,8 @@ std::string decisionText(uint32_t attempt, const proto::JobDecision& decision) {
       return what + " failed: the agents restart the job (" +
              std::to_string(decision.restarts_left()) + " restart(s) left after this one)" +
              (decision.reason().empty() ? "" : ": " + decision.reason());
+    case proto::JobDecision::WAIT:
+      return what + " failed: the agents wait before they decide, " + decision.reason();
     case proto::JobDecision::FAIL:
       return what + " failed: the job fails" +
              (decision.reason().empty() ? "" : ": " + decision.reason());
@@ -184,6 +186,9 @@ proto::JobFold legacyFold(const JobRow& row) {
       break;
     case job::JobPhase::kRestarting:
       fold.mutable_decision()->set_next(proto::JobDecision::RESTART);
+      break;
+    case job::JobPhase::kWaiting:
+      fold.mutable_decision()->set_next(proto::JobDecision::WAIT);
       break;
     default:
       break;

@@ -252,10 +252,33 @@ TEST(JobModel, AStoppedJobIsStoppingUntilItsRanksHaveEnded) {
   EXPECT_TRUE(isOver(job.phase()));
 }
 
+// A leader cut off from most of its gang waits before it decides: the job is waiting, not
+// running with every rank stopped, nor failed while the other side may go on. The other side's
+// newer attempt wins; a late outcome of the waiting side's attempt changes nothing.
+TEST(JobModel, AWaitingLeaderIsWaitingAndANewerAttemptOfTheMajorityWins) {
+  JobModel job("j1");
+  job.apply("a1", accepted(1, {0}, 2, /*max_restarts=*/2));
+  job.apply("a3", accepted(1, {1}, 2, 2));
+  job.apply("a1", started(1, 0));
+  job.apply("a3", started(1, 1));
+  job.apply("a3", exited(1, 1, proto::STOPPED, 0, 15));
+  job.apply("a3", decision(1, proto::JobDecision::WAIT, 1));
+  EXPECT_EQ(job.phase(), JobPhase::kWaiting);
+  EXPECT_FALSE(job.finished());
+  EXPECT_EQ(job.restartsLeft(), 1u);
+  EXPECT_FALSE(isOverState(phaseName(job.phase())));
+
+  job.apply("a1", accepted(2, {0}, 1, 2));
+  job.apply("a1", started(2, 0));
+  job.apply("a3", outcome(1, proto::FAILED));  // the waiting side gave up, late
+  EXPECT_EQ(job.attempt(), 2u);
+  EXPECT_EQ(job.phase(), JobPhase::kRunning);
+}
+
 TEST(JobModel, PhaseNamesAreTheHistorysWords) {
   for (JobPhase p :
-       {JobPhase::kSubmitted, JobPhase::kRunning, JobPhase::kRestarting, JobPhase::kStopping,
-        JobPhase::kSucceeded, JobPhase::kFailed, JobPhase::kStopped}) {
+       {JobPhase::kSubmitted, JobPhase::kRunning, JobPhase::kRestarting, JobPhase::kWaiting,
+        JobPhase::kStopping, JobPhase::kSucceeded, JobPhase::kFailed, JobPhase::kStopped}) {
     EXPECT_EQ(jobPhaseNamed(phaseName(p)), p);
     EXPECT_EQ(isOverState(phaseName(p)), isOver(p));
   }

@@ -104,10 +104,12 @@ class ClusterClient {
                                   uint64_t offset, uint32_t wait_ms, uint32_t attempt = 0,
                                   uint32_t max_bytes = 0);
 
-  // Agents a job runs on (from the history), in rank order, without repeats.
-  Result<std::vector<std::string>> jobAgents(const std::string& job_id);
+  // Agents a job runs on (from the history), in rank order, without repeats; with
+  // `every_attempt`, those of every attempt it had, newest first (a side of a split that was
+  // left out may still run an older one).
+  Result<std::vector<std::string>> jobAgents(const std::string& job_id, bool every_attempt = false);
   // jobAgents, or every agent of the cluster file when the history knows none.
-  std::vector<std::string> jobAgentsOrAll(const std::string& job_id);
+  std::vector<std::string> jobAgentsOrAll(const std::string& job_id, bool every_attempt = false);
 
  private:
   ClusterClient(ClientPaths paths, std::vector<AgentEndpoint> agents, security::KeyPair keys);

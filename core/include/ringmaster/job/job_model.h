@@ -24,7 +24,10 @@ enum class JobPhase {
   kSubmitted,   // accepted, no rank started yet
   kRunning,     // ranks run
   kRestarting,  // an attempt failed and the agents start the next one
-  kStopping,    // the agents decided to stop it; its ranks are still ending (and hold their slots)
+  // An attempt failed and its leader waits for lost agents that may answer again before it
+  // decides (its side of a split holds no majority, or the job cannot go on without them).
+  kWaiting,
+  kStopping,  // the agents decided to stop it; its ranks are still ending (and hold their slots)
   kSucceeded,
   kFailed,
   kStopped,
@@ -32,7 +35,8 @@ enum class JobPhase {
 
 enum class RankStatus { kPending, kRunning, kSucceeded, kFailed, kStopped };
 
-// The words of the history and of `status`: "submitted", "running", "restarting", "stopping",
+// The words of the history and of `status`: "submitted", "running", "restarting", "waiting",
+// "stopping",
 // "succeeded", "failed", "stopped"; for ranks "pending", "running", "succeeded", "failed",
 // "stopped".
 const char* phaseName(JobPhase phase);
