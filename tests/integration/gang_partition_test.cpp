@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cstdio>
 #include <nlohmann/json.hpp>
 #include <thread>
 
@@ -115,8 +116,14 @@ class GangPartitionTest : public ::testing::Test {
           << name(i) << " did not train again within 10 s of the cut\n"
           << logs(agents);
     }
+    for (int i : majority) {
+      std::printf("%s trains again %.1f s after the cut\n", name(i).c_str(),
+                  truth.firstAdvance(dir(i), 2, cut_at) - cut_at);
+    }
     std::this_thread::sleep_for(std::chrono::seconds(12));  // past the rejoin timeout (5 s)
     for (int i : minority) {
+      std::printf("%s last advanced %.1f s after the cut\n", name(i).c_str(),
+                  truth.lastAdvance(dir(i)) - cut_at);
       EXPECT_LT(truth.lastAdvance(dir(i)), cut_at + 5) << name(i) << " trained on after the cut";
       EXPECT_EQ(truth.firstAdvance(dir(i), 2, cut_at), 0)
           << name(i) << " started an attempt of its own\n"
