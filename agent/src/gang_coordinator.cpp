@@ -952,12 +952,17 @@ Quorum GangCoordinator::quorumHere(const Gang& gang) const {
   return quorumOf(members, answering, down);
 }
 
+std::vector<std::string> GangCoordinator::lostThatMayReturn(const Gang& gang) const {
+  std::vector<std::string> agents;
+  for (const auto& [agent, peer] : gang.peers) {
+    if (lossCanBeUndone(gang, peer)) agents.push_back(agent);
+  }
+  return agents;
+}
+
 std::string GangCoordinator::reasonToWait(const Gang& gang, const Plan& plan) const {
   if (!plan.next.refused.empty() && !plan.next.too_few_agents) return "";
-  std::vector<std::string> may_return;
-  for (const auto& [agent, peer] : gang.peers) {
-    if (lossCanBeUndone(gang, peer)) may_return.push_back(agent);
-  }
+  const std::vector<std::string> may_return = lostThatMayReturn(gang);
   if (may_return.empty()) return "";
   // A client's restart too: the client may reach only this side of a split.
   if (const Quorum quorum = quorumHere(gang); !quorum.majority) {
@@ -978,9 +983,7 @@ void GangCoordinator::journalWait(Gang& gang, const Plan& plan, const std::strin
   decision.set_reason(why);
   const auto left = std::chrono::duration<double>(*gang.rejoin_until - Clock::now()).count();
   decision.set_wait_until(unixSeconds() + std::max(0.0, left));
-  for (const auto& [agent, peer] : gang.peers) {
-    if (lossCanBeUndone(gang, peer)) decision.add_waiting_for(agent);
-  }
+  for (const std::string& agent : lostThatMayReturn(gang)) decision.add_waiting_for(agent);
   gang.decision = decision;
   proto::JournalRecord record;
   *record.mutable_job_decision() = decision;

@@ -264,6 +264,8 @@ class GangCoordinator {
   // Whether this side holds a majority of the attempt's agents (gang_quorum.h): those not lost
   // answer, those known down do not vote.
   Quorum quorumHere(const Gang& gang) const;
+  // The lost agents whose loss can still be undone (lossCanBeUndone), by name.
+  std::vector<std::string> lostThatMayReturn(const Gang& gang) const;
   // Why the decision waits for lost agents that may come back; "" when it may be made now. This
   // side holds no majority of the attempt (it may be the smaller side of a split whose other
   // side goes on: only one may, DESIGN.md §3 "One copy"), or the job cannot go on without them
