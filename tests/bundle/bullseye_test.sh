@@ -43,7 +43,7 @@ fi
 
 # ---- The bundle, where install-agent.sh looks for it. One compile at the test's priority (ctest
 # -j2 runs another test beside this one), a second on what CPU the suite leaves idle (45 % of it
-# at stop 47: its tests wait on agents, Slurm and timers). ----
+# on 2026-11-29, 2-core VM: its tests wait on agents, Slurm and timers). ----
 bundle=$build/bundle-glibc231
 started=$SECONDS
 # What is checked is the glibc 2.31 build: one PTX target keeps its CUDA compile to one pass of

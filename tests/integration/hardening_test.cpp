@@ -322,7 +322,7 @@ TEST_F(HardeningTest, UnreadRepliesOfOneKeyOverManyConnectionsStayUnderABound) {
     // reads answered after cheap requests and refused before they read; 220-340 ms before
     // those, 3.4 s before the budget), on 2 cores shared with the flood's own 64 handshakes.
     // On a 2-core AMD EPYC VM (page faults ~10x dearer) 65-879 ms, 1,740-3,074 ms while a
-    // build shared the cores; since replies reuse heap pages and a key queues 64 MiB (stop 57)
+    // build shared the cores; since replies reuse heap pages and a key queues 64 MiB (2026-11-30)
     // 16-290 ms, 152-284 ms beside two busy loops. Loose, for regressions on loaded machines.
     EXPECT_LT(slowest_ms, 2000);
     EXPECT_TRUE(cluster_.agent("a1").alive());

@@ -78,9 +78,9 @@ rank3_has_loss() {
 }
 for _ in $(seq 600); do rank3_has_loss && break; sleep 0.1; done
 check "rank 3 of the long job trains" rank3_has_loss
-# 10 s was too little on a loaded 2-core machine (CI runs tests two at a time; stop 57: with two
-# busy loops beside it the follower missed 10 s in three of four runs, before that stop's changes
-# too): each poll is an ssh command, whose start waits for a core.
+# 10 s was too little on a loaded 2-core machine (CI runs tests two at a time; 2026-11-30, 2-core
+# AMD EPYC VM: with two busy loops beside it the follower missed 10 s in three of four runs,
+# before that day's agent changes too): each poll is an ssh command, whose start waits for a core.
 waited=0
 for _ in $(seq 300); do grep -q '"loss"' "$dir/follow.log" && break; sleep 0.1; waited=$((waited + 1)); done
 echo "the follower showed a loss line after $((waited / 10)) s"

@@ -190,10 +190,11 @@ uint64_t ClusterSession::postSubmit(job::JobSpec spec, SubmitOptions options) {
 }
 
 // A submission waits until every agent's journal cursor is known (its first answer, or its
-// silence), so that every record of the job comes through this session: another client storing
-// the new records in the same history before this session's first answer would otherwise move
-// the cursor past them (and a `submit --wait` would wait for a JobAccepted it never sees). An
-// agent silent for a second is down, or too slow to be given the job: the submission goes on.
+// silence), so that every record of the job comes through this ClusterSession: another client
+// storing the new records in the same history before this ClusterSession's first answer would
+// otherwise move the cursor past them (and a `submit --wait` would wait for a JobAccepted it
+// never sees). An agent silent for a second is down, or too slow to be given the job: the
+// submission goes on.
 void ClusterSession::runDeferredSubmits() {
   if (deferred_submits_.empty()) return;
   const bool cursors_known = std::all_of(agents_.begin(), agents_.end(), [](const auto& agent) {

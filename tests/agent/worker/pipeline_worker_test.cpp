@@ -5,7 +5,7 @@
 // - the measured bubble (time a stage waits for activations or gradients) next to the GPipe
 //   formula (P-1)/(M+P-1), printed: a timing, not asserted beyond sanity (the figure is
 //   the benchmark's). It also prints the CPU the process got: two stages overlap only on two
-//   free cores. On the 2-core build machine, shared with other sessions' builds, it got 0.95-1.1
+//   free cores. On the 2-core build VM (2026-11-26), with other builds beside it, it got 0.95-1.1
 //   cores at times (the stages then take turns: a bubble near 0.5 whatever M), and even with both
 //   cores Gloo's TCP threads find none free, so a message waits for a scheduler slice (seen:
 //   2.5-3.5 ms between a send's end and its receive's), more often the more micro-batches

@@ -398,7 +398,7 @@ TEST_F(MainWindowTest, AJobWhoseAgentIsKilledShowsUnknownNotRunning) {
 }
 
 // Issue 21: a rank that stops making progress is a suspected hang, named at half the timeout,
-// in amber, and gone when progress resumes. Rank 1 stops 14 s after step 3; rank 0 ends.
+// in amber, and gone when progress resumes. Rank 1 halts 14 s after step 3; rank 0 ends.
 TEST_F(MainWindowTest, AQuietRankIsASuspectedHangUntilItGoesOn) {
   ASSERT_TRUE(localAgentPinnedAs());
   auto window = openWindow(1280, 720);
