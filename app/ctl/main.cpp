@@ -156,7 +156,13 @@ int main(int argc, char** argv) {
   auto* demo = app.add_subcommand("demo", "run the demo job on an embedded local agent, live");
   demo->add_option("--spec", demo_spec, "another job spec to run instead of the bundled demo");
 
-  CLI11_PARSE(app, argc, argv);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    // CLI11 prints the help, or the error and a hint; a flag or argument it refuses is bad input
+    // (exit 2, as a bad job spec is), not one of CLI11's own codes (106, 109, ...).
+    return app.exit(e) == 0 ? kExitOk : kExitBadInput;
+  }
 
   const int rc = [&] {
     if (*cluster_add) return runClusterAdd(globals, add_flags);
