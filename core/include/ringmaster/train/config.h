@@ -78,7 +78,7 @@ struct CheckpointConfig {
   size_t keep = 3;           // newest checkpoints kept; 0 = keep all
 };
 
-// How the ranks share the data and combine their work (see trainer.h and strategy docs in README).
+// How the ranks share the data and combine their work (see trainer.h and docs/strategies.md).
 enum class DataSplit {
   kIid,      // DistributedSampler: every rank draws from the whole training split
   kByLabel,  // rank r holds the samples whose label l has l % world_size == r (byLabelShard)
