@@ -18,10 +18,12 @@
 #include <filesystem>
 #include <map>
 #include <mutex>
+#include <set>
 
 #include "connection_monitor.h"
 #include "fair_queue.h"
 #include "gang_coordinator.h"
+#include "gang_ledger.h"
 #include "gpu_fault_watch.h"
 #include "host_sampler.h"
 #include "interrupted_jobs.h"
@@ -60,7 +62,7 @@ const int kQueuedRepliesPerClient = ReplyBudget::kQueuedPerConnection;
 // far below; a key's client that never reads gets errors instead of more replies. Queued replies
 // are also work queued ahead of everyone's on libzmq's two I/O threads, which encrypt each
 // whole: 4 of the largest per key, since 12 (192 MiB) kept another key's inventory waiting
-// 0.2-0.9 s on a 2-core AMD VM (stop 57).
+// 0.2-0.9 s on a 2-core AMD VM (2026-11-30).
 constexpr uint64_t kUnreadRepliesPerKey = 64ull << 20;
 constexpr uint64_t kUnreadRepliesInAll = 384ull << 20;
 constexpr auto kUnwritablePause = std::chrono::seconds(1);
@@ -162,6 +164,7 @@ struct AgentServer::Impl {
   Clock::time_point next_health;
   std::unique_ptr<RendezvousService> rendezvous;
   std::unique_ptr<GangCoordinator> gang;
+  std::unique_ptr<GangLedger> ledger;
   ParkedRequests parked;
   // Requests refused or unreadable: an authorized key could send them without end.
   RefusalLog bad_requests{[this](const std::string& line) { log(line); }};
@@ -360,7 +363,13 @@ Status AgentServer::Impl::start() {
     log("ranks run as root, with this agent's keys in reach: name a user with --run-as");
   }
   supervisor = std::make_unique<JobSupervisor>(supervisor_options, journal.get());
-  recordInterruptedJobs(*journal, options.name, [this](const std::string& line) { log(line); });
+  // A per-job agent under Slurm saves no gang: its SIGTERM is the job's stop (scancel).
+  ledger = std::make_unique<GangLedger>(options.exit_when_done ? "" : options.state_dir + "/gangs");
+  const std::vector<SavedGang> saved = ledger->load([this](const std::string& line) { log(line); });
+  std::set<std::string> resumed;
+  for (const SavedGang& kept : saved) resumed.insert(kept.launch.job_id());
+  const EarlierRun earlier = recordInterruptedJobs(*journal, options.name, resumed,
+                                                   [this](const std::string& line) { log(line); });
   endLeftoversOfAnEarlierRun();
 
   sigset_t set;
@@ -378,9 +387,11 @@ Status AgentServer::Impl::start() {
                                      [this](const std::string& line) { log(line); });
   RM_RETURN_IF_ERROR(zap->start());
   rendezvous = std::make_unique<RendezvousService>(options.name, zap.get());
-  gang = std::make_unique<GangCoordinator>(
-      GangCoordinator::Parts{options.name, zap.get(), supervisor.get(), rendezvous.get(),
-                             journal.get(), [this](const std::string& line) { log(line); }});
+  gang = std::make_unique<GangCoordinator>(GangCoordinator::Parts{
+      options.name, zap.get(), supervisor.get(), rendezvous.get(), journal.get(), ledger.get(),
+      [this](const std::string& line) { log(line); }});
+  // Before the socket is bound: a peer's first message after the restart finds the gang.
+  gang->resume(saved, earlier);
   router = zmq_socket(context, ZMQ_ROUTER);
   // Its pings are rarer than a client's: the leader of a job on N agents has N connections in,
   // and pinged each of them every second.
@@ -885,6 +896,7 @@ Status AgentServer::Impl::loop() {
     }
     if (stopping) {
       log("shutting down: stopping every rank");
+      if (!options.exit_when_done) gang->shutDown();  // under Slurm, SIGTERM is the job's stop
       supervisor->stopAll(std::chrono::seconds(5));
       if (Status flushed = journal->flush(); !flushed.isOk()) log(flushed.message());
       return Status::ok();

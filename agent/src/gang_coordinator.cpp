@@ -77,6 +77,19 @@ double slowestOf(const google::protobuf::RepeatedPtrField<proto::RankProgress>& 
   return slowest;
 }
 
+// The cause an agent gives when it shuts down on a signal, and again when it is back (the
+// same words: a peer that heard it first counts it once).
+proto::JobFailure shutDownFailure(const std::string& agent, uint32_t attempt) {
+  proto::JobFailure failure;
+  failure.set_kind("agent_stopped");
+  failure.set_rank(-1);
+  failure.set_agent(agent);
+  failure.set_step(-1);
+  failure.set_cause("agent " + agent + " shut down while attempt " + std::to_string(attempt) +
+                    " ran: its ranks were stopped");
+  return failure;
+}
+
 std::string describeState(proto::RankState state) {
   switch (state) {
     case proto::SUCCEEDED:
@@ -162,24 +175,13 @@ void GangCoordinator::connectEarly(const proto::JobLaunch& launch) {
   }
 }
 
-void GangCoordinator::join(const proto::JobLaunch& launch) {
-  if (!security::isValidKey(launch.rendezvous_public_key())) return;  // no job key: no gang
-  const std::string& job_id = launch.job_id();
+GangCoordinator::Gang& GangCoordinator::addGang(const proto::JobLaunch& launch) {
   pass_due_ = true;
-  gangs_.erase(job_id);
-  Gang& gang = gangs_[job_id];
+  gangs_.erase(launch.job_id());
+  Gang& gang = gangs_[launch.job_id()];
   gang.launch = launch;
   gang.first_attempt = launch.attempt();
   gang.members.assign(launch.gang().begin(), launch.gang().end());
-  // Connections opened by connectEarly() for this key: connectPeers() keeps them.
-  if (auto early = expected_.find(job_id); early != expected_.end()) {
-    if (early->second.key == launch.rendezvous_public_key()) {
-      for (auto& [agent, connection] : early->second.connections) {
-        gang.peers[agent].connection = std::move(connection);
-      }
-    }
-    expected_.erase(early);
-  }
   if (gang.members.empty()) {  // a client that sends no gang: this agent alone
     proto::GangMember self;
     self.set_agent(parts_.agent_name);
@@ -187,8 +189,98 @@ void GangCoordinator::join(const proto::JobLaunch& launch) {
     gang.members.push_back(self);
   }
   gang.original_agents = static_cast<int>(gang.members.size());
-  parts_.zap->allowKey(launch.rendezvous_public_key(), "job:" + job_id);
+  parts_.zap->allowKey(launch.rendezvous_public_key(), "job:" + launch.job_id());
+  return gang;
+}
+
+void GangCoordinator::join(const proto::JobLaunch& launch) {
+  if (!security::isValidKey(launch.rendezvous_public_key())) return;  // no job key: no gang
+  Gang& gang = addGang(launch);
+  // Connections opened by connectEarly() for this key: connectPeers() keeps them.
+  if (auto early = expected_.find(launch.job_id()); early != expected_.end()) {
+    if (early->second.key == launch.rendezvous_public_key()) {
+      for (auto& [agent, connection] : early->second.connections) {
+        gang.peers[agent].connection = std::move(connection);
+      }
+    }
+    expected_.erase(early);
+  }
   connectPeers(gang);
+  save(gang);
+}
+
+void GangCoordinator::resume(const std::vector<SavedGang>& saved, const EarlierRun& earlier) {
+  for (const auto& ended : earlier.outcomes)
+    rememberEnded(ended.job_id, ended.attempt, ended.state);
+  for (const SavedGang& kept : saved) {
+    const std::string& job_id = kept.launch.job_id();
+    const uint32_t attempt = kept.launch.attempt();
+    const auto* outcome = earlier.outcomeOf(job_id);
+    if ((outcome && outcome->attempt >= attempt) ||
+        !security::isValidKey(kept.launch.rendezvous_public_key())) {
+      forget(job_id);
+      continue;
+    }
+    Gang& gang = addGang(kept.launch);
+    gang.first_attempt = kept.first_attempt;
+    gang.original_agents = kept.original_agents;
+    gang.uncounted_restarts = kept.uncounted_restarts;
+    gang.stopping = kept.stopping;
+    // An attempt with no record of its end here was never started (the agent died in between):
+    // failed, like one whose ranks it left running.
+    const auto ended = earlier.ended_here.find({job_id, attempt});
+    gang.over_here = true;
+    gang.state_here = ended == earlier.ended_here.end() ? proto::FAILED : ended->second;
+    std::string how = describeState(gang.state_here) + " here";
+    if (!gang.stopping && gang.state_here != proto::SUCCEEDED) {
+      if (kept.stopped_cleanly) {
+        gang.failures.push_back(shutDownFailure(parts_.agent_name, attempt));
+      } else {
+        proto::JobFailure failure;
+        failure.set_kind("agent_restart");
+        failure.set_rank(-1);
+        failure.set_agent(parts_.agent_name);
+        failure.set_step(-1);
+        failure.set_cause("agent " + parts_.agent_name + " restarted while attempt " +
+                          std::to_string(attempt) +
+                          " ran (its process ended without shutting down: killed, crashed, or "
+                          "its host went down)");
+        gang.failures.push_back(failure);
+      }
+      how = gang.failures.back().cause();
+    }
+    connectPeers(gang);
+    save(gang);  // stopped_cleanly is spent: a second restart is a new one
+    parts_.log("job " + job_id + " attempt " + std::to_string(attempt) +
+               ": taken up again after the agent restarted (" + how + ")");
+  }
+}
+
+void GangCoordinator::shutDown() {
+  for (auto& [job_id, gang] : gangs_) {
+    if (gang.left || gang.outcome) continue;
+    save(gang, /*stopped_cleanly=*/true);
+    if (!gang.stopping) onFailure(gang, shutDownFailure(parts_.agent_name, attemptOf(gang)), true);
+  }
+}
+
+void GangCoordinator::save(const Gang& gang, bool stopped_cleanly) {
+  if (!parts_.ledger) return;
+  SavedGang saved;
+  saved.launch = gang.launch;
+  saved.first_attempt = gang.first_attempt;
+  saved.original_agents = gang.original_agents;
+  saved.uncounted_restarts = gang.uncounted_restarts;
+  saved.stopping = gang.stopping;
+  saved.stopped_cleanly = stopped_cleanly;
+  if (Status written = parts_.ledger->save(saved); !written.isOk()) {
+    parts_.log("job " + gang.launch.job_id() +
+               ": an agent restart would abandon it: " + written.message());
+  }
+}
+
+void GangCoordinator::forget(const std::string& job_id) {
+  if (parts_.ledger) parts_.ledger->remove(job_id);
 }
 
 void GangCoordinator::connectPeers(Gang& gang) {
@@ -462,13 +554,13 @@ void GangCoordinator::applyReports(Gang& gang, const proto::GangHeartbeat& beat)
       peer.progress.assign(report.stalled_ranks().begin(), report.stalled_ranks().end());
       peer.slowest_step = report.slowest_step_seconds();
     }
-    peer.down = peer.down || report.down();
+    if (report.lost()) peer.down = peer.down || report.down();
     if (report.lost() && !peer.lost) {
       peer.lost = true;  // its failure came by the flood: the agent that watches it sent it
       peer.lost_at = now;
       lost_changed = true;
     } else if (!report.lost() && lossCanBeUndone(gang, peer)) {
-      peer.lost = false;
+      peer.lost = peer.down = false;
       parts_.log("job " + gang.launch.job_id() + ": agent " + report.agent() +
                  " answers again below; it is a member again");
       lost_changed = true;
@@ -525,7 +617,7 @@ proto::Envelope GangCoordinator::handle(const proto::Envelope& request) {
     reportSoon(gang);
   }
   if (from.lost) {
-    from.lost = false;
+    from.lost = from.down = false;  // it is back: its port answers (an agent that restarted)
     const auto away =
         std::chrono::duration_cast<std::chrono::seconds>(from.last_heard - from.lost_at);
     parts_.log("job " + gang.launch.job_id() + ": agent " + message.from_agent() +
@@ -548,6 +640,7 @@ proto::Envelope GangCoordinator::handle(const proto::Envelope& request) {
     if (beat.has_failure()) onFailure(gang, beat.failure(), relay);
     if (beat.stopping() && !gang.stopping) {
       gang.stopping = true;
+      save(gang);
       (void)parts_.supervisor->stop(gang.launch.job_id(), std::chrono::milliseconds(0));
       if (relay) sendHeartbeats(gang);
     }
@@ -555,6 +648,7 @@ proto::Envelope GangCoordinator::handle(const proto::Envelope& request) {
     startAttempt(gang, message.attempt(), message.restart());
   } else if (message.has_outcome() && !gang.outcome) {
     gang.outcome = message.outcome();
+    forget(gang.launch.job_id());
     // This answer tells the sender it knows; in a tree, the outcome goes on to the children at
     // once, and this agent lingers until they know too (passOverGangs).
     const bool children = gang.tree && gang.contacts.size() > (gang.parent.empty() ? 0 : 1);
@@ -634,7 +728,7 @@ void GangCoordinator::onReadable() {
         } else if (error.code() == proto::NOT_FOUND && peer.answered) {
           // It knew the job and has forgotten it (it restarted): its ranks are gone. Before its
           // first answer it may only not have joined yet; silence decides then.
-          markLost(gang, agent, error.message(), true);
+          markLost(gang, agent, error.message(), /*down=*/true, /*forgot=*/true);
         }
       }
     }
@@ -663,6 +757,7 @@ bool GangCoordinator::stopRequested(const std::string& job_id) {
   if (it == gangs_.end()) return false;
   pass_due_ = true;
   it->second.stopping = true;
+  save(it->second);
   sendHeartbeats(it->second);
   return true;
 }
@@ -721,9 +816,10 @@ void GangCoordinator::onFailure(Gang& gang, const proto::JobFailure& failure, bo
 }
 
 void GangCoordinator::markLost(Gang& gang, const std::string& agent, const std::string& why,
-                               bool down) {
+                               bool down, bool forgot) {
   Peer& peer = gang.peers[agent];
   peer.down = peer.down || down;  // known now, also for a peer lost before
+  peer.forgot = peer.forgot || forgot;
   if (peer.lost) return;
   peer.lost = true;
   peer.lost_at = Clock::now();
@@ -829,15 +925,19 @@ GangCoordinator::Plan GangCoordinator::planAfterFailure(const Gang& gang) const 
     if (peer.lost) lost.insert(agent);
   }
   proto::RestartPolicy policy = gang.launch.restart();
-  const uint32_t used = attemptOf(gang) - gang.first_attempt - gang.client_restarts;
+  const uint32_t used = attemptOf(gang) - gang.first_attempt - gang.uncounted_restarts;
   std::string failed_agent = cause.agent();
   plan.by_client = cause.kind() == "client_restart";
-  if (plan.by_client) {
-    // Not the policy's restart: it always runs, on what the client left.
-    policy.set_max_restarts(used + 1);
+  // A clean shutdown of an agent (an upgrade, a reboot by hand) is no fault of the job or of
+  // its host: the job goes on where it ran, as a client's restart would.
+  plan.uncounted = plan.by_client || cause.kind() == "agent_stopped";
+  if (plan.uncounted) {
+    policy.set_max_restarts(used + 1);  // not the policy's restart: it always runs
+    failed_agent.clear();
+  }
+  if (plan.by_client) {  // on what the client left
     policy.set_min_nodes(1);
     if (!cause.agent().empty()) lost.insert(cause.agent());
-    failed_agent.clear();
   }
   plan.next = planNextAttempt(gang.members, lost, failed_agent, policy, gang.original_agents, used);
   plan.may_wait = !reasonToWait(gang, plan).empty();
@@ -847,7 +947,7 @@ GangCoordinator::Plan GangCoordinator::planAfterFailure(const Gang& gang) const 
     return plan;
   }
   const uint32_t max = gang.launch.restart().max_restarts();
-  const uint32_t spent = used + (plan.by_client ? 0 : 1);
+  const uint32_t spent = used + (plan.uncounted ? 0 : 1);
   decision.set_next(proto::JobDecision::RESTART);
   decision.set_restarts_left(max > spent ? max - spent : 0);
   decision.set_reason(cause.cause());
@@ -908,7 +1008,7 @@ void GangCoordinator::decide(Gang& gang, Clock::time_point now) {
       return;
     }
   }
-  if (plan.by_client && plan.next.refused.empty()) ++gang.client_restarts;
+  if (plan.uncounted && plan.next.refused.empty()) ++gang.uncounted_restarts;
   if (!plan.next.refused.empty()) {
     std::string refused = plan.next.refused;
     if (gang.rejoin_until) {
@@ -1036,6 +1136,7 @@ void GangCoordinator::startAttempt(Gang& gang, uint32_t attempt,
   gang.decision.reset();
   gang.restart_at.reset();
   gang.rejoin_until.reset();
+  save(gang);
   parts_.rendezvous->host(gang.launch);
   auto pids = parts_.supervisor->launch(gang.launch);
   if (!pids.isOk()) {
@@ -1069,16 +1170,18 @@ void GangCoordinator::finish(Gang& gang, proto::RankState state, const std::stri
   parts_.log("job " + gang.launch.job_id() + " " + describeState(state) + " after " +
              std::to_string(attemptOf(gang)) + " attempt(s)" + (cause.empty() ? "" : ": " + cause));
   gang.outcome = outcome;
+  forget(gang.launch.job_id());
   gang.restart_at.reset();
   gang.drop_at = Clock::now() + kLinger;
   gang.next_heartbeat = Clock::now();  // the peers hear of it at once (see onTimer)
 }
 
-void GangCoordinator::rememberEnded(const Gang& gang) {
+void GangCoordinator::rememberEnded(const std::string& job_id, uint32_t attempt,
+                                    proto::RankState state) {
   constexpr size_t kEndedKept = 1024;  // about 100 kB
-  std::erase_if(ended_, [&](const Ended& e) { return e.job_id == gang.launch.job_id(); });
+  std::erase_if(ended_, [&](const Ended& e) { return e.job_id == job_id; });
   if (ended_.size() >= kEndedKept) ended_.erase(ended_.begin());
-  ended_.push_back({gang.launch.job_id(), attemptOf(gang), gang.outcome->state()});
+  ended_.push_back({job_id, attempt, state});
 }
 
 const GangCoordinator::Ended* GangCoordinator::endedHere(const std::string& job_id) const {
@@ -1093,6 +1196,7 @@ void GangCoordinator::leave(const std::string& job_id, const std::string& why) {
   auto it = gangs_.find(job_id);
   if (it == gangs_.end() || it->second.left) return;
   parts_.log("job " + job_id + ": " + why + "; this agent leaves the job");
+  forget(job_id);
   (void)parts_.supervisor->stop(job_id, std::chrono::milliseconds(0));
   it->second.left = true;
   pass_due_ = true;  // erased on the next pass
@@ -1130,7 +1234,7 @@ GangCoordinator::Clock::time_point GangCoordinator::passOverGangs(Clock::time_po
     reopenUnansweredConnections(gang, now);
     if (gang.outcome) {
       if (now >= gang.drop_at) {
-        rememberEnded(gang);
+        rememberEnded(gang.launch.job_id(), attemptOf(gang), gang.outcome->state());
         parts_.zap->revokeKey(gang.launch.rendezvous_public_key());
         it = gangs_.erase(it);
         continue;

@@ -34,8 +34,13 @@
 //   a smaller side of a network split stops its ranks, says it waits (JobDecision WAIT), and
 //   fails the attempt after the rejoin timeout, never starting one of its own, whatever
 //   min_nodes says; when the link is back, the other side's agents tell it that it was left
-//   out (or that the job is over, see Ended), and it leaves. An agent known to be down (its
-//   host refuses connections on its port, or it forgot the job) neither votes nor is waited for.
+//   out (or that the job is over, see Ended), and it leaves. An agent whose host refuses
+//   connections on its port is down: it does not vote, but until the decision it may come back
+//   (an agent that restarts takes up its gangs again, see resume); one that answers that it has
+//   no gang for the job forgot it, and is lost for good.
+// - An agent that restarts (SIGTERM, kill -9, a reboot) finds its gangs in its ledger
+//   (gang_ledger.h) and takes each up again, its attempt over here: the leader decides the next
+//   attempt as after any failure, and a clean shutdown's uses none of the policy's restarts.
 //
 // Thread-safety: none; the agent's main thread owns it, like the supervisor it drives.
 
@@ -51,9 +56,11 @@
 #include <string>
 #include <vector>
 
+#include "gang_ledger.h"
 #include "gang_policy.h"
 #include "gang_quorum.h"
 #include "gang_tree.h"
+#include "interrupted_jobs.h"
 #include "job_supervisor.h"
 #include "ringmaster/client/agent_connection.h"
 #include "ringmaster/protocol/ringmaster.pb.h"
@@ -75,6 +82,7 @@ class GangCoordinator {
     JobSupervisor* supervisor = nullptr;
     RendezvousService* rendezvous = nullptr;
     Journal* journal = nullptr;
+    GangLedger* ledger = nullptr;  // where each gang is saved for an agent restart; may be null
     Logger log;
   };
   explicit GangCoordinator(Parts parts);
@@ -92,6 +100,14 @@ class GangCoordinator {
   void connectEarly(const proto::JobLaunch& launch);
   // A client launched an attempt here: watch it with the job's other agents.
   void join(const proto::JobLaunch& launch);
+  // At start, before any request: the gangs an earlier agent process saved go on from what its
+  // journal says (`earlier`). A job whose outcome it journaled is remembered as over (Ended);
+  // each other is taken up again with its attempt over here (failed, or stopped by a clean
+  // shutdown), and its agents decide the next attempt as after any failure.
+  void resume(const std::vector<SavedGang>& saved, const EarlierRun& earlier);
+  // The agent shuts down on a signal (its ranks are stopped next): each gang's peers hear why,
+  // and the ledger keeps that the stop was clean.
+  void shutDown();
   // A GangMessage from another agent of the job (the router checked it carries the job's key).
   proto::Envelope handle(const proto::Envelope& request);
   // What the supervisor saw: rank failures, attempts over.
@@ -140,7 +156,8 @@ class GangCoordinator {
     bool knows_outcome = false;
     bool lost = false;
     bool busy_noted = false;  // silent past kLostAfter with its connection up: logged once
-    bool down = false;        // lost, and known not to come back (see peer_probe.h)
+    bool down = false;        // lost, and its host refuses its port (see peer_probe.h): no vote
+    bool forgot = false;      // it answered that it has no gang for the job: lost for good
     Clock::time_point lost_at;
     uint32_t attempt = 0;       // the newest attempt it spoke of
     bool attempt_over = false;  // its ranks of `attempt` are gone
@@ -170,7 +187,9 @@ class GangCoordinator {
     int beats_since_full_report = 0;
     int original_agents = 1;  // min_nodes defaults to all of them
     uint32_t first_attempt = 1;
-    uint32_t client_restarts = 0;  // attempts a client asked for (not the policy's)
+    // Attempts that used none of the policy's restarts: a client asked for them, or an agent
+    // was shut down cleanly.
+    uint32_t uncounted_restarts = 0;
     // The current attempt.
     bool over_here = false;
     proto::RankState state_here = proto::RANK_STATE_UNSPECIFIED;
@@ -245,10 +264,11 @@ class GangCoordinator {
   void scheduleHeartbeat(Gang& gang, Clock::time_point now);
   // A failure of the current attempt: stop the ranks here; the peers hear of it at once.
   void onFailure(Gang& gang, const proto::JobFailure& failure, bool tell_peers);
-  void markLost(Gang& gang, const std::string& agent, const std::string& why, bool down);
+  void markLost(Gang& gang, const std::string& agent, const std::string& why, bool down,
+                bool forgot = false);
   // Until the next attempt is decided, a lost agent that answers again is a member again.
   bool lossCanBeUndone(const Gang& gang, const Peer& peer) const {
-    return peer.lost && !peer.down && !gang.outcome && !gang.restart_at;
+    return peer.lost && !peer.forgot && !gang.outcome && !gang.restart_at;
   }
   bool lostForGood(const Gang& gang, const Peer& peer) const {
     return peer.lost && !lossCanBeUndone(gang, peer);
@@ -257,7 +277,8 @@ class GangCoordinator {
   struct Plan {
     proto::JobDecision decision;
     NextAttempt next;        // RESTART: where
-    bool by_client = false;  // a client asked for the restart (it uses none of the policy's)
+    bool by_client = false;  // a client asked for the restart
+    bool uncounted = false;  // it uses none of the policy's restarts (a client's, a clean shutdown)
     bool may_wait = false;   // lost agents may come back and change it (reasonToWait)
   };
   Plan planAfterFailure(const Gang& gang) const;
@@ -285,6 +306,12 @@ class GangCoordinator {
   void finish(Gang& gang, proto::RankState state, const std::string& cause);
   void journal(const Gang& gang, proto::JournalRecord& record);
   void leave(const std::string& job_id, const std::string& why);
+  // The gang as it now stands, for a restart of this agent (the ledger); removed once this agent
+  // knows the job's outcome or leaves it.
+  void save(const Gang& gang, bool stopped_cleanly = false);
+  void forget(const std::string& job_id);
+  // A new gang for `launch`, its key admitted: what join() and resume() share.
+  Gang& addGang(const proto::JobLaunch& launch);
 
   // onTimer's pass over every gang; returns when the next one is due.
   Clock::time_point passOverGangs(Clock::time_point now);
@@ -311,7 +338,7 @@ class GangCoordinator {
     uint32_t attempt = 0;  // the last attempt it ran
     proto::RankState state = proto::RANK_STATE_UNSPECIFIED;
   };
-  void rememberEnded(const Gang& gang);
+  void rememberEnded(const std::string& job_id, uint32_t attempt, proto::RankState state);
   const Ended* endedHere(const std::string& job_id) const;
   std::vector<Ended> ended_;
 };

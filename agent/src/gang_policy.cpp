@@ -35,8 +35,15 @@ size_t rootCause(const std::vector<proto::JobFailure>& failures) {
   for (size_t i = 0; i < failures.size(); ++i) {
     if (failures[i].kind() == "client_restart") return i;
   }
+  // An agent that said it shuts down is lost a moment later: its own word is the cause.
+  auto saidItStops = [&](const std::string& agent) {
+    return std::any_of(failures.begin(), failures.end(), [&](const proto::JobFailure& f) {
+      return f.kind() == "agent_stopped" && f.agent() == agent;
+    });
+  };
   for (size_t i = 0; i < failures.size(); ++i) {
-    if (isFirstCauseKind(failures[i])) return i;
+    const bool explained = failures[i].kind() == "agent_lost" && saidItStops(failures[i].agent());
+    if (isFirstCauseKind(failures[i]) && !explained) return i;
   }
   return 0;
 }

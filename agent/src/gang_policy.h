@@ -17,7 +17,8 @@ namespace ringmaster::agent {
 // Of the failures seen for one attempt (in the order seen), the index of the first cause. A
 // client's restart comes first (it decides the next layout); then a lost agent, a hang, a signal
 // or a launch failure before a rank that exited with an error: such exits are mostly the other
-// ranks' reaction to a peer that vanished from a collective.
+// ranks' reaction to a peer that vanished from a collective. An agent's loss after it said it
+// shuts down (kind agent_stopped) is explained by that.
 size_t rootCause(const std::vector<proto::JobFailure>& failures);
 
 // The least hang timeout a job without one of its own gets, seconds.

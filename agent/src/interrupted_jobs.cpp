@@ -1,19 +1,26 @@
 #include "interrupted_jobs.h"
 
-#include <map>
-#include <set>
+#include <algorithm>
 
 #include "journal.h"
-#include "ringmaster/protocol/ringmaster.pb.h"
 
 namespace ringmaster::agent {
 
-void recordInterruptedJobs(Journal& journal, const std::string& agent_name,
-                           const std::function<void(const std::string&)>& log) {
-  std::map<std::pair<std::string, uint32_t>, std::set<int>> open_ranks;
-  std::set<std::pair<std::string, uint32_t>> open_jobs;
+const EarlierRun::Outcome* EarlierRun::outcomeOf(const std::string& job_id) const {
+  for (auto it = outcomes.rbegin(); it != outcomes.rend(); ++it) {
+    if (it->job_id == job_id) return &*it;
+  }
+  return nullptr;
+}
+
+EarlierRun recordInterruptedJobs(Journal& journal, const std::string& agent_name,
+                                 const std::set<std::string>& resumed_jobs,
+                                 const std::function<void(const std::string&)>& log) {
+  EarlierRun run;
+  std::map<EarlierRun::Attempt, std::set<int>> open_ranks;
+  std::set<EarlierRun::Attempt> open_jobs;
   // Jobs whose ranks all ran here: no other agent is left to end them with a JobOutcome.
-  std::set<std::pair<std::string, uint32_t>> whole_jobs_here;
+  std::set<EarlierRun::Attempt> whole_jobs_here;
   forEachRecord(journal, [&](const proto::JournalRecord& record) {
     auto key = std::make_pair(record.job(), record.attempt());
     switch (record.kind_case()) {
@@ -29,6 +36,11 @@ void recordInterruptedJobs(Journal& journal, const std::string& agent_name,
         break;
       case proto::JournalRecord::kJobFinished:
         open_jobs.erase(key);
+        run.ended_here[key] = record.job_finished().state();
+        break;
+      case proto::JournalRecord::kJobOutcome:
+        std::erase_if(run.outcomes, [&](const auto& o) { return o.job_id == record.job(); });
+        run.outcomes.push_back({record.job(), record.attempt(), record.job_outcome().state()});
         break;
       default:
         break;
@@ -53,7 +65,10 @@ void recordInterruptedJobs(Journal& journal, const std::string& agent_name,
     finished.mutable_job_finished()->set_state(proto::FAILED);
     finished.mutable_job_finished()->set_agent(agent_name);
     (void)journal.append(finished);
-    if (whole_jobs_here.count(key)) {
+    run.ended_here[key] = proto::FAILED;
+    run.interrupted.insert(key);
+    const bool resumed = resumed_jobs.count(key.first) > 0;
+    if (whole_jobs_here.count(key) && !resumed) {
       proto::JournalRecord outcome;
       outcome.set_job(key.first);
       outcome.set_attempt(key.second);
@@ -63,13 +78,16 @@ void recordInterruptedJobs(Journal& journal, const std::string& agent_name,
                                                " restarted while the job was running");
       outcome.mutable_job_outcome()->set_attempts(key.second);
       (void)journal.append(outcome);
+      run.outcomes.push_back({key.first, key.second, proto::FAILED});
     }
     log("job " + key.first + " attempt " + std::to_string(key.second) +
-        " was interrupted by an agent restart: recorded as failed");
+        " was interrupted by an agent restart: recorded as failed" +
+        (resumed ? "; its gang decides whether it goes on" : ""));
   }
   if (Status flushed = journal.flush(); !flushed.isOk()) {
     log("cannot record the interrupted jobs yet: " + flushed.message());
   }
+  return run;
 }
 
 }  // namespace ringmaster::agent

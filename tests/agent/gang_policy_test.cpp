@@ -52,6 +52,21 @@ TEST(RootCause, ASignalOrALostAgentOutranksTheExitsItCaused) {
   EXPECT_EQ(rootCause({failure("exited", "rank 2"), failure("exited", "rank 3")}), 0u);
 }
 
+// An agent that said it shuts down is lost next: its word is the cause (and the restart it
+// leads to is not counted); another agent's loss is not explained by it.
+TEST(RootCause, AnAgentsShutdownExplainsItsOwnLossOnly) {
+  auto of = [](proto::JobFailure f, const std::string& agent) {
+    f.set_agent(agent);
+    return f;
+  };
+  EXPECT_EQ(rootCause({failure("exited", "rank 2"), of(failure("agent_lost", "a2 lost"), "a2"),
+                       of(failure("agent_stopped", "a2 shut down"), "a2")}),
+            2u);
+  EXPECT_EQ(rootCause({of(failure("agent_lost", "a3 lost"), "a3"),
+                       of(failure("agent_stopped", "a2 shut down"), "a2")}),
+            0u);
+}
+
 TEST(HangVerdict, AStoppedRankIsTheCulpritAndTheWaitingOnesAreNamed) {
   std::vector<std::pair<std::string, proto::RankProgress>> ranks = {
       {"a1", rank(0, 812, 40, "waiting")},

@@ -214,7 +214,7 @@ bool AgentProcess::start(const std::string& name, const std::string& state_dir, 
   stderr_path_ = state_dir + "/../" + name + ".stderr";
   std::vector<std::string> args = {binPath("ringmaster-agent"),
                                    "--listen",
-                                   "tcp://" + network.address + ":0",
+                                   "tcp://" + network.address + ":" + std::to_string(network.port),
                                    "--state-dir",
                                    state_dir,
                                    "--name",
@@ -352,6 +352,30 @@ bool Cluster::crashAndRestartAgent(const std::string& name, std::string* error) 
   if (!restarted.start(name, state_dir, slots, error, extra_args, network)) return false;
   old = std::move(restarted);
   writeClusterFile();
+  return true;
+}
+
+bool Cluster::restartAgent(const std::string& name, int signal, std::chrono::milliseconds down_for,
+                           std::string* error) {
+  AgentProcess& old = agent(name);
+  const int slots = old.slots();
+  const std::string state_dir = old.stateDir();
+  AgentNetwork network = old.network();
+  const std::string& endpoint = old.endpoint();
+  network.port = std::atoi(endpoint.substr(endpoint.rfind(':') + 1).c_str());
+  const std::vector<std::string> extra_args = old.extraArgs();
+  if (signal == SIGKILL) {
+    old.kill();
+  } else {
+    old.stop();
+  }
+  std::error_code ec;
+  std::filesystem::rename(state_dir + "/../" + name + ".stderr",
+                          state_dir + "/../" + name + ".stderr.before-restart", ec);
+  std::this_thread::sleep_for(down_for);
+  AgentProcess restarted;
+  if (!restarted.start(name, state_dir, slots, error, extra_args, network)) return false;
+  old = std::move(restarted);
   return true;
 }
 

@@ -63,6 +63,7 @@ void writeFile(const std::string& path, const std::string& text);
 struct AgentNetwork {
   std::string netns;
   std::string address = "127.0.0.1";
+  int port = 0;  // 0: a free port
 };
 
 class AgentProcess {
@@ -111,6 +112,11 @@ class Cluster {
   // SIGKILLs the agent (a crash) and starts it again on the same state dir and arguments (a new
   // port).
   bool crashAndRestartAgent(const std::string& name, std::string* error);
+  // Ends the agent with `signal` (SIGTERM: a clean shutdown, waited for; SIGKILL: a crash) and,
+  // after `down_for`, starts it again on the same state dir, arguments and port, as systemd
+  // restarts a host's agent. Its earlier stderr is kept in NAME.stderr.before-restart.
+  bool restartAgent(const std::string& name, int signal, std::chrono::milliseconds down_for,
+                    std::string* error);
   // ringmasterctl with this cluster's environment.
   CommandResult ctl(const std::vector<std::string>& args, int timeout_ms = 60000);
   std::string writeSpec(const std::string& file_name, const std::string& yaml);

@@ -256,11 +256,16 @@ TEST_F(RecoveryTest, TheRankZeroAgentKilledTheJobGoesOnWithTheOtherAgentAlone) {
   expectEachMetricOnce(job);
 }
 
+// The job needs both agents: it waits the rejoin timeout for the lost one (an agent that
+// restarts takes its jobs up again), then fails, once, with the cause.
 TEST_F(RecoveryTest, AnAgentLostWithoutMinNodesFailsTheJobWithTheCause) {
-  const std::string job =
-      submit(interruptibleNativeSpec("nomin", "{max_restarts: 3, backoff_seconds: 0.2}"));
+  const std::string job = submit(interruptibleNativeSpec(
+      "nomin", "{max_restarts: 3, backoff_seconds: 0.2, rejoin_timeout_seconds: 5}"));
   waitForStep("a2", job, 2, 20);
   cluster_.agent("a2").kill();
+  EXPECT_TRUE(waitUntil([&] { return status(job).value("state", "") == "waiting"; },
+                        std::chrono::seconds(20)))
+      << status(job).dump();
   EXPECT_EQ(waitForOutcome(job, std::chrono::seconds(60)), "failed");
   auto outcome = events(job, "job_outcome");
   ASSERT_EQ(outcome.size(), 1u) << cluster_.agent("a1").stderrText();
