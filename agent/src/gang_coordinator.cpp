@@ -101,6 +101,13 @@ std::string describeState(proto::RankState state) {
   }
 }
 
+bool sameAgents(const proto::GangRestart& a, const proto::GangRestart& b) {
+  return std::equal(a.members().begin(), a.members().end(), b.members().begin(), b.members().end(),
+                    [](const proto::GangMember& x, const proto::GangMember& y) {
+                      return x.agent() == y.agent() && x.ranks() == y.ranks();
+                    });
+}
+
 }  // namespace
 
 GangCoordinator::GangCoordinator(Parts parts) : parts_(std::move(parts)) {}
@@ -360,7 +367,8 @@ void GangCoordinator::openConnection(const Gang& gang, Peer& peer,
                                      const proto::GangMember& member) {
   peer.connection = connectTo(gang.launch, member);
   peer.unanswered_since.reset();
-  peer.sent = peer.replies = peer.outcome_message = 0;  // a new connection counts afresh
+  // A new connection counts afresh; a proposal sent on the old one is sent again (sendHeartbeats).
+  peer.sent = peer.replies = peer.outcome_message = peer.proposal_message = 0;
 }
 
 std::unique_ptr<client::AgentConnection> GangCoordinator::connectTo(
@@ -468,9 +476,17 @@ void GangCoordinator::sendHeartbeats(Gang& gang) {
       send(gang, agent, message);
       continue;
     }
+    // A proposal the peer has not acknowledged yet is sent again (a new connection, a message
+    // that found the connection in its handshake).
+    if (gang.proposed_at && !peer.adopted && memberNamed(gang.members, agent) &&
+        std::any_of(gang.next.members().begin(), gang.next.members().end(),
+                    [&](const proto::GangMember& m) { return m.agent() == agent; })) {
+      propose(gang, agent);
+      continue;
+    }
     // A peer that missed the restart gets it again instead.
     if (passesOnTo(gang, agent) && peer.attempt < attemptOf(gang) &&
-        attemptOf(gang) > gang.first_attempt && gang.next.members_size() > 0) {
+        attemptOf(gang) > gang.first_attempt && gang.next.members_size() > 0 && !gang.proposed_at) {
       proto::GangMessage restart;
       *restart.mutable_restart() = gang.next;
       send(gang, agent, std::move(restart));
@@ -604,6 +620,17 @@ proto::Envelope GangCoordinator::handle(const proto::Envelope& request) {
                                              "' was declared lost by '" + parts_.agent_name +
                                              "' in attempt " + std::to_string(attemptOf(gang)));
   }
+  // An attempt is taken up from one proposer only: another proposal of it, or of an older one,
+  // is refused, and its proposer leaves (see Gang::proposed_at).
+  if (message.has_restart() && message.attempt() <= attemptOf(gang) &&
+      (message.attempt() < attemptOf(gang) || attemptOf(gang) == gang.first_attempt ||
+       !sameAgents(message.restart(), gang.next))) {
+    return refuse(ErrorCode::kCancelled,
+                  "agent '" + parts_.agent_name + "' is in attempt " +
+                      std::to_string(attemptOf(gang)) + " of job '" + message.job_id() +
+                      "' already: it takes up no other attempt " +
+                      std::to_string(message.attempt()) + " (from '" + message.from_agent() + "')");
+  }
   Peer& from = peer->second;
   from.last_heard = Clock::now();
   // Only progress is news to nobody: the hang check looks at it on the next pass.
@@ -703,6 +730,11 @@ void GangCoordinator::onReadable() {
         peer.unanswered_since.reset();
         ++peer.replies;
         auto reply = protocol::decode(buffer, std::min<size_t>(size, sizeof buffer));
+        if (gang.proposed_at && peer.replies == peer.proposal_message && reply.isOk() &&
+            !reply->has_error()) {
+          peer.adopted = true;
+          pass_due_ = true;
+        }
         if (gang.outcome) {
           if (gang.minority_outcome && reply.isOk() && reply->has_error() &&
               reply->error().code() == proto::CANCELLED) {
@@ -956,8 +988,8 @@ GangCoordinator::Plan GangCoordinator::planAfterFailure(const Gang& gang) const 
 
 void GangCoordinator::journalDecision(Gang& gang) {
   if (gang.failures.empty() && !gang.stopping) return;
-  // Carried out already (JobRestart is journaled; a stop while waiting ends in the outcome).
-  if (gang.restart_at && !gang.stopping) return;
+  // Carried out already (the restart is decided; a stop while waiting ends in the outcome).
+  if (restartDecided(gang) && !gang.stopping) return;
   const Plan plan = planAfterFailure(gang);
   if (plan.may_wait) return;  // decided once they answer or their time is up (decide)
   if (gang.decision && gang.decision->next() == plan.decision.next() &&
@@ -971,7 +1003,7 @@ void GangCoordinator::journalDecision(Gang& gang) {
 }
 
 void GangCoordinator::decide(Gang& gang, Clock::time_point now) {
-  if (gang.restart_at) {
+  if (restartDecided(gang)) {
     if (gang.stopping) finish(gang, proto::STOPPED, "stopped by a client while restarting");
     return;
   }
@@ -1023,8 +1055,8 @@ void GangCoordinator::decide(Gang& gang, Clock::time_point now) {
   const double backoff = gang.launch.restart().backoff_seconds();
   gang.restart_at = now + std::chrono::duration_cast<Clock::duration>(
                               std::chrono::duration<double>(std::max(0.0, backoff)));
-  proto::JournalRecord record;
-  proto::JobRestart* restart = record.mutable_job_restart();
+  gang.restart_record.Clear();
+  proto::JobRestart* restart = &gang.restart_record;
   restart->set_next_attempt(attemptOf(gang) + 1);
   restart->set_backoff_seconds(backoff);
   int world = 0;
@@ -1036,7 +1068,6 @@ void GangCoordinator::decide(Gang& gang, Clock::time_point now) {
   for (const auto& agent : plan.next.left_out) restart->add_left_out(agent);
   restart->set_reason(cause.cause());
   restart->set_restarts_left(plan.decision.restarts_left());
-  journal(gang, record);
   parts_.log("job " + gang.launch.job_id() + ": attempt " + std::to_string(attemptOf(gang) + 1) +
              " starts in " + formatSeconds(backoff) + " s");
 }
@@ -1102,16 +1133,41 @@ void GangCoordinator::startNextAttempt(Gang& gang) {
     return;
   }
   gang.next.set_master_port(*port);
-  const uint32_t attempt = attemptOf(gang) + 1;
   // Every peer that is not lost hears of it, those left out too: they leave the gang.
   for (auto& [agent, peer] : gang.peers) {
-    if (peer.lost) continue;
-    proto::GangMessage message;
-    message.set_attempt(attempt);
-    *message.mutable_restart() = gang.next;
-    send(gang, agent, std::move(message));
+    if (!peer.lost) propose(gang, agent);
   }
-  startAttempt(gang, attempt, gang.next);
+  // A tree's agents pass the restart down to their children only once they have taken it up:
+  // the root would hear of the majority only a beat per level later. It starts at once.
+  gang.proposed_at = Clock::now();
+  if (gang.tree || adoptedByMajority(gang)) startProposedAttempt(gang);
+}
+
+void GangCoordinator::propose(Gang& gang, const std::string& agent) {
+  proto::GangMessage message;
+  message.set_attempt(attemptOf(gang) + 1);
+  *message.mutable_restart() = gang.next;
+  if (send(gang, agent, std::move(message)))
+    gang.peers[agent].proposal_message = gang.peers[agent].sent;
+}
+
+bool GangCoordinator::adoptedByMajority(const Gang& gang) const {
+  std::vector<std::string> members;
+  std::set<std::string> adopted{parts_.agent_name}, down;
+  for (const auto& member : gang.members) members.push_back(member.agent());
+  for (const auto& [agent, peer] : gang.peers) {
+    if (peer.adopted) adopted.insert(agent);
+    if (peer.down) down.insert(agent);
+  }
+  return quorumOf(members, adopted, down).majority;
+}
+
+void GangCoordinator::startProposedAttempt(Gang& gang) {
+  gang.proposed_at.reset();
+  proto::JournalRecord record;
+  *record.mutable_job_restart() = gang.restart_record;
+  journal(gang, record);
+  startAttempt(gang, attemptOf(gang) + 1, gang.next);
 }
 
 void GangCoordinator::startAttempt(Gang& gang, uint32_t attempt,
@@ -1135,6 +1191,7 @@ void GangCoordinator::startAttempt(Gang& gang, uint32_t attempt,
   gang.journal_failure_at.reset();
   gang.decision.reset();
   gang.restart_at.reset();
+  gang.proposed_at.reset();
   gang.rejoin_until.reset();
   save(gang);
   parts_.rendezvous->host(gang.launch);
@@ -1172,6 +1229,7 @@ void GangCoordinator::finish(Gang& gang, proto::RankState state, const std::stri
   gang.outcome = outcome;
   forget(gang.launch.job_id());
   gang.restart_at.reset();
+  gang.proposed_at.reset();
   gang.drop_at = Clock::now() + kLinger;
   gang.next_heartbeat = Clock::now();  // the peers hear of it at once (see onTimer)
 }
@@ -1302,6 +1360,20 @@ GangCoordinator::Clock::time_point GangCoordinator::passOverGangs(Clock::time_po
         decide(gang, now);
       }
       if (gang.restart_at && now >= *gang.restart_at) startNextAttempt(gang);
+      if (gang.proposed_at && !gang.left) {
+        if (adoptedByMajority(gang)) {
+          startProposedAttempt(gang);
+        } else if (now - *gang.proposed_at >=
+                   std::chrono::duration<double>(rejoinTimeout(gang.launch.restart()))) {
+          // The agents that took it up wait at its rendezvous; the outcome tells them to stop.
+          finish(gang, proto::FAILED,
+                 "no majority of the agents took up attempt " +
+                     std::to_string(attemptOf(gang) + 1) + " within " +
+                     formatSeconds(rejoinTimeout(gang.launch.restart())) + " s");
+          gang.minority_outcome = true;
+          gang.drop_at = now + kMinorityLinger;
+        }
+      }
       if (gang.left) {  // left out of the attempt it started: erased on the next call
         ++it;
         continue;
@@ -1309,6 +1381,7 @@ GangCoordinator::Clock::time_point GangCoordinator::passOverGangs(Clock::time_po
       if (gang.journal_failure_at && !gang.journaled)
         wake = std::min(wake, *gang.journal_failure_at);
       if (gang.restart_at) wake = std::min(wake, *gang.restart_at);
+      if (gang.proposed_at) wake = std::min(wake, now + kHeartbeatEvery);
     }
     wake = std::min(wake, gang.next_heartbeat);
     ++it;

@@ -25,8 +25,11 @@
 //   stops its ranks of it at once (the supervisor escalates SIGTERM to SIGKILL).
 // - The leader, the first agent of the attempt that is not lost, journals the attempt's root
 //   cause (JobFailure), judges hangs over every rank, and once every agent's ranks are gone
-//   decides: the next attempt (JobRestart, then GangRestart to every agent), or the end of the
-//   job (JobOutcome). When the leader is lost, the next agent in line takes over.
+//   decides: the next attempt, or the end of the job (JobOutcome). The next attempt is proposed
+//   (GangRestart to every agent); in a star, the leader journals it (JobRestart) and starts its
+//   own ranks once a majority of the attempt's agents took it up, and an agent takes up one
+//   proposal of an attempt only (see Gang::proposed_at). When the leader is lost, the next agent
+//   in line takes over.
 // - A lost agent may only be cut off. Until the next attempt is decided its loss can be undone:
 //   it keeps getting heartbeats, and when it answers it is a member again. The leader waits up
 //   to restart.rejoin_timeout_seconds for such agents when the job cannot go on without them
@@ -154,6 +157,10 @@ class GangCoordinator {
     bool missed = false;           // the last message found the connection not up (see onWritable)
     bool awaitsReply() const { return connection && (sent > replies || missed); }
     bool knows_outcome = false;
+    // The number of the last proposal of the next attempt sent on `connection` (0: none), and
+    // whether the peer acknowledged it: it took the attempt up (see Gang::proposed_at).
+    uint64_t proposal_message = 0;
+    bool adopted = false;
     bool lost = false;
     bool busy_noted = false;  // silent past kLostAfter with its connection up: logged once
     bool down = false;        // lost, and its host refuses its port (see peer_probe.h): no vote
@@ -200,7 +207,14 @@ class GangCoordinator {
     std::optional<Clock::time_point> journal_failure_at;
     std::optional<proto::JobDecision> decision;  // journaled for the current attempt
     bool stopping = false;
-    std::optional<Clock::time_point> restart_at;
+    std::optional<Clock::time_point> restart_at;  // decided: the next attempt is proposed then
+    // Proposed (a star's leader, after the backoff): the next attempt's agents were sent it, and
+    // this agent journals it and starts its own ranks once a majority of the current attempt's
+    // agents took it up (adoptedByMajority). Cut off from each other but not from a third, two
+    // agents may both lead a majority in their own view and propose; the third takes one
+    // attempt up and refuses the other, whose proposer leaves without a trace in the history.
+    std::optional<Clock::time_point> proposed_at;
+    proto::JobRestart restart_record;  // journaled when the proposed attempt starts here
     std::optional<Clock::time_point> rejoin_until;  // waiting for lost agents to answer again
     proto::GangRestart next;
     std::optional<proto::JobOutcome> outcome;  // decided: the gang lingers, then goes
@@ -268,7 +282,10 @@ class GangCoordinator {
                 bool forgot = false);
   // Until the next attempt is decided, a lost agent that answers again is a member again.
   bool lossCanBeUndone(const Gang& gang, const Peer& peer) const {
-    return peer.lost && !peer.forgot && !gang.outcome && !gang.restart_at;
+    return peer.lost && !peer.forgot && !gang.outcome && !restartDecided(gang);
+  }
+  bool restartDecided(const Gang& gang) const {
+    return gang.restart_at.has_value() || gang.proposed_at.has_value();
   }
   bool lostForGood(const Gang& gang, const Peer& peer) const {
     return peer.lost && !lossCanBeUndone(gang, peer);
@@ -301,7 +318,12 @@ class GangCoordinator {
   void journalRootCause(Gang& gang);
   void checkForHang(Gang& gang);
   void decide(Gang& gang, Clock::time_point now);
+  // After the backoff: the next attempt proposed to its agents (in a tree, started at once).
   void startNextAttempt(Gang& gang);
+  void propose(Gang& gang, const std::string& agent);
+  bool adoptedByMajority(const Gang& gang) const;
+  // The proposed attempt taken up by a majority: journaled, and started here.
+  void startProposedAttempt(Gang& gang);
   void startAttempt(Gang& gang, uint32_t attempt, const proto::GangRestart& restart);
   void finish(Gang& gang, proto::RankState state, const std::string& cause);
   void journal(const Gang& gang, proto::JournalRecord& record);

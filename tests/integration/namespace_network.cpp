@@ -62,6 +62,8 @@ NamespaceNetwork::~NamespaceNetwork() {
 void NamespaceNetwork::remove() {
   const std::vector<std::pair<int, int>> cut = cut_;  // setPath shortens cut_
   for (const auto& [from, to] : cut) setPath(from, to, true);
+  const std::vector<int> client_cut = client_cut_;
+  for (int i : client_cut) setClientPath(i, true);
   for (const Link& l : links_) {  // deleting one end of a veth pair deletes both
     runCommand({kIp, "link", "delete", l.outside});
     runCommand({kIp, "netns", "delete", l.netns});
@@ -87,6 +89,18 @@ bool NamespaceNetwork::setPath(int from, int to, bool open, std::string* why) {
           why);
   if (done && open) cut_.erase(at);
   if (done && !open) cut_.push_back(path);
+  return done;
+}
+
+bool NamespaceNetwork::setClientPath(int i, bool open, std::string* why) {
+  const auto at = std::find(client_cut_.begin(), client_cut_.end(), i);
+  if (open == (at == client_cut_.end())) return true;
+  const bool done =
+      run({kIp, "rule", open ? "del" : "add", "iif", "lo", "to",
+           links_[static_cast<size_t>(i)].inside_ip + "/32", "blackhole", "priority", "1000"},
+          why);
+  if (done && open) client_cut_.erase(at);
+  if (done && !open) client_cut_.push_back(i);
   return done;
 }
 

@@ -31,6 +31,10 @@ class NamespaceNetwork {
   // again: silence, as a cut cable or a firewall gives, not a refusal. The client, in this
   // namespace, still reaches both. Cut both ways for a split; one way for one-way loss.
   bool setPath(int from, int to, bool open, std::string* why = nullptr);
+  // What this namespace (the client) sends to host i dropped, or let through again, while the
+  // hosts still reach each other: a client cut off from its cluster (a VPN down, a laptop's
+  // Wi-Fi). Locally sent packets are told apart from forwarded ones by the rule's `iif lo`.
+  bool setClientPath(int i, bool open, std::string* why = nullptr);
   // The path between hosts i and j alone limited to `rate`, both ways: on each one's root-side
   // veth, what comes from the other goes through a tbf (an htb class chosen by source address).
   // One shaped path per host, on a network created without a rate.
@@ -44,6 +48,7 @@ class NamespaceNetwork {
 
   std::vector<Link> links_;
   std::vector<std::pair<int, int>> cut_;  // (from, to) paths dropped by setPath
+  std::vector<int> client_cut_;           // hosts the client's packets to are dropped
   std::string forwarding_;                // ip_forward as it was
 };
 
