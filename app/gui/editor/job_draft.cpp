@@ -159,6 +159,12 @@ class FlowMap {
     text_ += (text_.empty() ? "" : ", ") + std::string(key) + ": " + value;
     return *this;
   }
+  // Entries already written as "key: value" (the keys the form keeps for the person).
+  FlowMap& addEntries(const std::vector<std::string>& entries) {
+    for (const std::string& entry : entries) text_ += (text_.empty() ? "" : ", ") + entry;
+    return *this;
+  }
+  bool empty() const { return text_.empty(); }
   std::string str() const { return "{" + text_ + "}"; }
 
  private:
@@ -188,8 +194,9 @@ std::string hiddenList(const std::string& text) {
 
 std::string value(const std::string& text) { return text.empty() ? "" : yamlValue(text); }
 
-void writeNative(const NativeDraft& d, std::string* out) {
+void writeNative(const NativeDraft& d, const std::vector<KeptKey>& kept, std::string* out) {
   std::string& o = *out;
+  const auto keep = [&](const char* section) { return keptIn(kept, section); };
   o += "native:\n";
   o += "  model: " +
        FlowMap()
@@ -197,6 +204,7 @@ void writeNative(const NativeDraft& d, std::string* out) {
            .add("hidden", hiddenList(d.hidden))
            .add("activation", value(d.activation))
            .add("task", value(d.task))
+           .addEntries(keep("native.model"))
            .str() +
        "\n";
   FlowMap dataset;
@@ -226,6 +234,7 @@ void writeNative(const NativeDraft& d, std::string* out) {
   const bool test_set =
       d.dataset_kind == "fashion_mnist" || (d.dataset_kind == "idx" && !d.test_images.empty());
   if (!test_set) dataset.add("eval_fraction", value(d.eval_fraction));
+  dataset.addEntries(keep("native.dataset"));
   o += "  dataset: " + dataset.str() + "\n";
   if (!d.batch_size.empty()) o += "  batch_size: " + value(d.batch_size) + "\n";
   if (!d.length.empty()) {
@@ -242,7 +251,8 @@ void writeNative(const NativeDraft& d, std::string* out) {
   }
   optimizer.add("weight_decay", value(d.weight_decay))
       .add("warmup_steps", value(d.warmup_steps))
-      .add("schedule", value(d.schedule));
+      .add("schedule", value(d.schedule))
+      .addEntries(keep("native.optimizer"));
   o += "  optimizer: " + optimizer.str() + "\n";
   if (!d.grad_accumulation.empty()) {
     o += "  grad_accumulation: " + value(d.grad_accumulation) + "\n";
@@ -252,13 +262,17 @@ void writeNative(const NativeDraft& d, std::string* out) {
   checkpoint.add("every_steps", value(d.checkpoint_every_steps))
       .add("dir", d.checkpoint_dir.empty() ? "" : yamlString(d.checkpoint_dir));
   if (d.checkpoint_keep != "3") checkpoint.add("keep", value(d.checkpoint_keep));
+  checkpoint.addEntries(keep("native.checkpoint"));
   o += "  checkpoint: " + checkpoint.str() + "\n";
   if (!d.eval_every.empty()) o += "  eval_every: " + value(d.eval_every) + "\n";
   if (!d.seed.empty()) o += "  seed: " + value(d.seed) + "\n";
   FlowMap strategy;
+  FlowMap local_sgd;
   if (!d.average_every.empty() && d.average_every != "0") {
-    strategy.add("local_sgd", FlowMap().add("average_every", value(d.average_every)).str());
+    local_sgd.add("average_every", value(d.average_every));
   }
+  local_sgd.addEntries(keep("native.strategy.local_sgd"));
+  if (!local_sgd.empty()) strategy.add("local_sgd", local_sgd.str());
   if (d.data_split != "iid") strategy.add("data_split", value(d.data_split));
   if (d.compression == "topk") {
     strategy.add("compression",
@@ -270,22 +284,25 @@ void writeNative(const NativeDraft& d, std::string* out) {
   } else if (d.compression != "none") {
     strategy.add("compression", value(d.compression));
   }
+  FlowMap pipeline;
   if (!d.pipeline_stages.empty() && d.pipeline_stages != "0") {
-    strategy.add("pipeline", FlowMap()
-                                 .add("stages", value(d.pipeline_stages))
-                                 .add("micro_batches", value(d.micro_batches))
-                                 .str());
+    pipeline.add("stages", value(d.pipeline_stages)).add("micro_batches", value(d.micro_batches));
   }
+  pipeline.addEntries(keep("native.strategy.pipeline"));
+  if (!pipeline.empty()) strategy.add("pipeline", pipeline.str());
+  FlowMap ps;
   if (!d.ps_servers.empty() && d.ps_servers != "0") {
-    FlowMap ps;
     ps.add("servers", value(d.ps_servers)).add("mode", value(d.ps_mode));
     if (d.ps_mode == "async") ps.add("max_staleness", value(d.ps_max_staleness));
     if (d.ps_mode == "async" && !d.ps_max_lead.empty() && d.ps_max_lead != "0") {
       ps.add("max_lead", value(d.ps_max_lead));
     }
-    strategy.add("parameter_server", ps.str());
   }
-  if (strategy.str() != "{}") o += "  strategy: " + strategy.str() + "\n";
+  ps.addEntries(keep("native.strategy.parameter_server"));
+  if (!ps.empty()) strategy.add("parameter_server", ps.str());
+  strategy.addEntries(keep("native.strategy"));
+  if (!strategy.empty()) o += "  strategy: " + strategy.str() + "\n";
+  for (const std::string& entry : keep("native")) o += "  " + entry + "\n";
 }
 
 }  // namespace
@@ -342,6 +359,7 @@ std::optional<JobDraft> readJobDraft(std::string_view text) {
     const YAML::Node native = child(root, "native");
     d.has_native = native.IsDefined();
     if (native.IsMap()) readNative(native, &d.native);
+    d.kept = findKeptKeys(root, text);
   } catch (const std::exception&) {
     // yaml-cpp throws on some odd trees; what was read so far still stands for the form.
   }
@@ -350,9 +368,19 @@ std::optional<JobDraft> readJobDraft(std::string_view text) {
 
 std::string writeJobDraft(const JobDraft& d) {
   std::string o = d.header_comment;
+  // The top-level entries the form has no field for go back after the key they followed.
+  const auto keepAfter = [&](const char* key) {
+    for (const KeptKey& k : d.kept) {
+      if (k.section.empty() && k.after == key) o += k.text;
+    }
+  };
+  keepAfter("");
   if (!d.name.empty()) o += "name: " + yamlString(d.name) + "\n";
+  keepAfter("name");
   if (!d.description.empty()) o += "description: " + yamlString(d.description) + "\n";
+  keepAfter("description");
   o += "launcher: " + (d.launcher.empty() ? std::string("''") : yamlValue(d.launcher)) + "\n";
+  keepAfter("launcher");
   const bool native = d.launcher == "native";
   const bool known = job::parseLauncher(d.launcher).has_value();
   if (!native && (known || !d.command.empty())) {
@@ -360,14 +388,19 @@ std::string writeJobDraft(const JobDraft& d) {
     for (const std::string& arg : d.command) args.push_back(yamlString(arg));
     o += "command: " + flowList(args) + "\n";
   }
+  keepAfter("command");
   if (!d.workdir.empty()) o += "workdir: " + yamlString(d.workdir) + "\n";
+  keepAfter("workdir");
   if (!native && !d.python.empty()) o += "python: " + yamlString(d.python) + "\n";
+  keepAfter("python");
   if (d.launcher == "tensorflow") o += d.tensorflow_yaml;
+  keepAfter("tensorflow");
   if (!d.env.empty()) {
     o += "env:\n";
     for (const auto& [name, text] : d.env)
       o += "  " + yamlKey(name) + ": " + yamlString(text) + "\n";
   }
+  keepAfter("env");
   if (!d.slurm_yaml.empty()) {
     o += d.slurm_yaml;
   } else if (d.use_placement) {
@@ -382,20 +415,34 @@ std::string writeJobDraft(const JobDraft& d) {
     o += "world_size: " + (d.world_size.empty() ? std::string("''") : yamlValue(d.world_size)) +
          "\n";
   }
+  for (const char* key : {"slurm", "placement", "world_size"}) keepAfter(key);
   if (!d.backend.empty()) o += "backend: " + yamlValue(d.backend) + "\n";
-  if (!d.max_restarts.empty() && d.max_restarts != "0") {
-    o += "restart:\n  max_restarts: " + yamlValue(d.max_restarts) + "\n";
+  keepAfter("backend");
+  const std::vector<std::string> restart = keptIn(d.kept, "restart");
+  if ((!d.max_restarts.empty() && d.max_restarts != "0") || !restart.empty()) {
+    o += "restart:\n";
+    if (!d.max_restarts.empty() && d.max_restarts != "0") {
+      o += "  max_restarts: " + yamlValue(d.max_restarts) + "\n";
+    }
+    for (const std::string& entry : restart) o += "  " + entry + "\n";
   }
-  if (!d.metric_patterns.empty()) {
-    o += "metrics:\n  patterns:\n";
+  keepAfter("restart");
+  const std::vector<std::string> metrics = keptIn(d.kept, "metrics");
+  if (!d.metric_patterns.empty() || !metrics.empty()) {
+    o += "metrics:\n";
+    if (!d.metric_patterns.empty()) o += "  patterns:\n";
     for (const auto& [name, regex] : d.metric_patterns) {
       o += "    " + yamlKey(name) + ": " + yamlString(regex) + "\n";
     }
+    for (const std::string& entry : metrics) o += "  " + entry + "\n";
   }
+  keepAfter("metrics");
   if (!d.stop_grace_seconds.empty() && d.stop_grace_seconds != "10") {
     o += "stop_grace_seconds: " + yamlValue(d.stop_grace_seconds) + "\n";
   }
-  if (native || (!known && d.has_native)) writeNative(d.native, &o);
+  keepAfter("stop_grace_seconds");
+  if (native || (!known && d.has_native)) writeNative(d.native, d.kept, &o);
+  keepAfter("native");
   return o;
 }
 

@@ -15,6 +15,8 @@
 #include <utility>
 #include <vector>
 
+#include "editor/kept_keys.h"
+
 namespace ringmaster::gui {
 
 struct NativeDraft {
@@ -100,6 +102,9 @@ struct JobDraft {
   std::string stop_grace_seconds = "10";
   bool has_native = false;  // the spec had a native: mapping (kept for an unknown launcher)
   NativeDraft native;
+  // What the form has no field for (a misspelt key, a restart key such as on_hang): written back
+  // where it was, so that a form edit deletes nothing the person wrote.
+  std::vector<KeptKey> kept;
 };
 
 // Reads what it can of `text`; nullopt when the text is not a YAML mapping at all (a syntax

@@ -530,6 +530,7 @@ JobDraft JobForm::draft() const {
   d.has_native = loaded_.has_native;
   d.slurm_yaml = loaded_.slurm_yaml;
   d.tensorflow_yaml = loaded_.tensorflow_yaml;
+  d.kept = loaded_.kept;
   d.name = ss(name_->text());
   d.description = ss(description_->text());
   d.launcher = ss(launcher_->yamlText());

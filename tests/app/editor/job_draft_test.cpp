@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -84,6 +86,48 @@ TEST(JobDraft, KeepsTheLeadingCommentAndWritesAValidSpec) {
   EXPECT_TRUE(checkSpecText(yaml, "x.yaml").empty())
       << job::formatDiagnostics(checkSpecText(yaml, "x.yaml"));
   EXPECT_EQ(readJobDraft(yaml)->header_comment, draft.header_comment);
+}
+
+// Issue 61: a key the form has no field for (misspelt, or one it does not show) is written back
+// by the form, where it was: at the top level as written, comments included; in a section as a
+// flow entry. It stays a problem for the validator.
+TEST(JobDraft, KeepsTheKeysTheFormHasNoFieldFor) {
+  const std::string yaml =
+      "# header\nname: x\n# why frobnicate\nfrobnicate: 3   # as typed\nlauncher: native\n"
+      "world_size: 1\nrestart:\n  max_restarts: 2\n  exclude_failed_hosts: true\n"
+      "native:\n  model: {kind: mlp, hidden: [8], widht: 4}\n"
+      "  dataset: {kind: synthetic, samples: 100, features: 4, classes: 2, seed: 1}\n"
+      "  epochs: 1\n  optimizer: {name: sgd, lrr: 0.1}\n  strategy: {pipline: {stages: 2}}\n"
+      "  epoch: 3\nextra_list:\n  - a\n  - b\n";
+  const std::optional<JobDraft> draft = readJobDraft(yaml);
+  ASSERT_TRUE(draft.has_value());
+  const std::string out = writeJobDraft(*draft);
+  EXPECT_EQ(out.rfind("# header\nname: x\n# why frobnicate\nfrobnicate: 3   # as typed\n"
+                      "launcher: native\n",
+                      0),
+            0u)
+      << out;
+  EXPECT_NE(out.find("restart:\n  max_restarts: 2\n  exclude_failed_hosts: true\n"),
+            std::string::npos)
+      << out;
+  EXPECT_NE(out.find("widht: 4}"), std::string::npos) << out;
+  EXPECT_NE(out.find("lrr: 0.1}"), std::string::npos) << out;
+  EXPECT_NE(out.find("strategy: {pipline: {stages: 2}}"), std::string::npos) << out;
+  EXPECT_NE(out.find("\n  epoch: 3\n"), std::string::npos) << out;
+  EXPECT_NE(out.find("\nextra_list:\n  - a\n  - b\n"), std::string::npos) << out;
+  std::vector<std::string> fields;
+  for (const job::SpecDiagnostic& d : checkSpecText(out, "x.yaml")) fields.push_back(d.field);
+  EXPECT_NE(std::find(fields.begin(), fields.end(), "frobnicate"), fields.end())
+      << ::testing::PrintToString(fields);
+  // Read and written again, nothing moves.
+  EXPECT_EQ(writeJobDraft(*readJobDraft(out)), out);
+}
+
+// A spec in one flow mapping has no lines to cut apart: the key is kept all the same.
+TEST(JobDraft, KeepsAnUnknownKeyOfAFlowMapping) {
+  const std::string out =
+      writeJobDraft(*readJobDraft("{name: x, frobnicate: 3, launcher: command, command: [a]}"));
+  EXPECT_NE(out.find("frobnicate: 3\n"), std::string::npos) << out;
 }
 
 TEST(SpecCheck, NativeDiagnosticsKeepTheTrainersFieldLineAndMessage) {

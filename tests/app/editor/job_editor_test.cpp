@@ -667,6 +667,43 @@ TEST_F(JobEditorTest, BadValuesSurviveTheFormUntilEdited) {
   EXPECT_TRUE(editor.isValid()) << editor.yaml().toStdString();
 }
 
+// Issue 61: one form edit rewrote the YAML without a misspelt `frobnicate: 3` and the bar turned
+// "ready to launch". The key survives every form edit, still flagged, and Launch stays blocked.
+TEST_F(JobEditorTest, AFormEditKeepsAKeyItDoesNotKnow) {
+  JobEditor editor(kResources);
+  editor.setYaml(nativeSpec("  optimizer: {name: sgd, lr: 0.1}\n") + "frobnicate: 3\n", "x.yaml");
+  const auto flagged = [&] {
+    for (const job::SpecDiagnostic& d : editor.problems()) {
+      if (d.field == "frobnicate") return true;
+    }
+    return false;
+  };
+  ASSERT_TRUE(flagged()) << ::testing::PrintToString(editorDiagnostics(editor));
+  const std::vector<std::function<void()>> edits = {
+      [&] { typeInto(field<QLineEdit>(editor, "name"), "t2"); },
+      [&] { field<IntField>(editor, "world_size")->stepBy(1); },
+      [&] { choose(field<ChoiceField>(editor, "native.optimizer.name"), "adam"); },
+      [&] { typeInto(field<QLineEdit>(editor, "native.optimizer.lr"), "0.01"); },
+  };
+  for (size_t i = 0; i < edits.size(); ++i) {
+    SCOPED_TRACE(i);
+    edits[i]();
+    EXPECT_NE(editor.yaml().indexOf("\nfrobnicate: 3\n"), -1) << editor.yaml().toStdString();
+    EXPECT_TRUE(flagged()) << ::testing::PrintToString(editorDiagnostics(editor));
+    EXPECT_FALSE(editor.isValid());
+    EXPECT_FALSE(launchButton(editor)->isEnabled());
+  }
+  EXPECT_NE(editor.yaml().indexOf("name: t2\n"), -1);
+  EXPECT_NE(editor.yaml().indexOf("world_size: 3\n"), -1);
+  EXPECT_NE(editor.yaml().indexOf("name: adam"), -1);
+  // Gone from the YAML, it is gone for the form too: the next form edit does not bring it back.
+  editor.setYaml(editor.yaml().replace("frobnicate: 3\n", ""), "x.yaml");
+  EXPECT_TRUE(editor.isValid()) << ::testing::PrintToString(editorDiagnostics(editor));
+  typeInto(field<QLineEdit>(editor, "name"), "t3");
+  EXPECT_EQ(editor.yaml().indexOf("frobnicate"), -1);
+  EXPECT_TRUE(launchButton(editor)->isEnabled());
+}
+
 TEST_F(JobEditorTest, FormValidatesAsThePersonTypes) {
   JobEditor editor(kResources);
   ASSERT_TRUE(editor.newFromTemplate(kResources + "/jobs/examples/torch_ddp_demo.yaml"));
