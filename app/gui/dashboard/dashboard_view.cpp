@@ -16,7 +16,6 @@
 #include <QSettings>
 #include <QSignalBlocker>
 #include <QSlider>
-#include <QSortFilterProxyModel>
 #include <QSplitter>
 #include <QTabWidget>
 #include <QTableView>
@@ -33,12 +32,12 @@
 #include "dashboard/fitting_label.h"
 #include "dashboard/log_pane.h"
 #include "dashboard/rank_table_model.h"
+#include "dashboard/rank_table_view.h"
 #include "history/run_format.h"
 #include "ringmaster/job/device_plan.h"
 #include "ringmaster/slurm/job_state.h"
 #include "ringmaster/util/wall_clock.h"
 #include "straggler/straggler_heatmap.h"
-#include "table_copy.h"
 
 namespace ringmaster::gui {
 namespace {
@@ -314,14 +313,7 @@ QSplitter* DashboardView::buildChartsRow() {
 // Ranks, events, logs.
 QTabWidget* DashboardView::buildTables() {
   rank_model_ = new RankTableModel(this);
-  // Sorted through a proxy by each column's real value; rows update in place, so the selection
-  // and the sort survive every refresh.
-  auto* sorted_ranks = new QSortFilterProxyModel(this);
-  sorted_ranks->setSourceModel(rank_model_);
-  sorted_ranks->setSortRole(RankTableModel::kSortRole);
-  rank_table_ = new QTableView;
-  rank_table_->setModel(sorted_ranks);
-  rank_table_->setSortingEnabled(true);
+  rank_table_ = new RankTableView(rank_model_);
   // This job's sort as it was left (its state is kept per job, see stateKey()).
   const QStringList sort = QSettings().value(stateKey("rankSort")).toStringList();
   rank_table_->sortByColumn(
@@ -334,18 +326,6 @@ QTabWidget* DashboardView::buildTables() {
                 QStringList{QString::number(column),
                             order == Qt::DescendingOrder ? QString("desc") : QString("asc")});
           });
-  rank_table_->setSelectionBehavior(QAbstractItemView::SelectRows);
-  installTableCopy(rank_table_);
-  rank_table_->verticalHeader()->setVisible(false);
-  rank_table_->horizontalHeader()->setStretchLastSection(true);
-  // Every header whole beside its sort arrow ("Step time (s)" was cut at the default width).
-  QHeaderView* header = rank_table_->horizontalHeader();
-  for (int c = 0; c < rank_model_->columnCount(); ++c) {
-    const QString text = rank_model_->headerData(c, Qt::Horizontal, Qt::DisplayRole).toString();
-    header->resizeSection(c, std::max(header->defaultSectionSize(),
-                                      header->fontMetrics().horizontalAdvance(text) + 36));
-  }
-  rank_table_->setAlternatingRowColors(true);
   events_ = new QTreeWidget;
   events_->setObjectName("events");
   events_->setHeaderLabels({"Time", "Event", "Detail"});

@@ -31,7 +31,6 @@ class QScrollArea;
 class QSplitter;
 class QSlider;
 class QTabWidget;
-class QTableView;
 class QTimer;
 class QTreeWidget;
 class QTreeWidgetItem;
@@ -41,6 +40,7 @@ namespace ringmaster::gui {
 class ElidingButton;
 class LogPane;
 class RankTableModel;
+class RankTableView;
 class StragglerHeatmap;
 
 class DashboardView : public QWidget {
@@ -200,7 +200,7 @@ class DashboardView : public QWidget {
   StragglerHeatmap* heatmap_;
   QTabWidget* tabs_;
   RankTableModel* rank_model_;
-  QTableView* rank_table_;
+  RankTableView* rank_table_;
   QTreeWidget* events_;
   size_t events_shown_ = 0;
   std::set<int> hidden_lines_;                 // rank-list keys unchecked (kept: see stateKey())

@@ -7,13 +7,19 @@
 #include <QClipboard>
 #include <QIcon>
 #include <QImage>
+#include <QLabel>
 #include <QSortFilterProxyModel>
 #include <QTableView>
 #include <QTest>
+#include <QVBoxLayout>
+#include <set>
+#include <utility>
+#include <vector>
 
 #include "charts/palette.h"
 #include "dashboard/job_data.h"
 #include "dashboard/rank_table_model.h"
+#include "dashboard/rank_table_view.h"
 #include "table_copy.h"
 
 namespace ringmaster::gui {
@@ -175,6 +181,111 @@ TEST(RankTable, ShowsEachRanksRoleInItsStrategy) {
   EXPECT_EQ(model.data(model.index(1, RankTableModel::kRole), Qt::DisplayRole).toString(),
             "stage 1");
   EXPECT_EQ(model.data(model.index(0, RankTableModel::kRole), Qt::DisplayRole).toString(), "—");
+}
+
+// Issue 61: sorted by Loss, which re-sorts at every refresh, a shift-click on the row next to the
+// one clicked selected 7 of 8 rows (Qt's anchor is the rank first clicked, wherever the sort had
+// moved it), and Ctrl+C copied ranks never chosen. Under the pointer the order holds, so a click
+// and a shift-click choose the ranks shown; once the pointer leaves, the rows re-sort and the
+// selection follows its ranks.
+TEST(RankTable, AShiftClickSelectsTheRanksShownAndFollowsThemAcrossReSorts) {
+  constexpr int kRanks = 8;
+  JobData job("job-1");
+  proto::JournalRecord accepted = record(1, "agent:a");
+  accepted.mutable_job_accepted()->set_launcher(proto::NATIVE);
+  accepted.mutable_job_accepted()->set_world_size(kRanks);
+  for (int rank = 0; rank < kRanks; ++rank) {
+    accepted.mutable_job_accepted()->add_ranks()->set_rank(rank);
+  }
+  job.ingest("a", accepted);
+  uint64_t seq = 2;
+  int round = 0;
+  RankTableModel model;
+  // A refresh: a new loss per rank, in an order that differs from the last one's.
+  const auto refresh = [&] {
+    for (int rank = 0; rank < kRanks; ++rank) {
+      proto::JournalRecord m = record(seq++, "rank:" + std::to_string(rank));
+      m.mutable_metric()->set_rank(rank);
+      m.mutable_metric()->set_step(round + 1);
+      auto* loss = m.mutable_metric()->add_values();
+      loss->set_name("loss");
+      loss->set_value(((rank * 5 + round * 3) % kRanks) + 0.5);
+      job.ingest("a", m);
+    }
+    model.update(job, 120 + round++);
+    QApplication::processEvents();
+  };
+  refresh();
+  QWidget window;
+  auto* layout = new QVBoxLayout(&window);
+  auto* elsewhere = new QLabel("elsewhere");
+  auto* view = new RankTableView(&model);
+  layout->addWidget(elsewhere);
+  layout->addWidget(view);
+  window.resize(900, 500);
+  view->sortByColumn(RankTableModel::kLoss, Qt::AscendingOrder);
+  window.show();
+  ASSERT_TRUE(QTest::qWaitForWindowExposed(&window));
+  const QSortFilterProxyModel& proxy = *view->sortedRanks();
+
+  const auto rankAtRow = [&](int row) {
+    return proxy.index(row, 0).data(RankTableModel::kRankRole).toInt();
+  };
+  const auto rowPoint = [&](int row) {
+    return view->visualRect(proxy.index(row, RankTableModel::kAgent)).center();
+  };
+  const auto clickRow = [&](int row, Qt::KeyboardModifiers modifiers) {
+    QTest::mouseMove(view->viewport(), rowPoint(row));
+    QTest::mouseClick(view->viewport(), Qt::LeftButton, modifiers, rowPoint(row));
+  };
+  const auto shownRanks = [&] {
+    std::vector<int> ranks;
+    for (int row = 0; row < kRanks; ++row) ranks.push_back(rankAtRow(row));
+    return ranks;
+  };
+  const auto selectedRanks = [&] {
+    std::set<int> ranks;
+    for (const QModelIndex& index : view->selectionModel()->selectedRows()) {
+      ranks.insert(index.data(RankTableModel::kRankRole).toInt());
+    }
+    return ranks;
+  };
+  const auto copiedRanks = [&] {
+    QApplication::clipboard()->clear();
+    QTest::keySequence(view, QKeySequence::Copy);
+    std::set<int> ranks;
+    QStringList lines = QApplication::clipboard()->text().split('\n', Qt::SkipEmptyParts);
+    if (!lines.isEmpty()) lines.removeFirst();  // the header
+    for (const QString& line : lines) ranks.insert(line.section('\t', 0, 0).toInt());
+    return ranks;
+  };
+
+  // Rows 2 to 4 with refreshes between the click and the shift-click, then two adjacent rows.
+  for (const auto& [first, last] : std::vector<std::pair<int, int>>{{2, 4}, {5, 6}}) {
+    SCOPED_TRACE(first);
+    clickRow(first, Qt::NoModifier);
+    EXPECT_TRUE(view->orderHeld());
+    const std::vector<int> shown = shownRanks();
+    for (int i = 0; i < 3; ++i) refresh();
+    EXPECT_EQ(shownRanks(), shown) << "the rows moved under the pointer";
+    clickRow(last, Qt::ShiftModifier);
+    std::set<int> chosen;
+    for (int row = first; row <= last; ++row) chosen.insert(shown[static_cast<size_t>(row)]);
+    ASSERT_EQ(selectedRanks(), chosen);
+
+    // The pointer leaves: the rows catch up with the sort and go on moving; the selection stays
+    // on the ranks chosen, and only those are copied.
+    QTest::mouseMove(elsewhere, elsewhere->rect().center());
+    QTRY_VERIFY_WITH_TIMEOUT(!view->orderHeld(), 2000);
+    bool moved = false;
+    for (int i = 0; i < 20; ++i) {
+      refresh();
+      moved = moved || shownRanks() != shown;
+      ASSERT_EQ(selectedRanks(), chosen) << "after refresh " << i;
+    }
+    EXPECT_TRUE(moved);
+    EXPECT_EQ(copiedRanks(), chosen);
+  }
 }
 
 }  // namespace
