@@ -21,6 +21,7 @@
 
 #include "bridge/session_bridge.h"
 #include "charts/palette.h"
+#include "dashboard/eliding_label.h"
 #include "dashboard/log_search.h"
 #include "dashboard/merged_log_reader.h"
 #include "dashboard/text_style_format.h"
@@ -69,7 +70,8 @@ LogPane::LogPane(SessionBridge* bridge, const QString& job_id, QWidget* parent)
   cancel_search_->hide();
   auto* first_error = new QPushButton("First error");
   first_error->setToolTip("Jump to the first line that looks like an error or a traceback");
-  status_ = new QLabel;
+  status_ = new ElidingLabel;
+  status_->setObjectName("log-status");
   new_lines_button_ = new QPushButton;
   new_lines_button_->setObjectName("new-lines");
   new_lines_button_->setToolTip("Lines written since you scrolled up: jump to the end and follow");

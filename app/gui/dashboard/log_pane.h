@@ -29,6 +29,7 @@ class QTimer;
 
 namespace ringmaster::gui {
 
+class ElidingLabel;
 class LogSearch;
 class MergedLogReader;
 class SessionBridge;
@@ -113,7 +114,7 @@ class LogPane : public QWidget {
   QComboBox* stream_box_;  // stdout + stderr, stdout, stderr
   QCheckBox* follow_;
   QLineEdit* search_;
-  QLabel* status_;
+  ElidingLabel* status_;  // never widens the window, however long the search's word
   QPushButton* cancel_search_;
   QPushButton* new_lines_button_;
   QPlainTextEdit* text_;

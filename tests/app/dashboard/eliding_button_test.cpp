@@ -7,8 +7,11 @@
 
 #include <QApplication>
 #include <QHBoxLayout>
+#include <QImage>
+#include <QLineEdit>
 #include <QWidget>
 
+#include "dashboard/eliding_label.h"
 #include "dashboard/fitting_label.h"
 
 namespace ringmaster::gui {
@@ -38,6 +41,39 @@ TEST(ElidingButton, ALongMessageNeverWidensItsWindow) {
   button->setFullText("agent a1 not answering since 14:02:11");
   QApplication::processEvents();
   EXPECT_EQ(button->text(), "agent a1 not answering since 14:02:11");
+}
+
+// Issue 61: a whole-log search's status took the window from 1280 to 1559 px. A status line's
+// text, however long, never sets its window's minimum width; it shows what fits, with "…".
+TEST(ElidingLabel, ALongStatusNeverWidensItsWindow) {
+  QWidget window;
+  auto* layout = new QHBoxLayout(&window);
+  auto* field = new QLineEdit;
+  auto* label = new ElidingLabel;
+  layout->addWidget(field, 1);
+  layout->addWidget(label);
+  label->setText("match 1 of 13");
+  const int narrowest = window.minimumSizeHint().width();
+  QString status = "match 1 of 13; 13 matches in the whole log (205 MB)";
+  while (status.size() < 3000)
+    status += " · showing 8 MB around the match; tick Follow for the end";
+  label->setText(status);
+  EXPECT_EQ(window.minimumSizeHint().width(), narrowest);
+  window.resize(1000, 60);
+  window.show();
+  QApplication::processEvents();
+  EXPECT_LE(window.width(), 1000);
+  EXPECT_EQ(label->text(), status);  // the whole text stays, for the tooltip and for tests
+  EXPECT_TRUE(label->isElided());
+  EXPECT_LE(label->width(), label->fontMetrics().averageCharWidth() * 60);
+  EXPECT_GE(field->width(), 1000 / 2);  // the query keeps its room beside the status
+  // What is painted is the text cut with "…" to the label's width.
+  const QImage painted = label->grab().toImage();
+  EXPECT_FALSE(painted.isNull());
+  label->setText("match 2 of 13");
+  QApplication::processEvents();
+  EXPECT_FALSE(label->isElided());
+  EXPECT_EQ(window.minimumSizeHint().width(), narrowest);
 }
 
 TEST(FittingLabel, ShowsTheLongestVersionThatFitsOrNothing) {

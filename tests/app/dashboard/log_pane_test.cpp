@@ -231,6 +231,15 @@ TEST_F(LogPaneTest, SearchesTheWholeOfALongLogAndShowsMatchesBeforeTheShownEnd) 
       << selectedLine().toStdString();
   EXPECT_EQ(text->textCursor().selectedText(), "Needle");
   EXPECT_TRUE(statusText(*pane).contains("around the match")) << statusText(*pane).toStdString();
+  // Issue 61: the search's status line widened the window past the screen (1280 -> 1559 px). It
+  // fits in the window it came in, and no text of it, however long, sets the window's width.
+  const int searching = pane->minimumSizeHint().width();
+  EXPECT_LE(searching, 900);
+  EXPECT_LE(pane->width(), 900);
+  auto* status = pane->findChild<QLabel*>("log-status");
+  ASSERT_NE(status, nullptr);
+  status->setText(QString(3000, 'x'));
+  EXPECT_EQ(pane->minimumSizeHint().width(), searching);
 
   QTest::keyClick(text, Qt::Key_F3);
   ASSERT_TRUE(waitFor([&] { return selectedLine() == "needle 0"; }, 10000))
