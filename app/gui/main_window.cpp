@@ -25,6 +25,7 @@
 #include <set>
 #include <thread>
 
+#include "banner.h"
 #include "cluster/agent_table_model.h"
 #include "cluster/cluster_view.h"
 #include "cluster/preflight_dialog.h"
@@ -62,34 +63,15 @@ QString defaultResourcesDir() {
 }
 
 MainWindow::MainWindow(const AppOptions& options, QWidget* parent)
-    : QMainWindow(parent), options_(options) {
+    : QMainWindow(parent),
+      options_(options),
+      outcome_news_(QDateTime::currentMSecsSinceEpoch() / 1000.0) {
   paths_ = client::ClientPaths::resolve(options.cluster_file.toStdString(),
                                         options.db_file.toStdString());
   if (options_.resources_dir.isEmpty()) options_.resources_dir = defaultResourcesDir();
   setWindowTitle("Ringmaster");
   // 1400x900, or less on a smaller screen (a 1280x720 laptop showed the window cut at the right).
   resize(QSize(1400, 900).boundedTo(screen()->availableGeometry().size()));
-
-  // The banner: a job finished or failed, or an agent's key changed, named and clickable.
-  banner_ = new QWidget;
-  banner_->setVisible(false);
-  banner_->setAutoFillBackground(true);
-  banner_text_ = new QLabel;
-  banner_text_->setTextFormat(Qt::RichText);
-  banner_text_->setWordWrap(true);  // a long message wraps rather than widening the window
-  auto* banner_open = new QPushButton("Open");
-  banner_open->setObjectName("bannerOpen");
-  auto* banner_close = new QPushButton("Dismiss");
-  auto* banner_layout = new QHBoxLayout(banner_);
-  banner_layout->setContentsMargins(10, 4, 10, 4);
-  banner_layout->addWidget(banner_text_, 1);
-  banner_layout->addWidget(banner_open);
-  banner_layout->addWidget(banner_close);
-  connect(banner_close, &QPushButton::clicked, banner_, &QWidget::hide);
-  connect(banner_open, &QPushButton::clicked, this, [this] {
-    if (banner_open_) banner_open_();
-    banner_->hide();
-  });
 
   tabs_ = new QTabWidget;
   tabs_->setDocumentMode(true);
@@ -120,9 +102,11 @@ MainWindow::MainWindow(const AppOptions& options, QWidget* parent)
   auto* layout = new QVBoxLayout(central);
   layout->setContentsMargins(0, 0, 0, 0);
   layout->setSpacing(0);
-  layout->addWidget(banner_);
   layout->addWidget(tabs_, 1);
   setCentralWidget(central);
+  // The banner: a job finished or failed, or an agent's key changed, named and clickable, over
+  // the content's corner (it moves nothing).
+  banner_ = new Banner(central);
 
   progress_ = new QProgressBar;
   progress_->setRange(0, 0);  // busy
@@ -139,7 +123,7 @@ MainWindow::MainWindow(const AppOptions& options, QWidget* parent)
     connect(tray_, &QSystemTrayIcon::messageClicked, this, [this] {
       showNormal();
       raise();
-      if (banner_open_) banner_open_();
+      banner_->openNews();
     });
   }
 
@@ -492,6 +476,7 @@ void MainWindow::onJobStateChanged(const QString& job_id, const QString& state) 
   job_states_[job_id] = state;
   if (!terminal(state) || before.isEmpty() || terminal(before)) return;
   const DashboardView* view = dashboard(job_id);
+  if (!outcome_news_.take(job_id, view ? view->job().endTime() : 0)) return;
   const QString name = view ? QString::fromStdString(view->job().name()) : job_id;
   if (state == "failed") {
     notify(name + " failed", view ? view->problemText() : QString(), true, opensJob(job_id));
@@ -513,26 +498,15 @@ std::function<void()> MainWindow::opensAgent(const QString& agent) {
 
 void MainWindow::notify(const QString& title, const QString& text, bool failure,
                         std::function<void()> open) {
-  banner_open_ = std::move(open);
   key_banner_agent_.clear();
-  QPalette palette = banner_->palette();
-  const bool dark = isDark(this->palette());
-  palette.setColor(QPalette::Window,
-                   failure ? (dark ? QColor(0x5a, 0x1d, 0x1d) : QColor(0xfb, 0xdc, 0xdc))
-                           : (dark ? QColor(0x1d, 0x4a, 0x2a) : QColor(0xd8, 0xf0, 0xdd)));
-  banner_->setPalette(palette);
-  banner_text_->setText(
-      QString("<b>%1</b> &nbsp; %2").arg(title.toHtmlEscaped(), text.toHtmlEscaped()));
-  banner_->setVisible(true);
+  banner_->announce(title, text, failure, std::move(open));
   if (tray_) {
     tray_->showMessage(title, text,
                        failure ? QSystemTrayIcon::Critical : QSystemTrayIcon::Information, 10000);
   }
 }
 
-QString MainWindow::bannerText() const {
-  return banner_->isVisible() ? banner_text_->text() : QString();
-}
+QString MainWindow::bannerText() const { return banner_->text(); }
 
 void MainWindow::busy(const QString& what) {
   progress_->setVisible(true);

@@ -12,6 +12,7 @@
 #include <set>
 
 #include "bridge/session_bridge.h"
+#include "outcome_news.h"
 
 class QLabel;
 class QProgressBar;
@@ -23,6 +24,7 @@ class QTimer;
 
 namespace ringmaster::gui {
 
+class Banner;
 class ClusterView;
 class DashboardView;
 class HistoryView;
@@ -114,9 +116,8 @@ class MainWindow : public QMainWindow {
   PreflightDialog* preflight_ = nullptr;  // made at the first Check cluster
   uint64_t preflight_token_ = 0;
   QStringList preflight_agents_;  // of the newest preflight, for Run again
-  QWidget* banner_;
-  QLabel* banner_text_;
-  std::function<void()> banner_open_;
+  Banner* banner_;
+  OutcomeNews outcome_news_;      // which jobs' outcomes are still news for the banner
   std::string key_banner_agent_;  // the agent whose changed key the banner names, if any
   QProgressBar* progress_;
   QLabel* status_agents_;

@@ -516,9 +516,15 @@ TEST_F(MainWindowTest, ADamagedHistoryIsNamedInTheBanner) {
       << window.bannerText().toStdString();
   EXPECT_EQ(window.history()->model()->rowCount(), 1);
   save(&window, "history-damaged");
+  // Issue 61: a banner pushed the whole window down under the pointer. It floats over the
+  // corner: the tabs are where they are without it.
+  const QRect tabs_with_banner = window.tabs()->geometry();
   window.tabs()->setCurrentIndex(0);
   window.findChild<QPushButton*>("bannerOpen")->click();
   EXPECT_EQ(window.tabs()->currentIndex(), 2);
+  QApplication::processEvents();
+  EXPECT_EQ(window.bannerText(), "");
+  EXPECT_EQ(window.tabs()->geometry(), tabs_with_banner);
 }
 
 }  // namespace
