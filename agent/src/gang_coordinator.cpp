@@ -1100,7 +1100,7 @@ std::string GangCoordinator::reasonToWait(const Gang& gang, const Plan& plan) co
     return "no majority here: " + describeWait(quorum) + " (lost: " + joined(may_return) + ")";
   }
   if (!plan.next.too_few_agents || plan.by_client) return "";
-  return plan.next.refused + ": agent(s) " + joined(may_return) + " may answer again";
+  return "for " + joined(may_return) + " to answer again: " + plan.next.refused;
 }
 
 void GangCoordinator::journalWait(Gang& gang, const Plan& plan, const std::string& why) {
@@ -1353,10 +1353,16 @@ GangCoordinator::Clock::time_point GangCoordinator::passOverGangs(Clock::time_po
       journalDecision(gang);
       if (!gang.failures.empty() && !gang.journal_failure_at)
         gang.journal_failure_at = now + kSettle;
-      if (gang.journal_failure_at && now >= *gang.journal_failure_at) journalRootCause(gang);
+      // Only a side that holds a majority speaks for the job: the cause a cut-off agent sees
+      // ("agent a1 lost") is its own view, and told by the history as the job's, it named the
+      // wrong agent beside the majority's waiting.
+      const auto speaks = [&] { return quorumHere(gang).majority; };
+      if (gang.journal_failure_at && now >= *gang.journal_failure_at && speaks()) {
+        journalRootCause(gang);
+      }
       checkForHang(gang);
       if (overEverywhere(gang)) {
-        if (!gang.failures.empty()) journalRootCause(gang);
+        if (!gang.failures.empty() && speaks()) journalRootCause(gang);
         decide(gang, now);
       }
       if (gang.restart_at && now >= *gang.restart_at) startNextAttempt(gang);
@@ -1378,7 +1384,8 @@ GangCoordinator::Clock::time_point GangCoordinator::passOverGangs(Clock::time_po
         ++it;
         continue;
       }
-      if (gang.journal_failure_at && !gang.journaled)
+      // (A side without a majority journals none: then the time is past, and no wake is due.)
+      if (gang.journal_failure_at && !gang.journaled && now < *gang.journal_failure_at)
         wake = std::min(wake, *gang.journal_failure_at);
       if (gang.restart_at) wake = std::min(wake, *gang.restart_at);
       if (gang.proposed_at) wake = std::min(wake, now + kHeartbeatEvery);

@@ -105,6 +105,7 @@ void JobModel::startAttempt(uint32_t attempt) {
   fold_.set_attempt(attempt);
   fold_.set_any_started(false);
   fold_.clear_decision();
+  decided_by_.clear();
   fold_.clear_hang();
   fold_.clear_hang_since();
   // A client may restart a job that was over: the new attempt is not decided.
@@ -169,9 +170,28 @@ void JobModel::apply(const std::string& agent, const proto::JournalRecord& r) {
       fold_.set_any_started(true);
       break;
     }
-    case proto::JournalRecord::kJobDecision:
-      *fold_.mutable_decision() = r.job_decision();
+    case proto::JournalRecord::kJobDecision: {
+      // Each side of a split waits for the other: the smaller side, which waits for more agents,
+      // does not speak for the job over the majority (an even split: over the side with the
+      // attempt's first agent, which waits for neither that agent nor more agents).
+      const proto::JobDecision& decision = r.job_decision();
+      const proto::JobDecision& shown = fold_.decision();
+      const auto first = ranks_.find(0);
+      const auto waitsForFirst = [&](const proto::JobDecision& d) {
+        return first != ranks_.end() &&
+               std::count(d.waiting_for().begin(), d.waiting_for().end(), first->second.agent);
+      };
+      const bool both_wait =
+          decision.next() == proto::JobDecision::WAIT && shown.next() == proto::JobDecision::WAIT;
+      const int more = decision.waiting_for_size() - shown.waiting_for_size();
+      if (both_wait && agent != decided_by_ &&
+          (more > 0 || (more == 0 && waitsForFirst(decision) && !waitsForFirst(shown)))) {
+        break;
+      }
+      *fold_.mutable_decision() = decision;
+      decided_by_ = agent;
       break;
+    }
     case proto::JournalRecord::kJobRestart: {
       // The decision carried out (an agent from before JobDecision journals only this).
       proto::JobDecision* decision = fold_.mutable_decision();

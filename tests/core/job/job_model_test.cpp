@@ -275,6 +275,34 @@ TEST(JobModel, AWaitingLeaderIsWaitingAndANewerAttemptOfTheMajorityWins) {
   EXPECT_EQ(job.phase(), JobPhase::kRunning);
 }
 
+// Both sides of a split journal that they wait: the majority's wait is shown, whatever order
+// the client reads the agents' journals in (on an even split, the side with rank 0's agent).
+TEST(JobModel, TheMajoritysWaitIsShownOverTheMinoritys) {
+  auto waiting = [](std::vector<std::string> lost, const std::string& reason) {
+    proto::JournalRecord r = decision(1, proto::JobDecision::WAIT, 2);
+    for (const auto& agent : lost) r.mutable_job_decision()->add_waiting_for(agent);
+    r.mutable_job_decision()->set_reason(reason);
+    return r;
+  };
+  for (bool minority_first : {true, false}) {
+    JobModel job("j1");
+    for (int i = 0; i < 3; ++i) job.apply("a" + std::to_string(i + 1), accepted(1, {i}, 3, 3));
+    const auto majority = waiting({"a3"}, "for a3 to answer again");
+    const auto minority = waiting({"a1", "a2"}, "no majority here");
+    job.apply(minority_first ? "a3" : "a1", minority_first ? minority : majority);
+    job.apply(minority_first ? "a1" : "a3", minority_first ? majority : minority);
+    EXPECT_EQ(job.phase(), JobPhase::kWaiting);
+    EXPECT_EQ(job.decision().reason(), "for a3 to answer again") << minority_first;
+    job.apply("a1", waiting({"a3"}, "for a3 to answer again, still"));  // its own: shown
+    EXPECT_EQ(job.decision().reason(), "for a3 to answer again, still");
+  }
+  JobModel even("j1");
+  for (int i = 0; i < 4; ++i) even.apply("a" + std::to_string(i + 1), accepted(1, {i}, 4, 3));
+  even.apply("a1", waiting({"a3", "a4"}, "the side of a1"));
+  even.apply("a3", waiting({"a1", "a2"}, "the side of a3"));
+  EXPECT_EQ(even.decision().reason(), "the side of a1");
+}
+
 TEST(JobModel, PhaseNamesAreTheHistorysWords) {
   for (JobPhase p :
        {JobPhase::kSubmitted, JobPhase::kRunning, JobPhase::kRestarting, JobPhase::kWaiting,

@@ -150,6 +150,9 @@ class JobModel {
   std::optional<proto::JobOutcome> outcome_;
   std::map<int, RankState> ranks_;
   std::map<uint32_t, proto::JobFailure> failures_;
+  // Who journaled the current attempt's decision: in a network split both sides journal that
+  // they wait, and the side with the majority (which waits for fewer agents) is the one shown.
+  std::string decided_by_;
 };
 
 }  // namespace ringmaster::job
