@@ -18,6 +18,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <sstream>
 #include <string_view>
 #include <thread>
@@ -60,20 +61,27 @@ uint64_t number(const std::string& text) {
   return value;
 }
 
-// What `uid` owns under the directory open as `dir_fd` (named `dir`), into `found` (links are not
-// followed; a directory of its is listed, not what is in it). Only directories it could write in
-// are entered: one all may write in (/tmp itself, a drop directory) or its group may; a
+// Called with each entry `uid` owns, as the directory open that holds it and its name there
+// (and its path, for messages); false stops the walk.
+using EntryVisitor = std::function<bool(int dir_fd, const char* name, const fs::path& path)>;
+
+// Visits what `uid` owns under the directory open as `dir_fd` (named `dir`); links are not
+// followed, and a directory of its is visited, not what is in it. Only directories it could
+// write in are entered: one all may write in (/tmp itself, a drop directory) or its group may; a
 // directory another user keeps to themselves holds nothing the uid made, and a host's /tmp
 // may hold whole build trees. An entry that vanishes or cannot be read while walking (a busy
 // /tmp) is passed over: it ended the whole walk, and a job's files beyond it were left behind.
-void collectFilesOf(int dir_fd, const fs::path& dir, uid_t uid, size_t at_most, int depth,
-                    std::vector<fs::path>* found) {
+// Every directory is entered by its handle (openat, O_NOFOLLOW), never by its path: a path
+// walked again later may lead elsewhere once a tenant has swapped a directory for a link.
+bool visitFilesOf(int dir_fd, const fs::path& dir, uid_t uid, int depth,
+                  const EntryVisitor& visit) {
   DIR* listing = ::fdopendir(dir_fd);
   if (listing == nullptr) {
     ::close(dir_fd);
-    return;
+    return true;
   }
-  while (found->size() < at_most) {
+  bool go_on = true;
+  while (go_on) {
     const dirent* entry = ::readdir(listing);
     if (entry == nullptr) break;
     const std::string_view name = entry->d_name;
@@ -81,7 +89,7 @@ void collectFilesOf(int dir_fd, const fs::path& dir, uid_t uid, size_t at_most, 
     struct stat st {};
     if (::fstatat(dir_fd, entry->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
     if (st.st_uid == uid) {
-      found->push_back(dir / name);
+      go_on = visit(dir_fd, entry->d_name, dir / name);
       continue;
     }
     const bool writable_to_it =
@@ -89,19 +97,52 @@ void collectFilesOf(int dir_fd, const fs::path& dir, uid_t uid, size_t at_most, 
     if (!S_ISDIR(st.st_mode) || !writable_to_it || depth >= 32) continue;
     const int child =
         ::openat(dir_fd, entry->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    if (child >= 0) collectFilesOf(child, dir / name, uid, at_most, depth + 1, found);
+    if (child >= 0) go_on = visitFilesOf(child, dir / name, uid, depth + 1, visit);
   }
   ::closedir(listing);
+  return go_on;
 }
 
-// Every entry under the shared temporary directories that `uid` owns, at most `at_most`.
-std::vector<fs::path> filesOf(uid_t uid, size_t at_most) {
-  std::vector<fs::path> found;
-  for (const std::string& root : sharedTempDirs()) {
+void visitFilesOf(uid_t uid, const std::vector<std::string>& roots, const EntryVisitor& visit) {
+  for (const std::string& root : roots) {
     const int fd = ::open(root.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (fd >= 0) collectFilesOf(fd, root, uid, at_most, 0, &found);
+    if (fd >= 0 && !visitFilesOf(fd, root, uid, 0, visit)) return;
   }
-  return found;
+}
+
+// Removes the entry `name` of the directory open as `dir_fd`, and everything in it when it is a
+// directory, without following a link anywhere: a directory is opened by its handle with
+// O_NOFOLLOW and emptied through that handle (unlinkat), so a link put in its place removes the
+// link, never what it points to. Returns the first error ("" when none).
+std::string removeAt(int dir_fd, const char* name, const fs::path& path, int depth) {
+  if (::unlinkat(dir_fd, name, 0) == 0 || errno == ENOENT) return "";
+  if (errno != EISDIR && errno != EPERM)
+    return "cannot remove " + path.string() + ": " + std::strerror(errno);
+  const int fd = ::openat(dir_fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) {
+    // Not a directory after all (swapped for a file or a link since): remove that entry.
+    if ((errno == ENOTDIR || errno == ELOOP) && ::unlinkat(dir_fd, name, 0) == 0) return "";
+    return errno == ENOENT ? "" : "cannot open " + path.string() + ": " + std::strerror(errno);
+  }
+  std::string failed;
+  DIR* listing = ::fdopendir(fd);
+  if (listing == nullptr) {
+    ::close(fd);
+    return "cannot list " + path.string() + ": " + std::strerror(errno);
+  }
+  while (const dirent* entry = ::readdir(listing)) {
+    const std::string_view child = entry->d_name;
+    if (child == "." || child == "..") continue;
+    std::string error = depth >= 256
+                            ? "cannot remove " + path.string() + ": nested too deep"
+                            : removeAt(::dirfd(listing), entry->d_name, path / child, depth + 1);
+    if (failed.empty()) failed = std::move(error);
+  }
+  ::closedir(listing);
+  if (::unlinkat(dir_fd, name, AT_REMOVEDIR) != 0 && errno != ENOENT && failed.empty()) {
+    failed = "cannot remove " + path.string() + ": " + std::strerror(errno);
+  }
+  return failed;
 }
 
 struct IpcObject {
@@ -148,7 +189,12 @@ const std::vector<std::string>& sharedTempDirs() {
 std::string uidInUse(uid_t uid) {
   if (const pid_t pid = processOf(uid))
     return "a process runs as it (pid " + std::to_string(pid) + ")";
-  if (auto files = filesOf(uid, 1); !files.empty()) return files[0].string() + " is its";
+  std::string owned;
+  visitFilesOf(uid, sharedTempDirs(), [&](int, const char*, const fs::path& path) {
+    owned = path.string() + " is its";
+    return false;
+  });
+  if (!owned.empty()) return owned;
   if (!ipcObjectsOf(uid).empty()) return "it owns System V IPC objects";
   return "";
 }
@@ -169,14 +215,19 @@ void killEveryProcessOf(uid_t uid) {
   }
 }
 
+std::string removeFilesOf(uid_t uid, const std::vector<std::string>& roots) {
+  std::string failed;
+  visitFilesOf(uid, roots, [&](int dir_fd, const char* name, const fs::path& path) {
+    std::string error = removeAt(dir_fd, name, path, 0);
+    if (failed.empty()) failed = std::move(error);
+    return true;
+  });
+  return failed;
+}
+
 Status removeEverythingOf(uid_t uid) {
   killEveryProcessOf(uid);
-  std::string failed;
-  for (const fs::path& path : filesOf(uid, SIZE_MAX)) {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-    if (ec && failed.empty()) failed = "cannot remove " + path.string() + ": " + ec.message();
-  }
+  std::string failed = removeFilesOf(uid, sharedTempDirs());
   for (const IpcObject& object : ipcObjectsOf(uid)) {
     const int removed = object.kind == IpcObject::kShm   ? ::shmctl(object.id, IPC_RMID, nullptr)
                         : object.kind == IpcObject::kMsg ? ::msgctl(object.id, IPC_RMID, nullptr)

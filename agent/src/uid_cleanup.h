@@ -31,4 +31,8 @@ void killEveryProcessOf(uid_t uid);
 // IPC objects. An error names what could not be removed.
 Status removeEverythingOf(uid_t uid);
 
+// Removes what `uid` owns under `roots` (removeEverythingOf's part in the shared directories),
+// never following a link, however the tree changes meanwhile; the first error, "" when none.
+std::string removeFilesOf(uid_t uid, const std::vector<std::string>& roots);
+
 }  // namespace ringmaster::agent
