@@ -3,12 +3,14 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <linux/keyctl.h>
 #include <signal.h>
 #include <sys/ipc.h>
 #include <sys/msg.h>
 #include <sys/sem.h>
 #include <sys/shm.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -182,7 +184,8 @@ std::vector<IpcObject> ipcObjectsOf(uid_t uid) {
 }  // namespace
 
 const std::vector<std::string>& sharedTempDirs() {
-  static const std::vector<std::string> dirs = {"/tmp", "/var/tmp", "/dev/shm", "/dev/mqueue"};
+  static const std::vector<std::string> dirs = {"/tmp", "/var/tmp", "/dev/shm", "/dev/mqueue",
+                                                "/run/lock"};
   return dirs;
 }
 
@@ -225,8 +228,25 @@ std::string removeFilesOf(uid_t uid, const std::vector<std::string>& roots) {
   return failed;
 }
 
+void clearKeyringsOf(uid_t uid) {
+  const pid_t child = ::fork();
+  if (child == 0) {
+    // Only a process of that uid reaches its user keyrings (they outlive its processes).
+    const bool as_it = ::setgroups(0, nullptr) == 0 && ::setgid(static_cast<gid_t>(uid)) == 0 &&
+                       ::setuid(uid) == 0;
+    const bool cleared = as_it && ::syscall(SYS_keyctl, KEYCTL_CLEAR, KEY_SPEC_USER_KEYRING) == 0 &&
+                         ::syscall(SYS_keyctl, KEYCTL_CLEAR, KEY_SPEC_USER_SESSION_KEYRING) == 0;
+    ::_exit(cleared ? 0 : 1);
+  }
+  if (child > 0) {
+    while (::waitpid(child, nullptr, 0) < 0 && errno == EINTR) {
+    }
+  }
+}
+
 Status removeEverythingOf(uid_t uid) {
   killEveryProcessOf(uid);
+  clearKeyringsOf(uid);
   std::string failed = removeFilesOf(uid, sharedTempDirs());
   for (const IpcObject& object : ipcObjectsOf(uid)) {
     const int removed = object.kind == IpcObject::kShm   ? ::shmctl(object.id, IPC_RMID, nullptr)

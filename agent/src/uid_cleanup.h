@@ -1,7 +1,8 @@
 #pragma once
 // What a uid of --job-uids leaves on the host besides its job's directories, found and removed:
 // its processes, its files in the shared temporary directories (/tmp, /var/tmp, /dev/shm,
-// /dev/mqueue) and its System V IPC objects (shared memory, message queues, semaphores). A uid
+// /dev/mqueue, /run/lock), its System V IPC objects (shared memory, message queues, semaphores)
+// and the keys in its user keyrings (which outlive its processes). A uid
 // goes to the next job only with none of them (job_identity.h), so that a tenant finds nothing
 // of the last one; and a uid some other user of the host holds is never touched.
 //
@@ -27,8 +28,12 @@ std::string uidInUse(uid_t uid);
 // way that cannot miss a process forked meanwhile). Returns once the child is reaped.
 void killEveryProcessOf(uid_t uid);
 
-// Ends `uid`'s processes and removes what it owns in the shared temporary directories and its
-// IPC objects. An error names what could not be removed.
+// Empties `uid`'s user and user-session keyrings (a child that becomes `uid` clears them): a key
+// a job added there would be readable by the next job given the uid.
+void clearKeyringsOf(uid_t uid);
+
+// Ends `uid`'s processes, removes what it owns in the shared temporary directories and its IPC
+// objects, and empties its keyrings. An error names what could not be removed.
 Status removeEverythingOf(uid_t uid);
 
 // Removes what `uid` owns under `roots` (removeEverythingOf's part in the shared directories),

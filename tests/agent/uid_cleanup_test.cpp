@@ -8,9 +8,11 @@
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <linux/fs.h>
+#include <linux/keyctl.h>
 #include <pwd.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -130,6 +132,33 @@ TEST_F(UidCleanupTest, ADirectoryOfTheUidGoesWithWhatIsInItButNotWhatItLinksTo) 
   EXPECT_TRUE(fs::exists(secret_));
   EXPECT_TRUE(fs::exists(root_ / "protected"));
   EXPECT_TRUE(fs::exists(root_ / "shared" / "rb" / "w")) << "another uid's files stay";
+}
+
+// Whether a process of `uid` finds (or, with `add`, adds) a key of that description in its user
+// keyring: run in a child that becomes `uid`.
+bool asUid(uid_t uid, bool add) {
+  const pid_t child = ::fork();
+  if (child == 0) {
+    if (::setgid(uid) != 0 || ::setuid(uid) != 0) ::_exit(2);
+    const char* description = "ringmaster-uid-cleanup-test";
+    const long key =
+        add ? ::syscall(SYS_add_key, "user", description, "a job's secret", 14,
+                        KEY_SPEC_USER_KEYRING)
+            : ::syscall(SYS_keyctl, KEYCTL_SEARCH, KEY_SPEC_USER_KEYRING, "user", description, 0);
+    ::_exit(key >= 0 ? 0 : 1);
+  }
+  int status = 0;
+  ::waitpid(child, &status, 0);
+  return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
+// A key a job adds to its uid's user keyring outlives the job's processes: the next job given the
+// uid read it. The release clears it.
+TEST_F(UidCleanupTest, AKeyInTheUidsKeyringDoesNotOutliveItsRelease) {
+  if (!asUid(kReleased, /*add=*/true)) GTEST_SKIP() << "no user keyrings here";
+  ASSERT_TRUE(asUid(kReleased, false)) << "the key is gone with its process: nothing to test";
+  EXPECT_TRUE(removeEverythingOf(kReleased).isOk());
+  EXPECT_FALSE(asUid(kReleased, false)) << "the next job of the uid finds the key";
 }
 
 }  // namespace
