@@ -77,17 +77,24 @@ double slowestOf(const google::protobuf::RepeatedPtrField<proto::RankProgress>& 
   return slowest;
 }
 
-// The cause an agent gives when it shuts down on a signal, and again when it is back (the
-// same words: a peer that heard it first counts it once).
-proto::JobFailure shutDownFailure(const std::string& agent, uint32_t attempt) {
+// A failure of a whole agent's share (no rank, no step).
+proto::JobFailure agentFailure(const std::string& kind, const std::string& agent,
+                               const std::string& cause) {
   proto::JobFailure failure;
-  failure.set_kind("agent_stopped");
+  failure.set_kind(kind);
   failure.set_rank(-1);
   failure.set_agent(agent);
   failure.set_step(-1);
-  failure.set_cause("agent " + agent + " shut down while attempt " + std::to_string(attempt) +
-                    " ran: its ranks were stopped");
+  failure.set_cause(cause);
   return failure;
+}
+
+// The cause an agent gives when it shuts down on a signal, and again when it is back (the
+// same words: a peer that heard it first counts it once).
+proto::JobFailure shutDownFailure(const std::string& agent, uint32_t attempt) {
+  return agentFailure("agent_stopped", agent,
+                      "agent " + agent + " shut down while attempt " + std::to_string(attempt) +
+                          " ran: its ranks were stopped");
 }
 
 std::string describeState(proto::RankState state) {
@@ -243,16 +250,11 @@ void GangCoordinator::resume(const std::vector<SavedGang>& saved, const EarlierR
       if (kept.stopped_cleanly) {
         gang.failures.push_back(shutDownFailure(parts_.agent_name, attempt));
       } else {
-        proto::JobFailure failure;
-        failure.set_kind("agent_restart");
-        failure.set_rank(-1);
-        failure.set_agent(parts_.agent_name);
-        failure.set_step(-1);
-        failure.set_cause("agent " + parts_.agent_name + " restarted while attempt " +
-                          std::to_string(attempt) +
-                          " ran (its process ended without shutting down: killed, crashed, or "
-                          "its host went down)");
-        gang.failures.push_back(failure);
+        gang.failures.push_back(agentFailure(
+            "agent_restart", parts_.agent_name,
+            "agent " + parts_.agent_name + " restarted while attempt " + std::to_string(attempt) +
+                " ran (its process ended without shutting down: killed, crashed, or its host "
+                "went down)"));
       }
       how = gang.failures.back().cause();
     }
@@ -817,15 +819,10 @@ Status GangCoordinator::restartRequested(const proto::RestartJob& request) {
     return invalidArgument("job '" + request.job_id() + "' runs on agent '" +
                            request.exclude_agent() + "' alone: nothing would be left to run it");
   }
-  proto::JobFailure failure;
-  failure.set_kind("client_restart");
-  failure.set_rank(-1);
-  failure.set_agent(request.exclude_agent());
-  failure.set_step(-1);
   std::string cause = "restart requested by a client";
   if (!request.reason().empty()) cause += " (" + request.reason() + ")";
   if (!request.exclude_agent().empty()) cause += ", without agent " + request.exclude_agent();
-  failure.set_cause(cause);
+  const proto::JobFailure failure = agentFailure("client_restart", request.exclude_agent(), cause);
   // It outranks whatever failure this attempt already had (rootCause): it decides the layout.
   pass_due_ = true;
   const bool first = gang.failures.empty();
@@ -855,12 +852,8 @@ void GangCoordinator::markLost(Gang& gang, const std::string& agent, const std::
   if (peer.lost) return;
   peer.lost = true;
   peer.lost_at = Clock::now();
-  proto::JobFailure failure;
-  failure.set_kind("agent_lost");
-  failure.set_rank(-1);
-  failure.set_agent(agent);
-  failure.set_step(-1);
-  failure.set_cause("agent " + agent + " lost: " + why);
+  const proto::JobFailure failure =
+      agentFailure("agent_lost", agent, "agent " + agent + " lost: " + why);
   parts_.log("job " + gang.launch.job_id() + ": " + failure.cause());
   watchContacts(gang, peer.lost_at);  // a hub lost: the next in line is one now
   onFailure(gang, failure, true);
@@ -1197,14 +1190,11 @@ void GangCoordinator::startAttempt(Gang& gang, uint32_t attempt,
   parts_.rendezvous->host(gang.launch);
   auto pids = parts_.supervisor->launch(gang.launch);
   if (!pids.isOk()) {
-    proto::JobFailure failure;
-    failure.set_kind("launch");
-    failure.set_rank(-1);
-    failure.set_agent(parts_.agent_name);
-    failure.set_step(-1);
-    failure.set_cause("agent " + parts_.agent_name + " could not start attempt " +
-                      std::to_string(attempt) + ": " + pids.status().message());
-    onFailure(gang, failure, true);
+    onFailure(gang,
+              agentFailure("launch", parts_.agent_name,
+                           "agent " + parts_.agent_name + " could not start attempt " +
+                               std::to_string(attempt) + ": " + pids.status().message()),
+              true);
     if (!parts_.supervisor->isActive(job_id)) {  // nothing started: over here already
       gang.over_here = true;
       gang.state_here = proto::FAILED;

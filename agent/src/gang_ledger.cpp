@@ -53,11 +53,15 @@ Result<SavedGang> parse(const std::string& text) {
 
 }  // namespace
 
-Status GangLedger::save(const SavedGang& gang) {
-  if (dir_.empty()) return Status::ok();
+GangLedger::GangLedger(std::string dir) : dir_(std::move(dir)) {
+  if (dir_.empty()) return;
   std::error_code ec;
   std::filesystem::create_directories(dir_, ec);
-  ::chmod(dir_.c_str(), 0700);  // the job's key pair is in it
+  ::chmod(dir_.c_str(), 0700);
+}
+
+Status GangLedger::save(const SavedGang& gang) {
+  if (dir_.empty()) return Status::ok();
   std::string bytes;
   gang.launch.SerializeToString(&bytes);
   return writeFileDurably(pathOf(gang.launch.job_id()), header(gang) + bytes);

@@ -28,7 +28,8 @@ struct SavedGang {
 class GangLedger {
  public:
   // `dir` empty: keeps nothing (a per-job agent under Slurm, whose SIGTERM is the job's stop).
-  explicit GangLedger(std::string dir) : dir_(std::move(dir)) {}
+  // Makes `dir` (0700: the jobs' key pairs are in it) when it is not there.
+  explicit GangLedger(std::string dir);
 
   Status save(const SavedGang& gang);
   void remove(const std::string& job_id);

@@ -20,27 +20,6 @@ namespace {
 
 using nlohmann::json;
 
-// `ranks` ranks on each of `agents` agents, a small model: steps of a few milliseconds, for
-// minutes, a checkpoint every 40 steps.
-std::string spec(int agents, int ranks, const std::string& restart) {
-  std::string placement;
-  for (int i = 1; i <= agents; ++i) {
-    placement += std::string(i > 1 ? ", " : "") + "{agent: a" + std::to_string(i) +
-                 ", ranks: " + std::to_string(ranks) + "}";
-  }
-  return "name: restarted\nlauncher: native\nplacement: [" + placement + "]\nrestart: " + restart +
-         R"(
-native:
-  model: {kind: mlp, hidden: [64], activation: relu, task: classification}
-  dataset: {kind: synthetic, samples: 4000, features: 16, classes: 4, seed: 3}
-  batch_size: 16
-  epochs: 1000
-  optimizer: {name: sgd, lr: 0.05, momentum: 0.9}
-  checkpoint: {every_steps: 40}
-  seed: 1
-)";
-}
-
 class AgentRestartTest : public ::testing::Test {
  protected:
   void start(int agents) {
@@ -52,8 +31,9 @@ class AgentRestartTest : public ::testing::Test {
   }
   std::string dir(const std::string& agent) { return cluster_.agent(agent).stateDir(); }
   std::string submit(int ranks, const std::string& restart) {
-    auto submitted =
-        cluster_.ctl({"submit", cluster_.writeSpec("job.yaml", spec(agents_, ranks, restart))});
+    auto submitted = cluster_.ctl(
+        {"submit",
+         cluster_.writeSpec("job.yaml", longNativeSpec("restarted", agents_, ranks, restart))});
     EXPECT_EQ(submitted.exit_code, 0) << submitted.err;
     return submitted.firstLine();
   }

@@ -24,24 +24,6 @@ namespace {
 
 using nlohmann::json;
 
-// One rank per agent, a small model: steps of a few milliseconds over the veths, for minutes.
-std::string spec(int agents, const std::string& restart) {
-  std::string placement;
-  for (int i = 1; i <= agents; ++i) {
-    placement += std::string(i > 1 ? ", " : "") + "{agent: a" + std::to_string(i) + ", ranks: 1}";
-  }
-  return "name: split\nlauncher: native\nplacement: [" + placement + "]\nrestart: " + restart + R"(
-native:
-  model: {kind: mlp, hidden: [64], activation: relu, task: classification}
-  dataset: {kind: synthetic, samples: 4000, features: 16, classes: 4, seed: 3}
-  batch_size: 16
-  epochs: 1000
-  optimizer: {name: sgd, lr: 0.05, momentum: 0.9}
-  checkpoint: {every_steps: 40}
-  seed: 1
-)";
-}
-
 class GangPartitionTest : public ::testing::Test {
  protected:
   void start(int agents) {
@@ -57,8 +39,8 @@ class GangPartitionTest : public ::testing::Test {
   std::string dir(int i) { return cluster_.agent(name(i)).stateDir(); }
 
   std::string submit(int agents, const std::string& restart) {
-    auto submitted =
-        cluster_.ctl({"submit", cluster_.writeSpec("job.yaml", spec(agents, restart))});
+    auto submitted = cluster_.ctl(
+        {"submit", cluster_.writeSpec("job.yaml", longNativeSpec("split", agents, 1, restart))});
     EXPECT_EQ(submitted.exit_code, 0) << submitted.err;
     return submitted.firstLine();
   }

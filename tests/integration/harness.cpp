@@ -437,6 +437,26 @@ native:
 )";
 }
 
+std::string longNativeSpec(const std::string& name, int agents, int ranks,
+                           const std::string& restart) {
+  std::string placement;
+  for (int i = 1; i <= agents; ++i) {
+    placement += std::string(i > 1 ? ", " : "") + "{agent: a" + std::to_string(i) +
+                 ", ranks: " + std::to_string(ranks) + "}";
+  }
+  return "name: " + name + "\nlauncher: native\nplacement: [" + placement +
+         "]\nrestart: " + restart + R"(
+native:
+  model: {kind: mlp, hidden: [64], activation: relu, task: classification}
+  dataset: {kind: synthetic, samples: 4000, features: 16, classes: 4, seed: 3}
+  batch_size: 16
+  epochs: 1000
+  optimizer: {name: sgd, lr: 0.05, momentum: 0.9}
+  checkpoint: {every_steps: 40}
+  seed: 1
+)";
+}
+
 int processesOf(const std::string& agent_dir, const std::string& job) {
   int count = 0;
   std::error_code ec;

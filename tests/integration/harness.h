@@ -46,6 +46,10 @@ int64_t newestMetricStep(const std::string& log);
 // A 4-rank native job on agents a1 and a2 (2 ranks each), long enough to be interrupted (about
 // 1,900 steps of a few ms), with checkpoints every 20 steps and the given `restart:` mapping.
 std::string interruptibleNativeSpec(const std::string& name, const std::string& restart);
+// A native job named `name` with `ranks` ranks on each of agents a1..a`agents`, a small model
+// (steps of a few milliseconds) for minutes, a checkpoint every 40 steps, the given `restart:`.
+std::string longNativeSpec(const std::string& name, int agents, int ranks,
+                           const std::string& restart);
 // Processes started by the ranks of the agent with state dir `agent_dir` (of `job` only, when
 // given), found by their environment as the agent finds what ranks leave behind.
 int processesOf(const std::string& agent_dir, const std::string& job = "");
