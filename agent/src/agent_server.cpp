@@ -20,6 +20,7 @@
 #include <mutex>
 #include <set>
 
+#include "agent_gang_world.h"
 #include "connection_monitor.h"
 #include "fair_queue.h"
 #include "gang_coordinator.h"
@@ -163,8 +164,9 @@ struct AgentServer::Impl {
   double started_at = 0;
   Clock::time_point next_health;
   std::unique_ptr<RendezvousService> rendezvous;
-  std::unique_ptr<GangCoordinator> gang;
   std::unique_ptr<GangLedger> ledger;
+  std::unique_ptr<AgentGangWorld> gang_world;  // outlives `gang`, whose sockets it made
+  std::unique_ptr<GangCoordinator> gang;
   ParkedRequests parked;
   // Requests refused or unreadable: an authorized key could send them without end.
   RefusalLog bad_requests{[this](const std::string& line) { log(line); }};
@@ -173,6 +175,7 @@ struct AgentServer::Impl {
 
   ~Impl() {
     gang.reset();
+    gang_world.reset();
     supervisor.reset();
     monitor.reset();
     if (router) zmq_close(router);
@@ -387,9 +390,11 @@ Status AgentServer::Impl::start() {
                                      [this](const std::string& line) { log(line); });
   RM_RETURN_IF_ERROR(zap->start());
   rendezvous = std::make_unique<RendezvousService>(options.name, zap.get());
+  gang_world = std::make_unique<AgentGangWorld>(
+      AgentGangWorld::Parts{zap.get(), supervisor.get(), rendezvous.get(), journal.get(),
+                            ledger.get(), [this](const std::string& line) { log(line); }});
   gang = std::make_unique<GangCoordinator>(GangCoordinator::Parts{
-      options.name, zap.get(), supervisor.get(), rendezvous.get(), journal.get(), ledger.get(),
-      [this](const std::string& line) { log(line); }});
+      options.name, gang_world.get(), [this](const std::string& line) { log(line); }});
   // Before the socket is bound: a peer's first message after the restart finds the gang.
   gang->resume(saved, earlier);
   router = zmq_socket(context, ZMQ_ROUTER);

@@ -7,13 +7,9 @@
 #include <set>
 
 #include "gang_policy.h"
-#include "journal.h"
-#include "peer_probe.h"
-#include "rendezvous_service.h"
 #include "ringmaster/protocol/codec.h"
 #include "ringmaster/security/keys.h"
 #include "ringmaster/util/wall_clock.h"
-#include "zap_handler.h"
 
 namespace ringmaster::agent {
 namespace {
@@ -42,7 +38,6 @@ constexpr auto kMemberLinger = std::chrono::milliseconds(200);  // its answer le
 // it goes on telling the lost agents its outcome this long, so that at the heal the other side,
 // which may have gone on, tells it that it was left out (see Gang::minority_outcome).
 constexpr auto kMinorityLinger = std::chrono::minutes(10);
-constexpr auto kProbeTimeout = std::chrono::milliseconds(200);
 constexpr auto kQuickReport = std::chrono::milliseconds(50);  // see reportSoon
 constexpr int kFullReportEvery = 10;  // beats between two full reports (see reportBelow)
 
@@ -120,10 +115,11 @@ bool sameAgents(const proto::GangRestart& a, const proto::GangRestart& b) {
 GangCoordinator::GangCoordinator(Parts parts) : parts_(std::move(parts)) {}
 
 GangCoordinator::~GangCoordinator() {
-  for (auto& [job_id, gang] : gangs_) parts_.zap->revokeKey(gang.launch.rendezvous_public_key());
-  for (auto& [job_id, expected] : expected_) parts_.zap->revokeKey(expected.key);
-  gangs_.clear();  // the sockets close before the context ends
-  expected_.clear();
+  for (auto& [job_id, gang] : gangs_) parts_.world->revokeKey(gang.launch.rendezvous_public_key());
+  for (auto& [job_id, expected] : expected_) parts_.world->revokeKey(expected.key);
+  for (const Ended& ended : ended_) {
+    if (!ended.key.empty()) parts_.world->revokeKey(ended.key);
+  }
 }
 
 bool GangCoordinator::manages(const std::string& job_id) const {
@@ -144,13 +140,19 @@ bool GangCoordinator::overEverywhere(const Gang& gang) const {
   if (!gang.over_here) return false;
   return std::all_of(gang.peers.begin(), gang.peers.end(), [&](const auto& entry) {
     const Peer& peer = entry.second;
-    return peer.lost || (peer.attempt == attemptOf(gang) && peer.attempt_over);
+    // A peer in another attempt runs no rank of this one: it went on to a newer attempt (which
+    // it started only with its old ranks over), or it is back from a restart in an older one,
+    // over there (it never took this one up).
+    const bool elsewhere =
+        peer.attempt > attemptOf(gang) ||
+        (peer.attempt > 0 && peer.attempt < attemptOf(gang) && peer.attempt_over);
+    return peer.lost || elsewhere || (peer.attempt == attemptOf(gang) && peer.attempt_over);
   });
 }
 
 void GangCoordinator::expect(const proto::JobLaunch& launch) {
   if (!security::isValidKey(launch.rendezvous_public_key())) return;  // no job key: no gang
-  parts_.zap->allowKey(launch.rendezvous_public_key(), "job:" + launch.job_id());
+  parts_.world->admitKey(launch.rendezvous_public_key(), launch.job_id());
   Expected& expected = expected_[launch.job_id()];
   if (expected.key != launch.rendezvous_public_key()) expected.connections.clear();
   expected.key = launch.rendezvous_public_key();
@@ -183,7 +185,7 @@ void GangCoordinator::connectEarly(const proto::JobLaunch& launch) {
     const proto::GangMember& member = members[static_cast<int>(i)];
     if (i == *self) continue;
     if (it->second.connections.count(member.agent())) continue;
-    if (auto connection = connectTo(launch, member)) {
+    if (auto connection = parts_.world->connect(launch, member)) {
       it->second.connections[member.agent()] = std::move(connection);
     }
   }
@@ -203,7 +205,7 @@ GangCoordinator::Gang& GangCoordinator::addGang(const proto::JobLaunch& launch) 
     gang.members.push_back(self);
   }
   gang.original_agents = static_cast<int>(gang.members.size());
-  parts_.zap->allowKey(launch.rendezvous_public_key(), "job:" + launch.job_id());
+  parts_.world->admitKey(launch.rendezvous_public_key(), launch.job_id());
   return gang;
 }
 
@@ -274,7 +276,6 @@ void GangCoordinator::shutDown() {
 }
 
 void GangCoordinator::save(const Gang& gang, bool stopped_cleanly) {
-  if (!parts_.ledger) return;
   SavedGang saved;
   saved.launch = gang.launch;
   saved.first_attempt = gang.first_attempt;
@@ -282,18 +283,13 @@ void GangCoordinator::save(const Gang& gang, bool stopped_cleanly) {
   saved.uncounted_restarts = gang.uncounted_restarts;
   saved.stopping = gang.stopping;
   saved.stopped_cleanly = stopped_cleanly;
-  if (Status written = parts_.ledger->save(saved); !written.isOk()) {
-    parts_.log("job " + gang.launch.job_id() +
-               ": an agent restart would abandon it: " + written.message());
-  }
+  parts_.world->saveGang(saved);
 }
 
-void GangCoordinator::forget(const std::string& job_id) {
-  if (parts_.ledger) parts_.ledger->remove(job_id);
-}
+void GangCoordinator::forget(const std::string& job_id) { parts_.world->forgetGang(job_id); }
 
 void GangCoordinator::connectPeers(Gang& gang) {
-  const auto now = Clock::now();
+  const auto now = timeNow();
   std::map<std::string, Peer> peers;
   for (const auto& member : gang.members) {
     if (member.agent() == parts_.agent_name) continue;
@@ -367,22 +363,10 @@ void GangCoordinator::watchContacts(Gang& gang, Clock::time_point now) {
 
 void GangCoordinator::openConnection(const Gang& gang, Peer& peer,
                                      const proto::GangMember& member) {
-  peer.connection = connectTo(gang.launch, member);
+  peer.connection = parts_.world->connect(gang.launch, member);
   peer.unanswered_since.reset();
   // A new connection counts afresh; a proposal sent on the old one is sent again (sendHeartbeats).
-  peer.sent = peer.replies = peer.outcome_message = peer.proposal_message = 0;
-}
-
-std::unique_ptr<client::AgentConnection> GangCoordinator::connectTo(
-    const proto::JobLaunch& launch, const proto::GangMember& member) {
-  security::KeyPair job_keys{launch.rendezvous_public_key(), launch.rendezvous_secret_key()};
-  // With ZMTP pings, which the peer's I/O threads answer however busy its main loop is: a
-  // silent peer whose connection stays up is busy, not lost (see kBusyFor).
-  auto connection = client::AgentConnection::connect(
-      context_, {member.agent(), member.endpoint(), member.server_key()}, job_keys);
-  if (connection.isOk()) return std::move(*connection);
-  parts_.log("job " + launch.job_id() + ": " + connection.status().message());
-  return nullptr;
+  peer.sent = peer.replies = peer.last_request = peer.outcome_request = peer.proposal_request = 0;
 }
 
 // A peer that had not admitted the job's key yet (it joins a moment after this agent) refuses
@@ -422,16 +406,18 @@ bool GangCoordinator::send(Gang& gang, const std::string& agent, proto::GangMess
   // Never blocks: a peer that is not connected misses this one; the next heartbeat, soon (see
   // scheduleHeartbeat), repeats it.
   Peer& to = peer->second;
-  const bool sent = to.connection->send(envelope, 0).isOk();
+  const bool sent = to.connection->send(envelope);
   if (!sent) {
     gang.unsent = true;
     to.missed = true;
   } else {
     to.missed = false;
     ++to.sent;
-    if (envelope.gang().has_outcome() && to.outcome_message == 0) to.outcome_message = to.sent;
+    to.last_request = envelope.request_id();  // stamped by the connection
+    if (envelope.gang().has_outcome() && to.outcome_request == 0)
+      to.outcome_request = to.last_request;
   }
-  if (!to.unanswered_since) to.unanswered_since = Clock::now();
+  if (!to.unanswered_since) to.unanswered_since = timeNow();
   return sent;
 }
 
@@ -451,7 +437,7 @@ void GangCoordinator::scheduleHeartbeat(Gang& gang, Clock::time_point now) {
 }
 
 void GangCoordinator::sendHeartbeats(Gang& gang) {
-  if (!gang.over_here) gang.progress_here = parts_.supervisor->progress(gang.launch.job_id());
+  if (!gang.over_here) gang.progress_here = parts_.world->progress(gang.launch.job_id());
   proto::GangMessage message;
   proto::GangHeartbeat* beat = message.mutable_heartbeat();
   beat->set_attempt_over(gang.over_here);
@@ -459,6 +445,7 @@ void GangCoordinator::sendHeartbeats(Gang& gang) {
   for (const auto& rank : gang.progress_here) *beat->add_ranks() = rank;
   if (!gang.failures.empty()) *beat->mutable_failure() = gang.failures[rootCause(gang.failures)];
   beat->set_stopping(gang.stopping);
+  beat->set_started(gang.started);
   proto::GangMessage up;  // to a tree's parent: the same and what this agent knows of those below
   std::vector<std::pair<std::string, std::string>> sent_reports;
   if (gang.tree && !gang.parent.empty()) {
@@ -482,19 +469,25 @@ void GangCoordinator::sendHeartbeats(Gang& gang) {
     // that found the connection in its handshake).
     if (gang.proposed_at && !peer.adopted && memberNamed(gang.members, agent) &&
         std::any_of(gang.next.members().begin(), gang.next.members().end(),
-                    [&](const proto::GangMember& m) { return m.agent() == agent; })) {
+                    [&name = agent](const proto::GangMember& m) { return m.agent() == name; })) {
       propose(gang, agent);
       continue;
     }
-    // A peer that missed the restart gets it again instead.
-    if (passesOnTo(gang, agent) && peer.attempt < attemptOf(gang) &&
+    // A peer that missed the restart gets it again instead, and once the attempt started here,
+    // the beat that says so right behind it: from those that pass it on, and from any agent
+    // that hears it speak of an older attempt (back from a restart while this one was taken up).
+    const bool behind = peer.attempt > 0 && peer.attempt < attemptOf(gang);
+    if ((passesOnTo(gang, agent) || behind) && peer.attempt < attemptOf(gang) &&
         attemptOf(gang) > gang.first_attempt && gang.next.members_size() > 0 && !gang.proposed_at) {
       proto::GangMessage restart;
       *restart.mutable_restart() = gang.next;
       send(gang, agent, std::move(restart));
-      continue;
+      if (!gang.started) continue;
     }
-    if (!news && !reportsTo(gang, agent) && peer.replies > 0) continue;
+    // The word that the attempt started goes to those that wait for it, until they say so.
+    const bool waits_for_start =
+        gang.started && !peer.started && !peer.attempt_over && passesOnTo(gang, agent);
+    if (!news && !waits_for_start && !reportsTo(gang, agent) && peer.replies > 0) continue;
     if (agent != gang.parent || !gang.tree) {
       send(gang, agent, message);
     } else if (send(gang, agent, up)) {
@@ -502,7 +495,7 @@ void GangCoordinator::sendHeartbeats(Gang& gang) {
       ++gang.beats_since_full_report;
     }
   }
-  gang.last_beat = Clock::now();
+  gang.last_beat = timeNow();
   scheduleHeartbeat(gang, gang.last_beat);
 }
 
@@ -552,7 +545,7 @@ void GangCoordinator::reportBelow(
 
 // What this agent hears of an agent itself (a child) comes before what is reported of it.
 void GangCoordinator::applyReports(Gang& gang, const proto::GangHeartbeat& beat) {
-  const auto now = Clock::now();
+  const auto now = timeNow();
   bool changed = false;  // more than progress: the pass looks, and the parent hears soon
   bool lost_changed = false;
   for (const proto::GangReport& report : beat.below()) {
@@ -634,13 +627,21 @@ proto::Envelope GangCoordinator::handle(const proto::Envelope& request) {
                       std::to_string(message.attempt()) + " (from '" + message.from_agent() + "')");
   }
   Peer& from = peer->second;
-  from.last_heard = Clock::now();
+  from.last_heard = timeNow();
+  if (gang.proposed_at && message.attempt() == attemptOf(gang) + 1 && message.has_heartbeat()) {
+    noteAdoptions(gang, from, message.heartbeat());
+  }
   // Only progress is news to nobody: the hang check looks at it on the next pass.
+  // A failure or a stop heard before is no news either: repeated in every beat until the attempt
+  // is decided, taken for news it had each agent of a tree beat again within kQuickReport, and
+  // its parent and children answer in kind, 20 times a second while the decision waited.
+  const proto::GangHeartbeat& heard = message.heartbeat();
   const bool only_progress = message.has_heartbeat() && !from.lost &&
                              message.attempt() == from.attempt &&
-                             message.heartbeat().attempt_over() == from.attempt_over &&
-                             message.heartbeat().state() == from.state &&
-                             !message.heartbeat().has_failure() && !message.heartbeat().stopping();
+                             heard.attempt_over() == from.attempt_over &&
+                             heard.state() == from.state && heard.started() == from.started &&
+                             (!heard.has_failure() || knowsFailure(gang, heard.failure())) &&
+                             (!heard.stopping() || gang.stopping);
   if (!only_progress) {
     pass_due_ = true;
     reportSoon(gang);
@@ -659,33 +660,51 @@ proto::Envelope GangCoordinator::handle(const proto::Envelope& request) {
   const bool relay = gang.tree || isHub(gang, parts_.agent_name);
   if (message.attempt() > from.attempt) from.attempt_over = false;
   from.attempt = std::max(from.attempt, message.attempt());
+  if (message.has_heartbeat() && message.attempt() == from.attempt &&
+      message.attempt() != attemptOf(gang)) {
+    noteOtherAttempt(gang, from, message.heartbeat());
+  }
   if (message.has_heartbeat() && message.attempt() == attemptOf(gang) && !gang.outcome) {
     const proto::GangHeartbeat& beat = message.heartbeat();
     from.attempt_over = beat.attempt_over();
     from.state = beat.state();
     from.progress.assign(beat.ranks().begin(), beat.ranks().end());
     from.slowest_step = slowestOf(beat.ranks());
+    from.started = beat.started();
     if (gang.tree) applyReports(gang, beat);
     if (beat.has_failure()) onFailure(gang, beat.failure(), relay);
     if (beat.stopping() && !gang.stopping) {
       gang.stopping = true;
       save(gang);
-      (void)parts_.supervisor->stop(gang.launch.job_id(), std::chrono::milliseconds(0));
+      stopRanksHere(gang);
       if (relay) sendHeartbeats(gang);
     }
+    // The word is taken from the attempt's first agent, which proposed it, or in a tree from
+    // the parent that passes it down: a rival proposal of the same attempt number (a leader on
+    // the other side of a cut that thought it led too) names other agents, and one of its
+    // agents that beats here speaks of its own copy.
+    const bool passes_it_down = message.from_agent() == gang.members.front().agent() ||
+                                (gang.tree && message.from_agent() == gang.parent);
+    if (beat.started() && passes_it_down && !gang.started && !gang.over_here) {
+      startRanksHere(gang);
+    }
+  } else if (message.has_restart() && gang.proposed_at &&
+             message.attempt() == attemptOf(gang) + 1 && sameAgents(message.restart(), gang.next)) {
+    from.adopted = true;  // this agent's own proposal, passed back by one that took it up
+    pass_due_ = true;
   } else if (message.has_restart() && message.attempt() > attemptOf(gang) && !gang.outcome) {
-    startAttempt(gang, message.attempt(), message.restart());
+    startAttempt(gang, message.attempt(), message.restart(), /*start_ranks=*/false);
   } else if (message.has_outcome() && !gang.outcome) {
     gang.outcome = message.outcome();
     forget(gang.launch.job_id());
     // This answer tells the sender it knows; in a tree, the outcome goes on to the children at
     // once, and this agent lingers until they know too (passOverGangs).
     const bool children = gang.tree && gang.contacts.size() > (gang.parent.empty() ? 0 : 1);
-    gang.drop_at = Clock::now() + (children ? kLinger : kMemberLinger);
+    gang.drop_at = timeNow() + (children ? kLinger : kMemberLinger);
     gang.minority_outcome = !quorumHere(gang).majority;
-    if (gang.minority_outcome) gang.drop_at = Clock::now() + kMinorityLinger;
-    gang.next_heartbeat = Clock::now();
-    (void)parts_.supervisor->stop(gang.launch.job_id(), std::chrono::milliseconds(0));
+    if (gang.minority_outcome) gang.drop_at = timeNow() + kMinorityLinger;
+    gang.next_heartbeat = timeNow();
+    stopRanksHere(gang);
   }
   proto::Envelope reply;
   reply.set_request_id(request.request_id());
@@ -697,7 +716,7 @@ std::vector<zmq_pollitem_t> GangCoordinator::pollItems() const {
   std::vector<zmq_pollitem_t> out;
   for (const auto& [job_id, gang] : gangs_) {
     for (const auto& [agent, peer] : gang.peers) {
-      if (!peer.awaitsReply() || gang.left) continue;
+      if (!peer.awaitsReply() || gang.left || !peer.connection->socket()) continue;
       const short events = ZMQ_POLLIN | (peer.missed ? ZMQ_POLLOUT : 0);
       out.push_back({peer.connection->socket(), 0, events, 0});
     }
@@ -706,7 +725,7 @@ std::vector<zmq_pollitem_t> GangCoordinator::pollItems() const {
 }
 
 void GangCoordinator::onWritable(const std::vector<void*>& sockets) {
-  const auto now = Clock::now();
+  const auto now = timeNow();
   for (auto& [job_id, gang] : gangs_) {
     for (auto& [agent, peer] : gang.peers) {
       if (!peer.missed || !peer.connection ||
@@ -726,14 +745,13 @@ void GangCoordinator::onReadable() {
     for (auto& [agent, peer] : gang.peers) {
       // markLost() below may close this very connection (watchContacts): test it each time.
       while (peer.awaitsReply() && !gang.left) {
-        char buffer[4096];
-        const int size = zmq_recv(peer.connection->socket(), buffer, sizeof buffer, ZMQ_DONTWAIT);
-        if (size < 0) break;
+        const std::optional<std::string> bytes = peer.connection->receive();
+        if (!bytes) break;
         peer.unanswered_since.reset();
         ++peer.replies;
-        auto reply = protocol::decode(buffer, std::min<size_t>(size, sizeof buffer));
-        if (gang.proposed_at && peer.replies == peer.proposal_message && reply.isOk() &&
-            !reply->has_error()) {
+        auto reply = protocol::decode(bytes->data(), bytes->size());
+        if (gang.proposed_at && reply.isOk() && reply->request_id() == peer.proposal_request &&
+            peer.proposal_request != 0 && !reply->has_error()) {
           peer.adopted = true;
           pass_due_ = true;
         }
@@ -741,17 +759,21 @@ void GangCoordinator::onReadable() {
           if (gang.minority_outcome && reply.isOk() && reply->has_error() &&
               reply->error().code() == proto::CANCELLED) {
             left.emplace_back(job_id, reply->error().message());  // the other side went on
-          } else if (peer.outcome_message != 0 && peer.replies >= peer.outcome_message) {
+          } else if (reply.isOk() && peer.outcome_request != 0 &&
+                     reply->request_id() >= peer.outcome_request) {
             pass_due_ = pass_due_ || !peer.knows_outcome;  // the leader may go now
             peer.knows_outcome = true;
           }
           continue;
         }
         if (!reply.isOk() || !reply->has_error()) {
-          if (!peer.lost) {  // a lost peer is a member again by its own messages (handle)
-            peer.last_heard = Clock::now();
-            peer.answered = true;
-          }
+          // A lost peer is a member again by its own messages (handle). So is one that reports
+          // to this agent (its children, a hub's members): an answer shows its process is up,
+          // not that it reports here. Cut off from its parent alone, a tree's agent goes on
+          // reporting to that parent, and to the ancestor that took it over it only answered:
+          // counted as heard, it was never lost, never over, and the decision waited forever.
+          if (!peer.lost && reportsTo(gang, agent)) peer.last_heard = timeNow();
+          if (!peer.lost) peer.answered = true;
           continue;
         }
         const proto::Error& error = reply->error();
@@ -792,6 +814,7 @@ bool GangCoordinator::stopRequested(const std::string& job_id) {
   pass_due_ = true;
   it->second.stopping = true;
   save(it->second);
+  stopRanksHere(it->second);
   sendHeartbeats(it->second);
   return true;
 }
@@ -831,16 +854,38 @@ Status GangCoordinator::restartRequested(const proto::RestartJob& request) {
   return Status::ok();
 }
 
-void GangCoordinator::onFailure(Gang& gang, const proto::JobFailure& failure, bool tell_peers) {
-  for (const auto& known : gang.failures) {
-    if (known.cause() == failure.cause()) return;
+// How far a peer in another attempt got, and those below it, for overEverywhere: an agent back
+// from a restart in an older attempt, whose peers went on to a proposal it never took up, waited
+// for them forever otherwise (and they for it).
+void GangCoordinator::noteOtherAttempt(Gang& gang, Peer& from, const proto::GangHeartbeat& beat) {
+  from.attempt_over = beat.attempt_over();
+  for (const proto::GangReport& report : beat.below()) {
+    auto it = gang.peers.find(report.agent());
+    if (it == gang.peers.end() || it->second.watched) continue;  // heard from itself
+    Peer& below = it->second;
+    if (report.attempt() > below.attempt) below.attempt_over = false;
+    below.attempt = std::max(below.attempt, report.attempt());
+    if (report.attempt() == below.attempt && below.attempt != attemptOf(gang)) {
+      below.attempt_over = report.attempt_over();
+    }
   }
+  pass_due_ = true;
+}
+
+bool GangCoordinator::knowsFailure(const Gang& gang, const proto::JobFailure& failure) const {
+  return std::any_of(
+      gang.failures.begin(), gang.failures.end(),
+      [&](const proto::JobFailure& known) { return known.cause() == failure.cause(); });
+}
+
+void GangCoordinator::onFailure(Gang& gang, const proto::JobFailure& failure, bool tell_peers) {
+  if (knowsFailure(gang, failure)) return;
   const bool first = gang.failures.empty();
   gang.failures.push_back(failure);
   if (!first) return;
   parts_.log("job " + gang.launch.job_id() + " attempt " + std::to_string(attemptOf(gang)) +
              " failed: " + failure.cause());
-  (void)parts_.supervisor->stop(gang.launch.job_id(), std::chrono::milliseconds(0));
+  stopRanksHere(gang);
   if (tell_peers) sendHeartbeats(gang);
 }
 
@@ -851,7 +896,7 @@ void GangCoordinator::markLost(Gang& gang, const std::string& agent, const std::
   peer.forgot = peer.forgot || forgot;
   if (peer.lost) return;
   peer.lost = true;
-  peer.lost_at = Clock::now();
+  peer.lost_at = timeNow();
   const proto::JobFailure failure =
       agentFailure("agent_lost", agent, "agent " + agent + " lost: " + why);
   parts_.log("job " + gang.launch.job_id() + ": " + failure.cause());
@@ -863,7 +908,7 @@ void GangCoordinator::journal(const Gang& gang, proto::JournalRecord& record) {
   record.set_job(gang.launch.job_id());
   record.set_attempt(attemptOf(gang));
   record.set_source("agent:" + parts_.agent_name);
-  (void)parts_.journal->append(record);
+  parts_.world->journal(record);
 }
 
 // The root cause is journaled once; a better one found later (an agent lost after its peers'
@@ -1011,8 +1056,15 @@ void GangCoordinator::decide(Gang& gang, Clock::time_point now) {
   const bool settled =
       plan.decision.next() != proto::JobDecision::RESTART && plan.next.refused.empty();
   if (settled) {  // stopped, or a hang with on_hang: fail
-    finish(gang, plan.decision.next() == proto::JobDecision::STOP ? proto::STOPPED : proto::FAILED,
-           plan.decision.reason());
+    // A client's stop may reach a side cut off from the others alone: it stops, and says that
+    // it decided without a majority (the others may have decided otherwise, or go on).
+    const Quorum quorum = quorumHere(gang);
+    finish(
+        gang, plan.decision.next() == proto::JobDecision::STOP ? proto::STOPPED : proto::FAILED,
+        plan.decision.reason() +
+            (quorum.majority ? ""
+                             : " (decided here without a majority: " + describeWait(quorum) + ")"),
+        !quorum.majority);
     return;
   }
   if (const std::string why = reasonToWait(gang, plan); !why.empty()) {
@@ -1027,9 +1079,8 @@ void GangCoordinator::decide(Gang& gang, Clock::time_point now) {
     if (!quorumHere(gang).majority) {
       finish(gang, proto::FAILED,
              cause.cause() + " (no restart: " + why + ", and none answered within " +
-                 formatSeconds(timeout) + " s)");
-      gang.minority_outcome = true;
-      gang.drop_at = now + kMinorityLinger;
+                 formatSeconds(timeout) + " s)",
+             /*without_majority=*/true);
       return;
     }
   }
@@ -1042,6 +1093,14 @@ void GangCoordinator::decide(Gang& gang, Clock::time_point now) {
     }
     finish(gang, proto::FAILED, cause.cause() + " (no restart: " + refused + ")");
     return;
+  }
+  // The leader's own host is left out (exclude_failed_hosts): an attempt starts only once one
+  // of its agents has started it (GangHeartbeat.started), so the next agent in line, which
+  // finds this one gone ("no gang"), decides in its place.
+  if (!memberNamed(plan.next.members, parts_.agent_name)) {
+    return leave(gang.launch.job_id(), "its host is left out of attempt " +
+                                           std::to_string(attemptOf(gang) + 1) + " (" +
+                                           cause.cause() + "); the next agent in line decides");
   }
   gang.next.Clear();
   for (const auto& member : plan.next.members) *gang.next.add_members() = member;
@@ -1105,7 +1164,7 @@ void GangCoordinator::journalWait(Gang& gang, const Plan& plan, const std::strin
   decision.set_next(proto::JobDecision::WAIT);
   decision.set_restarts_left(plan.decision.restarts_left());
   decision.set_reason(why);
-  const auto left = std::chrono::duration<double>(*gang.rejoin_until - Clock::now()).count();
+  const auto left = std::chrono::duration<double>(*gang.rejoin_until - timeNow()).count();
   decision.set_wait_until(unixSeconds() + std::max(0.0, left));
   for (const std::string& agent : lostThatMayReturn(gang)) decision.add_waiting_for(agent);
   gang.decision = decision;
@@ -1130,10 +1189,10 @@ void GangCoordinator::startNextAttempt(Gang& gang) {
   for (auto& [agent, peer] : gang.peers) {
     if (!peer.lost) propose(gang, agent);
   }
-  // A tree's agents pass the restart down to their children only once they have taken it up:
-  // the root would hear of the majority only a beat per level later. It starts at once.
-  gang.proposed_at = Clock::now();
-  if (gang.tree || adoptedByMajority(gang)) startProposedAttempt(gang);
+  // In a tree only the children hear it from here, and pass it down once they have taken it
+  // up; the beats of the new attempt then bring word of each agent that did (see handle).
+  gang.proposed_at = timeNow();
+  if (adoptedByMajority(gang)) startProposedAttempt(gang);
 }
 
 void GangCoordinator::propose(Gang& gang, const std::string& agent) {
@@ -1141,7 +1200,23 @@ void GangCoordinator::propose(Gang& gang, const std::string& agent) {
   message.set_attempt(attemptOf(gang) + 1);
   *message.mutable_restart() = gang.next;
   if (send(gang, agent, std::move(message)))
-    gang.peers[agent].proposal_message = gang.peers[agent].sent;
+    gang.peers[agent].proposal_request = gang.peers[agent].last_request;
+}
+
+// Only an agent that took up this agent's proposal beats in the attempt it proposed, and to
+// this agent: a rival proposal of the same attempt (another agent that thought it led) leaves
+// its proposer out of the attempt's agents, and so out of the tree and the hubs of those that
+// took it up. In a tree, most agents hear of the proposal from their parent and answer their
+// parent: their word comes up in the reports of those above them.
+void GangCoordinator::noteAdoptions(Gang& gang, Peer& from, const proto::GangHeartbeat& beat) {
+  from.adopted = true;
+  for (const proto::GangReport& report : beat.below()) {
+    if (report.attempt() != attemptOf(gang) + 1) continue;
+    if (auto below = gang.peers.find(report.agent()); below != gang.peers.end()) {
+      below->second.adopted = true;
+    }
+  }
+  pass_due_ = true;
 }
 
 bool GangCoordinator::adoptedByMajority(const Gang& gang) const {
@@ -1160,15 +1235,15 @@ void GangCoordinator::startProposedAttempt(Gang& gang) {
   proto::JournalRecord record;
   *record.mutable_job_restart() = gang.restart_record;
   journal(gang, record);
-  startAttempt(gang, attemptOf(gang) + 1, gang.next);
+  startAttempt(gang, attemptOf(gang) + 1, gang.next, /*start_ranks=*/true);
 }
 
-void GangCoordinator::startAttempt(Gang& gang, uint32_t attempt,
-                                   const proto::GangRestart& restart) {
+void GangCoordinator::startAttempt(Gang& gang, uint32_t attempt, const proto::GangRestart& restart,
+                                   bool start_ranks) {
   const std::string job_id = gang.launch.job_id();
   auto launch = launchForAttempt(gang.launch, restart, attempt, parts_.agent_name);
   if (!launch.isOk()) {
-    (void)parts_.supervisor->stop(job_id, std::chrono::milliseconds(0));
+    parts_.world->stopRanks(job_id);
     return leave(job_id, "left out of attempt " + std::to_string(attempt));
   }
   gang.launch = *launch;
@@ -1186,16 +1261,30 @@ void GangCoordinator::startAttempt(Gang& gang, uint32_t attempt,
   gang.restart_at.reset();
   gang.proposed_at.reset();
   gang.rejoin_until.reset();
+  gang.started = false;
   save(gang);
-  parts_.rendezvous->host(gang.launch);
-  auto pids = parts_.supervisor->launch(gang.launch);
+  if (start_ranks) {
+    startRanksHere(gang);
+  } else {
+    parts_.log("job " + job_id + " attempt " + std::to_string(attempt) +
+               ": taken up; its ranks start once a majority of the agents has taken it up");
+  }
+}
+
+void GangCoordinator::startRanksHere(Gang& gang) {
+  const std::string& job_id = gang.launch.job_id();
+  const uint32_t attempt = attemptOf(gang);
+  gang.started = true;
+  gang.next_heartbeat = timeNow();  // those that wait for the word hear it at once
+  pass_due_ = true;
+  auto pids = parts_.world->startRanks(gang.launch);
   if (!pids.isOk()) {
     onFailure(gang,
               agentFailure("launch", parts_.agent_name,
                            "agent " + parts_.agent_name + " could not start attempt " +
                                std::to_string(attempt) + ": " + pids.status().message()),
               true);
-    if (!parts_.supervisor->isActive(job_id)) {  // nothing started: over here already
+    if (!parts_.world->ranksActive(job_id)) {  // nothing started: over here already
       gang.over_here = true;
       gang.state_here = proto::FAILED;
     }
@@ -1206,11 +1295,24 @@ void GangCoordinator::startAttempt(Gang& gang, uint32_t attempt,
              std::to_string(gang.launch.world_size()));
 }
 
-void GangCoordinator::finish(Gang& gang, proto::RankState state, const std::string& cause) {
+void GangCoordinator::stopRanksHere(Gang& gang) {
+  parts_.world->stopRanks(gang.launch.job_id());
+  if (!gang.started && !gang.over_here) {
+    gang.over_here = true;
+    gang.state_here = proto::STOPPED;
+  }
+}
+
+void GangCoordinator::finish(Gang& gang, proto::RankState state, const std::string& cause,
+                             bool without_majority) {
   proto::JobOutcome outcome;
   outcome.set_state(state);
   outcome.set_cause(cause);
   outcome.set_attempts(attemptOf(gang));
+  // Whatever it decided, a side cut off from the majority may have decided otherwise than the
+  // majority (the rest of the job succeeded while this side lost it): its word gives way.
+  without_majority = without_majority || !quorumHere(gang).majority;
+  outcome.set_without_majority(without_majority);
   proto::JournalRecord record;
   *record.mutable_job_outcome() = outcome;
   journal(gang, record);
@@ -1220,16 +1322,35 @@ void GangCoordinator::finish(Gang& gang, proto::RankState state, const std::stri
   forget(gang.launch.job_id());
   gang.restart_at.reset();
   gang.proposed_at.reset();
-  gang.drop_at = Clock::now() + kLinger;
-  gang.next_heartbeat = Clock::now();  // the peers hear of it at once (see onTimer)
+  gang.drop_at = timeNow() + kLinger;
+  gang.next_heartbeat = timeNow();  // the peers hear of it at once (see onTimer)
+  // The lost agents keep hearing it for longer: see Gang::minority_outcome.
+  if (without_majority) {
+    gang.minority_outcome = true;
+    gang.drop_at = timeNow() + kMinorityLinger;
+  }
 }
 
 void GangCoordinator::rememberEnded(const std::string& job_id, uint32_t attempt,
-                                    proto::RankState state) {
+                                    proto::RankState state, const std::string& key) {
   constexpr size_t kEndedKept = 1024;  // about 100 kB
-  std::erase_if(ended_, [&](const Ended& e) { return e.job_id == job_id; });
-  if (ended_.size() >= kEndedKept) ended_.erase(ended_.begin());
-  ended_.push_back({job_id, attempt, state});
+  auto forgetEnded = [&](const Ended& e) {
+    if (e.key.empty() || e.key == key) return;
+    const bool in_use = std::any_of(gangs_.begin(), gangs_.end(), [&](const auto& entry) {
+      return entry.second.launch.rendezvous_public_key() == e.key;
+    });
+    if (!in_use) parts_.world->revokeKey(e.key);
+  };
+  std::erase_if(ended_, [&](const Ended& e) {
+    if (e.job_id != job_id) return false;
+    forgetEnded(e);
+    return true;
+  });
+  if (ended_.size() >= kEndedKept) {
+    forgetEnded(ended_.front());
+    ended_.erase(ended_.begin());
+  }
+  ended_.push_back({job_id, attempt, state, key});
 }
 
 const GangCoordinator::Ended* GangCoordinator::endedHere(const std::string& job_id) const {
@@ -1245,7 +1366,7 @@ void GangCoordinator::leave(const std::string& job_id, const std::string& why) {
   if (it == gangs_.end() || it->second.left) return;
   parts_.log("job " + job_id + ": " + why + "; this agent leaves the job");
   forget(job_id);
-  (void)parts_.supervisor->stop(job_id, std::chrono::milliseconds(0));
+  parts_.world->stopRanks(job_id);
   it->second.left = true;
   pass_due_ = true;  // erased on the next pass
 }
@@ -1254,13 +1375,13 @@ GangCoordinator::Clock::time_point GangCoordinator::onTimer(Clock::time_point no
   // A prepared job that was not launched: its key goes with its slots (unless a gang of the
   // job holds the same key). Cheap, and due the moment a client stops the job: every call.
   for (auto it = expected_.begin(); it != expected_.end();) {
-    if (parts_.supervisor->isActive(it->first)) {
+    if (parts_.world->ranksActive(it->first)) {
       ++it;
       continue;
     }
     auto gang = gangs_.find(it->first);
     if (gang == gangs_.end() || gang->second.launch.rendezvous_public_key() != it->second.key) {
-      parts_.zap->revokeKey(it->second.key);
+      parts_.world->revokeKey(it->second.key);
     }
     it = expected_.erase(it);
   }
@@ -1275,16 +1396,19 @@ GangCoordinator::Clock::time_point GangCoordinator::passOverGangs(Clock::time_po
   for (auto it = gangs_.begin(); it != gangs_.end();) {
     Gang& gang = it->second;
     if (gang.left) {
-      parts_.zap->revokeKey(gang.launch.rendezvous_public_key());
+      parts_.world->revokeKey(gang.launch.rendezvous_public_key());
       it = gangs_.erase(it);
       continue;
     }
     reopenUnansweredConnections(gang, now);
     if (gang.outcome) {
       if (now >= gang.drop_at) {
-        rememberEnded(gang.launch.job_id(), attemptOf(gang), gang.outcome->state());
-        parts_.zap->revokeKey(gang.launch.rendezvous_public_key());
+        const std::string key = gang.launch.rendezvous_public_key();
+        const std::string job_id = gang.launch.job_id();
+        const uint32_t attempt = attemptOf(gang);
+        const proto::RankState state = gang.outcome->state();
         it = gangs_.erase(it);
+        rememberEnded(job_id, attempt, state, key);
         continue;
       }
       // An agent cut off by the network may come back and must then hear that it was left out
@@ -1304,8 +1428,11 @@ GangCoordinator::Clock::time_point GangCoordinator::passOverGangs(Clock::time_po
       }
       if (now >= gang.next_heartbeat && now < gang.drop_at) {
         for (auto& [agent, peer] : gang.peers) {
-          const bool tell = gang.minority_outcome ? peer.lost && !peer.down && peer.connection
-                                                  : passesOnTo(gang, agent) && !peer.lost;
+          // A side without a majority tells its own agents as any side does (they waited with
+          // it), and the lost ones too: their answer at the heal says whether they went on.
+          const bool tell = gang.minority_outcome && peer.lost
+                                ? !peer.down
+                                : passesOnTo(gang, agent) && !peer.lost;
           if (!tell || peer.knows_outcome) continue;
           proto::GangMessage message;
           *message.mutable_outcome() = *gang.outcome;
@@ -1331,7 +1458,7 @@ GangCoordinator::Clock::time_point GangCoordinator::passOverGangs(Clock::time_po
         continue;
       }
       const proto::GangMember* member = memberNamed(gang.members, name);
-      const bool down = member && refusesConnections(member->endpoint(), kProbeTimeout);
+      const bool down = member && parts_.world->refusesConnections(member->endpoint());
       const std::string state = down ? "its host refuses connections on its port: the agent is down"
                                 : peer.connection ? peer.connection->describeState()
                                                   : "no connection to it";
@@ -1365,9 +1492,8 @@ GangCoordinator::Clock::time_point GangCoordinator::passOverGangs(Clock::time_po
           finish(gang, proto::FAILED,
                  "no majority of the agents took up attempt " +
                      std::to_string(attemptOf(gang) + 1) + " within " +
-                     formatSeconds(rejoinTimeout(gang.launch.restart())) + " s");
-          gang.minority_outcome = true;
-          gang.drop_at = now + kMinorityLinger;
+                     formatSeconds(rejoinTimeout(gang.launch.restart())) + " s",
+                 /*without_majority=*/true);
         }
       }
       if (gang.left) {  // left out of the attempt it started: erased on the next call

@@ -26,10 +26,11 @@
 // - The leader, the first agent of the attempt that is not lost, journals the attempt's root
 //   cause (JobFailure), judges hangs over every rank, and once every agent's ranks are gone
 //   decides: the next attempt, or the end of the job (JobOutcome). The next attempt is proposed
-//   (GangRestart to every agent); in a star, the leader journals it (JobRestart) and starts its
-//   own ranks once a majority of the attempt's agents took it up, and an agent takes up one
-//   proposal of an attempt only (see Gang::proposed_at). When the leader is lost, the next agent
-//   in line takes over.
+//   (GangRestart to every agent, in a tree passed down by each agent that took it up); the
+//   leader journals it (JobRestart) and starts its own ranks once a majority of the attempt's
+//   agents took it up (their acknowledgements, and in a tree their beats of the new attempt,
+//   see noteAdoptions), and an agent takes up one proposal of an attempt only (see
+//   Gang::proposed_at). When the leader is lost, the next agent in line takes over.
 // - A lost agent may only be cut off. Until the next attempt is decided its loss can be undone:
 //   it keeps getting heartbeats, and when it answers it is a member again. The leader waits up
 //   to restart.rejoin_timeout_seconds for such agents when the job cannot go on without them
@@ -63,16 +64,12 @@
 #include "gang_policy.h"
 #include "gang_quorum.h"
 #include "gang_tree.h"
+#include "gang_world.h"
 #include "interrupted_jobs.h"
 #include "job_supervisor.h"
-#include "ringmaster/client/agent_connection.h"
 #include "ringmaster/protocol/ringmaster.pb.h"
 
 namespace ringmaster::agent {
-
-class Journal;
-class RendezvousService;
-class ZapHandler;
 
 class GangCoordinator {
  public:
@@ -81,11 +78,7 @@ class GangCoordinator {
 
   struct Parts {
     std::string agent_name;
-    ZapHandler* zap = nullptr;
-    JobSupervisor* supervisor = nullptr;
-    RendezvousService* rendezvous = nullptr;
-    Journal* journal = nullptr;
-    GangLedger* ledger = nullptr;  // where each gang is saved for an agent restart; may be null
+    GangWorld* world = nullptr;  // everything outside the decisions (gang_world.h); outlives it
     Logger log;
   };
   explicit GangCoordinator(Parts parts);
@@ -142,25 +135,29 @@ class GangCoordinator {
 
  private:
   struct Peer {
-    std::unique_ptr<client::AgentConnection> connection;
+    std::unique_ptr<GangLink> connection;
     // The first message sent on `connection` since its last reply: every gang message is answered.
     std::optional<Clock::time_point> unanswered_since;
     Clock::time_point last_heard;
     bool answered = false;  // it has answered as a member: it knows the job
     bool watched = false;   // this agent talks to it and counts its silence (talksTo)
-    // Messages sent on `connection` and replies to them (every gang message is answered, in
-    // order), to know when a peer has answered the outcome: then the leader need not linger. Only
-    // a connection with a message unanswered is polled (awaitsReply).
+    // Messages sent on `connection` and replies to them. Only a connection with a message
+    // unanswered is polled (awaitsReply). A reply is matched to its message by request id, not
+    // by count: a connection that drops loses what was on the way, and after it the nth reply
+    // was not the nth message's (a peer's refusal of a proposal read as another's yes let two
+    // rival leaders each count a majority).
     uint64_t sent = 0;
     uint64_t replies = 0;
-    uint64_t outcome_message = 0;  // the number of the first outcome message sent; 0: none
+    uint64_t last_request = 0;     // the request id of the last message sent
+    uint64_t outcome_request = 0;  // of the first outcome message sent; 0: none
     bool missed = false;           // the last message found the connection not up (see onWritable)
     bool awaitsReply() const { return connection && (sent > replies || missed); }
     bool knows_outcome = false;
-    // The number of the last proposal of the next attempt sent on `connection` (0: none), and
-    // whether the peer acknowledged it: it took the attempt up (see Gang::proposed_at).
-    uint64_t proposal_message = 0;
+    // The request id of the last proposal of the next attempt sent on `connection` (0: none),
+    // and whether the peer acknowledged it: it took the attempt up (see Gang::proposed_at).
+    uint64_t proposal_request = 0;
     bool adopted = false;
+    bool started = false;  // its ranks of `attempt` started (GangHeartbeat.started)
     bool lost = false;
     bool busy_noted = false;  // silent past kLostAfter with its connection up: logged once
     bool down = false;        // lost, and its host refuses its port (see peer_probe.h): no vote
@@ -198,6 +195,10 @@ class GangCoordinator {
     // was shut down cleanly.
     uint32_t uncounted_restarts = 0;
     // The current attempt.
+    // Its ranks started here. False after taking up another agent's proposal: they start once
+    // an agent that started them says so (GangHeartbeat.started), which only the proposer, with
+    // a majority, can be the first to.
+    bool started = true;
     bool over_here = false;
     proto::RankState state_here = proto::RANK_STATE_UNSPECIFIED;
     std::vector<proto::RankProgress> progress_here;
@@ -230,6 +231,7 @@ class GangCoordinator {
     bool left = false;  // this agent is out of the job; dropped on the next timer
   };
 
+  Clock::time_point timeNow() const { return parts_.world->now(); }
   uint32_t attemptOf(const Gang& gang) const { return gang.launch.attempt(); }
   bool leads(const Gang& gang) const;
   bool isHub(const Gang& gang, const std::string& agent) const {
@@ -267,8 +269,6 @@ class GangCoordinator {
   void watchContacts(Gang& gang, Clock::time_point now);
   bool overEverywhere(const Gang& gang) const;
   void connectPeers(Gang& gang);
-  std::unique_ptr<client::AgentConnection> connectTo(const proto::JobLaunch& launch,
-                                                     const proto::GangMember& member);
   // A fresh connection to `member`, its message counts at zero.
   void openConnection(const Gang& gang, Peer& peer, const proto::GangMember& member);
   void reopenUnansweredConnections(Gang& gang, Clock::time_point now);
@@ -276,6 +276,10 @@ class GangCoordinator {
   bool send(Gang& gang, const std::string& agent, proto::GangMessage message);
   void sendHeartbeats(Gang& gang);
   void scheduleHeartbeat(Gang& gang, Clock::time_point now);
+  // A beat of another attempt than this agent's: how far the sender got (see overEverywhere).
+  void noteOtherAttempt(Gang& gang, Peer& from, const proto::GangHeartbeat& beat);
+  // Whether a failure of that cause was heard of already.
+  bool knowsFailure(const Gang& gang, const proto::JobFailure& failure) const;
   // A failure of the current attempt: stop the ranks here; the peers hear of it at once.
   void onFailure(Gang& gang, const proto::JobFailure& failure, bool tell_peers);
   void markLost(Gang& gang, const std::string& agent, const std::string& why, bool down,
@@ -321,11 +325,20 @@ class GangCoordinator {
   // After the backoff: the next attempt proposed to its agents (in a tree, started at once).
   void startNextAttempt(Gang& gang);
   void propose(Gang& gang, const std::string& agent);
+  // The agents whose beat `beat` (of the proposed attempt) shows to have taken it up.
+  void noteAdoptions(Gang& gang, Peer& from, const proto::GangHeartbeat& beat);
   bool adoptedByMajority(const Gang& gang) const;
   // The proposed attempt taken up by a majority: journaled, and started here.
   void startProposedAttempt(Gang& gang);
-  void startAttempt(Gang& gang, uint32_t attempt, const proto::GangRestart& restart);
-  void finish(Gang& gang, proto::RankState state, const std::string& cause);
+  // `attempt` becomes the current one here; its ranks start when `start_ranks` (this agent
+  // started it, or heard that it was started), else once it hears so.
+  void startAttempt(Gang& gang, uint32_t attempt, const proto::GangRestart& restart,
+                    bool start_ranks);
+  void startRanksHere(Gang& gang);
+  // The ranks here are stopped; ranks that never started are over at once.
+  void stopRanksHere(Gang& gang);
+  void finish(Gang& gang, proto::RankState state, const std::string& cause,
+              bool without_majority = false);
   void journal(const Gang& gang, proto::JournalRecord& record);
   void leave(const std::string& job_id, const std::string& why);
   // The gang as it now stands, for a restart of this agent (the ledger); removed once this agent
@@ -344,23 +357,27 @@ class GangCoordinator {
   // nothing but progress, and a plain acknowledgement, sets it.
   bool pass_due_ = true;
   Clock::time_point next_pass_{};
-  client::ZmqContext context_;  // for the sockets to other agents; outlives them
   std::map<std::string, Gang> gangs_;
   // Jobs prepared or launching here and not joined yet (see expect()).
   struct Expected {
-    std::string key;  // the job's public key, admitted
-    std::map<std::string, std::unique_ptr<client::AgentConnection>> connections;  // by agent
+    std::string key;                                               // the job's public key, admitted
+    std::map<std::string, std::unique_ptr<GangLink>> connections;  // by agent
   };
   std::map<std::string, Expected> expected_;  // by job id
   // Jobs whose gang here has decided and gone, newest last, so that an agent cut off from it
   // (the smaller side of a split, a leader that went on alone) learns at the heal that the job
   // is over rather than "no gang": a bounded list, the oldest forgotten first.
+  // Its key stays admitted while it is remembered: a peer that opens a new connection to this
+  // agent (a tree's agent whose parent was lost) must get that answer, not a refused handshake,
+  // which it took for a busy agent for 30 s, one agent in line after the other.
   struct Ended {
     std::string job_id;
     uint32_t attempt = 0;  // the last attempt it ran
     proto::RankState state = proto::RANK_STATE_UNSPECIFIED;
+    std::string key;  // the job's public key; "" when it ended in an earlier agent process
   };
-  void rememberEnded(const std::string& job_id, uint32_t attempt, proto::RankState state);
+  void rememberEnded(const std::string& job_id, uint32_t attempt, proto::RankState state,
+                     const std::string& key = "");
   const Ended* endedHere(const std::string& job_id) const;
   std::vector<Ended> ended_;
 };

@@ -202,6 +202,8 @@ void JobModel::apply(const std::string& agent, const proto::JournalRecord& r) {
     }
     case proto::JournalRecord::kJobOutcome:
       if (!outcomePhaseOf(r.job_outcome().state())) break;
+      // A side cut off from the majority decided alone: the majority's outcome stands.
+      if (r.job_outcome().without_majority() && outcome_ && !outcome_->without_majority()) break;
       outcome_ = r.job_outcome();
       fold_.set_outcome(r.job_outcome().state());
       fold_.set_outcome_time(r.time());

@@ -303,6 +303,28 @@ TEST(JobModel, TheMajoritysWaitIsShownOverTheMinoritys) {
   EXPECT_EQ(even.decision().reason(), "the side of a1");
 }
 
+// A side cut off from the others that a client's stop reached alone says it stopped without a
+// majority: whatever order the journals are read in, the majority's outcome is the job's.
+TEST(JobModel, AnOutcomeWithoutAMajorityGivesWayToTheMajoritys) {
+  for (bool minority_first : {true, false}) {
+    JobModel job("j1");
+    for (int i = 0; i < 3; ++i) job.apply("a" + std::to_string(i + 1), accepted(1, {i}, 3, 3));
+    proto::JournalRecord minority = outcome(1, proto::STOPPED);
+    minority.mutable_job_outcome()->set_without_majority(true);
+    const proto::JournalRecord majority = outcome(1, proto::FAILED);
+    job.apply(minority_first ? "a3" : "a1", minority_first ? minority : majority);
+    job.apply(minority_first ? "a1" : "a3", minority_first ? majority : minority);
+    EXPECT_EQ(job.phase(), JobPhase::kFailed) << minority_first;
+    EXPECT_FALSE(job.outcome()->without_majority());
+  }
+  JobModel alone("j1");  // where no majority decided, the minority's word is all there is
+  alone.apply("a1", accepted(1, {0}, 3, 3));
+  proto::JournalRecord minority = outcome(1, proto::FAILED);
+  minority.mutable_job_outcome()->set_without_majority(true);
+  alone.apply("a3", minority);
+  EXPECT_EQ(alone.phase(), JobPhase::kFailed);
+}
+
 TEST(JobModel, PhaseNamesAreTheHistorysWords) {
   for (JobPhase p :
        {JobPhase::kSubmitted, JobPhase::kRunning, JobPhase::kRestarting, JobPhase::kWaiting,
