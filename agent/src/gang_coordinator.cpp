@@ -238,6 +238,7 @@ void GangCoordinator::resume(const std::vector<SavedGang>& saved, const EarlierR
       continue;
     }
     Gang& gang = addGang(kept.launch);
+    gang.resumed = true;
     gang.first_attempt = kept.first_attempt;
     gang.original_agents = kept.original_agents;
     gang.uncounted_restarts = kept.uncounted_restarts;
@@ -626,8 +627,15 @@ proto::Envelope GangCoordinator::handle(const proto::Envelope& request) {
                       "' already: it takes up no other attempt " +
                       std::to_string(message.attempt()) + " (from '" + message.from_agent() + "')");
   }
+  // A stopped job takes up no attempt: a proposal sent before the stop may arrive after it.
+  if (message.has_restart() && gang.stopping && message.attempt() > attemptOf(gang)) {
+    return refuse(ErrorCode::kCancelled, "job '" + message.job_id() + "' is being stopped on '" +
+                                             parts_.agent_name + "': it takes up no attempt " +
+                                             std::to_string(message.attempt()));
+  }
   Peer& from = peer->second;
   from.last_heard = timeNow();
+  from.answered = true;
   if (gang.proposed_at && message.attempt() == attemptOf(gang) + 1 && message.has_heartbeat()) {
     noteAdoptions(gang, from, message.heartbeat());
   }
@@ -685,7 +693,7 @@ proto::Envelope GangCoordinator::handle(const proto::Envelope& request) {
     // agents that beats here speaks of its own copy.
     const bool passes_it_down = message.from_agent() == gang.members.front().agent() ||
                                 (gang.tree && message.from_agent() == gang.parent);
-    if (beat.started() && passes_it_down && !gang.started && !gang.over_here) {
+    if (beat.started() && passes_it_down && !gang.started && !gang.over_here && !gang.stopping) {
       startRanksHere(gang);
     }
   } else if (message.has_restart() && gang.proposed_at &&
@@ -1129,10 +1137,17 @@ Quorum GangCoordinator::quorumHere(const Gang& gang) const {
   std::set<std::string> answering{parts_.agent_name}, down;
   for (const auto& member : gang.members) members.push_back(member.agent());
   for (const auto& [agent, peer] : gang.peers) {
-    if (!peer.lost) answering.insert(agent);
+    // Back from a restart, this agent counts only the peers it has heard from since: while it
+    // was down the others may have gone on without it (it did not vote), and a split at its
+    // return must not let its old view of the attempt decide a second time.
+    if (!peer.lost && (!gang.resumed || peer.answered)) answering.insert(agent);
     if (peer.down) down.insert(agent);
   }
-  return quorumOf(members, answering, down);
+  Quorum quorum = quorumOf(members, answering, down);
+  // Nor does it win an even split as the first in line: the other half may have decided while
+  // it was down.
+  if (gang.resumed && quorum.answering < quorum.needed) quorum.majority = false;
+  return quorum;
 }
 
 std::vector<std::string> GangCoordinator::lostThatMayReturn(const Gang& gang) const {
@@ -1262,6 +1277,7 @@ void GangCoordinator::startAttempt(Gang& gang, uint32_t attempt, const proto::Ga
   gang.proposed_at.reset();
   gang.rejoin_until.reset();
   gang.started = false;
+  gang.resumed = false;  // the attempt came from a majority's word
   save(gang);
   if (start_ranks) {
     startRanksHere(gang);

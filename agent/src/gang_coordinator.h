@@ -190,6 +190,7 @@ class GangCoordinator {
     std::string reported_to;
     int beats_since_full_report = 0;
     int original_agents = 1;  // min_nodes defaults to all of them
+    bool resumed = false;     // taken up again after this agent restarted (see quorumHere)
     uint32_t first_attempt = 1;
     // Attempts that used none of the policy's restarts: a client asked for them, or an agent
     // was shut down cleanly.

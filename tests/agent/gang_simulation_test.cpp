@@ -32,9 +32,11 @@ TEST(GangSimulationTest, EverySeedKeepsOneCopyOfTheJob) {
 }
 
 // Seeds whose schedules once broke an invariant (beyond the first kSeeds): a rival leader's
-// second attempt 2 (1205), a stop that reached a minority alone (962).
+// second attempt 2 (1205), a stop that reached a minority alone (962), an agent back from
+// kill -9 into a split that decided a second attempt 3 (4817), a proposal taken up after the
+// client's stop (25014).
 TEST(GangSimulationTest, SeedsThatOnceFailed) {
-  for (uint64_t seed : {962, 1205}) {
+  for (uint64_t seed : {962, 1205, 4817, 25014}) {
     const Report result = run({seed});
     EXPECT_EQ(result.violation, "") << "seed " << seed << "\n"
                                     << result.schedule << "events before it:\n"
