@@ -46,6 +46,10 @@
 //   (gang_ledger.h) and takes each up again, its attempt over here: the leader decides the next
 //   attempt as after any failure, and a clean shutdown's uses none of the policy's restarts.
 //
+// It reaches everything outside its decisions (connections, ranks, journal, ledger, ZAP, time)
+// through GangWorld (gang_world.h): the same code runs in the agent and in the gang's
+// deterministic simulation (tests/agent/gang_simulation.h).
+//
 // Thread-safety: none; the agent's main thread owns it, like the supervisor it drives.
 
 #include <zmq.h>

@@ -137,5 +137,5 @@ int main(int argc, char** argv) {
       (unsigned long long)all.stopped, (unsigned long long)all.none,
       (unsigned long long)all.restarted, workers, seconds,
       all.violations ? (" first_bad_seed=" + std::to_string(all.first_bad_seed)).c_str() : "");
-  return lost || all.violations ? 1 : 0;
+  return lost ? 1 : 0;  // violations are the figure: the suite (gang_simulation_test) is the gate
 }
