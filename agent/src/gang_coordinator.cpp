@@ -1136,13 +1136,20 @@ Quorum GangCoordinator::quorumHere(const Gang& gang) const {
   std::vector<std::string> members;
   std::set<std::string> answering{parts_.agent_name}, down;
   for (const auto& member : gang.members) members.push_back(member.agent());
+  bool heard_from_all = true;
   for (const auto& [agent, peer] : gang.peers) {
     // Back from a restart, this agent counts only the peers it has heard from since: while it
     // was down the others may have gone on without it (it did not vote), and a split at its
     // return must not let its old view of the attempt decide a second time.
     if (!peer.lost && (!gang.resumed || peer.answered)) answering.insert(agent);
     if (peer.down) down.insert(agent);
+    heard_from_all = heard_from_all && (peer.down || peer.answered);
   }
+  // Nor does it count itself until it has heard from every agent not known to be down: the
+  // others counted it down while it was (its port refused them), and the first in line may have
+  // won the even split of the rest alone and gone on; with its vote back, this agent and the
+  // one that agent never reached made a second majority of the same attempt.
+  if (gang.resumed && !heard_from_all) answering.erase(parts_.agent_name);
   Quorum quorum = quorumOf(members, answering, down);
   // Nor does it win an even split as the first in line: the other half may have decided while
   // it was down.
@@ -1325,26 +1332,62 @@ void GangCoordinator::finish(Gang& gang, proto::RankState state, const std::stri
   outcome.set_state(state);
   outcome.set_cause(cause);
   outcome.set_attempts(attemptOf(gang));
-  // Whatever it decided, a side cut off from the majority may have decided otherwise than the
-  // majority (the rest of the job succeeded while this side lost it): its word gives way.
-  without_majority = without_majority || !quorumHere(gang).majority;
-  outcome.set_without_majority(without_majority);
-  proto::JournalRecord record;
-  *record.mutable_job_outcome() = outcome;
-  journal(gang, record);
-  parts_.log("job " + gang.launch.job_id() + " " + describeState(state) + " after " +
-             std::to_string(attemptOf(gang)) + " attempt(s)" + (cause.empty() ? "" : ": " + cause));
   gang.outcome = outcome;
   forget(gang.launch.job_id());
   gang.restart_at.reset();
   gang.proposed_at.reset();
   gang.drop_at = timeNow() + kLinger;
   gang.next_heartbeat = timeNow();  // the peers hear of it at once (see onTimer)
+  // Whatever it decided, a side cut off from the majority may have decided otherwise than the
+  // majority (the rest of the job succeeded while this side lost it): its word gives way.
+  if (without_majority || !quorumHere(gang).majority) {
+    journalOutcome(gang, /*without_majority=*/true);
+  } else {
+    gang.outcome_known_by = timeNow() + kLostAfter;  // the others lose it if it is cut off
+    if (outcomeKnownByMajority(gang)) journalOutcome(gang, /*without_majority=*/false);
+  }
+}
+
+void GangCoordinator::journalOutcome(Gang& gang, bool without_majority) {
+  gang.outcome_known_by.reset();
+  gang.outcome->set_without_majority(without_majority);
+  proto::JournalRecord record;
+  *record.mutable_job_outcome() = *gang.outcome;
+  journal(gang, record);
+  const std::string& cause = gang.outcome->cause();
+  parts_.log("job " + gang.launch.job_id() + " " + describeState(gang.outcome->state()) +
+             " after " + std::to_string(gang.outcome->attempts()) + " attempt(s)" +
+             (cause.empty() ? "" : ": " + cause) +
+             (without_majority ? " (decided without a majority of its agents)" : ""));
   // The lost agents keep hearing it for longer: see Gang::minority_outcome.
   if (without_majority) {
     gang.minority_outcome = true;
     gang.drop_at = timeNow() + kMinorityLinger;
   }
+}
+
+// Those that answered the outcome, and in a tree the agents below them too: each passes it on
+// to its children and lingers until they answer. Counted as quorumHere counts those that answer.
+bool GangCoordinator::outcomeKnownByMajority(const Gang& gang) const {
+  std::vector<std::string> members;
+  std::set<std::string> knowing{parts_.agent_name}, down;
+  std::vector<bool> lost(gang.members.size(), false);
+  for (size_t i = 0; i < gang.members.size(); ++i) {
+    const std::string& agent = gang.members[i].agent();
+    members.push_back(agent);
+    auto peer = gang.peers.find(agent);
+    if (peer != gang.peers.end()) lost[i] = peer->second.lost;
+  }
+  for (size_t i = 0; i < gang.members.size(); ++i) {
+    auto peer = gang.peers.find(members[i]);
+    if (peer == gang.peers.end()) continue;
+    if (peer->second.down) down.insert(members[i]);
+    if (!peer->second.knows_outcome) continue;
+    knowing.insert(members[i]);
+    if (!gang.tree) continue;
+    for (size_t below : treePlace(i, lost, gangFanout()).below) knowing.insert(members[below]);
+  }
+  return quorumOf(members, knowing, down).majority;
 }
 
 void GangCoordinator::rememberEnded(const std::string& job_id, uint32_t attempt,
@@ -1418,6 +1461,15 @@ GangCoordinator::Clock::time_point GangCoordinator::passOverGangs(Clock::time_po
     }
     reopenUnansweredConnections(gang, now);
     if (gang.outcome) {
+      if (gang.outcome_known_by) {
+        if (outcomeKnownByMajority(gang)) {
+          journalOutcome(gang, /*without_majority=*/false);
+        } else if (now >= *gang.outcome_known_by || now >= gang.drop_at) {
+          journalOutcome(gang, /*without_majority=*/true);
+        } else {
+          wake = std::min(wake, *gang.outcome_known_by);
+        }
+      }
       if (now >= gang.drop_at) {
         const std::string key = gang.launch.rendezvous_public_key();
         const std::string job_id = gang.launch.job_id();

@@ -227,6 +227,12 @@ class GangCoordinator {
     // The outcome was decided (or heard) without a majority of the attempt here: the lost
     // agents keep hearing it for kMinorityLinger, and one that answers "left out" ends it.
     bool minority_outcome = false;
+    // Decided here, not journaled yet: an outcome is the job's once a majority of the attempt
+    // knows it (outcomeKnownByMajority), or this side's alone, journaled so, if none does by
+    // then. A leader whose own messages were lost (a one-way loss) heard every rank end and
+    // decided "succeeded" while the others, no longer hearing it, decided "failed": two outcomes
+    // of one attempt, each with a majority in its own view.
+    std::optional<Clock::time_point> outcome_known_by;
     Clock::time_point drop_at;
     Clock::time_point next_heartbeat;
     // A message found a peer not connected yet (a new attempt's connections are in their CURVE
@@ -344,6 +350,9 @@ class GangCoordinator {
   void stopRanksHere(Gang& gang);
   void finish(Gang& gang, proto::RankState state, const std::string& cause,
               bool without_majority = false);
+  // Journals the outcome decided here (see Gang::outcome_known_by).
+  void journalOutcome(Gang& gang, bool without_majority);
+  bool outcomeKnownByMajority(const Gang& gang) const;
   void journal(const Gang& gang, proto::JournalRecord& record);
   void leave(const std::string& job_id, const std::string& why);
   // The gang as it now stands, for a restart of this agent (the ledger); removed once this agent

@@ -34,9 +34,12 @@ TEST(GangSimulationTest, EverySeedKeepsOneCopyOfTheJob) {
 // Seeds whose schedules once broke an invariant (beyond the first kSeeds): a rival leader's
 // second attempt 2 (1205), a stop that reached a minority alone (962), an agent back from
 // kill -9 into a split that decided a second attempt 3 (4817), a proposal taken up after the
-// client's stop (25014).
+// client's stop (25014), a leader whose own messages were lost that journaled "succeeded" while
+// the others, no longer hearing it, decided "failed" (17397, 43892), an agent shut down while the
+// first in line won the even split of the rest alone, that made a second majority with the third
+// at its return (45946).
 TEST(GangSimulationTest, SeedsThatOnceFailed) {
-  for (uint64_t seed : {962, 1205, 4817, 25014}) {
+  for (uint64_t seed : {962, 1205, 4817, 25014, 17397, 43892, 45946}) {
     const Report result = run({seed});
     EXPECT_EQ(result.violation, "") << "seed " << seed << "\n"
                                     << result.schedule << "events before it:\n"
